@@ -1,0 +1,91 @@
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+export class UpstreamConfig {
+  /** Base URL including `/v1`; vLLM's default. */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  baseUrl = 'http://127.0.0.1:8000/v1';
+
+  @IsIn(['responses', 'chat'])
+  dialect: 'responses' | 'chat' = 'responses';
+
+  @IsOptional()
+  @IsString()
+  apiKey?: string;
+
+  /** Model used when a request names none. */
+  @IsOptional()
+  @IsString()
+  defaultModel?: string;
+
+  /** Keep-alive sockets per upstream origin. */
+  @IsInt()
+  @Min(1)
+  maxSockets = 256;
+}
+
+export class TimeoutConfig {
+  @IsInt() @Min(1) connectMs = 5_000;
+  @IsInt() @Min(1) firstByteMs = 120_000;
+  /** Longest silence between two stream chunks. */
+  @IsInt() @Min(1) idleMs = 60_000;
+  @IsInt() @Min(1) totalMs = 600_000;
+}
+
+export class ServerConfig {
+  @IsString() host = '0.0.0.0';
+  @IsInt() @Min(0) @Max(65535) port = 8080;
+  /** Largest accepted request body, in bytes. */
+  @IsInt() @Min(1024) bodyLimitBytes = 16 * 1024 * 1024;
+  /** SSE comment sent when nothing else was written for this long. */
+  @IsInt() @Min(100) keepAliveMs = 15_000;
+}
+
+export class ToolsConfig {
+  /** Sliding window of concurrently running gateway calls per request. */
+  @IsInt() @Min(1) @Max(1024) maxConcurrentGatewayCalls = 5;
+  /** Default per-call deadline. */
+  @IsInt() @Min(1) defaultTimeoutMs = 60_000;
+  /** Per-tool-type deadline overrides, e.g. `{ "mcp": 120000 }`. */
+  @IsObject() timeoutMsByType: Record<string, number> = {};
+  /** Inference rounds per request before the response ends `incomplete`. */
+  @IsInt() @Min(1) @Max(1000) maxRounds = 10;
+}
+
+export class AuthConfig {
+  /** Inbound API keys; empty means no authentication. */
+  @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
+}
+
+export class StorageConfig {
+  @IsIn(['sqlite', 'postgres', 'memory']) driver: 'sqlite' | 'postgres' | 'memory' = 'sqlite';
+  @IsString() sqlitePath = '.switchyard/state.sqlite';
+  @IsOptional() @IsString() postgresUrl?: string;
+}
+
+export class GatewayConfig {
+  @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
+  @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
+  @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
+  @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
+  @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
+  @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
+  /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
+  @IsOptional() @IsObject() mcp?: Record<string, unknown>;
+  @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
+  @IsOptional() @IsBoolean() logRequests?: boolean;
+}
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,0 +1,69 @@
+/**
+ * Domain errors. Deep code throws these; the edge (HTTP filter, SSE writer)
+ * maps them to the OpenAI error envelope or a `response.failed` event.
+ */
+export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'authentication_error' | 'server_error' | 'upstream_error' | 'timeout_error';
+
+export class GatewayError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  toEnvelope(): { error: { message: string; type: string; param: string | null; code: string | null } } {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+/** A request the gateway refuses: always names the offending field in `param`. */
+export class InvalidRequestError extends GatewayError {
+  constructor(message: string, param: string | null, code: string | null = 'invalid_request', status = 400) {
+    super(message, status, 'invalid_request_error', code, param);
+  }
+}
+
+export class NotFoundError extends GatewayError {
+  constructor(message: string, code: string | null = 'not_found', param: string | null = null) {
+    super(message, 404, 'invalid_request_error', code, param);
+  }
+}
+
+export class AuthenticationError extends GatewayError {
+  constructor(message = 'Missing or invalid API key.') {
+    super(message, 401, 'authentication_error', 'invalid_api_key', null);
+  }
+}
+
+/** The upstream refused the connection, reset it, or answered something unreadable. */
+export class UpstreamUnavailableError extends GatewayError {
+  constructor(message: string, code = 'upstream_unavailable') {
+    super(message, 502, 'upstream_error', code, null);
+  }
+}
+
+export class UpstreamTimeoutError extends GatewayError {
+  constructor(message: string, code = 'upstream_timeout') {
+    super(message, 504, 'timeout_error', code, null);
+  }
+}
+
+/** The upstream answered with an HTTP error: its status (4xx) is passed on with its message. */
+export class UpstreamHttpError extends GatewayError {
+  constructor(
+    message: string,
+    readonly upstreamStatus: number,
+  ) {
+    const status = upstreamStatus >= 400 && upstreamStatus < 500 ? upstreamStatus : 502;
+    super(message, status, upstreamStatus >= 500 ? 'upstream_error' : 'invalid_request_error', `upstream_${upstreamStatus}`, null);
+  }
+}
+
+export function isGatewayError(e: unknown): e is GatewayError {
+  return e instanceof GatewayError;
+}

@@ -23,6 +23,7 @@ export default {
       },
     ],
   },
+  setupFiles: ['reflect-metadata'],
   testTimeout: 20000,
   maxWorkers: 2,
 };

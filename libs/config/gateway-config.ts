@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import {
   IsArray,
@@ -51,6 +52,11 @@ export class ServerConfig {
   @IsInt() @Min(1024) bodyLimitBytes = 16 * 1024 * 1024;
   /** SSE comment sent when nothing else was written for this long. */
   @IsInt() @Min(100) keepAliveMs = 15_000;
+  /**
+   * Reasoning text event names: the OpenAI SDK's `response.reasoning_text.*`
+   * (what Codex CLI and the SDKs consume) or the Open Responses spec's `response.reasoning.*`.
+   */
+  @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
 }
 
 export class ToolsConfig {

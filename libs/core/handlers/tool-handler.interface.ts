@@ -22,6 +22,8 @@ export interface NormalizedTool {
   toolName: string;
   /** Gateway-owned tools: parameters the executor receives with each call. */
   executionParams?: unknown;
+  /** Route calls to this name but do not offer it to the model (types without a model-facing form). */
+  hidden?: boolean;
 }
 
 /** What a handler's discover stage returns: private state for normalize plus public items to emit. */
@@ -72,6 +74,11 @@ export interface ToolHandler<P = unknown, D = unknown> {
   readonly historyItemTypes?: readonly string[];
   /** Turn one of those items, found in conversation history, into what the model sees. */
   toModelItems?(item: PublicItem, ctx: HistoryContext): ModelItem[];
+  /**
+   * Gateway-owned types without an executor: the failed public item for a
+   * call the model made anyway. Defaults to `{type: "<type>_call", status: "failed"}`.
+   */
+  unboundCallItem?(call: GatewayCall, error: { code: string; message: string }): PublicItem;
 }
 
 /** One gateway-owned call as the scheduler hands it to an executor. */
@@ -82,6 +89,8 @@ export interface GatewayCall {
   itemId: string;
   /** The model-visible function name. */
   modelName: string;
+  /** Set when the call runs because the client approved it. */
+  approvalRequestId?: string;
   /** The tool's own name (MCP tool name, `web_search`, ...). */
   toolName: string;
   serverLabel?: string;
@@ -151,6 +160,13 @@ export interface GatewayExecutor<P = unknown> {
   publicOutput(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
   /** Does this call need the client's approval before it runs? (MCP `require_approval`.) */
   requiresApproval?(call: GatewayCall, params: P): boolean;
+  /**
+   * The public item asking for approval. It must carry `server_label`, `name`
+   * and `arguments` so that a later `mcp_approval_response` can be matched to
+   * the declaration that made it, whether the history comes from storage or
+   * from the client.
+   */
+  approvalRequestItem?(call: GatewayCall, params: P): PublicItem;
 }
 
 export type AnyToolHandler = ToolHandler<any, any>;

@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
+import { GatewayModule } from '../../../src/gateway.module.js';
+import { configureGatewayApp } from '../../../src/configure-app.js';
+
+/** The deployable gateway: config from the environment (and SWITCHYARD_CONFIG), then listen. */
+async function bootstrap(): Promise<void> {
+  let config;
+  try {
+    config = loadGatewayConfig({ env: process.env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn', 'log'] });
+  configureGatewayApp(app);
+  await app.listen(config.server.port, config.server.host);
+  new Logger('Switchyard').log(
+    `listening on http://${config.server.host}:${config.server.port} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect} dialect)`,
+  );
+}
+
+void bootstrap();

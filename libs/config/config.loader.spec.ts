@@ -1,0 +1,39 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadGatewayConfig } from './config.loader.js';
+
+describe('loadGatewayConfig', () => {
+  it('defaults to vLLM on its default port with the responses dialect', () => {
+    const config = loadGatewayConfig();
+    expect(config.upstream.baseUrl).toBe('http://127.0.0.1:8000/v1');
+    expect(config.upstream.dialect).toBe('responses');
+    expect(config.server.port).toBe(8080);
+    expect(config.tools.maxRounds).toBe(10);
+    expect(config.tools.maxConcurrentGatewayCalls).toBe(5);
+    expect(config.tools.defaultTimeoutMs).toBe(60_000);
+  });
+
+  it('reads environment variables over the config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'upstream:\n  dialect: chat\n  baseUrl: http://10.1.2.3:9000/v1\ntools:\n  maxRounds: 4\n');
+    const config = loadGatewayConfig({ env: { SWITCHYARD_CONFIG: file, UPSTREAM_URL: 'http://127.0.0.1:1234/v1', PORT: '9999' } });
+    expect(config.upstream.dialect).toBe('chat');
+    expect(config.upstream.baseUrl).toBe('http://127.0.0.1:1234/v1');
+    expect(config.tools.maxRounds).toBe(4);
+    expect(config.server.port).toBe(9999);
+  });
+
+  it('names the bad setting and its environment variable', () => {
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_DIALECT: 'grpc' } })).toThrow(/upstream\.dialect \(UPSTREAM_DIALECT\)/);
+    expect(() => loadGatewayConfig({ env: { PORT: 'eighty' } })).toThrow(ConfigError);
+    expect(() => loadGatewayConfig({ env: { PORT: 'eighty' } })).toThrow(/server\.port \(PORT\)/);
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_URL: 'not a url' } })).toThrow(/upstream\.baseUrl \(UPSTREAM_URL\)/);
+    expect(() => loadGatewayConfig({ overrides: { tools: { maxRounds: 0 } } })).toThrow(/tools\.maxRounds/);
+  });
+
+  it('reports an unreadable config file by name', () => {
+    expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/sy.json' } })).toThrow(/Cannot read config file \/nonexistent\/sy.json/);
+  });
+});

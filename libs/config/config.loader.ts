@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync } from 'class-validator';
+import { parse as parseYaml } from 'yaml';
+import { GatewayConfig } from './gateway-config.js';
+
+/** A configuration the gateway refuses to boot with; the message names the setting. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+/** Environment variables and the setting each one fills. */
+export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | 'int' | 'list' | 'bool' }> = [
+  { env: 'UPSTREAM_URL', path: 'upstream.baseUrl', kind: 'string' },
+  { env: 'UPSTREAM_DIALECT', path: 'upstream.dialect', kind: 'string' },
+  { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string' },
+  { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
+  { env: 'HOST', path: 'server.host', kind: 'string' },
+  { env: 'PORT', path: 'server.port', kind: 'int' },
+  { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
+  { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
+  { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },
+  { env: 'TIMEOUT_CONNECT_MS', path: 'timeouts.connectMs', kind: 'int' },
+  { env: 'TIMEOUT_FIRST_BYTE_MS', path: 'timeouts.firstByteMs', kind: 'int' },
+  { env: 'TIMEOUT_IDLE_MS', path: 'timeouts.idleMs', kind: 'int' },
+  { env: 'TIMEOUT_TOTAL_MS', path: 'timeouts.totalMs', kind: 'int' },
+  { env: 'MAX_ROUNDS', path: 'tools.maxRounds', kind: 'int' },
+  { env: 'MAX_CONCURRENT_GATEWAY_CALLS', path: 'tools.maxConcurrentGatewayCalls', kind: 'int' },
+  { env: 'TOOL_TIMEOUT_MS', path: 'tools.defaultTimeoutMs', kind: 'int' },
+  { env: 'STORAGE_DRIVER', path: 'storage.driver', kind: 'string' },
+  { env: 'SQLITE_PATH', path: 'storage.sqlitePath', kind: 'string' },
+  { env: 'DATABASE_URL', path: 'storage.postgresUrl', kind: 'string' },
+  { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
+];
+
+function setPath(target: Record<string, any>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) node = node[key] ??= {};
+  node[keys[keys.length - 1]] = value;
+}
+
+function merge(into: Record<string, any>, from: Record<string, any>): Record<string, any> {
+  for (const [k, v] of Object.entries(from ?? {})) {
+    if (v && typeof v === 'object' && !Array.isArray(v) && into[k] && typeof into[k] === 'object' && !Array.isArray(into[k])) merge(into[k], v);
+    else into[k] = v;
+  }
+  return into;
+}
+
+function describe(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((e) => {
+    const path = prefix ? `${prefix}.${e.property}` : e.property;
+    const env = ENV_SETTINGS.find((s) => s.path === path)?.env;
+    const here = Object.values(e.constraints ?? {}).map((m) => `${path}${env ? ` (${env})` : ''}: ${m} (got ${JSON.stringify(e.value)})`);
+    return [...here, ...describe(e.children ?? [], path)];
+  });
+}
+
+function readFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`Cannot read config file ${file} (SWITCHYARD_CONFIG): ${(err as Error).message}`);
+  }
+  try {
+    const parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
+    if (!parsed || typeof parsed !== 'object') throw new Error('top level must be an object');
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`Config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Builds the configuration once at boot: defaults, then the config file
+ * (`SWITCHYARD_CONFIG`, JSON or YAML), then environment variables, then
+ * explicit overrides. Validation failures name every bad setting.
+ */
+export function loadGatewayConfig(options: { env?: Env; file?: string; overrides?: Record<string, unknown> } = {}): GatewayConfig {
+  const env = options.env ?? {};
+  const raw: Record<string, any> = {};
+  const file = options.file ?? env.SWITCHYARD_CONFIG;
+  if (file) merge(raw, readFile(file));
+  for (const setting of ENV_SETTINGS) {
+    const value = env[setting.env];
+    if (value === undefined || value === '') continue;
+    let parsed: unknown = value;
+    if (setting.kind === 'int') {
+      parsed = Number(value);
+      if (!Number.isInteger(parsed)) throw new ConfigError(`${setting.path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
+    } else if (setting.kind === 'list') {
+      parsed = value.split(',').map((s) => s.trim()).filter(Boolean);
+    } else if (setting.kind === 'bool') {
+      parsed = value === '1' || value.toLowerCase() === 'true';
+    }
+    setPath(raw, setting.path, parsed);
+  }
+  if (options.overrides) merge(raw, options.overrides);
+  return validateGatewayConfig(raw);
+}
+
+export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig): GatewayConfig {
+  const config = raw instanceof GatewayConfig ? raw : plainToInstance(GatewayConfig, merge({}, raw as Record<string, any>), { exposeDefaultValues: true });
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  ${describe(errors).join('\n  ')}`);
+  return config;
+}

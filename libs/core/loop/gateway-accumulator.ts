@@ -1,0 +1,286 @@
+import { newId } from '../ids.js';
+import type { FunctionCallItem, ModelItem, PublicItem, Usage } from '../protocol/items.js';
+import type { ModelEvent } from '../protocol/model-events.js';
+import type { ClientCallShape } from '../handlers/tool-handler.interface.js';
+import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
+import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
+import { OutputLedger, ReasoningEventStyle, ResponseEventSink, reasoningEventNames } from './response-events.js';
+
+/** A completed call to a gateway-owned tool, found in the model's output. */
+export interface DetectedGatewayCall {
+  entry: ToolEntry;
+  callId: string;
+  modelName: string;
+  arguments: string;
+  /** The call as it stands in the model transcript; the loop may re-key it (approvals). */
+  modelCall: FunctionCallItem;
+}
+
+interface OpenMessage {
+  kind: 'message';
+  outputIndex: number;
+  item: Record<string, unknown>;
+  text: string;
+}
+
+interface OpenReasoning {
+  kind: 'reasoning';
+  outputIndex: number;
+  item: Record<string, unknown>;
+  text: string;
+}
+
+interface OpenClientCall {
+  kind: 'client_call';
+  outputIndex: number;
+  item: Record<string, unknown>;
+  shape: ClientCallShape;
+  args: string;
+  input?: JsonStringFieldStreamer;
+}
+
+interface OpenGatewayCall {
+  kind: 'gateway_call';
+  entry: ToolEntry;
+}
+
+type OpenItem = OpenMessage | OpenReasoning | OpenClientCall | OpenGatewayCall;
+
+export interface AccumulatorOptions {
+  include: readonly string[];
+  reasoningEvents: ReasoningEventStyle;
+}
+
+/**
+ * The one classification of an upstream round (raw → gateway → public).
+ *
+ * Raw model events come in; messages, reasoning and client-owned calls are
+ * projected to their public shape and lifecycle events right away; calls to
+ * gateway-owned tools are never shown as `function_call` and are handed to
+ * `onGatewayCall` when complete. The blocking and streaming paths both run
+ * through here: blocking simply ignores the events and keeps the ledger.
+ */
+export class RoundAccumulator {
+  /** The model's own output this round, as the model would see it again. */
+  readonly modelItems: ModelItem[] = [];
+  clientCalls = 0;
+  usage: Usage | null = null;
+  finish: { status: 'completed' | 'incomplete'; reason?: string | null } | null = null;
+  sawEvent = false;
+
+  private readonly open = new Map<string, OpenItem>();
+  private readonly reasoningNames: { delta: string; done: string };
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly sink: ResponseEventSink,
+    private readonly ledger: OutputLedger,
+    private readonly onGatewayCall: (call: DetectedGatewayCall) => void,
+    private readonly options: AccumulatorOptions,
+  ) {
+    this.reasoningNames = reasoningEventNames(options.reasoningEvents);
+  }
+
+  handle(event: ModelEvent): void {
+    this.sawEvent = true;
+    switch (event.type) {
+      case 'message.start':
+        return this.startMessage(event.key, event.phase);
+      case 'message.delta':
+        return this.messageDelta(event.key, event.delta);
+      case 'message.done':
+        return this.finishMessage(event.key, event.text);
+      case 'reasoning.start':
+        return this.startReasoning(event.key);
+      case 'reasoning.delta':
+        return this.reasoningDelta(event.key, event.delta);
+      case 'reasoning.done':
+        return this.finishReasoning(event.key, event.text, event.summary, event.encrypted_content);
+      case 'call.start':
+        return this.startCall(event.key, event.call_id, event.name);
+      case 'call.delta':
+        return this.callDelta(event.key, event.delta);
+      case 'call.done':
+        return this.finishCall(event.key, event.call_id, event.name, event.arguments);
+      case 'usage':
+        this.usage = event.usage;
+        return;
+      case 'finish':
+        this.finish = { status: event.status, reason: event.reason ?? null };
+        return;
+    }
+  }
+
+  // --- messages -----------------------------------------------------------
+
+  private startMessage(key: string, phase?: string | null): void {
+    const item: Record<string, unknown> = { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+    if (phase) item.phase = phase;
+    const outputIndex = this.ledger.open(item as PublicItem);
+    this.open.set(key, { kind: 'message', outputIndex, item, text: '' });
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, content: [] } });
+    this.sink.emit({
+      type: 'response.content_part.added',
+      item_id: item.id,
+      output_index: outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+  }
+
+  private messageDelta(key: string, delta: string): void {
+    const open = this.ensure(key, 'message') as OpenMessage;
+    open.text += delta;
+    this.sink.emit({
+      type: 'response.output_text.delta',
+      item_id: open.item.id,
+      output_index: open.outputIndex,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
+  }
+
+  private finishMessage(key: string, text: string): void {
+    const open = this.ensure(key, 'message') as OpenMessage;
+    // A non-streamed upstream sends no deltas: relay the text as one delta so streaming clients see it.
+    if (open.text.length === 0 && text.length > 0) this.messageDelta(key, text);
+    const finalText = text.length > 0 ? text : open.text;
+    const part = { type: 'output_text', text: finalText, annotations: [], logprobs: [] };
+    const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
+    this.sink.emit({ type: 'response.output_text.done', ...base, text: finalText, logprobs: [] });
+    this.sink.emit({ type: 'response.content_part.done', ...base, part });
+    const item = { ...open.item, status: 'completed', content: [part] };
+    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
+    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.open.delete(key);
+    this.modelItems.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: finalText, annotations: [] }] });
+  }
+
+  // --- reasoning ----------------------------------------------------------
+
+  private startReasoning(key: string): void {
+    const item: Record<string, unknown> = { id: newId('rs'), type: 'reasoning', status: 'in_progress', summary: [], content: [] };
+    const outputIndex = this.ledger.open(item as PublicItem);
+    this.open.set(key, { kind: 'reasoning', outputIndex, item, text: '' });
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
+  }
+
+  private reasoningDelta(key: string, delta: string): void {
+    const open = this.ensure(key, 'reasoning') as OpenReasoning;
+    open.text += delta;
+    this.sink.emit({ type: this.reasoningNames.delta, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta });
+  }
+
+  private finishReasoning(key: string, text: string, summary?: string[], encrypted?: string | null): void {
+    const open = this.ensure(key, 'reasoning') as OpenReasoning;
+    if (open.text.length === 0 && text.length > 0) this.reasoningDelta(key, text);
+    const finalText = text.length > 0 ? text : open.text;
+    this.sink.emit({ type: this.reasoningNames.done, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, text: finalText });
+    const item: Record<string, unknown> = {
+      ...open.item,
+      status: 'completed',
+      summary: (summary ?? []).map((s) => ({ type: 'summary_text', text: s })),
+      content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
+    };
+    if (encrypted && this.options.include.includes('reasoning.encrypted_content')) item.encrypted_content = encrypted;
+    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
+    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.open.delete(key);
+    this.modelItems.push({
+      type: 'reasoning',
+      summary: (summary ?? []).map((s) => ({ type: 'summary_text' as const, text: s })),
+      content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
+      encrypted_content: encrypted ?? null,
+    });
+  }
+
+  // --- calls --------------------------------------------------------------
+
+  private startCall(key: string, callId: string, name: string): void {
+    const entry = this.registry.lookup(name);
+    if (entry && entry.ownership.kind === 'gateway') {
+      this.open.set(key, { kind: 'gateway_call', entry });
+      return;
+    }
+    // Unknown names are handed back like functions: the client declared nothing
+    // else by that name, and dropping a call the model made loses data.
+    const shape: ClientCallShape = entry?.ownership.kind === 'client' ? entry.ownership.shape : { kind: 'function_call', name };
+    const item: Record<string, unknown> =
+      shape.kind === 'custom_tool_call'
+        ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: shape.name, input: '' }
+        : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
+    if (shape.namespace) item.namespace = shape.namespace;
+    const outputIndex = this.ledger.open(item as PublicItem);
+    const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, args: '' };
+    if (shape.kind === 'custom_tool_call') open.input = new JsonStringFieldStreamer('input');
+    this.open.set(key, open);
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
+  }
+
+  private callDelta(key: string, delta: string): void {
+    const open = this.open.get(key);
+    if (!open || open.kind === 'gateway_call') return;
+    if (open.kind !== 'client_call') return;
+    open.args += delta;
+    if (open.input) {
+      const decoded = open.input.push(delta);
+      if (decoded) {
+        this.sink.emit({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.outputIndex, delta: decoded });
+      }
+      return;
+    }
+    this.sink.emit({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.outputIndex, delta });
+  }
+
+  private finishCall(key: string, callId: string, name: string, args: string): void {
+    if (!this.open.has(key)) this.startCall(key, callId, name);
+    const open = this.open.get(key)!;
+    this.open.delete(key);
+    const modelCall: FunctionCallItem = { type: 'function_call', call_id: callId, name, arguments: args };
+    if (open.kind === 'gateway_call') {
+      this.modelItems.push(modelCall);
+      this.onGatewayCall({ entry: open.entry, callId, modelName: name, arguments: args, modelCall });
+      return;
+    }
+    if (open.kind !== 'client_call') return;
+    this.clientCalls++;
+    this.modelItems.push(modelCall);
+    const base = { item_id: open.item.id, output_index: open.outputIndex };
+    let item: Record<string, unknown>;
+    if (open.input) {
+      const { value, rest } = open.input.finish(args);
+      if (rest) this.sink.emit({ type: 'response.custom_tool_call_input.delta', ...base, delta: rest });
+      this.sink.emit({ type: 'response.custom_tool_call_input.done', ...base, input: value });
+      item = { ...open.item, status: 'completed', input: value };
+    } else {
+      if (open.args.length === 0 && args.length > 0) {
+        this.sink.emit({ type: 'response.function_call_arguments.delta', ...base, delta: args });
+      }
+      this.sink.emit({ type: 'response.function_call_arguments.done', ...base, name: open.shape.name, arguments: args });
+      item = { ...open.item, status: 'completed', arguments: args };
+    }
+    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
+    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+  }
+
+  /** Upstreams that skip `*.start` still get a well-formed public lifecycle. */
+  private ensure(key: string, kind: 'message' | 'reasoning'): OpenItem {
+    let open = this.open.get(key);
+    if (!open) {
+      if (kind === 'message') this.startMessage(key);
+      else this.startReasoning(key);
+      open = this.open.get(key)!;
+    }
+    return open;
+  }
+
+  /** Items the upstream never finished (stream cut short): close them as incomplete. */
+  closeDangling(): void {
+    for (const [key, open] of this.open) {
+      if (open.kind === 'message') this.finishMessage(key, '');
+      else if (open.kind === 'reasoning') this.finishReasoning(key, '');
+    }
+    this.open.clear();
+  }
+}

@@ -1,0 +1,80 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Observable } from 'rxjs';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import { NotFoundError } from '../errors/gateway-error.js';
+import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import { ToolPreparationService } from '../registry/tool-preparation.service.js';
+import { GatewayScheduler } from './gateway-scheduler.service.js';
+import type { ResponseStreamEvent } from './response-events.js';
+import type { ResponseRequest } from './response-request.js';
+import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
+import { ResponseRun } from './response-run.js';
+
+/** Used when no state module is installed: nothing persists, so nothing can be continued. */
+export class StatelessResponseState implements ResponseStateStore {
+  async load(request: ResponseRequest) {
+    if (request.previousResponseId) {
+      throw new NotFoundError(`Previous response "${request.previousResponseId}" was not found.`, 'previous_response_not_found', 'previous_response_id');
+    }
+    if (request.conversationId) {
+      throw new NotFoundError(`Conversation "${request.conversationId}" was not found.`, 'conversation_not_found', 'conversation');
+    }
+    return null;
+  }
+
+  async save(): Promise<void> {}
+}
+
+export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/**
+ * Runs requests through the tool loop. The result is a cold Observable of
+ * public events: subscribing starts the run, unsubscribing (client gone)
+ * aborts the upstream request and in-flight gateway calls.
+ */
+@Injectable()
+export class LoopService {
+  private readonly state: ResponseStateStore;
+
+  constructor(
+    @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
+    private readonly preparation: ToolPreparationService,
+    private readonly scheduler: GatewayScheduler,
+    private readonly explorer: ToolHandlerExplorer,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
+  ) {
+    this.state = state ?? new StatelessResponseState();
+  }
+
+  run(request: ResponseRequest, options: { state?: ResponseStateStore } = {}): Observable<ResponseStreamEvent> {
+    return new Observable<ResponseStreamEvent>((subscriber) => {
+      const controller = new AbortController();
+      const run = new ResponseRun(
+        {
+          upstream: this.upstream,
+          preparation: this.preparation,
+          scheduler: this.scheduler,
+          explorer: this.explorer,
+          config: this.config,
+          state: options.state ?? this.state,
+          reasoningEvents: this.config.server.reasoningEvents,
+        },
+        request,
+        (event) => subscriber.next(event),
+        controller.signal,
+      );
+      run.execute().then(
+        () => subscriber.complete(),
+        (err: unknown) => subscriber.error(err),
+      );
+      return () => controller.abort();
+    });
+  }
+
+  /** Validates tool declarations without any I/O (used before committing to a stream). */
+  validateTools(request: ResponseRequest): void {
+    this.preparation.validate(request.tools);
+  }
+}

@@ -1,0 +1,57 @@
+import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+
+/** `tool_choice` as the client sent it (validated). */
+export type PublicToolChoice =
+  | 'auto'
+  | 'none'
+  | 'required'
+  | { type: 'function'; name: string }
+  | { type: 'custom'; name: string }
+  | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: JsonObject[] }
+  | { type: string; [key: string]: unknown };
+
+/**
+ * A validated `POST /v1/responses` body in the form the loop runs on.
+ * Produced by the HTTP layer (or the WebSocket layer); never raw JSON.
+ */
+export interface ResponseRequest {
+  model: string;
+  /** This request's own input items, each with an id. */
+  input: PublicItem[];
+  instructions: string | null;
+  /** Raw tool declarations, validated per type by their handlers during preparation. */
+  tools: JsonObject[];
+  toolChoice: PublicToolChoice;
+  parallelToolCalls: boolean;
+  temperature: number | null;
+  topP: number | null;
+  maxOutputTokens: number | null;
+  maxToolCalls: number | null;
+  text: JsonObject;
+  reasoning: { effort: string | null; summary: string | null } | null;
+  truncation: 'disabled' | 'auto';
+  metadata: Record<string, string>;
+  store: boolean;
+  background: boolean;
+  previousResponseId: string | null;
+  conversationId: string | null;
+  include: string[];
+  stream: boolean;
+  promptCacheKey: string | null;
+  safetyIdentifier: string | null;
+  user: string | null;
+  serviceTier: string;
+  topLogprobs: number;
+  presencePenalty: number;
+  frequencyPenalty: number;
+  /** Identity of the inbound API key, for storage isolation. */
+  owner: string | null;
+}
+
+/** Conversation state that precedes this request (from storage or the same WebSocket). */
+export interface PriorState {
+  /** What the model saw so far, in order. */
+  modelItems: ModelItem[];
+  /** Public items of the conversation so far (for approval lookups and discovery suppression). */
+  publicItems: PublicItem[];
+}

@@ -1,0 +1,31 @@
+import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { PriorState, ResponseRequest } from './response-request.js';
+
+export const RESPONSE_STATE = Symbol('RESPONSE_STATE');
+
+/** Everything a finished run leaves behind, for storage and continuation. */
+export interface CompletedRun {
+  request: ResponseRequest;
+  /** The public response object sent with the terminal event. */
+  response: JsonObject;
+  /** What this turn added to the model's transcript (translated input, outputs, gateway call pairs). */
+  modelItems: ModelItem[];
+  /** Effective public tool declarations, secrets removed. */
+  tools: JsonObject[];
+}
+
+/**
+ * Where conversation state lives. The loop asks it for the state a request
+ * continues from, and hands it every finished run *before* the terminal event
+ * is sent, so that a response is readable once a client has seen it end.
+ */
+export interface ResponseStateStore {
+  /** Throws `NotFoundError` (code `previous_response_not_found`) for an unknown id. */
+  load(request: ResponseRequest): Promise<PriorState | null>;
+  save(run: CompletedRun): Promise<void>;
+  /** The run failed after it started; continuation state tied to it should be dropped. */
+  discard?(request: ResponseRequest, responseId: string): Promise<void>;
+}
+
+/** Conversation items referenced from a run's public output (for approval and discovery lookups). */
+export type PublicHistory = readonly PublicItem[];

@@ -1,0 +1,122 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { InvalidRequestError } from '../errors/gateway-error.js';
+import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
+import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import type { JsonObject, PublicItem } from '../protocol/items.js';
+import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
+
+interface ValidatedDeclaration {
+  index: number;
+  handler: AnyToolHandler;
+  params: unknown;
+  declaration: JsonObject;
+}
+
+/**
+ * Pipeline stages 1–4, once per request: parse and validate each declaration
+ * with its type's handler, discover (MCP), normalize to function tools, and
+ * register every model-visible name with explicit ownership.
+ */
+@Injectable()
+export class ToolPreparationService {
+  constructor(
+    private readonly explorer: ToolHandlerExplorer,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
+  validate(tools: JsonObject[]): ValidatedDeclaration[] {
+    const validated: ValidatedDeclaration[] = [];
+    tools.forEach((declaration, index) => {
+      const path = `tools[${index}]`;
+      if (declaration === null || typeof declaration !== 'object' || Array.isArray(declaration)) {
+        throw new InvalidRequestError(`${path} must be an object.`, path);
+      }
+      const type = declaration.type;
+      if (typeof type !== 'string' || type.length === 0) {
+        throw new InvalidRequestError(`${path}.type is required and must be a string.`, `${path}.type`);
+      }
+      const handler = this.explorer.handlerForWireTag(type);
+      // Unknown types are recognised and skipped, never executed: newer clients
+      // may declare tools this gateway does not know yet.
+      if (!handler) return;
+      validated.push({ index, handler, params: handler.validate(declaration, path), declaration });
+    });
+    return validated;
+  }
+
+  async prepare(
+    tools: JsonObject[],
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string },
+  ): Promise<ToolRegistry> {
+    const declarations = this.validate(tools);
+    const registry = new ToolRegistry();
+    if (declarations.length === 0) return registry;
+
+    // Stage 2: discovery runs concurrently across declarations (MCP servers are independent).
+    const discovered = await Promise.all(
+      declarations.map((d): Promise<DiscoveryResult | undefined> =>
+        d.handler.discover
+          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId })
+          : Promise.resolve(undefined),
+      ),
+    );
+
+    // Stages 3–4: normalize in declaration order so names are stable, then register.
+    declarations.forEach((d, i) => {
+      const result = discovered[i];
+      if (result?.items) registry.discoveryItems.push(...result.items);
+      const normalized = d.handler.normalize(d.params, result?.state, { takenNames: registry.names() });
+      for (const tool of normalized) this.register(registry, d, tool);
+      registry.publicTools.push(d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration);
+    });
+    return registry;
+  }
+
+  private register(registry: ToolRegistry, d: ValidatedDeclaration, tool: NormalizedTool): void {
+    const name = tool.fn.name;
+    if (registry.has(name)) {
+      // Open question Q1 closed: a duplicate is the client's mistake, and
+      // last-write-wins would route calls to a tool the client did not mean.
+      throw new InvalidRequestError(
+        `Duplicate tool name "${name}" in tools[${d.index}]: another declaration already provides a tool with that name.`,
+        `tools[${d.index}]${d.handler.type === 'mcp' ? '' : '.name'}`,
+        'duplicate_tool_name',
+      );
+    }
+    const entry: ToolEntry = {
+      modelName: name,
+      toolType: d.handler.type,
+      toolName: tool.toolName,
+      serverLabel: tool.serverLabel,
+      scope: tool.serverLabel ?? tool.clientShape?.namespace,
+      ownership: this.ownershipFor(d.handler, tool),
+      handler: d.handler,
+      declarationIndex: d.index,
+      offered: !tool.hidden,
+    };
+    registry.add(entry, tool.fn);
+  }
+
+  private ownershipFor(handler: AnyToolHandler, tool: NormalizedTool): ToolOwnership {
+    if (!handler.gatewayOwned) {
+      return { kind: 'client', shape: tool.clientShape ?? { kind: 'function_call', name: tool.toolName } };
+    }
+    const executor = this.explorer.executorForType(handler.type);
+    if (!executor) return { kind: 'gateway' };
+    const params = tool.executionParams;
+    return {
+      kind: 'gateway',
+      binding: {
+        executor,
+        params,
+        parallelSafe: executor.supportsParallelExecution?.(params) ?? false,
+        timeoutMs:
+          executor.timeoutMs?.(params) ??
+          this.config.tools.timeoutMsByType[handler.type] ??
+          this.config.tools.defaultTimeoutMs,
+      },
+    };
+  }
+}

@@ -1,0 +1,86 @@
+import type { FunctionToolDef, PublicItem } from '../protocol/items.js';
+import type { AnyGatewayExecutor, AnyToolHandler, ClientCallShape } from '../handlers/tool-handler.interface.js';
+
+/** A gateway entry's executable binding: the executor paired with its checked parameters. */
+export interface GatewayBinding {
+  executor: AnyGatewayExecutor;
+  params: unknown;
+  /** False: calls to this model-visible name run one at a time. */
+  parallelSafe: boolean;
+  /** Per-call deadline for this entry. */
+  timeoutMs: number;
+}
+
+export type ToolOwnership =
+  | { kind: 'client'; shape: ClientCallShape }
+  /** `binding` is absent for gateway-owned types that have no executor in this gateway. */
+  | { kind: 'gateway'; binding?: GatewayBinding };
+
+export interface ToolEntry {
+  modelName: string;
+  toolType: string;
+  toolName: string;
+  serverLabel?: string;
+  /** What qualifies the tool's own name: the MCP server label or the namespace. */
+  scope?: string;
+  ownership: ToolOwnership;
+  handler: AnyToolHandler;
+  /** Index of the declaration in the request's `tools[]`. */
+  declarationIndex: number;
+  /** False when the entry routes calls but is not offered to the model. */
+  offered: boolean;
+}
+
+/**
+ * Request-scoped routing table: model-visible name → entry. Built once per
+ * request by `ToolPreparationService`; read by the accumulator and the loop.
+ */
+export class ToolRegistry {
+  private readonly entries = new Map<string, ToolEntry>();
+  private readonly byIdentity = new Map<string, ToolEntry>();
+  readonly functions: FunctionToolDef[] = [];
+  /** Public declarations echoed in `response.tools` (secrets stripped). */
+  readonly publicTools: Record<string, unknown>[] = [];
+  /** Items produced by discovery, emitted before the first round. */
+  readonly discoveryItems: PublicItem[] = [];
+
+  static empty(): ToolRegistry {
+    return new ToolRegistry();
+  }
+
+  add(entry: ToolEntry, fn?: FunctionToolDef): void {
+    this.entries.set(entry.modelName, entry);
+    this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
+    if (fn && entry.offered) this.functions.push(fn);
+  }
+
+  has(modelName: string): boolean {
+    return this.entries.has(modelName);
+  }
+
+  lookup(modelName: string): ToolEntry | undefined {
+    return this.entries.get(modelName);
+  }
+
+  /** Finds an entry by what the public side calls it (tool type, own name, MCP server or namespace). */
+  findByIdentity(toolType: string, toolName: string, scope?: string): ToolEntry | undefined {
+    return this.byIdentity.get(identityKey(toolType, toolName, scope));
+  }
+
+  names(): Set<string> {
+    return new Set(this.entries.keys());
+  }
+
+  all(): IterableIterator<ToolEntry> {
+    return this.entries.values();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+function identityKey(toolType: string, toolName: string, scope?: string): string {
+  return `${toolType}\u0000${scope ?? ''}\u0000${toolName}`;
+}
+

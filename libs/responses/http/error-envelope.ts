@@ -1,0 +1,39 @@
+import { HttpException } from '@nestjs/common';
+import { GatewayError, isGatewayError } from '../../core/errors/gateway-error.js';
+
+export interface ErrorEnvelope {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/**
+ * Every error leaves the gateway in OpenAI's envelope. Body-parser failures,
+ * Nest's own HTTP exceptions and domain errors all map here; anything else is
+ * a 500 with a message that leaks nothing.
+ */
+export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnvelope } {
+  if (isGatewayError(err)) return { status: err.status, body: (err as GatewayError).toEnvelope() };
+  const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
+  if (e && typeof e === 'object' && typeof e.type === 'string' && (e.status ?? e.statusCode)) {
+    const status = (e.status ?? e.statusCode) as number;
+    if (e.type === 'entity.parse.failed') {
+      return envelope(400, 'The request body is not valid JSON.', 'invalid_request_error', 'invalid_json');
+    }
+    if (e.type === 'entity.too.large') {
+      return envelope(413, 'The request body is larger than this gateway accepts.', 'invalid_request_error', 'request_too_large');
+    }
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+      return envelope(415, 'The request body encoding is not supported; send UTF-8 JSON.', 'invalid_request_error', 'unsupported_encoding');
+    }
+    if (status >= 400 && status < 500) return envelope(status, e.message ?? 'Bad request.', 'invalid_request_error', e.type);
+  }
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const message = status === 404 ? 'Not found.' : err.message;
+    return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
+  }
+  return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');
+}
+
+function envelope(status: number, message: string, type: string, code: string | null): { status: number; body: ErrorEnvelope } {
+  return { status, body: { error: { message, type, param: null, code } } };
+}

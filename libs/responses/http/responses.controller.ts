@@ -1,0 +1,67 @@
+import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Subscription } from 'rxjs';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
+import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { CreateResponseParser } from '../request/create-response.parser.js';
+import { SseWriter } from '../sse/sse-writer.js';
+import { toErrorEnvelope } from './error-envelope.js';
+import { requestOwner } from './request-owner.js';
+
+/** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
+@Controller('v1/responses')
+export class ResponsesController {
+  constructor(
+    private readonly parser: CreateResponseParser,
+    private readonly loop: LoopService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
+    const request = this.parser.parse(body, requestOwner(req));
+    const events = this.loop.run(request);
+    let subscription: Subscription | undefined;
+    // `close` on the response (not the request, which closes once the body is
+    // read) is the client going away; unsubscribing aborts upstream and tools.
+    res.on('close', () => {
+      if (!res.writableFinished) subscription?.unsubscribe();
+    });
+
+    if (request.stream) {
+      const sse = new SseWriter(res, this.config.server.keepAliveMs);
+      subscription = events.subscribe({
+        next: (event) => sse.event(event.type, event),
+        error: (err: unknown) => {
+          if (!sse.headersSent) {
+            sse.stop();
+            const { status, body: envelope } = toErrorEnvelope(err);
+            res.status(status).json(envelope);
+            return;
+          }
+          const { body: envelope } = toErrorEnvelope(err);
+          sse.event('error', { type: 'error', sequence_number: -1, error: { ...envelope.error } });
+          sse.end();
+        },
+        complete: () => sse.end(),
+      });
+      return;
+    }
+
+    let terminal: ResponseStreamEvent | undefined;
+    subscription = events.subscribe({
+      next: (event) => {
+        if (TERMINAL_EVENTS.has(event.type)) terminal = event;
+      },
+      error: (err: unknown) => {
+        const { status, body: envelope } = toErrorEnvelope(err);
+        if (!res.headersSent) res.status(status).json(envelope);
+      },
+      complete: () => {
+        if (!res.headersSent) res.status(200).json(terminal?.response ?? {});
+      },
+    });
+  }
+}

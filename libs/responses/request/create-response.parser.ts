@@ -1,0 +1,184 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync } from 'class-validator';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
+import type { JsonObject } from '../../core/protocol/items.js';
+import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
+import { CreateResponseDto } from './create-response.dto.js';
+import { parseInputItems } from './input-items.parser.js';
+
+function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
+  for (const e of errors) {
+    const param = prefix ? `${prefix}.${e.property}` : e.property;
+    if (e.constraints) {
+      const message = Object.values(e.constraints)[0];
+      return { param, message: `Invalid value for '${param}': ${message}.` };
+    }
+    const nested = firstViolation(e.children ?? [], param);
+    if (nested) return nested;
+  }
+  return null;
+}
+
+function unsupported(param: string, why: string): never {
+  throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');
+}
+
+/**
+ * Turns a raw JSON body into a `ResponseRequest`, or a 400 that names the
+ * offending field. Fields the gateway cannot honour are refused here, loudly,
+ * rather than ignored.
+ */
+@Injectable()
+export class CreateResponseParser {
+  /** Input item types the gateway accepts beyond tool modules' own (state layer adds `compaction`, `item_reference`). */
+  private readonly extraItemTypes = new Set<string>();
+
+  constructor(
+    private readonly explorer: ToolHandlerExplorer,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  acceptItemType(type: string): void {
+    this.extraItemTypes.add(type);
+  }
+
+  parse(body: unknown, owner: string | null = null): ResponseRequest {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      throw new InvalidRequestError('The request body must be a JSON object.', null);
+    }
+    const raw = body as JsonObject;
+    const dto = plainToInstance(CreateResponseDto, raw);
+    const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
+    if (violation) throw new InvalidRequestError(violation.message, violation.param);
+
+    if (raw.background === true) unsupported('background', 'background responses are not implemented; send the request without it.');
+    if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
+    if (raw.truncation === 'auto') unsupported('truncation', '"auto" needs the model context size, which self-hosted upstreams do not report; use "disabled".');
+    if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
+      unsupported('service_tier', 'self-hosted upstreams have one tier; use "auto" or "default".');
+    }
+    if (raw.stream_options && raw.stream !== true) {
+      throw new InvalidRequestError("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
+    }
+
+    const model = dto.model ?? this.config.upstream.defaultModel;
+    if (!model) throw new InvalidRequestError("'model' is required.", 'model');
+    const previousResponseId = dto.previous_response_id ?? null;
+    const conversationId = this.conversationId(raw.conversation);
+    if (previousResponseId && conversationId) {
+      throw new InvalidRequestError("'previous_response_id' and 'conversation' cannot both be set.", 'conversation', 'mutually_exclusive_parameters');
+    }
+    if (raw.input === undefined || raw.input === null) {
+      if (!previousResponseId && !conversationId) throw new InvalidRequestError("'input' is required.", 'input');
+    }
+
+    return {
+      model,
+      input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer, this.extraItemTypes),
+      instructions: dto.instructions ?? null,
+      tools: this.tools(raw.tools),
+      toolChoice: this.toolChoice(raw.tool_choice),
+      parallelToolCalls: dto.parallel_tool_calls ?? true,
+      temperature: dto.temperature ?? null,
+      topP: dto.top_p ?? null,
+      maxOutputTokens: dto.max_output_tokens ?? null,
+      maxToolCalls: dto.max_tool_calls ?? null,
+      text: this.text(dto.text ?? null),
+      reasoning: dto.reasoning ? { effort: dto.reasoning.effort ?? null, summary: dto.reasoning.summary ?? dto.reasoning.generate_summary ?? null } : null,
+      truncation: 'disabled',
+      metadata: this.metadata(dto.metadata ?? null),
+      store: dto.store ?? true,
+      background: false,
+      previousResponseId,
+      conversationId,
+      include: dto.include ?? [],
+      stream: dto.stream ?? false,
+      promptCacheKey: dto.prompt_cache_key ?? null,
+      safetyIdentifier: dto.safety_identifier ?? null,
+      user: dto.user ?? null,
+      serviceTier: dto.service_tier ?? 'auto',
+      topLogprobs: dto.top_logprobs ?? 0,
+      presencePenalty: dto.presence_penalty ?? 0,
+      frequencyPenalty: dto.frequency_penalty ?? 0,
+      owner,
+    };
+  }
+
+  private conversationId(value: unknown): string | null {
+    if (value === undefined || value === null) return null;
+    if (typeof value === 'string' && value.length > 0) return value;
+    if (typeof value === 'object' && typeof (value as JsonObject).id === 'string') return (value as JsonObject).id as string;
+    throw new InvalidRequestError("'conversation' must be a conversation id or {\"id\": ...}.", 'conversation');
+  }
+
+  private tools(value: unknown): JsonObject[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) throw new InvalidRequestError("'tools' must be an array.", 'tools');
+    value.forEach((t, i) => {
+      if (!t || typeof t !== 'object' || Array.isArray(t)) throw new InvalidRequestError(`tools[${i}] must be an object.`, `tools[${i}]`);
+    });
+    return value as JsonObject[];
+  }
+
+  private toolChoice(value: unknown): PublicToolChoice {
+    if (value === undefined || value === null) return 'auto';
+    if (typeof value === 'string') {
+      if (value === 'auto' || value === 'none' || value === 'required') return value;
+      throw new InvalidRequestError("'tool_choice' must be \"auto\", \"none\", \"required\" or a tool object.", 'tool_choice');
+    }
+    if (typeof value !== 'object' || Array.isArray(value)) throw new InvalidRequestError("'tool_choice' must be a string or an object.", 'tool_choice');
+    const choice = value as JsonObject;
+    if (typeof choice.type !== 'string') throw new InvalidRequestError("'tool_choice.type' is required.", 'tool_choice.type');
+    if ((choice.type === 'function' || choice.type === 'custom') && (typeof choice.name !== 'string' || choice.name.length === 0)) {
+      throw new InvalidRequestError("'tool_choice.name' must be a non-empty string.", 'tool_choice.name');
+    }
+    return choice as PublicToolChoice;
+  }
+
+  private text(value: JsonObject | null): JsonObject {
+    if (!value) return { format: { type: 'text' } };
+    const format = (value.format ?? { type: 'text' }) as JsonObject;
+    if (!format || typeof format !== 'object') throw new InvalidRequestError("'text.format' must be an object.", 'text.format');
+    switch (format.type) {
+      case 'text':
+      case 'json_object':
+        break;
+      case 'json_schema':
+        if (typeof format.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(format.name)) {
+          throw new InvalidRequestError("'text.format.name' is required and must match ^[a-zA-Z0-9_-]{1,64}$.", 'text.format.name');
+        }
+        if (!format.schema || typeof format.schema !== 'object' || Array.isArray(format.schema)) {
+          throw new InvalidRequestError("'text.format.schema' must be a JSON Schema object.", 'text.format.schema');
+        }
+        if (format.strict !== undefined && format.strict !== null && typeof format.strict !== 'boolean') {
+          throw new InvalidRequestError("'text.format.strict' must be a boolean.", 'text.format.strict');
+        }
+        break;
+      default:
+        throw new InvalidRequestError("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\".", 'text.format.type');
+    }
+    const verbosity = value.verbosity;
+    if (verbosity !== undefined && verbosity !== null && !['low', 'medium', 'high'].includes(String(verbosity))) {
+      throw new InvalidRequestError("'text.verbosity' must be \"low\", \"medium\" or \"high\".", 'text.verbosity');
+    }
+    const out: JsonObject = { format };
+    if (verbosity) out.verbosity = verbosity;
+    return out;
+  }
+
+  private metadata(value: Record<string, unknown> | null): Record<string, string> {
+    if (!value) return {};
+    const entries = Object.entries(value);
+    if (entries.length > 16) throw new InvalidRequestError("'metadata' may have at most 16 keys.", 'metadata');
+    for (const [k, v] of entries) {
+      if (k.length > 64) throw new InvalidRequestError(`metadata key "${k.slice(0, 20)}…" is longer than 64 characters.`, `metadata.${k}`);
+      if (typeof v !== 'string' || v.length > 512) {
+        throw new InvalidRequestError(`metadata.${k} must be a string of at most 512 characters.`, `metadata.${k}`);
+      }
+    }
+    return value as Record<string, string>;
+  }
+}

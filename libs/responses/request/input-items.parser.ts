@@ -1,0 +1,147 @@
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import type { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
+import { newId } from '../../core/ids.js';
+import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
+
+const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
+const ID_PREFIX: Record<string, string> = {
+  message: 'msg',
+  function_call: 'fc',
+  function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
+  reasoning: 'rs',
+  mcp_approval_response: 'mcpa',
+};
+
+function fail(message: string, param: string): never {
+  throw new InvalidRequestError(message, param);
+}
+
+function str(item: JsonObject, field: string, path: string, optional = false): void {
+  const v = item[field];
+  if (v === undefined || v === null) {
+    if (optional) return;
+    fail(`${path}.${field} is required.`, `${path}.${field}`);
+  }
+  if (typeof v !== 'string') fail(`${path}.${field} must be a string.`, `${path}.${field}`);
+}
+
+function output(item: JsonObject, path: string): void {
+  const v = item.output;
+  if (typeof v === 'string') return;
+  if (Array.isArray(v)) {
+    v.forEach((part, j) => contentPart(part, `${path}.output[${j}]`, 'user'));
+    return;
+  }
+  fail(`${path}.output must be a string or an array of content parts.`, `${path}.output`);
+}
+
+function contentPart(part: unknown, path: string, role: string): void {
+  if (!part || typeof part !== 'object' || Array.isArray(part)) fail(`${path} must be an object.`, path);
+  const p = part as JsonObject;
+  switch (p.type) {
+    case 'input_text':
+    case 'output_text':
+    case 'text':
+      return str(p, 'text', path);
+    case 'refusal':
+      return str(p, 'refusal', path);
+    case 'input_image':
+      if (typeof p.image_url !== 'string' && typeof p.file_id !== 'string') {
+        fail(`${path} needs image_url or file_id.`, `${path}.image_url`);
+      }
+      if (typeof p.file_id === 'string' && typeof p.image_url !== 'string') {
+        fail(`${path}.file_id is not supported: this gateway has no Files API; send image_url (a URL or data URL).`, `${path}.file_id`);
+      }
+      if (p.detail !== undefined && p.detail !== null && !['low', 'high', 'auto'].includes(String(p.detail))) {
+        fail(`${path}.detail must be "low", "high" or "auto".`, `${path}.detail`);
+      }
+      return;
+    case 'input_file':
+      fail(`${path}: input_file parts are not supported by this gateway.`, `${path}.type`);
+    // falls through (fail throws)
+    default:
+      fail(`${path}.type "${String(p.type)}" is not a known content part type${role ? ` for a ${role} message` : ''}.`, `${path}.type`);
+  }
+}
+
+function message(item: JsonObject, path: string): void {
+  const role = item.role;
+  if (typeof role !== 'string' || !ROLES.has(role)) {
+    fail(`${path}.role must be one of user, system, developer, assistant.`, `${path}.role`);
+  }
+  const content = item.content;
+  if (typeof content !== 'string') {
+    if (!Array.isArray(content)) fail(`${path}.content must be a string or an array of content parts.`, `${path}.content`);
+    content.forEach((part, j) => contentPart(part, `${path}.content[${j}]`, role));
+  }
+  if (item.phase !== undefined && item.phase !== null) {
+    if (role !== 'assistant') fail(`${path}.phase is only valid on assistant messages.`, `${path}.phase`);
+    if (item.phase !== 'commentary' && item.phase !== 'final_answer') {
+      fail(`${path}.phase must be "commentary" or "final_answer".`, `${path}.phase`);
+    }
+  }
+}
+
+/**
+ * Validates `input` (a string or an item list) and gives every item an id.
+ * Item types contributed by tool modules (MCP, web search...) are accepted
+ * when a module claims them; anything else is a 400 naming its index.
+ */
+export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, extraTypes: ReadonlySet<string>): PublicItem[] {
+  if (typeof input === 'string') {
+    return [{ type: 'message', id: newId('msg'), role: 'user', content: input }];
+  }
+  if (!Array.isArray(input)) fail('input must be a string or an array of input items.', 'input');
+  return input.map((raw, i) => {
+    const path = `input[${i}]`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(`${path} must be an object.`, path);
+    const item = { ...(raw as JsonObject) };
+    // EasyInputMessage: `{role, content}` without a type.
+    if (item.type === undefined && item.role !== undefined) item.type = 'message';
+    const type = item.type;
+    if (typeof type !== 'string') fail(`${path}.type is required.`, `${path}.type`);
+    switch (type) {
+      case 'message':
+        message(item, path);
+        break;
+      case 'function_call':
+        str(item, 'call_id', path);
+        str(item, 'name', path);
+        str(item, 'arguments', path);
+        str(item, 'namespace', path, true);
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+        str(item, 'call_id', path);
+        output(item, path);
+        break;
+      case 'custom_tool_call':
+        str(item, 'call_id', path);
+        str(item, 'name', path);
+        str(item, 'input', path);
+        str(item, 'namespace', path, true);
+        break;
+      case 'reasoning':
+        if (item.summary !== undefined && !Array.isArray(item.summary)) fail(`${path}.summary must be an array.`, `${path}.summary`);
+        if (item.content !== undefined && item.content !== null && !Array.isArray(item.content)) {
+          fail(`${path}.content must be an array.`, `${path}.content`);
+        }
+        str(item, 'encrypted_content', path, true);
+        item.summary ??= [];
+        break;
+      case 'mcp_approval_response':
+        if (!explorer.handlerForItemType('mcp_approval_request')) fail(`${path}.type "${type}" needs the MCP tool module.`, `${path}.type`);
+        str(item, 'approval_request_id', path);
+        if (typeof item.approve !== 'boolean') fail(`${path}.approve must be a boolean.`, `${path}.approve`);
+        break;
+      default:
+        if (!explorer.handlerForItemType(type) && !extraTypes.has(type)) {
+          fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
+        }
+    }
+    if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
+    return item as PublicItem;
+  });
+}

@@ -1,0 +1,18 @@
+import type { DynamicModule, Type } from '@nestjs/common';
+import { CodeInterpreterToolModule } from './code-interpreter/code-interpreter-tool.module.js';
+import { CustomToolModule } from './custom/custom-tool.module.js';
+import { FileSearchToolModule } from './file-search/file-search-tool.module.js';
+import { FunctionToolModule } from './function/function-tool.module.js';
+import { NamespaceToolModule } from './namespace/namespace-tool.module.js';
+
+/**
+ * The tool-type modules a gateway loads unless told otherwise. Core never
+ * reads this list: it finds whatever modules the host imports.
+ */
+export const BUILTIN_TOOL_MODULES: Array<Type | DynamicModule> = [
+  FunctionToolModule,
+  CustomToolModule,
+  NamespaceToolModule,
+  FileSearchToolModule,
+  CodeInterpreterToolModule,
+];

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { CustomToolHandler } from './custom.tool-handler.js';
+
+@Module({ providers: [CustomToolHandler], exports: [CustomToolHandler] })
+export class CustomToolModule {}

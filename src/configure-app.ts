@@ -1,0 +1,24 @@
+import type { INestApplication } from '@nestjs/common';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
+import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+
+/**
+ * HTTP set-up every host needs: the JSON body parser with the configured
+ * limit, and an error handler right behind it so that malformed or oversized
+ * bodies get the OpenAI envelope (express would answer with an HTML page).
+ * Create the app with `{ bodyParser: false }` and call this before `listen`.
+ */
+export function configureGatewayApp(app: INestApplication): INestApplication {
+  const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (!err) return next();
+    const { status, body } = toErrorEnvelope(err);
+    if (res.headersSent) return res.end();
+    res.status(status).json(body);
+  });
+  app.enableShutdownHooks();
+  return app;
+}

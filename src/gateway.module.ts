@@ -1,0 +1,90 @@
+import { DynamicModule, Global, Module, type OnApplicationShutdown, type Provider, type Type, Inject } from '@nestjs/common';
+import { validateGatewayConfig } from '../libs/config/config.loader.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
+import { CoreModule } from '../libs/core/core.module.js';
+import { ResponsesModule } from '../libs/responses/responses.module.js';
+import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
+import { createUpstreamClient } from '../libs/upstream/upstream-client.factory.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
+
+export interface GatewayModuleOptions {
+  /** A validated config, or raw settings to validate (defaults fill the rest). */
+  config?: GatewayConfig | Record<string, unknown>;
+  /** Tool-type modules to load instead of the built-in set. */
+  toolModules?: Array<Type | DynamicModule>;
+  /** More modules next to the tool modules: extra tool types, storage, auth. */
+  imports?: Array<Type | DynamicModule>;
+  /** Replace the upstream client (tests, custom transports). */
+  upstreamClient?: UpstreamClient;
+}
+
+export interface GatewayModuleAsyncOptions {
+  imports?: Array<Type | DynamicModule>;
+  inject?: Array<string | symbol | Type>;
+  useFactory: (...args: any[]) => GatewayConfig | Record<string, unknown> | Promise<GatewayConfig | Record<string, unknown>>;
+  toolModules?: Array<Type | DynamicModule>;
+  extraImports?: Array<Type | DynamicModule>;
+}
+
+/** Releases the upstream's pooled sockets when the host shuts down. */
+class UpstreamLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(UPSTREAM_CLIENT) private readonly client: UpstreamClient) {}
+  onApplicationShutdown(): void {
+    (this.client as Partial<{ close(): void }>).close?.();
+  }
+}
+
+function upstreamProvider(override?: UpstreamClient): Provider {
+  return override
+    ? { provide: UPSTREAM_CLIENT, useValue: override }
+    : { provide: UPSTREAM_CLIENT, inject: [GATEWAY_CONFIG], useFactory: (c: GatewayConfig) => createUpstreamClient(c.upstream, c.timeouts) };
+}
+
+/**
+ * Switchyard as an importable module. `apps/gateway` is one host of it; any
+ * Nest application (or microservice host) can import it the same way and add
+ * tool-type modules of its own through `imports`.
+ */
+@Global()
+@Module({})
+export class GatewayModule {
+  static forRoot(options: GatewayModuleOptions = {}): DynamicModule {
+    const config = validateGatewayConfig(options.config ?? {});
+    return GatewayModule.assemble(
+      { provide: GATEWAY_CONFIG, useValue: config },
+      options.toolModules ?? BUILTIN_TOOL_MODULES,
+      options.imports ?? [],
+      [],
+      options.upstreamClient,
+    );
+  }
+
+  static forRootAsync(options: GatewayModuleAsyncOptions): DynamicModule {
+    return GatewayModule.assemble(
+      {
+        provide: GATEWAY_CONFIG,
+        inject: options.inject ?? [],
+        useFactory: async (...args: unknown[]) => validateGatewayConfig(await options.useFactory(...args)),
+      },
+      options.toolModules ?? BUILTIN_TOOL_MODULES,
+      options.extraImports ?? [],
+      options.imports ?? [],
+    );
+  }
+
+  private static assemble(
+    configProvider: Provider,
+    toolModules: Array<Type | DynamicModule>,
+    extra: Array<Type | DynamicModule>,
+    configImports: Array<Type | DynamicModule>,
+    upstreamClient?: UpstreamClient,
+  ): DynamicModule {
+    return {
+      module: GatewayModule,
+      global: true,
+      imports: [...configImports, CoreModule, ResponsesModule, ...toolModules, ...extra],
+      providers: [configProvider, upstreamProvider(upstreamClient), UpstreamLifecycle],
+      exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT, CoreModule],
+    };
+  }
+}

@@ -68,7 +68,11 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
     simulator,
     openai,
     async close() {
-      await app.close();
+      // Clients may hold pre-opened sockets that never carry a request; they
+      // would keep the server open until the client's own idle timeout.
+      const closing = app.close();
+      (app.getHttpServer() as import('node:http').Server).closeAllConnections();
+      await closing;
       await simulator.close();
     },
   };

@@ -24,14 +24,19 @@ export class ResponsesController {
     const request = this.parser.parse(body, requestOwner(req));
     const events = this.loop.run(request);
     let subscription: Subscription | undefined;
+    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs) : undefined;
     // `close` on the response (not the request, which closes once the body is
     // read) is the client going away; unsubscribing aborts upstream and tools.
+    // The socket is destroyed too: a half-closed client socket would otherwise
+    // linger until the response ended, holding the server open.
     res.on('close', () => {
-      if (!res.writableFinished) subscription?.unsubscribe();
+      if (res.writableFinished) return;
+      subscription?.unsubscribe();
+      sse?.stop();
+      res.destroy();
     });
 
-    if (request.stream) {
-      const sse = new SseWriter(res, this.config.server.keepAliveMs);
+    if (sse) {
       subscription = events.subscribe({
         next: (event) => sse.event(event.type, event),
         error: (err: unknown) => {

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { newId } from '../../core/ids.js';
+import type { StoredResponse } from '../state-store.interface.js';
+import { describeStateStoreContract } from '../testing/state-store.contract.js';
+import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
+import { PostgresStateStore } from './postgres-state-store.js';
+
+const { Pool } = pg;
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+// Every run works in schemas of its own, so parallel runs on one database never collide.
+const runTag = randomBytes(4).toString('hex');
+const schemas: string[] = [];
+let admin: pg.Pool;
+
+const freshSchema = (): string => {
+  const schema = `sy_test_${runTag}_${schemas.length}`;
+  schemas.push(schema);
+  return schema;
+};
+
+const storeIn = (schema: string): PostgresStateStore =>
+  new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
+
+beforeAll(async () => {
+  admin = new Pool({ connectionString: url, max: 2 });
+  admin.on('error', () => undefined);
+  try {
+    await admin.query('SELECT 1');
+  } catch (e) {
+    throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`);
+  }
+});
+
+afterAll(async () => {
+  for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.end();
+});
+
+describeStateStoreContract('postgres', () => storeIn(freshSchema()));
+
+describe('PostgresStateStore', () => {
+  const response = (owner: string | null): StoredResponse => {
+    const id = newId('resp');
+    return {
+      id,
+      owner,
+      createdAt: 1_760_000_000,
+      previousResponseId: null,
+      conversationId: null,
+      status: 'completed',
+      response: { id, object: 'response', output: [] },
+      inputItems: [{ id: newId('msg'), type: 'message', role: 'user', content: 'hi' }],
+      modelItems: [{ type: 'message', role: 'user', content: 'hi' }],
+      tools: [],
+      toolChoice: 'auto',
+    };
+  };
+
+  it('makes a saved response readable by another instance at once', async () => {
+    const schema = freshSchema();
+    const a = storeIn(schema);
+    const b = storeIn(schema);
+    await a.init();
+    await b.init();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = response('key');
+        await a.saveResponse(r);
+        expect(await b.getResponse(r.id, 'key')).toEqual(r);
+        expect(await b.deleteResponse(r.id, 'key')).toBe(true);
+        expect(await a.getResponse(r.id, 'key')).toBeNull();
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('gives appends from two instances distinct positions', async () => {
+    const schema = freshSchema();
+    const a = storeIn(schema);
+    const b = storeIn(schema);
+    await a.init();
+    await b.init();
+    try {
+      const id = newId('conv');
+      await a.createConversation({ id, owner: 'key', createdAt: 1, metadata: {} }, []);
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 === 0 ? a : b).addConversationItems(id, 'key', [
+            { type: 'message', role: 'user', content: `${i}` },
+            { type: 'message', role: 'assistant', content: `${i}` },
+          ]),
+        ),
+      );
+      const page = (await b.listConversationItems(id, 'key', { order: 'asc', limit: 100 }))!;
+      expect(page.data.map((entry) => entry.position)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('migrates once when several replicas start together', async () => {
+    const schema = freshSchema();
+    const replicas = Array.from({ length: 4 }, () => storeIn(schema));
+    try {
+      await Promise.all(replicas.map((store) => store.init()));
+      const { rows } = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+      expect(rows.map((row: { version: number }) => row.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+      // A later start finds nothing to do.
+      const late = storeIn(schema);
+      await late.init();
+      await late.close();
+    } finally {
+      await Promise.all(replicas.map((store) => store.close()));
+    }
+  });
+
+  it('stores JSON in jsonb columns', async () => {
+    const schema = freshSchema();
+    const store = storeIn(schema);
+    await store.init();
+    await store.close();
+    const { rows } = await admin.query<{ table_name: string; column_name: string; data_type: string }>(
+      `SELECT table_name, column_name, data_type FROM information_schema.columns
+       WHERE table_schema = $1 AND column_name IN ('response', 'model_items', 'tools', 'tool_choice', 'extra', 'item', 'metadata')`,
+      [schema],
+    );
+    expect(rows).toHaveLength(8);
+    expect(new Set(rows.map((row) => row.data_type))).toEqual(new Set(['jsonb']));
+  });
+
+  it('honours a search_path given in the connection string', async () => {
+    const schema = freshSchema();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const store = new PostgresStateStore({ connectionString: `${url}?options=-c%20search_path%3D${schema}` });
+    await store.init();
+    try {
+      const r = response(null);
+      await store.saveResponse(r);
+      const { rows } = await admin.query(`SELECT id FROM ${schema}.responses`);
+      expect(rows).toEqual([{ id: r.id }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses text with a NUL character with a 400 and stores nothing', async () => {
+    const store = storeIn(freshSchema());
+    await store.init();
+    try {
+      const r = response('key');
+      r.inputItems.push({ type: 'message', role: 'user', content: 'a\u0000b' });
+      await expect(store.saveResponse(r)).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      expect(await store.getResponse(r.id, 'key')).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a schema name it would have to quote', () => {
+    expect(() => new PostgresStateStore({ connectionString: url, schema: 'Bad; DROP' })).toThrow(/schema name/);
+  });
+});

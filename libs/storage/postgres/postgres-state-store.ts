@@ -1,0 +1,490 @@
+import pg from 'pg';
+import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
+import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { DuplicateIdError } from '../shared/duplicate-id.error.js';
+import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
+import { pendingMigrations } from '../shared/pending-migrations.util.js';
+import { nowSeconds, toJson, withItemId } from '../shared/stored-item.util.js';
+import {
+  DEFAULT_CHAIN_DEPTH,
+  type Conversation,
+  type ConversationItem,
+  type ListOptions,
+  type Page,
+  type StateStore,
+  type StoredResponse,
+} from '../state-store.interface.js';
+import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
+
+const { Pool } = pg;
+
+export interface PostgresStateStoreOptions {
+  /** `postgres://user:password@host:port/database`; `?options=-c search_path=...` is honoured. */
+  connectionString: string;
+  /**
+   * Schema holding the tables, created at init when missing. Sets the
+   * connections' `search_path`; without it the connection string's
+   * search_path (usually `public`) is used.
+   */
+  schema?: string;
+  /** Pool size per store instance; default 10. */
+  maxConnections?: number;
+  /**
+   * How long to wait for a connection, at start-up or for a free pooled one;
+   * default 10 s. node-postgres would otherwise wait forever on an
+   * unreachable host and hang the boot.
+   */
+  connectTimeoutMs?: number;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+/** bigint columns arrive as strings from node-postgres. */
+type Int8 = string | number;
+
+interface ResponseRow {
+  id: string;
+  owner: string | null;
+  created_at: Int8;
+  previous_response_id: string | null;
+  conversation_id: string | null;
+  status: string;
+  response: JsonObject;
+  model_items: ModelItem[];
+  tools: JsonObject[];
+  tool_choice: unknown;
+  extra: JsonObject | null;
+  input_items: PublicItem[];
+}
+
+interface ItemRow {
+  item_id: string;
+  position: Int8;
+  item: PublicItem;
+}
+
+interface ConversationItemRow extends ItemRow {
+  conversation_id: string;
+  created_at: Int8;
+}
+
+interface ConversationRow {
+  id: string;
+  owner: string | null;
+  created_at: Int8;
+  metadata: Record<string, string>;
+}
+
+type ItemTable = { table: 'response_input_items'; key: 'response_id' } | { table: 'conversation_items'; key: 'conversation_id' };
+
+const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'response_id' };
+const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
+
+/** Lower-case on purpose: an unquoted name in search_path is folded to lower case. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+const RESPONSE_COLUMNS = `r.*, COALESCE(
+  (SELECT jsonb_agg(i.item ORDER BY i.position) FROM response_input_items i WHERE i.response_id = r.id),
+  '[]'::jsonb) AS input_items`;
+
+function uniqueViolation(e: unknown, constraint: string): e is pg.DatabaseError {
+  return e instanceof pg.DatabaseError && e.code === '23505' && e.constraint === constraint;
+}
+
+/** The clashing item id from "Key (conversation_id, item_id)=(conv_1, msg_2) already exists." */
+function duplicateItemId(e: pg.DatabaseError): string | null {
+  return /\)=\(.*?, (.*)\) already exists/.exec(e.detail ?? '')?.[1] ?? null;
+}
+
+/**
+ * jsonb cannot hold U+0000 in a string (SQLite can). Refusing with a 400 that
+ * says so beats a bare 500, and silently rewriting the text would corrupt it.
+ */
+function translateDbError(e: unknown): unknown {
+  if (e instanceof pg.DatabaseError && e.code === '22P05') {
+    return new InvalidRequestError(
+      'Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.',
+      null,
+      'unsupported_unicode',
+    );
+  }
+  return e;
+}
+
+function toStoredResponse(row: ResponseRow): StoredResponse {
+  const stored: StoredResponse = {
+    id: row.id,
+    owner: row.owner,
+    createdAt: Number(row.created_at),
+    previousResponseId: row.previous_response_id,
+    conversationId: row.conversation_id,
+    status: row.status,
+    response: row.response,
+    inputItems: row.input_items,
+    modelItems: row.model_items,
+    tools: row.tools,
+    toolChoice: row.tool_choice,
+  };
+  if (row.extra !== null) stored.extra = row.extra;
+  return stored;
+}
+
+function toConversation(row: ConversationRow): Conversation {
+  return { id: row.id, owner: row.owner, createdAt: Number(row.created_at), metadata: row.metadata };
+}
+
+function toConversationItem(row: ConversationItemRow): ConversationItem {
+  return {
+    id: row.item_id,
+    conversationId: row.conversation_id,
+    position: Number(row.position),
+    item: row.item,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * State shared by several gateway replicas. Every multi-statement write runs
+ * in one transaction on one pooled connection, so once a write resolves it is
+ * committed and visible to every other replica.
+ */
+export class PostgresStateStore implements StateStore {
+  private pool: pg.Pool | undefined;
+
+  constructor(private readonly options: PostgresStateStoreOptions) {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error(`Invalid PostgreSQL schema name '${options.schema}': use lower-case letters, digits and _.`);
+    }
+  }
+
+  async init(): Promise<void> {
+    if (this.pool) return;
+    const pool = new Pool({
+      connectionString: this.options.connectionString,
+      max: this.options.maxConnections ?? 10,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      ...(this.options.schema === undefined ? {} : { options: `-c search_path=${this.options.schema}` }),
+    });
+    // An idle pooled connection that the server drops emits 'error' on the
+    // pool; unhandled, that would crash the process. The pool discards the
+    // connection by itself and the next query opens a fresh one.
+    pool.on('error', () => undefined);
+    try {
+      await this.migrate(pool);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    this.pool = pool;
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  async saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
+    await this.transaction(async (client) => {
+      try {
+        await client.query(
+          `INSERT INTO responses (id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb)`,
+          [
+            r.id,
+            r.owner,
+            r.createdAt,
+            r.previousResponseId,
+            r.conversationId,
+            r.status,
+            toJson(r.response),
+            toJson(r.modelItems),
+            toJson(r.tools),
+            toJson(r.toolChoice),
+            r.extra === undefined ? null : toJson(r.extra),
+          ],
+        );
+      } catch (e) {
+        throw uniqueViolation(e, 'responses_pkey') ? new DuplicateIdError('response', r.id, 'id') : e;
+      }
+      if (r.inputItems.length > 0) {
+        // One round trip for all items: the array goes over as one jsonb value.
+        await client.query(
+          `INSERT INTO response_input_items (response_id, position, item_id, item)
+           SELECT $1, e.ord - 1, e.value->>'id', e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e (value, ord)`,
+          [r.id, toJson(r.inputItems.map(withItemId))],
+        );
+      }
+      if (r.conversationId !== null && !(await this.appendItems(client, r.conversationId, r.owner, conversationItems))) {
+        throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
+    });
+  }
+
+  async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
+    const { rows } = await this.open().query<ResponseRow>(
+      `SELECT ${RESPONSE_COLUMNS} FROM responses r WHERE r.id = $1 AND r.owner IS NOT DISTINCT FROM $2`,
+      [id, owner],
+    );
+    return rows.length > 0 ? toStoredResponse(rows[0]) : null;
+  }
+
+  async deleteResponse(id: string, owner: string | null): Promise<boolean> {
+    // Input items go with it through ON DELETE CASCADE.
+    const { rowCount } = await this.open().query('DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+      id,
+      owner,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async listInputItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<PublicItem> | null> {
+    const query = parseListOptions(opts);
+    const pool = this.open();
+    const owned = await pool.query('SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
+    if (owned.rowCount === 0) return null;
+    const page = await this.window<ItemRow>(pool, INPUT_ITEMS, id, query);
+    return { ...page, data: page.data.map((row) => row.item) };
+  }
+
+  async getChain(id: string, owner: string | null, maxDepth = DEFAULT_CHAIN_DEPTH): Promise<StoredResponse[] | null> {
+    const { rows } = await this.open().query<ResponseRow>(
+      `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
+         SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
+         UNION ALL
+         SELECT r.id, r.previous_response_id, chain.depth + 1
+         FROM chain JOIN responses r ON r.id = chain.previous_response_id
+         WHERE chain.depth < $3 AND r.owner IS NOT DISTINCT FROM $2
+       )
+       SELECT ${RESPONSE_COLUMNS} FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth`,
+      [id, owner, Math.max(1, maxDepth)],
+    );
+    if (rows.length === 0) return null;
+    // Ids are never reused by the gateway, but a cycle built by reusing one
+    // must not repeat responses: stop at the first id seen twice.
+    const seen = new Set<string>();
+    const chain: StoredResponse[] = [];
+    for (const row of rows) {
+      if (seen.has(row.id)) break;
+      seen.add(row.id);
+      chain.push(toStoredResponse(row));
+    }
+    return chain.reverse();
+  }
+
+  async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
+    return this.transaction(async (client) => {
+      let row: ConversationRow;
+      try {
+        ({
+          rows: [row],
+        } = await client.query<ConversationRow>(
+          `INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES ($1, $2, $3, $4::jsonb, 0)
+           RETURNING id, owner, created_at, metadata`,
+          [c.id, c.owner, c.createdAt, toJson(c.metadata)],
+        ));
+      } catch (e) {
+        throw uniqueViolation(e, 'conversations_pkey') ? new DuplicateIdError('conversation', c.id, 'id') : e;
+      }
+      await this.appendItems(client, c.id, c.owner, items);
+      return toConversation(row);
+    });
+  }
+
+  async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
+    const { rows } = await this.open().query<ConversationRow>(
+      'SELECT id, owner, created_at, metadata FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
+      [id, owner],
+    );
+    return rows.length > 0 ? toConversation(rows[0]) : null;
+  }
+
+  async updateConversation(
+    id: string,
+    owner: string | null,
+    metadata: Record<string, string>,
+  ): Promise<Conversation | null> {
+    const { rows } = await this.open()
+      .query<ConversationRow>(
+        `UPDATE conversations SET metadata = $3::jsonb WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
+         RETURNING id, owner, created_at, metadata`,
+        [id, owner, toJson(metadata)],
+      )
+      .catch((e: unknown) => {
+        throw translateDbError(e);
+      });
+    return rows.length > 0 ? toConversation(rows[0]) : null;
+  }
+
+  async deleteConversation(id: string, owner: string | null): Promise<boolean> {
+    const { rowCount } = await this.open().query(
+      'DELETE FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
+      [id, owner],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async listConversationItems(
+    id: string,
+    owner: string | null,
+    opts: ListOptions,
+  ): Promise<Page<ConversationItem> | null> {
+    const query = parseListOptions(opts);
+    const pool = this.open();
+    const owned = await pool.query('SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+      id,
+      owner,
+    ]);
+    if (owned.rowCount === 0) return null;
+    const page = await this.window<ConversationItemRow>(pool, CONVERSATION_ITEMS, id, query);
+    return { ...page, data: page.data.map(toConversationItem) };
+  }
+
+  async addConversationItems(id: string, owner: string | null, items: PublicItem[]): Promise<ConversationItem[] | null> {
+    return this.transaction(async (client) => (await this.appendItems(client, id, owner, items)) ?? null);
+  }
+
+  async getConversationItem(id: string, itemId: string, owner: string | null): Promise<ConversationItem | null> {
+    const { rows } = await this.open().query<ConversationItemRow>(
+      `SELECT ci.* FROM conversation_items ci JOIN conversations c ON c.id = ci.conversation_id
+       WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.owner IS NOT DISTINCT FROM $3`,
+      [id, itemId, owner],
+    );
+    return rows.length > 0 ? toConversationItem(rows[0]) : null;
+  }
+
+  async deleteConversationItem(id: string, itemId: string, owner: string | null): Promise<boolean> {
+    const { rowCount } = await this.open().query(
+      `DELETE FROM conversation_items ci USING conversations c
+       WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.id = ci.conversation_id AND c.owner IS NOT DISTINCT FROM $3`,
+      [id, itemId, owner],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Reserves positions by bumping the conversation's counter, which proves
+   * that it exists and is the caller's, and row-locks it until commit so that
+   * concurrent appends from any replica get disjoint positions. Undefined when
+   * the conversation is missing or foreign. Must run inside `transaction`.
+   */
+  private async appendItems(
+    client: pg.PoolClient,
+    conversationId: string,
+    owner: string | null,
+    items: PublicItem[],
+  ): Promise<ConversationItem[] | undefined> {
+    const reserved = await client.query<{ start: Int8 }>(
+      `UPDATE conversations SET next_position = next_position + $3
+       WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 RETURNING next_position - $3 AS start`,
+      [conversationId, owner, items.length],
+    );
+    if (reserved.rowCount === 0) return undefined;
+    if (items.length === 0) return [];
+    try {
+      const { rows } = await client.query<ConversationItemRow>(
+        `INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at)
+         SELECT $1, e.value->>'id', $2::bigint + e.ord - 1, e.value, $3
+         FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e (value, ord)
+         RETURNING *`,
+        [conversationId, reserved.rows[0].start, nowSeconds(), toJson(items.map(withItemId))],
+      );
+      return rows.map(toConversationItem).sort((a, b) => a.position - b.position);
+    } catch (e) {
+      throw uniqueViolation(e, 'conversation_items_pkey')
+        ? new DuplicateIdError('conversation_item', duplicateItemId(e), 'items')
+        : e;
+    }
+  }
+
+  private async window<Row extends ItemRow>(
+    db: Queryable,
+    source: ItemTable,
+    key: string,
+    query: ListQuery,
+  ): Promise<Page<Row>> {
+    const positionOf = async (param: 'after' | 'before', cursor: string | undefined): Promise<number | undefined> => {
+      if (cursor === undefined) return undefined;
+      const { rows } = await db.query<{ position: Int8 }>(
+        `SELECT position FROM ${source.table} WHERE ${source.key} = $1 AND item_id = $2 ORDER BY position LIMIT 1`,
+        [key, cursor],
+      );
+      if (rows.length === 0) throw unknownCursor(param, cursor);
+      return Number(rows[0].position);
+    };
+    const { lo, hi } = positionRange(
+      query.order,
+      await positionOf('after', query.after),
+      await positionOf('before', query.before),
+    );
+    const direction = query.order === 'asc' ? 'ASC' : 'DESC';
+    const { rows } = await db.query<Row>(
+      `SELECT * FROM ${source.table} WHERE ${source.key} = $1 AND position > $2 AND position < $3
+       ORDER BY position ${direction} LIMIT $4`,
+      [key, lo, hi, query.limit + 1],
+    );
+    return toPage(rows, query.limit, (row) => row.item_id);
+  }
+
+  /**
+   * Replicas starting together serialize on a transaction-scoped advisory
+   * lock keyed by schema: the first applies the pending migrations, the
+   * others wait, then find nothing left to do. DDL is transactional in
+   * PostgreSQL, so a failed migration leaves no trace.
+   */
+  private async migrate(pool: pg.Pool): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query(
+        `SELECT pg_advisory_xact_lock(hashtext('switchyard:schema_migrations:' || coalesce($1::text, current_schema()::text, '')))`,
+        [this.options.schema ?? null],
+      );
+      if (this.options.schema !== undefined) {
+        // Checked first because CREATE SCHEMA IF NOT EXISTS still demands the
+        // CREATE privilege on the database, which a locked-down role lacks.
+        const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.options.schema]);
+        if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${this.options.schema}`);
+      }
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS schema_migrations (
+           version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL
+         )`,
+      );
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      for (const migration of pendingMigrations(
+        POSTGRES_MIGRATIONS,
+        rows.map((row) => row.version),
+      )) {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          migration.version,
+          migration.name,
+          nowSeconds(),
+        ]);
+      }
+    }, pool);
+  }
+
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        // The connection is unusable; releasing it with an error discards it.
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw translateDbError(e);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private open(): pg.Pool {
+    if (!this.pool) throw new Error('PostgresStateStore used before init() or after close().');
+    return this.pool;
+  }
+}

@@ -1,0 +1,57 @@
+import type { Migration } from '../shared/migration.interface.js';
+
+/**
+ * JSON lives in `jsonb`. Constraint names are spelled out because the store
+ * maps unique violations to domain errors by constraint name.
+ * Timestamps and positions are bigint: node-postgres returns them as strings,
+ * and the store converts them back to numbers.
+ */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'responses_and_conversations',
+    sql: `
+      CREATE TABLE responses (
+        id text NOT NULL,
+        owner text,
+        created_at bigint NOT NULL,
+        previous_response_id text,
+        conversation_id text,
+        status text NOT NULL,
+        response jsonb NOT NULL,
+        model_items jsonb NOT NULL,
+        tools jsonb NOT NULL,
+        tool_choice jsonb NOT NULL,
+        extra jsonb,
+        CONSTRAINT responses_pkey PRIMARY KEY (id)
+      );
+      CREATE TABLE response_input_items (
+        response_id text NOT NULL,
+        position bigint NOT NULL,
+        item_id text NOT NULL,
+        item jsonb NOT NULL,
+        CONSTRAINT response_input_items_pkey PRIMARY KEY (response_id, position),
+        CONSTRAINT response_input_items_response_fkey FOREIGN KEY (response_id) REFERENCES responses (id) ON DELETE CASCADE
+      );
+      CREATE INDEX response_input_items_item_id ON response_input_items (response_id, item_id);
+      CREATE TABLE conversations (
+        id text NOT NULL,
+        owner text,
+        created_at bigint NOT NULL,
+        metadata jsonb NOT NULL,
+        next_position bigint NOT NULL DEFAULT 0,
+        CONSTRAINT conversations_pkey PRIMARY KEY (id)
+      );
+      CREATE TABLE conversation_items (
+        conversation_id text NOT NULL,
+        item_id text NOT NULL,
+        position bigint NOT NULL,
+        item jsonb NOT NULL,
+        created_at bigint NOT NULL,
+        CONSTRAINT conversation_items_pkey PRIMARY KEY (conversation_id, item_id),
+        CONSTRAINT conversation_items_position_key UNIQUE (conversation_id, position),
+        CONSTRAINT conversation_items_conversation_fkey FOREIGN KEY (conversation_id) REFERENCES conversations (id) ON DELETE CASCADE
+      );
+    `,
+  },
+];

@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { newId } from '../../core/ids.js';
+import { describeStateStoreContract } from '../testing/state-store.contract.js';
+import { SqliteStateStore } from './sqlite-state-store.js';
+import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sy-sqlite-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let files = 0;
+const freshPath = (): string => join(root, `db-${++files}`, 'nested', 'state.sqlite');
+
+describeStateStoreContract('sqlite', () => new SqliteStateStore({ path: freshPath() }));
+
+describe('SqliteStateStore', () => {
+  it('creates the parent folders and opens the file in WAL mode with a busy timeout', async () => {
+    const path = freshPath();
+    const store = new SqliteStateStore({ path, busyTimeoutMs: 1234 });
+    await store.init();
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+      expect(tables).toEqual(expect.arrayContaining(['conversation_items', 'conversations', 'response_input_items', 'responses', 'schema_migrations']));
+    } finally {
+      db.close();
+    }
+    const reopened = new SqliteStateStore({ path, busyTimeoutMs: 1234 });
+    await reopened.init();
+    // busy_timeout is per connection, so ask the store's own.
+    expect((reopened as unknown as { db: Database.Database }).db.pragma('busy_timeout', { simple: true })).toBe(1234);
+    await reopened.close();
+  });
+
+  it('keeps data across restarts and applies each migration once', async () => {
+    const path = freshPath();
+    const first = new SqliteStateStore({ path });
+    await first.init();
+    await first.createConversation({ id: 'conv_keep', owner: null, createdAt: 1, metadata: {} }, [
+      { type: 'message', role: 'user', content: 'hi' },
+    ]);
+    await first.close();
+
+    const second = new SqliteStateStore({ path });
+    await second.init();
+    await second.init();
+    expect(await second.getConversation('conv_keep', null)).toEqual({ id: 'conv_keep', owner: null, createdAt: 1, metadata: {} });
+    expect((await second.listConversationItems('conv_keep', null, {}))!.data).toHaveLength(1);
+    await second.close();
+
+    const db = new Database(path, { readonly: true });
+    try {
+      const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+      expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('shares one file between two open stores', async () => {
+    const path = freshPath();
+    const a = new SqliteStateStore({ path });
+    const b = new SqliteStateStore({ path });
+    await Promise.all([a.init(), b.init()]);
+    try {
+      const id = newId('conv');
+      await a.createConversation({ id, owner: 'k', createdAt: 1, metadata: {} }, []);
+      await Promise.all([
+        a.addConversationItems(id, 'k', [{ type: 'message', role: 'user', content: 'from a' }]),
+        b.addConversationItems(id, 'k', [{ type: 'message', role: 'user', content: 'from b' }]),
+      ]);
+      const page = (await b.listConversationItems(id, 'k', { order: 'asc' }))!;
+      expect(page.data.map((entry) => entry.position)).toEqual([0, 1]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('refuses to be used before init', async () => {
+    await expect(new SqliteStateStore({ path: ':memory:' }).getResponse('resp_x', null)).rejects.toThrow(/before init/);
+  });
+});

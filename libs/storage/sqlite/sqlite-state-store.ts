@@ -1,0 +1,408 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { NotFoundError } from '../../core/errors/gateway-error.js';
+import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { DuplicateIdError } from '../shared/duplicate-id.error.js';
+import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
+import { pendingMigrations } from '../shared/pending-migrations.util.js';
+import { nowSeconds, toJson, withItemId } from '../shared/stored-item.util.js';
+import {
+  DEFAULT_CHAIN_DEPTH,
+  type Conversation,
+  type ConversationItem,
+  type ListOptions,
+  type Page,
+  type StateStore,
+  type StoredResponse,
+} from '../state-store.interface.js';
+import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
+
+export interface SqliteStateStoreOptions {
+  /** Database file (its folder is created), or `:memory:`. */
+  path: string;
+  /** How long a write waits for another connection's lock before failing; default 5 s. */
+  busyTimeoutMs?: number;
+}
+
+interface ResponseRow {
+  id: string;
+  owner: string | null;
+  created_at: number;
+  previous_response_id: string | null;
+  conversation_id: string | null;
+  status: string;
+  response: string;
+  model_items: string;
+  tools: string;
+  tool_choice: string;
+  extra: string | null;
+}
+
+interface ItemRow {
+  item_id: string;
+  position: number;
+  item: string;
+}
+
+interface ConversationRow {
+  id: string;
+  owner: string | null;
+  created_at: number;
+  metadata: string;
+}
+
+interface ConversationItemRow extends ItemRow {
+  conversation_id: string;
+  created_at: number;
+}
+
+type ItemTable = { table: 'response_input_items'; key: 'response_id' } | { table: 'conversation_items'; key: 'conversation_id' };
+
+const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'response_id' };
+const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
+
+function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+function toConversation(row: ConversationRow): Conversation {
+  return { id: row.id, owner: row.owner, createdAt: row.created_at, metadata: JSON.parse(row.metadata) as Record<string, string> };
+}
+
+function toConversationItem(row: ConversationItemRow): ConversationItem {
+  return {
+    id: row.item_id,
+    conversationId: row.conversation_id,
+    position: row.position,
+    item: JSON.parse(row.item) as PublicItem,
+    createdAt: row.created_at,
+  };
+}
+
+function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredResponse {
+  const stored: StoredResponse = {
+    id: row.id,
+    owner: row.owner,
+    createdAt: row.created_at,
+    previousResponseId: row.previous_response_id,
+    conversationId: row.conversation_id,
+    status: row.status,
+    response: JSON.parse(row.response) as JsonObject,
+    inputItems,
+    modelItems: JSON.parse(row.model_items) as ModelItem[],
+    tools: JSON.parse(row.tools) as JsonObject[],
+    toolChoice: JSON.parse(row.tool_choice) as unknown,
+  };
+  if (row.extra !== null) stored.extra = JSON.parse(row.extra) as JsonObject;
+  return stored;
+}
+
+/**
+ * The embedded default: one file, no server. better-sqlite3 is synchronous,
+ * so each method runs start to finish without yielding and reads never see a
+ * half-done write from this process; other processes on the same file are
+ * kept apart by SQLite's locks (writes take the lock up front, see `write`).
+ */
+export class SqliteStateStore implements StateStore {
+  private db: Database.Database | undefined;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly options: SqliteStateStoreOptions) {}
+
+  async init(): Promise<void> {
+    if (this.db) return;
+    const { path } = this.options;
+    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(resolve(path)), { recursive: true });
+    let db: Database.Database;
+    try {
+      db = new Database(path, { timeout: this.options.busyTimeoutMs ?? 5_000 });
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message)
+        ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.'
+        : '';
+      throw new Error(`Could not open the SQLite database '${path}': ${message}.${hint}`, { cause: e });
+    }
+    try {
+      // WAL lets readers proceed while one connection writes; with WAL,
+      // synchronous=NORMAL stays consistent after a crash and only risks the
+      // last commits on power loss, a fair trade for a response cache.
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      this.migrate(db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    this.db = db;
+  }
+
+  async close(): Promise<void> {
+    this.statements.clear();
+    this.db?.close();
+    this.db = undefined;
+  }
+
+  async saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
+    this.write(() => {
+      try {
+        this.stmt(
+          `INSERT INTO responses (id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          r.id,
+          r.owner,
+          r.createdAt,
+          r.previousResponseId,
+          r.conversationId,
+          r.status,
+          toJson(r.response),
+          toJson(r.modelItems),
+          toJson(r.tools),
+          toJson(r.toolChoice),
+          r.extra === undefined ? null : toJson(r.extra),
+        );
+      } catch (e) {
+        throw isUniqueViolation(e) ? new DuplicateIdError('response', r.id, 'id') : e;
+      }
+      const insertItem = this.stmt('INSERT INTO response_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+      r.inputItems.forEach((raw, position) => {
+        const item = withItemId(raw);
+        insertItem.run(r.id, position, item.id, toJson(item));
+      });
+      if (r.conversationId !== null && !this.appendItems(r.conversationId, r.owner, conversationItems)) {
+        throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+      }
+    });
+  }
+
+  async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
+    return this.read(() => {
+      const row = this.stmt('SELECT * FROM responses WHERE id = ? AND owner IS ?').get(id, owner) as ResponseRow | undefined;
+      return row ? toStoredResponse(row, this.inputItemsOf(row.id)) : null;
+    });
+  }
+
+  async deleteResponse(id: string, owner: string | null): Promise<boolean> {
+    // Input items go with it through ON DELETE CASCADE.
+    return this.write(() => this.stmt('DELETE FROM responses WHERE id = ? AND owner IS ?').run(id, owner).changes > 0);
+  }
+
+  async listInputItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<PublicItem> | null> {
+    const query = parseListOptions(opts);
+    return this.read(() => {
+      if (!this.stmt('SELECT 1 FROM responses WHERE id = ? AND owner IS ?').get(id, owner)) return null;
+      const page = this.window<ItemRow>(INPUT_ITEMS, id, query);
+      return { ...page, data: page.data.map((row) => JSON.parse(row.item) as PublicItem) };
+    });
+  }
+
+  async getChain(id: string, owner: string | null, maxDepth = DEFAULT_CHAIN_DEPTH): Promise<StoredResponse[] | null> {
+    return this.read(() => this.chain(id, owner, maxDepth));
+  }
+
+  private chain(id: string, owner: string | null, maxDepth: number): StoredResponse[] | null {
+    const rows = this.stmt(
+      `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
+         SELECT id, previous_response_id, 1 FROM responses WHERE id = ? AND owner IS ?
+         UNION ALL
+         SELECT r.id, r.previous_response_id, chain.depth + 1
+         FROM chain JOIN responses r ON r.id = chain.previous_response_id
+         WHERE chain.depth < ? AND r.owner IS ?
+       )
+       SELECT r.* FROM chain JOIN responses r ON r.id = chain.id ORDER BY chain.depth`,
+    ).all(id, owner, Math.max(1, maxDepth), owner) as ResponseRow[];
+    if (rows.length === 0) return null;
+    // Ids are never reused by the gateway, but a cycle built by reusing one
+    // must not repeat responses: stop at the first id seen twice.
+    const seen = new Set<string>();
+    const chain: StoredResponse[] = [];
+    for (const row of rows) {
+      if (seen.has(row.id)) break;
+      seen.add(row.id);
+      chain.push(toStoredResponse(row, this.inputItemsOf(row.id)));
+    }
+    return chain.reverse();
+  }
+
+  async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
+    this.write(() => {
+      try {
+        this.stmt('INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES (?, ?, ?, ?, 0)').run(
+          c.id,
+          c.owner,
+          c.createdAt,
+          toJson(c.metadata),
+        );
+      } catch (e) {
+        throw isUniqueViolation(e) ? new DuplicateIdError('conversation', c.id, 'id') : e;
+      }
+      this.appendItems(c.id, c.owner, items);
+    });
+    return { id: c.id, owner: c.owner, createdAt: c.createdAt, metadata: { ...c.metadata } };
+  }
+
+  async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
+    const row = this.stmt('SELECT * FROM conversations WHERE id = ? AND owner IS ?').get(id, owner) as
+      | ConversationRow
+      | undefined;
+    return row ? toConversation(row) : null;
+  }
+
+  async updateConversation(
+    id: string,
+    owner: string | null,
+    metadata: Record<string, string>,
+  ): Promise<Conversation | null> {
+    const row = this.write(
+      () =>
+        this.stmt('UPDATE conversations SET metadata = ? WHERE id = ? AND owner IS ? RETURNING *').get(
+          toJson(metadata),
+          id,
+          owner,
+        ) as ConversationRow | undefined,
+    );
+    return row ? toConversation(row) : null;
+  }
+
+  async deleteConversation(id: string, owner: string | null): Promise<boolean> {
+    return this.write(() => this.stmt('DELETE FROM conversations WHERE id = ? AND owner IS ?').run(id, owner).changes > 0);
+  }
+
+  async listConversationItems(
+    id: string,
+    owner: string | null,
+    opts: ListOptions,
+  ): Promise<Page<ConversationItem> | null> {
+    const query = parseListOptions(opts);
+    return this.read(() => {
+      if (!this.stmt('SELECT 1 FROM conversations WHERE id = ? AND owner IS ?').get(id, owner)) return null;
+      const page = this.window<ConversationItemRow>(CONVERSATION_ITEMS, id, query);
+      return { ...page, data: page.data.map(toConversationItem) };
+    });
+  }
+
+  async addConversationItems(id: string, owner: string | null, items: PublicItem[]): Promise<ConversationItem[] | null> {
+    return this.write(() => this.appendItems(id, owner, items) ?? null);
+  }
+
+  async getConversationItem(id: string, itemId: string, owner: string | null): Promise<ConversationItem | null> {
+    const row = this.stmt(
+      `SELECT ci.* FROM conversation_items ci JOIN conversations c ON c.id = ci.conversation_id
+       WHERE ci.conversation_id = ? AND ci.item_id = ? AND c.owner IS ?`,
+    ).get(id, itemId, owner) as ConversationItemRow | undefined;
+    return row ? toConversationItem(row) : null;
+  }
+
+  async deleteConversationItem(id: string, itemId: string, owner: string | null): Promise<boolean> {
+    return this.write(
+      () =>
+        this.stmt(
+          `DELETE FROM conversation_items WHERE conversation_id = ? AND item_id = ?
+           AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND owner IS ?)`,
+        ).run(id, itemId, id, owner).changes > 0,
+    );
+  }
+
+  /**
+   * Several statements that must see one snapshot: another process may commit
+   * between two statements run outside a transaction.
+   */
+  private read<T>(fn: () => T): T {
+    return this.open().transaction(fn).deferred();
+  }
+
+  /**
+   * Runs `fn` in one IMMEDIATE transaction: the write lock is taken at BEGIN,
+   * so a second process waits out `busy_timeout` instead of failing at once
+   * when a read would otherwise have to upgrade to a write. A throw rolls back.
+   */
+  private write<T>(fn: () => T): T {
+    return this.open().transaction(fn).immediate();
+  }
+
+  /**
+   * Reserves positions by bumping the conversation's counter (which also
+   * proves it exists and is the caller's), then inserts. Undefined when the
+   * conversation is missing or foreign. Must run inside `write`.
+   */
+  private appendItems(conversationId: string, owner: string | null, items: PublicItem[]): ConversationItem[] | undefined {
+    const reserved = this.stmt(
+      'UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position',
+    ).get(items.length, conversationId, owner) as { next_position: number } | undefined;
+    if (!reserved) return undefined;
+    const start = reserved.next_position - items.length;
+    const createdAt = nowSeconds();
+    const insert = this.stmt(
+      'INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    return items.map((raw, offset) => {
+      const item = withItemId(raw);
+      const json = toJson(item);
+      try {
+        insert.run(conversationId, item.id, start + offset, json, createdAt);
+      } catch (e) {
+        throw isUniqueViolation(e) ? new DuplicateIdError('conversation_item', item.id, 'items') : e;
+      }
+      return { id: item.id, conversationId, position: start + offset, item: JSON.parse(json) as PublicItem, createdAt };
+    });
+  }
+
+  private inputItemsOf(responseId: string): PublicItem[] {
+    const rows = this.stmt('SELECT item FROM response_input_items WHERE response_id = ? ORDER BY position').all(
+      responseId,
+    ) as Array<{ item: string }>;
+    return rows.map((row) => JSON.parse(row.item) as PublicItem);
+  }
+
+  private window<Row extends ItemRow>(source: ItemTable, key: string, query: ListQuery): Page<Row> {
+    const positionOf = (param: 'after' | 'before', cursor: string | undefined): number | undefined => {
+      if (cursor === undefined) return undefined;
+      const found = this.stmt(
+        `SELECT position FROM ${source.table} WHERE ${source.key} = ? AND item_id = ? ORDER BY position LIMIT 1`,
+      ).get(key, cursor) as { position: number } | undefined;
+      if (!found) throw unknownCursor(param, cursor);
+      return found.position;
+    };
+    const { lo, hi } = positionRange(query.order, positionOf('after', query.after), positionOf('before', query.before));
+    const direction = query.order === 'asc' ? 'ASC' : 'DESC';
+    const rows = this.stmt(
+      `SELECT * FROM ${source.table} WHERE ${source.key} = ? AND position > ? AND position < ?
+       ORDER BY position ${direction} LIMIT ?`,
+    ).all(key, lo, hi, query.limit + 1) as Row[];
+    return toPage(rows, query.limit, (row) => row.item_id);
+  }
+
+  private migrate(db: Database.Database): void {
+    db.transaction(() => {
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS schema_migrations (
+           version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL
+         )`,
+      );
+      const applied = db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[];
+      const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+      for (const migration of pendingMigrations(SQLITE_MIGRATIONS, applied)) {
+        db.exec(migration.sql);
+        record.run(migration.version, migration.name, nowSeconds());
+      }
+    }).immediate();
+  }
+
+  private open(): Database.Database {
+    if (!this.db) throw new Error('SqliteStateStore used before init() or after close().');
+    return this.db;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.open().prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

@@ -1,0 +1,52 @@
+import type { Migration } from '../shared/migration.interface.js';
+
+/**
+ * JSON lives in TEXT columns. Tables whose key is composite are WITHOUT ROWID
+ * so that rows sit in key order and a conversation's items are read
+ * sequentially.
+ */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'responses_and_conversations',
+    sql: `
+      CREATE TABLE responses (
+        id TEXT NOT NULL PRIMARY KEY,
+        owner TEXT,
+        created_at INTEGER NOT NULL,
+        previous_response_id TEXT,
+        conversation_id TEXT,
+        status TEXT NOT NULL,
+        response TEXT NOT NULL,
+        model_items TEXT NOT NULL,
+        tools TEXT NOT NULL,
+        tool_choice TEXT NOT NULL,
+        extra TEXT
+      );
+      CREATE TABLE response_input_items (
+        response_id TEXT NOT NULL REFERENCES responses (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        item TEXT NOT NULL,
+        PRIMARY KEY (response_id, position)
+      ) WITHOUT ROWID;
+      CREATE INDEX response_input_items_item_id ON response_input_items (response_id, item_id);
+      CREATE TABLE conversations (
+        id TEXT NOT NULL PRIMARY KEY,
+        owner TEXT,
+        created_at INTEGER NOT NULL,
+        metadata TEXT NOT NULL,
+        next_position INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE conversation_items (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        item_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        item TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, item_id)
+      ) WITHOUT ROWID;
+      CREATE UNIQUE INDEX conversation_items_position ON conversation_items (conversation_id, position);
+    `,
+  },
+];

@@ -1,0 +1,159 @@
+import { Injectable, Module } from '@nestjs/common';
+import { InvalidRequestError } from '../../../libs/core/errors/gateway-error.js';
+import { optionalBoolean, requireFunctionName } from '../../../libs/core/handlers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '../../../libs/core/handlers/tool-handler.decorators.js';
+import type {
+  ExecutionContext,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  GatewayExecutor,
+  NormalizedTool,
+  ToolHandler,
+  ToolOutput,
+} from '../../../libs/core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
+
+/**
+ * A test-only gateway tool type, `nap`, added without touching core: it
+ * proves that a module dropped into `imports` is the whole integration. Its
+ * executor sleeps for the requested time and records what ran when, so tests
+ * can measure the scheduler instead of assuming it.
+ */
+export interface NapParams {
+  name: string;
+  parallel: boolean;
+}
+
+export interface NapRecord {
+  name: string;
+  tag: string;
+  start: number;
+  end?: number;
+  aborted?: boolean;
+}
+
+/** Shared across the module's providers and the test that reads it. */
+export class NapLedger {
+  readonly records: NapRecord[] = [];
+  running = 0;
+  peak = 0;
+  readonly peakByName = new Map<string, number>();
+  private readonly runningByName = new Map<string, number>();
+
+  enter(name: string, tag: string): NapRecord {
+    const record: NapRecord = { name, tag, start: Date.now() };
+    this.records.push(record);
+    this.running++;
+    this.peak = Math.max(this.peak, this.running);
+    const n = (this.runningByName.get(name) ?? 0) + 1;
+    this.runningByName.set(name, n);
+    this.peakByName.set(name, Math.max(this.peakByName.get(name) ?? 0, n));
+    return record;
+  }
+
+  leave(record: NapRecord): void {
+    record.end = Date.now();
+    this.running--;
+    this.runningByName.set(record.name, (this.runningByName.get(record.name) ?? 1) - 1);
+  }
+
+  reset(): void {
+    this.records.length = 0;
+    this.running = 0;
+    this.peak = 0;
+    this.peakByName.clear();
+    this.runningByName.clear();
+  }
+}
+
+export const napLedger = new NapLedger();
+
+@Injectable()
+@ToolHandlerProvider()
+export class NapToolHandler implements ToolHandler<NapParams> {
+  readonly type = 'nap';
+  readonly gatewayOwned = true;
+  readonly historyItemTypes = ['nap_call'];
+
+  validate(decl: JsonObject, path: string): NapParams {
+    const name = requireFunctionName(decl, path);
+    if (name.startsWith('forbidden')) throw new InvalidRequestError(`${path}.name may not start with "forbidden".`, `${path}.name`);
+    return { name, parallel: optionalBoolean(decl, 'parallel', path) ?? false };
+  }
+
+  normalize(p: NapParams): NormalizedTool[] {
+    return [
+      {
+        fn: {
+          type: 'function',
+          name: p.name,
+          description: 'Sleep for a while and report back.',
+          parameters: { type: 'object', properties: { ms: { type: 'integer' }, tag: { type: 'string' } }, required: ['ms'] },
+        },
+        toolName: p.name,
+        executionParams: p,
+      },
+    ];
+  }
+
+  toModelItems(item: PublicItem) {
+    const it = item as JsonObject;
+    return [
+      { type: 'function_call' as const, call_id: String(it.id), name: String(it.name), arguments: String(it.arguments) },
+      { type: 'function_call_output' as const, call_id: String(it.id), output: String(it.output ?? '') },
+    ];
+  }
+}
+
+@Injectable()
+@GatewayExecutorProvider()
+export class NapExecutor implements GatewayExecutor<NapParams> {
+  readonly type = 'nap';
+
+  supportsParallelExecution(p: NapParams): boolean {
+    return p.parallel;
+  }
+
+  async execute(call: GatewayCall, p: NapParams, ctx: ExecutionContext): Promise<ToolOutput> {
+    const args = JSON.parse(call.arguments || '{}') as { ms?: number; tag?: string; fail?: boolean };
+    const record = napLedger.enter(p.name, args.tag ?? '');
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, args.ms ?? 0);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          record.aborted = true;
+          reject(new Error('aborted'));
+        });
+      });
+    } finally {
+      napLedger.leave(record);
+    }
+    if (args.fail) return { text: `nap ${args.tag ?? ''} failed on purpose`, isError: true };
+    return { text: `slept ${args.ms ?? 0}ms ${args.tag ?? ''}`.trim() };
+  }
+
+  planEvents(call: GatewayCall): GatewayEventPlan {
+    return {
+      startedItem: { type: 'nap_call', id: call.itemId, status: 'in_progress', name: call.toolName, arguments: call.arguments, output: null },
+      beforeExecute: [{ type: 'response.nap_call.in_progress' }],
+      afterExecute: (result: GatewayCallResult) => [{ type: `response.nap_call.${result.status === 'completed' ? 'completed' : 'failed'}` }],
+    };
+  }
+
+  publicOutput(result: GatewayCallResult): PublicItem {
+    return {
+      type: 'nap_call',
+      id: result.call.itemId,
+      status: result.status === 'completed' ? 'completed' : 'failed',
+      name: result.call.toolName,
+      arguments: result.call.arguments,
+      output: result.status === 'completed' ? result.output.text : null,
+      error: result.status === 'completed' ? null : (result.error?.message ?? result.output.text),
+    };
+  }
+}
+
+@Module({ providers: [NapToolHandler, NapExecutor] })
+export class NapToolModule {}

@@ -26,4 +26,5 @@ export default {
   setupFiles: ['reflect-metadata'],
   testTimeout: 20000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/plain-summary.reporter.js'],
 };

@@ -404,10 +404,9 @@ export class ResponseRun {
       this.activeBatches.delete(batch);
     }
     for (const { approval, index } of running) outputs.set(approval, batch.slots[index].result?.output.text ?? '');
-    // Insert from the back so earlier positions stay valid.
+    // Positions index the transcript itself; insert from the back so earlier ones stay valid.
     for (const approval of [...approvals].sort((a, b) => b.position - a.position)) {
-      const at = this.turnStart + approval.position;
-      this.transcript.splice(at, 0, { type: 'function_call_output', call_id: approval.approvalRequestId, output: outputs.get(approval) ?? '' });
+      this.transcript.splice(approval.position, 0, { type: 'function_call_output', call_id: approval.approvalRequestId, output: outputs.get(approval) ?? '' });
     }
   }
 

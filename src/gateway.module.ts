@@ -3,6 +3,8 @@ import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
+import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
+import { StateModule } from '../libs/state/state.module.js';
 import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
 import { createUpstreamClient } from '../libs/upstream/upstream-client.factory.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
@@ -16,6 +18,12 @@ export interface GatewayModuleOptions {
   imports?: Array<Type | DynamicModule>;
   /** Replace the upstream client (tests, custom transports). */
   upstreamClient?: UpstreamClient;
+  /**
+   * `false` leaves out the built-in state module (storage, stored responses,
+   * conversations, compaction, WebSocket mode), e.g. to provide
+   * `RESPONSE_STATE` from a module of your own in `imports`.
+   */
+  state?: false;
 }
 
 export interface GatewayModuleAsyncOptions {
@@ -24,6 +32,8 @@ export interface GatewayModuleAsyncOptions {
   useFactory: (...args: any[]) => GatewayConfig | Record<string, unknown> | Promise<GatewayConfig | Record<string, unknown>>;
   toolModules?: Array<Type | DynamicModule>;
   extraImports?: Array<Type | DynamicModule>;
+  /** See `GatewayModuleOptions.state`. */
+  state?: false;
 }
 
 /** Releases the upstream's pooled sockets when the host shuts down. */
@@ -55,6 +65,7 @@ export class GatewayModule {
       options.toolModules ?? BUILTIN_TOOL_MODULES,
       options.imports ?? [],
       [],
+      options.state !== false,
       options.upstreamClient,
     );
   }
@@ -69,6 +80,7 @@ export class GatewayModule {
       options.toolModules ?? BUILTIN_TOOL_MODULES,
       options.extraImports ?? [],
       options.imports ?? [],
+      options.state !== false,
     );
   }
 
@@ -77,12 +89,16 @@ export class GatewayModule {
     toolModules: Array<Type | DynamicModule>,
     extra: Array<Type | DynamicModule>,
     configImports: Array<Type | DynamicModule>,
+    withState: boolean,
     upstreamClient?: UpstreamClient,
   ): DynamicModule {
+    // State is always on, memory driver included: memory is still a store, and
+    // continuations within one process work on it.
+    const state = withState ? [StateModule] : [];
     return {
       module: GatewayModule,
       global: true,
-      imports: [...configImports, CoreModule, ResponsesModule, ...toolModules, ...extra],
+      imports: [...configImports, CoreModule, ResponsesModule, ApiKeyAuthModule, ...state, ...toolModules, ...extra],
       providers: [configProvider, upstreamProvider(upstreamClient), UpstreamLifecycle],
       exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT, CoreModule],
     };

@@ -33,7 +33,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
       tools: [nap('nap_a')],
     });
     expect(response.status).toBe('completed');
-    expect(response.output.map((i) => i.type)).toEqual(['nap_call', 'message']);
+    expect((response.output as any[]).map((i) => i.type)).toEqual(['nap_call', 'message']);
     expect(response.output[0]).toMatchObject({ type: 'nap_call', status: 'completed', output: 'slept 5ms one' });
     expect(response.output_text).toContain('slept 5ms one');
     expect(napLedger.records).toHaveLength(1);
@@ -48,7 +48,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
       tools: [nap('nap_a'), fn('run_shell')],
     });
     expect(response.status).toBe('completed');
-    expect(response.output.map((i) => i.type)).toEqual(['nap_call', 'function_call']);
+    expect((response.output as any[]).map((i) => i.type)).toEqual(['nap_call', 'function_call']);
     expect(response.output[0]).toMatchObject({ status: 'completed', output: 'slept 5ms gw' });
     expect(response.output[1]).toMatchObject({ name: 'run_shell', arguments: '{"x": "ls"}' });
     const inferences = stack.simulator.requests.filter((r) => r.path === '/v1/responses');
@@ -66,7 +66,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_rounds' });
     expect(stack.simulator.stats.requests - before).toBe(3);
-    expect(response.output.filter((i) => i.type === 'nap_call')).toHaveLength(3);
+    expect((response.output as any[]).filter((i) => i.type === 'nap_call')).toHaveLength(3);
   });
 
   it('runs parallel gateway calls under the window and returns them in model order', async () => {
@@ -76,7 +76,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
         'Parallel. [[call nap_a {"ms": 150, "tag": "1"}]] [[call nap_b {"ms": 10, "tag": "2"}]] [[call nap_c {"ms": 80, "tag": "3"}]] [[call nap_d {"ms": 10, "tag": "4"}]]',
       tools: [nap('nap_a'), nap('nap_b'), nap('nap_c'), nap('nap_d')],
     });
-    const calls = response.output.filter((i) => i.type === 'nap_call') as any[];
+    const calls = (response.output as any[]).filter((i) => i.type === 'nap_call') as any[];
     expect(calls.map((c) => c.output)).toEqual(['slept 150ms 1', 'slept 10ms 2', 'slept 80ms 3', 'slept 10ms 4']);
     expect(napLedger.peak).toBe(2); // the window (maxConcurrentGatewayCalls = 2), measured
     // Completion order differed from model order, so ordering was really restored.
@@ -114,7 +114,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
       tools: [nap('nap_a'), nap('nap_b')],
     });
     expect(response.status).toBe('completed');
-    const [slow, fast] = response.output.filter((i) => i.type === 'nap_call') as any[];
+    const [slow, fast] = (response.output as any[]).filter((i) => i.type === 'nap_call') as any[];
     expect(slow.status).toBe('failed');
     expect(slow.error).toMatch(/did not finish within 400 ms/);
     expect(fast).toMatchObject({ status: 'completed', output: 'slept 5ms fast' });
@@ -130,7 +130,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
       tools: [nap('nap_a')],
       tool_choice: { type: 'function', name: 'nap_a' },
     });
-    expect(response.output.map((i) => i.type)).toEqual(['nap_call', 'message']);
+    expect((response.output as any[]).map((i) => i.type)).toEqual(['nap_call', 'message']);
     const bodies = stack.simulator.requests.slice(-2).map((r) => r.body as any);
     expect(bodies[0].tool_choice).toEqual({ type: 'function', name: 'nap_a' });
     expect(bodies[1].tool_choice).toBe('auto');
@@ -142,9 +142,9 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
       input: '[[call nap_a {"ms": 1, "tag": "x"}]] [[call nap_b {"ms": 1, "tag": "y"}]]',
       tools: [nap('nap_a'), nap('nap_b')],
       max_tool_calls: 1,
-    });
+    } as any) as OpenAI.Responses.Response;
     expect(napLedger.records.map((r) => r.tag)).toEqual(['x']);
-    expect(response.output.filter((i) => i.type === 'nap_call')).toHaveLength(1);
+    expect((response.output as any[]).filter((i) => i.type === 'nap_call')).toHaveLength(1);
     expect(response.output_text).toContain('max_tool_calls');
     const last = stack.simulator.requests[stack.simulator.requests.length - 1].body as any;
     expect(last.tool_choice).toBe('none');

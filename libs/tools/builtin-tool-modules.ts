@@ -4,6 +4,7 @@ import { CustomToolModule } from './custom/custom-tool.module.js';
 import { FileSearchToolModule } from './file-search/file-search-tool.module.js';
 import { FunctionToolModule } from './function/function-tool.module.js';
 import { NamespaceToolModule } from './namespace/namespace-tool.module.js';
+import { WebSearchToolModule } from './web-search/web-search-tool.module.js';
 
 /**
  * The tool-type modules a gateway loads unless told otherwise. Core never
@@ -15,4 +16,5 @@ export const BUILTIN_TOOL_MODULES: Array<Type | DynamicModule> = [
   NamespaceToolModule,
   FileSearchToolModule,
   CodeInterpreterToolModule,
+  WebSearchToolModule,
 ];

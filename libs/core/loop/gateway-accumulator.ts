@@ -37,6 +37,8 @@ interface OpenClientCall {
   shape: ClientCallShape;
   args: string;
   input?: JsonStringFieldStreamer;
+  /** Custom calls: the decoded input relayed so far. */
+  inputSoFar?: string;
 }
 
 interface OpenGatewayCall {
@@ -141,7 +143,7 @@ export class RoundAccumulator {
     });
   }
 
-  private finishMessage(key: string, text: string): void {
+  private finishMessage(key: string, text: string, status: 'completed' | 'incomplete' = 'completed'): void {
     const open = this.ensure(key, 'message') as OpenMessage;
     // A non-streamed upstream sends no deltas: relay the text as one delta so streaming clients see it.
     if (open.text.length === 0 && text.length > 0) this.messageDelta(key, text);
@@ -150,7 +152,7 @@ export class RoundAccumulator {
     const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
     this.sink.emit({ type: 'response.output_text.done', ...base, text: finalText, logprobs: [] });
     this.sink.emit({ type: 'response.content_part.done', ...base, part });
-    const item = { ...open.item, status: 'completed', content: [part] };
+    const item = { ...open.item, status, content: [part] };
     this.ledger.set(open.outputIndex, item as unknown as PublicItem);
     this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
     this.open.delete(key);
@@ -172,14 +174,14 @@ export class RoundAccumulator {
     this.sink.emit({ type: this.reasoningNames.delta, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta });
   }
 
-  private finishReasoning(key: string, text: string, summary?: string[], encrypted?: string | null): void {
+  private finishReasoning(key: string, text: string, summary?: string[], encrypted?: string | null, status: 'completed' | 'incomplete' = 'completed'): void {
     const open = this.ensure(key, 'reasoning') as OpenReasoning;
     if (open.text.length === 0 && text.length > 0) this.reasoningDelta(key, text);
     const finalText = text.length > 0 ? text : open.text;
     this.sink.emit({ type: this.reasoningNames.done, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, text: finalText });
     const item: Record<string, unknown> = {
       ...open.item,
-      status: 'completed',
+      status,
       summary: (summary ?? []).map((s) => ({ type: 'summary_text', text: s })),
       content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
     };
@@ -226,6 +228,7 @@ export class RoundAccumulator {
     if (open.input) {
       const decoded = open.input.push(delta);
       if (decoded) {
+        open.inputSoFar = (open.inputSoFar ?? '') + decoded;
         this.sink.emit({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.outputIndex, delta: decoded });
       }
       return;
@@ -278,8 +281,15 @@ export class RoundAccumulator {
   /** Items the upstream never finished (stream cut short): close them as incomplete. */
   closeDangling(): void {
     for (const [key, open] of this.open) {
-      if (open.kind === 'message') this.finishMessage(key, '');
-      else if (open.kind === 'reasoning') this.finishReasoning(key, '');
+      if (open.kind === 'message') this.finishMessage(key, '', 'incomplete');
+      else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
+      else if (open.kind === 'client_call') {
+        // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
+        const partial = open.input ? { input: open.inputSoFar ?? '' } : { arguments: open.args };
+        const item = { ...open.item, status: 'incomplete', ...partial };
+        this.ledger.set(open.outputIndex, item as unknown as PublicItem);
+        this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+      }
     }
     this.open.clear();
   }

@@ -6,6 +6,7 @@ import { NotFoundError } from '../errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
+import type { ModelItem, PublicItem } from '../protocol/items.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
@@ -26,6 +27,13 @@ export class StatelessResponseState implements ResponseStateStore {
   async save(): Promise<void> {}
 }
 
+/**
+ * Turns one public input item of a type no tool module owns (the state
+ * layer's `compaction`) into what the model reads. Throws a `GatewayError`
+ * to refuse the item.
+ */
+export type InputItemTranslator = (item: PublicItem) => ModelItem[];
+
 export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /**
@@ -36,6 +44,7 @@ export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomple
 @Injectable()
 export class LoopService {
   private readonly state: ResponseStateStore;
+  private readonly itemTranslators = new Map<string, InputItemTranslator>();
 
   constructor(
     @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
@@ -46,6 +55,16 @@ export class LoopService {
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
   ) {
     this.state = state ?? new StatelessResponseState();
+  }
+
+  /**
+   * Lets a module outside core give the model a view of its own input item
+   * type (pair it with `CreateResponseParser.acceptItemType`). A second
+   * translator for the same type is a start-up error, not a silent overwrite.
+   */
+  registerInputItemTranslator(type: string, translate: InputItemTranslator): void {
+    if (this.itemTranslators.has(type)) throw new Error(`An input item translator for "${type}" is already registered.`);
+    this.itemTranslators.set(type, translate);
   }
 
   run(request: ResponseRequest, options: { state?: ResponseStateStore } = {}): Observable<ResponseStreamEvent> {
@@ -60,16 +79,28 @@ export class LoopService {
           config: this.config,
           state: options.state ?? this.state,
           reasoningEvents: this.config.server.reasoningEvents,
+          itemTranslators: this.itemTranslators,
         },
         request,
         (event) => subscriber.next(event),
         controller.signal,
       );
+      let settled = false;
       run.execute().then(
-        () => subscriber.complete(),
-        (err: unknown) => subscriber.error(err),
+        () => {
+          settled = true;
+          subscriber.complete();
+        },
+        (err: unknown) => {
+          settled = true;
+          subscriber.error(err);
+        },
       );
-      return () => controller.abort();
+      // Only a run still going has anything to cancel; aborting a finished one
+      // costs a DOMException (stack capture) and an abort dispatch per request.
+      return () => {
+        if (!settled) controller.abort();
+      };
     });
   }
 

@@ -46,6 +46,15 @@ export interface ResponseRequest {
   frequencyPenalty: number;
   /** Identity of the inbound API key, for storage isolation. */
   owner: string | null;
+  /**
+   * Whether the body carried `tools` / `tool_choice` at all. A continuation
+   * that omits them inherits the previous response's; one that sends
+   * `tools: []` means "no tools". Absent means not sent.
+   */
+  toolsSupplied?: boolean;
+  toolChoiceSupplied?: boolean;
+  /** `context_management: [{type: "compaction", compact_threshold}]`: compact the prior transcript past this many estimated tokens. */
+  compactThreshold?: number | null;
 }
 
 /** Conversation state that precedes this request (from storage or the same WebSocket). */
@@ -54,4 +63,15 @@ export interface PriorState {
   modelItems: ModelItem[];
   /** Public items of the conversation so far (for approval lookups and discovery suppression). */
   publicItems: PublicItem[];
+  /**
+   * Public items the run translates for the model and appends after
+   * `modelItems` (a conversation's items, which are stored in public form:
+   * translating them needs the request's tool registry, which only the run has).
+   */
+  untranslated?: PublicItem[];
+  /** The continued response's effective tools and tool_choice, used when the request omits `tools`. */
+  tools?: JsonObject[];
+  toolChoice?: PublicToolChoice;
+  /** `modelItems` replace an older transcript with a summary; storage keeps them as the new base. */
+  compacted?: boolean;
 }

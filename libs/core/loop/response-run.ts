@@ -14,6 +14,7 @@ import { DetectedGatewayCall, RoundAccumulator } from './gateway-accumulator.js'
 import type { GatewayScheduler, RoundExecution } from './gateway-scheduler.service.js';
 import { ApprovalSlot, HistoryTranslator } from './history-to-model.js';
 import { LoopDecision, classifyRound } from './loop-decision.js';
+import type { InputItemTranslator } from './loop.service.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { OutputLedger, ResponseEventSink, emitWholeItem, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
@@ -27,6 +28,8 @@ export interface RunDependencies {
   config: GatewayConfig;
   state: ResponseStateStore;
   reasoningEvents: ReasoningEventStyle;
+  /** Input item types owned outside core and tool modules (e.g. `compaction`). */
+  itemTranslators?: ReadonlyMap<string, InputItemTranslator>;
 }
 
 /** Raised inside a run when the client went away; never reaches the client. */
@@ -103,6 +106,7 @@ export class ResponseRun {
   private readonly usage = emptyUsage();
   private readonly transcript: ModelItem[] = [];
   private turnStart = 0;
+  private prior: PriorState = { modelItems: [], publicItems: [] };
   private registry!: ToolRegistry;
   private started = false;
   private gatewayCallsMade = 0;
@@ -113,7 +117,8 @@ export class ResponseRun {
 
   constructor(
     private readonly deps: RunDependencies,
-    private readonly req: ResponseRequest,
+    /** Replaced once, by the effective request, when a continuation inherits tools. */
+    private req: ResponseRequest,
     out: (event: ResponseStreamEvent) => void,
     private readonly signal: AbortSignal,
   ) {
@@ -136,6 +141,8 @@ export class ResponseRun {
 
   private async run(): Promise<void> {
     const prior: PriorState = (await this.deps.state.load(this.req)) ?? { modelItems: [], publicItems: [] };
+    this.prior = prior;
+    this.inheritTools(prior);
     this.registry = await this.deps.preparation.prepare(this.req.tools, {
       history: [...prior.publicItems, ...this.req.input],
       signal: this.signal,
@@ -144,9 +151,11 @@ export class ResponseRun {
     const choice = resolveToolChoice(this.req.toolChoice, this.registry);
 
     this.transcript.push(...prior.modelItems);
+    // Approval answers in prior items were resolved in their own turn: their slots are dropped.
+    if (prior.untranslated?.length) this.translate(prior.untranslated, []);
     this.turnStart = this.transcript.length;
     const approvals: ApprovalSlot[] = [];
-    new HistoryTranslator(this.registry, this.deps.explorer).translate(this.req.input, this.transcript, approvals);
+    this.translate(this.req.input, approvals);
 
     if (this.registry.discoveryItems.length > 0 || approvals.length > 0) this.ensureStarted();
     for (const item of this.registry.discoveryItems) this.emitDiscoveryItem(item);
@@ -160,6 +169,27 @@ export class ResponseRun {
       if (decision === LoopDecision.Continue) continue;
       if (decision === LoopDecision.Incomplete) return this.finish('incomplete', 'max_rounds');
       return this.finish('completed', null);
+    }
+  }
+
+  /**
+   * A continuation that does not mention `tools` keeps the previous
+   * response's tools, and then its tool_choice too unless it sends one (a
+   * stored choice naming a tool only makes sense with the stored tools).
+   */
+  private inheritTools(prior: PriorState): void {
+    if (!prior.tools || this.req.toolsSupplied || this.req.tools.length > 0) return;
+    const toolChoice = this.req.toolChoiceSupplied || prior.toolChoice === undefined ? this.req.toolChoice : prior.toolChoice;
+    this.req = { ...this.req, tools: prior.tools, toolChoice };
+  }
+
+  private translate(items: readonly PublicItem[], approvals: ApprovalSlot[]): void {
+    const translator = new HistoryTranslator(this.registry, this.deps.explorer);
+    for (const item of items) {
+      const own = this.deps.itemTranslators?.get(item.type);
+      // One item at a time keeps approval positions relative to the transcript as it grows.
+      if (own) this.transcript.push(...own(item));
+      else translator.translate([item], this.transcript, approvals);
     }
   }
 
@@ -188,6 +218,8 @@ export class ResponseRun {
       });
       accumulator.closeDangling();
       await batch.settle();
+      // Cancelling ends the batch early: its calls have no results, so the run must stop, not finish.
+      if (this.signal.aborted) throw new RunCancelled();
     } catch (err) {
       // The round failed (upstream error, cancellation): calls it started must not outlive it.
       batch.cancel();
@@ -355,6 +387,15 @@ export class ResponseRun {
    * Either way the output lands where the response stood in the input.
    */
   private async resolveApprovals(approvals: ApprovalSlot[], priorPublic: PublicItem[]): Promise<void> {
+    // An approval the conversation already shows carried out (an `mcp_call`
+    // bearing its id) was answered in an earlier turn: running it again would
+    // repeat the call's side effects. That item supplies the model's output.
+    const executed = new Set<string>();
+    for (const item of [...priorPublic, ...this.req.input]) {
+      if (item.type === 'mcp_call' && typeof item.approval_request_id === 'string') executed.add(item.approval_request_id);
+    }
+    approvals = approvals.filter((approval) => !executed.has(approval.approvalRequestId));
+    if (approvals.length === 0) return;
     const known = new Map<string, Record<string, unknown>>();
     for (const item of [...priorPublic, ...this.req.input]) {
       if (item.type === 'mcp_approval_request' && typeof item.id === 'string') known.set(item.id, item as Record<string, unknown>);
@@ -404,8 +445,9 @@ export class ResponseRun {
       this.activeBatches.delete(batch);
     }
     for (const { approval, index } of running) outputs.set(approval, batch.slots[index].result?.output.text ?? '');
-    // Positions index the transcript itself; insert from the back so earlier ones stay valid.
-    for (const approval of [...approvals].sort((a, b) => b.position - a.position)) {
+    // Positions index the transcript itself; insert from the back so earlier ones stay valid,
+    // and reverse before the (stable) sort so answers sharing a position keep their given order.
+    for (const approval of [...approvals].reverse().sort((a, b) => b.position - a.position)) {
       this.transcript.splice(approval.position, 0, { type: 'function_call_output', call_id: approval.approvalRequestId, output: outputs.get(approval) ?? '' });
     }
   }
@@ -451,6 +493,7 @@ export class ResponseRun {
       response,
       modelItems: this.transcript.slice(this.turnStart),
       tools: this.registry.publicTools,
+      prior: { ...this.prior, modelItems: this.transcript.slice(0, this.turnStart), untranslated: undefined },
     });
     this.sink.emit({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });
   }

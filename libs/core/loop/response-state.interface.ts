@@ -12,6 +12,12 @@ export interface CompletedRun {
   modelItems: ModelItem[];
   /** Effective public tool declarations, secrets removed. */
   tools: JsonObject[];
+  /**
+   * The state this run continued from, with `untranslated` items already
+   * translated into `modelItems`: prior + `modelItems` is the whole transcript,
+   * which is what a continuation of this response starts from.
+   */
+  prior?: PriorState;
 }
 
 /**

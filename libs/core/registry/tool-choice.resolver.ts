@@ -60,11 +60,20 @@ export function resolveToolChoice(choice: PublicToolChoice, registry: ToolRegist
     const listed = (choice as { tools?: unknown }).tools;
     if (!Array.isArray(listed)) throw new InvalidRequestError('tool_choice.tools must be an array.', 'tool_choice.tools');
     const names = new Set<string>();
-    listed.forEach((t: Record<string, unknown>, i) => {
-      const sub = resolveToolChoice(t as PublicToolChoice, registry);
+    listed.forEach((t: unknown, i) => {
+      if (!t || typeof t !== 'object' || Array.isArray(t)) throw new InvalidRequestError('allowed tool must be an object', `tool_choice.tools[${i}]`);
+      let sub: ResolvedToolChoice;
+      try {
+        sub = resolveToolChoice(t as PublicToolChoice, registry);
+      } catch (err) {
+        // An entry's error names the field inside that entry, not a top-level one.
+        if (err instanceof InvalidRequestError && err.param?.startsWith('tool_choice')) {
+          throw new InvalidRequestError(err.message, err.param.replace(/^tool_choice/, `tool_choice.tools[${i}]`), err.code);
+        }
+        throw err;
+      }
       if (typeof sub.choice === 'object') names.add(sub.choice.name);
       else sub.tools.forEach((f) => names.add(f.name));
-      if (!t || typeof t !== 'object') throw new InvalidRequestError('allowed tool must be an object', `tool_choice.tools[${i}]`);
     });
     if (mode !== 'auto' && mode !== 'required') throw new InvalidRequestError('tool_choice.mode must be "auto" or "required".', 'tool_choice.mode');
     return { choice: mode, tools: offered.filter((f) => names.has(f.name)), forcing: mode === 'required' };

@@ -4,10 +4,10 @@ import { ValidationError, validateSync } from 'class-validator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
 import { CreateResponseDto } from './create-response.dto.js';
-import { parseInputItems } from './input-items.parser.js';
+import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
 
 function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
   for (const e of errors) {
@@ -33,16 +33,17 @@ function unsupported(param: string, why: string): never {
  */
 @Injectable()
 export class CreateResponseParser {
-  /** Input item types the gateway accepts beyond tool modules' own (state layer adds `compaction`, `item_reference`). */
-  private readonly extraItemTypes = new Set<string>();
+  /** Input item types the gateway accepts beyond tool modules' own (state layer adds `compaction`), with their checks. */
+  private readonly extraItemTypes = new Map<string, ExtraItemValidator | undefined>();
 
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
-  acceptItemType(type: string): void {
-    this.extraItemTypes.add(type);
+  /** `validate` throws an `InvalidRequestError` naming `path` (e.g. `input[2]`) to refuse an item. */
+  acceptItemType(type: string, validate?: ExtraItemValidator): void {
+    this.extraItemTypes.set(type, validate);
   }
 
   parse(body: unknown, owner: string | null = null): ResponseRequest {
@@ -104,7 +105,39 @@ export class CreateResponseParser {
       presencePenalty: dto.presence_penalty ?? 0,
       frequencyPenalty: dto.frequency_penalty ?? 0,
       owner,
+      toolsSupplied: raw.tools !== undefined && raw.tools !== null,
+      toolChoiceSupplied: raw.tool_choice !== undefined && raw.tool_choice !== null,
+      compactThreshold: this.compactThreshold(raw.context_management),
     };
+  }
+
+  /**
+   * Validates a list of items outside a create body (Conversations API,
+   * compaction), with the same item types accepted; errors name `root[i]`.
+   */
+  parseItems(value: unknown, root: string): PublicItem[] {
+    if (!Array.isArray(value)) throw new InvalidRequestError(`'${root}' must be an array of items.`, root);
+    return parseInputItems(value, this.explorer, this.extraItemTypes, root);
+  }
+
+  /** Only the compaction strategy exists; the threshold is in (estimated) tokens. */
+  private compactThreshold(value: unknown): number | null {
+    if (value === undefined || value === null) return null;
+    if (!Array.isArray(value)) throw new InvalidRequestError("'context_management' must be an array.", 'context_management');
+    let threshold: number | null = null;
+    value.forEach((entry, i) => {
+      const path = `context_management[${i}]`;
+      if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new InvalidRequestError(`${path} must be an object.`, path);
+      const e = entry as JsonObject;
+      if (e.type !== 'compaction') throw new InvalidRequestError(`${path}.type must be "compaction".`, `${path}.type`);
+      const t = e.compact_threshold;
+      if (t === undefined || t === null) return;
+      if (typeof t !== 'number' || !Number.isInteger(t) || t < 1) {
+        throw new InvalidRequestError(`${path}.compact_threshold must be a positive integer.`, `${path}.compact_threshold`);
+      }
+      threshold = t;
+    });
+    return threshold;
   }
 
   private conversationId(value: unknown): string | null {

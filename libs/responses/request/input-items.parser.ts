@@ -14,6 +14,9 @@ const ID_PREFIX: Record<string, string> = {
   mcp_approval_response: 'mcpa',
 };
 
+/** Checks one item of a type registered with `CreateResponseParser.acceptItemType`. */
+export type ExtraItemValidator = (item: JsonObject, path: string) => void;
+
 function fail(message: string, param: string): never {
   throw new InvalidRequestError(message, param);
 }
@@ -89,13 +92,18 @@ function message(item: JsonObject, path: string): void {
  * Item types contributed by tool modules (MCP, web search...) are accepted
  * when a module claims them; anything else is a 400 naming its index.
  */
-export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, extraTypes: ReadonlySet<string>): PublicItem[] {
+export function parseInputItems(
+  input: unknown,
+  explorer: ToolHandlerExplorer,
+  extraTypes: ReadonlyMap<string, ExtraItemValidator | undefined>,
+  root = 'input',
+): PublicItem[] {
   if (typeof input === 'string') {
     return [{ type: 'message', id: newId('msg'), role: 'user', content: input }];
   }
-  if (!Array.isArray(input)) fail('input must be a string or an array of input items.', 'input');
+  if (!Array.isArray(input)) fail(`${root} must be a string or an array of input items.`, root);
   return input.map((raw, i) => {
-    const path = `input[${i}]`;
+    const path = `${root}[${i}]`;
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail(`${path} must be an object.`, path);
     const item = { ...(raw as JsonObject) };
     // EasyInputMessage: `{role, content}` without a type.
@@ -140,6 +148,7 @@ export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, e
         if (!explorer.handlerForItemType(type) && !extraTypes.has(type)) {
           fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
         }
+        extraTypes.get(type)?.(item, path);
     }
     if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
     return item as PublicItem;

@@ -1,0 +1,327 @@
+import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import type { ModelEvent } from '../protocol/model-events.js';
+import { ToolPreparationService } from '../registry/tool-preparation.service.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
+import { callEvents, explorerWith, finished, messageEvents, testConfig, usageEvent } from '../testing/fixtures.js';
+import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
+import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
+import { OutputLedger, ResponseEventSink, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
+
+let registry: ToolRegistry;
+
+beforeAll(async () => {
+  const explorer = explorerWith(
+    [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler()],
+    [new ProbeExecutor()],
+  );
+  registry = await new ToolPreparationService(explorer, testConfig()).prepare(
+    [
+      { type: 'function', name: 'run_shell' },
+      { type: 'custom', name: 'apply_patch' },
+      { type: 'namespace', name: 'files', tools: [{ type: 'function', name: 'read' }, { type: 'custom', name: 'write' }] },
+      { type: 'probe', name: 'lookup' },
+      { type: 'file_search', vector_store_ids: ['vs_1'] },
+    ],
+    { history: [], signal: new AbortController().signal, requestId: 'r' },
+  );
+});
+
+function accumulate(events: ModelEvent[], options: { reasoningEvents?: ReasoningEventStyle; include?: string[] } = {}) {
+  const emitted: ResponseStreamEvent[] = [];
+  const gatewayCalls: DetectedGatewayCall[] = [];
+  const ledger = new OutputLedger();
+  const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, (c) => gatewayCalls.push(c), {
+    include: options.include ?? [],
+    reasoningEvents: options.reasoningEvents ?? 'openai',
+  });
+  for (const event of events) acc.handle(event);
+  return { acc, emitted, gatewayCalls, ledger, types: () => emitted.map((e) => e.type) };
+}
+
+/** Every item that was added must be done, once, at the same output index. */
+function expectBalancedLifecycle(emitted: ResponseStreamEvent[]): void {
+  const added = emitted.filter((e) => e.type === 'response.output_item.added').map((e) => e.output_index);
+  const done = emitted.filter((e) => e.type === 'response.output_item.done').map((e) => e.output_index);
+  expect([...done].sort()).toEqual([...added].sort());
+}
+
+describe('RoundAccumulator', () => {
+  describe('messages', () => {
+    it('emits the message lifecycle in order, with one item id and increasing sequence numbers', () => {
+      const { emitted, types, ledger, acc } = accumulate([...messageEvents('m', ['Hel', 'lo']), usageEvent(3, 2), finished]);
+
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted.map((e) => e.sequence_number)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      const id = (emitted[0].item as { id: string }).id;
+      expect(id).toMatch(/^msg_/);
+      expect(emitted.slice(1).every((e) => (e.item_id ?? (e.item as { id: string }).id) === id)).toBe(true);
+      expect(emitted[0].item).toMatchObject({ type: 'message', role: 'assistant', status: 'in_progress', content: [] });
+      expect(emitted.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta)).toEqual(['Hel', 'lo']);
+      expect(emitted[4]).toMatchObject({ text: 'Hello', output_index: 0, content_index: 0 });
+      expect(emitted[6].item).toMatchObject({ status: 'completed', content: [{ type: 'output_text', text: 'Hello' }] });
+      expect(ledger.items).toEqual([emitted[6].item]);
+      expect(acc.modelItems).toEqual([{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }]);
+      expect(acc.usage?.total_tokens).toBe(5);
+      expect(acc.finish).toEqual({ status: 'completed', reason: null });
+      expect(acc.clientCalls).toBe(0);
+    });
+
+    it('relays a non-streamed message (done without deltas) as exactly one delta', () => {
+      const { emitted, types } = accumulate([{ type: 'message.start', key: 'm' }, { type: 'message.done', key: 'm', text: 'All at once' }]);
+      const deltas = emitted.filter((e) => e.type === 'response.output_text.delta');
+      expect(deltas.map((e) => e.delta)).toEqual(['All at once']);
+      expect(types().indexOf('response.output_text.delta')).toBeLessThan(types().indexOf('response.output_text.done'));
+    });
+
+    it('opens the message itself when the upstream skips message.start', () => {
+      const { types, ledger } = accumulate([{ type: 'message.delta', key: 'm', delta: 'x' }, { type: 'message.done', key: 'm', text: 'x' }]);
+      expect(types()[0]).toBe('response.output_item.added');
+      expect(ledger.items).toHaveLength(1);
+    });
+
+    it('carries the phase of commentary messages', () => {
+      const { emitted } = accumulate([{ type: 'message.start', key: 'm', phase: 'commentary' }, { type: 'message.done', key: 'm', text: 'thinking aloud' }]);
+      expect(emitted[0].item).toMatchObject({ phase: 'commentary' });
+      expect(emitted[emitted.length - 1].item).toMatchObject({ phase: 'commentary' });
+    });
+  });
+
+  describe('reasoning', () => {
+    const events: ModelEvent[] = [
+      { type: 'reasoning.start', key: 'r' },
+      { type: 'reasoning.delta', key: 'r', delta: 'step 1; ' },
+      { type: 'reasoning.delta', key: 'r', delta: 'step 2' },
+      { type: 'reasoning.done', key: 'r', text: 'step 1; step 2', summary: ['two steps'], encrypted_content: 'opaque' },
+    ];
+
+    it.each<[ReasoningEventStyle, string, string]>([
+      ['openai', 'response.reasoning_text.delta', 'response.reasoning_text.done'],
+      ['openresponses', 'response.reasoning.delta', 'response.reasoning.done'],
+    ])('uses the %s event names', (style, delta, done) => {
+      const { types, emitted } = accumulate(events, { reasoningEvents: style });
+      expect(types()).toEqual(['response.output_item.added', delta, delta, done, 'response.output_item.done']);
+      expect(emitted[3]).toMatchObject({ text: 'step 1; step 2' });
+    });
+
+    it('builds the reasoning item; encrypted content only when included, always for the model', () => {
+      const plain = accumulate(events);
+      const done = plain.emitted[plain.emitted.length - 1].item as Record<string, unknown>;
+      expect(done).toMatchObject({
+        type: 'reasoning',
+        status: 'completed',
+        summary: [{ type: 'summary_text', text: 'two steps' }],
+        content: [{ type: 'reasoning_text', text: 'step 1; step 2' }],
+      });
+      expect(done.encrypted_content).toBeUndefined();
+      expect(plain.acc.modelItems[0]).toMatchObject({ type: 'reasoning', encrypted_content: 'opaque' });
+
+      const included = accumulate(events, { include: ['reasoning.encrypted_content'] });
+      expect(included.ledger.items[0]).toMatchObject({ encrypted_content: 'opaque' });
+    });
+
+    it('relays non-streamed reasoning as one delta', () => {
+      const { emitted } = accumulate([{ type: 'reasoning.start', key: 'r' }, { type: 'reasoning.done', key: 'r', text: 'whole' }]);
+      expect(emitted.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta)).toEqual(['whole']);
+    });
+  });
+
+  describe('client-owned calls', () => {
+    it('streams a function call with its public lifecycle', () => {
+      const { emitted, types, acc, gatewayCalls } = accumulate(callEvents('c', 'call_1', 'run_shell', ['{"cmd":', '"ls"}']));
+
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted[0].item).toMatchObject({ type: 'function_call', status: 'in_progress', call_id: 'call_1', name: 'run_shell', arguments: '' });
+      expect(emitted[3]).toMatchObject({ name: 'run_shell', arguments: '{"cmd":"ls"}' });
+      expect(emitted[4].item).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_1', arguments: '{"cmd":"ls"}' });
+      expect(emitted[4].item).not.toHaveProperty('namespace');
+      expect(acc.clientCalls).toBe(1);
+      expect(acc.modelItems).toEqual([{ type: 'function_call', call_id: 'call_1', name: 'run_shell', arguments: '{"cmd":"ls"}' }]);
+      expect(gatewayCalls).toHaveLength(0);
+    });
+
+    it('gives a call that arrives whole (call.done only) a full lifecycle with one delta', () => {
+      const { types, emitted } = accumulate([{ type: 'call.done', key: 'c', call_id: 'call_1', name: 'run_shell', arguments: '{}' }]);
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.function_call_arguments.delta',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted[1].delta).toBe('{}');
+    });
+
+    it('keeps interleaved calls apart by key', () => {
+      const { emitted, ledger } = accumulate([
+        { type: 'call.start', key: 'a', call_id: 'call_a', name: 'run_shell' },
+        { type: 'call.start', key: 'b', call_id: 'call_b', name: 'run_shell' },
+        { type: 'call.delta', key: 'a', delta: '{"n":' },
+        { type: 'call.delta', key: 'b', delta: '{"n":2}' },
+        { type: 'call.delta', key: 'a', delta: '1}' },
+        { type: 'call.done', key: 'b', call_id: 'call_b', name: 'run_shell', arguments: '{"n":2}' },
+        { type: 'call.done', key: 'a', call_id: 'call_a', name: 'run_shell', arguments: '{"n":1}' },
+      ]);
+      const deltasAt = (index: number) => emitted.filter((e) => e.type === 'response.function_call_arguments.delta' && e.output_index === index).map((e) => e.delta);
+      expect(deltasAt(0)).toEqual(['{"n":', '1}']);
+      expect(deltasAt(1)).toEqual(['{"n":2}']);
+      expect(ledger.items.map((i) => (i as { call_id: string }).call_id)).toEqual(['call_a', 'call_b']);
+    });
+
+    it('restores a custom tool call and streams its decoded input', () => {
+      const { emitted, types, acc, ledger } = accumulate(callEvents('c', 'call_c', 'apply_patch', ['{"input":"*** Begin', '\\n+line \\"q\\"', '\\n*** End"}']));
+
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.custom_tool_call_input.delta',
+        'response.custom_tool_call_input.delta',
+        'response.custom_tool_call_input.delta',
+        'response.custom_tool_call_input.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted[0].item).toMatchObject({ type: 'custom_tool_call', call_id: 'call_c', name: 'apply_patch', input: '', status: 'in_progress' });
+      const input = '*** Begin\n+line "q"\n*** End';
+      expect(emitted.filter((e) => e.type === 'response.custom_tool_call_input.delta').map((e) => e.delta).join('')).toBe(input);
+      expect(emitted[4].input).toBe(input);
+      expect(ledger.items[0]).toMatchObject({ type: 'custom_tool_call', status: 'completed', input });
+      expect(acc.clientCalls).toBe(1);
+      // The model keeps seeing its own function call.
+      expect(acc.modelItems[0]).toEqual({ type: 'function_call', call_id: 'call_c', name: 'apply_patch', arguments: '{"input":"*** Begin\\n+line \\"q\\"\\n*** End"}' });
+    });
+
+    it('sends custom input the streamer could not follow at the end, in one delta', () => {
+      const args = '{"note":"x","input":"late"}';
+      const { emitted } = accumulate(callEvents('c', 'call_c', 'apply_patch', [args.slice(0, 10), args.slice(10)]));
+      expect(emitted.filter((e) => e.type === 'response.custom_tool_call_input.delta').map((e) => e.delta)).toEqual(['late']);
+      expect(emitted.find((e) => e.type === 'response.custom_tool_call_input.done')?.input).toBe('late');
+    });
+
+    it('restores a namespace member call to its namespace and own name', () => {
+      const { emitted, acc, ledger } = accumulate(callEvents('c', 'call_n', 'files__read', ['{"path":"a"}']));
+      expect(emitted[0].item).toMatchObject({ type: 'function_call', name: 'read', namespace: 'files' });
+      expect(emitted.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'read' });
+      expect(ledger.items[0]).toMatchObject({ type: 'function_call', name: 'read', namespace: 'files', status: 'completed' });
+      expect(acc.modelItems[0]).toMatchObject({ name: 'files__read' });
+    });
+
+    it('restores a custom namespace member as a custom call in its namespace', () => {
+      const { ledger } = accumulate(callEvents('c', 'call_w', 'files__write', ['{"input":"data"}']));
+      expect(ledger.items[0]).toMatchObject({ type: 'custom_tool_call', name: 'write', namespace: 'files', input: 'data' });
+    });
+
+    it('hands back a call to an undeclared name as a function call', () => {
+      const { ledger, acc, gatewayCalls } = accumulate(callEvents('c', 'call_x', 'invented_tool', ['{}']));
+      expect(ledger.items[0]).toMatchObject({ type: 'function_call', name: 'invented_tool', status: 'completed' });
+      expect(acc.clientCalls).toBe(1);
+      expect(gatewayCalls).toHaveLength(0);
+    });
+  });
+
+  describe('gateway-owned calls', () => {
+    it('hides them from the public stream and hands them over complete', () => {
+      const { emitted, gatewayCalls, acc, ledger } = accumulate(callEvents('g', 'call_g', 'lookup', ['{"q":', '"x"}']));
+      expect(emitted).toEqual([]);
+      expect(ledger.items).toEqual([]);
+      expect(acc.clientCalls).toBe(0);
+      expect(gatewayCalls).toHaveLength(1);
+      const [detected] = gatewayCalls;
+      expect(detected).toMatchObject({ callId: 'call_g', modelName: 'lookup', arguments: '{"q":"x"}' });
+      expect(detected.entry).toBe(registry.lookup('lookup'));
+      expect(detected.modelCall).toEqual({ type: 'function_call', call_id: 'call_g', name: 'lookup', arguments: '{"q":"x"}' });
+      expect(acc.modelItems).toEqual([detected.modelCall]);
+    });
+
+    it('hands over calls to gateway types without an executor too (never shown as function_call)', () => {
+      const { emitted, gatewayCalls } = accumulate([{ type: 'call.done', key: 'g', call_id: 'call_fs', name: 'file_search', arguments: '{"queries":["a"]}' }]);
+      expect(emitted).toEqual([]);
+      expect(gatewayCalls.map((c) => c.entry.toolType)).toEqual(['file_search']);
+    });
+
+    it('leaves output indices to public items only in a mixed round', () => {
+      const { emitted, gatewayCalls, acc } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.done', key: 'r', text: 'plan' },
+        ...callEvents('g', 'call_g', 'lookup', ['{}']),
+        ...callEvents('c', 'call_c', 'run_shell', ['{}']),
+        ...messageEvents('m', ['ok']),
+      ]);
+      const added = emitted.filter((e) => e.type === 'response.output_item.added');
+      expect(added.map((e) => [(e.item as { type: string }).type, e.output_index])).toEqual([
+        ['reasoning', 0],
+        ['function_call', 1],
+        ['message', 2],
+      ]);
+      expect(gatewayCalls).toHaveLength(1);
+      expect(acc.modelItems.map((i) => i.type)).toEqual(['reasoning', 'function_call', 'function_call', 'message']);
+      expectBalancedLifecycle(emitted);
+    });
+  });
+
+  describe('usage and finish', () => {
+    it('records the upstream finish reason', () => {
+      const { acc } = accumulate([{ type: 'finish', status: 'incomplete', reason: 'max_output_tokens' }]);
+      expect(acc.finish).toEqual({ status: 'incomplete', reason: 'max_output_tokens' });
+      expect(acc.sawEvent).toBe(true);
+    });
+  });
+
+  describe('closeDangling', () => {
+    it('closes items the upstream never finished as incomplete, keeping what arrived', () => {
+      const { acc, emitted, ledger } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.delta', key: 'r', delta: 'half a thought' },
+        { type: 'message.start', key: 'm' },
+        { type: 'message.delta', key: 'm', delta: 'cut sh' },
+      ]);
+      const before = emitted.length;
+      acc.closeDangling();
+
+      const closing = emitted.slice(before);
+      expect(closing.filter((e) => e.type === 'response.output_item.done')).toHaveLength(2);
+      expect(ledger.items[0]).toMatchObject({ type: 'reasoning', status: 'incomplete', content: [{ type: 'reasoning_text', text: 'half a thought' }] });
+      expect(ledger.items[1]).toMatchObject({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: 'cut sh' }] });
+      // No duplicate text: the deltas already carried it.
+      expect(closing.filter((e) => e.type === 'response.output_text.delta')).toHaveLength(0);
+      expectBalancedLifecycle(emitted);
+      expect(acc.modelItems.map((i) => i.type)).toEqual(['reasoning', 'message']);
+    });
+
+    it('closes an unfinished client call as incomplete without handing it to the client', () => {
+      const { acc, emitted, ledger, gatewayCalls } = accumulate([
+        { type: 'call.start', key: 'c', call_id: 'call_1', name: 'run_shell' },
+        { type: 'call.delta', key: 'c', delta: '{"cmd":"l' },
+        { type: 'call.start', key: 'g', call_id: 'call_2', name: 'lookup' },
+      ]);
+      acc.closeDangling();
+      expectBalancedLifecycle(emitted);
+      expect(ledger.items).toHaveLength(1);
+      expect(ledger.items[0]).toMatchObject({ type: 'function_call', status: 'incomplete', arguments: '{"cmd":"l' });
+      expect(acc.clientCalls).toBe(0);
+      expect(acc.modelItems).toEqual([]);
+      expect(gatewayCalls).toEqual([]);
+    });
+
+    it('does nothing when everything was finished, and nothing the second time', () => {
+      const { acc, emitted } = accumulate([...messageEvents('m', ['done'])]);
+      const before = emitted.length;
+      acc.closeDangling();
+      acc.closeDangling();
+      expect(emitted).toHaveLength(before);
+    });
+  });
+});

@@ -1,0 +1,128 @@
+import { Injectable, Module } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { optionalBoolean, optionalInteger, optionalString, requireFunctionName } from '../handlers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '../handlers/tool-handler.decorators.js';
+import type {
+  ExecutionContext,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  GatewayExecutor,
+  HistoryContext,
+  NormalizedTool,
+  ToolHandler,
+  ToolOutput,
+} from '../handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import { modelVisibleName } from '../registry/model-names.js';
+
+/**
+ * `probe`: a gateway-owned tool type that exists only in unit tests. Its
+ * executor does whatever the test sets as `behaviour` and records every call
+ * with the context it ran under, so tests observe execution instead of
+ * assuming it.
+ */
+export interface ProbeParams {
+  name: string;
+  parallel: boolean;
+  serverLabel?: string;
+  timeoutMs?: number;
+  requireApproval: boolean;
+}
+
+export type ProbeBehaviour = (call: GatewayCall, params: ProbeParams, ctx: ExecutionContext) => Promise<ToolOutput> | Observable<ToolOutput>;
+
+export const PROBE_TYPE = 'probe';
+
+@Injectable()
+@ToolHandlerProvider()
+export class ProbeToolHandler implements ToolHandler<ProbeParams> {
+  readonly type = PROBE_TYPE;
+  readonly gatewayOwned = true;
+  readonly historyItemTypes = ['probe_call'];
+
+  validate(decl: JsonObject, path: string): ProbeParams {
+    return {
+      name: requireFunctionName(decl, path),
+      parallel: optionalBoolean(decl, 'parallel', path) ?? false,
+      serverLabel: optionalString(decl, 'server_label', path),
+      timeoutMs: optionalInteger(decl, 'timeout_ms', path, 1, 600_000),
+      requireApproval: optionalBoolean(decl, 'require_approval', path) ?? false,
+    };
+  }
+
+  /** Like MCP: a tool behind a server label is offered as `<label>__<name>`. */
+  normalize(p: ProbeParams, _discovered: unknown, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
+    const modelName = p.serverLabel ? modelVisibleName([p.serverLabel, p.name], ctx.takenNames) : p.name;
+    return [
+      {
+        fn: { type: 'function', name: modelName, description: 'Probe.', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+        toolName: p.name,
+        serverLabel: p.serverLabel,
+        executionParams: p,
+      },
+    ];
+  }
+
+  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
+    const it = item as JsonObject;
+    const label = typeof it.server_label === 'string' ? it.server_label : undefined;
+    return [
+      { type: 'function_call', call_id: String(it.id), name: ctx.modelNameFor(String(it.name), label) ?? String(it.name), arguments: String(it.arguments) },
+      { type: 'function_call_output', call_id: String(it.id), output: String(it.output ?? '') },
+    ];
+  }
+}
+
+@Injectable()
+@GatewayExecutorProvider()
+export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
+  readonly type = PROBE_TYPE;
+  readonly calls: Array<{ call: GatewayCall; ctx: ExecutionContext }> = [];
+  behaviour: ProbeBehaviour = async (call) => ({ text: `probed ${call.toolName} with ${call.arguments}` });
+
+  execute(call: GatewayCall, params: ProbeParams, ctx: ExecutionContext): Promise<ToolOutput> | Observable<ToolOutput> {
+    this.calls.push({ call, ctx });
+    return this.behaviour(call, params, ctx);
+  }
+
+  supportsParallelExecution(p: ProbeParams): boolean {
+    return p.parallel;
+  }
+
+  timeoutMs(p: ProbeParams): number | undefined {
+    return p.timeoutMs;
+  }
+
+  requiresApproval(_call: GatewayCall, p: ProbeParams): boolean {
+    return p.requireApproval;
+  }
+
+  approvalRequestItem(call: GatewayCall, p: ProbeParams): PublicItem {
+    return { type: 'mcp_approval_request', server_label: p.serverLabel ?? '', name: call.toolName, arguments: call.arguments };
+  }
+
+  planEvents(call: GatewayCall): GatewayEventPlan {
+    return {
+      startedItem: { type: 'probe_call', id: call.itemId, status: 'in_progress', server_label: call.serverLabel, name: call.toolName, arguments: call.arguments, output: null },
+      beforeExecute: [{ type: 'response.probe_call.in_progress' }],
+      afterExecute: (result: GatewayCallResult) => [{ type: `response.probe_call.${result.status === 'completed' ? 'completed' : 'failed'}` }],
+    };
+  }
+
+  publicOutput(result: GatewayCallResult): PublicItem {
+    return {
+      type: 'probe_call',
+      id: result.call.itemId,
+      status: result.status === 'completed' ? 'completed' : 'failed',
+      server_label: result.call.serverLabel,
+      name: result.call.toolName,
+      arguments: result.call.arguments,
+      output: result.status === 'completed' ? result.output.text : null,
+      error: result.error?.code ?? null,
+    };
+  }
+}
+
+@Module({ providers: [ProbeToolHandler, ProbeExecutor], exports: [ProbeExecutor] })
+export class ProbeToolModule {}

@@ -1,0 +1,27 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { OWNER_PROPERTY } from '../../responses/http/request-owner.js';
+import { ApiKeyAuthenticator } from './api-key.authenticator.js';
+
+/** Probes from orchestrators and load balancers carry no key. */
+const OPEN_PATHS = new Set(['/health', '/ready']);
+
+/**
+ * Global guard: every HTTP route but the probes needs a valid key when keys
+ * are configured, and the request carries its owner identity from here on
+ * (storage reads and writes are scoped to it). The WebSocket upgrade, which
+ * never reaches a route, is checked by the socket server with the same
+ * authenticator.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly auth: ApiKeyAuthenticator) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    if (context.getType() !== 'http' || !this.auth.enabled) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    if (OPEN_PATHS.has(req.path)) return true;
+    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = this.auth.authenticate(req.headers.authorization);
+    return true;
+  }
+}

@@ -1,0 +1,97 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
+import { newId } from '../../core/ids.js';
+import type { JsonObject, PublicItem, Usage } from '../../core/protocol/items.js';
+import { requestOwner } from '../../responses/http/request-owner.js';
+import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
+import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js';
+import { CompactionService } from '../compaction/compaction.service.js';
+import { StoredResponseState } from '../persistence/stored-response.state.js';
+import { parseListQuery } from './list-query.parser.js';
+
+function responseNotFound(id: string): NotFoundError {
+  return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
+}
+
+function optionalString(body: JsonObject, field: string): string | null {
+  const value = body[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new InvalidRequestError(`'${field}' must be a string.`, field);
+  return value;
+}
+
+export interface CompactResource {
+  id: string;
+  object: 'response.compaction';
+  created_at: number;
+  output: PublicItem[];
+  usage: Usage;
+}
+
+/** Stored responses: retrieve, delete, list input items, and compaction. */
+@Controller('v1/responses')
+export class StoredResponsesController {
+  constructor(
+    @Inject(STATE_STORE) private readonly store: StateStore,
+    private readonly state: StoredResponseState,
+    private readonly compaction: CompactionService,
+    private readonly parser: CreateResponseParser,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  @Post('compact')
+  @HttpCode(200)
+  async compact(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CompactResource> {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('The request body must be a JSON object.', null);
+    const raw = body as JsonObject;
+    const model = optionalString(raw, 'model') ?? this.config.upstream.defaultModel;
+    if (!model) throw new InvalidRequestError("'model' is required.", 'model');
+    const previousResponseId = optionalString(raw, 'previous_response_id');
+    const instructions = optionalString(raw, 'instructions');
+    const promptCacheKey = optionalString(raw, 'prompt_cache_key');
+    const hasInput = raw.input !== undefined && raw.input !== null;
+    if (!hasInput && !previousResponseId) throw new InvalidRequestError("'input' is required without 'previous_response_id'.", 'input');
+    const input = !hasInput ? [] : this.parser.parseItems(typeof raw.input === 'string' ? [{ role: 'user', content: raw.input }] : raw.input, 'input');
+
+    const prior = await this.state.rehydrate({ previousResponseId, conversationId: null, owner: requestOwner(req) });
+    const items = [...(prior?.publicItems ?? []), ...input];
+    if (items.length === 0) throw new InvalidRequestError('There is nothing to compact: the input is empty.', 'input');
+
+    // The summary is an upstream call: a client that goes away cancels it.
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const { output, usage } = await this.compaction.compact(items, { model, instructions, promptCacheKey, signal: abort.signal });
+    return { id: newId('resp'), object: 'response.compaction', created_at: Math.floor(Date.now() / 1000), output, usage };
+  }
+
+  @Get(':id')
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<JsonObject> {
+    if (query.stream === 'true') {
+      throw new InvalidRequestError("'stream' is not supported when retrieving a response: its events are not kept.", 'stream', 'unsupported_parameter');
+    }
+    const stored = await this.store.getResponse(id, requestOwner(req));
+    if (!stored) throw responseNotFound(id);
+    return stored.response;
+  }
+
+  @Delete(':id')
+  async remove(@Param('id') id: string, @Req() req: Request): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
+    if (!(await this.store.deleteResponse(id, requestOwner(req)))) throw responseNotFound(id);
+    return { id, object: 'response.deleted', deleted: true };
+  }
+
+  @Get(':id/input_items')
+  async inputItems(
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+  ): Promise<{ object: 'list' } & Page<PublicItem>> {
+    const page = await this.store.listInputItems(id, requestOwner(req), parseListQuery(query));
+    if (!page) throw responseNotFound(id);
+    return { object: 'list', ...page };
+  }
+}

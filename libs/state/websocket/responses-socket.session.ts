@@ -1,0 +1,135 @@
+import type { Subscription } from 'rxjs';
+import WebSocket from 'ws';
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import type { LoopService } from '../../core/loop/loop.service.js';
+import type { ResponseRequest } from '../../core/loop/response-request.js';
+import type { JsonObject } from '../../core/protocol/items.js';
+import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
+import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
+
+export interface SocketSessionDeps {
+  parser: CreateResponseParser;
+  loop: LoopService;
+  state: SocketScopedResponseState;
+  owner: string | null;
+}
+
+/**
+ * Frames waiting behind the running response. Responses on one socket run
+ * one after another (a continuation needs its predecessor finished); a client
+ * that queues more than this is refused rather than buffered without bound.
+ */
+const MAX_QUEUED = 16;
+
+/** `{type:"error", status, error:{...}}`, the spec's WebSocket error event. */
+export function errorFrame(err: unknown): { type: 'error'; status: number; error: { type: string; code: string; message: string; param: string | null } } {
+  const { status, body } = toErrorEnvelope(err);
+  return { type: 'error', status, error: { ...body.error, code: body.error.code ?? body.error.type } };
+}
+
+/**
+ * One WebSocket in Responses WebSocket mode: each `response.create` frame
+ * runs like `POST /v1/responses` with `stream: true`, and every event goes
+ * back as one JSON text frame, the same objects the SSE stream carries.
+ * Closing the socket aborts the response in flight.
+ */
+export class ResponsesSocketSession {
+  private readonly queue: unknown[] = [];
+  private running?: Subscription;
+  private finishRunning?: () => void;
+  private busy = false;
+  private closed = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly deps: SocketSessionDeps,
+  ) {
+    ws.on('message', (data, isBinary) => this.onFrame(data, isBinary));
+    ws.on('close', () => this.onClose());
+    // A protocol error is followed by `close`; handled there.
+    ws.on('error', () => undefined);
+  }
+
+  private onFrame(data: WebSocket.RawData, isBinary: boolean): void {
+    if (isBinary) return this.send(errorFrame(new InvalidRequestError('Send events as JSON text frames, not binary ones.', null, 'invalid_frame')));
+    let event: unknown;
+    try {
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      event = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return this.send(errorFrame(new InvalidRequestError('The frame is not valid JSON.', null, 'invalid_json')));
+    }
+    if (!event || typeof event !== 'object' || Array.isArray(event)) {
+      return this.send(errorFrame(new InvalidRequestError('An event must be a JSON object.', null, 'invalid_event')));
+    }
+    const type = (event as JsonObject).type;
+    if (type !== 'response.create') {
+      return this.send(errorFrame(new InvalidRequestError(`Unknown event type ${JSON.stringify(type ?? null)}; this socket accepts "response.create".`, 'type', 'unknown_event_type')));
+    }
+    if (this.queue.length >= MAX_QUEUED) {
+      return this.send(errorFrame(new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429)));
+    }
+    this.queue.push(event);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.busy || this.closed) return;
+    const next = this.queue.shift();
+    if (next === undefined) return;
+    this.busy = true;
+    void this.runOne(next as JsonObject).finally(() => {
+      this.busy = false;
+      this.pump();
+    });
+  }
+
+  private runOne(event: JsonObject): Promise<void> {
+    let request: ResponseRequest;
+    try {
+      request = this.deps.parser.parse(this.body(event), this.deps.owner);
+    } catch (err) {
+      this.send(errorFrame(err));
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      this.finishRunning = resolve;
+      this.running = this.deps.loop.run(request, { state: this.deps.state }).subscribe({
+        next: (e) => this.send(e),
+        error: (err: unknown) => {
+          // A continuation that failed before it started evicts its predecessor too.
+          this.deps.state.evict(request);
+          this.send(errorFrame(err));
+          resolve();
+        },
+        complete: () => resolve(),
+      });
+    }).finally(() => {
+      this.running = undefined;
+      this.finishRunning = undefined;
+    });
+  }
+
+  /** The create body: the event minus `type`, always streamed. */
+  private body(event: JsonObject): JsonObject {
+    const { type: _type, stream, stream_options: _streamOptions, ...body } = event;
+    // `stream` has no meaning here (a socket always streams); only a request for the opposite is refused.
+    if (stream !== undefined && stream !== null && stream !== true) {
+      throw new InvalidRequestError("'stream' must not be sent over a WebSocket: every response is streamed.", 'stream', 'unsupported_parameter');
+    }
+    return { ...body, stream: true };
+  }
+
+  private send(payload: unknown): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(payload));
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    this.queue.length = 0;
+    // Unsubscribing aborts the upstream request and in-flight tool calls.
+    this.running?.unsubscribe();
+    this.finishRunning?.();
+  }
+}

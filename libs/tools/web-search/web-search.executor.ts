@@ -1,0 +1,108 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
+import type {
+  ExecutionContext,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  GatewayExecutor,
+  ToolOutput,
+} from '../../core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '../../core/protocol/items.js';
+import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { compactResults } from './search/result-budget.js';
+import { WebSearchService } from './search/web-search.service.js';
+import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, type WebSearchCallData } from './web-search-call.js';
+import type { WebSearchParams } from './web-search-declaration.js';
+
+/** Search is interactive: a provider that needs longer than this is better reported as slow. */
+export const DEFAULT_WEB_SEARCH_TIMEOUT_MS = 20_000;
+
+function errorOutput(code: string, message: string, data: WebSearchCallData): ToolOutput {
+  return { text: JSON.stringify({ error: { code, message } }), isError: true, data };
+}
+
+/**
+ * Executes `web_search` calls and shapes their public `web_search_call`
+ * lifecycle: `output_item.added` (in_progress) → `.in_progress` →
+ * `.searching` → (search) → `.completed` → `output_item.done`.
+ *
+ * OpenAI defines no `response.web_search_call.failed` event, so a failed
+ * search also ends with `.completed` (the lifecycle step that closes the
+ * call), and the item's `status: "failed"` in `output_item.done` says how it
+ * went. Inventing a `.failed` event would break clients that switch on the
+ * known event names.
+ */
+@Injectable()
+@GatewayExecutorProvider()
+export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
+  readonly type = ToolType.WebSearch;
+  private readonly logger = new Logger('WebSearch');
+
+  constructor(
+    private readonly search: WebSearchService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  /** Searches are independent reads: the model's parallel searches may overlap (the provider limit still applies). */
+  supportsParallelExecution(): boolean {
+    return true;
+  }
+
+  /**
+   * `webSearch.timeoutMs`, else the operator's `tools.timeoutMsByType.web_search`
+   * (returning `undefined` lets core apply it), else a search-sized default
+   * rather than the general tool default.
+   */
+  timeoutMs(): number | undefined {
+    if (this.search.settings.timeoutMs !== undefined) return this.search.settings.timeoutMs;
+    return this.config.tools.timeoutMsByType?.[ToolType.WebSearch] === undefined ? DEFAULT_WEB_SEARCH_TIMEOUT_MS : undefined;
+  }
+
+  async execute(call: GatewayCall, params: WebSearchParams, ctx: ExecutionContext): Promise<ToolOutput> {
+    const parsed = parseSearchArguments(call.arguments, this.search.settings.maxQueriesPerCall);
+    if ('error' in parsed) return errorOutput('invalid_arguments', parsed.error, { queries: [], sources: [] });
+    const { queries } = parsed;
+    if (!this.search.provider) {
+      return errorOutput('not_configured', 'web search is not configured on this gateway (no webSearch.provider is set).', { queries, sources: [] });
+    }
+    const outcome = await this.search.search({ queries, params, signal: ctx.signal, deadline: ctx.deadline });
+    const failures = outcome.perQuery.filter((o) => o.error).map((o) => ({ query: o.query, message: o.error!.message }));
+    for (const f of failures) {
+      if (!ctx.signal.aborted) this.logger.warn(`request ${ctx.requestId}: query ${JSON.stringify(f.query)} failed: ${f.message}`);
+    }
+    if (failures.length === queries.length) {
+      const message = failures.length === 1 ? failures[0].message : failures.map((f) => `"${f.query}": ${f.message}`).join('; ');
+      return errorOutput('search_failed', message, { queries, sources: [] });
+    }
+    const compacted = compactResults(queries, outcome.results, this.search.settings.resultBudgetChars, failures);
+    return { text: compacted.text, data: { queries, sources: compacted.shown.map((r) => r.url) } satisfies WebSearchCallData };
+  }
+
+  planEvents(call: GatewayCall, _params: WebSearchParams, _ctx: { include: readonly string[] }): GatewayEventPlan {
+    return {
+      startedItem: {
+        type: 'web_search_call',
+        id: call.itemId,
+        status: 'in_progress',
+        action: searchAction(queriesOf(call.arguments).slice(0, this.search.settings.maxQueriesPerCall), undefined),
+      },
+      beforeExecute: [{ type: 'response.web_search_call.in_progress' }, { type: 'response.web_search_call.searching' }],
+      afterExecute: () => [{ type: 'response.web_search_call.completed' }],
+    };
+  }
+
+  publicOutput(result: GatewayCallResult, _params: WebSearchParams, ctx: { include: readonly string[] }): PublicItem {
+    const data = result.output.data as WebSearchCallData | undefined;
+    // A call the scheduler ended (timeout, crash) carries no data of ours: fall back to the arguments.
+    const queries = data?.queries.length ? data.queries : queriesOf(result.call.arguments).slice(0, this.search.settings.maxQueriesPerCall);
+    const sources = ctx.include.includes(SOURCES_INCLUDE) ? (data?.sources ?? []) : undefined;
+    return {
+      type: 'web_search_call',
+      id: result.call.itemId,
+      status: result.status === 'completed' ? 'completed' : 'failed',
+      action: searchAction(queries, sources),
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
+import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { queriesOf, searchAction } from './web-search-call.js';
+import { validateWebSearchDeclaration, type WebSearchParams } from './web-search-declaration.js';
+
+/** The model-visible name of the synthetic search function. */
+export const WEB_SEARCH_FUNCTION = 'web_search';
+
+/**
+ * `web_search` (and its preview and dated wire tags): gateway-owned. The
+ * model sees one synthetic function taking a query, or several to run at
+ * once; `WebSearchExecutor` runs them against the configured provider.
+ */
+@Injectable()
+@ToolHandlerProvider()
+export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
+  readonly type = ToolType.WebSearch;
+  readonly aliases = ['web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'];
+  readonly gatewayOwned = true;
+  readonly historyItemTypes = ['web_search_call'];
+
+  validate(decl: JsonObject, path: string): WebSearchParams {
+    return validateWebSearchDeclaration(decl, path);
+  }
+
+  normalize(p: WebSearchParams): NormalizedTool[] {
+    return [
+      {
+        fn: {
+          type: 'function',
+          name: WEB_SEARCH_FUNCTION,
+          description:
+            'Search the web for current information. Returns matching pages as title, URL, snippet and date. ' +
+            'Pass several related queries in "queries" to run them at once.',
+          parameters: {
+            type: 'object',
+            properties: {
+              query: { type: 'string', description: 'What to search for, as you would type it into a search engine.' },
+              queries: { type: 'array', items: { type: 'string' }, description: 'More queries to run alongside "query".' },
+            },
+            required: ['query'],
+            additionalProperties: false,
+          },
+        },
+        toolName: WEB_SEARCH_FUNCTION,
+        executionParams: p,
+      },
+    ];
+  }
+
+  /**
+   * Echoed with defaults filled in, as OpenAI echoes it. Dated wire tags are
+   * echoed as their undated family: the snapshot date selects nothing here,
+   * and schema-strict clients know only the two family names.
+   */
+  publicDeclaration(p: WebSearchParams, decl: JsonObject): JsonObject {
+    const family = String(decl.type).startsWith('web_search_preview') ? 'web_search_preview' : 'web_search';
+    const loc = p.userLocation;
+    const echoed: JsonObject = {
+      type: family,
+      search_context_size: p.contextSize,
+      user_location: loc
+        ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null }
+        : null,
+    };
+    if (p.allowedDomains) echoed.filters = { allowed_domains: p.allowedDomains };
+    return echoed;
+  }
+
+  /** Only reached when a host loads this handler without `WebSearchExecutor`. */
+  unboundCallItem(call: GatewayCall): PublicItem {
+    return { type: 'web_search_call', id: call.itemId, status: 'failed', action: searchAction(queriesOf(call.arguments), undefined) };
+  }
+
+  /**
+   * A `web_search_call` sent back by a client (stateless conversations) as the
+   * model saw it: the call, and an output saying the results are gone. The
+   * public item keeps queries and sources only, never result text; with
+   * `previous_response_id` the stored transcript carries the real output.
+   */
+  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
+    const it = item as JsonObject;
+    const action = (it.action ?? {}) as JsonObject;
+    const queries = Array.isArray(action.queries) && action.queries.length > 0
+      ? action.queries.filter((q): q is string => typeof q === 'string')
+      : typeof action.query === 'string' ? [action.query] : [];
+    const args: JsonObject = { query: queries[0] ?? '' };
+    if (queries.length > 1) args.queries = queries;
+    const sources = Array.isArray(action.sources)
+      ? action.sources.map((s) => (s as JsonObject)?.url).filter((u): u is string => typeof u === 'string')
+      : [];
+    const callId = String(it.id);
+    const output =
+      it.status === 'failed'
+        ? { error: { code: 'search_failed', message: 'This search failed.' } }
+        : { note: 'The results of this earlier search were not kept; search again if you need them.', ...(sources.length ? { sources } : {}) };
+    return [
+      { type: 'function_call', call_id: callId, name: ctx.modelNameFor(WEB_SEARCH_FUNCTION) ?? WEB_SEARCH_FUNCTION, arguments: JSON.stringify(args) },
+      { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) },
+    ];
+  }
+}

@@ -1,0 +1,45 @@
+import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import { ChatCompletionDecoder } from './chat-completion.decoder.js';
+import { toChatCompletionRequest } from './chat-request.mapper.js';
+import { DialectClient, isJsonBody } from './dialect-client.base.js';
+import { readJsonEventStream } from './json-event-stream.reader.js';
+import { isJsonObject } from './wire-values.js';
+
+/** An upstream that speaks `POST /chat/completions` (SGLang, llama.cpp server, Ollama, TGI, vLLM). */
+export class ChatDialectClient extends DialectClient {
+  readonly dialect = 'chat' as const;
+
+  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void> {
+    const body = await this.transport.open({
+      method: 'POST',
+      path: '/chat/completions',
+      body: toChatCompletionRequest(request, this.upstream.defaultModel),
+      signal,
+      accept: request.stream ? 'text/event-stream' : 'application/json',
+    });
+
+    if (request.stream && !isJsonBody(body.contentType)) {
+      const decoder = new ChatCompletionDecoder(emit, body.url, true);
+      const { sawDone } = await readJsonEventStream(body, (chunk) => decoder.push(chunk));
+      // Every server in this family ends with `[DONE]`; a body that just stops
+      // is accepted only when a choice already said why it finished.
+      if (!sawDone && !decoder.sawFinishReason) {
+        throw new UpstreamUnavailableError(
+          `Upstream ${body.url} ended the stream before the completion finished.`,
+          'upstream_stream_error',
+        );
+      }
+      decoder.end();
+      return;
+    }
+
+    const completion = await body.json();
+    if (!isJsonObject(completion)) {
+      throw new UpstreamUnavailableError(`Upstream ${body.url} answered with JSON that is not a completion.`, 'upstream_bad_response');
+    }
+    const decoder = new ChatCompletionDecoder(emit, body.url, false);
+    decoder.push(completion);
+    decoder.end();
+  }
+}

@@ -1,0 +1,133 @@
+import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '../core/protocol/items.js';
+import type { ModelRequest } from '../core/protocol/model-events.js';
+import { isJsonObject, omitNullish } from './wire-values.js';
+
+type ChatContent = string | JsonObject[] | null;
+
+interface ChatMessage extends JsonObject {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: ChatContent;
+}
+
+/**
+ * The body of `POST /chat/completions`, the dialect SGLang, llama.cpp server,
+ * Ollama and TGI share. Only widely supported fields are sent: `max_tokens`
+ * rather than `max_completion_tokens`, plain-string content whenever the
+ * content is text only (several servers reject content arrays for some roles).
+ */
+export function toChatCompletionRequest(request: ModelRequest, defaultModel?: string): JsonObject {
+  const hasTools = request.tools.length > 0;
+  const logprobs = typeof request.top_logprobs === 'number';
+  return omitNullish({
+    model: request.model || defaultModel,
+    messages: toChatMessages(request.instructions, request.input),
+    tools: hasTools ? request.tools.map(toChatTool) : undefined,
+    // Servers reject `tool_choice` without `tools` (vLLM) and it means nothing there.
+    tool_choice: hasTools && request.tool_choice ? toChatToolChoice(request.tool_choice) : undefined,
+    parallel_tool_calls: hasTools ? request.parallel_tool_calls : undefined,
+    temperature: request.temperature,
+    top_p: request.top_p,
+    max_tokens: request.max_output_tokens,
+    presence_penalty: request.presence_penalty,
+    frequency_penalty: request.frequency_penalty,
+    logprobs: logprobs ? true : undefined,
+    top_logprobs: logprobs ? request.top_logprobs : undefined,
+    response_format: toResponseFormat(request.text),
+    reasoning_effort: request.reasoning?.effort,
+    user: request.user,
+    stream: request.stream,
+    // Without it a streamed completion carries no token counts at all.
+    stream_options: request.stream ? { include_usage: true } : undefined,
+  });
+}
+
+export function toChatMessages(instructions: string | null | undefined, input: readonly ModelItem[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (instructions) messages.push({ role: 'system', content: instructions });
+  // The assistant message that the next `function_call` may join: set right
+  // after an assistant message or a tool call, cleared by anything else.
+  let openAssistant: ChatMessage | undefined;
+
+  for (const item of input) {
+    switch (item.type) {
+      case 'message': {
+        const role = item.role === 'developer' ? 'system' : item.role;
+        const message: ChatMessage = { role, content: toChatContent(item.content) };
+        messages.push(message);
+        openAssistant = role === 'assistant' ? message : undefined;
+        break;
+      }
+      case 'function_call': {
+        if (!openAssistant) {
+          openAssistant = { role: 'assistant', content: null };
+          messages.push(openAssistant);
+        }
+        const calls = (openAssistant.tool_calls as JsonObject[] | undefined) ?? [];
+        calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
+        openAssistant.tool_calls = calls;
+        break;
+      }
+      case 'function_call_output':
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toChatContent(item.output) ?? '' });
+        openAssistant = undefined;
+        break;
+      case 'reasoning':
+        // Chat servers take no reasoning input; it is transparent for adjacency.
+        break;
+    }
+  }
+  return messages;
+}
+
+function toChatContent(content: string | ContentPart[]): ChatContent {
+  if (typeof content === 'string') return content;
+  const parts: JsonObject[] = [];
+  for (const part of content) {
+    if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') {
+      parts.push({ type: 'text', text: part.text });
+    } else if (part.type === 'input_image' && typeof part.image_url === 'string' && part.image_url) {
+      parts.push({ type: 'image_url', image_url: omitNullish({ url: part.image_url, detail: part.detail }) });
+    }
+    // Other parts (files, refusals, images known only by file id) have no chat equivalent.
+  }
+  if (parts.every((part) => part.type === 'text')) {
+    // vLLM joins text-only part lists with newlines too.
+    return parts.map((part) => part.text as string).join('\n');
+  }
+  return parts;
+}
+
+function toChatTool(tool: FunctionToolDef): JsonObject {
+  return {
+    type: 'function',
+    function: omitNullish({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: tool.strict,
+    }),
+  };
+}
+
+function toChatToolChoice(choice: ModelToolChoice): string | JsonObject {
+  if (typeof choice === 'string') return choice;
+  return { type: 'function', function: { name: choice.name } };
+}
+
+function toResponseFormat(text: JsonObject | null | undefined): JsonObject | undefined {
+  const format = text && isJsonObject(text.format) ? text.format : undefined;
+  if (!format) return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    return {
+      type: 'json_schema',
+      json_schema: omitNullish({
+        name: format.name ?? 'response',
+        description: format.description,
+        schema: format.schema,
+        strict: format.strict,
+      }),
+    };
+  }
+  return undefined;
+}

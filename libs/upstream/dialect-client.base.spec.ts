@@ -1,0 +1,85 @@
+import { ChatDialectClient } from './chat-dialect.client.js';
+import { ResponsesDialectClient } from './responses-dialect.client.js';
+import { deadPort, ScriptedUpstream, sendJson, SHORT_MS, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
+
+describe.each([
+  ['responses', ResponsesDialectClient],
+  ['chat', ChatDialectClient],
+] as const)('%s client: models and probe', (dialect, Client) => {
+  let upstream: ScriptedUpstream;
+  let client: ResponsesDialectClient | ChatDialectClient;
+
+  beforeEach(async () => {
+    upstream = await ScriptedUpstream.start();
+    client = new Client(upstreamConfig(upstream.baseUrl, { dialect, apiKey: 'sk-up' }), testTimeouts());
+  });
+
+  afterEach(async () => {
+    client.close();
+    await upstream.close();
+  });
+
+  it('reports its dialect', () => {
+    expect(client.dialect).toBe(dialect);
+  });
+
+  it('lists models from GET /models, keeping server extras', async () => {
+    upstream.handler = (_req, res) =>
+      sendJson(res, 200, {
+        object: 'list',
+        data: [
+          { id: 'Qwen/Qwen3-30B-A3B-FP8', object: 'model', created: 1781677887, owned_by: 'vllm', max_model_len: 40960, root: 'Qwen/Qwen3-30B-A3B-FP8' },
+          { id: 'llama3.1:latest' },
+        ],
+      });
+
+    const models = await client.listModels();
+
+    expect(upstream.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
+    expect(upstream.requests[0].headers.authorization).toBe('Bearer sk-up');
+    expect(models).toEqual([
+      { id: 'Qwen/Qwen3-30B-A3B-FP8', object: 'model', created: 1781677887, owned_by: 'vllm', max_model_len: 40960, root: 'Qwen/Qwen3-30B-A3B-FP8' },
+      { id: 'llama3.1:latest', object: 'model', created: 0, owned_by: '' },
+    ]);
+  });
+
+  it('rejects a model list without data[] as upstream_bad_response', async () => {
+    upstream.handler = (_req, res) => sendJson(res, 200, { models: [] });
+    await expect(client.listModels()).rejects.toMatchObject({ status: 502, code: 'upstream_bad_response' });
+  });
+
+  it('probe resolves when the upstream answers', async () => {
+    upstream.handler = (_req, res) => sendJson(res, 200, { object: 'list', data: [] });
+    await expect(client.probe()).resolves.toBeUndefined();
+  });
+
+  it('probe passes an auth failure on', async () => {
+    upstream.handler = (_req, res) => sendJson(res, 401, { error: { message: 'Invalid API key' } });
+    await expect(client.probe()).rejects.toMatchObject({ status: 401, message: 'Invalid API key' });
+  });
+
+  it('probe fails with 502 on a closed port', async () => {
+    const port = await deadPort();
+    const dead = new Client(upstreamConfig(`http://127.0.0.1:${port}/v1`, { dialect }), testTimeouts());
+    await expect(dead.probe()).rejects.toMatchObject({ status: 502, code: 'upstream_unavailable' });
+    dead.close();
+  });
+
+  it('probe gives up after the first-byte budget, not the generation deadlines', async () => {
+    client.close();
+    client = new Client(upstreamConfig(upstream.baseUrl, { dialect }), testTimeouts({ firstByteMs: SHORT_MS, idleMs: 60_000, totalMs: 60_000 }));
+    upstream.handler = () => undefined;
+    const started = Date.now();
+    await expect(client.probe()).rejects.toMatchObject({ status: 504, message: expect.stringContaining('first-byte') });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('probe honours an abort signal', async () => {
+    upstream.handler = () => undefined;
+    const ac = new AbortController();
+    const probing = client.probe(ac.signal);
+    setTimeout(() => ac.abort(), 10);
+    await expect(probing).rejects.toMatchObject({ name: 'AbortError' });
+    await upstream.nextDisconnect();
+  });
+});

@@ -1,0 +1,87 @@
+import { Observable } from 'rxjs';
+import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
+import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import { HttpTransport } from './http-transport.js';
+import type { ModelInfo, UpstreamClient } from './upstream-client.interface.js';
+import { isJsonObject, numberOr, stringOr } from './wire-values.js';
+
+/**
+ * What both dialects share: the Observable that owns one HTTP exchange, the
+ * model list and the readiness probe. A dialect only says how to run one
+ * inference call.
+ */
+export abstract class DialectClient implements UpstreamClient {
+  abstract readonly dialect: 'responses' | 'chat';
+  protected readonly transport: HttpTransport;
+
+  constructor(
+    protected readonly upstream: UpstreamConfig,
+    protected readonly timeouts: TimeoutConfig,
+  ) {
+    this.transport = new HttpTransport(upstream, timeouts);
+  }
+
+  infer(request: ModelRequest): Observable<ModelEvent> {
+    return new Observable<ModelEvent>((subscriber) => {
+      const ac = new AbortController();
+      let settled = false;
+      this.run(request, ac.signal, (event) => subscriber.next(event)).then(
+        () => {
+          settled = true;
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          // After an unsubscribe the rejection is only the echo of our own abort.
+          if (!ac.signal.aborted) subscriber.error(error);
+        },
+      );
+      // A finished exchange has nothing left to cancel (see LoopService.run).
+      return () => {
+        if (!settled) ac.abort();
+      };
+    });
+  }
+
+  async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
+    const body = await this.transport.json({ method: 'GET', path: '/models', signal });
+    if (!isJsonObject(body) || !Array.isArray(body.data)) {
+      throw new UpstreamUnavailableError(
+        `Upstream ${this.transport.baseUrl}/models did not answer with a model list.`,
+        'upstream_bad_response',
+      );
+    }
+    return body.data.filter(isJsonObject).map((model) => ({
+      ...model,
+      id: stringOr(model.id, ''),
+      object: 'model' as const,
+      created: numberOr(model.created, 0),
+      owned_by: stringOr(model.owned_by, ''),
+    }));
+  }
+
+  async probe(signal?: AbortSignal): Promise<void> {
+    // A readiness check must answer within the connect and first-byte budgets,
+    // not the long deadlines meant for generation.
+    const { connectMs, firstByteMs } = this.timeouts;
+    await this.transport.json({
+      method: 'GET',
+      path: '/models',
+      signal,
+      timeouts: { idleMs: firstByteMs, totalMs: connectMs + firstByteMs },
+    });
+  }
+
+  /** Releases pooled sockets; call on shutdown. */
+  close(): void {
+    this.transport.close();
+  }
+
+  protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void>;
+}
+
+/** A streamed request answered with JSON (server ignored `stream`, or a proxy answered): decode it as a whole. */
+export function isJsonBody(contentType: string): boolean {
+  return contentType.includes('json') && !contentType.includes('event-stream');
+}

@@ -1,0 +1,494 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
+import {
+  UpstreamHttpError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../core/errors/gateway-error.js';
+import { isJsonObject } from './wire-values.js';
+
+export interface HttpCall {
+  method: 'GET' | 'POST';
+  /** Appended to the configured base URL, e.g. `/responses`. */
+  path: string;
+  /** Sent as JSON when present. */
+  body?: unknown;
+  signal?: AbortSignal;
+  accept?: string;
+  /** Per-call overrides: the readiness probe must not wait the full inference deadlines. */
+  timeouts?: Partial<TimeoutConfig>;
+}
+
+/** A successful (status < 400) upstream answer whose body has not been read yet. */
+export interface UpstreamBody {
+  readonly url: string;
+  readonly status: number;
+  readonly contentType: string;
+  /** The whole body as JSON; `upstream_bad_response` when it is not JSON. */
+  json(): Promise<unknown>;
+  /**
+   * The body as decoded text chunks until it ends. A throw from `onText`
+   * aborts the exchange and rejects with the thrown error.
+   */
+  text(onText: (chunk: string) => void): Promise<void>;
+  /**
+   * The reader has everything it needs (a terminal event arrived): resolve
+   * `text()` now and let the rest of the body drain in the background so the
+   * keep-alive socket can be reused instead of destroyed.
+   */
+  release(): void;
+}
+
+/** Bytes of an error body kept for its message; the rest is read and discarded. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+/** How long a released body may take to finish before its socket is dropped. */
+const DRAIN_LIMIT_MS = 1_000;
+
+const UNREACHABLE_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  ECONNABORTED: 'connection aborted',
+};
+
+/** Error codes that mean a pooled socket was closed by the server while idle. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * The one HTTP transport both dialects use: JSON out, JSON or an event stream
+ * back, over a keep-alive agent. It owns the four deadlines of `TimeoutConfig`
+ * and translates every transport failure into a domain error, so the dialect
+ * clients only ever see `GatewayError`s.
+ */
+export class HttpTransport {
+  readonly baseUrl: string;
+  private readonly agent: http.Agent;
+  private readonly secure: boolean;
+
+  constructor(
+    private readonly upstream: UpstreamConfig,
+    private readonly timeouts: TimeoutConfig,
+  ) {
+    this.baseUrl = upstream.baseUrl.replace(/\/+$/, '');
+    this.secure = new URL(this.baseUrl).protocol === 'https:';
+    const options: http.AgentOptions = { keepAlive: true, maxSockets: upstream.maxSockets, scheduling: 'lifo' };
+    this.agent = this.secure ? new https.Agent(options) : new http.Agent(options);
+  }
+
+  /** Sends the call; resolves once response headers with a status below 400 arrive. */
+  open(call: HttpCall): Promise<UpstreamBody> {
+    const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
+    const headers: http.OutgoingHttpHeaders = { accept: call.accept ?? 'application/json' };
+    if (payload) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = payload.length;
+    }
+    if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
+    const url = new URL(this.baseUrl + call.path);
+    const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
+    const dispatch = (): http.ClientRequest =>
+      this.secure ? https.request(url, options) : http.request(url, options);
+    return new Exchange(url.href, dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }).start();
+  }
+
+  async json(call: HttpCall): Promise<unknown> {
+    return (await this.open(call)).json();
+  }
+
+  /** Closes pooled sockets; in-flight calls fail as if the upstream reset them. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+type TimerName = 'connect' | 'firstByte' | 'idle' | 'total' | 'drain';
+
+/**
+ * pending: waiting for response headers (the `open()` promise is pending)
+ * open:    headers arrived, body not claimed yet
+ * reading: a `json()`/`text()` promise is pending
+ * draining: released by the reader; the body finishes in the background
+ * done:    settled; timers cleared, listeners detached
+ */
+type Phase = 'pending' | 'open' | 'reading' | 'draining' | 'done';
+
+interface Settler {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** One HTTP exchange, with at most one retry when a pooled socket turns out to be stale. */
+class Exchange implements UpstreamBody {
+  status = 0;
+  contentType = '';
+
+  private phase: Phase = 'pending';
+  private readonly timers = new Map<TimerName, NodeJS.Timeout>();
+  private req: http.ClientRequest | undefined;
+  private res: http.IncomingMessage | undefined;
+  private settler: Settler | undefined;
+  /** A failure that happened while no promise was pending, reported to the next reader. */
+  private failure: unknown;
+  private retried = false;
+  private onChunk: ((chunk: Buffer) => void) | undefined;
+  private onEnd: (() => void) | undefined;
+
+  constructor(
+    readonly url: string,
+    private readonly dispatch: () => http.ClientRequest,
+    private readonly payload: Buffer | undefined,
+    private readonly signal: AbortSignal | undefined,
+    private readonly limits: TimeoutConfig,
+  ) {}
+
+  start(): Promise<UpstreamBody> {
+    return new Promise<UpstreamBody>((resolve, reject) => {
+      const signal = this.signal;
+      if (signal?.aborted) {
+        this.phase = 'done';
+        reject(abortReason(signal));
+        return;
+      }
+      this.settler = { resolve: resolve as (value: unknown) => void, reject };
+      signal?.addEventListener('abort', this.onAbort, { once: true });
+      this.arm('total', this.limits.totalMs, () =>
+        this.fail(
+          new UpstreamTimeoutError(
+            `Upstream ${this.url} did not finish within ${this.limits.totalMs} ms (total timeout).`,
+          ),
+        ),
+      );
+      this.send();
+    });
+  }
+
+  json(): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    return this.consume(
+      (chunk) => chunks.push(chunk),
+      () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          throw new UpstreamUnavailableError(
+            `Upstream ${this.url} answered with a body that is not valid JSON.`,
+            'upstream_bad_response',
+          );
+        }
+      },
+    );
+  }
+
+  async text(onText: (chunk: string) => void): Promise<void> {
+    const decoder = new TextDecoder('utf-8');
+    await this.consume(
+      (chunk) => {
+        // `stream: true` keeps a multi-byte character split across chunks intact.
+        const text = decoder.decode(chunk, { stream: true });
+        if (text) onText(text);
+      },
+      () => {
+        const rest = decoder.decode();
+        if (rest) onText(rest);
+        return undefined;
+      },
+    );
+  }
+
+  release(): void {
+    if (this.phase !== 'reading') return;
+    this.phase = 'draining';
+    this.clearTimers();
+    this.signal?.removeEventListener('abort', this.onAbort);
+    const settler = this.settler;
+    this.settler = undefined;
+    settler?.resolve(undefined);
+    const drain = setTimeout(() => this.fail(undefined), Math.min(this.limits.idleMs, DRAIN_LIMIT_MS));
+    // Nothing waits on a drain: it must never keep the process alive.
+    drain.unref();
+    this.timers.set('drain', drain);
+  }
+
+  private send(): void {
+    let req: http.ClientRequest;
+    try {
+      req = this.dispatch();
+    } catch (error) {
+      // e.g. an API key with characters a header cannot carry: nothing was sent.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.fail(new UpstreamUnavailableError(`Upstream ${this.url} could not be called: ${reason}`));
+      return;
+    }
+    this.req = req;
+    req.on('socket', (socket) => {
+      if (req !== this.req || this.phase !== 'pending') return;
+      // A pooled socket is already connected; only a fresh one has a connect phase to time.
+      if (!socket.connecting) return;
+      this.arm('connect', this.limits.connectMs, () =>
+        this.fail(
+          new UpstreamTimeoutError(
+            `Upstream ${this.url} did not accept a connection within ${this.limits.connectMs} ms (connect timeout).`,
+          ),
+        ),
+      );
+      socket.once('connect', () => {
+        if (req === this.req) this.disarm('connect');
+      });
+    });
+    // The first-byte clock starts once the request is fully handed to the socket,
+    // so time spent connecting or queued for a pooled socket is not counted twice.
+    req.on('finish', () => {
+      if (req !== this.req || this.phase !== 'pending') return;
+      this.arm('firstByte', this.limits.firstByteMs, () =>
+        this.fail(
+          new UpstreamTimeoutError(
+            `Upstream ${this.url} sent no response headers within ${this.limits.firstByteMs} ms (first-byte timeout).`,
+          ),
+        ),
+      );
+    });
+    req.on('response', (res) => this.onResponse(req, res));
+    req.on('error', (error) => this.onRequestError(req, error));
+    req.end(this.payload);
+  }
+
+  private onRequestError(req: http.ClientRequest, error: Error): void {
+    if (req !== this.req || this.phase === 'done') return;
+    if (this.res) {
+      this.onBodyBroken();
+      return;
+    }
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    // A keep-alive socket the server closed while idle fails on first write; the
+    // request never reached the application, so one retry on a fresh socket is safe.
+    if (!this.retried && req.reusedSocket && STALE_SOCKET_CODES.has(code)) {
+      this.retried = true;
+      this.disarm('connect');
+      this.disarm('firstByte');
+      this.send();
+      return;
+    }
+    const reason = UNREACHABLE_REASONS[code] ?? error.message;
+    this.fail(
+      new UpstreamUnavailableError(`Upstream ${this.url} is unreachable: ${reason}${code ? ` (${code})` : ''}.`),
+    );
+  }
+
+  private onResponse(req: http.ClientRequest, res: http.IncomingMessage): void {
+    if (req !== this.req || this.phase !== 'pending') {
+      res.destroy();
+      return;
+    }
+    this.res = res;
+    this.disarm('connect');
+    this.disarm('firstByte');
+    this.status = res.statusCode ?? 0;
+    this.contentType = String(res.headers['content-type'] ?? '').toLowerCase();
+    res.on('end', () => this.onBodyEnd());
+    res.on('error', () => this.onBodyBroken());
+    res.on('close', () => {
+      if (!res.complete) this.onBodyBroken();
+    });
+    // The body stays paused until a reader claims it; the idle clock already
+    // runs so a reader that never comes cannot hold the socket forever.
+    this.armIdle();
+
+    if (this.status >= 400) {
+      this.readErrorBody(res);
+      return;
+    }
+    this.phase = 'open';
+    const settler = this.settler;
+    this.settler = undefined;
+    settler?.resolve(this);
+  }
+
+  private readErrorBody(res: http.IncomingMessage): void {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    this.onChunk = (chunk) => {
+      if (kept >= ERROR_BODY_LIMIT) return;
+      chunks.push(chunk);
+      kept += chunk.length;
+    };
+    this.onEnd = () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const message =
+        upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
+      // The body was read to the end, so the socket stays in the pool.
+      this.fail(new UpstreamHttpError(message, this.status), true);
+    };
+    res.on('data', (chunk: Buffer) => this.onData(chunk));
+  }
+
+  private consume<T>(onChunk: (chunk: Buffer) => void, onEnd: () => T): Promise<T> {
+    if (this.phase !== 'open') {
+      return Promise.reject(
+        this.failure ?? new Error(`The body of ${this.url} was already consumed.`),
+      );
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.phase = 'reading';
+      this.settler = { resolve: resolve as (value: unknown) => void, reject };
+      this.onChunk = onChunk;
+      this.onEnd = () => {
+        let value: T;
+        try {
+          value = onEnd();
+        } catch (error) {
+          this.fail(error, true);
+          return;
+        }
+        this.succeed(value);
+      };
+      this.res?.on('data', (chunk: Buffer) => this.onData(chunk));
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.phase === 'draining' || this.phase === 'done') return;
+    this.armIdle();
+    try {
+      this.onChunk?.(chunk);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private onBodyEnd(): void {
+    if (this.phase === 'draining') {
+      // Fully read: the agent returns the socket to the pool on its own.
+      this.phase = 'done';
+      this.clearTimers();
+      return;
+    }
+    if (this.phase === 'done') return;
+    this.onEnd?.();
+  }
+
+  private onBodyBroken(): void {
+    if (this.phase === 'done') return;
+    if (this.phase === 'draining') {
+      this.fail(undefined);
+      return;
+    }
+    this.fail(
+      new UpstreamUnavailableError(
+        `Upstream ${this.url} closed the connection in the middle of the response.`,
+        'upstream_stream_error',
+      ),
+    );
+  }
+
+  private readonly onAbort = (): void => {
+    this.fail(this.signal ? abortReason(this.signal) : new Error('aborted'));
+  };
+
+  private succeed(value: unknown): void {
+    if (this.phase === 'done') return;
+    this.phase = 'done';
+    this.detach();
+    const settler = this.settler;
+    this.settler = undefined;
+    settler?.resolve(value);
+  }
+
+  /**
+   * Ends the exchange. `error === undefined` ends it silently (a drain that gave up).
+   * `keepSocket` is for failures detected after the body was fully read.
+   */
+  private fail(error: unknown, keepSocket = false): void {
+    if (this.phase === 'done') return;
+    this.phase = 'done';
+    this.detach();
+    if (!keepSocket) {
+      this.res?.destroy();
+      this.req?.destroy();
+    }
+    if (error === undefined) return;
+    const settler = this.settler;
+    this.settler = undefined;
+    if (settler) settler.reject(error);
+    else this.failure = error;
+  }
+
+  private detach(): void {
+    this.clearTimers();
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.onChunk = undefined;
+    this.onEnd = undefined;
+  }
+
+  private armIdle(): void {
+    this.arm('idle', this.limits.idleMs, () =>
+      this.fail(
+        new UpstreamTimeoutError(
+          `Upstream ${this.url} sent nothing for ${this.limits.idleMs} ms (idle timeout).`,
+        ),
+      ),
+    );
+  }
+
+  private arm(name: TimerName, ms: number, onFire: () => void): void {
+    this.disarm(name);
+    this.timers.set(
+      name,
+      setTimeout(() => {
+        this.timers.delete(name);
+        onFire();
+      }, ms),
+    );
+  }
+
+  private disarm(name: TimerName): void {
+    const timer = this.timers.get(name);
+    if (timer) {
+      clearTimeout(timer);
+      this.timers.delete(name);
+    }
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/**
+ * The message of an upstream error body, whatever server wrote it:
+ * OpenAI/llama.cpp `{error:{message}}`, Ollama `{error:"..."}`,
+ * vLLM `{object:"error", message}`, FastAPI/TGI `{detail}` or `{message}`.
+ */
+export function upstreamErrorMessage(raw: string): string | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!isJsonObject(body)) return undefined;
+  const { error, message, detail } = body;
+  if (isJsonObject(error) && typeof error.message === 'string' && error.message) return error.message;
+  if (typeof error === 'string' && error) return error;
+  if (typeof message === 'string' && message) return message;
+  if (typeof detail === 'string' && detail) return detail;
+  if (Array.isArray(detail)) {
+    // FastAPI validation errors: [{loc, msg, type}, ...]
+    const parts = detail
+      .map((entry) => (isJsonObject(entry) && typeof entry.msg === 'string' ? entry.msg : undefined))
+      .filter((msg): msg is string => !!msg);
+    if (parts.length) return parts.join('; ');
+  }
+  return undefined;
+}

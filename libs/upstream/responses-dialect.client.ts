@@ -1,0 +1,33 @@
+import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import { DialectClient, isJsonBody } from './dialect-client.base.js';
+import { readJsonEventStream } from './json-event-stream.reader.js';
+import { ResponsesEventDecoder } from './responses-event.decoder.js';
+import { toResponsesRequest } from './responses-request.mapper.js';
+import { isJsonObject } from './wire-values.js';
+
+/** An upstream that speaks `POST /responses` itself (vLLM). */
+export class ResponsesDialectClient extends DialectClient {
+  readonly dialect = 'responses' as const;
+
+  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void> {
+    const body = await this.transport.open({
+      method: 'POST',
+      path: '/responses',
+      body: toResponsesRequest(request, this.upstream.defaultModel),
+      signal,
+      accept: request.stream ? 'text/event-stream' : 'application/json',
+    });
+    const decoder = new ResponsesEventDecoder(emit, body.url);
+    if (request.stream && !isJsonBody(body.contentType)) {
+      await readJsonEventStream(body, (event) => decoder.push(event));
+      decoder.end();
+      return;
+    }
+    const response = await body.json();
+    if (!isJsonObject(response)) {
+      throw new UpstreamUnavailableError(`Upstream ${body.url} answered with JSON that is not a response object.`, 'upstream_bad_response');
+    }
+    decoder.decodeResponse(response);
+  }
+}

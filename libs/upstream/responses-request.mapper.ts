@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import type { ContentPart, JsonObject, ModelItem, ReasoningItem } from '../core/protocol/items.js';
+import type { ModelRequest } from '../core/protocol/model-events.js';
+import { omitNullish } from './wire-values.js';
+
+/**
+ * The body of `POST /responses` for vLLM. Always `store: false`: the gateway
+ * keeps conversation state itself and never sends `previous_response_id`.
+ */
+export function toResponsesRequest(request: ModelRequest, defaultModel?: string): JsonObject {
+  const hasTools = request.tools.length > 0;
+  return omitNullish({
+    model: request.model || defaultModel,
+    input: request.input.map(toInputItem).filter((item): item is JsonObject => item !== undefined),
+    instructions: request.instructions || undefined,
+    tools: hasTools ? request.tools.map((tool) => omitNullish({ ...tool })) : undefined,
+    // vLLM rejects `tool_choice` without `tools`; without tools neither means anything.
+    tool_choice: hasTools ? request.tool_choice : undefined,
+    parallel_tool_calls: hasTools ? request.parallel_tool_calls : undefined,
+    temperature: request.temperature,
+    top_p: request.top_p,
+    max_output_tokens: request.max_output_tokens,
+    presence_penalty: request.presence_penalty,
+    frequency_penalty: request.frequency_penalty,
+    top_logprobs: request.top_logprobs,
+    text: request.text,
+    reasoning: toReasoningOptions(request.reasoning),
+    user: request.user,
+    stream: request.stream,
+    store: false,
+  });
+}
+
+function toReasoningOptions(reasoning: ModelRequest['reasoning']): JsonObject | undefined {
+  const options = reasoning ? omitNullish({ ...reasoning }) : {};
+  return Object.keys(options).length ? options : undefined;
+}
+
+function toInputItem(item: ModelItem): JsonObject | undefined {
+  switch (item.type) {
+    case 'message':
+      return omitNullish({
+        type: 'message',
+        // vLLM validates an assistant message with output parts as an output
+        // message, which requires `id` and `status`: keep them when known.
+        id: item.id || undefined,
+        role: item.role,
+        content: typeof item.content === 'string' ? item.content : item.content.map(toContentPart),
+        status: item.status,
+      });
+    case 'function_call':
+      // `namespace` is a public-side concept and `status` is meaningless to the model.
+      return omitNullish({
+        type: 'function_call',
+        id: item.id || undefined,
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+      });
+    case 'function_call_output':
+      return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+    case 'reasoning':
+      return toReasoningInput(item);
+    default:
+      return undefined;
+  }
+}
+
+function toContentPart(part: ContentPart): JsonObject {
+  // The output-text param type requires `annotations`; stored items may lack it.
+  if (part.type === 'output_text' && !Array.isArray((part as JsonObject).annotations)) {
+    return { ...part, annotations: [] };
+  }
+  return { ...part };
+}
+
+/** A reasoning item with neither text nor encrypted content tells the model nothing. */
+function toReasoningInput(item: ReasoningItem): JsonObject | undefined {
+  const content = (item.content ?? []).filter((part) => typeof part.text === 'string' && part.text !== '');
+  const summary = (item.summary ?? []).filter((part) => typeof part.text === 'string' && part.text !== '');
+  if (!content.length && !summary.length && !item.encrypted_content) return undefined;
+  return omitNullish({
+    type: 'reasoning',
+    // vLLM's reasoning item type requires an id.
+    id: item.id || `rs_${randomBytes(12).toString('hex')}`,
+    summary,
+    content: content.length ? content : undefined,
+    encrypted_content: item.encrypted_content || undefined,
+  });
+}

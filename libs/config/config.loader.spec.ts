@@ -25,6 +25,15 @@ describe('loadGatewayConfig', () => {
     expect(config.server.port).toBe(9999);
   });
 
+  it('maps tool-module settings from the environment', () => {
+    const config = loadGatewayConfig({
+      env: { WEB_SEARCH_PROVIDER: 'brave', WEB_SEARCH_API_KEY: 'bsa-key', MCP_ALLOWED_HOSTS: 'a.example, b.example:8443', COMPACTION_KEY: 'k'.repeat(32) },
+    });
+    expect(config.webSearch).toEqual({ provider: 'brave', brave: { apiKey: 'bsa-key' } });
+    expect(config.mcp).toEqual({ allowedHosts: ['a.example', 'b.example:8443'] });
+    expect(config.state).toEqual({ compactionKey: 'k'.repeat(32) });
+  });
+
   it('names the bad setting and its environment variable', () => {
     expect(() => loadGatewayConfig({ env: { UPSTREAM_DIALECT: 'grpc' } })).toThrow(/upstream\.dialect \(UPSTREAM_DIALECT\)/);
     expect(() => loadGatewayConfig({ env: { PORT: 'eighty' } })).toThrow(ConfigError);

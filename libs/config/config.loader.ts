@@ -31,6 +31,9 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'SQLITE_PATH', path: 'storage.sqlitePath', kind: 'string' },
   { env: 'DATABASE_URL', path: 'storage.postgresUrl', kind: 'string' },
   { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
+  { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
+  { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
+  { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -96,6 +99,12 @@ export function loadGatewayConfig(options: { env?: Env; file?: string; overrides
       parsed = value === '1' || value.toLowerCase() === 'true';
     }
     setPath(raw, setting.path, parsed);
+  }
+  // The provider's own endpoint and key go under its name, which only the environment knows.
+  const provider = env.WEB_SEARCH_PROVIDER;
+  if (provider) {
+    if (env.WEB_SEARCH_URL) setPath(raw, `webSearch.${provider}.baseUrl`, env.WEB_SEARCH_URL);
+    if (env.WEB_SEARCH_API_KEY) setPath(raw, `webSearch.${provider}.apiKey`, env.WEB_SEARCH_API_KEY);
   }
   if (options.overrides) merge(raw, options.overrides);
   return validateGatewayConfig(raw);

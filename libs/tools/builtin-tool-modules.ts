@@ -3,6 +3,7 @@ import { CodeInterpreterToolModule } from './code-interpreter/code-interpreter-t
 import { CustomToolModule } from './custom/custom-tool.module.js';
 import { FileSearchToolModule } from './file-search/file-search-tool.module.js';
 import { FunctionToolModule } from './function/function-tool.module.js';
+import { McpToolModule } from './mcp/mcp-tool.module.js';
 import { NamespaceToolModule } from './namespace/namespace-tool.module.js';
 import { WebSearchToolModule } from './web-search/web-search-tool.module.js';
 
@@ -17,4 +18,5 @@ export const BUILTIN_TOOL_MODULES: Array<Type | DynamicModule> = [
   FileSearchToolModule,
   CodeInterpreterToolModule,
   WebSearchToolModule,
+  McpToolModule,
 ];

@@ -1,0 +1,97 @@
+import { Logger } from '@nestjs/common';
+import { StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
+import { parseMcpSettings } from './mcp.config.js';
+import { McpConnectionPool } from './mcp-connection-pool.service.js';
+import { McpTarget } from './mcp-target.js';
+
+beforeAll(() => Logger.overrideLogger(false));
+
+describe('McpConnectionPool', () => {
+  let server: StreamableTestServer;
+  beforeAll(async () => {
+    server = await StreamableTestServer.start();
+  });
+  afterAll(() => server.close());
+
+  const initializations = () => server.log.httpRequests.filter((r) => r.method === 'POST' && !r.headers['mcp-session-id']).length;
+  const listTools = (pool: McpConnectionPool, target: McpTarget) =>
+    pool.use(target, new AbortController().signal, (client, signal) => client.listTools({}, { signal }));
+
+  it('shares one connection between concurrent and later users of the same target', async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
+    try {
+      const target = McpTarget.remote('demo', new URL(server.url), { 'X-Key': 'a' });
+      const before = initializations();
+      await Promise.all([listTools(pool, target), listTools(pool, target), listTools(pool, target)]);
+      await listTools(pool, McpTarget.remote('again', new URL(server.url), { 'x-key': 'a' }));
+      expect(initializations() - before).toBe(1);
+      await listTools(pool, McpTarget.remote('other', new URL(server.url), { 'X-Key': 'b' }));
+      expect(initializations() - before).toBe(2);
+      expect(pool.size).toBe(2);
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+
+  it('closes request-declared connections left idle, ending their session', async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`], remoteIdleTimeoutMs: 100 }));
+    try {
+      await listTools(pool, McpTarget.remote('demo', new URL(server.url), {}));
+      expect(pool.size).toBe(1);
+      for (let i = 0; i < 40 && pool.size > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(pool.size).toBe(0);
+      expect(server.log.httpRequests.some((r) => r.method === 'DELETE')).toBe(true);
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+
+  it('keeps at most maxRemoteConnections, dropping the least recently used idle one', async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`], maxRemoteConnections: 2 }));
+    try {
+      for (const key of ['1', '2', '3']) await listTools(pool, McpTarget.remote(`s${key}`, new URL(server.url), { 'X-Key': key }));
+      expect(pool.size).toBe(2);
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+
+  it('retries an idempotent request once on a fresh connection when the pooled one went stale', async () => {
+    const quiet = await StreamableTestServer.start(undefined, 0, { standaloneStream: false });
+    const port = quiet.port;
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${port}`] }));
+    let restarted: StreamableTestServer | undefined;
+    try {
+      const target = McpTarget.remote('quiet', new URL(quiet.url), {});
+      await listTools(pool, target);
+      // Restarted: the old session is gone, and nothing told the pool.
+      await quiet.close();
+      restarted = await StreamableTestServer.start(undefined, port, { standaloneStream: false });
+      expect(pool.size).toBe(1);
+      const listed = await pool.use(target, new AbortController().signal, (client, signal) => client.listTools({}, { signal }), { retryStale: true });
+      expect(listed.tools.length).toBeGreaterThan(0);
+      // Without the retry the stale session fails the call, and the pool then reconnects.
+      await restarted.close();
+      restarted = await StreamableTestServer.start(undefined, port, { standaloneStream: false });
+      await expect(listTools(pool, target)).rejects.toThrow(/was lost|Session not found/);
+      await expect(listTools(pool, target)).resolves.toMatchObject({ tools: expect.any(Array) });
+    } finally {
+      await pool.onModuleDestroy();
+      await restarted?.close();
+    }
+  });
+
+  it('lets a waiting caller give up without failing the shared connect', async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
+    try {
+      const target = McpTarget.remote('demo', new URL(server.url), { 'X-Key': 'wait' });
+      const impatient = new AbortController();
+      const first = pool.use(target, impatient.signal, (client, signal) => client.listTools({}, { signal }));
+      impatient.abort(new Error('client went away'));
+      await expect(first).rejects.toThrow('client went away');
+      await expect(listTools(pool, target)).resolves.toMatchObject({ tools: expect.any(Array) });
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+});

@@ -1,0 +1,322 @@
+import { setMaxListeners } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
+import { createGuardedFetch } from './mcp-guarded.fetch.js';
+import { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
+import { McpTarget } from './mcp-target.js';
+
+/** The connection to a server went away while a request was using it. */
+export class McpConnectionLostError extends Error {}
+
+/** Connecting to a server failed (unreachable, refused the handshake, timed out). */
+export class McpConnectError extends Error {}
+
+interface Connection {
+  target: McpTarget;
+  client: Client;
+  transport: Transport;
+  via: 'streamable-http' | 'sse' | 'stdio';
+  /** Aborted when the connection dies, so requests waiting on it stop at once. */
+  lost: AbortController;
+  inUse: number;
+  lastUsed: number;
+  closed: boolean;
+}
+
+/**
+ * Errors the transports report that concern only the optional standalone GET
+ * stream of streamable HTTP: requests over POST still work, so the connection
+ * stays. Any other transport error means in-flight responses may never come.
+ */
+const BENIGN_TRANSPORT_ERRORS = /^(Streamable HTTP error: Failed to open SSE stream|Failed to reconnect SSE stream|Maximum reconnection attempts)/;
+
+const CLIENT_INFO = { name: 'switchyard-gateway', version: '0.1.0' };
+
+/** An error the server itself answered with: the connection is fine. */
+function isServerReportedError(err: unknown): boolean {
+  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
+ * A signal that fires when either input does, detached again by `dispose`.
+ * Not `AbortSignal.any`: the SDK never removes the abort listener it adds to
+ * a request's signal, so a signal still linked to the connection's `lost`
+ * after its request finished would make a later `lost` send a cancellation
+ * for every request the connection ever carried.
+ */
+function linkSignals(caller: AbortSignal, lost: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const fromCaller = () => controller.abort(caller.reason);
+  const fromLost = () => controller.abort(lost.reason);
+  if (caller.aborted) fromCaller();
+  else if (lost.aborted) fromLost();
+  caller.addEventListener('abort', fromCaller, { once: true });
+  lost.addEventListener('abort', fromLost, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      caller.removeEventListener('abort', fromCaller);
+      lost.removeEventListener('abort', fromLost);
+    },
+  };
+}
+
+/**
+ * MCP client connections, shared across requests.
+ *
+ * Operator-configured servers are connected on first use and kept; a
+ * request-declared server (`server_url`) is pooled under its URL and a hash
+ * of its credentials, and closed after `remoteIdleTimeoutMs` unused. A
+ * connection that fails (transport error, closed, a request failing outside
+ * the server's own error answers) is retired, and the next use reconnects.
+ */
+@Injectable()
+export class McpConnectionPool implements OnModuleDestroy {
+  private readonly logger = new Logger('McpConnectionPool');
+  private readonly connections = new Map<string, Connection>();
+  private readonly connecting = new Map<string, Promise<Connection>>();
+  private readonly policy: HostPolicy;
+  /** Own agents, so request-declared sockets are only ever opened through the guarded lookup. */
+  private readonly httpAgent = new http.Agent({ keepAlive: true });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly operatorTargets = new Map<string, McpTarget>();
+  private readonly sweeper: NodeJS.Timeout;
+  private destroyed = false;
+
+  constructor(@Inject(MCP_SETTINGS) private readonly settings: McpSettings) {
+    this.policy = new HostPolicy(settings.allowedHosts);
+    for (const server of settings.servers) this.operatorTargets.set(server.label, McpTarget.operator(server));
+    const every = Math.max(50, Math.min(60_000, Math.floor(settings.remoteIdleTimeoutMs / 2)));
+    this.sweeper = setInterval(() => this.evictIdle(), every);
+    this.sweeper.unref();
+  }
+
+  get hostPolicy(): HostPolicy {
+    return this.policy;
+  }
+
+  operatorTarget(label: string): McpTarget | undefined {
+    return this.operatorTargets.get(label);
+  }
+
+  /** Live pooled connections (for diagnostics and tests). */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /**
+   * Runs `op` with a connected client. `op` gets a signal that fires when the
+   * caller's does or when the connection dies, and must pass it to the SDK.
+   *
+   * With `retryStale`, an `op` that fails on a connection pooled earlier (not
+   * one made for this call) for a reason other than the server's own error
+   * answer runs once more on a fresh connection: a server that restarted
+   * without the pool noticing forgets its sessions. Only for idempotent
+   * requests such as `tools/list`; a tool call is never sent twice.
+   */
+  async use<T>(
+    target: McpTarget,
+    signal: AbortSignal,
+    op: (client: Client, signal: AbortSignal) => Promise<T>,
+    options: { retryStale?: boolean } = {},
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const { conn, fresh } = await this.acquire(target, signal);
+      conn.inUse++;
+      conn.lastUsed = Date.now();
+      const linked = linkSignals(signal, conn.lost.signal);
+      try {
+        return await op(conn.client, linked.signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const lost = conn.lost.signal.aborted;
+        if (!lost && isServerReportedError(err)) throw err;
+        if (!lost) void this.retire(conn, `request failed: ${err instanceof Error ? err.message : String(err)}`);
+        if (options.retryStale && !fresh && attempt === 0) continue;
+        // The SDK rewraps an aborted request's reason as a RequestTimeout
+        // McpError; the connection's own reason says what really happened.
+        throw lost ? conn.lost.signal.reason : err;
+      } finally {
+        linked.dispose();
+        conn.inUse--;
+        conn.lastUsed = Date.now();
+      }
+    }
+  }
+
+  /** Drops the target's connection (if any) so that the next use reconnects. */
+  discard(target: McpTarget, reason: string): void {
+    const conn = this.connections.get(target.key);
+    if (conn) void this.retire(conn, reason);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.destroyed = true;
+    clearInterval(this.sweeper);
+    // Connects still in flight see `destroyed` when they finish and close themselves.
+    await Promise.allSettled([...this.connecting.values()]);
+    await Promise.allSettled([...this.connections.values()].map((conn) => this.retire(conn, 'gateway shutting down', true)));
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  // --- connecting -----------------------------------------------------------
+
+  /** `fresh` is false for a connection that was already pooled when the caller asked. */
+  private async acquire(target: McpTarget, signal: AbortSignal): Promise<{ conn: Connection; fresh: boolean }> {
+    if (this.destroyed) throw new McpConnectError('The MCP connection pool is shut down.');
+    const existing = this.connections.get(target.key);
+    if (existing && !existing.closed) return { conn: existing, fresh: false };
+    let pending = this.connecting.get(target.key);
+    if (!pending) {
+      // The connect runs under the pool's own deadline, not the first caller's
+      // signal: a second request waiting on the same connection must not fail
+      // because the first one's client went away.
+      pending = this.connect(target).finally(() => this.connecting.delete(target.key));
+      pending.catch(() => undefined);
+      this.connecting.set(target.key, pending);
+    }
+    return { conn: await raceAbort(pending, signal), fresh: true };
+  }
+
+  private async connect(target: McpTarget): Promise<Connection> {
+    const deadline = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
+    let refusal: RefusedDestinationError | undefined;
+    const guardedFetch =
+      target.kind === 'remote'
+        ? createGuardedFetch({
+            policy: this.policy,
+            httpAgent: this.httpAgent,
+            httpsAgent: this.httpsAgent,
+            onRefusal: (e) => (refusal ??= e),
+          })
+        : undefined;
+
+    const attempt = async (via: Connection['via']): Promise<Connection> => {
+      const transport = this.transportFor(target, via, guardedFetch);
+      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      try {
+        await client.connect(transport, { signal: deadline, timeout: this.settings.discoveryTimeoutMs });
+      } catch (err) {
+        await client.close().catch(() => undefined);
+        throw err;
+      }
+      const lost = new AbortController();
+      // One listener per in-flight request; many overlapping calls are normal, not a leak.
+      setMaxListeners(0, lost.signal);
+      return { target, client, transport, via, lost, inUse: 0, lastUsed: Date.now(), closed: false };
+    };
+
+    let conn: Connection;
+    try {
+      if (target.kind === 'operator') {
+        conn = await attempt(target.transport as Connection['via']);
+      } else {
+        // The SDK's documented fallback: try streamable HTTP; a 4xx answer to
+        // its initialize POST means a server that only speaks the older SSE transport.
+        try {
+          conn = await attempt('streamable-http');
+        } catch (err) {
+          if (refusal || deadline.aborted || !(err instanceof StreamableHTTPError && (err.code ?? 0) >= 400 && (err.code ?? 0) < 500)) throw err;
+          conn = await attempt('sse');
+        }
+      }
+    } catch (err) {
+      if (refusal) throw refusal;
+      const reason = deadline.aborted ? `no answer within ${this.settings.discoveryTimeoutMs} ms` : err instanceof Error ? err.message : String(err);
+      throw new McpConnectError(`Could not connect to MCP server ${target.describe()}: ${target.redact(reason)}`);
+    }
+
+    if (this.destroyed) {
+      await conn.client.close().catch(() => undefined);
+      throw new McpConnectError('The MCP connection pool is shut down.');
+    }
+    conn.client.onclose = () => void this.retire(conn, 'connection closed');
+    conn.client.onerror = (err: Error) => {
+      if (BENIGN_TRANSPORT_ERRORS.test(err.message)) {
+        this.logger.debug(`MCP server ${target.describe()}: ${target.redact(err.message)}`);
+        return;
+      }
+      void this.retire(conn, err.message);
+    };
+    this.connections.set(target.key, conn);
+    this.logger.log(`connected to MCP server ${target.describe()} over ${conn.via}`);
+    if (target.kind === 'remote') this.enforceRemoteLimit(conn);
+    return conn;
+  }
+
+  private transportFor(target: McpTarget, via: Connection['via'], guardedFetch: FetchLike | undefined): Transport {
+    if (via === 'stdio') {
+      const server = target.operator!;
+      const transport = new StdioClientTransport({ command: server.command!, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
+      // Drained so a chatty server cannot fill the pipe and stall; kept at debug level.
+      transport.stderr?.on('data', (chunk: Buffer) => this.logger.debug(`[${target.label} stderr] ${target.redact(chunk.toString('utf8').trimEnd())}`));
+      return transport;
+    }
+    const url = target.url!;
+    const requestInit: RequestInit = { headers: target.headers() };
+    if (via === 'sse') return new SSEClientTransport(url, { requestInit, fetch: guardedFetch });
+    return new StreamableHTTPClientTransport(url, { requestInit, fetch: guardedFetch });
+  }
+
+  // --- retiring -------------------------------------------------------------
+
+  private async retire(conn: Connection, reason: string, graceful = false): Promise<void> {
+    if (conn.closed) return;
+    conn.closed = true;
+    if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
+    conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.describe()} was lost.`));
+    if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
+    if (graceful && conn.transport instanceof StreamableHTTPClientTransport) {
+      // Lets the server free the session now instead of at its own timeout.
+      await raceAbort(conn.transport.terminateSession(), AbortSignal.timeout(1_000)).catch(() => undefined);
+    }
+    await conn.client.close().catch(() => undefined);
+  }
+
+  private evictIdle(): void {
+    const now = Date.now();
+    for (const conn of this.connections.values()) {
+      if (conn.target.kind === 'remote' && conn.inUse === 0 && now - conn.lastUsed >= this.settings.remoteIdleTimeoutMs) {
+        void this.retire(conn, 'idle', true);
+      }
+    }
+  }
+
+  /** Over the cap, idle connections go, oldest first; never the one just made for a waiting caller. */
+  private enforceRemoteLimit(added: Connection): void {
+    const remote = [...this.connections.values()].filter((c) => c.target.kind === 'remote');
+    let excess = remote.length - this.settings.maxRemoteConnections;
+    if (excess <= 0) return;
+    for (const conn of remote.filter((c) => c.inUse === 0 && c !== added).sort((a, b) => a.lastUsed - b.lastUsed)) {
+      if (excess-- <= 0) break;
+      void this.retire(conn, 'pool full', true);
+    }
+  }
+}

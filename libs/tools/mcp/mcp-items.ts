@@ -1,0 +1,94 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput } from '../../core/handlers/tool-handler.interface.js';
+import { newId } from '../../core/ids.js';
+import type { PublicItem } from '../../core/protocol/items.js';
+
+/**
+ * The public MCP items, shaped as `wire-notes.md` and the OpenAI SDK types
+ * describe them. Nothing here may carry declaration headers or tokens.
+ */
+
+export function listToolsItem(serverLabel: string, tools: readonly Tool[], error: string | null): PublicItem {
+  return {
+    id: newId('mcpl'),
+    type: 'mcp_list_tools',
+    server_label: serverLabel,
+    tools: tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description ?? null,
+      input_schema: tool.inputSchema,
+      annotations: tool.annotations ?? null,
+    })),
+    error,
+  };
+}
+
+export function callItem(
+  call: GatewayCall,
+  serverLabel: string,
+  toolName: string,
+  state: { arguments: string; output: string | null; error: string | null; status: 'in_progress' | 'completed' | 'failed' },
+): PublicItem {
+  return {
+    id: call.itemId,
+    type: 'mcp_call',
+    server_label: serverLabel,
+    name: toolName,
+    arguments: state.arguments,
+    output: state.output,
+    error: state.error,
+    status: state.status,
+    approval_request_id: call.approvalRequestId ?? null,
+  };
+}
+
+export function finishedCallItem(result: GatewayCallResult, serverLabel: string, toolName: string): PublicItem {
+  const completed = result.status === 'completed';
+  return callItem(result.call, serverLabel, toolName, {
+    arguments: result.call.arguments,
+    output: completed ? result.output.text : null,
+    error: completed ? null : (result.error?.message ?? result.output.text),
+    status: completed ? 'completed' : 'failed',
+  });
+}
+
+export function approvalRequestItem(call: GatewayCall, serverLabel: string, toolName: string): PublicItem {
+  return { id: newId('mcpr'), type: 'mcp_approval_request', server_label: serverLabel, name: toolName, arguments: call.arguments };
+}
+
+type ContentBlock = CallToolResult['content'][number];
+
+function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'resource':
+      return 'text' in block.resource && typeof block.resource.text === 'string' ? block.resource.text : `[resource ${block.resource.uri}]`;
+    case 'resource_link':
+      return `[resource link ${block.name}: ${block.uri}]`;
+    case 'image':
+      return `[image ${block.mimeType}]`;
+    case 'audio':
+      return `[audio ${block.mimeType}]`;
+    default:
+      return '';
+  }
+}
+
+/**
+ * What the model reads from a `tools/call` result: structured content as JSON
+ * when the tool produced it (it is the machine-readable form), else the text
+ * blocks joined by newlines, with non-text blocks named so the model knows
+ * they exist. Servers from before `content` answer with `toolResult`.
+ */
+export function toToolOutput(result: Record<string, unknown>): ToolOutput {
+  const isError = result.isError === true;
+  const content = Array.isArray(result.content) ? (result.content as ContentBlock[]) : [];
+  const text = content.map(blockText).filter((t) => t.length > 0).join('\n');
+  const structured = result.structuredContent;
+  let output: string;
+  if (structured !== undefined && structured !== null && !(isError && text)) output = JSON.stringify(structured);
+  else if (content.length === 0 && 'toolResult' in result) output = JSON.stringify(result.toolResult);
+  else output = text;
+  return { text: output, isError, data: structured === undefined ? undefined : { structuredContent: structured } };
+}

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
+import type {
+  ExecutionContext,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  GatewayExecutor,
+  ToolOutput,
+} from '../../core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '../../core/protocol/items.js';
+import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
+import { needsApproval } from './mcp-declaration.parser.js';
+import { approvalRequestItem, callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
+import type { McpExecutionParams } from './mcp.tool-handler.js';
+
+const DEADLINE_GRACE_MS = 1_000;
+
+function parseArguments(raw: string): Record<string, unknown> | string {
+  if (raw.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    return 'The arguments must be a JSON object.';
+  } catch {
+    return 'The arguments are not valid JSON.';
+  }
+}
+
+/**
+ * Runs MCP tool calls (`tools/call`) on the pooled connection of the tool's
+ * server, and shapes their public `mcp_call` lifecycle.
+ */
+@Injectable()
+@GatewayExecutorProvider()
+export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
+  readonly type = ToolType.Mcp;
+
+  constructor(private readonly pool: McpConnectionPool) {}
+
+  /** MCP servers answer requests independently; JSON-RPC ids keep overlapping calls apart. */
+  supportsParallelExecution(): boolean {
+    return true;
+  }
+
+  async execute(call: GatewayCall, params: McpExecutionParams, ctx: ExecutionContext): Promise<ToolOutput> {
+    const args = parseArguments(call.arguments);
+    if (typeof args === 'string') return { isError: true, text: `${args} The call to "${params.toolName}" was not sent.` };
+    try {
+      const result = await this.pool.use(params.target, ctx.signal, (client, signal) =>
+        client.callTool({ name: params.toolName, arguments: args }, CallToolResultSchema, {
+          // The scheduler aborts the signal at the deadline, which cancels the
+          // request (the SDK sends notifications/cancelled to the server). The
+          // SDK's own timer is a backstop set just past the deadline, so that the
+          // scheduler's timeout, not a race between two timers, decides the outcome.
+          signal,
+          timeout: Math.max(1, ctx.deadline - Date.now()) + DEADLINE_GRACE_MS,
+        }),
+      );
+      return toToolOutput(result as Record<string, unknown>);
+    } catch (err) {
+      return { isError: true, text: this.describeFailure(err, params) };
+    }
+  }
+
+  planEvents(call: GatewayCall, params: McpExecutionParams): GatewayEventPlan {
+    return {
+      startedItem: callItem(call, params.serverLabel, params.toolName, { arguments: '', output: null, error: null, status: 'in_progress' }),
+      beforeExecute: [
+        { type: 'response.mcp_call.in_progress' },
+        { type: 'response.mcp_call_arguments.delta', delta: call.arguments },
+        { type: 'response.mcp_call_arguments.done', arguments: call.arguments },
+      ],
+      afterExecute: (result) => [{ type: result.status === 'completed' ? 'response.mcp_call.completed' : 'response.mcp_call.failed' }],
+    };
+  }
+
+  publicOutput(result: GatewayCallResult, params: McpExecutionParams): PublicItem {
+    return finishedCallItem(result, params.serverLabel, params.toolName);
+  }
+
+  requiresApproval(call: GatewayCall, params: McpExecutionParams): boolean {
+    return needsApproval(params.approval, params.toolName, params.readOnlyHint);
+  }
+
+  approvalRequestItem(call: GatewayCall, params: McpExecutionParams): PublicItem {
+    return approvalRequestItem(call, params.serverLabel, params.toolName);
+  }
+
+  private describeFailure(err: unknown, params: McpExecutionParams): string {
+    const { target, toolName } = params;
+    if (err instanceof McpConnectionLostError || err instanceof McpConnectError) return target.redact(err.message);
+    if (err instanceof McpError) {
+      if (err.code === ErrorCode.ConnectionClosed) return `The connection to MCP server ${target.describe()} closed during the call to "${toolName}".`;
+      if (err.code === ErrorCode.RequestTimeout) return `The call to "${toolName}" on MCP server ${target.describe()} timed out.`;
+      return target.redact(`MCP server ${target.describe()} refused the call to "${toolName}": ${err.message}`);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    return target.redact(`The call to "${toolName}" on MCP server ${target.describe()} failed: ${message}`);
+  }
+}

@@ -1,0 +1,223 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
+import type { DiscoveryContext, DiscoveryResult, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { modelVisibleName } from '../../core/registry/model-names.js';
+import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
+import { McpConnectionPool } from './mcp-connection-pool.service.js';
+import { filterAdmits, parseMcpDeclaration, type ApprovalPolicy, type McpDeclaration } from './mcp-declaration.parser.js';
+import { RefusedDestinationError } from './mcp-host.policy.js';
+import { listToolsItem } from './mcp-items.js';
+import type { McpTarget } from './mcp-target.js';
+
+/** What the executor needs for one discovered tool. Never echoed: the target holds credentials. */
+export interface McpExecutionParams {
+  target: McpTarget;
+  serverLabel: string;
+  /** The tool's own name on the server. */
+  toolName: string;
+  approval: ApprovalPolicy;
+  readOnlyHint: boolean;
+}
+
+export interface McpDiscovery {
+  tools: Tool[];
+  error: string | null;
+}
+
+/** Per-request bookkeeping across declarations (see `claim`). */
+interface RequestClaims {
+  count: number;
+  labels: Map<string, string>;
+}
+
+/** A safety net against servers whose cursors never end. */
+const MAX_LIST_PAGES = 1000;
+
+/** The model-visible name of an MCP tool when the request does not (or no longer) declare it. */
+export function mcpModelName(serverLabel: string, toolName: string): string {
+  return modelVisibleName([serverLabel, toolName], new Set());
+}
+
+/**
+ * `mcp`: tools of a remote or operator-configured MCP server, discovered with
+ * `tools/list` at request start and executed by the gateway (see
+ * `McpGatewayExecutor`). Each server tool becomes one function for the model,
+ * named `<server_label>__<tool>` (shortened with a hash past 64 characters).
+ */
+@Injectable()
+@ToolHandlerProvider()
+export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery> {
+  readonly type = ToolType.Mcp;
+  readonly gatewayOwned = true;
+  // `mcp_approval_response` is not listed: core answers those itself.
+  readonly historyItemTypes = ['mcp_list_tools', 'mcp_call', 'mcp_approval_request'];
+  private readonly logger = new Logger('McpToolHandler');
+  /**
+   * Keyed by the request's abort signal, which core passes to every
+   * declaration's `discover` of one request: the only per-request object
+   * discovery sees. A WeakMap, so nothing needs cleaning up.
+   */
+  private readonly claims = new WeakMap<AbortSignal, RequestClaims>();
+
+  constructor(
+    private readonly pool: McpConnectionPool,
+    @Inject(MCP_SETTINGS) private readonly settings: McpSettings,
+  ) {}
+
+  validate(declaration: JsonObject, path: string): McpDeclaration {
+    return parseMcpDeclaration(declaration, path, this.pool);
+  }
+
+  publicDeclaration(_params: McpDeclaration, declaration: JsonObject): JsonObject {
+    const { headers: _headers, authorization: _authorization, ...rest } = declaration;
+    return rest;
+  }
+
+  async discover(params: McpDeclaration, ctx: DiscoveryContext): Promise<DiscoveryResult<McpDiscovery>> {
+    const claims = this.claim(params, ctx.signal);
+    // Core starts every declaration's discovery before awaiting any, so after
+    // one tick the count covers the whole request: refuse before connecting.
+    await Promise.resolve();
+    if (claims.count > this.settings.maxServersPerRequest) {
+      throw new InvalidRequestError(
+        `tools declares ${claims.count} MCP servers; this gateway allows at most ${this.settings.maxServersPerRequest} per request (mcp.maxServersPerRequest).`,
+        'tools',
+        'too_many_mcp_servers',
+      );
+    }
+
+    const listed = ctx.history.some((item) => item.type === 'mcp_list_tools' && item.server_label === params.serverLabel && !item.error);
+    const timeout = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
+    const signal = AbortSignal.any([ctx.signal, timeout]);
+    let discovery: McpDiscovery;
+    try {
+      const tools = await this.pool.use(params.target, signal, (client, s) => this.listTools(client, s, params), { retryStale: true });
+      discovery = { tools, error: null };
+    } catch (err) {
+      if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code);
+      if (ctx.signal.aborted) throw err;
+      // A server that does not answer tools/list in time is not worth keeping a connection to.
+      if (timeout.aborted) this.pool.discard(params.target, 'tools/list timed out');
+      const reason = timeout.aborted
+        ? `MCP server ${params.target.describe()} did not list its tools within ${this.settings.discoveryTimeoutMs} ms.`
+        : describeError(err, params.target);
+      this.logger.warn(`discovery failed for ${params.target.describe()}: ${reason}`);
+      discovery = { tools: [], error: reason };
+    }
+    // A failed listing is always reported; a successful one once per conversation.
+    const items = discovery.error !== null || !listed ? [listToolsItem(params.serverLabel, discovery.tools, discovery.error)] : [];
+    return { state: discovery, items };
+  }
+
+  normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
+    const taken = new Set(ctx.takenNames);
+    const context = params.serverDescription ?? params.target.operator?.description;
+    return (discovered?.tools ?? []).map((tool): NormalizedTool => {
+      const name = modelVisibleName([params.serverLabel, tool.name], taken);
+      taken.add(name);
+      const own = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
+      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${own}`.trim() : own || null;
+      const executionParams: McpExecutionParams = {
+        target: params.target,
+        serverLabel: params.serverLabel,
+        toolName: tool.name,
+        approval: params.approval,
+        readOnlyHint: tool.annotations?.readOnlyHint === true,
+      };
+      return {
+        fn: { type: 'function', name, description, parameters: tool.inputSchema as JsonObject, strict: false },
+        serverLabel: params.serverLabel,
+        toolName: tool.name,
+        executionParams,
+      };
+    });
+  }
+
+  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
+    const it = item as JsonObject;
+    const label = String(it.server_label ?? '');
+    const toolName = String(it.name ?? '');
+    const callId = String(it.id ?? '');
+    const args = typeof it.arguments === 'string' ? it.arguments : JSON.stringify(it.arguments ?? {});
+    const name = ctx.modelNameFor(toolName, label) ?? mcpModelName(label, toolName);
+    switch (item.type) {
+      case 'mcp_call': {
+        const output = typeof it.output === 'string' ? it.output : it.error != null ? `Error: ${typeof it.error === 'string' ? it.error : JSON.stringify(it.error)}` : '';
+        // An approved call: the model's call is its mcp_approval_request (keyed by
+        // that id), so this item only completes it. Core does not run approvals
+        // again once such an mcp_call is in the conversation.
+        if (typeof it.approval_request_id === 'string' && it.approval_request_id.length > 0) {
+          return [{ type: 'function_call_output', call_id: it.approval_request_id, output }];
+        }
+        return [
+          { type: 'function_call', call_id: callId, name, arguments: args },
+          { type: 'function_call_output', call_id: callId, output },
+        ];
+      }
+      case 'mcp_approval_request':
+        // Its output comes from the matching mcp_approval_response, which core answers.
+        return [{ type: 'function_call', call_id: callId, name, arguments: args }];
+      default:
+        // mcp_list_tools: the model sees the tools themselves, not the listing.
+        return [];
+    }
+  }
+
+  private claim(params: McpDeclaration, signal: AbortSignal): RequestClaims {
+    let claims = this.claims.get(signal);
+    if (!claims) {
+      claims = { count: 0, labels: new Map() };
+      this.claims.set(signal, claims);
+    }
+    const first = claims.labels.get(params.serverLabel);
+    if (first !== undefined) {
+      // Approvals and listings are matched by label: two servers under one would be ambiguous.
+      throw new InvalidRequestError(
+        `${params.path}.server_label "${params.serverLabel}" is already used by ${first}; each MCP server in a request needs its own label.`,
+        `${params.path}.server_label`,
+        'duplicate_server_label',
+      );
+    }
+    claims.labels.set(params.serverLabel, params.path);
+    claims.count++;
+    return claims;
+  }
+
+  /** All pages of `tools/list`, filtered by `allowed_tools` and capped at `maxToolsPerServer`. */
+  private async listTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
+    const max = this.settings.maxToolsPerServer;
+    const tools: Tool[] = [];
+    const names = new Set<string>();
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: this.settings.discoveryTimeoutMs });
+      for (const tool of result.tools) {
+        // A name listed twice would route calls ambiguously: the first listing wins.
+        if (names.has(tool.name)) continue;
+        if (params.allowedTools && !filterAdmits(params.allowedTools, tool.name, tool.annotations?.readOnlyHint === true)) continue;
+        if (tools.length >= max) {
+          this.logger.warn(`MCP server ${params.target.describe()} offers more than ${max} tools; the rest are not offered (mcp.maxToolsPerServer).`);
+          return tools;
+        }
+        tools.push(tool);
+        names.add(tool.name);
+      }
+      cursor = result.nextCursor;
+      if (cursor === undefined || seenCursors.has(cursor)) break;
+      seenCursors.add(cursor);
+    }
+    return tools;
+  }
+}
+
+/** A failure as the client may see it: no stack, no credentials. */
+export function describeError(err: unknown, target: McpTarget): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return target.redact(message);
+}

@@ -1,14 +1,9 @@
 import type OpenAI from 'openai';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { collect } from './support/fixtures.js';
 
 const validator = new OpenResponsesValidator();
-
-async function collect(stream: AsyncIterable<any>): Promise<any[]> {
-  const events: any[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 const applyPatch = {
   type: 'custom',

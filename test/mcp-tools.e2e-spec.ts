@@ -3,18 +3,13 @@ import OpenAI from 'openai';
 import { StreamableTestServer, startRedirectServer } from './support/mcp/mcp-test-servers.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { collect } from './support/fixtures.js';
 
 const validator = new OpenResponsesValidator();
 const SECRET = 'sk-e2e-mcp-secret-789';
 const OPERATOR_KEY = 'op-key-e2e-0001';
 const MODEL = 'switchyard-sim';
 const EVERYTHING_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
-
-async function collect(stream: AsyncIterable<any>): Promise<any[]> {
-  const events: any[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 /** Event types with each item event tagged by the item's type, for order assertions. */
 function eventTrace(events: any[]): string[] {

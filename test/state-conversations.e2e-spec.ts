@@ -1,13 +1,6 @@
 import type OpenAI from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Get current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
+import { weatherTool } from './support/fixtures.js';
 
 function lastUpstreamInput(stack: GatewayStack): any[] {
   return (stack.simulator.requests.at(-1)!.body as any).input;

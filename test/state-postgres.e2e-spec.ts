@@ -1,18 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { weatherTool } from './support/fixtures.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 // A schema of this run's own, dropped afterwards, so that parallel runs on one database never meet.
 const schema = `sy_e2e_${randomBytes(4).toString('hex')}`;
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Get current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 
 describe('two gateway replicas on one PostgreSQL database', () => {
   let admin: pg.Pool;

@@ -1,22 +1,9 @@
 import type OpenAI from 'openai';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { collect, weatherTool } from './support/fixtures.js';
 
 const validator = new OpenResponsesValidator();
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Get current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
-
-async function collect(stream: AsyncIterable<any>): Promise<any[]> {
-  const events: any[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 /** The inference requests the simulated upstream received since `from`. */
 function upstreamBodies(stack: GatewayStack, from: number): any[] {

@@ -1,12 +1,7 @@
 import type OpenAI from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { NapToolModule, napLedger } from './support/test-tools/nap-tool.module.js';
-
-async function collect(stream: AsyncIterable<any>): Promise<any[]> {
-  const events: any[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
+import { collect } from './support/fixtures.js';
 
 const nap = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'nap', name, ...extra }) as any;
 const fn = (name: string) =>

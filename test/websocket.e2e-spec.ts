@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import WebSocket from 'ws';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { collect, weatherTool } from './support/fixtures.js';
 
 const validator = new OpenResponsesValidator();
 
@@ -15,14 +16,6 @@ const errorEventSchema = (() => {
   ajv.addSchema({ $id: 'spec', components: spec.components });
   return ajv.getSchema('spec#/components/schemas/WebSocketErrorEvent')!;
 })();
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Get current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: true,
-};
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
 
@@ -87,12 +80,6 @@ class SocketClient {
       this.ws.close();
     });
   }
-}
-
-async function collect(stream: AsyncIterable<any>): Promise<any[]> {
-  const events: any[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
 }
 
 /** Events with the parts that differ per response (ids, timestamps) blanked. */

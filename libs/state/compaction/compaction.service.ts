@@ -10,7 +10,7 @@ import { CompactionTokenCodec } from './compaction-token.codec.js';
 import { estimateTokens, renderTranscript, splitForCompaction, type TranscriptItem } from './transcript.util.js';
 
 const SUMMARY_INSTRUCTIONS = [
-  'You compact conversations between a user and an AI assistant so that the assistant can continue them with less context.',
+  'You compact conversations between a user and an assistant so that the assistant can continue them with less context.',
   'Write a dense summary of the transcript you are given: the user’s goals and constraints, decisions made, facts and tool results',
   'that are still needed, open questions and the current state of the work. Keep names, numbers, identifiers and file paths exact.',
   'Write it for the assistant, in the third person, with no preamble.',

@@ -20,6 +20,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },
+  { env: 'SSE_WRITES', path: 'server.sseWrites', kind: 'string' },
   { env: 'TIMEOUT_CONNECT_MS', path: 'timeouts.connectMs', kind: 'int' },
   { env: 'TIMEOUT_FIRST_BYTE_MS', path: 'timeouts.firstByteMs', kind: 'int' },
   { env: 'TIMEOUT_IDLE_MS', path: 'timeouts.idleMs', kind: 'int' },

@@ -57,6 +57,8 @@ export class ServerConfig {
    * (what Codex CLI and the SDKs consume) or the Open Responses spec's `response.reasoning.*`.
    */
   @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
+  /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
+  @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
 }
 
 export class ToolsConfig {

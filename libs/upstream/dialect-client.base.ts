@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
-import { HttpTransport } from './http-transport.js';
+import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
 import type { ModelInfo, UpstreamClient } from './upstream-client.interface.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
@@ -76,6 +76,11 @@ export abstract class DialectClient implements UpstreamClient {
   /** Releases pooled sockets; call on shutdown. */
   close(): void {
     this.transport.close();
+  }
+
+  /** Upstream socket pool counts, for health checks and leak tests. */
+  poolStats(): UpstreamPoolStats {
+    return this.transport.poolStats();
   }
 
   protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void>;

@@ -105,6 +105,27 @@ export class HttpTransport {
   close(): void {
     this.agent.destroy();
   }
+
+  /**
+   * The keep-alive pool right now: sockets carrying a request, idle pooled
+   * sockets, and requests waiting for a socket. A socket still `active` after
+   * every exchange settled is a leak.
+   */
+  poolStats(): UpstreamPoolStats {
+    return { active: countSockets(this.agent.sockets), idle: countSockets(this.agent.freeSockets), queued: countSockets(this.agent.requests) };
+  }
+}
+
+export interface UpstreamPoolStats {
+  active: number;
+  idle: number;
+  queued: number;
+}
+
+function countSockets(byOrigin: NodeJS.ReadOnlyDict<readonly unknown[]>): number {
+  let n = 0;
+  for (const list of Object.values(byOrigin)) n += list?.length ?? 0;
+  return n;
 }
 
 type TimerName = 'connect' | 'firstByte' | 'idle' | 'total' | 'drain';

@@ -26,6 +26,12 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
     }
     if (status >= 400 && status < 500) return envelope(status, e.message ?? 'Bad request.', 'invalid_request_error', e.type);
   }
+  // A body that does not decompress (`Content-Encoding: gzip` over plain bytes) reaches here from
+  // body-parser as a zlib error with a 4xx status and `expose` set, but no `type`.
+  const exposed = e as { expose?: unknown; status?: unknown; message?: unknown } | null;
+  if (exposed && typeof exposed === 'object' && exposed.expose === true && typeof exposed.status === 'number' && exposed.status >= 400 && exposed.status < 500) {
+    return envelope(exposed.status, `The request body could not be read: ${String(exposed.message ?? 'bad encoding')}.`, 'invalid_request_error', 'invalid_body');
+  }
   if (err instanceof HttpException) {
     const status = err.getStatus();
     const message = status === 404 ? 'Not found.' : err.message;

@@ -24,7 +24,7 @@ export class ResponsesController {
     const request = this.parser.parse(body, requestOwner(req));
     const events = this.loop.run(request);
     let subscription: Subscription | undefined;
-    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs) : undefined;
+    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites) : undefined;
     // `close` on the response (not the request, which closes once the body is
     // read) is the client going away; unsubscribing aborts upstream and tools.
     // The socket is destroyed too: a half-closed client socket would otherwise
@@ -65,8 +65,18 @@ export class ResponsesController {
         if (!res.headersSent) res.status(status).json(envelope);
       },
       complete: () => {
-        if (!res.headersSent) res.status(200).json(terminal?.response ?? {});
+        if (!res.headersSent) sendJson(res, 200, terminal?.response ?? {});
       },
     });
   }
+}
+
+/**
+ * The success body, written directly: express's `res.json` would also hash
+ * the whole body for an ETag, which a POST answer never uses.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  res.end(json);
 }

@@ -7,6 +7,7 @@ import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.j
 import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
 import { CreateResponseDto } from './create-response.dto.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
 
 function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
@@ -51,6 +52,9 @@ export class CreateResponseParser {
       throw new InvalidRequestError('The request body must be a JSON object.', null);
     }
     const raw = body as JsonObject;
+    if (exceedsJsonDepth(raw)) {
+      throw new InvalidRequestError(`The request body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`, null, 'nesting_too_deep');
+    }
     const dto = plainToInstance(CreateResponseDto, raw);
     const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
     if (violation) throw new InvalidRequestError(violation.message, violation.param);

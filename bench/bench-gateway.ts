@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { validateGatewayConfig } from '../libs/config/config.loader.js';
+import { configureGatewayApp } from '../src/configure-app.js';
+import { GatewayModule } from '../src/gateway.module.js';
+import { childConfig, serveParent } from './lib/child-endpoint.js';
+import { SleepToolModule, sleepLedger } from './sleep-tool.module.js';
+
+/**
+ * The gateway as the benchmark runs it, in its own process: the built-in
+ * tool modules plus the benchmark `sleep` tool, no state module (nothing is
+ * stored), logging off, on 127.0.0.1 and an ephemeral port.
+ */
+export interface BenchGatewayConfig {
+  upstreamUrl: string;
+  /** `tools.maxConcurrentGatewayCalls`. */
+  window?: number;
+  /** Upstream keep-alive sockets; the memory run needs one per open stream. */
+  maxSockets?: number;
+  idleMs?: number;
+  /** `server.sseWrites`: one write per event (default) or per tick. */
+  sseWrites?: 'event' | 'tick';
+}
+
+async function main(): Promise<void> {
+  const options = childConfig<BenchGatewayConfig>();
+  const config = validateGatewayConfig({
+    upstream: { baseUrl: options.upstreamUrl, dialect: 'responses', maxSockets: options.maxSockets ?? 256 },
+    server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
+    storage: { driver: 'memory' },
+    tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
+    timeouts: { idleMs: options.idleMs ?? 60_000 },
+  });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [SleepToolModule] }), { bodyParser: false, logger: false });
+  configureGatewayApp(app);
+  await app.listen(0, '127.0.0.1');
+  const server = app.getHttpServer() as Server;
+  const { port } = server.address() as { port: number };
+  serveParent(
+    `http://127.0.0.1:${port}/v1`,
+    {
+      ledger: () => sleepLedger,
+      'ledger-reset': () => {
+        sleepLedger.length = 0;
+        return true;
+      },
+      connections: () => new Promise((resolve) => server.getConnections((_e, n) => resolve(n))),
+    },
+    async () => {
+      const closing = app.close();
+      server.closeAllConnections();
+      await closing;
+    },
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error('bench gateway failed to start:', err);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+import { writeHeapSnapshot } from 'node:v8';
+
+/**
+ * Child side of `ChildService`: report readiness and answer the parent's
+ * calls. `stop` runs the given shutdown and exits with code 0, which is
+ * what lets `--cpu-prof` write its profile.
+ */
+export type Handlers = Record<string, (arg: unknown) => unknown>;
+
+interface CallMessage {
+  type: 'call';
+  id: number;
+  cmd: string;
+  arg?: unknown;
+}
+
+export function childConfig<T>(): T {
+  return JSON.parse(process.argv[2] ?? '{}') as T;
+}
+
+export function serveParent(url: string, handlers: Handlers, shutdown: () => Promise<void>): void {
+  if (!process.send) throw new Error('Start this script through bench/run.js (it needs an IPC channel).');
+  const all: Handlers = {
+    memory: (arg) => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if ((arg as { gc?: boolean } | undefined)?.gc && gc) {
+        // Twice: the first pass can leave objects that finalizers just released.
+        gc();
+        gc();
+      }
+      return process.memoryUsage();
+    },
+    // CPU time (user + system, µs) spent so far: per-request cost that other load on the machine does not distort.
+    cpu: () => process.cpuUsage(),
+    // For leak hunts: compare two snapshots taken some traffic apart.
+    'heap-snapshot': (arg) => writeHeapSnapshot((arg as { path?: string } | undefined)?.path),
+    ...handlers,
+  };
+  process.on('message', async (message: CallMessage) => {
+    if (message?.type !== 'call') return;
+    if (message.cmd === 'stop') {
+      await shutdown().catch(() => undefined);
+      process.exit(0);
+    }
+    try {
+      const handler = all[message.cmd];
+      if (!handler) throw new Error(`unknown command "${message.cmd}"`);
+      process.send!({ type: 'reply', id: message.id, result: await handler(message.arg) });
+    } catch (err) {
+      process.send!({ type: 'reply', id: message.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  });
+  // The parent going away (crash, Ctrl-C) must not leave this server running.
+  process.on('disconnect', () => {
+    void shutdown().finally(() => process.exit(0));
+  });
+  process.send({ type: 'ready', url });
+}

@@ -1,0 +1,124 @@
+import { Injectable, Module } from '@nestjs/common';
+import { requireFunctionName } from '../../../libs/core/handlers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '../../../libs/core/handlers/tool-handler.decorators.js';
+import type {
+  ExecutionContext,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  GatewayExecutor,
+  NormalizedTool,
+  ToolHandler,
+  ToolOutput,
+} from '../../../libs/core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
+
+/**
+ * A test-only gateway tool type, `flaky`, that fails in the ways real tools
+ * do. The model's arguments pick the failure:
+ *
+ * - `{"mode": "throw"}`: throws synchronously from `execute`
+ * - `{"mode": "reject"}`: returns a promise that rejects
+ * - `{"mode": "remote", "url": "..."}`: POSTs to a tool server over HTTP
+ *   (with the call's abort signal) and returns its answer; the test kills
+ *   that server mid-call
+ * - `{"mode": "hang"}`: never answers; settles only when its signal aborts
+ *
+ * Every call is recorded with whether its abort signal fired.
+ */
+export interface FlakyRecord {
+  mode: string;
+  start: number;
+  end?: number;
+  aborted: boolean;
+  abortReason?: string;
+}
+
+export const flakyLedger: FlakyRecord[] = [];
+
+@Injectable()
+@ToolHandlerProvider()
+export class FlakyToolHandler implements ToolHandler<{ name: string }> {
+  readonly type = 'flaky';
+  readonly gatewayOwned = true;
+  readonly historyItemTypes = ['flaky_call'];
+
+  validate(decl: JsonObject, path: string): { name: string } {
+    return { name: requireFunctionName(decl, path) };
+  }
+
+  normalize(p: { name: string }): NormalizedTool[] {
+    return [
+      {
+        fn: {
+          type: 'function',
+          name: p.name,
+          description: 'A tool that fails on request.',
+          parameters: { type: 'object', properties: { mode: { type: 'string' }, url: { type: 'string' } }, required: ['mode'] },
+        },
+        toolName: p.name,
+        executionParams: p,
+      },
+    ];
+  }
+}
+
+@Injectable()
+@GatewayExecutorProvider()
+export class FlakyExecutor implements GatewayExecutor<{ name: string }> {
+  readonly type = 'flaky';
+
+  supportsParallelExecution(): boolean {
+    return true;
+  }
+
+  execute(call: GatewayCall, _p: { name: string }, ctx: ExecutionContext): Promise<ToolOutput> {
+    const args = JSON.parse(call.arguments || '{}') as { mode?: string; url?: string };
+    const record: FlakyRecord = { mode: args.mode ?? '', start: Date.now(), aborted: false };
+    flakyLedger.push(record);
+    ctx.signal.addEventListener(
+      'abort',
+      () => {
+        record.aborted = true;
+        record.abortReason = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : String(ctx.signal.reason);
+      },
+      { once: true },
+    );
+    if (args.mode === 'throw') throw new Error('flaky tool threw on purpose');
+    if (args.mode === 'reject') return Promise.reject(new Error('flaky tool rejected on purpose'));
+    if (args.mode === 'hang') {
+      return new Promise<ToolOutput>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => reject(new Error('hang ended by abort')), { once: true });
+      }).finally(() => (record.end = Date.now()));
+    }
+    if (args.mode === 'remote') {
+      return fetch(args.url!, { method: 'POST', body: call.arguments, signal: ctx.signal })
+        .then(async (res) => ({ text: await res.text() }))
+        .finally(() => (record.end = Date.now()));
+    }
+    return Promise.resolve({ text: `unknown mode ${String(args.mode)}`, isError: true });
+  }
+
+  planEvents(call: GatewayCall): GatewayEventPlan {
+    return {
+      startedItem: { type: 'flaky_call', id: call.itemId, status: 'in_progress', name: call.toolName, arguments: call.arguments, output: null },
+      beforeExecute: [],
+      afterExecute: () => [],
+    };
+  }
+
+  publicOutput(result: GatewayCallResult): PublicItem {
+    return {
+      type: 'flaky_call',
+      id: result.call.itemId,
+      status: result.status === 'completed' ? 'completed' : 'failed',
+      name: result.call.toolName,
+      arguments: result.call.arguments,
+      output: result.status === 'completed' ? result.output.text : null,
+      error: result.status === 'completed' ? null : (result.error?.message ?? result.output.text),
+    };
+  }
+}
+
+@Module({ providers: [FlakyToolHandler, FlakyExecutor] })
+export class FlakyToolModule {}

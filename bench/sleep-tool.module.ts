@@ -12,12 +12,13 @@ import type {
   ToolOutput,
 } from '../libs/core/handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../libs/core/protocol/items.js';
+import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '../libs/core/testing/simple-call-items.js';
 
 /**
  * A benchmark-only gateway tool type, `sleep`: each call waits `ms`
  * milliseconds. The gateway child loads it so the scheduler benchmark can
- * compare wall time with `ceil(N / W) × latency`. (test/ has a richer twin,
- * but test/ is not part of the build.)
+ * compare wall time with `ceil(N / W) × latency`. Its public item comes from
+ * the shared test-tool helpers (`libs/core/testing/simple-call-items.ts`).
  */
 interface SleepParams {
   name: string;
@@ -61,11 +62,7 @@ export class SleepToolHandler implements ToolHandler<SleepParams> {
   }
 
   toModelItems(item: PublicItem) {
-    const it = item as JsonObject;
-    return [
-      { type: 'function_call' as const, call_id: String(it.id), name: String(it.name), arguments: String(it.arguments) },
-      { type: 'function_call_output' as const, call_id: String(it.id), output: String(it.output ?? '') },
-    ];
+    return simpleCallToModelItems(item);
   }
 }
 
@@ -98,22 +95,11 @@ export class SleepExecutor implements GatewayExecutor<SleepParams> {
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {
-    return {
-      startedItem: { type: 'sleep_call', id: call.itemId, status: 'in_progress', name: call.toolName, arguments: call.arguments, output: null },
-      beforeExecute: [],
-      afterExecute: () => [],
-    };
+    return simpleCallPlan('sleep_call', call, { events: false });
   }
 
   publicOutput(result: GatewayCallResult): PublicItem {
-    return {
-      type: 'sleep_call',
-      id: result.call.itemId,
-      status: result.status === 'completed' ? 'completed' : 'failed',
-      name: result.call.toolName,
-      arguments: result.call.arguments,
-      output: result.status === 'completed' ? result.output.text : null,
-    };
+    return simpleCallOutput('sleep_call', result);
   }
 }
 

@@ -15,6 +15,7 @@ import type {
 } from '../handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
 import { modelVisibleName } from '../registry/model-names.js';
+import { simpleCallOutput, simpleCallPlan } from './simple-call-items.js';
 
 /**
  * `probe`: a gateway-owned tool type that exists only in unit tests. Its
@@ -103,24 +104,11 @@ export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {
-    return {
-      startedItem: { type: 'probe_call', id: call.itemId, status: 'in_progress', server_label: call.serverLabel, name: call.toolName, arguments: call.arguments, output: null },
-      beforeExecute: [{ type: 'response.probe_call.in_progress' }],
-      afterExecute: (result: GatewayCallResult) => [{ type: `response.probe_call.${result.status === 'completed' ? 'completed' : 'failed'}` }],
-    };
+    return simpleCallPlan('probe_call', call, { extra: { server_label: call.serverLabel } });
   }
 
   publicOutput(result: GatewayCallResult): PublicItem {
-    return {
-      type: 'probe_call',
-      id: result.call.itemId,
-      status: result.status === 'completed' ? 'completed' : 'failed',
-      server_label: result.call.serverLabel,
-      name: result.call.toolName,
-      arguments: result.call.arguments,
-      output: result.status === 'completed' ? result.output.text : null,
-      error: result.error?.code ?? null,
-    };
+    return simpleCallOutput('probe_call', result, { server_label: result.call.serverLabel, error: result.error?.code ?? null });
   }
 }
 

@@ -12,6 +12,7 @@ import type {
   ToolOutput,
 } from '../../../libs/core/handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
+import { simpleCallOutput, simpleCallPlan } from '../../../libs/core/testing/simple-call-items.js';
 
 /**
  * A test-only gateway tool type, `flaky`, that fails in the ways real tools
@@ -100,23 +101,11 @@ export class FlakyExecutor implements GatewayExecutor<{ name: string }> {
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {
-    return {
-      startedItem: { type: 'flaky_call', id: call.itemId, status: 'in_progress', name: call.toolName, arguments: call.arguments, output: null },
-      beforeExecute: [],
-      afterExecute: () => [],
-    };
+    return simpleCallPlan('flaky_call', call, { events: false });
   }
 
   publicOutput(result: GatewayCallResult): PublicItem {
-    return {
-      type: 'flaky_call',
-      id: result.call.itemId,
-      status: result.status === 'completed' ? 'completed' : 'failed',
-      name: result.call.toolName,
-      arguments: result.call.arguments,
-      output: result.status === 'completed' ? result.output.text : null,
-      error: result.status === 'completed' ? null : (result.error?.message ?? result.output.text),
-    };
+    return simpleCallOutput('flaky_call', result);
   }
 }
 

@@ -13,6 +13,7 @@ import type {
   ToolOutput,
 } from '../../../libs/core/handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
+import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '../../../libs/core/testing/simple-call-items.js';
 
 /**
  * A test-only gateway tool type, `nap`, added without touching core: it
@@ -98,11 +99,7 @@ export class NapToolHandler implements ToolHandler<NapParams> {
   }
 
   toModelItems(item: PublicItem) {
-    const it = item as JsonObject;
-    return [
-      { type: 'function_call' as const, call_id: String(it.id), name: String(it.name), arguments: String(it.arguments) },
-      { type: 'function_call_output' as const, call_id: String(it.id), output: String(it.output ?? '') },
-    ];
+    return simpleCallToModelItems(item);
   }
 }
 
@@ -135,23 +132,11 @@ export class NapExecutor implements GatewayExecutor<NapParams> {
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {
-    return {
-      startedItem: { type: 'nap_call', id: call.itemId, status: 'in_progress', name: call.toolName, arguments: call.arguments, output: null },
-      beforeExecute: [{ type: 'response.nap_call.in_progress' }],
-      afterExecute: (result: GatewayCallResult) => [{ type: `response.nap_call.${result.status === 'completed' ? 'completed' : 'failed'}` }],
-    };
+    return simpleCallPlan('nap_call', call);
   }
 
   publicOutput(result: GatewayCallResult): PublicItem {
-    return {
-      type: 'nap_call',
-      id: result.call.itemId,
-      status: result.status === 'completed' ? 'completed' : 'failed',
-      name: result.call.toolName,
-      arguments: result.call.arguments,
-      output: result.status === 'completed' ? result.output.text : null,
-      error: result.status === 'completed' ? null : (result.error?.message ?? result.output.text),
-    };
+    return simpleCallOutput('nap_call', result);
   }
 }
 

@@ -5,11 +5,11 @@ import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
-import { SleepToolModule, sleepLedger } from './sleep-tool.module.js';
+import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
 
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in
- * tool modules plus the benchmark `sleep` tool, no state module (nothing is
+ * tool modules plus the `nap` tool (libs/core/testing), no state module (nothing is
  * stored), logging off, on 127.0.0.1 and an ephemeral port.
  */
 export interface BenchGatewayConfig {
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
     timeouts: { idleMs: options.idleMs ?? 60_000 },
   });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [SleepToolModule] }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule] }), { bodyParser: false, logger: false });
   configureGatewayApp(app);
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;
@@ -40,9 +40,9 @@ async function main(): Promise<void> {
   serveParent(
     `http://127.0.0.1:${port}/v1`,
     {
-      ledger: () => sleepLedger,
+      ledger: () => napLedger.records,
       'ledger-reset': () => {
-        sleepLedger.length = 0;
+        napLedger.reset();
         return true;
       },
       connections: () => new Promise((resolve) => server.getConnections((_e, n) => resolve(n))),

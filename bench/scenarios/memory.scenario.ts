@@ -154,8 +154,8 @@ export async function soakScenario(ctx: BenchContext): Promise<SoakResult> {
       runLoad({ url, concurrency: 3, maxRequests: Infinity, maxDurationMs: durationMs, expect: '"status":"completed"',
         body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }) }),
       runLoad({ url, concurrency: 1, maxRequests: Infinity, maxDurationMs: durationMs, expect: 'response.completed',
-        body: JSON.stringify({ model: 'bench', input: '[[call sleep {"ms": 5}]] [[call sleep {"ms": 5}]] [[say ok]]', stream: true, store: false,
-          tools: [{ type: 'sleep', name: 'sleep', parallel: true }] }) }),
+        body: JSON.stringify({ model: 'bench', input: '[[call nap {"ms": 5}]] [[call nap {"ms": 5}]] [[say ok]]', stream: true, store: false,
+          tools: [{ type: 'nap', name: 'nap', parallel: true }] }) }),
     ]);
     const samples: SoakSample[] = [];
     const started = Date.now();

@@ -40,9 +40,9 @@ export async function schedulerScenario(ctx: BenchContext): Promise<SchedulerRow
     });
     const agent = keepAliveAgent(1);
     try {
-      const calls = Array.from({ length: c.calls }, () => `[[call sleep {"ms": ${c.latencyMs}}]]`).join(' ');
+      const calls = Array.from({ length: c.calls }, () => `[[call nap {"ms": ${c.latencyMs}}]]`).join(' ');
       const body = Buffer.from(
-        JSON.stringify({ model: 'bench', input: `${calls} [[say done]]`, tools: [{ type: 'sleep', name: 'sleep', parallel: true }], store: false }),
+        JSON.stringify({ model: 'bench', input: `${calls} [[say done]]`, tools: [{ type: 'nap', name: 'nap', parallel: true }], store: false }),
       );
       const target = new URL(`${gateway.url}/responses`);
       // One warm-up so JIT and first-connection costs stay out of the numbers.
@@ -55,12 +55,12 @@ export async function schedulerScenario(ctx: BenchContext): Promise<SchedulerRow
         const started = performance.now();
         const sample = await sendOnce(agent, target, body, '"text":"done"');
         requests.push(performance.now() - started);
-        const ledger = await gateway.call<Array<{ start: number; end: number }>>('ledger');
-        if (!sample.ok || ledger.length !== c.calls || ledger.some((r) => r.end === 0)) {
+        const ledger = await gateway.call<Array<{ start: number; end?: number }>>('ledger');
+        if (!sample.ok || ledger.length !== c.calls || ledger.some((r) => r.end === undefined)) {
           errors++;
           continue;
         }
-        walls.push(Math.max(...ledger.map((r) => r.end)) - Math.min(...ledger.map((r) => r.start)));
+        walls.push(Math.max(...ledger.map((r) => r.end!)) - Math.min(...ledger.map((r) => r.start)));
       }
       const idealMs = Math.ceil(c.calls / c.window) * c.latencyMs;
       const wallMs = median(walls);

@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
-import { InvalidRequestError } from '../../../libs/core/errors/gateway-error.js';
-import { optionalBoolean, requireFunctionName } from '../../../libs/core/handlers/declaration-validation.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '../../../libs/core/handlers/tool-handler.decorators.js';
+import { InvalidRequestError } from '../errors/gateway-error.js';
+import { optionalBoolean, requireFunctionName } from '../handlers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '../handlers/tool-handler.decorators.js';
 import type {
   ExecutionContext,
   GatewayCall,
@@ -11,15 +11,16 @@ import type {
   NormalizedTool,
   ToolHandler,
   ToolOutput,
-} from '../../../libs/core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
-import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '../../../libs/core/testing/simple-call-items.js';
+} from '../handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '../protocol/items.js';
+import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from './simple-call-items.js';
 
 /**
- * A test-only gateway tool type, `nap`, added without touching core: it
- * proves that a module dropped into `imports` is the whole integration. Its
- * executor sleeps for the requested time and records what ran when, so tests
- * can measure the scheduler instead of assuming it.
+ * A gateway tool type for tests and benchmarks, `nap`, added without touching
+ * core: it proves that a module dropped into `imports` is the whole
+ * integration. Its executor sleeps for the requested time and records what
+ * ran when (high-resolution, bounded), so tests and the scheduler benchmark
+ * measure the scheduler instead of assuming it.
  */
 export interface NapParams {
   name: string;
@@ -35,6 +36,9 @@ export interface NapRecord {
 }
 
 /** Shared across the module's providers and the test that reads it. */
+/** Bounded so that a benchmark soak does not measure the ledger itself growing. */
+const LEDGER_LIMIT = 1000;
+
 export class NapLedger {
   readonly records: NapRecord[] = [];
   running = 0;
@@ -43,7 +47,8 @@ export class NapLedger {
   private readonly runningByName = new Map<string, number>();
 
   enter(name: string, tag: string): NapRecord {
-    const record: NapRecord = { name, tag, start: Date.now() };
+    const record: NapRecord = { name, tag, start: performance.now() };
+    if (this.records.length >= LEDGER_LIMIT) this.records.shift();
     this.records.push(record);
     this.running++;
     this.peak = Math.max(this.peak, this.running);
@@ -54,7 +59,7 @@ export class NapLedger {
   }
 
   leave(record: NapRecord): void {
-    record.end = Date.now();
+    record.end = performance.now();
     this.running--;
     this.runningByName.set(record.name, (this.runningByName.get(record.name) ?? 1) - 1);
   }

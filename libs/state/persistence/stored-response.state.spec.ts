@@ -8,6 +8,7 @@ import type { UpstreamClient } from '../../upstream/upstream-client.interface.js
 import { CompactionService } from '../compaction/compaction.service.js';
 import { SocketResponseCache } from '../websocket/socket-response-cache.js';
 import { SocketScopedResponseState } from '../websocket/socket-scoped.response-state.js';
+import { responseRequest } from '../../core/testing/fixtures.js';
 import { StoredResponseState } from './stored-response.state.js';
 
 /** Answers every summary request with the same text. */
@@ -19,38 +20,9 @@ const upstream: UpstreamClient = {
   probe: async () => undefined,
 };
 
+/** The shared request fixture, stored by default as the HTTP layer's default is. */
 function request(overrides: Partial<ResponseRequest> = {}): ResponseRequest {
-  return {
-    model: 'm',
-    input: [],
-    instructions: null,
-    tools: [],
-    toolChoice: 'auto',
-    parallelToolCalls: true,
-    temperature: null,
-    topP: null,
-    maxOutputTokens: null,
-    maxToolCalls: null,
-    text: { format: { type: 'text' } },
-    reasoning: null,
-    truncation: 'disabled',
-    metadata: {},
-    store: true,
-    background: false,
-    previousResponseId: null,
-    conversationId: null,
-    include: [],
-    stream: false,
-    promptCacheKey: null,
-    safetyIdentifier: null,
-    user: null,
-    serviceTier: 'auto',
-    topLogprobs: 0,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-    owner: null,
-    ...overrides,
-  };
+  return responseRequest({ model: 'm', input: [], store: true, ...overrides });
 }
 
 let counter = 0;

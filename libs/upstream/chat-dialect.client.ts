@@ -1,3 +1,4 @@
+import type { FlowGate } from '../core/protocol/flow-gate.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
@@ -10,12 +11,13 @@ import { isJsonObject } from './wire-values.js';
 export class ChatDialectClient extends DialectClient {
   readonly dialect = 'chat' as const;
 
-  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void> {
+  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, flow?: FlowGate): Promise<void> {
     const body = await this.transport.open({
       method: 'POST',
       path: '/chat/completions',
       body: toChatCompletionRequest(request, this.upstream.defaultModel),
       signal,
+      flow,
       accept: request.stream ? 'text/event-stream' : 'application/json',
     });
 

@@ -3,7 +3,8 @@ import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js'
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
-import type { ModelInfo, UpstreamClient } from './upstream-client.interface.js';
+import type { InferOptions, ModelInfo, UpstreamClient } from './upstream-client.interface.js';
+import type { FlowGate } from '../core/protocol/flow-gate.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
 /**
@@ -22,11 +23,11 @@ export abstract class DialectClient implements UpstreamClient {
     this.transport = new HttpTransport(upstream, timeouts);
   }
 
-  infer(request: ModelRequest): Observable<ModelEvent> {
+  infer(request: ModelRequest, options: InferOptions = {}): Observable<ModelEvent> {
     return new Observable<ModelEvent>((subscriber) => {
       const ac = new AbortController();
       let settled = false;
-      this.run(request, ac.signal, (event) => subscriber.next(event)).then(
+      this.run(request, ac.signal, (event) => subscriber.next(event), options.flow).then(
         () => {
           settled = true;
           subscriber.complete();
@@ -83,7 +84,7 @@ export abstract class DialectClient implements UpstreamClient {
     return this.transport.poolStats();
   }
 
-  protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void): Promise<void>;
+  protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, flow?: FlowGate): Promise<void>;
 }
 
 /** A streamed request answered with JSON (server ignored `stream`, or a proxy answered): decode it as a whole. */

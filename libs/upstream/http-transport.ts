@@ -6,6 +6,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../core/errors/gateway-error.js';
+import type { FlowGate } from '../core/protocol/flow-gate.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -18,6 +19,8 @@ export interface HttpCall {
   accept?: string;
   /** Per-call overrides: the readiness probe must not wait the full inference deadlines. */
   timeouts?: Partial<TimeoutConfig>;
+  /** While paused, the body is not read (the consumer downstream is slower than the upstream). */
+  flow?: FlowGate;
 }
 
 /** A successful (status < 400) upstream answer whose body has not been read yet. */
@@ -94,7 +97,7 @@ export class HttpTransport {
     const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
     const dispatch = (): http.ClientRequest =>
       this.secure ? https.request(url, options) : http.request(url, options);
-    return new Exchange(url.href, dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }).start();
+    return new Exchange(url.href, dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow).start();
   }
 
   async json(call: HttpCall): Promise<unknown> {
@@ -166,7 +169,31 @@ class Exchange implements UpstreamBody {
     private readonly payload: Buffer | undefined,
     private readonly signal: AbortSignal | undefined,
     private readonly limits: TimeoutConfig,
+    private readonly flow?: FlowGate,
   ) {}
+
+  private stopFlow: (() => void) | undefined;
+
+  /**
+   * Follows the flow gate while the body is read: a paused consumer stops the
+   * socket (TCP backpressure reaches the upstream) and the idle clock, since
+   * silence we asked for is not the upstream stalling.
+   */
+  private followFlow(): void {
+    if (!this.flow || this.stopFlow) return;
+    const apply = (paused: boolean): void => {
+      if (this.phase !== 'reading' || !this.res) return;
+      if (paused) {
+        this.res.pause();
+        this.disarm('idle');
+      } else {
+        this.res.resume();
+        this.armIdle();
+      }
+    };
+    this.stopFlow = this.flow.onChange(apply);
+    if (this.flow.paused) apply(true);
+  }
 
   start(): Promise<UpstreamBody> {
     return new Promise<UpstreamBody>((resolve, reject) => {
@@ -226,6 +253,10 @@ class Exchange implements UpstreamBody {
   release(): void {
     if (this.phase !== 'reading') return;
     this.phase = 'draining';
+    // What is left is drained, not delivered: a paused consumer no longer matters.
+    this.stopFlow?.();
+    this.stopFlow = undefined;
+    this.res?.resume();
     this.clearTimers();
     this.signal?.removeEventListener('abort', this.onAbort);
     const settler = this.settler;
@@ -370,12 +401,14 @@ class Exchange implements UpstreamBody {
         this.succeed(value);
       };
       this.res?.on('data', (chunk: Buffer) => this.onData(chunk));
+      this.followFlow();
     });
   }
 
   private onData(chunk: Buffer): void {
     if (this.phase === 'draining' || this.phase === 'done') return;
-    this.armIdle();
+    // Chunks already in flight still arrive after a pause; they do not restart the idle clock.
+    if (!this.flow?.paused) this.armIdle();
     try {
       this.onChunk?.(chunk);
     } catch (error) {
@@ -441,6 +474,8 @@ class Exchange implements UpstreamBody {
   }
 
   private detach(): void {
+    this.stopFlow?.();
+    this.stopFlow = undefined;
     this.clearTimers();
     this.signal?.removeEventListener('abort', this.onAbort);
     this.onChunk = undefined;

@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { FlowGate } from '../core/protocol/flow-gate.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');
@@ -16,9 +17,14 @@ export interface ModelInfo {
  * HTTP request: subscribing sends it, unsubscribing aborts it at once.
  * Errors are `GatewayError`s (502 unreachable/protocol, 504 timeout, upstream 4xx passed on).
  */
+export interface InferOptions {
+  /** While paused, the client stops reading the upstream's stream (a slow consumer downstream). */
+  flow?: FlowGate;
+}
+
 export interface UpstreamClient {
   readonly dialect: 'responses' | 'chat';
-  infer(request: ModelRequest): Observable<ModelEvent>;
+  infer(request: ModelRequest, options?: InferOptions): Observable<ModelEvent>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
   /** Resolves when the upstream answers; rejects with a GatewayError otherwise. */
   probe(signal?: AbortSignal): Promise<void>;

@@ -11,6 +11,7 @@ import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { ResponseRun } from './response-run.js';
+import type { FlowGate } from '../protocol/flow-gate.js';
 
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
 export class StatelessResponseState implements ResponseStateStore {
@@ -67,7 +68,7 @@ export class LoopService {
     this.itemTranslators.set(type, translate);
   }
 
-  run(request: ResponseRequest, options: { state?: ResponseStateStore } = {}): Observable<ResponseStreamEvent> {
+  run(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate } = {}): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const controller = new AbortController();
       const run = new ResponseRun(
@@ -80,6 +81,7 @@ export class LoopService {
           state: options.state ?? this.state,
           reasoningEvents: this.config.server.reasoningEvents,
           itemTranslators: this.itemTranslators,
+          flow: options.flow,
         },
         request,
         (event) => subscriber.next(event),

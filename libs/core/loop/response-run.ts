@@ -6,6 +6,7 @@ import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, PlannedEvent } from '../handlers/tool-handler.interface.js';
 import { newId } from '../ids.js';
 import { addUsage, emptyUsage, type FunctionCallItem, type ModelItem, type ModelToolChoice, type PublicItem } from '../protocol/items.js';
+import type { FlowGate } from '../protocol/flow-gate.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
 import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolPreparationService } from '../registry/tool-preparation.service.js';
@@ -30,6 +31,8 @@ export interface RunDependencies {
   reasoningEvents: ReasoningEventStyle;
   /** Input item types owned outside core and tool modules (e.g. `compaction`). */
   itemTranslators?: ReadonlyMap<string, InputItemTranslator>;
+  /** Streaming runs: lets a slow client hold back the upstream read. */
+  flow?: FlowGate;
 }
 
 /** Raised inside a run when the client went away; never reaches the client. */
@@ -275,7 +278,7 @@ export class ResponseRun {
     return new Promise<void>((resolve, reject) => {
       if (this.signal.aborted) return reject(new RunCancelled());
       this.cancelReject = reject;
-      this.activeUpstream = this.deps.upstream.infer(request).subscribe({
+      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow }).subscribe({
         next: (event) => {
           try {
             onEvent(event);

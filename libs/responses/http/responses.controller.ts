@@ -4,6 +4,7 @@ import type { Subscription } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { FlowGate } from '../../core/protocol/flow-gate.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 import { SseWriter } from '../sse/sse-writer.js';
 import { toErrorEnvelope } from './error-envelope.js';
@@ -22,9 +23,10 @@ export class ResponsesController {
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const request = this.parser.parse(body, requestOwner(req));
-    const events = this.loop.run(request);
+    const flow = request.stream ? new FlowGate() : undefined;
+    const events = this.loop.run(request, { flow });
     let subscription: Subscription | undefined;
-    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites) : undefined;
+    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites, flow) : undefined;
     // `close` on the response (not the request, which closes once the body is
     // read) is the client going away; unsubscribing aborts upstream and tools.
     // The socket is destroyed too: a half-closed client socket would otherwise

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { FlowGate } from '../../core/protocol/flow-gate.js';
 
 /**
  * Writes Server-Sent Events to one HTTP response (`event:` line + `data:`
@@ -27,7 +28,16 @@ export class SseWriter {
     private readonly res: ServerResponse,
     private readonly keepAliveMs: number,
     private readonly mode: 'event' | 'tick' = 'event',
+    /** Paused while the client's socket buffer is full, resumed on `drain`. */
+    private readonly flow?: FlowGate,
   ) {}
+
+  /** Backpressure: a client that reads slower than the model writes holds the upstream back. */
+  private checkBackpressure(): void {
+    if (!this.flow || this.flow.paused || !this.res.writableNeedDrain) return;
+    this.flow.pause();
+    this.res.once('drain', () => this.flow?.resume());
+  }
 
   get headersSent(): boolean {
     return this.committed;
@@ -85,6 +95,7 @@ export class SseWriter {
       process.nextTick(this.uncork);
     }
     this.res.write(chunk);
+    this.checkBackpressure();
   }
 
   private readonly uncork = (): void => {
@@ -95,6 +106,9 @@ export class SseWriter {
   private readonly flush = (): void => {
     const chunk = this.pending;
     this.pending = '';
-    if (chunk && !this.res.writableEnded && !this.res.destroyed) this.res.write(chunk);
+    if (chunk && !this.res.writableEnded && !this.res.destroyed) {
+      this.res.write(chunk);
+      this.checkBackpressure();
+    }
   };
 }

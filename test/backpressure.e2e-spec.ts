@@ -1,0 +1,47 @@
+import http from 'node:http';
+import { startStack, type GatewayStack } from './support/gateway-harness.js';
+
+/**
+ * A client that stops reading must hold the upstream back (TCP backpressure
+ * through the gateway), not make the gateway buffer the whole answer; and the
+ * pause it asked for must not count as the upstream going idle.
+ */
+describe('backpressure from a slow streaming client', () => {
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { timeouts: { idleMs: 400 } } });
+  });
+  afterAll(() => stack.close());
+
+  it('pauses the upstream while the client does not read, then delivers everything', async () => {
+    const tokens = 200_000;
+    const before = stack.simulator.stats;
+    const url = new URL(`${stack.url}/responses`);
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json' } },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'm', input: `[[tokens ${tokens}]]`, stream: true }));
+    });
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    // Longer than the idle timeout: the gateway must not treat its own pause as an upstream stall.
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = stack.simulator.stats;
+    expect(during.completed).toBe(before.completed);
+    expect(during.active).toBe(before.active + 1);
+
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => (text += chunk));
+    res.resume();
+    await new Promise((r) => res.on('end', r));
+    const last = text.trimEnd().split('\n\n').at(-1)!;
+    expect(last).toContain('event: response.completed');
+    const deltas = text.split('event: response.output_text.delta\n').length - 1;
+    expect(deltas).toBe(tokens);
+    expect(stack.simulator.stats.completed).toBe(before.completed + 1);
+  }, 30_000);
+});

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import WebSocket from 'ws';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
 /**
@@ -43,5 +44,40 @@ describe('backpressure from a slow streaming client', () => {
     const deltas = text.split('event: response.output_text.delta\n').length - 1;
     expect(deltas).toBe(tokens);
     expect(stack.simulator.stats.completed).toBe(before.completed + 1);
+  }, 30_000);
+
+  it('holds the upstream back for a WebSocket client that stops reading', async () => {
+    const tokens = 200_000;
+    const before = stack.simulator.stats;
+    const ws = new WebSocket(`${stack.url.replace(/^http/, 'ws')}/responses`);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    let deltas = 0;
+    let terminal = '';
+    const finished = new Promise<void>((resolve) => {
+      ws.on('message', (data) => {
+        const frame = JSON.parse(data.toString()) as { type: string };
+        if (frame.type === 'response.output_text.delta') deltas++;
+        if (frame.type === 'response.completed' || frame.type === 'response.failed' || frame.type === 'error') {
+          terminal = frame.type;
+          resolve();
+        }
+      });
+    });
+    ws.send(JSON.stringify({ type: 'response.create', model: 'm', input: `[[tokens ${tokens}]]`, store: false }));
+    // Stop reading the socket once the response is under way.
+    await new Promise((r) => setTimeout(r, 100));
+    ws.pause();
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = stack.simulator.stats;
+    expect(during.completed).toBe(before.completed);
+    expect(during.active).toBe(before.active + 1);
+    ws.resume();
+    await finished;
+    expect(terminal).toBe('response.completed');
+    expect(deltas).toBe(tokens);
+    ws.close();
   }, 30_000);
 });

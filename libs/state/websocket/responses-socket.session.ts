@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import type { LoopService } from '../../core/loop/loop.service.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
+import { FlowGate } from '../../core/protocol/flow-gate.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
 import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
@@ -22,6 +23,15 @@ export interface SocketSessionDeps {
  */
 const MAX_QUEUED = 16;
 
+/**
+ * Send-buffer bounds for backpressure: above the high mark the running
+ * response stops reading its upstream; it resumes once the client has taken
+ * the buffer below the low mark. A client that stops reading then holds the
+ * model back instead of making the gateway buffer the whole answer.
+ */
+const HIGH_WATER_BYTES = 256 * 1024;
+const LOW_WATER_BYTES = 64 * 1024;
+
 /** `{type:"error", status, error:{...}}`, the spec's WebSocket error event. */
 export function errorFrame(err: unknown): { type: 'error'; status: number; error: { type: string; code: string; message: string; param: string | null } } {
   const { status, body } = toErrorEnvelope(err);
@@ -38,6 +48,8 @@ export class ResponsesSocketSession {
   private readonly queue: unknown[] = [];
   private running?: Subscription;
   private finishRunning?: () => void;
+  /** The running response's flow gate (see HIGH_WATER_BYTES). */
+  private flow?: FlowGate;
   private busy = false;
   private closed = false;
 
@@ -93,9 +105,11 @@ export class ResponsesSocketSession {
       this.send(errorFrame(err));
       return Promise.resolve();
     }
+    const flow = new FlowGate();
+    this.flow = flow;
     return new Promise<void>((resolve) => {
       this.finishRunning = resolve;
-      this.running = this.deps.loop.run(request, { state: this.deps.state }).subscribe({
+      this.running = this.deps.loop.run(request, { state: this.deps.state, flow }).subscribe({
         next: (e) => this.send(e),
         error: (err: unknown) => {
           // A continuation that failed before it started evicts its predecessor too.
@@ -108,6 +122,7 @@ export class ResponsesSocketSession {
     }).finally(() => {
       this.running = undefined;
       this.finishRunning = undefined;
+      this.flow = undefined;
     });
   }
 
@@ -122,8 +137,15 @@ export class ResponsesSocketSession {
   }
 
   private send(payload: unknown): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(payload));
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(JSON.stringify(payload), this.onSent);
+    if (this.flow && !this.flow.paused && this.ws.bufferedAmount > HIGH_WATER_BYTES) this.flow.pause();
   }
+
+  /** Each frame's write callback: the moment to see whether the client caught up. */
+  private readonly onSent = (): void => {
+    if (this.flow?.paused && this.ws.bufferedAmount <= LOW_WATER_BYTES) this.flow.resume();
+  };
 
   private onClose(): void {
     this.closed = true;

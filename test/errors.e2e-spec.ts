@@ -20,7 +20,7 @@ async function post(stack: GatewayStack, body: unknown, raw?: string) {
     body: raw ?? JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, json: () => JSON.parse(text) };
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', retryAfter: res.headers.get('retry-after'), text, json: () => JSON.parse(text) };
 }
 
 describe('error mapping (simulated upstream fault injection)', () => {
@@ -43,6 +43,8 @@ describe('error mapping (simulated upstream fault injection)', () => {
     expect(r.json().error.message).toContain('context length exceeded');
     const limited = await post(stack, { model: 'm', input: '[[fault status=429 retry_after=2]]' });
     expect(limited.status).toBe(429);
+    // The upstream's hint reaches the client, so SDK retries wait as the model server asked.
+    expect(limited.retryAfter).toBe('2');
   });
 
   it('stall before the first byte → 504', async () => {

@@ -375,7 +375,8 @@ class Exchange implements UpstreamBody {
       const message =
         upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
       // The body was read to the end, so the socket stays in the pool.
-      this.fail(new UpstreamHttpError(message, this.status), true);
+      const retryAfter = res.headers['retry-after'];
+      this.fail(new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined), true);
     };
     res.on('data', (chunk: Buffer) => this.onData(chunk));
   }

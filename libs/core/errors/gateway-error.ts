@@ -5,6 +5,9 @@
 export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'authentication_error' | 'server_error' | 'upstream_error' | 'timeout_error';
 
 export class GatewayError extends Error {
+  /** Response headers that belong with the error (e.g. `retry-after`). */
+  readonly headers: Record<string, string> = {};
+
   constructor(
     message: string,
     readonly status: number,
@@ -58,9 +61,12 @@ export class UpstreamHttpError extends GatewayError {
   constructor(
     message: string,
     readonly upstreamStatus: number,
+    retryAfter?: string,
   ) {
     const status = upstreamStatus >= 400 && upstreamStatus < 500 ? upstreamStatus : 502;
     super(message, status, upstreamStatus >= 500 ? 'upstream_error' : 'invalid_request_error', `upstream_${upstreamStatus}`, null);
+    // A rate-limited upstream's hint is the client's to honour, so it travels with the error.
+    if (retryAfter) this.headers['retry-after'] = retryAfter;
   }
 }
 

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import type { Response } from 'express';
 import { GatewayError, isGatewayError } from '../../core/errors/gateway-error.js';
 
 export interface ErrorEnvelope {
@@ -10,8 +11,8 @@ export interface ErrorEnvelope {
  * Nest's own HTTP exceptions and domain errors all map here; anything else is
  * a 500 with a message that leaks nothing.
  */
-export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnvelope } {
-  if (isGatewayError(err)) return { status: err.status, body: (err as GatewayError).toEnvelope() };
+export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
+  if (isGatewayError(err)) return { status: err.status, body: (err as GatewayError).toEnvelope(), headers: (err as GatewayError).headers };
   const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
   if (e && typeof e === 'object' && typeof e.type === 'string' && (e.status ?? e.statusCode)) {
     const status = (e.status ?? e.statusCode) as number;
@@ -42,4 +43,11 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
 
 function envelope(status: number, message: string, type: string, code: string | null): { status: number; body: ErrorEnvelope } {
   return { status, body: { error: { message, type, param: null, code } } };
+}
+
+/** Writes the envelope as the HTTP answer, with the headers that belong to the error. */
+export function sendErrorEnvelope(res: Response, err: unknown): void {
+  const { status, body, headers } = toErrorEnvelope(err);
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  res.status(status).json(body);
 }

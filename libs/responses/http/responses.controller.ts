@@ -7,7 +7,7 @@ import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 import { SseWriter } from '../sse/sse-writer.js';
-import { toErrorEnvelope } from './error-envelope.js';
+import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
 import { requestOwner } from './request-owner.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
@@ -44,8 +44,7 @@ export class ResponsesController {
         error: (err: unknown) => {
           if (!sse.headersSent) {
             sse.stop();
-            const { status, body: envelope } = toErrorEnvelope(err);
-            res.status(status).json(envelope);
+            sendErrorEnvelope(res, err);
             return;
           }
           const { body: envelope } = toErrorEnvelope(err);
@@ -63,8 +62,7 @@ export class ResponsesController {
         if (TERMINAL_EVENTS.has(event.type)) terminal = event;
       },
       error: (err: unknown) => {
-        const { status, body: envelope } = toErrorEnvelope(err);
-        if (!res.headersSent) res.status(status).json(envelope);
+        if (!res.headersSent) sendErrorEnvelope(res, err);
       },
       complete: () => {
         if (!res.headersSent) sendJson(res, 200, terminal?.response ?? {});

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
+import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 
 /**
@@ -13,10 +14,11 @@ import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
-  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
-    const { status, body } = toErrorEnvelope(err);
     if (res.headersSent) return res.end();
+    // The Messages surface answers in Anthropic's envelope, even before routing.
+    const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
     res.status(status).json(body);
   });
   app.enableShutdownHooks();

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module, type OnApplicationShutdown, type Provide
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
+import { MessagesModule } from '../libs/messages/messages.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
 import { StateModule } from '../libs/state/state.module.js';
@@ -98,7 +99,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       global: true,
-      imports: [...configImports, CoreModule, ResponsesModule, ApiKeyAuthModule, ...state, ...toolModules, ...extra],
+      imports: [...configImports, CoreModule, ResponsesModule, MessagesModule, ApiKeyAuthModule, ...state, ...toolModules, ...extra],
       providers: [configProvider, upstreamProvider(upstreamClient), UpstreamLifecycle],
       exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT, CoreModule],
     };

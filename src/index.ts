@@ -4,6 +4,9 @@
  */
 export { GatewayModule, type GatewayModuleOptions, type GatewayModuleAsyncOptions } from './gateway.module.js';
 export { configureGatewayApp } from './configure-app.js';
+export { StateModule } from '../libs/state/state.module.js';
+export { MessagesModule } from '../libs/messages/messages.module.js';
+export { FlowGate } from '../libs/core/protocol/flow-gate.js';
 export { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 export { loadGatewayConfig, validateGatewayConfig, ConfigError } from '../libs/config/config.loader.js';
 export { ToolType, type ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';

@@ -3,6 +3,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { AuthenticationError } from '../../core/errors/gateway-error.js';
 
+function first(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
+}
+
 function sha256(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
@@ -24,13 +28,17 @@ export class ApiKeyAuthenticator {
     return this.keyHashes.length > 0;
   }
 
-  /** The owner for an `Authorization` header value: null when authentication is off, else a 401. */
-  authenticate(header: string | string[] | undefined): string | null {
+  /**
+   * The owner for a request's key: null when authentication is off, else a
+   * 401. The key comes from `Authorization: Bearer <key>` or, as Anthropic
+   * clients send it, from `x-api-key: <key>`; a bearer key wins when both are present.
+   */
+  authenticate(authorization: string | string[] | undefined, apiKeyHeader?: string | string[]): string | null {
     if (!this.enabled) return null;
-    const value = Array.isArray(header) ? header[0] : header;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(value ?? '');
-    if (!match) throw new AuthenticationError('Missing API key: send it as "Authorization: Bearer <key>".');
-    const presented = sha256(match[1]);
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(first(authorization) ?? '')?.[1];
+    const key = bearer ?? (first(apiKeyHeader)?.trim() || undefined);
+    if (!key) throw new AuthenticationError('Missing API key: send it as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+    const presented = sha256(key);
     // Compare against every key, without stopping early, so timing says nothing about which matched.
     let known = false;
     for (const hash of this.keyHashes) known = timingSafeEqual(hash, presented) || known;

@@ -21,7 +21,7 @@ export class ApiKeyGuard implements CanActivate {
     if (context.getType() !== 'http' || !this.auth.enabled) return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (OPEN_PATHS.has(req.path)) return true;
-    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = this.auth.authenticate(req.headers.authorization);
+    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
     return true;
   }
 }

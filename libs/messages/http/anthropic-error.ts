@@ -1,0 +1,42 @@
+import { isGatewayError } from '../../core/errors/gateway-error.js';
+import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
+import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
+
+/** Anthropic's error `type` for each HTTP status it documents. */
+function errorType(status: number): string {
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 504:
+      return 'timeout_error';
+    default:
+      return status >= 400 && status < 500 ? 'invalid_request_error' : 'api_error';
+  }
+}
+
+/**
+ * Any error as Anthropic's envelope. Status and wording come from the one
+ * OpenAI-side mapping (`toErrorEnvelope`), so both surfaces agree on what an
+ * error is; a core error naming a tool declaration is renamed to the field
+ * the Messages client sent.
+ */
+export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[] = []): { status: number; body: AnthropicErrorBody } {
+  const { status, body } = toErrorEnvelope(err);
+  let message = body.error.message;
+  const param = isGatewayError(err) ? err.param : null;
+  if (param) {
+    const renamed = toAnthropicParam(param, toolOrigins);
+    message = message.split(param).join(renamed);
+    if (!message.includes(renamed)) message = `${renamed}: ${message}`;
+  }
+  return { status, body: { type: 'error', error: { type: errorType(status), message } } };
+}

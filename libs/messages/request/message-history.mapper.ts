@@ -1,0 +1,193 @@
+import { newId } from '../../core/ids.js';
+import type { ContentPart, JsonObject, PublicItem } from '../../core/protocol/items.js';
+import { arrayAt, invalid, isObject, objectAt, present, stringAt } from './request-fields.js';
+
+/**
+ * Anthropic `messages` → Responses input items. A message's blocks keep
+ * their order: runs of text and images become one message item, and each
+ * tool block becomes its own item where it stood (`tool_use` →
+ * `function_call` with the block id as `call_id`, `tool_result` →
+ * `function_call_output`, `thinking` → `reasoning`, a gateway-run
+ * `mcp_tool_use` with its `mcp_tool_result` → `mcp_call`, which the MCP
+ * module shows the model as a call and its output).
+ */
+export function mapMessageHistory(value: unknown): PublicItem[] {
+  const messages = arrayAt(value, 'messages');
+  if (messages.length === 0) invalid('messages', 'must contain at least one message.');
+  const items: PublicItem[] = [];
+  messages.forEach((raw, i) => {
+    const path = `messages.${i}`;
+    const message = objectAt(raw, path);
+    const role = message.role;
+    if (role !== 'user' && role !== 'assistant' && role !== 'system') invalid(`${path}.role`, 'must be "user", "assistant" or "system".');
+    if (typeof message.content === 'string') {
+      items.push(messageItem(role, [{ type: role === 'assistant' ? 'output_text' : 'input_text', text: message.content }]));
+      return;
+    }
+    const blocks = arrayAt(message.content, `${path}.content`);
+    if (role === 'assistant') items.push(...assistantItems(blocks, `${path}.content`));
+    else if (role === 'user') items.push(...userItems(blocks, `${path}.content`));
+    else items.push(messageItem('system', blocks.map((b, j) => ({ type: 'input_text', text: textBlock(b, `${path}.content.${j}`) }))));
+  });
+  return items;
+}
+
+function messageItem(role: 'user' | 'assistant' | 'system', parts: ContentPart[]): PublicItem {
+  const content = role === 'assistant' ? parts.map((p) => ({ ...p, annotations: [] })) : parts;
+  return { type: 'message', id: newId('msg'), role, content } as PublicItem;
+}
+
+function textBlock(raw: unknown, path: string): string {
+  const block = objectAt(raw, path);
+  if (block.type !== 'text') invalid(`${path}.type`, 'must be "text".');
+  return stringAt(block.text, `${path}.text`);
+}
+
+function blockType(block: JsonObject, path: string): string {
+  return stringAt(block.type, `${path}.type`);
+}
+
+function userItems(blocks: unknown[], path: string): PublicItem[] {
+  const items: PublicItem[] = [];
+  let parts: ContentPart[] = [];
+  const flush = () => {
+    if (parts.length > 0) items.push(messageItem('user', parts));
+    parts = [];
+  };
+  blocks.forEach((raw, j) => {
+    const at = `${path}.${j}`;
+    const block = objectAt(raw, at);
+    const type = blockType(block, at);
+    switch (type) {
+      case 'text':
+        parts.push({ type: 'input_text', text: stringAt(block.text, `${at}.text`) });
+        return;
+      case 'image':
+        parts.push(imagePart(block, at));
+        return;
+      case 'tool_result':
+        flush();
+        items.push({
+          type: 'function_call_output',
+          id: newId('fco'),
+          call_id: stringAt(block.tool_use_id, `${at}.tool_use_id`, { nonEmpty: true }),
+          output: toolResultOutput(block, at),
+        });
+        return;
+      case 'document':
+      case 'search_result':
+        invalid(`${at}.type`, `"${type}" blocks are not supported by this gateway; send the text as a text block.`, 'unsupported_parameter');
+      // falls through (invalid throws)
+      default:
+        invalid(`${at}.type`, `"${type}" is not a content block type this gateway accepts in a user message.`);
+    }
+  });
+  flush();
+  return items;
+}
+
+function assistantItems(blocks: unknown[], path: string): PublicItem[] {
+  const items: PublicItem[] = [];
+  let parts: ContentPart[] = [];
+  const flush = () => {
+    if (parts.length > 0) items.push(messageItem('assistant', parts));
+    parts = [];
+  };
+  const mcpResults = new Map<string, JsonObject>();
+  for (const raw of blocks) {
+    if (isObject(raw) && raw.type === 'mcp_tool_result' && typeof raw.tool_use_id === 'string') mcpResults.set(raw.tool_use_id, raw);
+  }
+  blocks.forEach((raw, j) => {
+    const at = `${path}.${j}`;
+    const block = objectAt(raw, at);
+    const type = blockType(block, at);
+    switch (type) {
+      case 'text':
+        parts.push({ type: 'output_text', text: stringAt(block.text, `${at}.text`) });
+        return;
+      case 'thinking':
+        flush();
+        items.push({ type: 'reasoning', id: newId('rs'), summary: [], content: [{ type: 'reasoning_text', text: stringAt(block.thinking, `${at}.thinking`) }] });
+        return;
+      case 'redacted_thinking':
+        // Encrypted by Anthropic for Anthropic's models: nothing here can read it.
+        return;
+      case 'tool_use':
+        flush();
+        items.push({
+          type: 'function_call',
+          id: newId('fc'),
+          call_id: stringAt(block.id, `${at}.id`, { nonEmpty: true }),
+          name: stringAt(block.name, `${at}.name`, { nonEmpty: true }),
+          arguments: JSON.stringify(objectAt(block.input, `${at}.input`)),
+        });
+        return;
+      case 'mcp_tool_use': {
+        flush();
+        const id = stringAt(block.id, `${at}.id`, { nonEmpty: true });
+        const result = mcpResults.get(id);
+        const text = result ? toolResultText(result.content, `${at}`) : '';
+        const failed = result?.is_error === true;
+        items.push({
+          type: 'mcp_call',
+          id,
+          server_label: stringAt(block.server_name, `${at}.server_name`, { nonEmpty: true }),
+          name: stringAt(block.name, `${at}.name`, { nonEmpty: true }),
+          arguments: JSON.stringify(objectAt(block.input, `${at}.input`)),
+          output: failed ? null : text,
+          error: failed ? text : null,
+          status: failed ? 'failed' : 'completed',
+        });
+        return;
+      }
+      case 'mcp_tool_result':
+        // Folded into its mcp_tool_use above.
+        return;
+      default:
+        invalid(`${at}.type`, `"${type}" is not a content block type this gateway accepts in an assistant message.`);
+    }
+  });
+  flush();
+  return items;
+}
+
+function imagePart(block: JsonObject, path: string): ContentPart {
+  const source = objectAt(block.source, `${path}.source`);
+  if (source.type === 'base64') {
+    const mediaType = stringAt(source.media_type, `${path}.source.media_type`, { nonEmpty: true });
+    const data = stringAt(source.data, `${path}.source.data`, { nonEmpty: true });
+    return { type: 'input_image', image_url: `data:${mediaType};base64,${data}`, detail: 'auto' };
+  }
+  if (source.type === 'url') return { type: 'input_image', image_url: stringAt(source.url, `${path}.source.url`, { nonEmpty: true }), detail: 'auto' };
+  invalid(`${path}.source.type`, 'must be "base64" or "url".');
+}
+
+/**
+ * A tool result's content: a string, or text and image blocks. Images stay
+ * as parts (the model sees what the gateway can pass on); `is_error` is
+ * spelled out, since a function output has no error flag.
+ */
+function toolResultOutput(block: JsonObject, path: string): string | ContentPart[] {
+  const failed = present(block.is_error) && block.is_error === true;
+  const prefix = failed ? 'Error: ' : '';
+  const content = block.content;
+  if (!present(content)) return prefix;
+  if (typeof content === 'string') return prefix + content;
+  const parts: ContentPart[] = arrayAt(content, `${path}.content`).map((raw, k) => {
+    const at = `${path}.content.${k}`;
+    const part = objectAt(raw, at);
+    if (part.type === 'text') return { type: 'input_text', text: stringAt(part.text, `${at}.text`) };
+    if (part.type === 'image') return imagePart(part, at);
+    invalid(`${at}.type`, 'must be "text" or "image".');
+  });
+  if (parts.every((p) => p.type === 'input_text')) return prefix + parts.map((p) => (p as { text: string }).text).join('\n');
+  return failed ? [{ type: 'input_text', text: prefix.trim() }, ...parts] : parts;
+}
+
+function toolResultText(content: unknown, path: string): string {
+  if (!present(content)) return '';
+  if (typeof content === 'string') return content;
+  return arrayAt(content, `${path}.content`)
+    .map((raw) => (isObject(raw) && typeof raw.text === 'string' ? raw.text : ''))
+    .join('\n');
+}

@@ -1,0 +1,186 @@
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { mapMessagesRequest } from './messages-request.mapper.js';
+import { toAnthropicParam } from './tool-origin.js';
+
+const base = { model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
+
+function refusal(body: Record<string, unknown>): InvalidRequestError {
+  try {
+    mapMessagesRequest(body, null);
+  } catch (err) {
+    if (err instanceof InvalidRequestError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('mapMessagesRequest', () => {
+  it('maps the top-level fields onto a stateless ResponseRequest', () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        max_tokens: 4096,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be kind.' }],
+        temperature: 0.2,
+        top_p: 0.9,
+        stream: true,
+        metadata: { user_id: 'u-1' },
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        service_tier: 'auto',
+        stop_sequences: [],
+      },
+      'owner-1',
+    );
+    expect(request).toMatchObject({
+      model: 'm',
+      instructions: 'Be brief.\n\nBe kind.',
+      temperature: 0.2,
+      topP: 0.9,
+      maxOutputTokens: 4096,
+      stream: true,
+      store: false,
+      user: 'u-1',
+      owner: 'owner-1',
+      reasoning: { effort: 'low', summary: null },
+      tools: [],
+      toolChoice: 'auto',
+      parallelToolCalls: true,
+    });
+    expect(request.input).toEqual([{ type: 'message', id: expect.stringMatching(/^msg_/), role: 'user', content: [{ type: 'input_text', text: 'hi' }] }]);
+  });
+
+  it('maps tool history: tool_use → function_call keyed by its id, tool_result → function_call_output, in block order', () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'let me look', signature: 'sig' },
+              { type: 'text', text: 'Checking.' },
+              { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] },
+              { type: 'text', text: 'and tomorrow?' },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'no data', is_error: true }] },
+        ],
+      },
+      null,
+    );
+    const items = request.input.map(({ id, ...rest }) => rest);
+    expect(items).toEqual([
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'weather?' },
+          { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'auto' },
+        ],
+      },
+      { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'let me look' }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
+      { type: 'function_call', call_id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'toolu_1', output: 'sunny' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and tomorrow?' }] },
+      { type: 'function_call', call_id: 'toolu_2', name: 'get_weather', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'toolu_2', output: 'Error: no data' },
+    ]);
+  });
+
+  it('turns a gateway-run MCP call in history back into an mcp_call item', () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: 'echo' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'mcp_tool_use', id: 'mcp_1', name: 'echo', server_name: 'demo', input: { text: 'x' } },
+              { type: 'mcp_tool_result', tool_use_id: 'mcp_1', is_error: false, content: [{ type: 'text', text: 'echo: x' }] },
+              { type: 'text', text: 'done' },
+            ],
+          },
+        ],
+      },
+      null,
+    );
+    expect(request.input[1]).toEqual({
+      type: 'mcp_call',
+      id: 'mcp_1',
+      server_label: 'demo',
+      name: 'echo',
+      arguments: '{"text":"x"}',
+      output: 'echo: x',
+      error: null,
+      status: 'completed',
+    });
+    expect(request.input).toHaveLength(3);
+  });
+
+  it('maps custom tools to functions, mcp_servers to gateway-run mcp tools, and tool_choice', () => {
+    const { request, toolOrigins } = mapMessagesRequest(
+      {
+        ...base,
+        tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: {} }, cache_control: { type: 'ephemeral' } }],
+        mcp_servers: [
+          { type: 'url', url: 'http://mcp.test/mcp', name: 'demo', authorization_token: 'tok', tool_configuration: { enabled: true, allowed_tools: ['echo'] } },
+          { type: 'url', url: 'http://off.test/mcp', name: 'off', tool_configuration: { enabled: false } },
+        ],
+        tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      },
+      null,
+    );
+    expect(request.tools).toEqual([
+      { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} } },
+      { type: 'mcp', server_label: 'demo', server_url: 'http://mcp.test/mcp', require_approval: 'never', authorization: 'tok', allowed_tools: ['echo'] },
+    ]);
+    expect(request.toolChoice).toBe('required');
+    expect(request.parallelToolCalls).toBe(false);
+    expect(toAnthropicParam('tools[1].server_url', toolOrigins)).toBe('mcp_servers.0.url');
+    expect(toAnthropicParam('tools[0].parameters.properties', toolOrigins)).toBe('tools.0.input_schema.properties');
+    expect(mapMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }, null).request.toolChoice).toEqual({ type: 'function', name: 'get_weather' });
+  });
+
+  it('turns a thinking budget or a named effort into a reasoning effort', () => {
+    const effort = (extra: Record<string, unknown>) => mapMessagesRequest({ ...base, max_tokens: 64000, ...extra }, null).request.reasoning?.effort ?? null;
+    expect(effort({ thinking: { type: 'enabled', budget_tokens: 8000 } })).toBe('medium');
+    expect(effort({ thinking: { type: 'enabled', budget_tokens: 32000 } })).toBe('high');
+    expect(effort({ thinking: { type: 'disabled' } })).toBeNull();
+    expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
+  });
+
+  it.each([
+    [{ max_tokens: undefined }, 'max_tokens'],
+    [{ model: 5 }, 'model'],
+    [{ messages: [] }, 'messages'],
+    [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.role'],
+    [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'audio' }] }] }, 'messages.2.content.0.type'],
+    [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }, 'messages.0.content.0.source.type'],
+    [{ messages: [{ role: 'user', content: [{ type: 'tool_result' }] }] }, 'messages.0.content.0.tool_use_id'],
+    [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],
+    [{ tools: [{ name: 'f' }] }, 'tools.0.input_schema'],
+    [{ mcp_servers: [{ type: 'stdio', name: 'x', url: 'u' }] }, 'mcp_servers.0.type'],
+    [{ tool_choice: { type: 'required' } }, 'tool_choice.type'],
+    [{ top_k: 5 }, 'top_k'],
+    [{ stop_sequences: ['END'] }, 'stop_sequences'],
+    [{ thinking: { type: 'enabled', budget_tokens: 500 } }, 'thinking.budget_tokens'],
+    [{ temperature: 1.5 }, 'temperature'],
+    [{ container: 'c' }, 'container'],
+    [{ frobnicate: true }, 'frobnicate'],
+  ])('refuses %j naming %s', (patch, path) => {
+    const error = refusal({ ...base, ...patch });
+    expect(error.param).toBe(path);
+    expect(error.message.startsWith(`${path}: `)).toBe(true);
+    expect(error.status).toBe(400);
+  });
+});

@@ -1,0 +1,149 @@
+import type { JsonObject } from '../../core/protocol/items.js';
+import type { ResponseRequest } from '../../core/loop/response-request.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../responses/request/json-depth.js';
+import { mapMessageHistory } from './message-history.mapper.js';
+import { mapTools } from './messages-tools.mapper.js';
+import { arrayAt, booleanAt, invalid, numberAt, objectAt, present, stringAt, textOrTextBlocks, unsupported } from './request-fields.js';
+import type { ToolOrigin } from './tool-origin.js';
+
+export interface MappedMessagesRequest {
+  request: ResponseRequest;
+  /** Origin of each `request.tools[i]`, to name tool errors in the client's terms. */
+  toolOrigins: ToolOrigin[];
+}
+
+/** Fields this gateway maps onto the loop. */
+const MAPPED = new Set([
+  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'mcp_servers', 'temperature', 'top_p', 'top_k',
+  'stop_sequences', 'stream', 'metadata', 'thinking', 'output_config',
+]);
+
+/**
+ * Accepted and ignored: they steer Anthropic's own infrastructure (service
+ * tiers, regions, prompt caching, speed), which a self-hosted model does not
+ * have; its server reuses cached prefixes on its own.
+ */
+const INFRASTRUCTURE_HINTS = new Set(['service_tier', 'inference_geo', 'cache_control', 'speed', 'diagnostics']);
+
+/** Reasoning effort for a thinking budget, on the scale OpenAI-style reasoning models take. */
+export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high' {
+  if (budgetTokens < 4096) return 'low';
+  if (budgetTokens < 16384) return 'medium';
+  return 'high';
+}
+
+/**
+ * Validates a `POST /v1/messages` body and maps it onto a `ResponseRequest`
+ * for the loop. Every refusal names its field path; fields the gateway
+ * cannot honour are refused, as unknown fields are by Anthropic's own API.
+ */
+export function mapMessagesRequest(body: unknown, owner: string | null): MappedMessagesRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid('body', 'must be a JSON object.');
+  const raw = body as JsonObject;
+  if (exceedsJsonDepth(raw)) invalid('body', `nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`, 'nesting_too_deep');
+  for (const key of Object.keys(raw)) {
+    if (MAPPED.has(key) || INFRASTRUCTURE_HINTS.has(key)) continue;
+    if (key === 'container' || key === 'context_management') unsupported(key, 'it needs Anthropic-hosted features.');
+    invalid(key, 'Extra inputs are not permitted.');
+  }
+
+  if (!present(raw.model)) invalid('model', 'Field required.');
+  const model = stringAt(raw.model, 'model', { nonEmpty: true });
+  if (!present(raw.max_tokens)) invalid('max_tokens', 'Field required.');
+  const maxTokens = numberAt(raw.max_tokens, 'max_tokens', 1, Number.MAX_SAFE_INTEGER, { integer: true });
+  if (!present(raw.messages)) invalid('messages', 'Field required.');
+  // There is no top_k or stop-sequence field on the way to the upstream: refusing beats ignoring.
+  if (present(raw.top_k)) unsupported('top_k', 'the upstream is called through the OpenAI API, which has no top_k.');
+  if (present(raw.stop_sequences) && arrayAt(raw.stop_sequences, 'stop_sequences').length > 0) {
+    unsupported('stop_sequences', 'the upstream is called without stop sequences; send an empty list or leave it out.');
+  }
+  const { tools, origins, toolChoice, parallelToolCalls } = mapTools(raw);
+  const system = present(raw.system) ? textOrTextBlocks(raw.system, 'system').join('\n\n') : '';
+
+  const request: ResponseRequest = {
+    model,
+    input: mapMessageHistory(raw.messages),
+    instructions: system.length > 0 ? system : null,
+    tools,
+    toolChoice,
+    parallelToolCalls,
+    temperature: present(raw.temperature) ? numberAt(raw.temperature, 'temperature', 0, 1) : null,
+    topP: present(raw.top_p) ? numberAt(raw.top_p, 'top_p', 0, 1) : null,
+    maxOutputTokens: maxTokens,
+    maxToolCalls: null,
+    text: textFormat(raw.output_config),
+    reasoning: reasoning(raw.thinking, raw.output_config, maxTokens),
+    truncation: 'disabled',
+    metadata: {},
+    // Messages is stateless: the client sends the whole conversation every turn.
+    store: false,
+    background: false,
+    previousResponseId: null,
+    conversationId: null,
+    include: [],
+    stream: present(raw.stream) ? booleanAt(raw.stream, 'stream') : false,
+    promptCacheKey: null,
+    safetyIdentifier: null,
+    user: userId(raw.metadata),
+    serviceTier: 'auto',
+    topLogprobs: 0,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    owner,
+    toolsSupplied: true,
+    toolChoiceSupplied: present(raw.tool_choice),
+  };
+  return { request, toolOrigins: origins };
+}
+
+function userId(value: unknown): string | null {
+  if (!present(value)) return null;
+  const metadata = objectAt(value, 'metadata');
+  for (const key of Object.keys(metadata)) if (key !== 'user_id') invalid(`metadata.${key}`, 'Extra inputs are not permitted.');
+  return present(metadata.user_id) ? stringAt(metadata.user_id, 'metadata.user_id') : null;
+}
+
+/**
+ * `thinking.budget_tokens` becomes a reasoning effort (the knob OpenAI-style
+ * upstreams have); `output_config.effort` names one directly and wins.
+ * Adaptive thinking leaves the choice to the model server's default.
+ */
+function reasoning(thinking: unknown, outputConfig: unknown, maxTokens: number): ResponseRequest['reasoning'] {
+  let effort: string | null = null;
+  if (present(thinking)) {
+    const config = objectAt(thinking, 'thinking');
+    switch (config.type) {
+      case 'enabled': {
+        const budget = numberAt(config.budget_tokens, 'thinking.budget_tokens', 1024, Number.MAX_SAFE_INTEGER, { integer: true });
+        if (budget >= maxTokens) invalid('thinking.budget_tokens', 'must be less than max_tokens.');
+        effort = effortForBudget(budget);
+        break;
+      }
+      case 'disabled':
+      case 'adaptive':
+        break;
+      default:
+        invalid('thinking.type', 'must be "enabled", "disabled" or "adaptive".');
+    }
+  }
+  if (present(outputConfig)) {
+    const config = objectAt(outputConfig, 'output_config');
+    if (present(config.effort)) {
+      const named = stringAt(config.effort, 'output_config.effort');
+      if (!['low', 'medium', 'high', 'xhigh', 'max'].includes(named)) invalid('output_config.effort', 'must be "low", "medium", "high", "xhigh" or "max".');
+      effort = named === 'xhigh' || named === 'max' ? 'high' : named;
+    }
+  }
+  return effort ? { effort, summary: null } : null;
+}
+
+/** `output_config.format` (a JSON schema) is the Responses API's `text.format` json_schema. */
+function textFormat(outputConfig: unknown): JsonObject {
+  if (!present(outputConfig)) return { format: { type: 'text' } };
+  const config = objectAt(outputConfig, 'output_config');
+  for (const key of Object.keys(config)) if (key !== 'effort' && key !== 'format') invalid(`output_config.${key}`, 'Extra inputs are not permitted.');
+  if (!present(config.format)) return { format: { type: 'text' } };
+  const format = objectAt(config.format, 'output_config.format');
+  if (format.type !== 'json_schema') invalid('output_config.format.type', 'must be "json_schema".');
+  return { format: { type: 'json_schema', name: 'output', schema: objectAt(format.schema, 'output_config.format.schema'), strict: true } };
+}

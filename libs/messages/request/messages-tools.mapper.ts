@@ -1,0 +1,96 @@
+import type { JsonObject } from '../../core/protocol/items.js';
+import type { PublicToolChoice } from '../../core/loop/response-request.js';
+import { arrayAt, booleanAt, invalid, objectAt, present, stringAt, unsupported } from './request-fields.js';
+import type { ToolOrigin } from './tool-origin.js';
+
+export interface MappedTools {
+  tools: JsonObject[];
+  origins: ToolOrigin[];
+  toolChoice: PublicToolChoice;
+  parallelToolCalls: boolean;
+}
+
+const FUNCTION_FIELDS = { parameters: 'input_schema' };
+const MCP_FIELDS = { server_label: 'name', server_url: 'url', authorization: 'authorization_token', allowed_tools: 'tool_configuration.allowed_tools' };
+
+/**
+ * Anthropic `tools`, `mcp_servers` and `tool_choice` → Responses tool
+ * declarations. Custom tools are client-owned functions; MCP servers are
+ * gateway-owned `mcp` tools the loop runs itself. Anthropic's server tools
+ * (web search, code execution, bash...) run on Anthropic's side: a request
+ * that relies on one is refused rather than silently answered without it.
+ */
+export function mapTools(body: JsonObject): MappedTools {
+  const tools: JsonObject[] = [];
+  const origins: ToolOrigin[] = [];
+  if (present(body.tools)) {
+    arrayAt(body.tools, 'tools').forEach((raw, i) => {
+      tools.push(functionTool(raw, `tools.${i}`));
+      origins.push({ path: `tools.${i}`, fields: FUNCTION_FIELDS });
+    });
+  }
+  if (present(body.mcp_servers)) {
+    arrayAt(body.mcp_servers, 'mcp_servers').forEach((raw, i) => {
+      const declaration = mcpTool(raw, `mcp_servers.${i}`);
+      if (!declaration) return;
+      tools.push(declaration);
+      origins.push({ path: `mcp_servers.${i}`, fields: MCP_FIELDS });
+    });
+  }
+  return { tools, origins, ...toolChoice(body.tool_choice) };
+}
+
+function functionTool(raw: unknown, path: string): JsonObject {
+  const tool = objectAt(raw, path);
+  if (present(tool.type) && tool.type !== 'custom') {
+    unsupported(`${path}.type`, `"${String(tool.type)}" is an Anthropic server tool; declare a custom tool (name, input_schema) or use mcp_servers.`);
+  }
+  const schema = objectAt(tool.input_schema, `${path}.input_schema`);
+  if (schema.type !== 'object') invalid(`${path}.input_schema.type`, 'must be "object".');
+  const declaration: JsonObject = { type: 'function', name: stringAt(tool.name, `${path}.name`, { nonEmpty: true }), parameters: schema };
+  if (present(tool.description)) declaration.description = stringAt(tool.description, `${path}.description`);
+  if (present(tool.strict)) declaration.strict = booleanAt(tool.strict, `${path}.strict`);
+  // cache_control, defer_loading, eager_input_streaming...: Anthropic-side hints with nothing to do here.
+  return declaration;
+}
+
+/** Returns null for a server its client switched off (`tool_configuration.enabled: false`). */
+function mcpTool(raw: unknown, path: string): JsonObject | null {
+  const server = objectAt(raw, path);
+  if (server.type !== 'url') invalid(`${path}.type`, 'must be "url".');
+  const declaration: JsonObject = {
+    type: 'mcp',
+    server_label: stringAt(server.name, `${path}.name`, { nonEmpty: true }),
+    server_url: stringAt(server.url, `${path}.url`, { nonEmpty: true }),
+    // Messages has no approval round trip: the connector runs what the client declared.
+    require_approval: 'never',
+  };
+  if (present(server.authorization_token)) declaration.authorization = stringAt(server.authorization_token, `${path}.authorization_token`);
+  if (present(server.tool_configuration)) {
+    const config = objectAt(server.tool_configuration, `${path}.tool_configuration`);
+    if (present(config.enabled) && booleanAt(config.enabled, `${path}.tool_configuration.enabled`) === false) return null;
+    if (present(config.allowed_tools)) {
+      const allowed = arrayAt(config.allowed_tools, `${path}.tool_configuration.allowed_tools`);
+      declaration.allowed_tools = allowed.map((name, i) => stringAt(name, `${path}.tool_configuration.allowed_tools.${i}`));
+    }
+  }
+  return declaration;
+}
+
+function toolChoice(value: unknown): { toolChoice: PublicToolChoice; parallelToolCalls: boolean } {
+  if (!present(value)) return { toolChoice: 'auto', parallelToolCalls: true };
+  const choice = objectAt(value, 'tool_choice');
+  const parallelToolCalls = present(choice.disable_parallel_tool_use) ? !booleanAt(choice.disable_parallel_tool_use, 'tool_choice.disable_parallel_tool_use') : true;
+  switch (choice.type) {
+    case 'auto':
+      return { toolChoice: 'auto', parallelToolCalls };
+    case 'any':
+      return { toolChoice: 'required', parallelToolCalls };
+    case 'none':
+      return { toolChoice: 'none', parallelToolCalls };
+    case 'tool':
+      return { toolChoice: { type: 'function', name: stringAt(choice.name, 'tool_choice.name', { nonEmpty: true }) }, parallelToolCalls };
+    default:
+      invalid('tool_choice.type', 'must be "auto", "any", "tool" or "none".');
+  }
+}

@@ -1,0 +1,160 @@
+import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { JsonObject, Usage } from '../../core/protocol/items.js';
+import type { AnthropicStreamEvent, AnthropicUsage, StopReason } from './anthropic-events.js';
+import { BlockSequencer, type BlockLane } from './block-sequencer.js';
+
+/** Both reasoning event styles (`server.reasoningEvents`) carry the same text. */
+const REASONING_DELTAS = new Set(['response.reasoning_text.delta', 'response.reasoning.delta']);
+
+/**
+ * The one translation of the loop's Responses stream events into Anthropic
+ * Messages stream events. The streaming path writes its output as SSE; the
+ * blocking path folds the same output into a message (`MessageFolder`), so
+ * the two cannot disagree.
+ *
+ * Client-owned calls become `tool_use` blocks; gateway-run MCP calls become
+ * `mcp_tool_use` + `mcp_tool_result` (what Anthropic's MCP connector
+ * returns), so they never look like calls the client must answer. Other
+ * gateway items (`mcp_list_tools`, `web_search_call`, test tool types) have
+ * no Messages form the client could use and are left out.
+ */
+export class MessagesEventTranslator {
+  private readonly out: AnthropicStreamEvent[] = [];
+  private readonly blocks = new BlockSequencer((event) => this.out.push(event));
+  /** Open blocks by the Responses item's `output_index`. */
+  private readonly lanes = new Map<number, BlockLane>();
+  private clientCalls = 0;
+
+  push(event: ResponseStreamEvent): AnthropicStreamEvent[] {
+    this.translate(event);
+    return this.out.splice(0);
+  }
+
+  private translate(event: ResponseStreamEvent): void {
+    const index = event.output_index as number;
+    switch (event.type) {
+      case 'response.created':
+        return this.start(event.response as JsonObject);
+      case 'response.output_item.added':
+        return this.itemAdded(index, event.item as JsonObject);
+      case 'response.output_text.delta':
+        return this.delta(index, { type: 'text_delta', text: String(event.delta) });
+      case 'response.function_call_arguments.delta':
+      case 'response.mcp_call_arguments.delta':
+        return this.delta(index, { type: 'input_json_delta', partial_json: String(event.delta) });
+      case 'response.mcp_call_arguments.done':
+        // The call's input is complete; its result follows as a block of its own.
+        return this.closeLane(index);
+      case 'response.output_item.done':
+        return this.itemDone(index, event.item as JsonObject);
+      case 'response.completed':
+      case 'response.incomplete':
+        return this.finish(event.response as JsonObject);
+      case 'response.failed': {
+        const error = (event.response as JsonObject).error as { message?: string } | null;
+        this.out.push({ type: 'error', error: { type: 'api_error', message: error?.message ?? 'The gateway failed while producing this message.' } });
+        return;
+      }
+      default:
+        if (REASONING_DELTAS.has(event.type)) this.delta(index, { type: 'thinking_delta', thinking: String(event.delta) });
+    }
+  }
+
+  private start(response: JsonObject): void {
+    this.out.push({
+      type: 'message_start',
+      message: {
+        id: messageId(String(response.id)),
+        type: 'message',
+        role: 'assistant',
+        model: String(response.model),
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: anthropicUsage(null),
+      },
+    });
+  }
+
+  private itemAdded(index: number, item: JsonObject): void {
+    switch (item.type) {
+      case 'message':
+        this.lanes.set(index, this.blocks.open({ type: 'text', text: '' }));
+        return;
+      case 'reasoning':
+        // Reasoning from an open model carries no Anthropic signature.
+        this.lanes.set(index, this.blocks.open({ type: 'thinking', thinking: '', signature: '' }));
+        return;
+      case 'function_call':
+        this.clientCalls++;
+        this.lanes.set(index, this.blocks.open({ type: 'tool_use', id: String(item.call_id), name: String(item.name), input: {} }));
+        return;
+      case 'mcp_call':
+        this.lanes.set(
+          index,
+          this.blocks.open({ type: 'mcp_tool_use', id: String(item.id), name: String(item.name), server_name: String(item.server_label), input: {} }),
+        );
+        return;
+    }
+  }
+
+  private itemDone(index: number, item: JsonObject): void {
+    this.closeLane(index);
+    if (item.type !== 'mcp_call') return;
+    const failed = item.status !== 'completed';
+    const text = failed ? (item.error ?? item.output) : item.output;
+    const result = this.blocks.open({
+      type: 'mcp_tool_result',
+      tool_use_id: String(item.id),
+      is_error: failed,
+      content: [{ type: 'text', text: typeof text === 'string' ? text : '' }],
+    });
+    this.blocks.close(result);
+  }
+
+  private delta(index: number, delta: Parameters<BlockSequencer['delta']>[1]): void {
+    const lane = this.lanes.get(index);
+    if (lane) this.blocks.delta(lane, delta);
+  }
+
+  private closeLane(index: number): void {
+    const lane = this.lanes.get(index);
+    if (lane) this.blocks.close(lane);
+  }
+
+  private finish(response: JsonObject): void {
+    this.blocks.closeAll();
+    this.out.push({
+      type: 'message_delta',
+      delta: { stop_reason: this.stopReason(response), stop_sequence: null },
+      usage: anthropicUsage(response.usage as Usage | null),
+    });
+    this.out.push({ type: 'message_stop' });
+  }
+
+  private stopReason(response: JsonObject): StopReason {
+    if (response.status === 'incomplete') {
+      // The gateway's own tool loop ran out of rounds: like Anthropic's server-tool
+      // loop limit, the client may send the turn back to carry on.
+      const reason = (response.incomplete_details as { reason?: string } | null)?.reason;
+      return reason === 'max_rounds' ? 'pause_turn' : 'max_tokens';
+    }
+    return this.clientCalls > 0 ? 'tool_use' : 'end_turn';
+  }
+}
+
+/** The run's response id under Anthropic's prefix, so logs on both sides still match. */
+function messageId(responseId: string): string {
+  return `msg_${responseId.replace(/^resp_/, '')}`;
+}
+
+/** Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI counts them inside. */
+export function anthropicUsage(usage: Usage | null): AnthropicUsage {
+  const cached = usage?.input_tokens_details?.cached_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (usage?.input_tokens ?? 0) - cached),
+    output_tokens: usage?.output_tokens ?? 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  };
+}

@@ -11,6 +11,7 @@ import { MessageFolder } from '../stream/message-folder.js';
 import { MessagesEventTranslator } from '../stream/messages-event.translator.js';
 import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
+import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the
@@ -34,14 +35,7 @@ export class MessagesController {
     const translator = new MessagesEventTranslator();
     const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites, flow) : undefined;
     let subscription: Subscription | undefined;
-    // As on /v1/responses: the response closing early is the client leaving;
-    // unsubscribing aborts the upstream request and any gateway tool calls.
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      subscription?.unsubscribe();
-      sse?.stop();
-      res.destroy();
-    });
+    cancelWhenClientLeaves(res, () => subscription, sse);
 
     if (sse) {
       subscription = events.subscribe({

@@ -8,6 +8,7 @@ import { FlowGate } from '../../core/protocol/flow-gate.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 import { SseWriter } from '../sse/sse-writer.js';
 import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
+import { cancelWhenClientLeaves } from './client-disconnect.js';
 import { requestOwner } from './request-owner.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
@@ -27,16 +28,7 @@ export class ResponsesController {
     const events = this.loop.run(request, { flow });
     let subscription: Subscription | undefined;
     const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites, flow) : undefined;
-    // `close` on the response (not the request, which closes once the body is
-    // read) is the client going away; unsubscribing aborts upstream and tools.
-    // The socket is destroyed too: a half-closed client socket would otherwise
-    // linger until the response ended, holding the server open.
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      subscription?.unsubscribe();
-      sse?.stop();
-      res.destroy();
-    });
+    cancelWhenClientLeaves(res, () => subscription, sse);
 
     if (sse) {
       subscription = events.subscribe({

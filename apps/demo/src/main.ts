@@ -5,6 +5,7 @@ import { SimulatedUpstream } from '../../simulator/src/simulated-upstream.js';
 import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
+import { startOrdersMcpServer } from './orders-mcp.server.js';
 
 /**
  * `npm run demo`: the gateway's main job end to end. It starts the gateway
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
     env.UPSTREAM_URL = url;
     console.log(`SIMULATED upstream (a stand-in for vLLM, not a real model) at ${url}`);
   }
-  const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', ...env } });
+  // An MCP server the gateway itself will discover and call (a gateway-owned tool).
+  const orders = await startOrdersMcpServer();
+  const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app);
   await app.listen(config.server.port, config.server.host);
@@ -66,11 +69,28 @@ async function main(): Promise<void> {
       console.log(`\n\n(${event.response.usage?.total_tokens ?? 0} tokens, status ${event.response.status})`);
     }
   }
+
+  // A gateway-owned tool: the client declares the MCP server; the gateway lists
+  // its tools, runs the model's call and feeds the result back, in one request.
+  const orderQuestion = 'Where is my order ORD-1234? Look up the order status.';
+  console.log(`\nuser> ${orderQuestion}`);
+  const answer = await client.responses.create({
+    model,
+    input: orderQuestion,
+    tools: [{ type: 'mcp', server_label: 'orders', server_url: orders.url, require_approval: 'never' }],
+    store: false,
+  });
+  for (const item of answer.output) {
+    if (item.type === 'mcp_list_tools') console.log(`gateway> listed ${item.server_label}: ${item.tools.map((t) => t.name).join(', ')}`);
+    if (item.type === 'mcp_call') console.log(`gateway> ran ${item.server_label}.${item.name}(${item.arguments}) → ${item.output ?? item.error}`);
+  }
+  console.log(`model> ${answer.output_text}`);
   console.log(`\nStill serving at ${base}; press Ctrl+C to stop.`);
 
   const stop = async () => {
     await app.close();
     await simulator?.close();
+    await orders.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);

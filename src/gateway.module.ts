@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Module, type OnApplicationShutdown, type Provider, type Type, Inject } from '@nestjs/common';
+import { DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
@@ -7,8 +7,8 @@ import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
 import { StateModule } from '../libs/state/state.module.js';
 import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
-import { createUpstreamClient } from '../libs/upstream/upstream-client.factory.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
+import type { UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
+import { UpstreamModule } from '../libs/upstream/upstream.module.js';
 
 export interface GatewayModuleOptions {
   /** A validated config, or raw settings to validate (defaults fill the rest). */
@@ -35,20 +35,6 @@ export interface GatewayModuleAsyncOptions {
   extraImports?: Array<Type | DynamicModule>;
   /** See `GatewayModuleOptions.state`. */
   state?: false;
-}
-
-/** Releases the upstream's pooled sockets when the host shuts down. */
-class UpstreamLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(UPSTREAM_CLIENT) private readonly client: UpstreamClient) {}
-  onApplicationShutdown(): void {
-    (this.client as Partial<{ close(): void }>).close?.();
-  }
-}
-
-function upstreamProvider(override?: UpstreamClient): Provider {
-  return override
-    ? { provide: UPSTREAM_CLIENT, useValue: override }
-    : { provide: UPSTREAM_CLIENT, inject: [GATEWAY_CONFIG], useFactory: (c: GatewayConfig) => createUpstreamClient(c.upstream, c.timeouts) };
 }
 
 /**
@@ -99,9 +85,19 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       global: true,
-      imports: [...configImports, CoreModule, ResponsesModule, MessagesModule, ApiKeyAuthModule, ...state, ...toolModules, ...extra],
-      providers: [configProvider, upstreamProvider(upstreamClient), UpstreamLifecycle],
-      exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT, CoreModule],
+      imports: [
+        ...configImports,
+        UpstreamModule.forRoot(upstreamClient),
+        CoreModule,
+        ResponsesModule,
+        MessagesModule,
+        ApiKeyAuthModule,
+        ...state,
+        ...toolModules,
+        ...extra,
+      ],
+      providers: [configProvider],
+      exports: [GATEWAY_CONFIG, UpstreamModule, CoreModule],
     };
   }
 }

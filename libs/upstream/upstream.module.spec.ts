@@ -39,7 +39,7 @@ describe('UpstreamModule', () => {
     ['chat', ChatDialectClient],
   ] as const)('provides the %s client from GATEWAY_CONFIG', async (dialect, Client) => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigForTest.with(gatewayConfig(upstream.baseUrl, dialect)), UpstreamModule],
+      imports: [ConfigForTest.with(gatewayConfig(upstream.baseUrl, dialect)), UpstreamModule.forRoot()],
     }).compile();
 
     const client = moduleRef.get<UpstreamClient>(UPSTREAM_CLIENT);

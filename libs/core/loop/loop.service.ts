@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
-import { NotFoundError } from '../errors/gateway-error.js';
+import { conversationNotFound, previousResponseNotFound } from '../errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
@@ -16,12 +16,8 @@ import type { FlowGate } from '../protocol/flow-gate.js';
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
 export class StatelessResponseState implements ResponseStateStore {
   async load(request: ResponseRequest) {
-    if (request.previousResponseId) {
-      throw new NotFoundError(`Previous response "${request.previousResponseId}" was not found.`, 'previous_response_not_found', 'previous_response_id');
-    }
-    if (request.conversationId) {
-      throw new NotFoundError(`Conversation "${request.conversationId}" was not found.`, 'conversation_not_found', 'conversation');
-    }
+    if (request.previousResponseId) throw previousResponseNotFound(request.previousResponseId);
+    if (request.conversationId) throw conversationNotFound(request.conversationId);
     return null;
   }
 
@@ -104,10 +100,5 @@ export class LoopService {
         if (!settled) controller.abort();
       };
     });
-  }
-
-  /** Validates tool declarations without any I/O (used before committing to a stream). */
-  validateTools(request: ResponseRequest): void {
-    this.preparation.validate(request.tools);
   }
 }

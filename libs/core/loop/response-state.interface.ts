@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { JsonObject, ModelItem } from '../protocol/items.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 
 export const RESPONSE_STATE = Symbol('RESPONSE_STATE');
@@ -32,6 +32,3 @@ export interface ResponseStateStore {
   /** The run failed after it started; continuation state tied to it should be dropped. */
   discard?(request: ResponseRequest, responseId: string): Promise<void>;
 }
-
-/** Conversation items referenced from a run's public output (for approval and discovery lookups). */
-export type PublicHistory = readonly PublicItem[];

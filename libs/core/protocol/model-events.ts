@@ -51,5 +51,3 @@ export type ModelEvent =
       status: 'completed' | 'incomplete';
       reason?: 'max_output_tokens' | 'content_filter' | null;
     };
-
-export type ModelEventType = ModelEvent['type'];

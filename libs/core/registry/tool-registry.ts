@@ -44,10 +44,6 @@ export class ToolRegistry {
   /** Items produced by discovery, emitted before the first round. */
   readonly discoveryItems: PublicItem[] = [];
 
-  static empty(): ToolRegistry {
-    return new ToolRegistry();
-  }
-
   add(entry: ToolEntry, fn?: FunctionToolDef): void {
     this.entries.set(entry.modelName, entry);
     this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);

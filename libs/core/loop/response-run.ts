@@ -40,6 +40,18 @@ class RunCancelled extends Error {}
 
 const ITEM_PREFIX: Record<string, string> = { mcp: 'mcp', web_search: 'ws', file_search: 'fs', code_interpreter: 'ci' };
 
+/** A call to a registered gateway tool, with a fresh public item id. */
+function gatewayCall(entry: ToolEntry, callId: string, args: string): GatewayCall {
+  return {
+    callId,
+    itemId: newId(ITEM_PREFIX[entry.toolType] ?? 'gw'),
+    modelName: entry.modelName,
+    toolName: entry.toolName,
+    serverLabel: entry.serverLabel,
+    arguments: args,
+  };
+}
+
 /** One gateway call as it moves through a batch: started publicly, executed, finished in model order. */
 interface CallSlot {
   call: GatewayCall;
@@ -308,14 +320,7 @@ export class ResponseRun {
   /** Returns true when the call became an approval request instead of running. */
   private startGatewayCall(detected: DetectedGatewayCall, batch: CallBatch): boolean {
     const { entry } = detected;
-    const call: GatewayCall = {
-      callId: detected.callId,
-      itemId: newId(ITEM_PREFIX[entry.toolType] ?? 'gw'),
-      modelName: detected.modelName,
-      toolName: entry.toolName,
-      serverLabel: entry.serverLabel,
-      arguments: detected.arguments,
-    };
+    const call = gatewayCall(entry, detected.callId, detected.arguments);
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
 
     if (binding?.executor.requiresApproval?.(call, binding.params) && binding.executor.approvalRequestItem) {
@@ -429,15 +434,8 @@ export class ResponseRun {
           'approval_tool_not_declared',
         );
       }
-      const call: GatewayCall = {
-        callId: approval.approvalRequestId,
-        itemId: newId(ITEM_PREFIX[entry.toolType] ?? 'gw'),
-        modelName: entry.modelName,
-        toolName: entry.toolName,
-        serverLabel: entry.serverLabel,
-        arguments: typeof request.arguments === 'string' ? request.arguments : JSON.stringify(request.arguments ?? {}),
-        approvalRequestId: approval.approvalRequestId,
-      };
+      const args = typeof request.arguments === 'string' ? request.arguments : JSON.stringify(request.arguments ?? {});
+      const call = { ...gatewayCall(entry, approval.approvalRequestId, args), approvalRequestId: approval.approvalRequestId };
       this.gatewayCallsMade++;
       running.push({ approval, index: batch.slots.length });
       batch.add(this.beginCallSlot(call, entry, null));

@@ -4,7 +4,7 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { nowSeconds, toJson, withItemId } from '../shared/stored-item.util.js';
+import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, RESPONSE_COLUMNS_SQL, responseRowValues, toJson, withItemId } from '../shared/stored-item.util.js';
 import {
   DEFAULT_CHAIN_DEPTH,
   type Conversation,
@@ -75,10 +75,6 @@ interface ConversationRow {
   metadata: Record<string, string>;
 }
 
-type ItemTable = { table: 'response_input_items'; key: 'response_id' } | { table: 'conversation_items'; key: 'conversation_id' };
-
-const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'response_id' };
-const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
 
 /** Lower-case on purpose: an unquoted name in search_path is folded to lower case. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -188,21 +184,9 @@ export class PostgresStateStore implements StateStore {
     await this.transaction(async (client) => {
       try {
         await client.query(
-          `INSERT INTO responses (id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra)
+          `INSERT INTO responses (${RESPONSE_COLUMNS_SQL})
            VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb)`,
-          [
-            r.id,
-            r.owner,
-            r.createdAt,
-            r.previousResponseId,
-            r.conversationId,
-            r.status,
-            toJson(r.response),
-            toJson(r.modelItems),
-            toJson(r.tools),
-            toJson(r.toolChoice),
-            r.extra === undefined ? null : toJson(r.extra),
-          ],
+          responseRowValues(r),
         );
       } catch (e) {
         throw uniqueViolation(e, 'responses_pkey') ? new DuplicateIdError('response', r.id, 'id') : e;

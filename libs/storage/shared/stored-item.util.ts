@@ -1,5 +1,6 @@
 import { newId } from '../../core/ids.js';
 import type { PublicItem } from '../../core/protocol/items.js';
+import type { StoredResponse } from '../state-store.interface.js';
 
 export type IdentifiedItem = PublicItem & { id: string };
 
@@ -20,4 +21,31 @@ export function toJson(value: unknown): string {
 
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
+}
+
+/** The two item tables, both ordered by `position` within their owner's key. */
+export type ItemTable = { table: 'response_input_items'; key: 'response_id' } | { table: 'conversation_items'; key: 'conversation_id' };
+
+export const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'response_id' };
+export const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
+
+/** Columns of a `responses` row, in the order `responseRowValues` gives them. */
+export const RESPONSE_COLUMNS_SQL =
+  'id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra';
+
+/** A response's row values for both drivers; JSON columns go over as text. */
+export function responseRowValues(r: StoredResponse): unknown[] {
+  return [
+    r.id,
+    r.owner,
+    r.createdAt,
+    r.previousResponseId,
+    r.conversationId,
+    r.status,
+    toJson(r.response),
+    toJson(r.modelItems),
+    toJson(r.tools),
+    toJson(r.toolChoice),
+    r.extra === undefined ? null : toJson(r.extra),
+  ];
 }

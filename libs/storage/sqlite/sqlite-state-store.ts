@@ -6,7 +6,7 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { nowSeconds, toJson, withItemId } from '../shared/stored-item.util.js';
+import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, RESPONSE_COLUMNS_SQL, responseRowValues, toJson, withItemId } from '../shared/stored-item.util.js';
 import {
   DEFAULT_CHAIN_DEPTH,
   type Conversation,
@@ -57,10 +57,6 @@ interface ConversationItemRow extends ItemRow {
   created_at: number;
 }
 
-type ItemTable = { table: 'response_input_items'; key: 'response_id' } | { table: 'conversation_items'; key: 'conversation_id' };
-
-const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'response_id' };
-const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
 
 function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
@@ -149,22 +145,7 @@ export class SqliteStateStore implements StateStore {
   async saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
     this.write(() => {
       try {
-        this.stmt(
-          `INSERT INTO responses (id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          r.id,
-          r.owner,
-          r.createdAt,
-          r.previousResponseId,
-          r.conversationId,
-          r.status,
-          toJson(r.response),
-          toJson(r.modelItems),
-          toJson(r.tools),
-          toJson(r.toolChoice),
-          r.extra === undefined ? null : toJson(r.extra),
-        );
+        this.stmt(`INSERT INTO responses (${RESPONSE_COLUMNS_SQL}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...responseRowValues(r));
       } catch (e) {
         throw isUniqueViolation(e) ? new DuplicateIdError('response', r.id, 'id') : e;
       }

@@ -37,6 +37,21 @@ function messageItem(role: 'user' | 'assistant' | 'system', parts: ContentPart[]
   return { type: 'message', id: newId('msg'), role, content } as PublicItem;
 }
 
+/**
+ * Text and image parts gathered into one message item until a tool block
+ * interrupts the run (`flush`), so blocks keep their order around it.
+ */
+function messageRun(role: 'user' | 'assistant', items: PublicItem[]): { add(part: ContentPart): void; flush(): void } {
+  let parts: ContentPart[] = [];
+  return {
+    add: (part) => void parts.push(part),
+    flush: () => {
+      if (parts.length > 0) items.push(messageItem(role, parts));
+      parts = [];
+    },
+  };
+}
+
 function textBlock(raw: unknown, path: string): string {
   const block = objectAt(raw, path);
   if (block.type !== 'text') invalid(`${path}.type`, 'must be "text".');
@@ -49,21 +64,17 @@ function blockType(block: JsonObject, path: string): string {
 
 function userItems(blocks: unknown[], path: string): PublicItem[] {
   const items: PublicItem[] = [];
-  let parts: ContentPart[] = [];
-  const flush = () => {
-    if (parts.length > 0) items.push(messageItem('user', parts));
-    parts = [];
-  };
+  const { add, flush } = messageRun('user', items);
   blocks.forEach((raw, j) => {
     const at = `${path}.${j}`;
     const block = objectAt(raw, at);
     const type = blockType(block, at);
     switch (type) {
       case 'text':
-        parts.push({ type: 'input_text', text: stringAt(block.text, `${at}.text`) });
+        add({ type: 'input_text', text: stringAt(block.text, `${at}.text`) });
         return;
       case 'image':
-        parts.push(imagePart(block, at));
+        add(imagePart(block, at));
         return;
       case 'tool_result':
         flush();
@@ -88,11 +99,7 @@ function userItems(blocks: unknown[], path: string): PublicItem[] {
 
 function assistantItems(blocks: unknown[], path: string): PublicItem[] {
   const items: PublicItem[] = [];
-  let parts: ContentPart[] = [];
-  const flush = () => {
-    if (parts.length > 0) items.push(messageItem('assistant', parts));
-    parts = [];
-  };
+  const { add, flush } = messageRun('assistant', items);
   const mcpResults = new Map<string, JsonObject>();
   for (const raw of blocks) {
     if (isObject(raw) && raw.type === 'mcp_tool_result' && typeof raw.tool_use_id === 'string') mcpResults.set(raw.tool_use_id, raw);
@@ -103,7 +110,7 @@ function assistantItems(blocks: unknown[], path: string): PublicItem[] {
     const type = blockType(block, at);
     switch (type) {
       case 'text':
-        parts.push({ type: 'output_text', text: stringAt(block.text, `${at}.text`) });
+        add({ type: 'output_text', text: stringAt(block.text, `${at}.text`) });
         return;
       case 'thinking':
         flush();

@@ -37,6 +37,14 @@ export class NotFoundError extends GatewayError {
   }
 }
 
+export function previousResponseNotFound(id: string): NotFoundError {
+  return new NotFoundError(`Previous response with id '${id}' not found.`, 'previous_response_not_found', 'previous_response_id');
+}
+
+export function conversationNotFound(id: string): NotFoundError {
+  return new NotFoundError(`Conversation with id '${id}' not found.`, 'conversation_not_found', 'conversation');
+}
+
 export class AuthenticationError extends GatewayError {
   constructor(message = 'Missing or invalid API key.') {
     super(message, 401, 'authentication_error', 'invalid_api_key', null);

@@ -12,6 +12,7 @@ import { MessagesEventTranslator } from '../stream/messages-event.translator.js'
 import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
 import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
+import { sendJson } from '../../responses/http/send-json.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the
@@ -69,15 +70,8 @@ export class MessagesController {
       complete: () => {
         if (res.headersSent) return;
         if (folder.error || !folder.result) res.status(500).json({ type: 'error', error: folder.error ?? { type: 'api_error', message: 'The run ended without a message.' } });
-        else sendJson(res, folder.result);
+        else sendJson(res, 200, folder.result);
       },
     });
   }
-}
-
-/** Written directly, as on /v1/responses: express's `res.json` would also hash the body for an ETag a POST never uses. */
-function sendJson(res: Response, body: unknown): void {
-  const json = JSON.stringify(body);
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
-  res.end(json);
 }

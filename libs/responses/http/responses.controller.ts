@@ -10,6 +10,7 @@ import { SseWriter } from '../sse/sse-writer.js';
 import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
 import { cancelWhenClientLeaves } from './client-disconnect.js';
 import { requestOwner } from './request-owner.js';
+import { sendJson } from './send-json.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
 @Controller('v1/responses')
@@ -61,14 +62,4 @@ export class ResponsesController {
       },
     });
   }
-}
-
-/**
- * The success body, written directly: express's `res.json` would also hash
- * the whole body for an ETag, which a POST answer never uses.
- */
-function sendJson(res: Response, status: number, body: unknown): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
-  res.end(json);
 }

@@ -9,6 +9,7 @@ import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response
 import { CreateResponseDto } from './create-response.dto.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
+import { parseMetadata } from './metadata.parser.js';
 
 function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
   for (const e of errors) {
@@ -94,7 +95,7 @@ export class CreateResponseParser {
       text: this.text(dto.text ?? null),
       reasoning: dto.reasoning ? { effort: dto.reasoning.effort ?? null, summary: dto.reasoning.summary ?? dto.reasoning.generate_summary ?? null } : null,
       truncation: 'disabled',
-      metadata: this.metadata(dto.metadata ?? null),
+      metadata: parseMetadata(dto.metadata),
       store: dto.store ?? true,
       background: false,
       previousResponseId,
@@ -206,16 +207,4 @@ export class CreateResponseParser {
     return out;
   }
 
-  private metadata(value: Record<string, unknown> | null): Record<string, string> {
-    if (!value) return {};
-    const entries = Object.entries(value);
-    if (entries.length > 16) throw new InvalidRequestError("'metadata' may have at most 16 keys.", 'metadata');
-    for (const [k, v] of entries) {
-      if (k.length > 64) throw new InvalidRequestError(`metadata key "${k.slice(0, 20)}…" is longer than 64 characters.`, `metadata.${k}`);
-      if (typeof v !== 'string' || v.length > 512) {
-        throw new InvalidRequestError(`metadata.${k} must be a string of at most 512 characters.`, `metadata.${k}`);
-      }
-    }
-    return value as Record<string, string>;
-  }
 }

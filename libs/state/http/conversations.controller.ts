@@ -6,9 +6,9 @@ import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import { requestOwner } from '../../responses/http/request-owner.js';
 import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '../../storage/index.js';
-import { conversationNotFound } from '../persistence/stored-response.state.js';
+import { conversationNotFound } from '../../core/errors/gateway-error.js';
 import { parseListQuery } from './list-query.parser.js';
-import { parseMetadata } from './metadata.parser.js';
+import { parseMetadata } from '../../responses/request/metadata.parser.js';
 
 /** The API creates at most this many items per call, as OpenAI's does. */
 const MAX_ITEMS_PER_CALL = 20;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { NotFoundError } from '../../core/errors/gateway-error.js';
+import { conversationNotFound, previousResponseNotFound } from '../../core/errors/gateway-error.js';
 import type { PriorState, PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
 import type { CompletedRun, ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
@@ -13,14 +13,6 @@ import { storableTools } from './tool-declarations.util.js';
  * those model items stand in for everything before the response in its chain.
  */
 const BASE_MODEL_ITEMS = 'baseModelItems';
-
-export function previousResponseNotFound(id: string): NotFoundError {
-  return new NotFoundError(`Previous response with id '${id}' not found.`, 'previous_response_not_found', 'previous_response_id');
-}
-
-export function conversationNotFound(id: string): NotFoundError {
-  return new NotFoundError(`Conversation with id '${id}' not found.`, 'conversation_not_found', 'conversation');
-}
 
 function outputOf(response: JsonObject): PublicItem[] {
   return Array.isArray(response.output) ? (response.output as PublicItem[]) : [];

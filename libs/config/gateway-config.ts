@@ -35,6 +35,13 @@ export class UpstreamConfig {
   @IsInt()
   @Min(1)
   maxSockets = 256;
+
+  /**
+   * Inbound request headers passed on to the upstream, by name (e.g.
+   * `x-tenant`). Nothing is forwarded unless the operator names it: inbound
+   * headers carry the client's credentials.
+   */
+  @IsArray() @IsString({ each: true }) forwardHeaders: string[] = [];
 }
 
 export class TimeoutConfig {
@@ -83,6 +90,12 @@ export class StorageConfig {
   @IsOptional() @IsString() postgresUrl?: string;
 }
 
+/** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
+export class TransportsConfig {
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
@@ -90,6 +103,7 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
   @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
   @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
+  @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;

@@ -56,6 +56,8 @@ export interface RecordedRequest {
   path: string;
   /** Parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
+  /** The request's headers as received (lower-cased names), to check what a gateway forwards. */
+  headers: Record<string, string | string[] | undefined>;
   receivedAt: number;
 }
 
@@ -233,7 +235,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   }
 
   private async infer(req: IncomingMessage, res: ServerResponse, path: string, dialect: Dialect): Promise<void> {
-    const record: RecordedRequest = { path, body: undefined, receivedAt: Date.now() };
+    const record: RecordedRequest = { path, body: undefined, headers: { ...req.headers }, receivedAt: Date.now() };
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const flight: InFlight = { controller: new AbortController(), settled, record, deliberate: false };

@@ -9,6 +9,7 @@ import { CreateResponseParser } from '../request/create-response.parser.js';
 import { SseWriter } from '../sse/sse-writer.js';
 import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
 import { cancelWhenClientLeaves } from './client-disconnect.js';
+import { forwardedHeaders } from './forwarded-headers.js';
 import { requestOwner } from './request-owner.js';
 import { sendJson } from './send-json.js';
 
@@ -25,6 +26,7 @@ export class ResponsesController {
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const request = this.parser.parse(body, requestOwner(req));
+    request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     const flow = request.stream ? new FlowGate() : undefined;
     const events = this.loop.run(request, { flow });
     let subscription: Subscription | undefined;

@@ -18,6 +18,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },
   { env: 'NATS_URL', path: 'transports.natsUrl', kind: 'string' },
   { env: 'REDIS_URL', path: 'transports.redisUrl', kind: 'string' },
+  { env: 'TRANSPORT_PATTERN_PREFIX', path: 'transports.patternPrefix', kind: 'string' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },

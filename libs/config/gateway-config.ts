@@ -94,6 +94,8 @@ export class StorageConfig {
 export class TransportsConfig {
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
+  /** Prefix of the served patterns (`tenant-a.` → `tenant-a.responses.create`), for several gateways on one broker. */
+  @IsString() patternPrefix = '';
 }
 
 export class GatewayConfig {

@@ -13,6 +13,7 @@ import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
 import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
 import { sendJson } from '../../responses/http/send-json.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the
@@ -20,6 +21,7 @@ import { sendJson } from '../../responses/http/send-json.js';
  * them as Anthropic SSE or fold them into one message.
  */
 @Controller('v1/messages')
+@GatewayRoutes({ envelope: false })
 @UseFilters(AnthropicExceptionFilter)
 export class MessagesController {
   constructor(

@@ -12,9 +12,11 @@ import { cancelWhenClientLeaves } from './client-disconnect.js';
 import { forwardedHeaders } from './forwarded-headers.js';
 import { requestOwner } from './request-owner.js';
 import { sendJson } from './send-json.js';
+import { GatewayRoutes } from './gateway-routes.decorator.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
 @Controller('v1/responses')
+@GatewayRoutes()
 export class ResponsesController {
   constructor(
     private readonly parser: CreateResponseParser,

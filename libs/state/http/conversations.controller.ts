@@ -9,6 +9,7 @@ import { STATE_STORE, type Conversation, type ConversationItem, type StateStore 
 import { conversationNotFound } from '../../core/errors/gateway-error.js';
 import { parseListQuery } from './list-query.parser.js';
 import { parseMetadata } from '../../responses/request/metadata.parser.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 
 /** The API creates at most this many items per call, as OpenAI's does. */
 const MAX_ITEMS_PER_CALL = 20;
@@ -54,6 +55,7 @@ function toList(entries: ConversationItem[], hasMore: boolean): ItemList {
 
 /** The Conversations API: durable item lists that responses read from and append to. */
 @Controller('v1/conversations')
+@GatewayRoutes()
 export class ConversationsController {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,

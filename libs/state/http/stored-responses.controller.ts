@@ -10,6 +10,7 @@ import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js'
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { parseListQuery } from './list-query.parser.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
@@ -32,6 +33,7 @@ export interface CompactResource {
 
 /** Stored responses: retrieve, delete, list input items, and compaction. */
 @Controller('v1/responses')
+@GatewayRoutes()
 export class StoredResponsesController {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,

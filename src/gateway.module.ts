@@ -18,35 +18,14 @@ import {
   type GatewayModuleExtras,
   type GatewayModuleForRootOptions,
 } from './gateway.module-definition.js';
-import { GatewayOverrideError, assertImplements, overrideProvider } from './gateway-overrides.js';
-import { GatewayShutdown, OVERRIDES_TO_CLOSE } from './gateway-shutdown.js';
+import { GatewayOverrideError, overrideProvider } from '../libs/core/overrides/gateway-override.js';
+import { GatewayOverrides, OVERRIDE_CHECKS, type OverrideCheck } from './gateway-overrides.service.js';
 
 export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptions } from './gateway.module-definition.js';
 
 const UPSTREAM_METHODS = ['infer', 'listModels', 'probe'] as const;
 const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
-const STATE_STORE_METHODS = [
-  'init',
-  'close',
-  'saveResponse',
-  'getResponse',
-  'deleteResponse',
-  'listInputItems',
-  'getChain',
-  'createConversation',
-  'getConversation',
-  'updateConversation',
-  'deleteConversation',
-  'listConversationItems',
-  'addConversationItems',
-  'getConversationItem',
-  'deleteConversationItem',
-] as const;
 
-// The host's override as given (class, factory, value), before its shape is checked.
-const RAW_UPSTREAM = Symbol('RAW_UPSTREAM_CLIENT_OVERRIDE');
-const RAW_RESPONSE_STATE = Symbol('RAW_RESPONSE_STATE_OVERRIDE');
-const RAW_STATE_STORE = Symbol('RAW_STATE_STORE_OVERRIDE');
 
 /** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
 function configOf(options: GatewayModuleAsyncFactoryResult | undefined): GatewayConfig {
@@ -76,14 +55,6 @@ function checkCombination(extras: GatewayModuleExtras): void {
   }
 }
 
-/** A checked override: the raw provider, then the port token's value after its shape check. */
-function checkedOverride(raw: symbol, token: symbol | string, override: Parameters<typeof overrideProvider>[1], name: string, methods: readonly string[]): Provider[] {
-  return [
-    overrideProvider(raw, override, name),
-    { provide: token, inject: [raw], useFactory: (value: unknown) => assertImplements(value, name, methods) },
-  ];
-}
-
 /**
  * Switchyard as an importable module. `apps/gateway` is one host of it; any
  * Nest application (HTTP, hybrid or pure microservice) can import it the same
@@ -109,24 +80,27 @@ export class GatewayModule extends GatewayModuleBase {
       { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: configOf },
     ];
     const exported: Array<symbol | Type | DynamicModule> = [];
-    const toClose: symbol[] = [];
+    // Each override is provided once, under one token (others alias it), so that Nest
+    // runs a class override's own lifecycle hooks once; its shape is checked at init.
+    const checks: OverrideCheck[] = [];
 
     const upstream = extras.upstream ?? (extras.upstreamClient ? { useValue: extras.upstreamClient } : undefined);
     if (upstream) {
-      providers.push(...checkedOverride(RAW_UPSTREAM, UPSTREAM_CLIENT_OVERRIDE, upstream, 'UPSTREAM_CLIENT', UPSTREAM_METHODS));
+      providers.push(overrideProvider(UPSTREAM_CLIENT_OVERRIDE, upstream, 'UPSTREAM_CLIENT'));
       exported.push(UPSTREAM_CLIENT_OVERRIDE);
+      checks.push({ token: UPSTREAM_CLIENT_OVERRIDE, name: 'UPSTREAM_CLIENT', methods: UPSTREAM_METHODS, close: false });
     }
     if (extras.stateStore) {
-      // StorageModule initialises and closes it like its own drivers' stores.
-      providers.push(...checkedOverride(RAW_STATE_STORE, STATE_STORE_OVERRIDE, extras.stateStore, 'STATE_STORE', STATE_STORE_METHODS));
+      // StorageModule checks, initialises and closes it like its own drivers' stores.
+      providers.push(overrideProvider(STATE_STORE_OVERRIDE, extras.stateStore, 'STATE_STORE'));
       exported.push(STATE_STORE_OVERRIDE);
     }
     if (extras.responseState) {
-      providers.push(...checkedOverride(RAW_RESPONSE_STATE, RESPONSE_STATE, extras.responseState, 'RESPONSE_STATE', RESPONSE_STATE_METHODS));
+      providers.push(overrideProvider(RESPONSE_STATE, extras.responseState, 'RESPONSE_STATE'));
       exported.push(RESPONSE_STATE);
-      toClose.push(RESPONSE_STATE);
+      checks.push({ token: RESPONSE_STATE, name: 'RESPONSE_STATE', methods: RESPONSE_STATE_METHODS, close: true });
     }
-    providers.push({ provide: OVERRIDES_TO_CLOSE, useValue: toClose }, GatewayShutdown);
+    providers.push({ provide: OVERRIDE_CHECKS, useValue: checks }, GatewayOverrides);
 
     const withState = extras.state !== false && !extras.responseState;
     const imports = [...(base.imports ?? [])];
@@ -136,7 +110,7 @@ export class GatewayModule extends GatewayModuleBase {
       global: true,
       imports: [
         ...imports,
-        UpstreamModule.forRoot(),
+        UpstreamModule.forRoot(upstream ? { override: true } : undefined),
         CoreModule,
         ResponsesModule,
         MessagesModule,

@@ -2,6 +2,7 @@ import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
+import { assertImplements } from '../core/overrides/gateway-override.js';
 
 /**
  * A store the host supplies instead of the configured driver's (provided by
@@ -9,6 +10,25 @@ import { STATE_STORE, type StateStore } from './state-store.interface.js';
  * initialised and closed like the built-in ones.
  */
 export const STATE_STORE_OVERRIDE = Symbol('STATE_STORE_OVERRIDE');
+
+/** What a `StateStore` must have; an override missing one stops boot. */
+export const STATE_STORE_METHODS = [
+  'init',
+  'close',
+  'saveResponse',
+  'getResponse',
+  'deleteResponse',
+  'listInputItems',
+  'getChain',
+  'createConversation',
+  'getConversation',
+  'updateConversation',
+  'deleteConversation',
+  'listConversationItems',
+  'addConversationItems',
+  'getConversationItem',
+  'deleteConversationItem',
+] as const;
 
 /**
  * The SQLite and PostgreSQL drivers are optional peer dependencies: they are
@@ -89,8 +109,10 @@ function describeTarget(storage: StorageConfig): string {
     {
       provide: STATE_STORE,
       inject: [GATEWAY_CONFIG, { token: STATE_STORE_OVERRIDE, optional: true }],
+      // (An override is then held under two tokens: a store class with Nest hooks of
+      // its own sees them twice. Its StateStore init() and close() run once, from here.)
       useFactory: (config: GatewayConfig, override?: StateStore): StateStore | Promise<StateStore> =>
-        override ?? createStateStore(storageOf(config)),
+        override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : createStateStore(storageOf(config)),
     },
   ],
   exports: [STATE_STORE],

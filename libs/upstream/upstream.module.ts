@@ -28,7 +28,13 @@ export class UpstreamModule implements OnApplicationShutdown {
     @Optional() @Inject(DEFAULT_UPSTREAM_CLIENT) private readonly defaultClient?: UpstreamClient,
   ) {}
 
-  static forRoot(client?: UpstreamClient): DynamicModule {
+  /**
+   * `client`: a ready client to use. `{ override: true }`: the host module
+   * provides `UPSTREAM_CLIENT_OVERRIDE`; `UPSTREAM_CLIENT` is an alias of it,
+   * so that Nest runs the override's lifecycle hooks once, not once per token.
+   */
+  static forRoot(client?: UpstreamClient | { override: true }): DynamicModule {
+    const useOverride = !!client && 'override' in client && client.override === true;
     return {
       module: UpstreamModule,
       providers: [
@@ -37,13 +43,11 @@ export class UpstreamModule implements OnApplicationShutdown {
           inject: [GATEWAY_CONFIG],
           useFactory: (config: GatewayConfig): UpstreamClient => createUpstreamClient(config.upstream, config.timeouts),
         },
-        client
-          ? { provide: UPSTREAM_CLIENT, useValue: client }
-          : {
-              provide: UPSTREAM_CLIENT,
-              inject: [DEFAULT_UPSTREAM_CLIENT, { token: UPSTREAM_CLIENT_OVERRIDE, optional: true }],
-              useFactory: (fallback: UpstreamClient, override?: UpstreamClient): UpstreamClient => override ?? fallback,
-            },
+        useOverride
+          ? { provide: UPSTREAM_CLIENT, useExisting: UPSTREAM_CLIENT_OVERRIDE }
+          : client
+            ? { provide: UPSTREAM_CLIENT, useValue: client }
+            : { provide: UPSTREAM_CLIENT, useExisting: DEFAULT_UPSTREAM_CLIENT },
       ],
       exports: [UPSTREAM_CLIENT, DEFAULT_UPSTREAM_CLIENT],
     };

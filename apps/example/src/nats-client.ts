@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom, toArray } from 'rxjs';
 import { loadGatewayConfig } from 'switchyard';
@@ -9,6 +10,8 @@ import { SwitchyardRpcClient } from 'switchyard/microservice';
  * `NATS_URL=nats://127.0.0.1:4222 node nats-client.js "Roll three dice"`.
  */
 async function main(): Promise<void> {
+  // stdout carries the one JSON line; the client's connection notices are not wanted there.
+  Logger.overrideLogger(['error', 'warn']);
   const config = loadGatewayConfig({ env: process.env });
   if (!config.transports.natsUrl) throw new Error('Set NATS_URL to the broker the gateway listens on.');
   const proxy = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [config.transports.natsUrl] } });

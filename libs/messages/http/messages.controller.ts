@@ -4,6 +4,7 @@ import type { Subscription } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { LoopService } from '../../core/loop/loop.service.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
+import { forwardedHeaders } from '../../responses/http/forwarded-headers.js';
 import { requestOwner } from '../../responses/http/request-owner.js';
 import { SseWriter } from '../../responses/sse/sse-writer.js';
 import { mapMessagesRequest } from '../request/messages-request.mapper.js';
@@ -33,6 +34,7 @@ export class MessagesController {
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const { request, toolOrigins } = mapMessagesRequest(body, requestOwner(req));
+    request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     const flow = request.stream ? new FlowGate() : undefined;
     const events = this.loop.run(request, { flow });
     const translator = new MessagesEventTranslator();

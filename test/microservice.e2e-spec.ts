@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import type { INestApplication, INestMicroservice } from '@nestjs/common';
+import { Controller, type INestApplication, type INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { type ClientProxy, ClientProxyFactory, type MicroserviceOptions, Transport } from '@nestjs/microservices';
+import { type ClientProxy, ClientProxyFactory, MessagePattern, type MicroserviceOptions, RpcException, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { configureGatewayApp } from '../src/configure-app.js';
@@ -23,6 +23,8 @@ const REDIS_URL = 'redis://127.0.0.1:6379';
 
 interface Served {
   name: string;
+  client: ClientProxy;
+  prefix: string;
   simulator: SimulatedUpstream;
   rpc: SwitchyardRpcClient;
   runs: RpcRunRegistry;
@@ -31,10 +33,24 @@ interface Served {
   close(): Promise<void>;
 }
 
+/** The host's own RPC handler, next to the gateway's: its errors are its own. */
+function hostRpcModule(prefix: string) {
+  @Controller()
+  class HostRpcController {
+    @MessagePattern(`${prefix}host.fail`)
+    fail(): never {
+      throw new RpcException({ code: 'host_specific', detail: 'the host said no' });
+    }
+  }
+  @Module({ controllers: [HostRpcController] })
+  class HostRpcModule {}
+  return HostRpcModule;
+}
+
 function gatewayModule(simulatorUrl: string, prefix: string, transports: Record<string, string> = {}) {
   return GatewayModule.forRoot({
     config: { upstream: { baseUrl: simulatorUrl }, storage: { driver: 'memory' }, transports: { ...transports, patternPrefix: prefix } },
-    imports: [GatewayMicroserviceModule.forRoot({ prefix })],
+    imports: [GatewayMicroserviceModule.forRoot({ prefix }), hostRpcModule(prefix)],
   });
 }
 
@@ -54,6 +70,8 @@ async function pureNats(): Promise<Served> {
   await client.connect();
   return {
     name: 'NATS (pure microservice)',
+    client,
+    prefix,
     simulator,
     rpc: new SwitchyardRpcClient(client, { prefix }),
     runs: app.get(RpcRunRegistry),
@@ -78,6 +96,8 @@ async function hybridRedis(): Promise<Served> {
   await client.connect();
   return {
     name: 'Redis (hybrid with HTTP)',
+    client,
+    prefix,
     simulator,
     rpc: new SwitchyardRpcClient(client, { prefix }),
     runs: app.get(RpcRunRegistry),
@@ -148,6 +168,20 @@ describe.each([
     expect(err).toMatchObject({ status: 400, error: { type: 'invalid_request_error', param: 'temperature' } });
     const streamed = await lastValueFrom(served.rpc.stream({ model: 'm', input: 42 })).catch((e: unknown) => e);
     expect(streamed).toMatchObject({ status: 400, error: { type: 'invalid_request_error', param: 'input' } });
+  });
+
+  it('a malformed message names the offending field', async () => {
+    const send = (data: unknown) => firstValueFrom(served.client.send(served.prefix + 'responses.create', data)).catch((e: unknown) => e);
+    expect(await send({ model: 'm' })).toMatchObject({ status: 400, error: { param: 'body' } });
+    expect(await send({ body: { model: 'm', input: 'x' }, owner: 7 })).toMatchObject({ status: 400, error: { param: 'owner' } });
+    expect(await send({ body: { model: 'm', input: 'x' }, headers: { 'x-a': 1 } })).toMatchObject({ status: 400, error: { param: 'headers.x-a' } });
+    expect(await send({ body: { model: 'm', input: 'x' }, runId: '' })).toMatchObject({ status: 400, error: { param: 'runId' } });
+    expect(await send('just a string')).toMatchObject({ status: 400, error: { type: 'invalid_request_error' } });
+  });
+
+  it("the host's own RPC handlers keep their errors", async () => {
+    const err = await firstValueFrom(served.client.send(served.prefix + 'host.fail', {})).catch((e: unknown) => e);
+    expect(err).toEqual({ code: 'host_specific', detail: 'the host said no' });
   });
 
   it('an upstream failure travels as an RPC error with its status', async () => {

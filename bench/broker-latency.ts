@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { Logger } from '@nestjs/common';
 import { type ClientProxy, ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { SwitchyardRpcClient } from '../src/microservice.js';
@@ -49,6 +50,8 @@ async function rpcCall(rpc: SwitchyardRpcClient, mode: Mode): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // The report goes to stdout; the broker clients' connection notices do not belong there.
+  Logger.overrideLogger(['error', 'warn']);
   const requests = intFlag('requests', 500);
   const rounds = intFlag('rounds', 3);
   const natsUrl = 'nats://127.0.0.1:4222';

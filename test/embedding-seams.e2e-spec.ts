@@ -346,6 +346,23 @@ describe('ResponsesService: the API without HTTP', () => {
     await expect(firstValueFrom(service.create('not an object'))).rejects.toMatchObject({ status: 400 });
   });
 
+  it('refuses upstream headers the transport manages or cannot send, naming them', async () => {
+    const refused = (headers: Record<string, unknown>) => firstValueFrom(service.create({ model: 'm', input: 'x' }, { headers: headers as Record<string, string> }));
+    await expect(refused({ 'Content-Length': '5' })).rejects.toMatchObject({ status: 400, param: 'headers.Content-Length' });
+    await expect(refused({ 'transfer-encoding': 'chunked' })).rejects.toMatchObject({ status: 400, param: 'headers.transfer-encoding' });
+    await expect(refused({ 'x-ok': 'a\r\nx-injected: 1' })).rejects.toMatchObject({ status: 400, param: 'headers.x-ok' });
+    await expect(refused({ 'bad name': 'v' })).rejects.toMatchObject({ status: 400, param: 'headers.bad name' });
+    await expect(refused({ 'x-n': 5 })).rejects.toMatchObject({ status: 400, param: 'headers.x-n' });
+  });
+
+  it.each([10, 100])('passes %i caller headers on to the upstream', async (n) => {
+    const headers = Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h-${i}`, `v${i}`]));
+    await firstValueFrom(service.create({ model: 'm', input: '[[say ok]]' }, { headers }));
+    const seen = simulator.requests.at(-1)!.headers;
+    expect(Object.keys(seen).filter((k) => k.startsWith('x-h-'))).toHaveLength(n);
+    expect(seen[`x-h-${n - 1}`]).toBe(`v${n - 1}`);
+  });
+
   it('stored state is scoped to the owner the caller names', async () => {
     const first = await firstValueFrom(service.create({ model: 'm', input: '[[say mine]]' }, { owner: 'team-a' }));
     await expect(firstValueFrom(service.create({ model: 'm', input: 'more', previous_response_id: first.id }, { owner: 'team-b' }))).rejects.toMatchObject({

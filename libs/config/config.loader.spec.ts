@@ -46,3 +46,14 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/sy.json' } })).toThrow(/Cannot read config file \/nonexistent\/sy.json/);
   });
 });
+
+describe('upstream.forwardHeaders', () => {
+  it('takes a comma-separated list of header names', () => {
+    expect(loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'x-tenant, X-Request-Id' } }).upstream.forwardHeaders).toEqual(['x-tenant', 'X-Request-Id']);
+  });
+
+  it('refuses names the transport manages, naming the setting and its variable', () => {
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'x-tenant,content-length' } })).toThrow(/upstream\.forwardHeaders \(UPSTREAM_FORWARD_HEADERS\)/);
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'not a name' } })).toThrow(/upstream\.forwardHeaders/);
+  });
+});

@@ -9,6 +9,7 @@ import {
   IsOptional,
   IsString,
   IsUrl,
+  Matches,
   Max,
   Min,
   ValidateNested,
@@ -41,7 +42,12 @@ export class UpstreamConfig {
    * `x-tenant`). Nothing is forwarded unless the operator names it: inbound
    * headers carry the client's credentials.
    */
-  @IsArray() @IsString({ each: true }) forwardHeaders: string[] = [];
+  @IsArray()
+  @Matches(/^(?!(host|connection|keep-alive|content-length|transfer-encoding|te|trailer|upgrade|expect|proxy-connection)$)[!#$%&'*+.^_`|~0-9a-z-]+$/i, {
+    each: true,
+    message: 'each entry must be a header name, and not one the transport manages (host, connection, content-length, transfer-encoding, ...)',
+  })
+  forwardHeaders: string[] = [];
 }
 
 export class TimeoutConfig {

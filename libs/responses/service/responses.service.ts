@@ -4,6 +4,7 @@ import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { upstreamHeaderProblem } from '../../upstream/upstream-headers.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /** Who is calling, for a caller that is not an HTTP request. */
@@ -22,11 +23,16 @@ function withStream(body: unknown, stream: boolean): unknown {
   return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as object), stream } : body;
 }
 
-function lowerCased(headers: Record<string, string> | undefined): Record<string, string> {
+/** The caller's upstream headers, lower-cased; one the transport cannot send is a 400 naming it. */
+function upstreamHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  if (headers === undefined || headers === null) return {};
+  if (typeof headers !== 'object' || Array.isArray(headers)) throw new InvalidRequestError("'headers' must be an object of strings.", 'headers');
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (typeof value !== 'string') throw new InvalidRequestError(`Upstream header '${name}' must be a string.`, `headers.${name}`);
-    out[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    const problem = upstreamHeaderProblem(key, value);
+    if (problem) throw new InvalidRequestError(problem, `headers.${name}`);
+    out[key] = value;
   }
   return out;
 }
@@ -62,7 +68,7 @@ export class ResponsesService {
 
   private parse(body: unknown, stream: boolean, caller: ResponseCaller) {
     const request = this.parser.parse(withStream(body, stream), caller.owner ?? null);
-    request.forwardedHeaders = lowerCased(caller.headers);
+    request.forwardedHeaders = upstreamHeaders(caller.headers);
     return request;
   }
 }

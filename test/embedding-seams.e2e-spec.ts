@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { type Observable, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import {
@@ -244,6 +245,37 @@ describe('UPSTREAM_CLIENT override', () => {
         abortOnError: false,
       }).then((app) => app.init()),
     ).rejects.toThrow(/UPSTREAM_CLIENT override \(Object\) does not implement infer\(\), listModels\(\), probe\(\)/);
+  });
+});
+
+describe('upstream.forwardHeaders on every edge', () => {
+  let app: INestApplication;
+  let base: string;
+  beforeAll(async () => {
+    ({ app, base } = await serve(GatewayModule.forRoot({ config: memory({ upstream: { baseUrl: simulatorUrl, forwardHeaders: ['X-Trace'] } }) })));
+  });
+  afterAll(() => closeApp(app));
+
+  it('Responses, Messages and WebSocket mode pass the named inbound header on', async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-trace': `via ${path}`, 'x-other': 'no' }, body: JSON.stringify(body) });
+    await (await post('/v1/responses', { model: 'm', input: '[[say a]]' })).text();
+    expect(simulator.requests.at(-1)!.headers).toMatchObject({ 'x-trace': 'via /v1/responses' });
+    await (await post('/v1/messages', { model: 'm', max_tokens: 50, messages: [{ role: 'user', content: '[[say b]]' }] })).text();
+    expect(simulator.requests.at(-1)!.headers).toMatchObject({ 'x-trace': 'via /v1/messages' });
+    expect(simulator.requests.at(-1)!.headers['x-other']).toBeUndefined();
+
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/v1/responses`, { headers: { 'x-trace': 'via socket' } });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const done = new Promise<void>((resolve) =>
+      ws.on('message', (data) => {
+        if ((JSON.parse(String(data)) as { type: string }).type === 'response.completed') resolve();
+      }),
+    );
+    ws.send(JSON.stringify({ type: 'response.create', model: 'm', input: '[[say c]]' }));
+    await done;
+    ws.close();
+    expect(simulator.requests.at(-1)!.headers).toMatchObject({ 'x-trace': 'via socket' });
   });
 });
 

@@ -14,6 +14,8 @@ export interface SocketSessionDeps {
   loop: LoopService;
   state: SocketScopedResponseState;
   owner: string | null;
+  /** The upgrade request's headers named in `upstream.forwardHeaders`, sent with every model call of this socket. */
+  forwardedHeaders?: Record<string, string>;
 }
 
 /**
@@ -101,6 +103,7 @@ export class ResponsesSocketSession {
     let request: ResponseRequest;
     try {
       request = this.deps.parser.parse(this.body(event), this.deps.owner);
+      request.forwardedHeaders = this.deps.forwardedHeaders ?? {};
     } catch (err) {
       this.send(errorFrame(err));
       return Promise.resolve();

@@ -111,8 +111,29 @@ export function loadGatewayConfig(options: { env?: Env; file?: string; overrides
   return validateGatewayConfig(raw);
 }
 
+/**
+ * `upstream.baseUrl` may list several replicas, comma-separated (that is how
+ * `UPSTREAM_URL` carries them); they become `baseUrls`, the first also `baseUrl`.
+ * A `baseUrls` list alone supplies `baseUrl` the same way.
+ */
+function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
+  const upstream = raw.upstream;
+  if (!upstream || typeof upstream !== 'object') return raw;
+  if (typeof upstream.baseUrl === 'string' && upstream.baseUrl.includes(',')) {
+    const urls = upstream.baseUrl.split(',').map((u: string) => u.trim()).filter((u: string) => u.length > 0);
+    upstream.baseUrls = urls;
+    upstream.baseUrl = urls[0] ?? '';
+  } else if (Array.isArray(upstream.baseUrls) && upstream.baseUrls.length > 0 && upstream.baseUrl === undefined) {
+    upstream.baseUrl = upstream.baseUrls[0];
+  }
+  return raw;
+}
+
 export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig): GatewayConfig {
-  const config = raw instanceof GatewayConfig ? raw : plainToInstance(GatewayConfig, merge({}, raw as Record<string, any>), { exposeDefaultValues: true });
+  const config =
+    raw instanceof GatewayConfig
+      ? raw
+      : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  ${describe(errors).join('\n  ')}`);
   return config;

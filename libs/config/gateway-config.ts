@@ -15,9 +15,24 @@ import {
 } from 'class-validator';
 
 export class UpstreamConfig {
-  /** Base URL including `/v1`; vLLM's default. */
+  /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   baseUrl = 'http://127.0.0.1:8000/v1';
+
+  /**
+   * Several model servers (replicas of one model, or servers of different
+   * models, routed by `model`): `UPSTREAM_URL` may list them comma-separated.
+   * Unset or one entry: `baseUrl` alone.
+   */
+  @IsOptional()
+  @IsArray()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { each: true })
+  baseUrls?: string[];
+
+  /** With several replicas: how often each is probed (`GET /models`), and the backoff ceiling of one that failed. */
+  @IsInt()
+  @Min(50)
+  healthCheckMs = 5_000;
 
   @IsIn(['responses', 'chat'])
   dialect: 'responses' | 'chat' = 'responses';

@@ -70,6 +70,8 @@ export interface BackgroundStore {
    * it now stands (unchanged when it had already ended), null when missing.
    */
   cancel(id: string, owner: string | null, response: (current: JsonObject) => JsonObject): Promise<BackgroundRun | null>;
+  /** Removes the run and its events; false when missing or foreign. */
+  remove(id: string, owner: string | null): Promise<boolean>;
   /** Extends the leases of this node's live runs; returns the ids among them that are no longer live (cancelled elsewhere). */
   renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]>;
   /**

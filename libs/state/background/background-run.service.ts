@@ -161,6 +161,14 @@ export class BackgroundRunService implements BackgroundRunner, OnApplicationBoot
     return run.response;
   }
 
+  /** Deletes a background response (cancelling it first if it runs here or elsewhere); false when it is not one of `owner`'s. */
+  async remove(id: string, owner: string | null): Promise<boolean> {
+    const run = await this.store.cancel(id, owner, (current) => ({ ...current, status: 'cancelled' }));
+    if (!run) return false;
+    this.stop(id);
+    return this.store.remove(id, owner);
+  }
+
   /**
    * The run's events after `startingAfter`, then live ones as they are
    * stored, until its terminal event (or, for a cancelled run, which has

@@ -115,7 +115,10 @@ export class StoredResponsesController {
 
   @Delete(':id')
   async remove(@Param('id') id: string, @Req() req: Request): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
-    if (!(await this.store.deleteResponse(id, requestOwner(req)))) throw responseNotFound(id);
+    const owner = requestOwner(req);
+    // A background response lives in both stores once it has finished.
+    const [background, stored] = await Promise.all([this.background.remove(id, owner), this.store.deleteResponse(id, owner)]);
+    if (!background && !stored) throw responseNotFound(id);
     return { id, object: 'response.deleted', deleted: true };
   }
 

@@ -76,6 +76,11 @@ export class MemoryBackgroundStore implements BackgroundStore {
     return clone(entry.run);
   }
 
+  async remove(id: string, owner: string | null): Promise<boolean> {
+    if (this.runs.get(id)?.run.owner !== owner || !this.runs.has(id)) return false;
+    return this.runs.delete(id);
+  }
+
   async renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]> {
     const ended: string[] = [];
     for (const id of ids) {

@@ -193,6 +193,11 @@ export class PostgresBackgroundStore implements BackgroundStore {
     });
   }
 
+  async remove(id: string, owner: string | null): Promise<boolean> {
+    const { rowCount } = await this.open().query('DELETE FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
+    return (rowCount ?? 0) > 0;
+  }
+
   async renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]> {
     if (ids.length === 0) return [];
     const { rows } = await this.open().query<{ id: string }>(

@@ -59,6 +59,7 @@ export class SqliteBackgroundStore implements BackgroundStore {
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
       db.exec(`
         CREATE TABLE IF NOT EXISTS background_runs (
           id TEXT PRIMARY KEY, owner TEXT, status TEXT NOT NULL, response TEXT NOT NULL,
@@ -140,6 +141,11 @@ export class SqliteBackgroundStore implements BackgroundStore {
     });
     if (result?.changed) this.emitter.emit(BACKGROUND_CHANNEL, id, true);
     return result?.run ?? null;
+  }
+
+  async remove(id: string, owner: string | null): Promise<boolean> {
+    // Events go with it through ON DELETE CASCADE.
+    return this.write(() => this.stmt('DELETE FROM background_runs WHERE id = ? AND owner IS ?').run(id, owner).changes > 0);
   }
 
   async renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]> {

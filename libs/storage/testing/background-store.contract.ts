@@ -116,6 +116,17 @@ export function describeBackgroundStoreContract(name: string, factory: () => Bac
       expect(await store.cancel(newId('resp'), 'owner-a', () => ({}))).toBeNull();
     });
 
+    it('removes a run with its events, for its owner only', async () => {
+      const run = backgroundRun();
+      await store.admit(run, LIMITS);
+      await store.append(run.id, { events: [event(0)], response: {}, status: 'in_progress' });
+      expect(await store.remove(run.id, 'owner-b')).toBe(false);
+      expect(await store.remove(run.id, 'owner-a')).toBe(true);
+      expect(await store.get(run.id, 'owner-a')).toBeNull();
+      expect(await store.events(run.id, -1, 10)).toEqual([]);
+      expect(await store.remove(run.id, 'owner-a')).toBe(false);
+    });
+
     it('renews only its own live leases and reports runs that ended elsewhere', async () => {
       const mine = backgroundRun({ leaseExpiresAt: 1_000 });
       const other = backgroundRun({ nodeId: 'node-2', leaseExpiresAt: 1_000 });

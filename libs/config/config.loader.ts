@@ -37,6 +37,9 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'OIDC_OWNER_CLAIM', path: 'auth.oidc.ownerClaim', kind: 'string' },
   { env: 'OIDC_JWKS_URI', path: 'auth.oidc.jwksUri', kind: 'string' },
   { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
+  { env: 'BACKGROUND_MAX_RUNS', path: 'state.background.maxRuns', kind: 'int' },
+  { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'state.background.maxRunsPerOwner', kind: 'int' },
+  { env: 'BACKGROUND_LEASE_MS', path: 'state.background.leaseMs', kind: 'int' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
 ];

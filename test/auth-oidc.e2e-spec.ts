@@ -47,7 +47,7 @@ describe('OIDC bearer tokens beside static API keys (local JWKS server, jose-sig
   let k1: { key: CryptoKey; jwk: JWK };
   let k2: { key: CryptoKey; jwk: JWK };
 
-  const token = (key: { key: CryptoKey; jwk: JWK }, claims: Record<string, unknown> = {}, exp = '5m') =>
+  const token = (key: { key: CryptoKey; jwk: JWK }, claims: Record<string, unknown> = {}, exp: string | number = '5m') =>
     new SignJWT({ sub: 'alice', ...claims })
       .setProtectedHeader({ alg: 'ES256', kid: key.jwk.kid })
       .setIssuer(idp.issuer)

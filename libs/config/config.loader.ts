@@ -40,6 +40,10 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'BACKGROUND_MAX_RUNS', path: 'state.background.maxRuns', kind: 'int' },
   { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'state.background.maxRunsPerOwner', kind: 'int' },
   { env: 'BACKGROUND_LEASE_MS', path: 'state.background.leaseMs', kind: 'int' },
+  { env: 'LIMIT_CONCURRENT_REQUESTS', path: 'limits.concurrentRequests', kind: 'int' },
+  { env: 'LIMIT_REQUESTS_PER_MINUTE', path: 'limits.requestsPerMinute', kind: 'int' },
+  { env: 'LIMIT_TOKENS_PER_MINUTE', path: 'limits.tokensPerMinute', kind: 'int' },
+  { env: 'LIMITS_REDIS_URL', path: 'limits.redisUrl', kind: 'string' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
 ];

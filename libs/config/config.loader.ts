@@ -17,6 +17,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
+  { env: 'WORKERS', path: 'server.workers', kind: 'int' },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },

@@ -74,6 +74,8 @@ export class ServerConfig {
   @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
   /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
   @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
+  /** Gateway processes sharing the port (`apps/gateway` only); unset: one per core. */
+  @IsOptional() @IsInt() @Min(1) @Max(256) workers?: number;
 }
 
 export class ToolsConfig {

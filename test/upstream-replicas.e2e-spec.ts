@@ -48,7 +48,7 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
   it('keeps every turn of a conversation on one replica, and spreads conversations over both', async () => {
     for (let c = 0; c < 16; c++) {
       let previous: string | undefined;
-      for (let turn = 0; turn < 3; turn++) {
+      for (let turn = 0; turn < 2; turn++) {
         const r = await stack.openai.responses.create({
           model: 'm',
           input: turn === 0 ? `conversation ${c}` : `[[say turn ${turn}]]`,
@@ -62,13 +62,13 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
       const sims = servedBy(`conversation ${c}`);
       expect(sims).toHaveLength(1);
       const sim = sims[0];
-      // All three turns went there.
-      expect(openers(sim).filter((o) => o === `conversation ${c}`)).toHaveLength(3);
+      // Both turns went there.
+      expect(openers(sim).filter((o) => o === `conversation ${c}`)).toHaveLength(2);
       counts[sim === s1 ? 0 : 1]++;
     }
     expect(counts[0]).toBeGreaterThan(0);
     expect(counts[1]).toBeGreaterThan(0);
-  });
+  }, 90_000);
 
   it('gives way to the less loaded replica when one conversation floods its own', async () => {
     const before = [s1.stats.requests, s2.stats.requests];

@@ -3,6 +3,7 @@ import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
 import { RESPONSE_STATE } from '../libs/core/loop/response-state.interface.js';
+import { LimitsModule } from '../libs/limits/limits.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
@@ -115,6 +116,7 @@ export class GatewayModule extends GatewayModuleBase {
         ResponsesModule,
         MessagesModule,
         ApiKeyAuthModule,
+        LimitsModule,
         ...(withState ? [StateModule] : []),
         ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
       ],

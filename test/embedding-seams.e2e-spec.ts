@@ -308,11 +308,10 @@ describe('RESPONSE_STATE override', () => {
 
 describe('STATE_STORE override', () => {
   it.each([
-    ['forRoot with a factory', (store: CountingStore) => GatewayModule.forRoot({ config: memory({ storage: { driver: 'sqlite', sqlitePath: '' } }), stateStore: { useFactory: () => store } })],
+    ['forRoot with a factory', (store: CountingStore) => GatewayModule.forRoot({ config: memory(), stateStore: { useFactory: () => store } })],
     ['forRootAsync with a value', (store: CountingStore) => GatewayModule.forRootAsync({ useFactory: () => memory(), stateStore: { useValue: store } })],
   ])('%s: initialised at boot, used by the state routes, closed at shutdown', async (_how, module) => {
     const store = new CountingStore();
-    // (The sqlite path above is invalid on purpose: the override means the driver is never opened.)
     const { app, openai } = await serve(module(store));
     expect(store.inits).toBe(1);
     const created = await openai.responses.create({ model: 'm', input: '[[say stored]]' });

@@ -2,6 +2,8 @@ import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
+import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
+import { MemoryBackgroundStore } from './memory/memory-background.store.js';
 import { assertImplements } from '../core/overrides/gateway-override.js';
 
 /**
@@ -85,6 +87,27 @@ export async function createStateStore(storage: StorageConfig): Promise<StateSto
   }
 }
 
+/**
+ * The background-run store beside the state store, on the same database. Call
+ * after `createStateStore`, which has already checked the driver's settings.
+ * It follows `storage.driver` even under a `STATE_STORE` override (memory
+ * keeps background runs in the process).
+ */
+export async function createBackgroundStore(storage: StorageConfig): Promise<BackgroundStore> {
+  switch (storage.driver) {
+    case 'sqlite': {
+      const { SqliteBackgroundStore } = await loadDriver(() => import('./sqlite/sqlite-background.store.js'), 'sqlite', 'better-sqlite3');
+      return new SqliteBackgroundStore({ path: storage.sqlitePath });
+    }
+    case 'postgres': {
+      const { PostgresBackgroundStore } = await loadDriver(() => import('./postgres/postgres-background.store.js'), 'postgres', 'pg');
+      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '' });
+    }
+    default:
+      return new MemoryBackgroundStore();
+  }
+}
+
 /** Names the setting behind a start-up failure, without leaking a password. */
 function describeTarget(storage: StorageConfig): string {
   if (storage.driver === 'sqlite') return `storage.sqlitePath=${storage.sqlitePath}`;
@@ -114,12 +137,18 @@ function describeTarget(storage: StorageConfig): string {
       useFactory: (config: GatewayConfig, override?: StateStore): StateStore | Promise<StateStore> =>
         override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : createStateStore(storageOf(config)),
     },
+    {
+      provide: BACKGROUND_STORE,
+      inject: [GATEWAY_CONFIG, STATE_STORE],
+      useFactory: (config: GatewayConfig): Promise<BackgroundStore> => createBackgroundStore(storageOf(config)),
+    },
   ],
-  exports: [STATE_STORE],
+  exports: [STATE_STORE, BACKGROUND_STORE],
 })
 export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,
+    @Inject(BACKGROUND_STORE) private readonly background: BackgroundStore,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() @Inject(STATE_STORE_OVERRIDE) private readonly override?: StateStore,
   ) {}
@@ -127,6 +156,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     try {
       await this.store.init();
+      await this.background.init();
     } catch (e) {
       if (this.override) throw new Error(`Could not start the STATE_STORE override: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
       const storage = storageOf(this.config);
@@ -138,6 +168,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.background.close();
     await this.store.close();
   }
 }

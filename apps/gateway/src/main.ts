@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import { bootGateway } from './gateway-app.js';
+import { isWorker, runPrimary, workerCount } from './workers.js';
 
 /**
  * The deployable gateway: config from the environment (and SWITCHYARD_CONFIG),
@@ -19,6 +20,18 @@ async function bootstrap(): Promise<void> {
     }
     throw err;
   }
+  const workers = workerCount(config.server.workers);
+  if (workers > 1 && config.storage.driver === 'memory') {
+    console.error('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).');
+    process.exit(2);
+  }
+  if (workers > 1 && (config.transports.natsUrl || config.transports.redisUrl)) {
+    // Every worker would subscribe to the patterns and run each broker request once per worker
+    // (Redis has no queue groups; a NATS queue group would deliver a cancel to one worker only).
+    console.error('NATS_URL / REDIS_URL serve the broker patterns from one process: set WORKERS=1, or run a separate replica for the brokers.');
+    process.exit(2);
+  }
+  if (workers > 1 && !isWorker()) return runPrimary(workers);
   const { app, brokers } = await bootGateway(config);
   await app.listen(config.server.port, config.server.host);
   new Logger('Switchyard').log(

@@ -68,6 +68,10 @@ export class ResponsesService {
 
   private parse(body: unknown, stream: boolean, caller: ResponseCaller) {
     const request = this.parser.parse(withStream(body, stream), caller.owner ?? null);
+    if (request.background) {
+      // A background run outlives its caller and is followed over HTTP (GET ?stream=true); here the caller is the run's lifetime.
+      throw new InvalidRequestError("'background' is served over HTTP only (POST /v1/responses); send the request without it.", 'background', 'unsupported_parameter');
+    }
     request.forwardedHeaders = upstreamHeaders(caller.headers);
     return request;
   }

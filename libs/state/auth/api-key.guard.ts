@@ -22,13 +22,13 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || !this.auth.enabled) return true;
     // The host application's own routes are its business, not the gateway's keys'.
     if (!this.reflector.get<boolean>(GATEWAY_ROUTES, context.getClass())) return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (OPEN_PATHS.has(req.path)) return true;
-    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
+    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = await this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
     return true;
   }
 }

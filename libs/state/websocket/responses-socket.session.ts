@@ -104,6 +104,10 @@ export class ResponsesSocketSession {
     try {
       request = this.deps.parser.parse(this.body(event), this.deps.owner);
       request.forwardedHeaders = this.deps.forwardedHeaders ?? {};
+      // A socket is its own long-lived connection; background runs are an HTTP feature.
+      if (request.background) {
+        throw new InvalidRequestError("'background' is not supported in WebSocket mode; use POST /v1/responses.", 'background', 'unsupported_parameter');
+      }
     } catch (err) {
       this.send(errorFrame(err));
       return Promise.resolve();

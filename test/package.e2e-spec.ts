@@ -115,12 +115,13 @@ describe('the published package, from outside the repository', () => {
     expect(files.filter((f) => /\.spec\.|\/testing\/|dist\/(apps|test|bench)\//.test(f))).toEqual([]);
   });
 
-  it('installs one copy of Nest and no storage driver it was not asked for', () => {
+  it('installs one copy of Nest and no storage driver or Redis client it was not asked for', () => {
     const modules = join(app(), 'node_modules');
     expect(existsSync(join(modules, 'switchyard/dist/src/index.d.ts'))).toBe(true);
     expect(existsSync(join(modules, 'switchyard/node_modules/@nestjs'))).toBe(false);
     expect(existsSync(join(modules, 'better-sqlite3'))).toBe(false);
     expect(existsSync(join(modules, 'pg'))).toBe(false);
+    expect(existsSync(join(modules, 'ioredis'))).toBe(false);
   });
 
   it('compiles with tsc against the shipped types', async () => {

@@ -22,10 +22,23 @@ export interface InferOptions {
   flow?: FlowGate;
 }
 
+/** vLLM's chat form of `POST /tokenize`: the prompt as the chat template renders it. */
+export interface TokenizeRequest {
+  model: string;
+  messages: unknown[];
+  tools?: unknown[];
+}
+
 export interface UpstreamClient {
   readonly dialect: 'responses' | 'chat';
   infer(request: ModelRequest, options?: InferOptions): Observable<ModelEvent>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
   /** Resolves when the upstream answers; rejects with a GatewayError otherwise. */
   probe(signal?: AbortSignal): Promise<void>;
+  /**
+   * Prompt tokens as the model server counts them (vLLM's `/tokenize`), or
+   * null when the server has no such route. Optional: clients without it
+   * leave callers to estimate.
+   */
+  tokenize?(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null>;
 }

@@ -172,21 +172,45 @@ function firstTokens(text: string, limit: number): string {
 }
 
 // Chat templates add a few tokens of framing per message; the exact figure does not matter.
-const TOKENS_PER_TURN = 3;
+const TURN_START = '<|im_start|>';
+const TURN_END = '<|im_end|>';
 
 export function inputTokens(conversation: Conversation): number {
-  let total = 0;
-  for (const turn of conversation.turns) total += TOKENS_PER_TURN + turnTokens(turn);
-  for (const tool of conversation.tools) {
-    total += countTokens(`${tool.name} ${tool.description} ${JSON.stringify(tool.parameters ?? {}).replace(/[{}[\]",:]/g, ' ')}`);
-  }
-  return total;
+  return promptTokens(conversation).length;
 }
 
-function turnTokens(turn: Turn): number {
-  if (turn.kind === 'call') return 1 + countTokens(turn.arguments);
-  if (turn.kind === 'tool_output') return countTokens(turn.output);
-  return countTokens(turn.text);
+/**
+ * The prompt as the simulator's "tokenizer" sees it: each turn framed by a
+ * start marker, its role and an end marker around its words, then the tool
+ * definitions' words. `/tokenize` and every response's `input_tokens` count
+ * this same list, so the two always agree, as they do on vLLM.
+ */
+export function promptTokens(conversation: Conversation): string[] {
+  const tokens: string[] = [];
+  for (const turn of conversation.turns) {
+    tokens.push(TURN_START, turn.kind);
+    if (turn.kind === 'call') tokens.push(turn.name, ...pieces(turn.arguments));
+    else if (turn.kind === 'tool_output') tokens.push(...pieces(turn.output));
+    else tokens.push(...pieces(turn.text));
+    tokens.push(TURN_END);
+  }
+  for (const tool of conversation.tools) {
+    tokens.push(...pieces(`${tool.name} ${tool.description} ${JSON.stringify(tool.parameters ?? {}).replace(/[{}[\]",:]/g, ' ')}`));
+  }
+  return tokens;
+}
+
+function pieces(text: string): string[] {
+  return text.match(/\S+/g) ?? [];
+}
+
+/** A stable id for a simulator token, in the range of a real vocabulary. */
+export function tokenId(token: string): number {
+  if (token === TURN_START) return 151644;
+  if (token === TURN_END) return 151645;
+  let hash = 2166136261;
+  for (let i = 0; i < token.length; i++) hash = Math.imul(hash ^ token.charCodeAt(i), 16777619);
+  return (hash >>> 0) % 151643;
 }
 
 function budget(

@@ -1,12 +1,14 @@
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { mapMessagesRequest } from './messages-request.mapper.js';
 import { toAnthropicParam } from './tool-origin.js';
 
+const opts = { signer: new ThinkingSigner(null) };
 const base = { model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
 
 function refusal(body: Record<string, unknown>): InvalidRequestError {
   try {
-    mapMessagesRequest(body, null);
+    mapMessagesRequest(body, null, opts);
   } catch (err) {
     if (err instanceof InvalidRequestError) return err;
     throw err;
@@ -30,6 +32,7 @@ describe('mapMessagesRequest', () => {
         stop_sequences: [],
       },
       'owner-1',
+      opts,
     );
     expect(request).toMatchObject({
       model: 'm',
@@ -75,6 +78,7 @@ describe('mapMessagesRequest', () => {
         ],
       },
       null,
+      opts,
     );
     const items = request.input.map(({ id, ...rest }) => rest);
     expect(items).toEqual([
@@ -113,6 +117,7 @@ describe('mapMessagesRequest', () => {
         ],
       },
       null,
+      opts,
     );
     expect(request.input[1]).toEqual({
       type: 'mcp_call',
@@ -139,6 +144,7 @@ describe('mapMessagesRequest', () => {
         tool_choice: { type: 'any', disable_parallel_tool_use: true },
       },
       null,
+      opts,
     );
     expect(request.tools).toEqual([
       { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} } },
@@ -148,11 +154,11 @@ describe('mapMessagesRequest', () => {
     expect(request.parallelToolCalls).toBe(false);
     expect(toAnthropicParam('tools[1].server_url', toolOrigins)).toBe('mcp_servers.0.url');
     expect(toAnthropicParam('tools[0].parameters.properties', toolOrigins)).toBe('tools.0.input_schema.properties');
-    expect(mapMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }, null).request.toolChoice).toEqual({ type: 'function', name: 'get_weather' });
+    expect(mapMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }, null, opts).request.toolChoice).toEqual({ type: 'function', name: 'get_weather' });
   });
 
   it('turns a thinking budget or a named effort into a reasoning effort', () => {
-    const effort = (extra: Record<string, unknown>) => mapMessagesRequest({ ...base, max_tokens: 64000, ...extra }, null).request.reasoning?.effort ?? null;
+    const effort = (extra: Record<string, unknown>) => mapMessagesRequest({ ...base, max_tokens: 64000, ...extra }, null, opts).request.reasoning?.effort ?? null;
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 8000 } })).toBe('medium');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 32000 } })).toBe('high');
     expect(effort({ thinking: { type: 'disabled' } })).toBeNull();

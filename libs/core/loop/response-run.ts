@@ -160,6 +160,7 @@ export class ResponseRun {
     this.inheritTools(prior);
     this.registry = await this.deps.preparation.prepare(this.req.tools, {
       history: [...prior.publicItems, ...this.req.input],
+      inputStart: prior.publicItems.length,
       signal: this.signal,
       requestId: this.id,
     });

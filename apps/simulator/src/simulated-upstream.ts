@@ -37,6 +37,8 @@ export interface SimulatedUpstreamOptions {
   sseEventLines?: boolean;
   /** Context length reported by `/v1/models` and used for the default `max_output_tokens`. */
   maxModelLen?: number;
+  /** Serve vLLM's `POST /tokenize` (default true); false answers 404 there, as SGLang-style servers without it do. */
+  tokenize?: boolean;
 }
 
 export interface SimulatorStats {
@@ -148,6 +150,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
       chunkChars: Math.max(1, nonNegative(options.chunkChars, 'chunkChars') ?? 4),
       sseEventLines: options.sseEventLines ?? false,
       maxModelLen: options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN,
+      tokenize: options.tokenize ?? true,
     };
     this.setFault(options.fault);
     this.server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
@@ -212,7 +215,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     if (!route) return sendJson(res, 404, { detail: 'Not Found' });
     if (req.method !== route.method) return sendJson(res, 405, { detail: 'Method Not Allowed' });
     if (route.dialect) return this.infer(req, res, path, route.dialect);
-    if (path === '/tokenize') return this.tokenize(req, res);
+    if (path === '/tokenize') return this.options.tokenize ? this.tokenize(req, res) : sendJson(res, 404, { detail: 'Not Found' });
     if (path === '/health') {
       res.writeHead(200, { 'content-length': 0 });
       res.end();

@@ -202,17 +202,18 @@ function assistantItems(blocks: unknown[], path: string, signer: ThinkingSigner)
 
 /**
  * With a signing key, thinking comes back to the model only with the
- * signature the gateway gave it: a wrong one is refused, as Anthropic
- * refuses it; a block with none is left out (the model does not see
- * reasoning it cannot be shown to have written). Without a key every block
- * is passed on as it stands: nothing could tell a real one from a forged one.
+ * signature the gateway gave it. A block without one, or with one that does
+ * not verify (changed text, or a signature from another provider when a
+ * session moved here mid-conversation), is left out: the model is never
+ * shown reasoning it cannot be shown to have written, and the turn goes on
+ * rather than failing on history the client cannot repair. Without a key
+ * every block is passed on as it stands: nothing could tell a real one from
+ * a forged one.
  */
 function thinkingTrusted(thinking: string, block: JsonObject, path: string, signer: ThinkingSigner): boolean {
   if (!signer.enabled) return true;
   const signature = present(block.signature) ? stringAt(block.signature, `${path}.signature`) : '';
-  if (signature === '') return false;
-  if (!signer.verify(thinking, signature)) invalid(`${path}.signature`, 'does not verify: this thinking block was not produced by this gateway, or was changed.');
-  return true;
+  return signature !== '' && signer.verify(thinking, signature);
 }
 
 function imagePart(block: JsonObject, path: string): ContentPart {

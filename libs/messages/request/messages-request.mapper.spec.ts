@@ -165,6 +165,75 @@ describe('mapMessagesRequest', () => {
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
   });
 
+  it('folds system entries: leading ones into instructions, later ones into the next user turn after its tool results', () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        system: 'Top.',
+        messages: [
+          { role: 'system', content: 'Leading.' },
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+          { role: 'system', content: [{ type: 'text', text: 'Mode changed.' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }, { type: 'text', text: 'next' }] },
+          { role: 'assistant', content: 'done' },
+          { role: 'system', content: 'Trailing.' },
+        ],
+      },
+      null,
+      opts,
+    );
+    expect(request.instructions).toBe('Top.\n\nLeading.');
+    expect(request.input.map((i: any) => [i.type, i.role ?? null])).toEqual([
+      ['message', 'user'],
+      ['function_call', null],
+      ['function_call_output', null],
+      ['message', 'user'],
+      ['message', 'assistant'],
+      ['message', 'user'],
+    ]);
+    expect((request.input[3] as any).content).toEqual([
+      { type: 'input_text', text: '<system-reminder>\nMode changed.\n</system-reminder>' },
+      { type: 'input_text', text: 'next' },
+    ]);
+    expect((request.input[5] as any).content).toEqual([{ type: 'input_text', text: '<system-reminder>\nTrailing.\n</system-reminder>' }]);
+    expect(request.input.some((i: any) => i.role === 'system')).toBe(false);
+  });
+
+  it('replays thinking only with a signature this gateway made, when it has a key', () => {
+    const signer = new ThinkingSigner('s'.repeat(32));
+    const history = (signature: string | undefined) => ({
+      ...base,
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'mine', ...(signature === undefined ? {} : { signature }) }, { type: 'text', text: 'a' }] },
+        { role: 'user', content: 'q2' },
+      ],
+    });
+    const reasoning = (body: Record<string, unknown>, with_: ThinkingSigner) =>
+      mapMessagesRequest(body, null, { signer: with_ }).request.input.filter((i) => i.type === 'reasoning').length;
+    expect(reasoning(history(signer.sign('mine')), signer)).toBe(1);
+    expect(reasoning(history(signer.sign('other')), signer)).toBe(0);
+    expect(reasoning(history(''), signer)).toBe(0);
+    expect(reasoning(history(undefined), signer)).toBe(0);
+    // Without a key nothing can be checked: the text is passed on as it stands.
+    expect(reasoning(history(''), opts.signer)).toBe(1);
+  });
+
+  it('maps adaptive and disabled thinking, counting mode without max_tokens, and context_management', () => {
+    const adaptive = mapMessagesRequest({ ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'max' } }, null, opts);
+    expect(adaptive.request.reasoning).toEqual({ effort: 'high', summary: null });
+    expect(adaptive.hideThinking).toBe(false);
+    const disabled = mapMessagesRequest({ ...base, thinking: { type: 'disabled' } }, null, opts);
+    expect(disabled.request.reasoning).toBeNull();
+    expect(disabled.hideThinking).toBe(true);
+    const counted = mapMessagesRequest({ model: 'm', messages: base.messages, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } }, null, { ...opts, counting: true });
+    expect(counted.request.maxOutputTokens).toBeNull();
+    expect(counted.contextManagement).toEqual({ appliedEdits: [], originalTokens: expect.any(Number) });
+    expect(mapMessagesRequest(base, null, opts).contextManagement).toBeNull();
+    expect(refusal({ ...base, stream: true, max_tokens: undefined } as any).param).toBe('max_tokens');
+  });
+
   it.each([
     [{ max_tokens: undefined }, 'max_tokens'],
     [{ model: 5 }, 'model'],

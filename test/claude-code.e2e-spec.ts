@@ -146,6 +146,26 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
     expect(text.split('This tool result was cleared').length - 1).toBe(3);
   });
 
+  it('edits sessions 10x and 100x as long, every old result cleared, while other requests are served', async () => {
+    for (const n of [3, 30, 300]) {
+      const from = stack.simulator.requests.length;
+      const [edited, other] = await Promise.all([
+        client.beta.messages.create({
+          model: MODEL,
+          max_tokens: 1000,
+          messages: sessionWithToolUses(n),
+          context_management: { edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 1 } }] },
+          betas: ['context-management-2025-06-27'],
+        } as any),
+        client.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: '[[say still here]]' }] }),
+      ]);
+      expect(other.content.at(-1)).toEqual({ type: 'text', text: 'still here' });
+      expect((edited.context_management as any).applied_edits.map((e: any) => e.cleared_thinking_turns ?? e.cleared_tool_uses)).toEqual([n - 1, n - 1]);
+      const sent = stack.simulator.requests.slice(from).find((r) => JSON.stringify(r.body).includes(`step-${n - 1} --verbose`) && !JSON.stringify(r.body).includes('still here'));
+      expect(JSON.stringify(sent?.body).split('This tool result was cleared').length - 1).toBe(n - 1);
+    }
+  });
+
   it('runs clear_thinking_20251015: only the newest assistant turns keep their thinking', async () => {
     const streamed = await client.beta.messages
       .stream({

@@ -28,10 +28,10 @@ function paramOf(run: () => unknown): string | null {
   throw new Error('expected a refusal');
 }
 
-const resultsOf = (messages: any[]) =>
-  messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result').map((b: any) => b.content);
-const thinkingTurns = (messages: any[]) =>
-  messages.filter((m) => m.role === 'assistant' && m.content.some((b: any) => b.type === 'thinking')).length;
+const resultsOf = (messages: any) =>
+  (messages as any[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result').map((b: any) => b.content);
+const thinkingTurns = (messages: any) =>
+  (messages as any[]).filter((m) => m.role === 'assistant' && m.content.some((b: any) => b.type === 'thinking')).length;
 
 describe('parseContextManagement', () => {
   it("fills in Anthropic's defaults", () => {
@@ -108,7 +108,7 @@ describe('applyContextEdits', () => {
     // Uses 0..5 are candidates; 3 is a Read: 0, 1, 2, 4, 5 cleared.
     expect(resultsOf(messages).map((c: string, i: number) => (c === CLEARED_TOOL_RESULT ? i : null)).filter((i) => i !== null)).toEqual([0, 1, 2, 4, 5]);
     expect(appliedEdits).toEqual([{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 5, cleared_input_tokens: expect.any(Number) }]);
-    const inputs = messages.flatMap((m: any) => (m.role === 'assistant' ? m.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.input) : []));
+    const inputs = (messages as any[]).flatMap((m: any) => (m.role === 'assistant' ? m.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.input) : []));
     expect(inputs.map((input: any) => Object.keys(input).length)).toEqual([0, 0, 0, 1, 0, 0, 1, 1]);
     // Without clear_tool_inputs every input stays.
     const kept = applyContextEdits(session(8), config(undefined)).messages;

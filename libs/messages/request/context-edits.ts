@@ -29,7 +29,8 @@ export type AppliedEdit =
   | { type: 'clear_tool_uses_20250919'; cleared_tool_uses: number; cleared_input_tokens: number };
 
 export interface EditedHistory {
-  messages: unknown[];
+  /** The edited list; anything that is not a list is handed back as it came, for the mapper to refuse. */
+  messages: unknown;
   appliedEdits: AppliedEdit[];
   /** Estimated input tokens before any edit ran. */
   originalTokens: number;
@@ -126,7 +127,8 @@ function clearInputs(value: unknown, path: string): boolean | ReadonlySet<string
  * as the edits need: full validation happens when the history is mapped.
  */
 export function applyContextEdits(messages: unknown, edits: readonly ContextEdit[]): EditedHistory {
-  const list = Array.isArray(messages) ? messages : [];
+  if (!Array.isArray(messages)) return { messages, appliedEdits: [], originalTokens: 0 };
+  const list: unknown[] = messages;
   const originalTokens = estimateTokens(list);
   let current: unknown[] = list;
   const appliedEdits: AppliedEdit[] = [];

@@ -279,7 +279,8 @@ describe('count_tokens against an upstream without /tokenize', () => {
     expect(res.headers.get('x-switchyard-token-count')).toBe('estimate');
     const { input_tokens } = (await res.json()) as { input_tokens: number };
     expect(input_tokens).toBeGreaterThanOrEqual(text.length / 4);
-    expect(input_tokens).toBeLessThan(text.length / 4 + 30);
+    // Plus the JSON framing of one message item.
+    expect(input_tokens).toBeLessThan(text.length / 4 + 60);
   });
 });
 

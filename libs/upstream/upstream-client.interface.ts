@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FlowGate } from '../core/protocol/flow-gate.js';
+import type { FunctionToolDef, ModelItem } from '../core/protocol/items.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');
@@ -22,11 +23,12 @@ export interface InferOptions {
   flow?: FlowGate;
 }
 
-/** vLLM's chat form of `POST /tokenize`: the prompt as the chat template renders it. */
+/** A prompt to count, in the loop's terms; the client renders it the way its server's `/tokenize` takes it. */
 export interface TokenizeRequest {
   model: string;
-  messages: unknown[];
-  tools?: unknown[];
+  instructions: string | null;
+  input: readonly ModelItem[];
+  tools: readonly FunctionToolDef[];
 }
 
 export interface UpstreamClient {

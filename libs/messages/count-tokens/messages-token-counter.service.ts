@@ -4,7 +4,6 @@ import { newId } from '../../core/ids.js';
 import { HistoryTranslator } from '../../core/loop/history-to-model.js';
 import type { ModelItem } from '../../core/protocol/items.js';
 import { ToolPreparationService } from '../../core/registry/tool-preparation.service.js';
-import { toChatMessages, toChatTool } from '../../upstream/chat-request.mapper.js';
 import { UPSTREAM_CLIENT, type TokenizeRequest, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import type { MappedMessagesRequest } from '../request/messages-request.mapper.js';
 
@@ -22,9 +21,9 @@ export interface TokenCount {
 /**
  * `POST /v1/messages/count_tokens`: the prompt is prepared exactly as the
  * loop would send it (tools discovered and normalized, history translated
- * for a function-calling model, context edits applied), rendered as chat
- * messages, and counted by the upstream's `/tokenize`, which applies the
- * model's own chat template. Upstreams without `/tokenize` get an estimate.
+ * for a function-calling model, context edits applied) and counted by the
+ * upstream's `/tokenize`, which applies the model's own chat template.
+ * Upstreams without `/tokenize` get an estimate.
  */
 @Injectable()
 export class MessagesTokenCounter {
@@ -50,9 +49,7 @@ export class MessagesTokenCounter {
     const registry = await this.preparation.prepare(request.tools, { history: request.input, signal, requestId: newId('count') });
     const items: ModelItem[] = [];
     new HistoryTranslator(registry, this.explorer).translate(request.input, items);
-    const prompt: TokenizeRequest = { model: request.model, messages: toChatMessages(request.instructions, items) };
-    if (registry.functions.length > 0) prompt.tools = registry.functions.map(toChatTool);
-    return prompt;
+    return { model: request.model, instructions: request.instructions, input: items, tools: registry.functions };
   }
 
   private tokenize(prompt: TokenizeRequest, signal: AbortSignal): Promise<number | null> {
@@ -60,6 +57,7 @@ export class MessagesTokenCounter {
   }
 }
 
+/** Characters of the prompt as JSON (instructions, items, tool definitions), four to a token. */
 function estimate(prompt: TokenizeRequest): number {
-  return Math.ceil(JSON.stringify({ messages: prompt.messages, tools: prompt.tools ?? [] }).length / ESTIMATE_CHARS_PER_TOKEN);
+  return Math.ceil(JSON.stringify({ instructions: prompt.instructions, input: prompt.input, tools: prompt.tools }).length / ESTIMATE_CHARS_PER_TOKEN);
 }

@@ -32,8 +32,6 @@ export interface EditedHistory {
   /** The edited list; anything that is not a list is handed back as it came, for the mapper to refuse. */
   messages: unknown;
   appliedEdits: AppliedEdit[];
-  /** Estimated input tokens before any edit ran. */
-  originalTokens: number;
 }
 
 /** Anthropic's documented defaults for `clear_tool_uses_20250919`. */
@@ -127,10 +125,9 @@ function clearInputs(value: unknown, path: string): boolean | ReadonlySet<string
  * as the edits need: full validation happens when the history is mapped.
  */
 export function applyContextEdits(messages: unknown, edits: readonly ContextEdit[]): EditedHistory {
-  if (!Array.isArray(messages)) return { messages, appliedEdits: [], originalTokens: 0 };
-  const list: unknown[] = messages;
-  const originalTokens = estimateTokens(list);
-  let current: unknown[] = list;
+  // Most requests carry no edits: they must not pay for a walk of their history.
+  if (!Array.isArray(messages) || edits.length === 0) return { messages, appliedEdits: [] };
+  let current: unknown[] = messages;
   const appliedEdits: AppliedEdit[] = [];
   for (const edit of edits) {
     const result = edit.type === 'clear_thinking_20251015' ? clearThinking(current, edit.keepTurns) : clearToolUses(current, edit);
@@ -138,7 +135,7 @@ export function applyContextEdits(messages: unknown, edits: readonly ContextEdit
     current = result.messages;
     appliedEdits.push(result.applied);
   }
-  return { messages: current, appliedEdits, originalTokens };
+  return { messages: current, appliedEdits };
 }
 
 type EditResult = { messages: unknown[]; applied: AppliedEdit } | null;
@@ -195,33 +192,39 @@ function clearToolUses(messages: unknown[], edit: Extract<ContextEdit, { type: '
   const candidates = uses.slice(0, Math.max(0, uses.length - edit.keep)).filter((u) => !edit.excludeTools.has(u.name));
   const clearInput = (name: string): boolean => (edit.clearToolInputs instanceof Set ? edit.clearToolInputs.has(name) : edit.clearToolInputs === true);
 
-  const replaced = new Map<string, unknown>();
+  /** Replacement blocks by message index, then block index. */
+  const replaced = new Map<number, Map<number, unknown>>();
+  const replace = (message: number, block: number, value: unknown): void => {
+    let blocks = replaced.get(message);
+    if (!blocks) replaced.set(message, (blocks = new Map()));
+    blocks.set(block, value);
+  };
   let tokens = 0;
   let cleared = 0;
   for (const use of candidates) {
     const site = results.get(use.id);
     const result = site ? (blocksOf(messages[site.message])![site.block] as JsonObject) : undefined;
     const resultCleared = result !== undefined && result.content !== CLEARED_TOOL_RESULT;
-    const input = (blocksOf(messages[use.message])![use.block] as JsonObject).input;
-    const inputCleared = clearInput(use.name) && isObject(input) && Object.keys(input).length > 0;
+    const useBlock = blocksOf(messages[use.message])![use.block] as JsonObject;
+    const inputCleared = clearInput(use.name) && isObject(useBlock.input) && Object.keys(useBlock.input).length > 0;
     if (!resultCleared && !inputCleared) continue;
     cleared++;
     if (resultCleared && site) {
       tokens += Math.max(0, estimateTokens(result!.content) - estimateTokens(CLEARED_TOOL_RESULT));
-      replaced.set(`${site.message}:${site.block}`, { ...result, content: CLEARED_TOOL_RESULT });
+      replace(site.message, site.block, { ...result, content: CLEARED_TOOL_RESULT });
     }
     if (inputCleared) {
-      tokens += estimateTokens(input);
-      replaced.set(`${use.message}:${use.block}`, { ...(blocksOf(messages[use.message])![use.block] as JsonObject), input: {} });
+      tokens += estimateTokens(useBlock.input);
+      replace(use.message, use.block, { ...useBlock, input: {} });
     }
   }
   // Anthropic applies nothing when the edit cannot free its minimum: a
   // cleared prefix invalidates the upstream's prefix cache for little gain.
   if (cleared === 0 || tokens < edit.clearAtLeast) return null;
   const edited = messages.map((m, i) => {
-    const blocks = blocksOf(m);
-    if (!blocks || !blocks.some((_, j) => replaced.has(`${i}:${j}`))) return m;
-    return { ...(m as JsonObject), content: blocks.map((b, j) => replaced.get(`${i}:${j}`) ?? b) };
+    const swaps = replaced.get(i);
+    if (!swaps) return m;
+    return { ...(m as JsonObject), content: blocksOf(m)!.map((b, j) => (swaps.has(j) ? swaps.get(j) : b)) };
   });
   return { messages: edited, applied: { type: 'clear_tool_uses_20250919', cleared_tool_uses: cleared, cleared_input_tokens: tokens } };
 }

@@ -13,7 +13,7 @@ export interface MappedMessagesRequest {
   /** Origin of each `request.tools[i]`, to name tool errors in the client's terms. */
   toolOrigins: ToolOrigin[];
   /** Set when the body asked for `context_management`: what the gateway's edits did. */
-  contextManagement: { appliedEdits: AppliedEdit[]; originalTokens: number } | null;
+  contextManagement: { appliedEdits: AppliedEdit[] } | null;
   /** `thinking: {type: "disabled"}`: the reply carries no thinking blocks, as Anthropic's would not. */
   hideThinking: boolean;
 }
@@ -71,7 +71,7 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
   const edits = parseContextManagement(raw.context_management);
   // Edits run on the client's own blocks, before mapping: their rules are written in Anthropic's terms.
   const edited = applyContextEdits(raw.messages, edits);
-  const history = mapMessageHistory(present(raw.context_management) ? edited.messages : raw.messages, options.signer);
+  const history = mapMessageHistory(edited.messages, options.signer);
   // There is no top_k or stop-sequence field on the way to the upstream: refusing beats ignoring.
   if (present(raw.top_k)) unsupported('top_k', 'the upstream is called through the OpenAI API, which has no top_k.');
   if (present(raw.stop_sequences) && arrayAt(raw.stop_sequences, 'stop_sequences').length > 0) {
@@ -116,7 +116,7 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
   return {
     request,
     toolOrigins: origins,
-    contextManagement: present(raw.context_management) ? { appliedEdits: edited.appliedEdits, originalTokens: edited.originalTokens } : null,
+    contextManagement: present(raw.context_management) ? { appliedEdits: edited.appliedEdits } : null,
     hideThinking: isObject(raw.thinking) && raw.thinking.type === 'disabled',
   };
 }

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { CLAUDE_CODE_BETAS, CLAUDE_CODE_HEADERS, claudeCodeFirstRequest } from './support/claude-code/claude-code-request.js';
+import { CLAUDE_CODE_BETAS, CLAUDE_CODE_HEADERS, claudeCodeFirstRequest, claudeCodeSecondRequest, claudeCodeTools } from './support/claude-code/claude-code-request.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 
 const MODEL = 'switchyard-sim';
@@ -44,7 +44,8 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
 
   it('answers the first request as sent (adaptive thinking, effort, context_management, betas, CLI headers)', async () => {
     const body = claudeCodeFirstRequest('Run the tests. [[reason The tests come first.]] [[call Bash {"command":"npm test","description":"Run the test suite"}]]');
-    const stream = client.beta.messages.stream({ ...body, betas: CLAUDE_CODE_BETAS } as any, { headers: CLI_HEADERS });
+    // Older Claude Code versions also send fine-grained tool streaming: accepted like the rest.
+    const stream = client.beta.messages.stream({ ...body, betas: [...CLAUDE_CODE_BETAS, 'fine-grained-tool-streaming-2025-05-14'] } as any, { headers: CLI_HEADERS });
     const thinking: string[] = [];
     stream.on('thinking', (delta) => thinking.push(delta));
     const message = await stream.finalMessage();
@@ -58,14 +59,16 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
     expect(message.context_management).toEqual({ applied_edits: [] });
 
     const upstream = lastUpstream(stack);
+    const names = claudeCodeTools().map((t) => t.name);
+    expect(names).toHaveLength(22);
     if (dialect === 'responses') {
       expect(upstream.reasoning).toEqual({ effort: 'medium' });
-      expect(upstream.instructions).toContain("You are Claude Code, Anthropic's official CLI for Claude.");
-      expect(upstream.tools.map((t: any) => t.name)).toEqual(['Task', 'Bash', 'Glob', 'Grep', 'Read', 'Edit', 'TodoWrite']);
+      expect(upstream.instructions).toContain("You are a Claude agent, built on Anthropic's Claude Agent SDK.");
+      expect(upstream.tools.map((t: any) => t.name)).toEqual(names);
     } else {
       expect(upstream.reasoning_effort).toBe('medium');
-      expect(upstream.messages[0]).toMatchObject({ role: 'system' });
-      expect(upstream.tools.map((t: any) => t.function.name)).toEqual(['Task', 'Bash', 'Glob', 'Grep', 'Read', 'Edit', 'TodoWrite']);
+      expect(upstream.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Claude Agent SDK') });
+      expect(upstream.tools.map((t: any) => t.function.name)).toEqual(names);
     }
   });
 
@@ -93,12 +96,27 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
     expect(events.find((e) => e.event === 'message_delta')?.data).toMatchObject({ delta: { stop_reason: 'end_turn' }, context_management: { applied_edits: [] } });
   });
 
+  it('answers the recorded second turn (thinking with a foreign signature, tool_use, tool_result) exactly as sent', async () => {
+    const res = await fetch(`${stack.url}/messages?beta=true`, {
+      method: 'POST',
+      headers: { ...CLAUDE_CODE_HEADERS, 'content-type': 'application/json' },
+      body: JSON.stringify(claudeCodeSecondRequest()),
+    });
+    expect(res.status).toBe(200);
+    const events = parseSse(await res.text());
+    expect(events.at(-1)?.event).toBe('message_stop');
+    const text = events.filter((e) => e.data.delta?.type === 'text_delta').map((e) => e.data.delta.text).join('');
+    expect(text).toBe('Based on the tool result: 1\thello\n2\t');
+    // Without a signing key the recorded thinking is passed on as it stands (responses dialect carries it).
+    if (dialect === 'responses') expect(upstreamText(stack)).toContain('Open it first.');
+  });
+
   it('continues the session: tool_result answered, a mid-conversation system entry folded into the user turn', async () => {
     const body = claudeCodeFirstRequest('Run the tests.');
     body.messages.push(
       { role: 'assistant', content: [{ type: 'thinking', thinking: 'Run them.', signature: '' }, { type: 'tool_use', id: 'toolu_01A', name: 'Bash', input: { command: 'npm test' } }] },
       { role: 'system', content: 'The user switched to plan mode.' },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: '3 passing, 1 failing' }, { type: 'text', text: 'What failed?' }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: '3 passing, 1 failing' }, { type: 'text', text: 'What failed? [[say The fourth one.]]' }] },
     );
     const message = await client.beta.messages.create({ ...body, stream: false, betas: CLAUDE_CODE_BETAS } as any, { headers: CLI_HEADERS });
     expect(message.stop_reason).toBe('end_turn');
@@ -320,6 +338,10 @@ describe('thinking signatures with a signing key', () => {
     await continueWith({ ...thinking, signature: '' });
     expect(replayedReasoning()).toEqual([]);
     await continueWith({ ...thinking, signature: 'EqQBCkgIBxABGAIqQK' });
+    expect(replayedReasoning()).toEqual([]);
+    // The recorded turn carries a signature from another gateway's key: left out, the turn still answered.
+    const recorded = await client.beta.messages.create({ ...claudeCodeSecondRequest(), stream: false } as any);
+    expect(recorded.stop_reason).toBe('end_turn');
     expect(replayedReasoning()).toEqual([]);
   });
 });

@@ -1,8 +1,16 @@
+import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { FakeSearxng } from './support/web-search/fake-searxng.js';
 
 const MODEL = 'switchyard-sim';
+
+/** Recorded from a real Codex CLI 0.171.0 run (gpt-5.5, one MCP server): see the file's `source`. */
+const codex = JSON.parse(readFileSync(new URL('./support/codex/codex-0.171-tool-search.json', import.meta.url), 'utf8')) as {
+  toolDeclarations: any[];
+  toolSearchCall: any;
+  toolSearchOutput: any;
+};
 
 /** Exactly what Codex declares for models that load tools on demand. */
 const TOOL_SEARCH = { type: 'tool_search', execution: 'client' } as const;
@@ -135,6 +143,26 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
       }
       // The model answered from the search's output.
       expect(replay.output_text).toContain('loaded_tools');
+    });
+
+    it("continues Codex's recorded round trip: its tool_search_output loads an MCP namespace the model then calls", async () => {
+      const response = await client.responses.create({
+        model: MODEL,
+        store: false,
+        input: [
+          { role: 'user', content: 'Echo hi with the MCP tool. [[call@2 mcp__everything__echo {"message":"hi there"}]]' },
+          codex.toolSearchCall,
+          codex.toolSearchOutput,
+        ],
+        tools: [shell, ...codex.toolDeclarations],
+      });
+      // Codex's web_search declaration (external_web_access: false) is not offered; the loaded namespace member is.
+      expect(upstreamTools(stack)).toEqual(['shell', 'tool_search', 'mcp__everything__echo']);
+      expect(response.output).toEqual([
+        expect.objectContaining({ type: 'function_call', name: 'echo', namespace: 'mcp__everything', call_id: expect.any(String) }),
+      ]);
+      expect(JSON.parse((response.output[0] as any).arguments)).toEqual({ message: 'hi there' });
+      expect(response.tools.map((t: any) => t.type)).toEqual(['function', 'tool_search', 'web_search']);
     });
 
     it('loads 10x and 100x as many tools, every one offered, while other requests are served', async () => {

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
+import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { FakeSearxng } from './support/web-search/fake-searxng.js';
 
 const MODEL = 'switchyard-sim';
+const validator = new OpenResponsesValidator();
 
 /** Recorded from a real Codex CLI 0.171.0 run (gpt-5.5, one MCP server): see the file's `source`. */
 const codex = JSON.parse(readFileSync(new URL('./support/codex/codex-0.171-tool-search.json', import.meta.url), 'utf8')) as {
@@ -61,6 +63,7 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
         tools: [shell, TOOL_SEARCH as any],
       });
       expect(first.status).toBe('completed');
+      validator.assertResponse(first);
       expect(first.output).toEqual([
         {
           id: expect.stringMatching(/^tsc_/),
@@ -107,8 +110,12 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
         tools: [TOOL_SEARCH as any],
       });
       const types: string[] = [];
-      stream.on('event', (e) => types.push(e.type));
+      stream.on('event', (e) => {
+        validator.assertEvent(e);
+        types.push(e.type);
+      });
       const streamed = await stream.finalResponse();
+      validator.assertResponse(streamed);
       expect(streamed.output.map((i) => i.type)).toEqual(['tool_search_call']);
       expect(types.filter((t) => t.startsWith('response.output_item'))).toEqual(['response.output_item.added', 'response.output_item.done']);
       const call = streamed.output[0] as any;

@@ -111,7 +111,7 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
       });
       const types: string[] = [];
       stream.on('event', (e) => {
-        validator.assertEvent(e);
+        validator.assertEvent(e as unknown as Record<string, unknown>);
         types.push(e.type);
       });
       const streamed = await stream.finalResponse();
@@ -240,6 +240,10 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
       expect(response.output_text).toBe('Hi without searching');
       expect(upstreamTools(stack)).toEqual(['shell']);
       expect(response.tools.map((t: any) => t.type)).toEqual(['function', 'web_search']);
+      // Forcing a tool that cannot run is refused by name rather than forced into a failure.
+      const forced = await post(stack, { model: MODEL, input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } });
+      expect(forced.status).toBe(400);
+      expect(forced.body.error).toMatchObject({ param: 'tool_choice.type', message: expect.stringContaining('not offered to the model') });
     });
   });
 });

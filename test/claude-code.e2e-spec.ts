@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { CLAUDE_CODE_BETAS, CLAUDE_CODE_HEADERS, claudeCodeFirstRequest, claudeCodeSecondRequest, claudeCodeTools } from './support/claude-code/claude-code-request.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
+import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 
 const MODEL = 'switchyard-sim';
 const CLI_HEADERS = { 'x-app': 'cli', 'user-agent': CLAUDE_CODE_HEADERS['user-agent'] };
@@ -276,6 +277,36 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
       /^context_management\.edits\.0\.trigger\.type/,
     );
     expect(await refused({ model: MODEL, messages: [{ role: 'user', content: 'x' }], stream: true }, '/messages/count_tokens')).toMatch(/^stream: Extra inputs/);
+  });
+});
+
+describe('count_tokens with mcp_servers', () => {
+  let stack: GatewayStack;
+  let mcp: StreamableTestServer;
+  beforeAll(async () => {
+    mcp = await StreamableTestServer.start();
+    stack = await startStack({ dialect: 'chat', config: { mcp: { allowedHosts: [`127.0.0.1:${mcp.port}`] } } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await mcp.close();
+  });
+
+  it("counts the MCP server's tools as the model would see them, running none of them", async () => {
+    const client = anthropicClient(stack);
+    const messages = [{ role: 'user' as const, content: 'Echo hello.' }];
+    const plain = await client.messages.countTokens({ model: MODEL, messages });
+    const calls = mcp.log.calls.length;
+    const withServer = await client.beta.messages.countTokens({
+      model: MODEL,
+      messages,
+      mcp_servers: [{ type: 'url', url: mcp.url, name: 'demo' }],
+      betas: ['mcp-client-2025-04-04'],
+    } as any);
+    expect(withServer.input_tokens).toBeGreaterThan(plain.input_tokens);
+    const tokenized = stack.simulator.tokenizeRequests.at(-1)?.body as any;
+    expect(tokenized.tools.map((t: any) => t.function.name)).toContain('demo__echo');
+    expect(mcp.log.calls.length).toBe(calls);
   });
 });
 

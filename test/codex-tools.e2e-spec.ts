@@ -100,6 +100,46 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
       expect(text).toContain('tool_search');
       expect(text).toContain('loaded_tools');
       expect(text).toContain('open_ticket');
+
+      // A later turn still has the loaded tool: the stored history carries the tool_search_output.
+      const third = await client.responses.create({
+        model: MODEL,
+        previous_response_id: second.id,
+        input: [
+          { type: 'function_call_output', call_id: (second.output[0] as any).call_id, output: 'ticket #1' },
+          { role: 'user', content: 'And one more. [[call open_ticket {"title":"second"}]]' },
+        ],
+        tools: [shell, TOOL_SEARCH as any],
+      });
+      expect(upstreamTools(stack)).toEqual(['shell', 'tool_search', 'open_ticket']);
+      expect(third.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'open_ticket' })]);
+    });
+
+    it('keeps loaded tools across the turns of a conversation', async () => {
+      const conversation = await client.conversations.create({});
+      const first = await client.responses.create({
+        model: MODEL,
+        conversation: conversation.id,
+        input: 'Find a tool. [[call tool_search {"query":"tickets"}]]',
+        tools: [TOOL_SEARCH as any],
+      });
+      const call = first.output[0] as any;
+      await client.responses.create({
+        model: MODEL,
+        conversation: conversation.id,
+        input: [{ type: 'tool_search_output', call_id: call.call_id, execution: 'client', status: 'completed', tools: [ticketTool('conv_ticket')] }] as any,
+        tools: [TOOL_SEARCH as any],
+      });
+      const later = await client.responses.create({
+        model: MODEL,
+        conversation: conversation.id,
+        input: 'File it. [[call conv_ticket {"title":"x"}]]',
+        tools: [TOOL_SEARCH as any],
+      });
+      expect(upstreamTools(stack)).toEqual(['tool_search', 'conv_ticket']);
+      expect(later.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'conv_ticket' })]);
+      const items = await client.conversations.items.list(conversation.id);
+      expect(items.data.map((i: any) => i.type)).toEqual(expect.arrayContaining(['tool_search_call', 'tool_search_output']));
     });
 
     it('replays tool_search items sent back statelessly, in order, and streams the call through responses.stream()', async () => {

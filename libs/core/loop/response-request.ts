@@ -53,6 +53,12 @@ export interface ResponseRequest {
    */
   toolsSupplied?: boolean;
   toolChoiceSupplied?: boolean;
+  /**
+   * `generate: false` (Codex's WebSocket prewarm): prepare tools and save the
+   * state as for any response, but call no model; the response completes at
+   * once with empty output, and the next turn continues from it.
+   */
+  generate?: boolean;
   /** `context_management: [{type: "compaction", compact_threshold}]`: compact the prior transcript past this many estimated tokens. */
   compactThreshold?: number | null;
 }

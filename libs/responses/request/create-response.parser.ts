@@ -113,6 +113,7 @@ export class CreateResponseParser {
       toolsSupplied: raw.tools !== undefined && raw.tools !== null,
       toolChoiceSupplied: raw.tool_choice !== undefined && raw.tool_choice !== null,
       compactThreshold: this.compactThreshold(raw.context_management),
+      generate: dto.generate ?? true,
     };
   }
 

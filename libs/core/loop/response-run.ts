@@ -16,6 +16,7 @@ import type { GatewayScheduler, RoundExecution } from './gateway-scheduler.servi
 import { ApprovalSlot, HistoryTranslator } from './history-to-model.js';
 import { LoopDecision, classifyRound } from './loop-decision.js';
 import { assertOutputsAnswerCalls } from './orphan-outputs.js';
+import { clampOutputBudget, estimatePromptTokens, type ModelContextService } from './model-context.service.js';
 import type { InputItemTranslator } from './loop.service.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { OutputLedger, ResponseEventSink, emitWholeItem, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
@@ -34,6 +35,8 @@ export interface RunDependencies {
   itemTranslators?: ReadonlyMap<string, InputItemTranslator>;
   /** Streaming runs: lets a slow client hold back the upstream read. */
   flow?: FlowGate;
+  /** The upstream's context lengths, to fit `max_output_tokens` (absent: sent as requested). */
+  contexts?: ModelContextService;
 }
 
 /** Raised inside a run when the client went away; never reaches the client. */
@@ -127,6 +130,8 @@ export class ResponseRun {
   private started = false;
   private gatewayCallsMade = 0;
   private toolLimitReached = false;
+  /** The model's context length, known only when a budget must be fitted to it. */
+  private contextLength: number | null = null;
   private activeUpstream?: Subscription;
   private readonly activeBatches = new Set<CallBatch>();
   private cancelReject?: (e: Error) => void;
@@ -180,6 +185,7 @@ export class ResponseRun {
     for (const item of this.registry.discoveryItems) this.emitDiscoveryItem(item);
     if (approvals.length > 0) await this.resolveApprovals(approvals, prior.publicItems);
 
+    if (this.req.maxOutputTokens !== null && this.deps.contexts) this.contextLength = await this.deps.contexts.contextLength(this.req.model);
     const maxRounds = this.deps.config.tools.maxRounds;
     for (let round = 1; ; round++) {
       const outcome = await this.runRound(round, choice);
@@ -317,6 +323,8 @@ export class ResponseRun {
       stream: r.stream,
     };
     if (resolved.tools.length > 0) request.tool_choice = toolChoice;
+    // Each round's prompt is longer than the last, so the fit is worked out per round.
+    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, estimatePromptTokens(request));
     return request;
   }
 

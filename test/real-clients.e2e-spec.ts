@@ -171,7 +171,7 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
         body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'rs_does_not_exist' }] }),
       });
       expect(response.status).toBe(400);
-      const body = await response.json();
+      const body: any = await response.json();
       expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'input[1].id', code: 'item_not_found' });
       expect(body.error.message).toContain('rs_does_not_exist');
     });

@@ -62,7 +62,7 @@ export class CreateResponseParser {
 
     if (raw.background === true) unsupported('background', 'background responses are not implemented; send the request without it.');
     if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
-    if (raw.truncation === 'auto') unsupported('truncation', '"auto" needs the model context size, which self-hosted upstreams do not report; use "disabled".');
+    if (raw.truncation === 'auto') unsupported('truncation', '"auto" (dropping the oldest items to fit the context) is not implemented; use "disabled", or compaction.');
     if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
       unsupported('service_tier', 'self-hosted upstreams have one tier; use "auto" or "default".');
     }

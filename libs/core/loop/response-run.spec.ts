@@ -348,7 +348,7 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
 
     it("fits max_output_tokens to the context the upstream reports, per round, and leaves it alone when unknown", async () => {
       class ContextUpstream extends ScriptedUpstreamClient {
-        async listModels() {
+        override async listModels() {
           return [{ id: 'test-model', object: 'model' as const, created: 0, owned_by: 'test', max_model_len: 1_000 }];
         }
       }

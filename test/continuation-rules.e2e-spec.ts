@@ -232,6 +232,25 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       expect(JSON.stringify(sent.input)).toContain('Hanko');
     });
 
+    it('discovers MCP tools at prewarm (the server is asked), shows the listing on the first generating turn', async () => {
+      const { StreamableTestServer } = await import('./support/mcp/mcp-test-servers.js');
+      const server = await StreamableTestServer.start();
+      const mcpStack = await startStack({ config: { storage: { driver: 'memory' }, mcp: { allowedHosts: [`127.0.0.1:${server.port}`] } } });
+      try {
+        const tools = [{ type: 'mcp', server_label: 'demo', server_url: server.url, require_approval: 'never' }] as any;
+        const asked = server.log.httpRequests.length;
+        const warmed = await mcpStack.openai.responses.create({ model: 'm', input: 'warm', tools, generate: false } as any);
+        expect(warmed.output).toEqual([]);
+        expect(server.log.httpRequests.length).toBeGreaterThan(asked);
+        expect(mcpStack.simulator.stats.requests).toBe(0);
+        const turn = await mcpStack.openai.responses.create({ model: 'm', previous_response_id: warmed.id, input: '[[call demo__echo {"text":"hi"}]]', tools });
+        expect(turn.output.map((i) => i.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+      } finally {
+        await mcpStack.close();
+        await server.close();
+      }
+    });
+
     it('refuses approval answers with generate:false, naming the field', async () => {
       const refused = await post(stack, {
         model: 'm',
@@ -305,6 +324,20 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       socket.create({ model: 'm', input: [{ type: 'item_reference', id: 'msg_unknown_ref' }] });
       expect(await socket.next()).toMatchObject({ type: 'error', status: 400, error: { param: 'input[0].id', code: 'item_not_found' } });
       expect(upstreamCalls()).toBe(before);
+    });
+
+    it('resolves references added to a conversation, naming an unknown one in items[i].id', async () => {
+      const earlier = await stack.openai.responses.create({ model: 'm', input: '[[say Worth keeping.]]' });
+      const conversation = await stack.openai.conversations.create({ items: [{ type: 'item_reference', id: earlier.output[0].id }] as any });
+      const items = (await stack.openai.conversations.items.list(conversation.id)).data as any[];
+      expect(items).toEqual([expect.objectContaining({ id: earlier.output[0].id, type: 'message', content: [expect.objectContaining({ text: 'Worth keeping.' })] })]);
+      const refused = await fetch(`${stack.url}/conversations/${conversation.id}/items`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_nowhere' }] }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error).toMatchObject({ param: 'items[1].id', code: 'item_not_found' });
     });
 
     it('resolves a hundred references in one request', async () => {

@@ -10,6 +10,7 @@ import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js'
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { parseListQuery } from './list-query.parser.js';
+import { resolveItemReferences } from '../persistence/item-references.util.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
@@ -53,7 +54,8 @@ export class StoredResponsesController {
     const promptCacheKey = optionalString(raw, 'prompt_cache_key');
     const hasInput = raw.input !== undefined && raw.input !== null;
     if (!hasInput && !previousResponseId) throw new InvalidRequestError("'input' is required without 'previous_response_id'.", 'input');
-    const input = !hasInput ? [] : this.parser.parseItems(typeof raw.input === 'string' ? [{ role: 'user', content: raw.input }] : raw.input, 'input');
+    const parsed = !hasInput ? [] : this.parser.parseItems(typeof raw.input === 'string' ? [{ role: 'user', content: raw.input }] : raw.input, 'input');
+    const input = await resolveItemReferences(parsed, (ids) => this.store.findItems(ids, requestOwner(req)));
 
     const prior = await this.state.rehydrate({ previousResponseId, conversationId: null, owner: requestOwner(req) });
     const items = [...(prior?.publicItems ?? []), ...input];

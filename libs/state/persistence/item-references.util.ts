@@ -10,7 +10,7 @@ export type ItemLookup = (ids: readonly string[]) => Promise<Map<string, PublicI
  * Vercel AI SDK) send references instead of repeating items the gateway
  * returned; an id the caller cannot see is a 400 naming that reference.
  */
-export async function resolveItemReferences(input: readonly PublicItem[], lookup: ItemLookup): Promise<PublicItem[]> {
+export async function resolveItemReferences(input: readonly PublicItem[], lookup: ItemLookup, root = 'input'): Promise<PublicItem[]> {
   const ids = input.filter((item) => item.type === 'item_reference').map((item) => item.id as string);
   if (ids.length === 0) return [...input];
   const found = await lookup(ids);
@@ -18,7 +18,7 @@ export async function resolveItemReferences(input: readonly PublicItem[], lookup
     if (item.type !== 'item_reference') return item;
     const resolved = found.get(item.id as string);
     if (!resolved) {
-      throw new InvalidRequestError(`Item with id '${String(item.id)}' not found.`, `input[${i}].id`, 'item_not_found');
+      throw new InvalidRequestError(`Item with id '${String(item.id)}' not found.`, `${root}[${i}].id`, 'item_not_found');
     }
     return resolved;
   });

@@ -50,22 +50,30 @@ export class ModelContextService {
   }
 }
 
+/** Serialized sizes of transcript items and tools: a run's transcript only grows, so each item is measured once. */
+const jsonBytes = new WeakMap<object, number>();
+
+function bytesOf(value: object): number {
+  let bytes = jsonBytes.get(value);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    jsonBytes.set(value, bytes);
+  }
+  return bytes;
+}
+
 /**
  * A deliberately high token estimate of what the upstream will tokenize: the
- * JSON of instructions, input and tools, three ASCII characters per token and
- * one token per other character (CJK text is about one token a character).
- * Overestimating only shortens the budget; underestimating gets the request
- * refused by the model server.
+ * UTF-8 size of the JSON of instructions, input and tools, three bytes per
+ * token. That is three ASCII characters per token and one per CJK character
+ * (about what tokenizers give for CJK text). Overestimating only shortens
+ * the budget; underestimating gets the request refused by the model server.
  */
 export function estimatePromptTokens(request: Pick<ModelRequest, 'instructions' | 'input' | 'tools'>): number {
-  const json = JSON.stringify([request.instructions ?? '', request.input, request.tools]);
-  let ascii = 0;
-  let other = 0;
-  for (let i = 0; i < json.length; i++) {
-    if (json.charCodeAt(i) < 128) ascii++;
-    else other++;
-  }
-  return Math.ceil(ascii / 3) + other;
+  let bytes = Buffer.byteLength(request.instructions ?? '', 'utf8');
+  for (const item of request.input) bytes += bytesOf(item);
+  for (const tool of request.tools) bytes += bytesOf(tool);
+  return Math.ceil(bytes / 3);
 }
 
 /**

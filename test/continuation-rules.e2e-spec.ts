@@ -282,6 +282,16 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       expect((await stack.openai.responses.inputItems.list(plain.id)).data[0]).toMatchObject({ status: 'completed', content: [{ type: 'input_text', text: '[[say plain]]' }] });
     });
 
+    it('over WebSocket: a stored response keeps its input canonical too', async () => {
+      const socket = await open();
+      socket.create({ model: 'm', input: [{ role: 'user', content: '[[say over the socket]]' }] });
+      const done = (await socket.untilDone()).at(-1).response;
+      const items = await stack.openai.responses.inputItems.list(done.id);
+      expect(items.data).toEqual([
+        { id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: '[[say over the socket]]' }] },
+      ]);
+    });
+
     it('conversation items: created items and response turns alike', async () => {
       const conversation = await stack.openai.conversations.create({ items: [{ type: 'message', role: 'user', content: 'seeded' }] as any });
       await stack.openai.conversations.items.create(conversation.id, {

@@ -69,6 +69,15 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       expect(items.data.filter((i: any) => i.type === 'message').map((i: any) => Array.isArray(i.content))).toEqual([true, true, true, true]);
     });
 
+    it('streams a run with reasoning and a tool call', async () => {
+      const streamed = await run(agent(), '[[reason Check the forecast.]] What is the weather in "Turku"?', { stream: true });
+      const kinds = new Set<string>();
+      for await (const event of streamed) kinds.add(event.type === 'run_item_stream_event' ? `item:${event.item.type}` : event.type);
+      await streamed.completed;
+      expect(streamed.finalOutput).toBe('Based on the tool result: sunny in Turku');
+      expect([...kinds]).toEqual(expect.arrayContaining(['raw_model_stream_event', 'item:reasoning_item', 'item:tool_call_item', 'item:tool_call_output_item', 'item:message_output_item']));
+    });
+
     it('chains runs with previousResponseId', async () => {
       const first = await run(agent(), 'What is the weather in "Lisbon"?');
       expect(first.finalOutput).toBe('Based on the tool result: sunny in Lisbon');

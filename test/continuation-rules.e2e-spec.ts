@@ -209,6 +209,37 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       ]);
     });
 
+    it("the same prewarm through the openai SDK's own WebSocket client", async () => {
+      const { ResponsesWS } = await import('openai/resources/responses/ws');
+      const rws = new ResponsesWS(stack.openai);
+      const before = upstreamCalls();
+      const completed: any[] = [];
+      let wake: () => void = () => undefined;
+      rws.on('event', (event: any) => {
+        if (event.type === 'response.completed') {
+          completed.push(event.response);
+          wake();
+        }
+      });
+      const nextCompleted = (count: number) =>
+        new Promise<void>((resolve) => {
+          wake = () => completed.length >= count && resolve();
+          wake();
+        });
+      try {
+        rws.send({ type: 'response.create', model: 'm', store: false, input: 'warm up', generate: false } as any);
+        await nextCompleted(1);
+        expect(completed[0].output).toEqual([]);
+        expect(upstreamCalls()).toBe(before);
+        rws.send({ type: 'response.create', model: 'm', store: false, previous_response_id: completed[0].id, input: '[[say warmed]]' } as any);
+        await nextCompleted(2);
+        expect(completed[1].output.at(-1).content[0].text).toBe('warmed');
+        expect(upstreamCalls()).toBe(before + 1);
+      } finally {
+        rws.close();
+      }
+    });
+
     it('over HTTP: stored like any response, continued by previous_response_id, tools inherited', async () => {
       const before = upstreamCalls();
       const warmed = await stack.openai.responses.create({ model: 'm', input: 'Context: the user lives in "Hanko".', tools: [weatherTool], generate: false } as any);

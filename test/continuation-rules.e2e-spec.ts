@@ -282,6 +282,12 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       }
     });
 
+    it('refuses a generate that is not a boolean', async () => {
+      const refused = await post(stack, { model: 'm', input: 'x', generate: 'no' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.param).toBe('generate');
+    });
+
     it('refuses approval answers with generate:false, naming the field', async () => {
       const refused = await post(stack, {
         model: 'm',
@@ -361,6 +367,11 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       const refused = await post(stack, { model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_unknown_ref' }] });
       expect(refused.status).toBe(400);
       expect(refused.body.error).toMatchObject({ param: 'input[1].id', code: 'item_not_found' });
+      for (const bad of [{ type: 'item_reference' }, { type: 'item_reference', id: 7 }, { type: 'item_reference', id: '' }]) {
+        const malformed = await post(stack, { model: 'm', input: [bad] });
+        expect(malformed.status).toBe(400);
+        expect(malformed.body.error.param).toBe('input[0].id');
+      }
       const socket = await open();
       socket.create({ model: 'm', input: [{ type: 'item_reference', id: 'msg_unknown_ref' }] });
       expect(await socket.next()).toMatchObject({ type: 'error', status: 400, error: { param: 'input[0].id', code: 'item_not_found' } });

@@ -137,6 +137,58 @@ describe.each(['responses', 'chat'] as const)('the openai SDK stream helper (%s 
     expect(searxng.queries).toContain('stream helper news');
   });
 
+  it('namespace member calls, a function and a custom one, in parallel', async () => {
+    const shell = {
+      type: 'namespace',
+      name: 'mcp__shell',
+      description: 'Shell tools',
+      tools: [
+        { type: 'function', name: 'run', description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+        { type: 'custom', name: 'script', description: 'Run a script' },
+      ],
+    };
+    const upstreamNames = async () => {
+      const body = stack.simulator.requests.at(-1)!.body as any;
+      return (dialect === 'chat' ? body.tools.map((t: any) => t.function) : body.tools).map((t: any) => t.name);
+    };
+    // The model-visible names come from the gateway's own naming; ask it through a first request.
+    await client.responses.create({ model: 'm', input: '[[say names]]', tools: [shell as any] });
+    const [runName, scriptName] = await upstreamNames();
+    const run = await streamed(client, {
+      input: `Go. [[call ${runName} {"cmd":"ls"}]] [[call ${scriptName} {"input":"echo hi"}]]`,
+      tools: [shell],
+    });
+    expectConsistent(run);
+    expect(run.final.output).toEqual([
+      expect.objectContaining({ type: 'function_call', namespace: 'mcp__shell', name: 'run' }),
+      expect.objectContaining({ type: 'custom_tool_call', namespace: 'mcp__shell', name: 'script', input: 'echo hi' }),
+    ]);
+  });
+
+  it('an MCP approval request', async () => {
+    const run = await streamed(client, {
+      input: 'Delete it. [[call demo__delete_item {"id":"42"}]]',
+      tools: [{ type: 'mcp', server_label: 'demo', server_url: mcp.url, require_approval: 'always' }],
+    });
+    expectConsistent(run);
+    expect(run.final.output.map((i) => i.type)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
+    expect(run.final.output[1]).toMatchObject({ server_label: 'demo', name: 'delete_item' });
+  });
+
+  it('an answer cut short by max_output_tokens (response.incomplete)', async () => {
+    const stream = client.responses.stream({ model: 'm', input: '[[tokens 40]]', max_output_tokens: 10 } as any);
+    const events: any[] = [];
+    stream.on('event', (event) => events.push(event));
+    const final = await stream.finalResponse();
+    const terminal = events.at(-1);
+    expect(terminal.type).toBe('response.incomplete');
+    validator.assertResponse(terminal.response);
+    expect(final.status).toBe('incomplete');
+    expect(final.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(withoutParsed(final.output)).toEqual(terminal.response.output);
+    expect((final.output[0] as any).status).toBe('incomplete');
+  });
+
   it('reasoning before a function call', async () => {
     const run = await streamed(client, {
       input: '[[reason Need the weather tool.]] [[call get_weather {"city":"Rome"}]]',

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SocketClient } from './support/socket-client.js';
+import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
 import { weatherTool } from './support/fixtures.js';
 
 /**
@@ -327,6 +328,32 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       expect(items.data).toEqual([
         { id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: '[[say over the socket]]' }] },
       ]);
+    });
+
+    it('reads items stored in shorthand (before canonical storage) back canonical', async () => {
+      const store = stack.app.get<StateStore>(STATE_STORE);
+      const id = `resp_legacy${randomBytes(6).toString('hex')}`;
+      await store.saveResponse({
+        id,
+        owner: null,
+        createdAt: 1,
+        previousResponseId: null,
+        conversationId: null,
+        status: 'completed',
+        response: { id, object: 'response', status: 'completed', output: [] },
+        inputItems: [{ type: 'message', id: `msg_legacy${id.slice(-6)}`, role: 'user', content: 'old shorthand' }],
+        modelItems: [],
+        tools: [],
+        toolChoice: 'auto',
+      });
+      const conversation = await store.createConversation({ id: `conv_legacy${id.slice(-6)}`, owner: null, createdAt: 1, metadata: {} }, [
+        { type: 'message', id: `msg_legacyc${id.slice(-6)}`, role: 'assistant', content: 'old answer' },
+      ]);
+      expect((await stack.openai.responses.inputItems.list(id)).data[0]).toMatchObject({ status: 'completed', content: [{ type: 'input_text', text: 'old shorthand' }] });
+      const items = await stack.openai.conversations.items.list(conversation.id);
+      expect(items.data[0]).toMatchObject({ status: 'completed', content: [{ type: 'output_text', text: 'old answer', annotations: [] }] });
+      const one = await stack.openai.conversations.items.retrieve(items.data[0].id!, { conversation_id: conversation.id });
+      expect(one).toMatchObject({ content: [{ type: 'output_text', text: 'old answer' }] });
     });
 
     it('conversation items: created items and response turns alike', async () => {

@@ -78,7 +78,7 @@ const STATUS_TYPES = new Set(['message', 'function_call', 'function_call_output'
  * typed parts and every item carries a status. Clients that read stored
  * items back (the Agents SDK's conversation session) rely on both.
  */
-function canonical(item: JsonObject): void {
+function canonicalize(item: JsonObject): void {
   if (item.type === 'message' && typeof item.content === 'string') {
     item.content = [item.role === 'assistant' ? { type: 'output_text', text: item.content, annotations: [] } : { type: 'input_text', text: item.content }];
   }
@@ -101,6 +101,16 @@ function message(item: JsonObject, path: string): void {
       fail(`${path}.phase must be "commentary" or "final_answer".`, `${path}.phase`);
     }
   }
+}
+
+/**
+ * A copy of a stored item in canonical form: items stored before input was
+ * canonicalized on the way in still read back in the shape clients expect.
+ */
+export function canonicalItem(item: PublicItem): PublicItem {
+  const copy = { ...(item as JsonObject) };
+  canonicalize(copy);
+  return copy as PublicItem;
 }
 
 /**
@@ -172,7 +182,7 @@ export function parseInputItems(
         extraTypes.get(type)?.(item, path);
     }
     if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
-    canonical(item);
+    canonicalize(item);
     return item as PublicItem;
   });
 }

@@ -10,6 +10,7 @@ import { conversationNotFound } from '../../core/errors/gateway-error.js';
 import { parseListQuery } from './list-query.parser.js';
 import { parseMetadata } from '../../responses/request/metadata.parser.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
+import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
 /** The API creates at most this many items per call, as OpenAI's does. */
 const MAX_ITEMS_PER_CALL = 20;
@@ -43,7 +44,7 @@ function itemNotFound(itemId: string): NotFoundError {
 }
 
 function toList(entries: ConversationItem[], hasMore: boolean): ItemList {
-  const data = entries.map((entry) => entry.item);
+  const data = entries.map((entry) => canonicalItem(entry.item));
   return {
     object: 'list',
     data,
@@ -120,7 +121,7 @@ export class ConversationsController {
   async retrieveItem(@Param('id') id: string, @Param('itemId') itemId: string, @Req() req: Request): Promise<PublicItem> {
     const owner = requestOwner(req);
     const found = await this.store.getConversationItem(id, itemId, owner);
-    if (found) return found.item;
+    if (found) return canonicalItem(found.item);
     throw (await this.store.getConversation(id, owner)) ? itemNotFound(itemId) : conversationNotFound(id);
   }
 

@@ -11,6 +11,7 @@ import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { parseListQuery } from './list-query.parser.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
+import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
@@ -94,6 +95,6 @@ export class StoredResponsesController {
   ): Promise<{ object: 'list' } & Page<PublicItem>> {
     const page = await this.store.listInputItems(id, requestOwner(req), parseListQuery(query));
     if (!page) throw responseNotFound(id);
-    return { object: 'list', ...page };
+    return { object: 'list', ...page, data: page.data.map(canonicalItem) };
   }
 }

@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import type { PublicItem } from '../../core/protocol/items.js';
+import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
 /** Finds stored items by id, for one owner; absent ids are missing from the map. */
 export type ItemLookup = (ids: readonly string[]) => Promise<Map<string, PublicItem>>;
@@ -20,6 +21,7 @@ export async function resolveItemReferences(input: readonly PublicItem[], lookup
     if (!resolved) {
       throw new InvalidRequestError(`Item with id '${String(item.id)}' not found.`, `${root}[${i}].id`, 'item_not_found');
     }
-    return resolved;
+    // Stored again as this request's input: in canonical form, whenever the original was stored.
+    return canonicalItem(resolved);
   });
 }

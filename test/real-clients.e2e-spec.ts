@@ -151,6 +151,27 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       expect(seen).not.toContain('item_reference');
     });
 
+    it('a reasoning model id with reasoning options: effort and summary reach the model, references resolve', async () => {
+      const openai = provider();
+      // The AI SDK treats gpt-5* ids as reasoning models: it sends `reasoning` and references text only after reasoning.
+      const model = openai.responses('gpt-5-switchyard');
+      const providerOptions = { openai: { reasoningEffort: 'low', reasoningSummary: 'auto' } };
+      const first = await generateText({ model, prompt: '[[reason Plan it.]] What is the weather in "Oulu"?', tools: { get_weather: weatherTool() }, stopWhen: stepCountIs(3), providerOptions });
+      expect(first.text).toBe('Based on the tool result: rain in Oulu');
+      expect(sent[0].reasoning).toEqual({ effort: 'low', summary: 'auto' });
+      const upstreamBody = stack.simulator.requests.at(-1)!.body as any;
+      // Each dialect's own field: `reasoning.effort` for /v1/responses, `reasoning_effort` for chat.
+      expect(dialect === 'responses' ? upstreamBody.reasoning?.effort : upstreamBody.reasoning_effort).toBe('low');
+      const second = await generateText({
+        model,
+        messages: [{ role: 'user', content: '[[reason Plan it.]] What is the weather in "Oulu"?' }, ...first.response.messages, { role: 'user', content: '[[say And tomorrow?]]' }],
+        tools: { get_weather: weatherTool() },
+        providerOptions,
+      });
+      expect(second.text).toBe('And tomorrow?');
+      expect(referencesIn(sent.at(-1)).length).toBeGreaterThanOrEqual(2);
+    });
+
     it('streamText with a tool and with reasoning', async () => {
       const result = streamText({
         model: provider().responses(MODEL),

@@ -13,8 +13,8 @@ function callIdOf(item: { type: string; call_id?: unknown }): string | null {
  * Refuses a tool output whose `call_id` answers no call before it: in the
  * prior state (a `previous_response_id` chain, a conversation, a socket's
  * cached response) or earlier in this request's own input. Sent on, such an
- * output reaches the model as a reply to nothing, which chat templates either
- * reject with a 500 upstream or silently mis-pair; the client has made a
+ * output reaches the model as a reply to nothing, which some chat templates
+ * refuse and others render next to the wrong call; the client has made a
  * mistake worth naming (`input[i].call_id`).
  *
  * `priorModelItems` covers calls the public history does not show as calls

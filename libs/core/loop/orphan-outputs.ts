@@ -4,8 +4,9 @@ import type { ModelItem, PublicItem } from '../protocol/items.js';
 /** Input item types that answer a call the model made, by `call_id`. */
 const CALL_OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
 
+/** The call id an item opens: any item with a `call_id` that is not itself an output (`*_output`). */
 function callIdOf(item: { type: string; call_id?: unknown }): string | null {
-  if (CALL_OUTPUT_TYPES.has(item.type) || item.type.endsWith('_output')) return null;
+  if (item.type.endsWith('_output')) return null;
   return typeof item.call_id === 'string' ? item.call_id : null;
 }
 

@@ -10,6 +10,7 @@ import {
   type Conversation,
   type ConversationFocus,
 } from './conversation.js';
+import { EmbeddingRequestError, embeddingsBody } from './embeddings.js';
 import { DirectiveError, parseDirectives, parseFaultText, type Directives, type FaultSpec } from './directives.js';
 import { deltaCount, planTurn } from './model-behaviour.js';
 import { responsesBody, responsesFrames, type DialectInput } from './responses-dialect.js';
@@ -95,6 +96,7 @@ const ROUTES: Record<string, { method: string; dialect?: Dialect }> = {
   '/v1/responses': { method: 'POST', dialect: 'responses' },
   '/v1/chat/completions': { method: 'POST', dialect: 'chat' },
   '/v1/models': { method: 'GET' },
+  '/v1/embeddings': { method: 'POST' },
   '/health': { method: 'GET' },
 };
 
@@ -120,6 +122,8 @@ interface Latency {
 export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   /** The last 200 inference request bodies, oldest first. */
   readonly requests: RecordedRequest[] = [];
+  /** The last 200 `/v1/embeddings` request bodies, oldest first. */
+  readonly embeddingRequests: RecordedRequest[] = [];
 
   private readonly server: Server;
   private readonly model: string;
@@ -208,6 +212,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     if (!route) return sendJson(res, 404, { detail: 'Not Found' });
     if (req.method !== route.method) return sendJson(res, 405, { detail: 'Method Not Allowed' });
     if (route.dialect) return this.infer(req, res, path, route.dialect);
+    if (path === '/v1/embeddings') return this.embed(req, res);
     if (path === '/health') {
       res.writeHead(200, { 'content-length': 0 });
       res.end();
@@ -230,6 +235,26 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
         },
       ],
     });
+  }
+
+  /** `/v1/embeddings` (see embeddings.ts); recorded in `embeddingRequests`, not counted as inference. */
+  private async embed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req, new AbortController().signal);
+    if (raw === undefined) return sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return sendError(res, 400, 'Request body is not valid JSON');
+    }
+    this.embeddingRequests.push({ path: '/v1/embeddings', body, receivedAt: Date.now() });
+    if (this.embeddingRequests.length > REQUEST_LOG_LIMIT) this.embeddingRequests.shift();
+    try {
+      sendJson(res, 200, embeddingsBody(body, this.model));
+    } catch (error) {
+      if (error instanceof EmbeddingRequestError) return sendError(res, 400, error.message, error.param);
+      throw error;
+    }
   }
 
   private async infer(req: IncomingMessage, res: ServerResponse, path: string, dialect: Dialect): Promise<void> {

@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import type { Request } from 'express';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { pageQuery } from './request-fields.js';
 import { VectorStoresService } from './vector-stores.service.js';
 
@@ -39,9 +39,12 @@ export class VectorStoresController {
 
   @Post(':id/search')
   @HttpCode(200)
-  search(@Param('id') id: string, @Body() body: unknown, @Req() req: Request): Obj {
+  search(@Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Obj {
+    // A client that gives up stops the query embedding (the socket may be kept alive, the response is not).
     const abort = new AbortController();
-    req.socket.once('close', () => abort.abort());
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     return this.stores.search(id, body, abort.signal);
   }
 

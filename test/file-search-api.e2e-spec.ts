@@ -153,7 +153,7 @@ describe.each([
     const multi = await client.vectorStores.search(store.id, { query: ['warranty thermostat', 'Rotterdam'], max_num_results: 2 });
     expect(new Set(multi.data.map((r) => r.file_id))).toEqual(new Set([pdf.id, html.id]));
     // The SDK's page keeps only `data`; the page's own fields are read from the body.
-    const rewritten = await (await client.vectorStores.search(store.id, { query: 'What is the warranty of the kettle?', rewrite_query: true }).asResponse()).json();
+    const rewritten = await (await client.vectorStores.search(store.id, { query: 'What is the warranty of the kettle?', rewrite_query: true }).asResponse()).json() as any;
     expect(rewritten).toMatchObject({ object: 'vector_store.search_results.page', search_query: ['warranty kettle'], has_more: false, next_page: null });
     expect(rewritten.data[0].file_id).toBe(pdf.id);
     const strict = await top('warranty', { ranking_options: { score_threshold: 1 } });

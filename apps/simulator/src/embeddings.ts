@@ -85,19 +85,15 @@ export function embeddingsBody(body: unknown, model: string, nativeDims = DEFAUL
   if (format !== 'float' && format !== 'base64') throw new EmbeddingRequestError("encoding_format must be 'float' or 'base64'", 'encoding_format');
   let dims = nativeDims;
   if (b.dimensions !== undefined && b.dimensions !== null) {
-    // Served as a Matryoshka model: a prefix of the vector, renormalised.
+    // Served as a Matryoshka-capable model: narrower vectors on request.
     if (!Number.isInteger(b.dimensions) || (b.dimensions as number) < 1 || (b.dimensions as number) > nativeDims) {
       throw new EmbeddingRequestError(`dimensions must be an integer from 1 to ${nativeDims}`, 'dimensions');
     }
     dims = b.dimensions as number;
   }
   const data = inputs.map((input, index) => {
-    let vector = embedText(typeof input === 'string' ? input : input.join(' '), nativeDims);
-    if (dims < nativeDims) {
-      const prefix = vector.slice(0, dims);
-      const n = Math.sqrt(prefix.reduce((s, x) => s + x * x, 0)) || 1;
-      vector = prefix.map((x) => Math.fround(x / n));
-    }
+    // Hashed into the requested width directly: every width gets a full unit vector.
+    const vector = embedText(typeof input === 'string' ? input : input.join(' '), dims);
     const embedding = format === 'base64' ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector;
     return { index, object: 'embedding', embedding };
   });

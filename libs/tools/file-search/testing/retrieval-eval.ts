@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { FileSearchSettings } from '../config/file-search-settings.js';
 import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
@@ -13,8 +14,11 @@ export interface LabelledCorpus {
   queries: Array<{ query: string; relevant: string }>;
 }
 
+/** Read from the source tree (the build does not copy JSON), so run from the repository root. */
+export const CORPUS_PATH = 'libs/tools/file-search/testing/labelled-corpus.json';
+
 export function loadLabelledCorpus(): LabelledCorpus {
-  return JSON.parse(readFileSync(new URL('./labelled-corpus.json', import.meta.url), 'utf8')) as LabelledCorpus;
+  return JSON.parse(readFileSync(resolve(process.cwd(), CORPUS_PATH), 'utf8')) as LabelledCorpus;
 }
 
 export interface RetrievalQuality {

@@ -57,6 +57,12 @@ describe.each([
     expect(response.output_text).toMatch(/^Based on the tool result: /);
     expect(response.output_text).toContain('thirty-six months');
     expect(response.output_text).toContain(`file_id=${ids['manual.pdf']}`);
+    // The answer names its sources (the simulator echoes the labelled results): each mention is a file_citation.
+    const text = response.output_text;
+    const annotations = (response.output[1] as any).content[0].annotations;
+    expect(annotations[0]).toEqual({ type: 'file_citation', file_id: ids['manual.pdf'], filename: 'manual.pdf', index: text.indexOf(ids['manual.pdf']) });
+    expect(annotations.map((a: any) => a.index)).toEqual([...annotations.map((a: any) => a.index)].sort((a: number, b: number) => a - b));
+    for (const a of annotations) expect([ids[a.filename], text.slice(a.index).startsWith(a.file_id) || text.slice(a.index).startsWith(a.filename)]).toEqual([a.file_id, true]);
 
     // The model was offered one function taking queries, and read the results as its output.
     const upstream = stack.simulator.requests.slice(-2).map((r) => r.body as any);
@@ -111,6 +117,15 @@ describe.each([
     validator.assertResponse(final);
     expect(final.output[0]).toEqual(done);
     expect(final.output[1].content[0].text).toContain('Rotterdam');
+    // Citations are announced after the text deltas and before output_text.done, as the final part carries them.
+    const added = events.filter((e) => e.type === 'response.output_text.annotation.added');
+    expect(added.length).toBeGreaterThan(0);
+    expect(added.map((e) => e.annotation)).toEqual(final.output[1].content[0].annotations);
+    expect(added.map((e) => e.annotation_index)).toEqual(added.map((_, i) => i));
+    const textDone = types.indexOf('response.output_text.done');
+    expect(types.lastIndexOf('response.output_text.delta')).toBeLessThan(types.indexOf('response.output_text.annotation.added'));
+    expect(types.lastIndexOf('response.output_text.annotation.added')).toBeLessThan(textDone);
+    expect(added[0].annotation).toMatchObject({ type: 'file_citation', file_id: ids['shipping.md'], filename: 'shipping.md' });
   });
 
   it('fails the call, not the request, for an unknown vector store id', async () => {

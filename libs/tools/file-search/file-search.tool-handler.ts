@@ -72,7 +72,7 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
           name: 'file_search',
           description:
             'Search the files the user attached for passages relevant to the queries. Each result is labelled with its file_id and filename; ' +
-            'say which file an answer comes from.',
+            'name the filename of each file your answer uses.',
           parameters: {
             type: 'object',
             properties: {

@@ -65,3 +65,32 @@ export function resultsForModel(queries: readonly string[], results: readonly Pu
   }
   return parts.join('\n\n');
 }
+
+/** Bound on annotations per message: a text repeating a name thousands of times needs no more. */
+const MAX_CITATIONS = 100;
+
+/**
+ * Mentions of the given files in `text` (file id, or a filename of at least
+ * three characters), left to right, never overlapping; `index` is where
+ * the mention starts.
+ */
+export function findCitations(text: string, files: ReadonlyMap<string, string>): Array<Record<string, unknown>> {
+  const needles: Array<{ needle: string; fileId: string; filename: string }> = [];
+  for (const [fileId, filename] of files) {
+    needles.push({ needle: fileId, fileId, filename });
+    if (filename.length >= 3) needles.push({ needle: filename, fileId, filename });
+  }
+  // Longer first, so that "report-2024.pdf" wins over "report" at the same position.
+  needles.sort((a, b) => b.needle.length - a.needle.length);
+  const found: Array<{ index: number; end: number; fileId: string; filename: string }> = [];
+  for (const n of needles) {
+    for (let at = text.indexOf(n.needle); at !== -1 && found.length < MAX_CITATIONS * 4; at = text.indexOf(n.needle, at + n.needle.length)) {
+      const end = at + n.needle.length;
+      if (!found.some((f) => at < f.end && end > f.index)) found.push({ index: at, end, fileId: n.fileId, filename: n.filename });
+    }
+  }
+  return found
+    .sort((a, b) => a.index - b.index)
+    .slice(0, MAX_CITATIONS)
+    .map((f) => ({ type: 'file_citation', file_id: f.fileId, filename: f.filename, index: f.index }));
+}

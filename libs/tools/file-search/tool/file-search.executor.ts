@@ -13,7 +13,7 @@ import {
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { FileSearchStore } from '../storage/file-search.store.js';
-import { RESULTS_INCLUDE, parseQueries, publicResults, queriesOf, resultsForModel, type FileSearchCallData } from './file-search-call.js';
+import { RESULTS_INCLUDE, findCitations, parseQueries, publicResults, queriesOf, resultsForModel, type FileSearchCallData } from './file-search-call.js';
 import type { FileSearchParams } from '../file-search.tool-handler.js';
 
 function errorOutput(code: string, message: string, queries: string[]): ToolOutput {
@@ -65,6 +65,17 @@ export class FileSearchExecutor implements GatewayExecutor<FileSearchParams> {
     await this.store.touchStores(params.vectorStoreIds, Math.floor(Date.now() / 1000));
     const results = publicResults(found);
     return { text: resultsForModel(queries, results, this.settings.resultBudgetChars), data: { queries, results } satisfies FileSearchCallData };
+  }
+
+  /**
+   * `file_citation` annotations: each place the answer names a searched
+   * file, by id or by filename, cites that file. The model is shown both
+   * with every result; naming the source is what the tool asks of it.
+   */
+  annotateText(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>> {
+    const files = new Map<string, string>();
+    for (const r of results) for (const hit of (r.output.data as FileSearchCallData | undefined)?.results ?? []) files.set(hit.file_id, hit.filename);
+    return findCitations(text, files);
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FILE_SEARCH_EMBEDDINGS } from '../ingestion/ingestion.worker.js';
 import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
 import type { Attributes } from '../storage/file-search-rows.js';
-import { FileSearchStore } from '../storage/file-search.store.js';
+import { FileSearchStore, type SearchScope } from '../storage/file-search.store.js';
 import { matchesFilter, type AttributeFilter } from './attribute-filter.js';
 import { queryTerms } from './query-terms.js';
 import { fuseRankings, type WeightedRanking } from './rank-fusion.js';
@@ -49,17 +49,21 @@ export class FileSearchService {
   }
 
   async search(req: SearchRequest): Promise<SearchResult[]> {
-    const files = await this.store.searchableFiles(req.storeIds);
-    const candidates = req.filter ? files.filter((f) => matchesFilter(req.filter!, f.attributes)) : files;
-    if (candidates.length === 0 || req.queries.length === 0) return [];
+    if (req.queries.length === 0 || req.storeIds.length === 0) return [];
+    // Filters run before ranking: the rankings only ever see the files that pass.
+    const scope: SearchScope = { storeIds: req.storeIds };
+    if (req.filter) {
+      scope.fileKeys = (await this.store.searchableFiles(req.storeIds)).filter((f) => matchesFilter(req.filter!, f.attributes));
+      if (scope.fileKeys.length === 0) return [];
+    }
     const depth = Math.max(CANDIDATES_PER_RANKING, req.maxNumResults * 2);
     const vectors = this.embeddings ? await this.embeddings.embed(req.queries, req.signal) : [];
     const weights = req.weights ?? { text: 1, embedding: 1 };
 
     const best = new Map<number, number>();
     for (const [i, query] of req.queries.entries()) {
-      const lists: WeightedRanking[] = [{ weight: this.embeddings ? weights.text : 1, ranking: await this.store.lexical(candidates, queryTerms(query), depth) }];
-      if (this.embeddings) lists.push({ weight: weights.embedding, ranking: await this.store.vector(candidates, vectors[i], depth) });
+      const lists: WeightedRanking[] = [{ weight: this.embeddings ? weights.text : 1, ranking: await this.store.lexical(scope, queryTerms(query), depth) }];
+      if (this.embeddings) lists.push({ weight: weights.embedding, ranking: await this.store.vector(scope, vectors[i], depth) });
       for (const [chunkId, score] of fuseRankings(lists)) best.set(chunkId, Math.max(best.get(chunkId) ?? 0, score));
     }
     const top = [...best.entries()]

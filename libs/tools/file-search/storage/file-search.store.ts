@@ -85,6 +85,14 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** What a search ranks: the stores, narrowed to listed files when attribute filters ran. */
+export interface SearchScope {
+  storeIds: readonly string[];
+  fileKeys?: ReadonlyArray<{ storeId: string; fileId: string }>;
+}
+
+const isEmpty = (scope: SearchScope): boolean => scope.storeIds.length === 0 || (scope.fileKeys !== undefined && scope.fileKeys.length === 0);
+
 /** `IN (?, ?, ...)` for a list; a list is never empty here (callers return early). */
 const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -422,60 +430,74 @@ export class FileSearchStore {
   // ---- retrieval ----------------------------------------------------------
 
   /**
-   * Lexical ranking over the chunks of the given files: BM25 from FTS5 on
-   * SQLite, `ts_rank_cd` over a tsvector on PostgreSQL. `terms` are plain
-   * words (the caller strips operators), OR-ed together.
+   * The chunks a search may rank: those of completed files in the stores,
+   * or, after attribute filtering, of exactly the listed files. Without a
+   * filter the database joins on the stores alone, so a search does not ship
+   * every file key to it.
    */
-  async lexical(fileKeys: ReadonlyArray<{ storeId: string; fileId: string }>, terms: readonly string[], limit: number): Promise<RankedChunk[]> {
-    if (fileKeys.length === 0 || terms.length === 0) return [];
-    const keys = JSON.stringify(fileKeys.map((k) => [k.storeId, k.fileId]));
+  private scopeJoin(scope: SearchScope): { join: string; params: SqlValue[] } {
+    if (scope.fileKeys) {
+      const keys = JSON.stringify(scope.fileKeys.map((k) => [k.storeId, k.fileId]));
+      return {
+        join:
+          this.db.kind === 'sqlite'
+            ? `JOIN (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS f FROM json_each(?)) k ON k.s = c.store_id AND k.f = c.file_id`
+            : `JOIN (SELECT k->>0 AS s, k->>1 AS f FROM jsonb_array_elements(?::jsonb) k) k ON k.s = c.store_id AND k.f = c.file_id`,
+        params: [keys],
+      };
+    }
+    return {
+      join: `JOIN fs_store_files sf ON sf.store_id = c.store_id AND sf.file_id = c.file_id AND sf.status = 'completed' AND c.store_id IN (${marks(scope.storeIds.length)})`,
+      params: [...scope.storeIds],
+    };
+  }
+
+  /**
+   * Lexical ranking: BM25 from FTS5 on SQLite, `ts_rank_cd` over a tsvector
+   * on PostgreSQL. `terms` are plain words (the caller strips operators),
+   * OR-ed together.
+   */
+  async lexical(scope: SearchScope, terms: readonly string[], limit: number): Promise<RankedChunk[]> {
+    if (isEmpty(scope) || terms.length === 0) return [];
+    const { join, params } = this.scopeJoin(scope);
     if (this.db.kind === 'sqlite') {
       const match = terms.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
       const rows = await this.db.all<{ id: number; rank: number }>(
         `SELECT c.id AS id, bm25(fs_chunks_fts) AS rank FROM fs_chunks_fts
-         JOIN fs_chunks c ON c.id = fs_chunks_fts.rowid
-         JOIN (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS f FROM json_each(?)) k ON k.s = c.store_id AND k.f = c.file_id
+         JOIN fs_chunks c ON c.id = fs_chunks_fts.rowid ${join}
          WHERE fs_chunks_fts MATCH ? ORDER BY rank LIMIT ?`,
-        [keys, match, limit],
+        [...params, match, limit],
       );
       // FTS5's bm25() is negative, lower is better.
       return rows.map((r) => ({ chunkId: num(r.id), score: -num(r.rank) }));
     }
     const query = terms.map((w) => `'${w.replace(/'/g, "''").replace(/\\/g, '')}'`).join(' | ');
     const rows = await this.db.all<{ id: unknown; rank: unknown }>(
-      `SELECT c.id AS id, ts_rank_cd(c.tsv, q) AS rank
-       FROM fs_chunks c, to_tsquery('english', ?) q,
-            (SELECT k->>0 AS s, k->>1 AS f FROM jsonb_array_elements(?::jsonb) k) keys
-       WHERE keys.s = c.store_id AND keys.f = c.file_id AND c.tsv @@ q
-       ORDER BY rank DESC, c.id LIMIT ?`,
-      [query, keys, limit],
+      `SELECT c.id AS id, ts_rank_cd(c.tsv, q) AS rank FROM fs_chunks c ${join}, to_tsquery('english', ?) q
+       WHERE c.tsv @@ q ORDER BY rank DESC, c.id LIMIT ?`,
+      [...params, query, limit],
     );
     return rows.map((r) => ({ chunkId: num(r.id), score: num(r.rank) }));
   }
 
   /**
    * Vector ranking by cosine similarity: in SQL with sqlite-vec, in Node
-   * otherwise (PostgreSQL without pgvector), over the same candidate files.
+   * otherwise (PostgreSQL without pgvector), over the same scope.
    */
-  async vector(fileKeys: ReadonlyArray<{ storeId: string; fileId: string }>, query: Float32Array, limit: number): Promise<RankedChunk[]> {
-    if (fileKeys.length === 0) return [];
-    const keys = JSON.stringify(fileKeys.map((k) => [k.storeId, k.fileId]));
+  async vector(scope: SearchScope, query: Float32Array, limit: number): Promise<RankedChunk[]> {
+    if (isEmpty(scope)) return [];
+    const { join, params } = this.scopeJoin(scope);
     if (this.db.kind === 'sqlite' && this.db.hasVectorFunctions) {
       const rows = await this.db.all<{ id: number; d: number }>(
-        `SELECT c.id AS id, vec_distance_cosine(c.embedding, ?) AS d FROM fs_chunks c
-         JOIN (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS f FROM json_each(?)) k ON k.s = c.store_id AND k.f = c.file_id
+        `SELECT c.id AS id, vec_distance_cosine(c.embedding, ?) AS d FROM fs_chunks c ${join}
          WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? ORDER BY d LIMIT ?`,
-        [toBlob(query), keys, query.byteLength, limit],
+        [toBlob(query), ...params, query.byteLength, limit],
       );
       return rows.map((r) => ({ chunkId: num(r.id), score: 1 - num(r.d) }));
     }
-    const keyJoin =
-      this.db.kind === 'sqlite'
-        ? `JOIN (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS f FROM json_each(?)) k ON k.s = c.store_id AND k.f = c.file_id`
-        : `JOIN (SELECT k->>0 AS s, k->>1 AS f FROM jsonb_array_elements(?::jsonb) k) k ON k.s = c.store_id AND k.f = c.file_id`;
     const rows = await this.db.all<{ id: unknown; embedding: Buffer }>(
-      `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${keyJoin} WHERE c.embedding IS NOT NULL`,
-      [keys],
+      `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${join} WHERE c.embedding IS NOT NULL`,
+      params,
     );
     return rows
       .map((r) => ({ chunkId: num(r.id), score: cosine(query, fromBlob(r.embedding)) }))

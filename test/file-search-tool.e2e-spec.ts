@@ -243,3 +243,63 @@ describe('hybrid retrieval with deterministic embeddings', () => {
     }
   });
 });
+
+describe('file_search input sizes and limits', () => {
+  let stack: GatewayStack;
+  let client: OpenAI;
+  let storeIds: string[];
+  let ids: Record<string, string>;
+
+  beforeAll(async () => {
+    stack = await startStack({ config: { fileSearch: { maxFileBytes: 4096, ingestion: { pollMs: 50 } } } });
+    client = stack.openai;
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 100; i++) docs[`doc${i}.txt`] = `Document ${i} is about topic${i}.`;
+    ({ ids, storeId: storeIds } = await storeWith(client, docs).then((r) => ({ ...r, storeId: [r.storeId] })));
+    // 99 more (empty) stores, so that declarations can list 1, 10 and 100 of them.
+    for (let i = 0; i < 99; i++) storeIds.push((await client.vectorStores.create({ name: `empty-${i}` })).id);
+  });
+  afterAll(async () => stack?.close());
+
+  it('grows: 1, 10 and 100 queries in one call and 1, 10 and 100 stores in one declaration are all answered', async () => {
+    for (const n of [1, 10, 100]) {
+      const queries = Array.from({ length: n }, (_, i) => `topic${i}`);
+      const [response, other] = await Promise.all([
+        client.responses.create({
+          model: MODEL,
+          input: `Search. ${searchFiles(...queries)}`,
+          tools: [{ type: 'file_search', vector_store_ids: storeIds.slice(0, n), max_num_results: 50 }],
+          include: ['file_search_call.results'],
+        }),
+        client.responses.create({ model: MODEL, input: '[[say still served]]' }),
+      ]);
+      expect(other.output_text).toBe('still served');
+      const call = response.output[0] as any;
+      expect(call.status).toBe('completed');
+      expect(call.queries).toHaveLength(n);
+      expect(call.results).toHaveLength(Math.min(n, 50));
+      expect(new Set(call.results.map((r: any) => r.file_id))).toEqual(new Set(queries.slice(0, 50).map((_, i) => ids[`doc${i}.txt`])));
+    }
+  }, 60_000);
+
+  it('fails a call with more queries than allowed, and refuses a declaration with too many stores', async () => {
+    const queries = Array.from({ length: 101 }, (_, i) => `q${i}`);
+    const response = await client.responses.create({ model: MODEL, input: `x ${searchFiles(...queries)}`, tools: [{ type: 'file_search', vector_store_ids: storeIds.slice(0, 1) }] });
+    expect(response.output[0]).toMatchObject({ type: 'file_search_call', status: 'failed' });
+    expect(response.output_text).toContain('At most 100 queries');
+    const tooMany = await client.responses
+      .create({ model: MODEL, input: 'x', tools: [{ type: 'file_search', vector_store_ids: [...storeIds, 'vs_extra'] }] })
+      .catch((e) => e);
+    expect([tooMany.status, tooMany.param]).toEqual([400, 'tools[0].vector_store_ids']);
+  });
+
+  it('refuses an upload over fileSearch.maxFileBytes with a 413 naming the file', async () => {
+    const err = await client.files.create({ file: await toFile(Buffer.alloc(5000, 'a'), 'big.txt'), purpose: 'assistants' }).catch((e) => e);
+    expect([err.status, err.param, err.code]).toEqual([413, 'file', 'file_too_large']);
+    const ok = await client.files.create({ file: await toFile(Buffer.alloc(4000, 'a'), 'fits.txt'), purpose: 'assistants' });
+    expect(ok.bytes).toBe(4000);
+    const notMultipart = await fetch(`${stack.url}/files`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(notMultipart.status).toBe(400);
+    expect(((await notMultipart.json()) as any).error.param).toBe('file');
+  });
+});

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../../src/tool-contract.js';
 import { FilesController } from './api/files.controller.js';
@@ -8,10 +10,8 @@ import { FILE_SEARCH_SETTINGS, parseFileSearchSettings, type FileSearchSettings 
 import { EmbeddingsClient } from './ingestion/embeddings.client.js';
 import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
 import { FileSearchService } from './retrieval/file-search.service.js';
-import { PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
 import { FileSearchStore } from './storage/file-search.store.js';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
 import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { EmbeddingsClient } from '../libs/tools/file-search/ingestion/embeddings.client.js';
 import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '../libs/tools/file-search/storage/sql-database.js';
-import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type RetrievalQuality } from '../libs/tools/file-search/testing/retrieval-eval.js';
+import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '../libs/tools/file-search/testing/retrieval-eval.js';
 
 /**
  * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of
@@ -64,6 +64,23 @@ async function main(): Promise<void> {
     await sim.close();
   }
 
+  // Growth: the corpus repeated 10x and 100x (copies marked as revisions), SQLite, both modes.
+  const growth: Array<{ mode: string; factor: number; q: RetrievalQuality }> = [];
+  const sim2 = new SimulatedUpstream();
+  const { url: url2 } = await sim2.listen(0, '127.0.0.1');
+  const embeddings2 = new EmbeddingsClient({ baseUrl: url2, model: 'switchyard-sim', batchSize: 64, timeoutMs: 30_000 });
+  try {
+    for (const mode of ['lexical', 'hybrid'] as const) {
+      for (const factor of [1, 10, 100]) {
+        const q = await evaluateRetrieval(grow(corpus, factor), new SqliteDatabase(':memory:'), mode === 'hybrid' ? embeddings2 : null);
+        growth.push({ mode, factor, q });
+        console.error(`growth ${mode} x${factor}: ingest ${q.ingestMs.toFixed(0)} ms, search ${q.searchMs.toFixed(0)} ms`);
+      }
+    }
+  } finally {
+    await sim2.close();
+  }
+
   const cpus = os.cpus();
   console.log(`Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; corpus \`${CORPUS_PATH}\`: ${corpus.documents.length} documents, ${corpus.queries.length} queries.\n`);
   console.log('| backend | retrieval | recall@5 | MRR@5 | ingest time vs lexical | search time vs lexical | missed queries |');
@@ -74,6 +91,19 @@ async function main(): Promise<void> {
       `| ${r.backend} | ${r.mode} | ${r.q.recallAtK.toFixed(3)} | ${r.q.mrr.toFixed(3)} | ${(r.q.ingestMs / base.ingestMs).toFixed(2)}× | ${(r.q.searchMs / base.searchMs).toFixed(2)}× | ${r.q.misses.map((m) => `"${m}"`).join(', ') || 'none'} |`,
     );
   }
+  console.log('\n| SQLite, retrieval | documents | ingest time per document vs 1× | search time per query vs 1× |');
+  console.log('| --- | --- | --- | --- |');
+  for (const g of growth) {
+    const base = growth.find((x) => x.mode === g.mode && x.factor === 1)!.q;
+    const perDoc = (q: RetrievalQuality, f: number) => q.ingestMs / (corpus.documents.length * f);
+    console.log(`| ${g.mode} | ${corpus.documents.length * g.factor} (${g.factor}×) | ${(perDoc(g.q, g.factor) / perDoc(base, 1)).toFixed(2)}× | ${(g.q.searchMs / base.searchMs).toFixed(2)}× |`);
+  }
+}
+
+function grow(corpus: LabelledCorpus, factor: number): LabelledCorpus {
+  const documents = [...corpus.documents];
+  for (let n = 1; n < factor; n++) for (const d of corpus.documents) documents.push({ id: `${d.id}-rev${n}`, text: `${d.text} Revision ${n}.` });
+  return { ...corpus, documents };
 }
 
 main().catch((e) => {

@@ -34,6 +34,8 @@ export interface FileSearchSettings {
     pollMs: number;
     /** A claimed job whose worker went silent this long is claimed again. */
     leaseMs: number;
+    /** A file whose text takes longer to extract fails (`invalid_file`) rather than holding a worker. */
+    extractTimeoutMs: number;
   };
 }
 
@@ -110,6 +112,7 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
       concurrency: int(ingestion, 'concurrency', 'fileSearch.ingestion', 2, 1, 64),
       pollMs: int(ingestion, 'pollMs', 'fileSearch.ingestion', 1000, 10, 3_600_000),
       leaseMs: int(ingestion, 'leaseMs', 'fileSearch.ingestion', 300_000, 100, 86_400_000),
+      extractTimeoutMs: int(ingestion, 'extractTimeoutMs', 'fileSearch.ingestion', 120_000, 100, 86_400_000),
     },
   };
 }

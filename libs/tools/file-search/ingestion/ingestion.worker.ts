@@ -110,10 +110,33 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
+  /**
+   * Bounds extraction. The parsers cannot be cancelled and pdf.js parses on
+   * this thread, so a timer alone cannot interrupt a long synchronous parse:
+   * the timer ends a parse that stalls, and a parse that finishes late fails
+   * all the same, so the outcome does not depend on where the time went.
+   */
+  private async withDeadline<T>(work: Promise<T>, filename: string): Promise<T> {
+    const ms = this.settings.ingestion.extractTimeoutMs;
+    const late = () => new ExtractionError('invalid_file', `${filename}: text extraction took longer than ${ms} ms.`);
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(late()), ms);
+    });
+    try {
+      const out = await Promise.race([work, deadline]);
+      if (performance.now() - started > ms) throw late();
+      return out;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async ingest(job: ClaimedJob): Promise<NewChunk[]> {
     const [file, content] = await Promise.all([this.store.getFile(job.fileId), this.store.fileContent(job.fileId)]);
     if (!file || !content) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
-    const text = await extractText(file.filename, content);
+    const text = await this.withDeadline(extractText(file.filename, content), file.filename);
     const pieces = chunkText(text, job.chunking);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];

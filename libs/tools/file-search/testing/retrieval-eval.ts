@@ -51,7 +51,7 @@ export async function evaluateRetrieval(corpus: LabelledCorpus, db: SqlDatabase,
   await store.addStoreFiles(
     corpus.documents.map((d) => ({ storeId, fileId: d.id, batchId: null, status: 'in_progress', lastError: null, attributes: {}, chunking: AUTO_CHUNKING, usageBytes: 0, createdAt: nowSeconds(), seq: nextSeq(), attempts: 0 })),
   );
-  const settings = { ingestion: { enabled: true, concurrency: 4, pollMs: 10, leaseMs: 60_000 } } as FileSearchSettings;
+  const settings = { ingestion: { enabled: true, concurrency: 4, pollMs: 10, leaseMs: 60_000, extractTimeoutMs: 60_000 } } as FileSearchSettings;
   const worker = new IngestionWorker(store, settings, embeddings);
   worker.onApplicationBootstrap();
   try {

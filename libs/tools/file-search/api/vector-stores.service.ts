@@ -144,7 +144,7 @@ export class VectorStoresService {
     if (!fileId) throw new InvalidRequestError('file_id is required.', 'file_id');
     const spec: FileSpec = { fileId, attributes: attributes(body.attributes, 'attributes'), chunking: chunkingStrategy(body.chunking_strategy, 'chunking_strategy') };
     const file = await this.store.getFile(fileId);
-    if (!file) throw fileNotFound(fileId, 'file_id');
+    if (!file || (file.expiresAt !== null && file.expiresAt <= nowSeconds())) throw fileNotFound(fileId, 'file_id');
     await this.store.addStoreFiles([this.newStoreFile(storeId, spec, null)]);
     this.worker.kick();
     return storeFileObject((await this.store.getStoreFile(storeId, fileId))!);

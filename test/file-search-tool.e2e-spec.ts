@@ -12,7 +12,11 @@ const searchFiles = (...queries: string[]) => `[[call file_search ${JSON.stringi
 
 async function storeWith(client: OpenAI, docs: Record<string, string | Buffer>): Promise<{ storeId: string; ids: Record<string, string> }> {
   const ids: Record<string, string> = {};
-  for (const [name, content] of Object.entries(docs)) ids[name] = (await client.files.create({ file: await toFile(Buffer.from(content), name), purpose: 'assistants' })).id;
+  await Promise.all(
+    Object.entries(docs).map(async ([name, content]) => {
+      ids[name] = (await client.files.create({ file: await toFile(Buffer.from(content), name), purpose: 'assistants' })).id;
+    }),
+  );
   const store = await client.vectorStores.create({ name: 'docs' });
   const batch = await client.vectorStores.fileBatches.createAndPoll(store.id, { file_ids: Object.values(ids) }, poll);
   expect(batch.file_counts.completed).toBe(Object.keys(docs).length);
@@ -37,7 +41,7 @@ describe.each([
       'returns.txt': TOPICS.returns,
       'security.txt': TOPICS.security,
     }));
-  });
+  }, 60_000);
   afterAll(async () => stack?.close());
 
   it('retrieves the right chunk and answers from it, blocking', async () => {
@@ -187,7 +191,7 @@ describe('hybrid retrieval with deterministic embeddings', () => {
       startStack({ config: { fileSearch: { ingestion: { pollMs: 50 } } } }),
       startStack({ config: { fileSearch: { embeddings: { model: MODEL }, ingestion: { pollMs: 50 } } } }),
     ]);
-  });
+  }, 60_000);
   afterAll(async () => Promise.all([lexical?.close(), hybrid?.close()]));
 
   it('embeds chunks in batches at ingestion and each query at search time', async () => {
@@ -257,8 +261,9 @@ describe('file_search input sizes and limits', () => {
     for (let i = 0; i < 100; i++) docs[`doc${i}.txt`] = `Document ${i} is about topic${i}.`;
     ({ ids, storeId: storeIds } = await storeWith(client, docs).then((r) => ({ ...r, storeId: [r.storeId] })));
     // 99 more (empty) stores, so that declarations can list 1, 10 and 100 of them.
-    for (let i = 0; i < 99; i++) storeIds.push((await client.vectorStores.create({ name: `empty-${i}` })).id);
-  });
+    const empty = await Promise.all(Array.from({ length: 99 }, (_, i) => client.vectorStores.create({ name: `empty-${i}` })));
+    storeIds.push(...empty.map((s) => s.id));
+  }, 120_000);
   afterAll(async () => stack?.close());
 
   it('grows: 1, 10 and 100 queries in one call and 1, 10 and 100 stores in one declaration are all answered', async () => {
@@ -280,7 +285,7 @@ describe('file_search input sizes and limits', () => {
       expect(call.results).toHaveLength(Math.min(n, 50));
       expect(new Set(call.results.map((r: any) => r.file_id))).toEqual(new Set(queries.slice(0, 50).map((_, i) => ids[`doc${i}.txt`])));
     }
-  }, 60_000);
+  }, 120_000);
 
   it('fails a call with more queries than allowed, and refuses a declaration with too many stores', async () => {
     const queries = Array.from({ length: 101 }, (_, i) => `q${i}`);

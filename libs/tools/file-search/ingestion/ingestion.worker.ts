@@ -5,6 +5,7 @@ import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-se
 import type { ClaimedJob, NewChunk } from '../storage/file-search-rows.js';
 import { FileSearchStore } from '../storage/file-search.store.js';
 import { EmbeddingError, EmbeddingsClient } from './embeddings.client.js';
+import { ExtractionPool } from './extraction-pool.js';
 import { ExtractionError, extractText } from './text-extractor.js';
 import { chunkText } from './token-chunker.js';
 
@@ -26,12 +27,16 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly stop = new AbortController();
+  /** PDF and DOCX parse in threads of their own, one per concurrent job at most. */
+  private readonly parsers: ExtractionPool;
 
   constructor(
     private readonly store: FileSearchStore,
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
-  ) {}
+  ) {
+    this.parsers = new ExtractionPool(settings.ingestion.concurrency);
+  }
 
   onApplicationBootstrap(): void {
     if (!this.settings.ingestion.enabled) return;
@@ -48,6 +53,8 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     this.running = false;
     this.stop.abort();
     this.wake?.();
+    // Parses in flight end here; their jobs are handed back, not failed.
+    await this.parsers.close();
     await this.loop;
     await Promise.all([...this.active.values()].map((a) => a.done));
   }
@@ -110,33 +117,12 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /**
-   * Bounds extraction. The parsers cannot be cancelled and pdf.js parses on
-   * this thread, so a timer alone cannot interrupt a long synchronous parse:
-   * the timer ends a parse that stalls, and a parse that finishes late fails
-   * all the same, so the outcome does not depend on where the time went.
-   */
-  private async withDeadline<T>(work: Promise<T>, filename: string): Promise<T> {
-    const ms = this.settings.ingestion.extractTimeoutMs;
-    const late = () => new ExtractionError('invalid_file', `${filename}: text extraction took longer than ${ms} ms.`);
-    const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(late()), ms);
-    });
-    try {
-      const out = await Promise.race([work, deadline]);
-      if (performance.now() - started > ms) throw late();
-      return out;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   private async ingest(job: ClaimedJob): Promise<NewChunk[]> {
     const [file, content] = await Promise.all([this.store.getFile(job.fileId), this.store.fileContent(job.fileId)]);
     if (!file || !content) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
-    const text = await this.withDeadline(extractText(file.filename, content), file.filename);
+    const text = await extractText(file.filename, content, (kind, bytes, filename) =>
+      this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs),
+    );
     const pieces = chunkText(text, job.chunking);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];

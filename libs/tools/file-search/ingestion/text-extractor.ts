@@ -42,24 +42,34 @@ function decodeText(bytes: Buffer, filename: string): string {
   return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/^\uFEFF/, '');
 }
 
+/** Parses a PDF or DOCX somewhere else (a worker thread) and returns its raw text. */
+export type BinaryParser = (kind: 'pdf' | 'docx', bytes: Buffer, filename: string) => Promise<string>;
+
+/** pdf-parse marks page breaks as "-- 1 of 3 --"; they are not the document's words. */
+const cleanPdfText = (text: string): string => text.replace(/\n*-- \d+ of \d+ --\n*/g, '\n\n').trim();
+
 /**
  * Plain text of an uploaded file: PDF (pdf.js through pdf-parse), DOCX
  * (mammoth), HTML (html-to-text), Markdown, plain text and source code.
+ * With `parser`, PDF and DOCX are parsed by it (off the event loop);
+ * without, here.
  */
-export async function extractText(filename: string, bytes: Buffer): Promise<string> {
+export async function extractText(filename: string, bytes: Buffer, parser?: BinaryParser): Promise<string> {
   const kind = kindOf(filename, bytes);
   if (!kind) throw new ExtractionError('unsupported_file', `Files of type ${extname(filename) || '(none)'} are not supported for file search.`);
+  if (parser && (kind === 'pdf' || kind === 'docx')) {
+    const text = await parser(kind, bytes, filename);
+    return kind === 'pdf' ? cleanPdfText(text) : text.trim();
+  }
   switch (kind) {
     case 'pdf': {
-      const parser = new PDFParse({ data: new Uint8Array(bytes) });
+      const pdf = new PDFParse({ data: new Uint8Array(bytes) });
       try {
-        const result = await parser.getText();
-        // pdf-parse marks page breaks as "-- 1 of 3 --"; they are not the document's words.
-        return result.text.replace(/\n*-- \d+ of \d+ --\n*/g, '\n\n').trim();
+        return cleanPdfText((await pdf.getText()).text);
       } catch (e) {
         throw new ExtractionError('invalid_file', `${filename} could not be read as a PDF: ${(e as Error).message}`);
       } finally {
-        await parser.destroy().catch(() => undefined);
+        await pdf.destroy().catch(() => undefined);
       }
     }
     case 'docx':

@@ -1,6 +1,6 @@
 /**
  * The tool-type contract alone: what a tool-type module needs (decorators,
- * contracts, tokens, domain errors, validation helpers), without the
+ * contracts, tokens, domain errors, validation functions), without the
  * gateway module. `src/index.ts` re-exports all of it. Built-in tool
  * modules import this file rather than `src/index.ts`, because the gateway
  * module imports them: going through the index would make an import cycle.

@@ -75,7 +75,7 @@ describe.each([
     expect(noPurpose.param).toBe('purpose');
   });
 
-  it('ingests a generated PDF and DOCX, HTML, Markdown and code; fails a broken and an unsupported file; searches with filters', async () => {
+  it('ingests a PDF and a DOCX written in the test, HTML, Markdown and code; fails a broken and an unsupported file; searches with filters', async () => {
     const pdf = await upload(client, 'kettle-manual.pdf', await makePdf(['Larkspur kettle manual', TOPICS.warranty]));
     const docx = await upload(client, 'care-guide.docx', await makeDocx(['Care guide', TOPICS.descaling]));
     const html = await upload(client, 'shipping.html', `<html><body><h1>Shipping</h1><p>${TOPICS.shipping}</p><script>var x = 1;</script></body></html>`);

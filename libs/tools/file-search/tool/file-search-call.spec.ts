@@ -1,6 +1,6 @@
 import { findCitations, parseQueries, resultsForModel } from './file-search-call.js';
 
-describe('file_search call helpers', () => {
+describe('file_search call arguments, results and citations', () => {
   it('reads queries from {queries} or a lone {query}, deduplicated, bounded', () => {
     expect(parseQueries('{"queries": ["a", " a ", "b"]}', 5)).toEqual({ queries: ['a', 'b'] });
     expect(parseQueries('{"query": "only"}', 5)).toEqual({ queries: ['only'] });

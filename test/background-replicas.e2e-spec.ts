@@ -3,6 +3,7 @@ import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { startGatewayProcess, type GatewayProcess } from './support/process/gateway.process.js';
+import { until } from './support/until.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `sy_bg_e2e_${randomBytes(4).toString('hex')}`;
@@ -10,15 +11,6 @@ const postgresUrl = `${url}?options=-c%20search_path%3D${schema}`;
 const SLOW = '[[tokens 300]] [[delay ttft=50 token=40]]';
 /** Short leases so that a killed replica's run is found within a second or two. */
 const config = { storage: { driver: 'postgres', postgresUrl }, state: { background: { leaseMs: 600, pollMs: 200 } } };
-
-async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 2_000; i++) {
-    const value = await probe();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 15));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /**
  * Replica P is a gateway process of its own (so that it can be killed as a

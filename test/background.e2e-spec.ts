@@ -5,6 +5,7 @@ import type OpenAI from 'openai';
 import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
+import { until } from './support/until.js';
 
 const validator = new OpenResponsesValidator();
 
@@ -12,15 +13,6 @@ const nap = (name: string) => ({ type: 'nap', name }) as any;
 const LIVE = new Set(['queued', 'in_progress']);
 /** A long answer: 300 tokens, 40 ms apart, so the run is surely still going while the test acts on it. */
 const SLOW = '[[tokens 300]] [[delay ttft=50 token=40]]';
-
-async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 2_000; i++) {
-    const value = await probe();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 15));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Polls as a client would, recording every status and output length it sees on the way. */
 async function pollToEnd(client: OpenAI, id: string): Promise<{ final: OpenAI.Responses.Response; seen: Array<{ status: string; outputs: number }> }> {

@@ -2,6 +2,7 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { UPSTREAM_CLIENT } from '../libs/upstream/upstream-client.interface.js';
 import type { UpstreamPool } from '../libs/upstream/upstream-pool.client.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { until } from './support/until.js';
 
 /** The opening user text of each inference request a simulator received (the conversation marker). */
 function openers(sim: SimulatedUpstream): string[] {
@@ -12,15 +13,6 @@ function openers(sim: SimulatedUpstream): string[] {
       const content = first?.content;
       return typeof content === 'string' ? content : (content?.[0]?.text ?? '');
     });
-}
-
-async function until<T>(probe: () => Promise<T> | T, done: (value: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 2_000; i++) {
-    const value = await probe();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 15));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('several model servers behind one gateway (two simulated upstreams)', () => {

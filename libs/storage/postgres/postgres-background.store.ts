@@ -11,6 +11,7 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
+import { inTransaction } from './pg-transaction.js';
 
 type Int8 = string | number;
 
@@ -280,18 +281,8 @@ export class PostgresBackgroundStore implements BackgroundStore {
     return this.pool;
   }
 
-  private async transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(pool, fn);
   }
+
 }

@@ -152,6 +152,7 @@ export class GatewayConfig {
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
+  @IsOptional() @IsObject() fileSearch?: Record<string, unknown>;
   @IsOptional() @IsObject() state?: Record<string, unknown>;
   /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
   @IsOptional() @IsObject() limits?: Record<string, unknown>;

@@ -93,6 +93,7 @@ export class GatewayConfig {
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
+  @IsOptional() @IsObject() codeInterpreter?: Record<string, unknown>;
   @IsOptional() @IsObject() state?: Record<string, unknown>;
   @IsOptional() @IsBoolean() logRequests?: boolean;
 }

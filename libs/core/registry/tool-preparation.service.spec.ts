@@ -1,4 +1,3 @@
-import { CodeInterpreterToolHandler } from '../../tools/code-interpreter/code-interpreter.tool-handler.js';
 import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
@@ -60,7 +59,7 @@ const fn = (name: string, extra: JsonObject = {}): JsonObject => ({ type: 'funct
 
 function service(options: { config?: Record<string, unknown>; listing?: ListingHandler } = {}) {
   const probe = new ProbeExecutor();
-  const handlers = [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new CodeInterpreterToolHandler(), new ProbeToolHandler()];
+  const handlers = [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler()];
   if (options.listing) handlers.push(options.listing as never);
   const explorer = explorerWith(handlers, [probe]);
   return { prep: new ToolPreparationService(explorer, testConfig(options.config)), probe };
@@ -186,14 +185,13 @@ describe('ToolPreparationService', () => {
 
     it('routes gateway types without an executor, but without a binding and without offering hidden tools', async () => {
       const { prep } = service();
-      const registry = await prep.prepare([{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'code_interpreter', container: { type: 'auto' } }, fn('visible')], ctx);
+      const registry = await prep.prepare([{ type: 'file_search', vector_store_ids: ['vs_1'] }, fn('visible')], ctx);
 
       const fileSearch = registry.lookup('file_search')!;
       expect(fileSearch.ownership).toEqual({ kind: 'gateway' });
       expect(fileSearch.offered).toBe(false);
-      expect(registry.lookup('code_interpreter')).toMatchObject({ ownership: { kind: 'gateway' }, offered: false });
       expect(registry.functions.map((f) => f.name)).toEqual(['visible']);
-      expect(registry.publicTools.map((t) => t.type)).toEqual(['file_search', 'code_interpreter', 'function']);
+      expect(registry.publicTools.map((t) => t.type)).toEqual(['file_search', 'function']);
     });
 
     it('rejects two declarations of one name with duplicate_tool_name', async () => {

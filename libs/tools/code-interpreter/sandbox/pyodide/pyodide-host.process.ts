@@ -79,6 +79,12 @@ export function hostArgs(hostDir: string, pyodideDir: string, memoryLimitMb: num
   ];
 }
 
+/** How a host starts: from a memory snapshot, or cold (and then perhaps making the snapshot). */
+export interface HostBoot {
+  snapshot?: Uint8Array;
+  makeSnapshot: boolean;
+}
+
 interface Pending {
   resolve(result: HostRunResult): void;
   killTimer: NodeJS.Timeout;
@@ -101,7 +107,7 @@ export class PyodideHostProcess {
   busy = false;
   lastUsed = Date.now();
 
-  constructor(hostDir: string, pyodideDir: string, memoryLimitMb: number) {
+  constructor(hostDir: string, pyodideDir: string, memoryLimitMb: number, boot: Promise<HostBoot>, onSnapshot?: (data: Uint8Array) => void) {
     this.child = spawn(process.execPath, hostArgs(hostDir, pyodideDir, memoryLimitMb), {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
@@ -115,6 +121,7 @@ export class PyodideHostProcess {
     this.ready = new Promise<number>((resolveReady, rejectReady) => {
       this.child.on('message', (msg: any) => {
         if (msg?.type === 'ready') resolveReady(msg.bootMs);
+        else if (msg?.type === 'snapshot') onSnapshot?.(msg.data as Uint8Array);
         else if (msg?.type === 'result') this.settle(msg as HostRunResult);
       });
       this.child.on('exit', (code, signal) => {
@@ -129,6 +136,9 @@ export class PyodideHostProcess {
       this.child.on('error', (err) => rejectReady(err));
     });
     this.ready.catch(() => undefined);
+    void boot.then((b) => {
+      if (!this.exited) this.child.send({ type: 'boot', ...b });
+    });
   }
 
   get alive(): boolean {

@@ -25,6 +25,8 @@ export class PyodideSandboxBackend implements SandboxBackend {
   private readonly bound = new Map<string, PyodideHostProcess>();
   private readonly waiters: Array<() => void> = [];
   private closed = false;
+  /** A snapshot of a freshly loaded interpreter; every host after the first starts from it. */
+  private snapshot: Promise<Uint8Array | undefined> | undefined;
   /** Host processes started, for the benchmark and the tests. */
   started = 0;
 
@@ -110,7 +112,7 @@ export class PyodideSandboxBackend implements SandboxBackend {
       outputTruncated: result.outputTruncated,
       filesTruncated: result.filesTruncated,
       changedFiles: changed,
-      message: result.message ?? defaultMessage(result.status, req),
+      message: defaultMessage(result.status, req) ?? result.message,
     };
   }
 
@@ -167,7 +169,25 @@ export class PyodideSandboxBackend implements SandboxBackend {
   }
 
   private spawn(): PyodideHostProcess {
-    const host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb);
+    let host: PyodideHostProcess;
+    if (this.snapshot) {
+      const boot = this.snapshot.then((snapshot) => ({ snapshot, makeSnapshot: false }));
+      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, boot);
+    } else {
+      // The first host starts cold and makes the snapshot; hosts spawned
+      // meanwhile wait for it rather than competing for the CPU cold.
+      let deliver!: (s: Uint8Array | undefined) => void;
+      this.snapshot = new Promise((resolveSnapshot) => (deliver = resolveSnapshot));
+      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, Promise.resolve({ makeSnapshot: true }), (data) => deliver(data));
+      host.ready.then(
+        () => deliver(undefined),
+        () => {
+          // The maker died before the snapshot: let the next host try again.
+          this.snapshot = undefined;
+          deliver(undefined);
+        },
+      );
+    }
     this.started++;
     host.onExit(() => {
       const i = this.spares.indexOf(host);

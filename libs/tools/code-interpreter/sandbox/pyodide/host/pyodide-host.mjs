@@ -6,8 +6,10 @@
 // ignores the interrupt (a C-level loop such as a catastrophic regex).
 //
 // Protocol (IPC, advanced serialization), parent → host:
+//   {type: 'boot', snapshot?, makeSnapshot}  first, once
 //   {type: 'run', id, code, files: [{path, data}], deletes: [path], limits}
 // host → parent:
+//   {type: 'snapshot', data}  when asked to make one
 //   {type: 'ready', bootMs}  once Python is loaded
 //   {type: 'result', id, ...}  per run
 //   {type: 'fatal', message}  then the host exits: the parent recycles it
@@ -18,8 +20,9 @@ const workerUrl = new URL('./pyodide-worker.mjs', import.meta.url);
 const interrupt = new Int32Array(new SharedArrayBuffer(4));
 const SIGINT = 2;
 
+const boot = await new Promise((resolve) => process.once('message', resolve));
 const worker = new Worker(workerUrl, {
-  workerData: { interrupt, indexURL: process.argv[2] },
+  workerData: { interrupt, indexURL: process.argv[2], snapshot: boot.snapshot, makeSnapshot: boot.makeSnapshot },
   // The JS heap of the worker; Python's own memory is WASM memory, capped by
   // --wasm-max-mem-pages on this process.
   resourceLimits: { maxOldGenerationSizeMb: Number(process.argv[3] ?? 256) },
@@ -46,7 +49,7 @@ function die(message) {
 }
 
 worker.on('message', (msg) => {
-  if (msg.type === 'ready') send(msg);
+  if (msg.type === 'ready' || msg.type === 'snapshot') send(msg);
   else if (msg.type === 'result') finish(msg);
 });
 worker.on('error', (err) => {

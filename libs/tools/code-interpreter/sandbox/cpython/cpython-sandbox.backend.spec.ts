@@ -44,6 +44,7 @@ df.to_csv("squares.csv", index=False)
 plt.plot(df.n, df.square)
 plt.show()
 int(df.square.sum())`);
+    expect(r.stderr).toBe('');
     expect(r).toMatchObject({ status: 'ok', stdout: '55\n' });
     expect(r.changedFiles.sort()).toEqual(['figure_1.png', 'squares.csv']);
     expect(readFileSync(join(root, 'ds', 'squares.csv'), 'utf8')).toBe('n,square\n1,1\n2,4\n3,9\n4,16\n5,25\n');

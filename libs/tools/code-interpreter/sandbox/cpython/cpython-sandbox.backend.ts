@@ -8,8 +8,8 @@ import { removeWorkspaceFile, workspaceStamps } from '../workspace-files.js';
 
 /**
  * bubblewrap arguments for one call: every namespace unshared (no network,
- * own PIDs, an unprivileged user), the OS's /usr read-only, nothing of /etc
- * or the gateway's files, a private /tmp, and the container's workspace as
+ * own PIDs, an unprivileged user), the OS's /usr read-only, of /etc only
+ * what the dynamic loader needs, none of the gateway's files, a private /tmp, and the container's workspace as
  * the only writable place, at /mnt/data.
  */
 export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits']): string[] {
@@ -19,10 +19,16 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
     '--die-with-parent', '--new-session',
     '--ro-bind', '/usr', '/usr',
     '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
+    // The pieces of /etc the libraries need: the dynamic loader's (numpy's
+    // BLAS is an alternatives link), Debian's matplotlibrc and fontconfig's.
+    '--ro-bind-try', '/etc/alternatives', '/etc/alternatives', '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
+    '--ro-bind-try', '/etc/matplotlibrc', '/etc/matplotlibrc', '--ro-bind-try', '/etc/fonts', '/etc/fonts',
     '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
-    '--bind', resolve(workspaceDir), '/mnt/data', '--chdir', '/mnt/data',
+    '--bind', resolve(workspaceDir), '/mnt/data',
+    // The sandbox's own root (where /etc, /mnt and the links live) is read-only too; only /tmp and /mnt/data take writes.
+    '--remount-ro', '/', '--chdir', '/mnt/data',
     '--clearenv', '--setenv', 'HOME', '/mnt/data', '--setenv', 'PATH', '/usr/bin',
-    '--setenv', 'MPLBACKEND', 'Agg', '--setenv', 'MPLCONFIGDIR', '/tmp', '--setenv', 'OPENBLAS_NUM_THREADS', '1',
+    '--setenv', 'MPLBACKEND', 'Agg', '--setenv', 'MPLCONFIGDIR', '/tmp', '--setenv', 'XDG_CACHE_HOME', '/tmp/.cache', '--setenv', 'OPENBLAS_NUM_THREADS', '1',
     '--', '/usr/bin/prlimit', `--as=${limits.memoryLimitMb * 1024 * 1024}`, `--cpu=${cpuSeconds}`,
     `--fsize=${Math.max(limits.maxFileBytes, 1)}`,
     '--', settings.cpython.python, '-I', '-c', CPYTHON_RUNNER,

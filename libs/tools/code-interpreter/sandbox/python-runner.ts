@@ -1,28 +1,31 @@
 /**
- * The program wrapper both backends share: runs the code as `__main__`,
+ * The CPython backend's program wrapper (the Pyodide worker has its own,
+ * in the host scripts): runs the code as `__main__`,
  * prints the value of a trailing expression (as a notebook cell shows it),
- * and reports how it ended on the last line of stderr for the CPython
- * backend (the Pyodide host returns the status directly).
+ * saves the figures a matplotlib program left open (there is no display),
+ * and reports how it ended on file descriptor 3.
  */
 export const CPYTHON_RUNNER = String.raw`
 import ast, os, sys, traceback
 code = sys.stdin.read()
 sys.stdin = open(os.devnull)
 os.chdir('/mnt/data')
-try:
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as _plt
-    _shown = [0]
-    def _show(*a, **k):
-        # No display in the sandbox: each figure shown is saved as a file instead.
-        for num in _plt.get_fignums():
-            _shown[0] += 1
-            _plt.figure(num).savefig(f'/mnt/data/figure_{_shown[0]}.png')
-        _plt.close('all')
-    _plt.show = _show
-except Exception:
-    pass
+import warnings
+# Agg's show() is a no-op that warns; figures are saved after the run instead.
+warnings.filterwarnings('ignore', message='.*non-interactive.*')
+
+def _save_figures():
+    # Importing matplotlib costs seconds, so only a program that did gets this.
+    plt = sys.modules.get('matplotlib.pyplot')
+    if plt is None:
+        return
+    n = 1
+    for num in plt.get_fignums():
+        while os.path.exists(f'/mnt/data/figure_{n}.png'):
+            n += 1
+        plt.figure(num).savefig(f'/mnt/data/figure_{n}.png')
+    plt.close('all')
+
 ns = {'__name__': '__main__'}
 status = 'ok'
 try:
@@ -48,6 +51,10 @@ except SystemExit as e:
 except BaseException as e:
     traceback.print_exception(type(e), e, e.__traceback__.tb_next)
     status = 'error'
+try:
+    _save_figures()
+except Exception:
+    traceback.print_exc()
 sys.stdout.flush()
 sys.stderr.flush()
 os.write(3, status.encode())

@@ -88,6 +88,8 @@ export interface HostBoot {
 interface Pending {
   resolve(result: HostRunResult): void;
   killTimer: NodeJS.Timeout;
+  /** Detaches the abort listener: one signal may serve many calls. */
+  detach(): void;
 }
 
 /**
@@ -168,11 +170,11 @@ export class PyodideHostProcess {
         this.kill();
         this.settle({ ...crashed('the program did not stop after its time limit; its interpreter was stopped'), status: 'timeout' });
       }, message.limits.timeoutMs + message.limits.graceMs + 3_000);
-      this.pending = { resolve: resolveRun, killTimer };
       const onAbort = (): void => {
         this.kill();
         this.settle({ ...crashed('the call was cancelled'), status: 'aborted' });
       };
+      this.pending = { resolve: resolveRun, killTimer, detach: () => signal.removeEventListener('abort', onAbort) };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.child.send({ type: 'run', id, ...message });
@@ -188,6 +190,7 @@ export class PyodideHostProcess {
     if (!p) return;
     this.pending = null;
     clearTimeout(p.killTimer);
+    p.detach();
     p.resolve(result);
   }
 }

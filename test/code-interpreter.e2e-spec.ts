@@ -153,6 +153,35 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect(listed.data.map((c) => c.id)).toEqual(expect.arrayContaining([sourceContainer, call.container_id]));
   }, 60_000);
 
+  it('copies 10 and 100 file_ids, and runs 10x and 100x longer programs, while other requests are served', async () => {
+    const maker = await client.responses.create({
+      model: MODEL,
+      input: `Make files. ${run('for i in range(100):\n    open(f"/mnt/data/f{i:03}.txt", "w").write(str(i))')}`,
+      tools: [TOOL],
+    });
+    const ids = (await client.containers.files.list((maker.output[0] as any).container_id, { limit: 100, order: 'asc' })).data.map((f) => f.id);
+    expect(ids).toHaveLength(100);
+    for (const n of [10, 100]) {
+      const [copied, other] = await Promise.all([
+        client.responses.create({
+          model: MODEL,
+          input: `Count. ${run('import os\nnames = sorted(os.listdir("/mnt/data"))\nprint(len(names), sum(int(open(n).read()) for n in names))')}`,
+          tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ids.slice(0, n) } }],
+          include: OUTPUTS,
+        }),
+        client.responses.create({ model: MODEL, input: '[[say still served]]' }),
+      ]);
+      const expected = (n * (n - 1)) / 2;
+      expect((copied.output[0] as any).outputs).toEqual([{ type: 'logs', logs: `${n} ${expected}\n` }]);
+      expect(other.output_text).toBe('still served');
+    }
+    for (const size of [1_000, 10_000, 100_000]) {
+      const literal = 'a'.repeat(size);
+      const r = await client.responses.create({ model: MODEL, input: `Long. ${run(`s = "${literal}"\nprint(len(s))`)}`, tools: [TOOL], include: OUTPUTS });
+      expect((r.output[0] as any).outputs).toEqual([{ type: 'logs', logs: `${size}\n` }]);
+    }
+  }, 120_000);
+
   it('refuses bad declarations with the field in param', async () => {
     const cases: Array<[unknown, string, number]> = [
       [{ type: 'auto', file_ids: ['cfile_nope'] }, 'tools[0].container.file_ids[0]', 404],
@@ -204,4 +233,51 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.param).toBe('limit');
   });
+});
+
+describe('code_interpreter over the openai client (CPython backend in bubblewrap)', () => {
+  let stack: GatewayStack;
+  let client: OpenAI;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-cpython-'));
+    stack = await startStack({ config: { codeInterpreter: { backend: 'cpython', dataDir, timeoutMs: 60_000 } } });
+    client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
+  });
+  afterAll(async () => {
+    await stack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('plots with matplotlib and tabulates with pandas; the image and the CSV come back as container files', async () => {
+    const code = [
+      'import pandas as pd, matplotlib.pyplot as plt',
+      'df = pd.DataFrame({"n": range(1, 6)})',
+      'df["square"] = df.n ** 2',
+      'df.to_csv("/mnt/data/squares.csv", index=False)',
+      'df.plot(x="n", y="square")',
+      'plt.show()',
+      'print(df.square.sum())',
+    ].join('\n');
+    const response = await client.responses.create({ model: MODEL, input: `Plot it. ${run(code)}`, tools: [TOOL], include: OUTPUTS });
+    validator.assertResponse(response);
+    const call = response.output[0] as any;
+    expect(call.status).toBe('completed');
+    expect(call.outputs[0]).toEqual({ type: 'logs', logs: '55\n' });
+    expect(call.outputs[1].type).toBe('image');
+    expect(Buffer.from(call.outputs[1].url.split(',')[1], 'base64').subarray(1, 4).toString()).toBe('PNG');
+    const files = (await client.containers.files.list(call.container_id)).data.map((f) => f.path).sort();
+    expect(files).toEqual(['/mnt/data/figure_1.png', '/mnt/data/squares.csv']);
+
+    const followUp = await client.responses.create({
+      model: MODEL,
+      previous_response_id: response.id,
+      input: `Read it. ${run('import pandas as pd\nprint(pd.read_csv("/mnt/data/squares.csv").square.max())')}`,
+      tools: [TOOL],
+      include: OUTPUTS,
+    });
+    expect((followUp.output[0] as any).container_id).toBe(call.container_id);
+    expect((followUp.output[0] as any).outputs).toEqual([{ type: 'logs', logs: '25\n' }]);
+  }, 120_000);
 });

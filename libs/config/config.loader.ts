@@ -35,6 +35,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
+  { env: 'CODE_INTERPRETER_BACKEND', path: 'codeInterpreter.backend', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {

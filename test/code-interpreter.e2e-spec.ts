@@ -129,6 +129,20 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect(theirs.outputs).toEqual([{ type: 'logs', logs: '[] False\n' }]);
   }, 90_000);
 
+  it('keeps one container across the turns of a Conversations API conversation', async () => {
+    const conversation = await client.conversations.create({});
+    const first = await client.responses.create({ model: MODEL, conversation: conversation.id, input: `Save. ${run('open("/mnt/data/turn1.txt", "w").write("one")\nseen = 1')}`, tools: [TOOL] });
+    const second = await client.responses.create({
+      model: MODEL,
+      conversation: conversation.id,
+      input: `Load. ${run('print(open("/mnt/data/turn1.txt").read(), seen)')}`,
+      tools: [TOOL],
+      include: OUTPUTS,
+    });
+    expect((second.output[0] as any).container_id).toBe((first.output[0] as any).container_id);
+    expect((second.output[0] as any).outputs).toEqual([{ type: 'logs', logs: 'one 1\n' }]);
+  }, 60_000);
+
   it('copies file_ids into a new container and runs in an explicit container id', async () => {
     const source = await client.responses.create({ model: MODEL, input: `Write. ${run('open("/mnt/data/note.txt", "w").write("carried")')}`, tools: [TOOL] });
     const sourceContainer = (source.output[0] as any).container_id;
@@ -242,7 +256,7 @@ describe('code_interpreter over the openai client (CPython backend in bubblewrap
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-cpython-'));
-    stack = await startStack({ config: { codeInterpreter: { backend: 'cpython', dataDir, timeoutMs: 60_000 } } });
+    stack = await startStack({ config: { codeInterpreter: { backend: 'cpython', dataDir, timeoutMs: 60_000, maxCallsPerContainer: 2 } } });
     client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
   });
   afterAll(async () => {
@@ -279,5 +293,10 @@ describe('code_interpreter over the openai client (CPython backend in bubblewrap
     });
     expect((followUp.output[0] as any).container_id).toBe(call.container_id);
     expect((followUp.output[0] as any).outputs).toEqual([{ type: 'logs', logs: '25\n' }]);
+
+    // maxCallsPerContainer is 2 here: the conversation's third run is refused, with the reason for the model.
+    const third = await client.responses.create({ model: MODEL, previous_response_id: followUp.id, input: `Once more. ${run('print(1)')}`, tools: [TOOL] });
+    expect((third.output[0] as any).status).toBe('failed');
+    expect(third.output_text).toContain('This conversation has used its 2 code runs.');
   }, 120_000);
 });

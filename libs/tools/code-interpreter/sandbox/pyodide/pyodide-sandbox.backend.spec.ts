@@ -77,6 +77,22 @@ describe('PyodideSandboxBackend', () => {
     expect(r.stdout.length).toBe(limits.maxOutputBytes);
   }, 60_000);
 
+  it('stops a run whose caller went away, and starts a fresh interpreter for the next', async () => {
+    const abort = new AbortController();
+    const pending = run('gone', 'while True:\n    pass', { signal: abort.signal });
+    let during: number[] = [];
+    setTimeout(() => {
+      during = backend.processIds();
+      abort.abort();
+    }, 1_000);
+    expect((await pending).status).toBe('aborted');
+    await new Promise((r) => setTimeout(r, 200));
+    const stopped = during.filter((pid) => !backend.processIds().includes(pid));
+    expect(stopped).toHaveLength(1);
+    expect(alive(stopped[0])).toBe(false);
+    expect(await run('gone', 'print("fresh")')).toMatchObject({ status: 'ok', stdout: 'fresh\n' });
+  }, 60_000);
+
   describe('escape attempts fail', () => {
     it('cannot import the JS bridge modules', async () => {
       for (const mod of ['js', 'pyodide_js', 'pyodide.ffi', 'pyodide.code', 'pyodide.http', '_pyodide_core', 'micropip']) {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { collect } from './support/fixtures.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
@@ -243,10 +243,23 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     const missing = await fetch(`${stack.url}/containers/${created.id}`);
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error).toMatchObject({ code: 'container_not_found', param: 'container_id' });
+    const box = await client.containers.create({ name: 'uploads' });
+    const uploaded = await client.containers.files.create(box.id, { file: await toFile(Buffer.from('a,b\n1,2\n'), 'input.csv') });
+    expect(uploaded).toMatchObject({ object: 'container.file', path: '/mnt/data/input.csv', bytes: 8, source: 'user' });
+    const read = await client.responses.create({
+      model: MODEL,
+      input: `Read the upload. ${run('print(open("/mnt/data/input.csv").read().split())')}`,
+      tools: [{ type: 'code_interpreter', container: box.id }],
+      include: OUTPUTS,
+    });
+    expect((read.output[0] as any).outputs).toEqual([{ type: 'logs', logs: "['a,b', '1,2']\n" }]);
+    const noFile = await fetch(`${stack.url}/containers/${box.id}/files`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(noFile.status).toBe(400);
+    expect(((await noFile.json()) as any).error.param).toBe('file');
     const bad = await fetch(`${stack.url}/containers?limit=0`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.param).toBe('limit');
-  });
+  }, 90_000);
 });
 
 describe('code_interpreter over the openai client (CPython backend in bubblewrap)', () => {

@@ -1,9 +1,22 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
 import type { JsonObject } from '../../../core/protocol/items.js';
 import { requestOwner } from '../../../responses/http/request-owner.js';
-import { type Container, type ContainerFile, ContainerStore } from './container-store.service.js';
+import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
+import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
+
+/**
+ * Largest upload buffered for `POST /v1/containers/{id}/files`. The
+ * container's own byte budget (`maxContainerBytes`) still applies after it.
+ */
+const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
+interface UploadedPart {
+  originalname: string;
+  buffer: Buffer;
+}
 
 interface ListPage<T> {
   object: 'list';
@@ -49,7 +62,7 @@ function page<T extends { id: string }>(all: T[], query: Record<string, unknown>
 
 /**
  * A subset of OpenAI's Containers API: create, list, retrieve and delete
- * containers; list, retrieve, delete and download their files.
+ * containers; upload, list, retrieve, delete and download their files.
  *
  * Containers the tool creates for a conversation belong to no API key (core
  * does not tell tools who is calling): they are reachable by id, which is
@@ -57,7 +70,10 @@ function page<T extends { id: string }>(all: T[], query: Record<string, unknown>
  */
 @Controller('v1/containers')
 export class ContainersController {
-  constructor(private readonly store: ContainerStore) {}
+  constructor(
+    private readonly store: ContainerStore,
+    @Inject(CODE_INTERPRETER_FILE_SOURCE) private readonly fileSource: CodeInterpreterFileSource,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -102,6 +118,35 @@ export class ContainersController {
     const c = this.container(id);
     const p = page([...c.files.values()].sort((a, b) => a.createdAt - b.createdAt), query);
     return { ...p, data: p.data.map((f) => fileObject(c, f)) };
+  }
+
+  /** Multipart with a `file` part, or JSON `{"file_id"}` naming a file the file source knows. */
+  @Post(':id/files')
+  @HttpCode(200)
+  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
+  async upload(@Param('id') id: string, @UploadedFile() part: UploadedPart | undefined, @Body() body: unknown): Promise<JsonObject> {
+    const c = this.container(id);
+    let name: string;
+    let data: Uint8Array;
+    if (part) {
+      name = part.originalname;
+      data = new Uint8Array(part.buffer);
+    } else {
+      const fileId = (body as JsonObject | undefined)?.file_id;
+      if (typeof fileId !== 'string' || fileId === '') throw new InvalidRequestError('Send a multipart "file" part or a JSON "file_id".', 'file');
+      const found = await this.fileSource.read(fileId);
+      if (!found) throw new NotFoundError(`No file with id '${fileId}'.`, 'file_not_found', 'file_id');
+      name = found.filename;
+      data = found.data;
+    }
+    try {
+      const f = await this.store.addFile(c, name, data);
+      this.store.touch(c);
+      return fileObject(c, f);
+    } catch (err) {
+      if (err instanceof ContainerFullError) throw new InvalidRequestError(`The file does not fit: ${err.message}.`, 'file', 'container_full');
+      throw err;
+    }
   }
 
   @Get(':id/files/:fileId')

@@ -23,7 +23,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     stack = await startStack({ config: { codeInterpreter: { dataDir, timeoutMs: 4_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 } } });
     // Interpreters cold-start in seconds, more on a busy machine: a longer client timeout than the harness's.
     client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await stack.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -49,7 +49,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect(quiet.output_text).toContain('1024');
     const upstream = stack.simulator.requests.at(-2)!.body as any;
     expect(upstream.tools.map((t: any) => t.name)).toEqual(['code_interpreter']);
-  }, 60_000);
+  }, 120_000);
 
   it('streams the call lifecycle, code deltas included, each event valid', async () => {
     const events = await collect(await client.responses.create({ model: MODEL, input: `Stream. ${run('print("streamed")')}`, tools: [TOOL], stream: true, include: OUTPUTS }));
@@ -72,7 +72,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     const finished = events.find((e) => e.type === 'response.output_item.done' && e.item.type === 'code_interpreter_call').item;
     expect(finished.outputs).toEqual([{ type: 'logs', logs: 'streamed\n' }]);
     expect(events.at(-1).type).toBe('response.completed');
-  }, 60_000);
+  }, 120_000);
 
   it('returns a generated image and a CSV as container files; a follow-up call in the conversation sees them', async () => {
     const first = await client.responses.create({
@@ -141,7 +141,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     });
     expect((second.output[0] as any).container_id).toBe((first.output[0] as any).container_id);
     expect((second.output[0] as any).outputs).toEqual([{ type: 'logs', logs: 'one 1\n' }]);
-  }, 60_000);
+  }, 120_000);
 
   it('copies file_ids into a new container and runs in an explicit container id', async () => {
     const source = await client.responses.create({ model: MODEL, input: `Write. ${run('open("/mnt/data/note.txt", "w").write("carried")')}`, tools: [TOOL] });
@@ -165,7 +165,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect((explicit.output[0] as any).outputs).toEqual([{ type: 'logs', logs: 'CARRIED\n' }]);
     const listed = await client.containers.list();
     expect(listed.data.map((c) => c.id)).toEqual(expect.arrayContaining([sourceContainer, call.container_id]));
-  }, 60_000);
+  }, 120_000);
 
   it('copies 10 and 100 file_ids, and runs 10x and 100x longer programs, while other requests are served', async () => {
     const maker = await client.responses.create({
@@ -215,7 +215,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
       const body = (await res.json()) as any;
       expect({ status: res.status, param: body.error?.param }).toEqual({ status, param });
     }
-  }, 60_000);
+  }, 120_000);
 
   it('turns a timeout and a memory bomb into failed calls and keeps serving', async () => {
     const response = await client.responses.create({

@@ -15,6 +15,9 @@ describe('parseCodeInterpreterSettings', () => {
     [{ timeout: 1000 }, 'codeInterpreter.timeout'],
     [{ cpython: { shell: '/bin/sh' } }, 'codeInterpreter.cpython.shell'],
     [{ dataDir: '' }, 'codeInterpreter.dataDir'],
+    [{ wheels: ['/nowhere/pkg-1.0-py3-none-any.whl'] }, 'codeInterpreter.wheels[0]'],
+    [{ wheels: ['numpy-2.0-cp312-cp312-linux_x86_64.whl'] }, 'codeInterpreter.wheels[0]'],
+    [{ wheels: 'x.whl' }, 'codeInterpreter.wheels'],
   ])('refuses %j naming %s', (raw, setting) => {
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(CodeInterpreterConfigError);
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(setting);

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 /**
  * The `codeInterpreter` section of the gateway config, owned by this module
  * and checked once when it starts, so a typo fails the boot with the
@@ -36,6 +38,8 @@ export interface CodeInterpreterSettings {
   /** A container unused for this long is deleted with its files and its interpreter. */
   idleExpiryMs: number;
   cpython: { python: string; bwrap: string };
+  /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path. */
+  wheels: string[];
 }
 
 export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
@@ -52,6 +56,7 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
   maxCallsPerContainer: 500,
   idleExpiryMs: 20 * 60_000,
   cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
+  wheels: [],
 };
 
 type IntKey = 'maxWorkers' | 'warmWorkers' | 'timeoutMs' | 'graceMs' | 'memoryLimitMb' | 'maxOutputBytes' | 'maxFileBytesPerCall' |
@@ -76,7 +81,7 @@ function fail(setting: string, message: string, value?: unknown): never {
 }
 
 export function parseCodeInterpreterSettings(raw: Record<string, unknown> | undefined): CodeInterpreterSettings {
-  const out: CodeInterpreterSettings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython } };
+  const out: CodeInterpreterSettings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython }, wheels: [] };
   if (!raw) return out;
   for (const key of Object.keys(raw)) {
     if (!(key in out)) fail(key, 'is not a known setting');
@@ -105,6 +110,15 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
       if (typeof c[key] !== 'string' || c[key] === '') fail(`cpython.${key}`, 'must be a non-empty path', c[key]);
     }
     Object.assign(out.cpython, c);
+  }
+  if (raw.wheels !== undefined) {
+    if (!Array.isArray(raw.wheels)) fail('wheels', 'must be a list of .whl file paths', raw.wheels);
+    out.wheels = raw.wheels.map((w, i) => {
+      // Pure-Python wheels only: they are imported from the zip as they are, nothing is compiled.
+      if (typeof w !== 'string' || !/-none-any\.whl$/.test(w)) fail(`wheels[${i}]`, 'must be a pure-Python wheel (*-none-any.whl)', w);
+      if (!existsSync(w)) fail(`wheels[${i}]`, 'no such file', w);
+      return w;
+    });
   }
   return out;
 }

@@ -83,6 +83,8 @@ export function hostArgs(hostDir: string, pyodideDir: string, memoryLimitMb: num
 export interface HostBoot {
   snapshot?: Uint8Array;
   makeSnapshot: boolean;
+  /** Pure-Python wheels, put on the import path of the interpreter. */
+  wheels: HostFile[];
 }
 
 interface Pending {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
 import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
+import { buildPureWheel } from '../../testing/build-wheel.js';
 import { PyodideSandboxBackend } from './pyodide-sandbox.backend.js';
 
 // Generous: imports are slow with both cores busy. Tests of the limit itself set their own.
@@ -48,7 +49,8 @@ describe('PyodideSandboxBackend', () => {
     });
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     port = (listener.address() as { port: number }).port;
-    backend = new PyodideSandboxBackend({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, maxWorkers: 2, warmWorkers: 1, memoryLimitMb: 256 });
+    const wheel = buildPureWheel(root, 'shipped_helpers', 'def greet(who):\n    return f"hello {who}"\n');
+    backend = new PyodideSandboxBackend({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, maxWorkers: 2, warmWorkers: 1, memoryLimitMb: 256, wheels: [wheel] });
   });
   afterAll(async () => {
     await backend.close();
@@ -67,6 +69,10 @@ describe('PyodideSandboxBackend', () => {
     expect(await run('a', 'x * 2')).toMatchObject({ status: 'ok', stdout: '42\n' });
     expect(await run('b', '"x" in globals()')).toMatchObject({ status: 'ok', stdout: 'False\n' });
   }, 120_000);
+
+  it('imports a configured pure-Python wheel', async () => {
+    expect(await run('a', 'import shipped_helpers\nshipped_helpers.greet("sandbox")')).toMatchObject({ status: 'ok', stdout: "'hello sandbox'\n" });
+  }, 60_000);
 
   it('reports a raised exception as an error with its traceback, and keeps the interpreter', async () => {
     const r = await run('a', 'def f():\n    raise ValueError("bad value")\nf()');

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult } from '../sandbox-backend.interface.js';
@@ -30,7 +32,12 @@ export class PyodideSandboxBackend implements SandboxBackend {
   /** Host processes started, for the benchmark and the tests. */
   started = 0;
 
-  constructor(private readonly settings: CodeInterpreterSettings) {}
+  /** Read once: the same bytes go to every interpreter. */
+  private readonly wheels: HostFile[];
+
+  constructor(private readonly settings: CodeInterpreterSettings) {
+    this.wheels = settings.wheels.map((path) => ({ path: basename(path), data: new Uint8Array(readFileSync(path)) }));
+  }
 
   async warmUp(): Promise<void> {
     this.replenish();
@@ -171,14 +178,14 @@ export class PyodideSandboxBackend implements SandboxBackend {
   private spawn(): PyodideHostProcess {
     let host: PyodideHostProcess;
     if (this.snapshot) {
-      const boot = this.snapshot.then((snapshot) => ({ snapshot, makeSnapshot: false }));
+      const boot = this.snapshot.then((snapshot) => ({ snapshot, makeSnapshot: false, wheels: this.wheels }));
       host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, boot);
     } else {
       // The first host starts cold and makes the snapshot; hosts spawned
       // meanwhile wait for it rather than competing for the CPU cold.
       let deliver!: (s: Uint8Array | undefined) => void;
       this.snapshot = new Promise((resolveSnapshot) => (deliver = resolveSnapshot));
-      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, Promise.resolve({ makeSnapshot: true }), (data) => deliver(data));
+      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, Promise.resolve({ makeSnapshot: true, wheels: this.wheels }), (data) => deliver(data));
       host.ready.then(
         () => deliver(undefined),
         () => {

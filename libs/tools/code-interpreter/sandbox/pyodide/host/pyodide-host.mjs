@@ -6,7 +6,7 @@
 // ignores the interrupt (a C-level loop such as a catastrophic regex).
 //
 // Protocol (IPC, advanced serialization), parent → host:
-//   {type: 'boot', snapshot?, makeSnapshot}  first, once
+//   {type: 'boot', snapshot?, makeSnapshot, wheels: [{path, data}]}  first, once
 //   {type: 'run', id, code, files: [{path, data}], deletes: [path], limits}
 // host → parent:
 //   {type: 'snapshot', data}  when asked to make one
@@ -22,7 +22,7 @@ const SIGINT = 2;
 
 const boot = await new Promise((resolve) => process.once('message', resolve));
 const worker = new Worker(workerUrl, {
-  workerData: { interrupt, indexURL: process.argv[2], snapshot: boot.snapshot, makeSnapshot: boot.makeSnapshot },
+  workerData: { interrupt, indexURL: process.argv[2], snapshot: boot.snapshot, makeSnapshot: boot.makeSnapshot, wheels: boot.wheels ?? [] },
   // The JS heap of the worker; Python's own memory is WASM memory, capped by
   // --wasm-max-mem-pages on this process.
   resourceLimits: { maxOldGenerationSizeMb: Number(process.argv[3] ?? 256) },

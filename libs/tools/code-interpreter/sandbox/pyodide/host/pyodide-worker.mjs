@@ -21,7 +21,7 @@ process.binding = (name) => {
 };
 
 const port = parentPort;
-const { interrupt, indexURL, snapshot, makeSnapshot } = workerData;
+const { interrupt, indexURL, snapshot, makeSnapshot, wheels } = workerData;
 const started = performance.now();
 
 const decoder = new TextDecoder();
@@ -121,6 +121,12 @@ def _run(code):
         sys.stdout.flush()
         sys.stderr.flush()
 `;
+// Pure-Python wheels are zip files: importable in place from the path
+// (after the snapshot, so that it stays the same whatever is configured).
+pyodide.FS.mkdirTree('/opt/wheels');
+for (const w of wheels) pyodide.FS.writeFile(`/opt/wheels/${w.path}`, w.data);
+// A JSON list of strings is also a Python list literal.
+pyodide.runPython(`import sys\nsys.path[:0] = ${JSON.stringify(wheels.map((w) => `/opt/wheels/${w.path}`))}`);
 pyodide.runPython(RUNNER);
 const run = pyodide.globals.get('_run');
 

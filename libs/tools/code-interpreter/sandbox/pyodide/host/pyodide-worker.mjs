@@ -46,8 +46,8 @@ function sink(stream) {
 }
 
 // A memory snapshot of a freshly started interpreter (made once by the
-// first host, before any program ran) restores in a tenth of the CPU time
-// of a cold start.
+// first host, before any program ran) restores for a third or less of the
+// CPU time of a cold start (bench/README.md).
 const pyodide = await loadPyodide({
   indexURL,
   env: { HOME: '/mnt/data' },

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { INestApplication } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
@@ -13,6 +14,14 @@ import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
  */
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  // In worker mode, say which worker answered: one port hides several processes.
+  const worker = cluster.isWorker ? String(cluster.worker?.id ?? '') : null;
+  if (worker) {
+    app.use((_req: Request, res: Response, next: NextFunction) => {
+      res.setHeader('x-switchyard-worker', worker);
+      next();
+    });
+  }
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();

@@ -52,6 +52,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
   { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'fileSearch.embeddings.model', kind: 'string' },
+  { env: 'CODE_INTERPRETER_BACKEND', path: 'codeInterpreter.backend', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {

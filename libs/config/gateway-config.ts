@@ -153,6 +153,7 @@ export class GatewayConfig {
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
   @IsOptional() @IsObject() fileSearch?: Record<string, unknown>;
+  @IsOptional() @IsObject() codeInterpreter?: Record<string, unknown>;
   @IsOptional() @IsObject() state?: Record<string, unknown>;
   /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
   @IsOptional() @IsObject() limits?: Record<string, unknown>;

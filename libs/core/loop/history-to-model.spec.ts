@@ -1,4 +1,3 @@
-import { CodeInterpreterToolHandler } from '../../tools/code-interpreter/code-interpreter.tool-handler.js';
 import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
@@ -16,7 +15,7 @@ let registry: ToolRegistry;
 
 beforeAll(async () => {
   explorer = explorerWith(
-    [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new CodeInterpreterToolHandler(), new ProbeToolHandler()],
+    [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler()],
     [new ProbeExecutor()],
   );
   registry = await new ToolPreparationService(explorer, testConfig()).prepare(

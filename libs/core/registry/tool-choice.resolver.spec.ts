@@ -1,5 +1,4 @@
 import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { CodeInterpreterToolHandler } from '../../tools/code-interpreter/code-interpreter.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
@@ -14,6 +13,14 @@ import type { ToolRegistry } from './tool-registry.js';
 const fn = (name: string): JsonObject => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
 const stubHandler = (type: string): AnyToolHandler => ({ type, gatewayOwned: true, validate: () => ({}), normalize: () => [] });
 
+/** A hosted type with no model-facing form: validated and routed, never offered to the model. */
+const hiddenHandler: AnyToolHandler = {
+  type: 'hosted_demo',
+  gatewayOwned: true,
+  validate: () => ({}),
+  normalize: () => [{ fn: { type: 'function', name: 'hosted_demo', parameters: { type: 'object', properties: {} } }, toolName: 'hosted_demo', hidden: true }],
+};
+
 /** Adds a gateway entry by hand, as the MCP and web search modules would register them. */
 function addGateway(registry: ToolRegistry, toolType: string, modelName: string, toolName: string, serverLabel?: string): void {
   registry.add(
@@ -23,7 +30,7 @@ function addGateway(registry: ToolRegistry, toolType: string, modelName: string,
 }
 
 async function registryOf(tools: JsonObject[]): Promise<ToolRegistry> {
-  const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new CodeInterpreterToolHandler()]);
+  const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), hiddenHandler]);
   return new ToolPreparationService(explorer, testConfig()).prepare(tools, { history: [], signal: new AbortController().signal, requestId: 'r' });
 }
 
@@ -48,7 +55,7 @@ describe('resolveToolChoice', () => {
       { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] },
       { type: 'namespace', name: 'notes', tools: [fn('list'), fn('open')] },
       { type: 'namespace', name: 'web', tools: [fn('open')] },
-      { type: 'code_interpreter', container: { type: 'auto' } },
+      { type: 'hosted_demo' },
     ]);
     addGateway(registry, 'mcp', 'docs__search', 'search', 'docs');
     addGateway(registry, 'mcp', 'docs__fetch', 'fetch', 'docs');
@@ -69,12 +76,12 @@ describe('resolveToolChoice', () => {
     });
 
     it('offers only what the model may call (hidden tools stay out)', () => {
-      expect(offeredNames()).not.toContain('code_interpreter');
+      expect(offeredNames()).not.toContain('hosted_demo');
       expect(resolveToolChoice('auto', registry).tools.map((f) => f.name)).toEqual(offeredNames());
     });
 
     it('rejects required when nothing can be called', async () => {
-      const onlyHidden = await registryOf([{ type: 'code_interpreter', container: { type: 'auto' } }]);
+      const onlyHidden = await registryOf([{ type: 'hosted_demo' }]);
       expect(rejects('required', onlyHidden).param).toBe('tool_choice');
       expect(resolveToolChoice('auto', onlyHidden)).toMatchObject({ choice: 'auto', tools: [], forcing: false });
     });
@@ -147,6 +154,7 @@ describe('resolveToolChoice', () => {
     });
 
     it('rejects a hosted type that is declared but not offered, or not declared', () => {
+      expect(rejects({ type: 'hosted_demo' }, registry).param).toBe('tool_choice.type');
       expect(rejects({ type: 'code_interpreter' }, registry).param).toBe('tool_choice.type');
       expect(rejects({ type: 'file_search' }, registry).param).toBe('tool_choice.type');
     });

@@ -1,4 +1,3 @@
-import { CodeInterpreterToolHandler } from '../../tools/code-interpreter/code-interpreter.tool-handler.js';
 import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
@@ -61,7 +60,7 @@ const fn = (name: string, extra: JsonObject = {}): JsonObject => ({ type: 'funct
 
 function service(options: { config?: Record<string, unknown>; listing?: ListingHandler } = {}) {
   const probe = new ProbeExecutor();
-  const handlers = [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new CodeInterpreterToolHandler(), new ProbeToolHandler()];
+  const handlers = [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler()];
   if (options.listing) handlers.push(options.listing as never);
   const explorer = explorerWith(handlers, [probe]);
   return { prep: new ToolPreparationService(explorer, testConfig(options.config)), probe };
@@ -185,17 +184,16 @@ describe('ToolPreparationService', () => {
       expect(await timeout({ tools: { defaultTimeoutMs: 9_000, timeoutMsByType: { probe: 1_234 } } }, { ...probe, timeout_ms: 55 })).toBe(55);
     });
 
-    it('routes gateway types without an executor, but without a binding and without offering hidden tools', async () => {
+    it('routes a gateway type whose executor is not registered, without a binding', async () => {
       const { prep } = service();
-      const registry = await prep.prepare([{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'code_interpreter', container: { type: 'auto' } }, fn('visible')], ctx);
+      const registry = await prep.prepare([{ type: 'file_search', vector_store_ids: ['vs_1'] }, fn('visible')], ctx);
 
       // file_search is modelled (one function taking queries); no executor is registered in this test.
       const fileSearch = registry.lookup('file_search')!;
       expect(fileSearch.ownership).toEqual({ kind: 'gateway' });
       expect(fileSearch.offered).toBe(true);
-      expect(registry.lookup('code_interpreter')).toMatchObject({ ownership: { kind: 'gateway' }, offered: false });
       expect(registry.functions.map((f) => f.name)).toEqual(['file_search', 'visible']);
-      expect(registry.publicTools.map((t) => t.type)).toEqual(['file_search', 'code_interpreter', 'function']);
+      expect(registry.publicTools.map((t) => t.type)).toEqual(['file_search', 'function']);
     });
 
     it('rejects two declarations of one name with duplicate_tool_name', async () => {

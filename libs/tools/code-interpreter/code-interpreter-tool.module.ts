@@ -1,5 +1,78 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
+import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, parseCodeInterpreterSettings } from './config/code-interpreter-settings.js';
+import { ContainerStore } from './containers/container-store.service.js';
+import { ContainersController } from './containers/containers.controller.js';
+import { ContainerFileSource } from './files/container-file.source.js';
+import { CODE_INTERPRETER_FILE_SOURCE } from './files/file-source.interface.js';
+import { CpythonSandboxBackend } from './sandbox/cpython/cpython-sandbox.backend.js';
+import { PyodideSandboxBackend } from './sandbox/pyodide/pyodide-sandbox.backend.js';
+import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
 
-@Module({ providers: [CodeInterpreterToolHandler], exports: [CodeInterpreterToolHandler] })
-export class CodeInterpreterToolModule {}
+/** Starts the container store, and stops every sandbox process when the gateway stops. */
+@Injectable()
+class CodeInterpreterLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly store: ContainerStore,
+    @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.store.onExpire((id) => this.backend.release(id));
+    await this.store.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.stop();
+    await this.backend.close();
+  }
+}
+
+export interface CodeInterpreterModuleOptions {
+  /** Where `file_ids` are read from (the Files API); default: files of this gateway's containers. */
+  fileSource?: Omit<Provider & { provide: unknown }, 'provide'>;
+}
+
+function providers(options: CodeInterpreterModuleOptions): Provider[] {
+  return [
+    {
+      provide: CODE_INTERPRETER_SETTINGS,
+      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig) => parseCodeInterpreterSettings(config.codeInterpreter),
+    },
+    { provide: ContainerStore, inject: [CODE_INTERPRETER_SETTINGS], useFactory: (s: CodeInterpreterSettings) => new ContainerStore(s) },
+    {
+      provide: SANDBOX_BACKEND,
+      inject: [CODE_INTERPRETER_SETTINGS],
+      useFactory: (s: CodeInterpreterSettings): SandboxBackend => (s.backend === 'cpython' ? new CpythonSandboxBackend(s) : new PyodideSandboxBackend(s)),
+    },
+    options.fileSource
+      ? ({ ...options.fileSource, provide: CODE_INTERPRETER_FILE_SOURCE } as Provider)
+      : { provide: CODE_INTERPRETER_FILE_SOURCE, inject: [ContainerStore], useFactory: (store: ContainerStore) => new ContainerFileSource(store) },
+    CodeInterpreterLifecycle,
+    CodeInterpreterToolHandler,
+    CodeInterpreterExecutor,
+  ];
+}
+
+/**
+ * The `code_interpreter` tool type: Python in a sandbox (Pyodide by
+ * default, or CPython under bubblewrap), per-conversation containers and a
+ * subset of the Containers API. `config.codeInterpreter` is validated when
+ * the module starts.
+ */
+@Module({ providers: providers({}), controllers: [ContainersController], exports: [ContainerStore, SANDBOX_BACKEND] })
+export class CodeInterpreterToolModule {
+  /**
+   * The tool type with `file_ids` read from another store (the Files API):
+   * use it instead of `CodeInterpreterToolModule`, never beside it.
+   */
+  static register(options: CodeInterpreterModuleOptions): DynamicModule {
+    return { module: ConfiguredCodeInterpreterToolModule, providers: providers(options), controllers: [ContainersController], exports: [ContainerStore, SANDBOX_BACKEND] };
+  }
+}
+
+@Module({})
+class ConfiguredCodeInterpreterToolModule {}

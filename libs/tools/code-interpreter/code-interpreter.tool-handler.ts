@@ -1,70 +1,143 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type {
+  DiscoveryContext,
+  DiscoveryResult,
+  GatewayCall,
+  HistoryContext,
+  NormalizedTool,
+  ToolHandler,
+} from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
+import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
+import { type Container, ContainerFullError, ContainerStore } from './containers/container-store.service.js';
+import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from './files/file-source.interface.js';
+import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
 
-export interface CodeInterpreterParams {
-  container: string | JsonObject;
-}
-
-function codeOf(args: string): string {
-  try {
-    const parsed = JSON.parse(args) as { code?: unknown };
-    if (typeof parsed.code === 'string') return parsed.code;
-  } catch {
-    // the model wrote code without JSON around it
-  }
-  return args;
+interface Discovered {
+  containerId: string;
 }
 
 /**
- * `code_interpreter`: gateway-owned, with no executor in this gateway yet;
- * validated and routed, never silently dropped.
+ * `code_interpreter`: gateway-owned. The model sees one function taking
+ * `code`; calls run in the request's container.
+ *
+ * Which container: an explicit id must name a live one (400 otherwise);
+ * `auto` reuses the container of the latest `code_interpreter_call` in the
+ * conversation's history while it lives, so files and variables carry over
+ * between turns of one conversation, and creates a new one otherwise.
+ * `file_ids` are copied in once per container.
  */
 @Injectable()
 @ToolHandlerProvider()
-export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterParams> {
+export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterParams, Discovered> {
   readonly type = ToolType.CodeInterpreter;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['code_interpreter_call'];
+  private readonly copied = new WeakMap<Container, Set<string>>();
+
+  constructor(
+    private readonly containers: ContainerStore,
+    @Inject(CODE_INTERPRETER_FILE_SOURCE) private readonly files: CodeInterpreterFileSource,
+    @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
+  ) {}
 
   validate(decl: JsonObject, path: string): CodeInterpreterParams {
-    const container = decl.container;
-    if (typeof container === 'string' && container.length > 0) return { container };
-    if (container && typeof container === 'object' && !Array.isArray(container) && (container as JsonObject).type === 'auto') {
-      return { container: container as JsonObject };
-    }
-    throw new InvalidRequestError(`${path}.container is required: a container id or {"type": "auto"}.`, `${path}.container`);
+    return validateCodeInterpreterDeclaration(decl, path);
   }
 
-  normalize(p: CodeInterpreterParams): NormalizedTool[] {
+  async discover(p: CodeInterpreterParams, ctx: DiscoveryContext): Promise<DiscoveryResult<Discovered>> {
+    // Interpreters start when code_interpreter is first declared, not at
+    // boot: a gateway whose clients never use it never pays for them.
+    void this.backend.warmUp?.().catch(() => undefined);
+    if (p.container.kind === 'id') {
+      const found = this.containers.get(p.container.id);
+      if (!found) throw new InvalidRequestError(`Container '${p.container.id}' not found or expired.`, `${p.path}.container`, 'container_not_found', 404);
+      return { state: { containerId: found.id } };
+    }
+    const container = this.fromHistory(ctx.history) ?? (await this.containers.create({ owner: null, memoryLimit: p.container.memoryLimit }));
+    await this.copyFiles(container, p);
+    return { state: { containerId: container.id } };
+  }
+
+  normalize(p: CodeInterpreterParams, discovered: Discovered | undefined): NormalizedTool[] {
     return [
       {
         fn: {
           type: 'function',
-          name: 'code_interpreter',
-          description: 'Run Python code.',
-          parameters: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
+          name: CODE_INTERPRETER_FUNCTION,
+          description:
+            'Run Python 3 code in a sandbox and see its output. Variables persist between calls in this conversation. ' +
+            'Files are in /mnt/data: read the files the user provided there, and save files you produce (CSV, PNG, ...) ' +
+            'there to hand them to the user. The value of the last expression is printed. There is no network access.',
+          parameters: {
+            type: 'object',
+            properties: { code: { type: 'string', description: 'The Python program to run.' } },
+            required: ['code'],
+            additionalProperties: false,
+          },
         },
-        toolName: 'code_interpreter',
-        executionParams: p,
-        hidden: true,
+        toolName: CODE_INTERPRETER_FUNCTION,
+        executionParams: { ...p, containerId: discovered?.containerId } satisfies CodeInterpreterParams,
       },
     ];
+  }
+
+  publicDeclaration(p: CodeInterpreterParams, decl: JsonObject): JsonObject {
+    return { type: 'code_interpreter', container: decl.container ?? null };
   }
 
   unboundCallItem(call: GatewayCall, error: { code: string; message: string }): PublicItem {
     return { type: 'code_interpreter_call', id: call.itemId, status: 'failed', code: codeOf(call.arguments), container_id: '', outputs: null, error: error.message };
   }
 
+  /** An item from history, as the model saw it: its code, and its logs when the client kept them. */
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
     const callId = String(it.id);
+    const outputs = Array.isArray(it.outputs) ? (it.outputs as JsonObject[]) : null;
+    const logs = outputs?.filter((o) => o?.type === 'logs').map((o) => String(o.logs ?? '')).join('') ?? null;
+    const output =
+      it.status === 'failed'
+        ? { status: 'failed', logs: logs ?? '' }
+        : logs !== null
+          ? { status: 'ok', logs }
+          : { status: 'ok', note: 'The output of this earlier run was not kept; files it wrote are still in /mnt/data while the container lives.' };
     return [
-      { type: 'function_call', call_id: callId, name: ctx.modelNameFor('code_interpreter') ?? 'code_interpreter', arguments: JSON.stringify({ code: it.code ?? '' }) },
-      { type: 'function_call_output', call_id: callId, output: JSON.stringify(it.outputs ?? { error: 'no outputs were recorded' }) },
+      { type: 'function_call', call_id: callId, name: ctx.modelNameFor(CODE_INTERPRETER_FUNCTION) ?? CODE_INTERPRETER_FUNCTION, arguments: JSON.stringify({ code: it.code ?? '' }) },
+      { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) },
     ];
+  }
+
+  private fromHistory(history: readonly PublicItem[]): Container | undefined {
+    for (let i = history.length - 1; i >= 0; i--) {
+      const it = history[i] as JsonObject;
+      if (it?.type !== 'code_interpreter_call' || typeof it.container_id !== 'string') continue;
+      const c = this.containers.get(it.container_id);
+      if (c) return c;
+    }
+    return undefined;
+  }
+
+  private async copyFiles(c: Container, p: CodeInterpreterParams): Promise<void> {
+    if (p.container.kind !== 'auto' || p.container.fileIds.length === 0) return;
+    const done = this.copied.get(c) ?? new Set<string>();
+    this.copied.set(c, done);
+    for (const [i, id] of p.container.fileIds.entries()) {
+      if (done.has(id)) continue;
+      const param = `${p.path}.container.file_ids[${i}]`;
+      const file = await this.files.read(id);
+      if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
+      try {
+        await this.containers.addFile(c, file.filename, file.data);
+      } catch (err) {
+        if (err instanceof ContainerFullError) throw new InvalidRequestError(`File '${id}' does not fit: ${err.message}.`, param, 'container_full');
+        throw err;
+      }
+      done.add(id);
+    }
   }
 }

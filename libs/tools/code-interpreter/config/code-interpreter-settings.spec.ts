@@ -1,0 +1,25 @@
+import { CodeInterpreterConfigError, DEFAULT_CODE_INTERPRETER_SETTINGS, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
+
+describe('parseCodeInterpreterSettings', () => {
+  it('fills defaults and takes valid overrides', () => {
+    expect(parseCodeInterpreterSettings(undefined)).toEqual(DEFAULT_CODE_INTERPRETER_SETTINGS);
+    const s = parseCodeInterpreterSettings({ backend: 'cpython', timeoutMs: 5_000, maxWorkers: 4, warmWorkers: 2, cpython: { python: '/opt/py/bin/python3' } });
+    expect(s).toMatchObject({ backend: 'cpython', timeoutMs: 5_000, maxWorkers: 4, warmWorkers: 2, cpython: { python: '/opt/py/bin/python3', bwrap: 'bwrap' } });
+  });
+
+  it.each([
+    [{ backend: 'docker' }, 'codeInterpreter.backend'],
+    [{ timeoutMs: 10 }, 'codeInterpreter.timeoutMs'],
+    [{ memoryLimitMb: 1.5 }, 'codeInterpreter.memoryLimitMb'],
+    [{ warmWorkers: 3, maxWorkers: 2 }, 'codeInterpreter.warmWorkers'],
+    [{ timeout: 1000 }, 'codeInterpreter.timeout'],
+    [{ cpython: { shell: '/bin/sh' } }, 'codeInterpreter.cpython.shell'],
+    [{ dataDir: '' }, 'codeInterpreter.dataDir'],
+    [{ wheels: ['/nowhere/pkg-1.0-py3-none-any.whl'] }, 'codeInterpreter.wheels[0]'],
+    [{ wheels: ['numpy-2.0-cp312-cp312-linux_x86_64.whl'] }, 'codeInterpreter.wheels[0]'],
+    [{ wheels: 'x.whl' }, 'codeInterpreter.wheels'],
+  ])('refuses %j naming %s', (raw, setting) => {
+    expect(() => parseCodeInterpreterSettings(raw)).toThrow(CodeInterpreterConfigError);
+    expect(() => parseCodeInterpreterSettings(raw)).toThrow(setting);
+  });
+});

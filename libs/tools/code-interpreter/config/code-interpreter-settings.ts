@@ -1,0 +1,124 @@
+import { existsSync } from 'node:fs';
+
+/**
+ * The `codeInterpreter` section of the gateway config, owned by this module
+ * and checked once when it starts, so a typo fails the boot with the
+ * setting's name rather than the first call.
+ */
+
+export class CodeInterpreterConfigError extends Error {}
+
+export const CODE_INTERPRETER_SETTINGS = Symbol('CODE_INTERPRETER_SETTINGS');
+
+export type SandboxBackendName = 'pyodide' | 'cpython';
+
+export interface CodeInterpreterSettings {
+  /** `pyodide`: embedded WASM, no set-up. `cpython`: the OS's Python with numpy/pandas/matplotlib in a bubblewrap sandbox. */
+  backend: SandboxBackendName;
+  /** Where container workspaces live on the gateway host. */
+  dataDir: string;
+  /** Sandbox processes at most (Pyodide: one interpreter each; CPython: calls at once). */
+  maxWorkers: number;
+  /** Pyodide: interpreters kept loaded and unbound, so a new conversation does not wait for a cold start. */
+  warmWorkers: number;
+  /** Wall time of one call before it is interrupted. */
+  timeoutMs: number;
+  /** After the interrupt, how long the code may take to unwind before its process is killed. */
+  graceMs: number;
+  /** Memory of one sandbox (Pyodide: WASM memory; CPython: address space). */
+  memoryLimitMb: number;
+  /** stdout + stderr kept per call; the rest is cut and marked. */
+  maxOutputBytes: number;
+  /** Bytes of files one call may write back to the workspace. */
+  maxFileBytesPerCall: number;
+  /** Bytes one container holds at most (uploads and generated files). */
+  maxContainerBytes: number;
+  /** Calls one container (one conversation) may run; then each call fails with a message. */
+  maxCallsPerContainer: number;
+  /** A container unused for this long is deleted with its files and its interpreter. */
+  idleExpiryMs: number;
+  cpython: { python: string; bwrap: string };
+  /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path. */
+  wheels: string[];
+}
+
+export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
+  backend: 'pyodide',
+  dataDir: '.switchyard/containers',
+  maxWorkers: 2,
+  warmWorkers: 1,
+  timeoutMs: 30_000,
+  graceMs: 2_000,
+  memoryLimitMb: 512,
+  maxOutputBytes: 64 * 1024,
+  maxFileBytesPerCall: 16 * 1024 * 1024,
+  maxContainerBytes: 64 * 1024 * 1024,
+  maxCallsPerContainer: 500,
+  idleExpiryMs: 20 * 60_000,
+  cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
+  wheels: [],
+};
+
+type IntKey = 'maxWorkers' | 'warmWorkers' | 'timeoutMs' | 'graceMs' | 'memoryLimitMb' | 'maxOutputBytes' | 'maxFileBytesPerCall' |
+  'maxContainerBytes' | 'maxCallsPerContainer' | 'idleExpiryMs';
+
+const RANGES: Record<IntKey, [number, number]> = {
+  maxWorkers: [1, 64],
+  warmWorkers: [0, 64],
+  timeoutMs: [100, 3_600_000],
+  graceMs: [0, 60_000],
+  memoryLimitMb: [64, 4096],
+  maxOutputBytes: [1024, 64 * 1024 * 1024],
+  maxFileBytesPerCall: [0, 1024 * 1024 * 1024],
+  maxContainerBytes: [1024, 16 * 1024 * 1024 * 1024],
+  maxCallsPerContainer: [1, 1_000_000],
+  idleExpiryMs: [1_000, 30 * 24 * 3_600_000],
+};
+
+function fail(setting: string, message: string, value?: unknown): never {
+  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
+  throw new CodeInterpreterConfigError(`Invalid configuration: codeInterpreter.${setting}: ${message}${got}`);
+}
+
+export function parseCodeInterpreterSettings(raw: Record<string, unknown> | undefined): CodeInterpreterSettings {
+  const out: CodeInterpreterSettings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython }, wheels: [] };
+  if (!raw) return out;
+  for (const key of Object.keys(raw)) {
+    if (!(key in out)) fail(key, 'is not a known setting');
+  }
+  if (raw.backend !== undefined) {
+    if (raw.backend !== 'pyodide' && raw.backend !== 'cpython') fail('backend', 'must be "pyodide" or "cpython"', raw.backend);
+    out.backend = raw.backend;
+  }
+  if (raw.dataDir !== undefined) {
+    if (typeof raw.dataDir !== 'string' || raw.dataDir === '') fail('dataDir', 'must be a non-empty path', raw.dataDir);
+    out.dataDir = raw.dataDir;
+  }
+  for (const key of Object.keys(RANGES) as IntKey[]) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    const [min, max] = RANGES[key];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(key, `must be an integer from ${min} to ${max}`, value);
+    out[key] = value;
+  }
+  if (out.warmWorkers > out.maxWorkers) fail('warmWorkers', `must not exceed maxWorkers (${out.maxWorkers})`, out.warmWorkers);
+  if (raw.cpython !== undefined) {
+    const c = raw.cpython as Record<string, unknown>;
+    if (!c || typeof c !== 'object' || Array.isArray(c)) fail('cpython', 'must be an object', raw.cpython);
+    for (const key of Object.keys(c)) {
+      if (key !== 'python' && key !== 'bwrap') fail(`cpython.${key}`, 'is not a known setting');
+      if (typeof c[key] !== 'string' || c[key] === '') fail(`cpython.${key}`, 'must be a non-empty path', c[key]);
+    }
+    Object.assign(out.cpython, c);
+  }
+  if (raw.wheels !== undefined) {
+    if (!Array.isArray(raw.wheels)) fail('wheels', 'must be a list of .whl file paths', raw.wheels);
+    out.wheels = raw.wheels.map((w, i) => {
+      // Pure-Python wheels only: they are imported from the zip as they are, nothing is compiled.
+      if (typeof w !== 'string' || !/-none-any\.whl$/.test(w)) fail(`wheels[${i}]`, 'must be a pure-Python wheel (*-none-any.whl)', w);
+      if (!existsSync(w)) fail(`wheels[${i}]`, 'no such file', w);
+      return w;
+    });
+  }
+  return out;
+}

@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, join, posix, resolve } from 'node:path';
+import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
+import { insideWorkspace, workspaceStamps } from '../sandbox/workspace-files.js';
+
+export interface ContainerFile {
+  id: string;
+  /** Relative to /mnt/data. */
+  path: string;
+  bytes: number;
+  createdAt: number;
+  /** `user`: copied in from file_ids or uploaded; `assistant`: written by the code. */
+  source: 'user' | 'assistant';
+}
+
+export interface Container {
+  id: string;
+  name: string;
+  owner: string | null;
+  createdAt: number;
+  lastActiveAt: number;
+  idleExpiryMs: number;
+  memoryLimit: string | null;
+  calls: number;
+  /** By relative path: a path keeps its file id when the code rewrites it. */
+  files: Map<string, ContainerFile>;
+  dir: string;
+}
+
+/** Ids carry 128 random bits: a container id is also what grants access to it. */
+function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString('hex')}`;
+}
+
+const ID_PATTERN = /^cntr_[0-9a-f]{32}$/;
+
+/**
+ * Containers: one workspace directory per container (per conversation, when
+ * the tool creates it), its file table, and idle expiry. Expired containers
+ * lose their directory and their interpreter (`onExpire`).
+ *
+ * The table lives in memory: a gateway restart forgets containers (their
+ * interpreters would be gone anyway); their directories are removed at the
+ * next start once their idle time is over.
+ */
+export class ContainerStore {
+  private readonly containers = new Map<string, Container>();
+  private readonly root: string;
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly expireListeners: Array<(id: string) => void> = [];
+
+  constructor(private readonly settings: CodeInterpreterSettings) {
+    this.root = resolve(settings.dataDir);
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await this.removeAbandoned();
+    const every = Math.max(250, Math.min(60_000, Math.floor(this.settings.idleExpiryMs / 4)));
+    this.sweeper = setInterval(() => void this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+
+  onExpire(listener: (id: string) => void): void {
+    this.expireListeners.push(listener);
+  }
+
+  async create(options: { name?: string; owner: string | null; memoryLimit?: string | null; idleExpiryMs?: number }): Promise<Container> {
+    const id = newId('cntr');
+    const now = Date.now();
+    const c: Container = {
+      id,
+      name: options.name ?? `container-${id.slice(5, 13)}`,
+      owner: options.owner,
+      createdAt: now,
+      lastActiveAt: now,
+      idleExpiryMs: options.idleExpiryMs ?? this.settings.idleExpiryMs,
+      memoryLimit: options.memoryLimit ?? null,
+      calls: 0,
+      files: new Map(),
+      dir: join(this.root, id),
+    };
+    await mkdir(c.dir, { recursive: true });
+    this.containers.set(id, c);
+    return c;
+  }
+
+  /** A live container, or undefined (unknown, expired or deleted). */
+  get(id: string): Container | undefined {
+    if (!ID_PATTERN.test(id)) return undefined;
+    const c = this.containers.get(id);
+    if (!c) return undefined;
+    if (Date.now() - c.lastActiveAt > c.idleExpiryMs) {
+      void this.delete(id);
+      return undefined;
+    }
+    return c;
+  }
+
+  list(owner: string | null): Container[] {
+    return [...this.containers.values()].filter((c) => c.owner === owner && this.get(c.id)).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  touch(c: Container): void {
+    c.lastActiveAt = Date.now();
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const c = this.containers.get(id);
+    if (!c) return false;
+    this.containers.delete(id);
+    await rm(c.dir, { recursive: true, force: true });
+    for (const l of this.expireListeners) l(id);
+    return true;
+  }
+
+  /** Adds a file (copied in or uploaded) under /mnt/data, keeping its base name. */
+  async addFile(c: Container, filename: string, data: Uint8Array): Promise<ContainerFile> {
+    const name = basename(filename.replaceAll('\\', '/')) || 'file';
+    const full = insideWorkspace(c.dir, name);
+    if (!full) throw new Error(`invalid file name: ${filename}`);
+    if (this.totalBytes(c) + data.length > this.settings.maxContainerBytes) {
+      throw new ContainerFullError(`the container would exceed its ${this.settings.maxContainerBytes} bytes`);
+    }
+    await writeFile(full, data);
+    return this.record(c, name, data.length, 'user');
+  }
+
+  /**
+   * Records what a call changed on disk. Files past the container's byte
+   * budget are removed again and reported, so one program cannot fill the
+   * gateway's disk.
+   */
+  async recordChanges(c: Container, changed: readonly string[]): Promise<{ files: ContainerFile[]; refused: string[] }> {
+    const stamps = await workspaceStamps(c.dir);
+    for (const path of [...c.files.keys()]) if (!stamps.has(path)) c.files.delete(path);
+    const files: ContainerFile[] = [];
+    const refused: string[] = [];
+    for (const path of changed) {
+      const full = insideWorkspace(c.dir, path);
+      if (!full) continue;
+      let size: number;
+      try {
+        size = (await stat(full)).size;
+      } catch {
+        continue;
+      }
+      const previous = c.files.get(path)?.bytes ?? 0;
+      if (this.totalBytes(c) - previous + size > this.settings.maxContainerBytes) {
+        await rm(full, { force: true });
+        c.files.delete(path);
+        refused.push(path);
+        continue;
+      }
+      files.push(this.record(c, path, size, 'assistant'));
+    }
+    // Files the program wrote without reporting (none expected) still count against the budget.
+    for (const [path, stamp] of stamps) {
+      if (!c.files.has(path)) this.record(c, path, Number(stamp.split(':')[0]), 'assistant');
+    }
+    return { files, refused };
+  }
+
+  fileById(c: Container, fileId: string): ContainerFile | undefined {
+    for (const f of c.files.values()) if (f.id === fileId) return f;
+    return undefined;
+  }
+
+  /** A file of any live container, by id: the default file source. */
+  findFile(fileId: string): { container: Container; file: ContainerFile } | undefined {
+    for (const c of this.containers.values()) {
+      const f = this.get(c.id) && this.fileById(c, fileId);
+      if (f) return { container: c, file: f };
+    }
+    return undefined;
+  }
+
+  async content(c: Container, f: ContainerFile): Promise<Buffer> {
+    return readFile(insideWorkspace(c.dir, f.path)!);
+  }
+
+  async deleteFile(c: Container, f: ContainerFile): Promise<void> {
+    c.files.delete(f.path);
+    await rm(insideWorkspace(c.dir, f.path)!, { force: true });
+  }
+
+  private totalBytes(c: Container): number {
+    let n = 0;
+    for (const f of c.files.values()) n += f.bytes;
+    return n;
+  }
+
+  private record(c: Container, path: string, bytes: number, source: ContainerFile['source']): ContainerFile {
+    const existing = c.files.get(path);
+    const f: ContainerFile = existing
+      ? { ...existing, bytes }
+      : { id: newId('cfile'), path: posix.normalize(path), bytes, createdAt: Date.now(), source };
+    c.files.set(path, f);
+    return f;
+  }
+
+  /**
+   * Workspaces left by an earlier run whose idle time is over. Only
+   * container-shaped names are touched (the directory may be shared), and
+   * fresh ones are left alone: another gateway may be using the same folder.
+   */
+  private async removeAbandoned(): Promise<void> {
+    const now = Date.now();
+    for (const name of await readdir(this.root)) {
+      if (!ID_PATTERN.test(name) || this.containers.has(name)) continue;
+      const dir = join(this.root, name);
+      const st = await stat(dir).catch(() => undefined);
+      if (st && now - st.mtimeMs > this.settings.idleExpiryMs) await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const c of [...this.containers.values()]) {
+      if (now - c.lastActiveAt > c.idleExpiryMs) await this.delete(c.id);
+    }
+  }
+}
+
+export class ContainerFullError extends Error {}

@@ -1,0 +1,188 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import type { Request, Response } from 'express';
+import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
+import type { JsonObject } from '../../../core/protocol/items.js';
+import { requestOwner } from '../../../responses/http/request-owner.js';
+import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
+import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
+
+/**
+ * Largest upload buffered for `POST /v1/containers/{id}/files`. The
+ * container's own byte budget (`maxContainerBytes`) still applies after it.
+ */
+const MAX_UPLOAD_BYTES = 64 * 1024 * 1024;
+
+interface UploadedPart {
+  originalname: string;
+  buffer: Buffer;
+}
+
+interface ListPage<T> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+function containerObject(c: Container): JsonObject {
+  return {
+    id: c.id,
+    object: 'container',
+    name: c.name,
+    created_at: Math.floor(c.createdAt / 1000),
+    last_active_at: Math.floor(c.lastActiveAt / 1000),
+    status: 'running',
+    expires_after: { anchor: 'last_active_at', minutes: Math.max(1, Math.round(c.idleExpiryMs / 60_000)) },
+    memory_limit: c.memoryLimit,
+  };
+}
+
+function fileObject(c: Container, f: ContainerFile): JsonObject {
+  return { id: f.id, object: 'container.file', container_id: c.id, path: `/mnt/data/${f.path}`, bytes: f.bytes, created_at: Math.floor(f.createdAt / 1000), source: f.source };
+}
+
+/** `limit` (1..100, default 20), `after` (an id), `order` (`asc` | `desc`, default `desc`), as OpenAI's list endpoints take them. */
+function page<T extends { id: string }>(all: T[], query: Record<string, unknown>): ListPage<T> {
+  const limitRaw = query.limit === undefined ? 20 : Number(query.limit);
+  if (!Number.isInteger(limitRaw) || limitRaw < 1 || limitRaw > 100) throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit');
+  const order = query.order ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new InvalidRequestError('order must be "asc" or "desc".', 'order');
+  const sorted = order === 'desc' ? [...all].reverse() : all;
+  let start = 0;
+  if (query.after !== undefined) {
+    const i = sorted.findIndex((x) => x.id === query.after);
+    if (i < 0) throw new InvalidRequestError(`No item with id '${String(query.after)}' to list after.`, 'after');
+    start = i + 1;
+  }
+  const data = sorted.slice(start, start + limitRaw);
+  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limitRaw < sorted.length };
+}
+
+/**
+ * A subset of OpenAI's Containers API: create, list, retrieve and delete
+ * containers; upload, list, retrieve, delete and download their files.
+ *
+ * Containers the tool creates for a conversation belong to no API key (core
+ * does not tell tools who is calling): they are reachable by id, which is
+ * unguessable, and listed only when the gateway has no keys configured.
+ */
+@Controller('v1/containers')
+export class ContainersController {
+  constructor(
+    private readonly store: ContainerStore,
+    @Inject(CODE_INTERPRETER_FILE_SOURCE) private readonly fileSource: CodeInterpreterFileSource,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  async create(@Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
+    const raw = (body ?? {}) as JsonObject;
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw new InvalidRequestError('The request body must be a JSON object.', null);
+    if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256)) throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
+    let idleExpiryMs: number | undefined;
+    if (raw.expires_after !== undefined) {
+      const e = raw.expires_after as JsonObject;
+      if (!e || typeof e !== 'object' || e.anchor !== 'last_active_at') throw new InvalidRequestError('expires_after.anchor must be "last_active_at".', 'expires_after.anchor');
+      if (typeof e.minutes !== 'number' || !Number.isInteger(e.minutes) || e.minutes < 1 || e.minutes > 20) {
+        throw new InvalidRequestError('expires_after.minutes must be an integer from 1 to 20.', 'expires_after.minutes');
+      }
+      idleExpiryMs = e.minutes * 60_000;
+    }
+    if (raw.file_ids !== undefined) throw new InvalidRequestError('file_ids is not supported here; pass them in the code_interpreter tool declaration.', 'file_ids');
+    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs });
+    return containerObject(c);
+  }
+
+  @Get()
+  list(@Query() query: Record<string, unknown>, @Req() req: Request): ListPage<JsonObject> {
+    const p = page(this.store.list(requestOwner(req)), query);
+    return { ...p, data: p.data.map((c) => containerObject(c as Container)) };
+  }
+
+  @Get(':id')
+  retrieve(@Param('id') id: string): JsonObject {
+    return containerObject(this.container(id));
+  }
+
+  @Delete(':id')
+  async remove(@Param('id') id: string): Promise<JsonObject> {
+    this.container(id);
+    await this.store.delete(id);
+    return { id, object: 'container.deleted', deleted: true };
+  }
+
+  @Get(':id/files')
+  files(@Param('id') id: string, @Query() query: Record<string, unknown>): ListPage<JsonObject> {
+    const c = this.container(id);
+    const p = page([...c.files.values()].sort((a, b) => a.createdAt - b.createdAt), query);
+    return { ...p, data: p.data.map((f) => fileObject(c, f)) };
+  }
+
+  /** Multipart with a `file` part, or JSON `{"file_id"}` naming a file the file source knows. */
+  @Post(':id/files')
+  @HttpCode(200)
+  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
+  async upload(@Param('id') id: string, @UploadedFile() part: UploadedPart | undefined, @Body() body: unknown): Promise<JsonObject> {
+    const c = this.container(id);
+    let name: string;
+    let data: Uint8Array;
+    if (part) {
+      name = part.originalname;
+      data = new Uint8Array(part.buffer);
+    } else {
+      const fileId = (body as JsonObject | undefined)?.file_id;
+      if (typeof fileId !== 'string' || fileId === '') throw new InvalidRequestError('Send a multipart "file" part or a JSON "file_id".', 'file');
+      const found = await this.fileSource.read(fileId);
+      if (!found) throw new NotFoundError(`No file with id '${fileId}'.`, 'file_not_found', 'file_id');
+      name = found.filename;
+      data = found.data;
+    }
+    try {
+      const f = await this.store.addFile(c, name, data);
+      this.store.touch(c);
+      return fileObject(c, f);
+    } catch (err) {
+      if (err instanceof ContainerFullError) throw new InvalidRequestError(`The file does not fit: ${err.message}.`, 'file', 'container_full');
+      throw err;
+    }
+  }
+
+  @Get(':id/files/:fileId')
+  file(@Param('id') id: string, @Param('fileId') fileId: string): JsonObject {
+    const c = this.container(id);
+    return fileObject(c, this.fileOf(c, fileId));
+  }
+
+  @Delete(':id/files/:fileId')
+  async removeFile(@Param('id') id: string, @Param('fileId') fileId: string): Promise<JsonObject> {
+    const c = this.container(id);
+    await this.store.deleteFile(c, this.fileOf(c, fileId));
+    return { id: fileId, object: 'container.file.deleted', deleted: true };
+  }
+
+  @Get(':id/files/:fileId/content')
+  async content(@Param('id') id: string, @Param('fileId') fileId: string, @Res() res: Response): Promise<void> {
+    const c = this.container(id);
+    const f = this.fileOf(c, fileId);
+    const body = await this.store.content(c, f);
+    // Never rendered by a browser on the gateway's origin: what the code wrote is untrusted.
+    res.setHeader('content-type', 'application/octet-stream');
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('content-disposition', `attachment; filename="${encodeURIComponent(f.path.split('/').pop() ?? 'file')}"`);
+    res.status(200).end(body);
+  }
+
+  private container(id: string): Container {
+    const c = this.store.get(id);
+    if (!c) throw new NotFoundError(`Container with id '${id}' not found.`, 'container_not_found', 'container_id');
+    return c;
+  }
+
+  private fileOf(c: Container, fileId: string): ContainerFile {
+    const f = this.store.fileById(c, fileId);
+    if (!f) throw new NotFoundError(`File with id '${fileId}' not found in container '${c.id}'.`, 'file_not_found', 'file_id');
+    return f;
+  }
+}

@@ -70,11 +70,25 @@ export class ToolsConfig {
   @IsObject() timeoutMsByType: Record<string, number> = {};
   /** Inference rounds per request before the response ends `incomplete`. */
   @IsInt() @Min(1) @Max(1000) maxRounds = 10;
+  /**
+   * Model-visible tools per request (declarations, namespace members and
+   * discovered MCP tools together). OpenAI allows 128 functions; the bound is
+   * higher for MCP servers with many tools, and keeps one request's
+   * preparation work small next to everyone else's.
+   */
+  @IsInt() @Min(1) @Max(100_000) maxToolsPerRequest = 512;
+  /**
+   * Gateway tool calls (MCP, web search) one request may run across all its
+   * rounds; past it the calls get an error result and the model must answer.
+   */
+  @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
 }
 
 export class AuthConfig {
   /** Inbound API keys; empty means no authentication. */
   @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
+  /** Open WebSocket connections per owner (per key, or in total without keys); the next upgrade gets a 429. */
+  @IsInt() @Min(1) maxSocketsPerOwner = 64;
 }
 
 export class StorageConfig {

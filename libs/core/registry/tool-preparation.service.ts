@@ -27,6 +27,10 @@ export class ToolPreparationService {
 
   /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
+    const limit = this.config.tools.maxToolsPerRequest;
+    if (tools.length > limit) {
+      throw new InvalidRequestError(`'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`, 'tools', 'too_many_tools');
+    }
     const validated: ValidatedDeclaration[] = [];
     tools.forEach((declaration, index) => {
       const path = `tools[${index}]`;
@@ -68,6 +72,13 @@ export class ToolPreparationService {
       const result = discovered[i];
       if (result?.items) registry.discoveryItems.push(...result.items);
       const normalized = d.handler.normalize(d.params, result?.state, { takenNames: registry.names() });
+      if (registry.size + normalized.length > this.config.tools.maxToolsPerRequest) {
+        throw new InvalidRequestError(
+          `tools[${d.index}] brings the request to more than ${this.config.tools.maxToolsPerRequest} model-visible tools (tools.maxToolsPerRequest).`,
+          `tools[${d.index}]`,
+          'too_many_tools',
+        );
+      }
       for (const tool of normalized) this.register(registry, d, tool);
       registry.publicTools.push(d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration);
     });

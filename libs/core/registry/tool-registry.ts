@@ -38,6 +38,7 @@ export interface ToolEntry {
 export class ToolRegistry {
   private readonly entries = new Map<string, ToolEntry>();
   private readonly byIdentity = new Map<string, ToolEntry>();
+  private readonly takenNames = new Set<string>();
   readonly functions: FunctionToolDef[] = [];
   /** Public declarations echoed in `response.tools` (secrets stripped). */
   readonly publicTools: Record<string, unknown>[] = [];
@@ -46,6 +47,7 @@ export class ToolRegistry {
 
   add(entry: ToolEntry, fn?: FunctionToolDef): void {
     this.entries.set(entry.modelName, entry);
+    this.takenNames.add(entry.modelName);
     this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
     if (fn && entry.offered) this.functions.push(fn);
   }
@@ -63,8 +65,13 @@ export class ToolRegistry {
     return this.byIdentity.get(identityKey(toolType, toolName, scope));
   }
 
-  names(): Set<string> {
-    return new Set(this.entries.keys());
+  /**
+   * The names taken so far, as a live read-only view: handlers consult it
+   * once per tool they name, so copying it here would make registering N
+   * tools cost O(N²).
+   */
+  names(): ReadonlySet<string> {
+    return this.takenNames;
   }
 
   all(): IterableIterator<ToolEntry> {

@@ -5,7 +5,7 @@ import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
 import type { DiscoveryContext, DiscoveryResult, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { modelVisibleName } from '../../core/registry/model-names.js';
+import { modelVisibleName, type TakenNames } from '../../core/registry/model-names.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
@@ -115,13 +115,16 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
   }
 
   normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
-    const taken = new Set(ctx.takenNames);
+    // Names this server's tools take, checked together with the request's:
+    // copying the request's set per server would cost O(tools²).
+    const own = new Set<string>();
+    const taken: TakenNames = { has: (name) => own.has(name) || ctx.takenNames.has(name) };
     const context = params.serverDescription ?? params.target.operator?.description;
     return (discovered?.tools ?? []).map((tool): NormalizedTool => {
       const name = modelVisibleName([params.serverLabel, tool.name], taken);
-      taken.add(name);
-      const own = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
-      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${own}`.trim() : own || null;
+      own.add(name);
+      const ownDescription = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
+      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${ownDescription}`.trim() : ownDescription || null;
       const executionParams: McpExecutionParams = {
         target: params.target,
         serverLabel: params.serverLabel,

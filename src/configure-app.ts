@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 
 /**
  * HTTP set-up every host needs: the JSON body parser with the configured
@@ -13,6 +14,9 @@ import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
  */
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  // Keys are checked before the body is read, so that unauthenticated
+  // callers cannot make the gateway parse megabytes for them.
+  app.use(authenticateBeforeBody(app));
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();

@@ -1,0 +1,32 @@
+import type { INestApplication } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { ApiKeyAuthenticator } from './api-key.authenticator.js';
+import { OPEN_PATHS } from './api-key.guard.js';
+
+/**
+ * Express middleware that refuses a request without a valid key before its
+ * body is read: the global guard runs only after the body parser, so on its
+ * own it let any caller have 16 MB bodies parsed before the 401. The refusal
+ * goes to the error handler like any body error (the caller's envelope), on a
+ * connection that is then closed, so the unread body is never parsed.
+ * The guard stays: it also covers hosts that route without this middleware.
+ */
+export function authenticateBeforeBody(app: INestApplication): (req: Request, res: Response, next: NextFunction) => void {
+  let auth: ApiKeyAuthenticator | undefined;
+  try {
+    auth = app.get(ApiKeyAuthenticator, { strict: false });
+  } catch {
+    // A host without the auth module has nothing to check here.
+    auth = undefined;
+  }
+  return (req, res, next) => {
+    if (!auth?.enabled || OPEN_PATHS.has(req.path)) return next();
+    try {
+      auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
+    } catch (err) {
+      res.setHeader('connection', 'close');
+      return next(err);
+    }
+    next();
+  };
+}

@@ -1,3 +1,4 @@
+import { redactUrl } from '../config/url-redaction.js';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
@@ -42,9 +43,8 @@ function describeTarget(storage: StorageConfig): string {
   if (storage.driver === 'sqlite') return `storage.sqlitePath=${storage.sqlitePath}`;
   if (storage.driver !== 'postgres') return `storage.driver=${storage.driver}`;
   try {
-    const url = new URL(storage.postgresUrl ?? '');
-    if (url.password) url.password = '***';
-    return `storage.postgresUrl=${url.toString()}`;
+    new URL(storage.postgresUrl ?? '');
+    return `storage.postgresUrl=${redactUrl(storage.postgresUrl ?? '')}`;
   } catch {
     return 'storage.postgresUrl';
   }

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
+import { listeningMessage } from './startup-message.js';
 
 /** The deployable gateway: config from the environment (and SWITCHYARD_CONFIG), then listen. */
 async function bootstrap(): Promise<void> {
@@ -20,9 +21,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn', 'log'] });
   configureGatewayApp(app);
   await app.listen(config.server.port, config.server.host);
-  new Logger('Switchyard').log(
-    `listening on http://${config.server.host}:${config.server.port} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect} dialect)`,
-  );
+  new Logger('Switchyard').log(listeningMessage(config));
 }
 
 void bootstrap();

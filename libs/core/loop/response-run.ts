@@ -508,7 +508,7 @@ export class ResponseRun {
       request: this.req,
       response,
       modelItems: this.transcript.slice(this.turnStart),
-      tools: this.registry.publicTools,
+      tools: this.registry.continuationTools,
       prior: { ...this.prior, modelItems: this.transcript.slice(0, this.turnStart), untranslated: undefined },
     });
     this.sink.emit({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });

@@ -80,7 +80,9 @@ export class ToolPreparationService {
         );
       }
       for (const tool of normalized) this.register(registry, d, tool);
-      registry.publicTools.push(d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration);
+      const publicDeclaration = d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration;
+      registry.publicTools.push(publicDeclaration);
+      registry.continuationTools.push(d.handler.continuationDeclaration?.(d.params, d.declaration) ?? publicDeclaration);
     });
     return registry;
   }

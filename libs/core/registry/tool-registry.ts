@@ -42,6 +42,8 @@ export class ToolRegistry {
   readonly functions: FunctionToolDef[] = [];
   /** Public declarations echoed in `response.tools` (secrets stripped). */
   readonly publicTools: Record<string, unknown>[] = [];
+  /** Declarations stored for continuations that inherit the tools (secrets stripped). */
+  readonly continuationTools: Record<string, unknown>[] = [];
   /** Items produced by discovery, emitted before the first round. */
   readonly discoveryItems: PublicItem[] = [];
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { urlSecrets } from '../../config/url-redaction.js';
 import type { OperatorServerConfig } from './mcp.config.js';
 
 /**
@@ -50,6 +51,11 @@ export class McpTarget {
     return { ...this.#headers };
   }
 
+  /** True when calls carry request-declared credentials: headers, or secrets in the URL's query. */
+  carriesCredentials(): boolean {
+    return Object.keys(this.#headers).length > 0 || Boolean(this.url?.search);
+  }
+
   /** Everything that must never appear in a message: header values, and bearer tokens on their own. */
   secrets(): string[] {
     const values = new Set<string>();
@@ -59,6 +65,7 @@ export class McpTarget {
       if (token) values.add(token);
     }
     for (const value of Object.values(this.operator?.env ?? {})) if (value.length >= 4) values.add(value);
+    if (this.url) for (const value of urlSecrets(this.url.href)) values.add(value);
     return [...values].sort((a, b) => b.length - a.length);
   }
 

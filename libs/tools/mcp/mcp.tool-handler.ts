@@ -5,6 +5,8 @@ import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
 import type { DiscoveryContext, DiscoveryResult, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { redactUrl } from '../../config/url-redaction.js';
+import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
 import { modelVisibleName, type TakenNames } from '../../core/registry/model-names.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
@@ -75,7 +77,20 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
 
   publicDeclaration(_params: McpDeclaration, declaration: JsonObject): JsonObject {
     const { headers: _headers, authorization: _authorization, ...rest } = declaration;
+    // A query string is as secret as a header (`?token=...`): its values are never echoed or stored.
+    if (typeof rest.server_url === 'string') rest.server_url = redactUrl(rest.server_url);
     return rest;
+  }
+
+  /**
+   * Credentials are not stored, so a continuation that inherits this
+   * declaration could only call the server without them, i.e. as someone
+   * else. The mark makes such a continuation a 400 asking for the tools again.
+   */
+  continuationDeclaration(params: McpDeclaration, declaration: JsonObject): JsonObject {
+    const stored = this.publicDeclaration(params, declaration);
+    if (params.target.kind === 'remote' && params.target.carriesCredentials()) stored[CREDENTIALS_WITHHELD] = true;
+    return stored;
   }
 
   async discover(params: McpDeclaration, ctx: DiscoveryContext): Promise<DiscoveryResult<McpDiscovery>> {

@@ -13,6 +13,8 @@ export function redactUrl(value: string): string {
   } catch {
     return value;
   }
+  // Nothing to hide: the text stays exactly as configured or sent.
+  if (!url.username && !url.password && !url.search && !url.hash) return value;
   // `user:pass@` keeps the user name (it tells which account); a lone
   // `token@` is itself the credential.
   if (url.password) url.password = '***';

@@ -34,6 +34,8 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'STORAGE_DRIVER', path: 'storage.driver', kind: 'string' },
   { env: 'SQLITE_PATH', path: 'storage.sqlitePath', kind: 'string' },
   { env: 'DATABASE_URL', path: 'storage.postgresUrl', kind: 'string' },
+  { env: 'STORE_CONNECT_TIMEOUT_MS', path: 'storage.connectTimeoutMs', kind: 'int' },
+  { env: 'STORE_QUERY_TIMEOUT_MS', path: 'storage.queryTimeoutMs', kind: 'int' },
   { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
   { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },

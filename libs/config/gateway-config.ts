@@ -95,6 +95,13 @@ export class StorageConfig {
   @IsIn(['sqlite', 'postgres', 'memory']) driver: 'sqlite' | 'postgres' | 'memory' = 'sqlite';
   @IsString() sqlitePath = '.switchyard/state.sqlite';
   @IsOptional() @IsString() postgresUrl?: string;
+  /**
+   * PostgreSQL: longest wait for a connection (new or pooled). An
+   * unreachable database then answers 503 quickly instead of holding requests.
+   */
+  @IsInt() @Min(1) connectTimeoutMs = 3_000;
+  /** PostgreSQL: longest wait for one query's answer. */
+  @IsInt() @Min(1) queryTimeoutMs = 5_000;
 }
 
 export class GatewayConfig {

@@ -32,7 +32,11 @@ export function createStateStore(storage: StorageConfig): StateStore {
           "storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).",
         );
       }
-      return new PostgresStateStore({ connectionString: storage.postgresUrl });
+      return new PostgresStateStore({
+        connectionString: storage.postgresUrl,
+        connectTimeoutMs: storage.connectTimeoutMs,
+        queryTimeoutMs: storage.queryTimeoutMs,
+      });
     default:
       throw new Error(`storage.driver must be 'sqlite', 'postgres' or 'memory', not '${driver}'.`);
   }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError, NotFoundError, StoreUnavailableError, isGatewayError } from '../../core/errors/gateway-error.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
@@ -35,6 +35,11 @@ export interface PostgresStateStoreOptions {
    * unreachable host and hang the boot.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long one query may wait for its answer; default 5 s. Bounds the wait
+   * of a request when the database stops answering on an open connection.
+   */
+  queryTimeoutMs?: number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -96,7 +101,36 @@ function duplicateItemId(e: pg.DatabaseError): string | null {
  * jsonb cannot hold U+0000 in a string (SQLite can). Refusing with a 400 that
  * says so beats a bare 500, and silently rewriting the text would corrupt it.
  */
+/** Socket error codes that mean the database cannot be reached right now. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * SQLSTATE classes and codes of a server that is there but cannot serve:
+ * connection exceptions (08), shutting down or starting (57P01-57P03), too
+ * many connections (53300), a statement cancelled by `statement_timeout` (57014).
+ */
+function unavailableSqlState(code: string | undefined): boolean {
+  return !!code && (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300', '57014'].includes(code));
+}
+
+/**
+ * True for failures that say nothing about the request and everything about
+ * the database being out of reach: refused or dropped connections, the
+ * connect and query timeouts, a server shutting down.
+ */
+function isUnavailable(e: unknown): boolean {
+  if (e instanceof pg.DatabaseError) return unavailableSqlState(e.code);
+  // Duck-typed: socket errors may come from another realm than this module's `Error`.
+  if (e === null || typeof e !== 'object') return false;
+  const { code, message } = e as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  // node-postgres reports its own timeouts and lost connections by message only.
+  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(message);
+}
+
 function translateDbError(e: unknown): unknown {
+  if (isGatewayError(e)) return e;
+  if (isUnavailable(e)) return new StoreUnavailableError();
   if (e instanceof pg.DatabaseError && e.code === '22P05') {
     return new InvalidRequestError(
       'Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.',
@@ -159,6 +193,10 @@ export class PostgresStateStore implements StateStore {
       connectionString: this.options.connectionString,
       max: this.options.maxConnections ?? 10,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      // Client-side bound (a dead peer never answers) and server-side (a slow
+      // statement is cancelled rather than left running).
+      query_timeout: this.options.queryTimeoutMs ?? 5_000,
+      statement_timeout: this.options.queryTimeoutMs ?? 5_000,
       ...(this.options.schema === undefined ? {} : { options: `-c search_path=${this.options.schema}` }),
     });
     // An idle pooled connection that the server drops emits 'error' on the
@@ -172,6 +210,10 @@ export class PostgresStateStore implements StateStore {
       throw e;
     }
     this.pool = pool;
+  }
+
+  async probe(): Promise<void> {
+    await this.query(this.open(), 'SELECT 1');
   }
 
   async close(): Promise<void> {
@@ -206,7 +248,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
-    const { rows } = await this.open().query<ResponseRow>(
+    const { rows } = await this.query<ResponseRow>(this.open(), 
       `SELECT ${RESPONSE_COLUMNS} FROM responses r WHERE r.id = $1 AND r.owner IS NOT DISTINCT FROM $2`,
       [id, owner],
     );
@@ -215,7 +257,7 @@ export class PostgresStateStore implements StateStore {
 
   async deleteResponse(id: string, owner: string | null): Promise<boolean> {
     // Input items go with it through ON DELETE CASCADE.
-    const { rowCount } = await this.open().query('DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+    const { rowCount } = await this.query(this.open(), 'DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
       id,
       owner,
     ]);
@@ -225,14 +267,14 @@ export class PostgresStateStore implements StateStore {
   async listInputItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<PublicItem> | null> {
     const query = parseListOptions(opts);
     const pool = this.open();
-    const owned = await pool.query('SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
+    const owned = await this.query(pool, 'SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     if (owned.rowCount === 0) return null;
     const page = await this.window<ItemRow>(pool, INPUT_ITEMS, id, query);
     return { ...page, data: page.data.map((row) => row.item) };
   }
 
   async getChain(id: string, owner: string | null, maxDepth = DEFAULT_CHAIN_DEPTH): Promise<StoredResponse[] | null> {
-    const { rows } = await this.open().query<ResponseRow>(
+    const { rows } = await this.query<ResponseRow>(this.open(), 
       `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
          SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
          UNION ALL
@@ -276,7 +318,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
-    const { rows } = await this.open().query<ConversationRow>(
+    const { rows } = await this.query<ConversationRow>(this.open(), 
       'SELECT id, owner, created_at, metadata FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
       [id, owner],
     );
@@ -301,7 +343,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversation(id: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.open().query(
+    const { rowCount } = await this.query(this.open(), 
       'DELETE FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
       [id, owner],
     );
@@ -315,7 +357,7 @@ export class PostgresStateStore implements StateStore {
   ): Promise<Page<ConversationItem> | null> {
     const query = parseListOptions(opts);
     const pool = this.open();
-    const owned = await pool.query('SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+    const owned = await this.query(pool, 'SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
       id,
       owner,
     ]);
@@ -329,7 +371,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversationItem(id: string, itemId: string, owner: string | null): Promise<ConversationItem | null> {
-    const { rows } = await this.open().query<ConversationItemRow>(
+    const { rows } = await this.query<ConversationItemRow>(this.open(), 
       `SELECT ci.* FROM conversation_items ci JOIN conversations c ON c.id = ci.conversation_id
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -338,7 +380,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversationItem(id: string, itemId: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.open().query(
+    const { rowCount } = await this.query(this.open(), 
       `DELETE FROM conversation_items ci USING conversations c
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.id = ci.conversation_id AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -389,7 +431,7 @@ export class PostgresStateStore implements StateStore {
   ): Promise<Page<Row>> {
     const positionOf = async (param: 'after' | 'before', cursor: string | undefined): Promise<number | undefined> => {
       if (cursor === undefined) return undefined;
-      const { rows } = await db.query<{ position: Int8 }>(
+      const { rows } = await this.query<{ position: Int8 }>(db, 
         `SELECT position FROM ${source.table} WHERE ${source.key} = $1 AND item_id = $2 ORDER BY position LIMIT 1`,
         [key, cursor],
       );
@@ -402,7 +444,7 @@ export class PostgresStateStore implements StateStore {
       await positionOf('before', query.before),
     );
     const direction = query.order === 'asc' ? 'ASC' : 'DESC';
-    const { rows } = await db.query<Row>(
+    const { rows } = await this.query<Row>(db, 
       `SELECT * FROM ${source.table} WHERE ${source.key} = $1 AND position > $2 AND position < $3
        ORDER BY position ${direction} LIMIT $4`,
       [key, lo, hi, query.limit + 1],
@@ -448,8 +490,22 @@ export class PostgresStateStore implements StateStore {
     }, pool);
   }
 
+  /** One query outside a transaction, its failure translated (an unreachable database is a 503). */
+  private async query<R extends pg.QueryResultRow = any>(on: Queryable, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await on.query<R>(text, values);
+    } catch (e) {
+      throw translateDbError(e);
+    }
+  }
+
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
-    const client = await pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (e) {
+      throw translateDbError(e);
+    }
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');

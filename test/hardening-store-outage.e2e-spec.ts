@@ -49,7 +49,6 @@ describe('state store outage (real PostgreSQL behind a cut proxy)', () => {
 
     // A continuation needs the store before anything else.
     const { ms, value: continued } = await timed(() => create({ input: 'more', previous_response_id: firstId }));
-    if (continued.status !== 503) console.log(continued.text);
     expect(continued.status).toBe(503);
     expect(continued.headers['retry-after']).toMatch(/^\d+$/);
     expect(JSON.parse(continued.text).error).toMatchObject({ code: 'store_unavailable', type: 'server_error' });
@@ -86,5 +85,28 @@ describe('state store outage (real PostgreSQL behind a cut proxy)', () => {
     const resumed = await create({ input: '[[say resumed]]', previous_response_id: firstId });
     expect(resumed.status).toBe(200);
     expect(JSON.parse(resumed.text).output.at(-1).content[0].text).toBe('resumed');
+  }, 60_000);
+
+  it('a database that stops answering on open connections is a 503 after the query timeout, then recovers', async () => {
+    const first = await create({ input: '[[say before freeze]]' });
+    expect(first.status).toBe(200);
+    const firstId = JSON.parse(first.text).id;
+
+    proxy.freeze();
+    const { ms, value: frozen } = await timed(() => create({ input: 'more', previous_response_id: firstId }));
+    expect(frozen.status).toBe(503);
+    expect(frozen.headers['retry-after']).toBeDefined();
+    // Bounded by the query timeout (1 s) or the connect timeout (500 ms), not by TCP's own minutes.
+    expect(ms).toBeLessThan(10_000);
+    expect((await get(`${origin}/ready`)).status).toBe(503);
+
+    proxy.thaw();
+    let back = 0;
+    for (let i = 0; i < 50 && back !== 200; i++) {
+      back = (await get(`${origin}/ready`)).status;
+      if (back !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(back).toBe(200);
+    expect((await create({ input: '[[say thawed]]', previous_response_id: firstId })).status).toBe(200);
   }, 60_000);
 });

@@ -8,6 +8,7 @@ import net from 'node:net';
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private frozen = false;
   port = 0;
 
   constructor(
@@ -24,6 +25,10 @@ export class TcpProxy {
         s.on('error', () => undefined);
       }
       client.pipe(upstream).pipe(client);
+      if (this.frozen) {
+        client.pause();
+        upstream.pause();
+      }
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -39,6 +44,17 @@ export class TcpProxy {
     this.server = undefined;
     for (const s of this.sockets) s.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Connections stay open but nothing passes: a database that stopped answering. */
+  freeze(): void {
+    this.frozen = true;
+    for (const s of this.sockets) s.pause();
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const s of this.sockets) s.resume();
   }
 
   /** Listens again on the same port. */

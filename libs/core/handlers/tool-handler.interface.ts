@@ -40,6 +40,8 @@ export interface DiscoveryContext {
   /** Names already taken in this request, for collision-safe naming. */
   takenNames: ReadonlySet<string>;
   requestId: string;
+  /** Who the request runs for (the API key's hash), null without authentication. */
+  owner?: string | null;
 }
 
 /** Context for converting a tool's public history item back into model items. */

@@ -162,6 +162,7 @@ export class ResponseRun {
       history: [...prior.publicItems, ...this.req.input],
       signal: this.signal,
       requestId: this.id,
+      owner: this.req.owner,
     });
     const choice = resolveToolChoice(this.req.toolChoice, this.registry);
 

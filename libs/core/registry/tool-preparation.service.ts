@@ -52,7 +52,7 @@ export class ToolPreparationService {
 
   async prepare(
     tools: JsonObject[],
-    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string },
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null },
   ): Promise<ToolRegistry> {
     const declarations = this.validate(tools);
     const registry = new ToolRegistry();
@@ -62,7 +62,7 @@ export class ToolPreparationService {
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
-          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId })
+          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId, owner: ctx.owner ?? null })
           : Promise.resolve(undefined),
       ),
     );

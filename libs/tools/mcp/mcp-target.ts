@@ -42,6 +42,15 @@ export class McpTarget {
     return new McpTarget(`remote:${url.href}#${digest}`, label, 'remote', url, undefined, headers);
   }
 
+  /**
+   * The same server, pooled apart for `owner`. Operator servers are the
+   * operator's, reached under the operator's own credentials, and stay shared.
+   */
+  forOwner(owner: string | null): McpTarget {
+    if (this.kind !== 'remote' || owner === null) return this;
+    return new McpTarget(`${this.key}@${owner}`, this.label, this.kind, this.url, this.operator, this.#headers);
+  }
+
   get transport(): 'streamable-http' | 'sse' | 'stdio' | 'auto' {
     return this.operator?.transport ?? 'auto';
   }

@@ -94,6 +94,9 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
   }
 
   async discover(params: McpDeclaration, ctx: DiscoveryContext): Promise<DiscoveryResult<McpDiscovery>> {
+    // Request-declared servers get a connection per owner: one tenant's calls
+    // (and their failures) never share a session with another tenant's.
+    params.target = params.target.forOwner(ctx.owner ?? null);
     const claims = this.claim(params, ctx.signal);
     // Core starts every declaration's discovery before awaiting any, so after
     // one tick the count covers the whole request: refuse before connecting.

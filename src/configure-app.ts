@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 
 /**
@@ -17,7 +18,8 @@ export function configureGatewayApp(app: INestApplication): INestApplication {
   // Keys are checked before the body is read, so that unauthenticated
   // callers cannot make the gateway parse megabytes for them.
   app.use(authenticateBeforeBody(app));
-  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
+  // Too deep or too wide bodies are refused on their bytes, before parsing (see json-shape.scanner.ts).
+  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: hostileJsonShapeGuard(config.tools.maxToolsPerRequest) }));
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
     if (res.headersSent) return res.end();

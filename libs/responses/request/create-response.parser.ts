@@ -7,6 +7,7 @@ import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
+import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
 
@@ -52,14 +53,9 @@ export class CreateResponseParser {
       throw new InvalidRequestError('The request body must be a JSON object.', null);
     }
     const raw = body as JsonObject;
+    // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
     const shape = jsonShapeViolation(raw);
-    if (shape?.kind === 'depth') {
-      throw new InvalidRequestError(`The request body nests objects or arrays deeper than ${shape.limit} levels.`, null, 'nesting_too_deep');
-    }
-    if (shape?.kind === 'keys') {
-      const where = shape.path === null ? 'The request body' : `'${shape.path}'`;
-      throw new InvalidRequestError(`${where} has ${shape.count} keys; objects may have at most ${shape.limit}.`, shape.path, 'too_many_keys');
-    }
+    if (shape) throw shapeError(shape);
     const dto = toCreateResponseDto(raw);
     const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
     if (violation) throw new InvalidRequestError(violation.message, violation.param);

@@ -11,7 +11,9 @@ export const MAX_OBJECT_KEYS = 10_000;
 
 export type JsonShapeViolation =
   | { kind: 'depth'; limit: number }
-  | { kind: 'keys'; limit: number; count: number; path: string | null };
+  | { kind: 'keys'; limit: number; count: number; path: string | null }
+  /** A top-level array field longer than its limit (`tools`). */
+  | { kind: 'items'; limit: number; path: string };
 
 interface Frame {
   node: object;

@@ -1,6 +1,7 @@
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { rawPost } from './support/robustness/raw-http.js';
-import { medianMs, withHealthProbe } from './support/hardening/growth.js';
+import { get, medianMs, timed, withHealthProbe } from './support/hardening/growth.js';
+import { FrameSocket } from './support/hardening/socket-frames.js';
 
 /**
  * Hostile request bodies: many tools, many keys, keys named like Object.prototype
@@ -52,6 +53,24 @@ describe('hostile request bodies', () => {
       expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'too_many_keys', param: null });
       expect(healthStatus).toBe(200);
       expect(healthMs).toBeLessThan(100);
+    }, 60_000);
+
+    it('WebSocket: a frame with 300,000 keys is an error frame, /health stays fast, the socket keeps serving', async () => {
+      const socket = await FrameSocket.open(base);
+      try {
+        const frame = { type: 'response.create', ...manyKeys(300_000) };
+        const text = JSON.stringify(frame);
+        socket.send(text);
+        const health = await timed(() => get(`${base}/health`));
+        const [error] = await socket.untilTerminal();
+        expect(error).toMatchObject({ type: 'error', status: 400, error: { code: 'too_many_keys' } });
+        expect(health.value.status).toBe(200);
+        expect(health.ms).toBeLessThan(100);
+        socket.send({ type: 'response.create', model: 'm', input: '[[say after]]', store: false });
+        expect((await socket.untilTerminal()).at(-1).type).toBe('response.completed');
+      } finally {
+        await socket.close();
+      }
     }, 60_000);
 
     it('names the nested object that has too many keys', async () => {

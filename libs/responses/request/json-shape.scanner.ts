@@ -84,7 +84,7 @@ export function scanJsonShape(
         keyEnds[top] = lastStringEnd;
         pendingField = top === 0 && limitedFields.length > 0 ? limitedField(bytes, lastStringStart, lastStringEnd, limitedFields) : null;
         if (++counts[top] > keyLimit) {
-          return { kind: 'keys', limit: keyLimit, count: countKeysFrom(bytes, i, keyLimit + 1), path: pathTo(bytes, top, kinds, counts, keyStarts, keyEnds) };
+          return { kind: 'keys', limit: keyLimit, count: counts[top], path: pathTo(bytes, top, kinds, counts, keyStarts, keyEnds) };
         }
         break;
       }
@@ -116,27 +116,6 @@ function limitedField(bytes: Uint8Array, start: number, end: number, fields: str
   return null;
 }
 
-/** The rest of the over-wide object's keys, counted on to its end, for the message. */
-function countKeysFrom(bytes: Uint8Array, from: number, seen: number): number {
-  let depth = 0;
-  let inString = false;
-  let count = seen;
-  for (let i = from + 1; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-      continue;
-    }
-    if (c === QUOTE) inString = true;
-    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
-    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      if (depth-- === 0) break;
-    } else if (c === COLON && depth === 0) count++;
-  }
-  return count;
-}
-
 /** `tools[0].parameters.properties` for the container at `level`, from the keys and indexes open above it. */
 function pathTo(bytes: Uint8Array, level: number, kinds: number[], counts: number[], keyStarts: number[], keyEnds: number[]): string | null {
   const parts: string[] = [];
@@ -164,7 +143,8 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
     return new InvalidRequestError(`'${shape.path}' has more than ${shape.limit} entries, the most this gateway accepts.`, shape.path, `too_many_${shape.path}`);
   }
   const where = shape.path === null ? 'The request body' : `'${shape.path}'`;
-  return new InvalidRequestError(`${where} has ${shape.count} keys; objects may have at most ${shape.limit}.`, shape.path, 'too_many_keys');
+  // The byte scan stops at the first key over the limit, so the message says "more than".
+  return new InvalidRequestError(`${where} has more than ${shape.limit} keys, the most an object may have.`, shape.path, 'too_many_keys');
 }
 
 /**

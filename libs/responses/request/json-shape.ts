@@ -11,6 +11,7 @@ export const MAX_OBJECT_KEYS = 10_000;
 
 export type JsonShapeViolation =
   | { kind: 'depth'; limit: number }
+  /** `count`: the keys seen when the check stopped, at least `limit + 1`. */
   | { kind: 'keys'; limit: number; count: number; path: string | null }
   /** A top-level array field longer than its limit (`tools`). */
   | { kind: 'items'; limit: number; path: string };
@@ -51,7 +52,7 @@ export function jsonShapeViolation(value: unknown, limits: { depth?: number; key
       continue;
     }
     const keys = Object.keys(frame.node);
-    if (keys.length > keyLimit) return { kind: 'keys', limit: keyLimit, count: keys.length, path: pathOf(frame) };
+    if (keys.length > keyLimit) return { kind: 'keys', limit: keyLimit, count: keyLimit + 1, path: pathOf(frame) };
     for (const key of keys) {
       const child = (frame.node as Record<string, unknown>)[key];
       if (child !== null && typeof child === 'object') stack.push({ node: child, depth: frame.depth + 1, parent: frame, key });

@@ -101,6 +101,8 @@ async function runCase(c: Case): Promise<{ ms: number; blockMs: number; status: 
   const { port } = (app.getHttpServer() as http.Server).address() as { port: number };
   const url = `http://127.0.0.1:${port}/v1/responses`;
   try {
+    // A small request first, so that start-up work (lazy modules, first compiles) is not measured.
+    await post(url, '{"model":"m","input":"[[say warm]]","store":false}', c.headers);
     const body = c.body();
     const delay = monitorEventLoopDelay({ resolution: 5 });
     delay.enable();

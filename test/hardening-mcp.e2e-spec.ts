@@ -1,6 +1,6 @@
 import { McpConnectionPool } from '../libs/tools/mcp/mcp-connection-pool.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
+import { SseTestServer, StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { openSseStream, rawPost } from './support/robustness/raw-http.js';
 
 /**
@@ -57,23 +57,55 @@ describe('cancelled MCP calls stay contained (real MCP server)', () => {
     expect(sessions.size).toBe(1);
   }, 30_000);
 
-  it('a call past its deadline is closed the same way, and the next call on the connection succeeds', async () => {
-    const short = await startStack({ config: { mcp: { allowedHosts: [`127.0.0.1:${server.port}`] }, tools: { timeoutMsByType: { mcp: 300 } } } });
+  it('a call past its deadline is closed the same way: its late result does not retire the connection', async () => {
+    const short = await startStack({ config: { mcp: { allowedHosts: [`127.0.0.1:${server.port}`] }, tools: { timeoutMsByType: { mcp: 400 } } } });
     try {
+      const seenBefore = server.log.httpRequests.length;
       const ignoredBefore = server.ignoredCancellations;
       const timedOut = await rawPost(`${short.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__hang {"ms": 900}]]', tools: [tool()] }), { timeoutMs: 20_000 });
       expect(JSON.parse(timedOut.text).output.find((i: any) => i.type === 'mcp_call')).toMatchObject({ status: 'failed' });
       expect(server.ignoredCancellations).toBeGreaterThan(ignoredBefore);
-      // Runs while the timed-out call's late result would arrive.
-      const next = await rawPost(`${short.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__hang {"ms": 200}]] [[call demo__hang {"ms": 250}]]', tools: [tool()] }), { timeoutMs: 20_000 });
-      const calls = JSON.parse(next.text).output.filter((i: any) => i.type === 'mcp_call');
-      expect(calls).toHaveLength(2);
-      for (const c of calls) expect(c).toMatchObject({ status: 'completed', output: 'hang elapsed' });
-      await until(() => server.log.hanging === 0, 'every hang call to end');
-      expect(short.app.get(McpConnectionPool).size).toBe(1);
+      // The server finishes the call anyway and answers it.
+      await until(() => server.log.hanging === 0, 'the timed-out call to end at the server');
+      await new Promise((r) => setTimeout(r, 100));
+      const pool = short.app.get(McpConnectionPool);
+      expect(pool.size).toBe(1);
+      const next = await rawPost(`${short.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__echo {"text":"after"}]]', tools: [tool()] }), { timeoutMs: 20_000 });
+      expect(JSON.parse(next.text).output.find((i: any) => i.type === 'mcp_call')).toMatchObject({ status: 'completed', output: 'echo: after' });
+      // Still the one session this gateway opened.
+      const sessions = new Set(server.log.httpRequests.slice(seenBefore).map((r) => r.headers['mcp-session-id']).filter(Boolean));
+      expect(sessions.size).toBe(1);
     } finally {
       await short.close();
     }
+  }, 30_000);
+});
+
+describe('a late result on a shared stream is harmless (legacy SSE transport, real MCP server)', () => {
+  let server: SseTestServer;
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    server = await SseTestServer.start(undefined, { ignoreCancellation: true });
+    stack = await startStack({ config: { mcp: { allowedHosts: [`127.0.0.1:${server.port}`] } } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await server.close();
+  });
+
+  it('the result of a call nobody waits for arrives on the shared stream; another call on the connection still completes', async () => {
+    const tool = { type: 'mcp', server_label: 'demo', server_url: server.url, require_approval: 'never' };
+    expect((await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__echo {"text":"warm"}]]', tools: [tool] }))).status).toBe(200);
+    const leaving = openSseStream(`${stack.url}/responses`, { model: 'm', stream: true, input: '[[call demo__hang {"ms": 600}]]', tools: [tool] });
+    await leaving.waitForEvent((e) => e.data?.type === 'response.mcp_call.in_progress');
+    await until(() => server.log.hanging === 1, 'the first hang call to start');
+    leaving.abort();
+    await until(() => server.ignoredCancellations >= 1, 'the cancellation to reach the server');
+    // Over SSE every result shares one stream: the first call's result comes at ~600 ms, for an id the client forgot.
+    const staying = await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__hang {"ms": 1500}]]', tools: [tool] }), { timeoutMs: 20_000 });
+    expect(JSON.parse(staying.text).output.find((i: any) => i.type === 'mcp_call')).toMatchObject({ status: 'completed', output: 'hang elapsed' });
+    expect(server.log.calls.filter((c) => c.name === 'hang')).toHaveLength(2);
+    expect(stack.app.get(McpConnectionPool).size).toBe(1);
   }, 30_000);
 });
 

@@ -248,8 +248,14 @@ export class StreamableTestServer extends HttpMcpServer {
 export class SseTestServer extends HttpMcpServer {
   private readonly sessions = new Map<string, SSEServerTransport>();
 
-  static start(factory: (log: ServerLog) => McpServerLike = buildDemoServer): Promise<SseTestServer> {
-    return new SseTestServer(factory).listen();
+  /** As for `StreamableTestServer`: drop `notifications/cancelled`, so that cancelled tools answer late. */
+  private ignoreCancellation = false;
+  ignoredCancellations = 0;
+
+  static start(factory: (log: ServerLog) => McpServerLike = buildDemoServer, options: { ignoreCancellation?: boolean } = {}): Promise<SseTestServer> {
+    const server = new SseTestServer(factory);
+    server.ignoreCancellation = options.ignoreCancellation ?? false;
+    return server.listen();
   }
 
   get url(): string {
@@ -269,6 +275,18 @@ export class SseTestServer extends HttpMcpServer {
       const transport = this.sessions.get(url.searchParams.get('sessionId') ?? '');
       if (!transport) {
         res.writeHead(404).end('unknown session');
+        return;
+      }
+      if (this.ignoreCancellation) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if ((parsed as { method?: unknown })?.method === 'notifications/cancelled') {
+          this.ignoredCancellations++;
+          res.writeHead(202).end();
+          return;
+        }
+        await transport.handlePostMessage(req, res, parsed);
         return;
       }
       await transport.handlePostMessage(req, res);

@@ -54,7 +54,7 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
   );
   const app = await NestFactory.create(
     GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }),
-    { bodyParser: false, logger: process.env.DEBUG_GATEWAY ? ["error"] : false },
+    { bodyParser: false, logger: false },
   );
   configureGatewayApp(app);
   await app.listen(0, '127.0.0.1');

@@ -21,6 +21,8 @@ export interface BenchGatewayConfig {
   idleMs?: number;
   /** `server.sseWrites`: one write per event (default) or per tick. */
   sseWrites?: 'event' | 'tick';
+  /** A SQLite file to store responses in (the scale bench's store on/off runs); memory otherwise. */
+  sqlitePath?: string;
 }
 
 async function main(): Promise<void> {
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
   const config = validateGatewayConfig({
     upstream: { baseUrl: options.upstreamUrl, dialect: 'responses', maxSockets: options.maxSockets ?? 256 },
     server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
-    storage: { driver: 'memory' },
+    storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
     timeouts: { idleMs: options.idleMs ?? 60_000 },
   });

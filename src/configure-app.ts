@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { INestApplication } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
@@ -15,6 +16,14 @@ import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-b
  */
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  // In worker mode, say which worker answered: one port hides several processes.
+  const worker = cluster.isWorker ? String(cluster.worker?.id ?? '') : null;
+  if (worker) {
+    app.use((_req: Request, res: Response, next: NextFunction) => {
+      res.setHeader('x-switchyard-worker', worker);
+      next();
+    });
+  }
   // Keys are checked before the body is read, so that unauthenticated
   // callers cannot make the gateway parse megabytes for them.
   app.use(authenticateBeforeBody(app));

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module, type Provider, type Type } from '@nestjs
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
+import { LimitsModule } from '../libs/limits/limits.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
@@ -92,6 +93,7 @@ export class GatewayModule {
         ResponsesModule,
         MessagesModule,
         ApiKeyAuthModule,
+        LimitsModule,
         ...state,
         ...toolModules,
         ...extra,

@@ -60,4 +60,10 @@ describe('loadGatewayConfig', () => {
   it('reports an unreadable config file by name', () => {
     expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/sy.json' } })).toThrow(/Cannot read config file \/nonexistent\/sy.json/);
   });
+  it('reads several upstream replicas from a comma-separated UPSTREAM_URL', () => {
+    const config = loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1' } });
+    expect(config.upstream.baseUrls).toEqual(['http://10.0.0.1:8000/v1', 'http://10.0.0.2:8000/v1']);
+    expect(config.upstream.baseUrl).toBe('http://10.0.0.1:8000/v1');
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1,not a url' } })).toThrow(/upstream\.baseUrls/);
+  });
 });

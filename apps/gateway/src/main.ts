@@ -5,6 +5,7 @@ import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.load
 import { GatewayModule } from '../../../src/gateway.module.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
 import { listeningMessage } from './startup-message.js';
+import { isWorker, runPrimary, workerCount } from './workers.js';
 
 /** The deployable gateway: config from the environment (and SWITCHYARD_CONFIG), then listen. */
 async function bootstrap(): Promise<void> {
@@ -18,6 +19,12 @@ async function bootstrap(): Promise<void> {
     }
     throw err;
   }
+  const workers = workerCount(config.server.workers);
+  if (workers > 1 && config.storage.driver === 'memory') {
+    console.error('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).');
+    process.exit(2);
+  }
+  if (workers > 1 && !isWorker()) return runPrimary(workers);
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn', 'log'] });
   configureGatewayApp(app);
   await app.listen(config.server.port, config.server.host);

@@ -459,3 +459,38 @@ describe('SimulatedUpstream options', () => {
     expect(sim.stats).toMatchObject({ active: 0, aborted: 0 });
   });
 });
+
+describe('SimulatedUpstream context length (max_model_len)', () => {
+  let sim: SimulatedUpstream;
+  let url: string;
+
+  beforeAll(async () => {
+    sim = new SimulatedUpstream({ maxModelLen: 100 });
+    ({ url } = await sim.listen());
+  });
+  afterAll(() => sim.close());
+
+  it('reports max_model_len in /v1/models, as vLLM does', async () => {
+    const body = (await (await fetch(`${url}/models`)).json()) as { data: Array<Record<string, unknown>> };
+    expect(body.data[0]).toMatchObject({ max_model_len: 100 });
+  });
+
+  it('refuses an output budget the prompt leaves no room for, naming the field, in both dialects', async () => {
+    const responses = await postJson(url, '/responses', { model: 'sim-model', input: 'three short words', max_output_tokens: 98 });
+    expect(responses.status).toBe(400);
+    const error = ((await responses.json()) as any).error;
+    expect(error).toMatchObject({ param: 'max_output_tokens', code: 400 });
+    expect(error.message).toMatch(/maximum context length is 100 tokens and your request has \d+ input tokens/);
+
+    const chat = await postJson(url, '/chat/completions', { model: 'sim-model', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 99 });
+    expect(chat.status).toBe(400);
+    expect(((await chat.json()) as any).error.param).toBe('max_completion_tokens');
+  });
+
+  it('accepts a budget that fits, and refuses an input that fills the context alone', async () => {
+    expect((await postJson(url, '/responses', { model: 'sim-model', input: 'hi', max_output_tokens: 50 })).status).toBe(200);
+    const long = await postJson(url, '/responses', { model: 'sim-model', input: 'word '.repeat(200) });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as any).error.message).toContain('your request has');
+  });
+});

@@ -296,6 +296,8 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
         return sendError(res, fault.status, fault.message ?? `Simulated upstream failure (HTTP ${fault.status})`, null, headers);
       }
       const plan = planTurn(conversation, focus, directives, { reasoning: this.options.reasoning });
+      const overflow = contextOverflow(request, dialect, plan.usage.inputTokens, this.options.maxModelLen);
+      if (overflow) return sendError(res, 400, overflow.message, overflow.param);
       const input: DialectInput = {
         body: request,
         plan,
@@ -527,4 +529,30 @@ function nonNegative(value: number | undefined, name: string): number | undefine
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value < 0) throw new RangeError(`SimulatedUpstream option ${name} must be a non-negative number`);
   return value;
+}
+
+/**
+ * vLLM refuses a request whose prompt plus requested output budget exceeds
+ * `max_model_len` (HTTP 400, before generating), rather than shortening the
+ * budget itself: a gateway has to fit the budget to the context.
+ */
+function contextOverflow(
+  request: Record<string, unknown>,
+  dialect: Dialect,
+  inputTokens: number,
+  maxModelLen: number,
+): { message: string; param: string | null } | null {
+  if (inputTokens >= maxModelLen) {
+    return {
+      message: `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${inputTokens} input tokens. Please reduce the length of the input messages.`,
+      param: null,
+    };
+  }
+  const field = dialect === 'responses' ? 'max_output_tokens' : request.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const budget = request[field];
+  if (typeof budget !== 'number' || budget <= maxModelLen - inputTokens) return null;
+  return {
+    message: `'max_tokens' or 'max_completion_tokens' is too large: ${budget}. This model's maximum context length is ${maxModelLen} tokens and your request has ${inputTokens} input tokens (${budget} > ${maxModelLen} - ${inputTokens}).`,
+    param: field,
+  };
 }

@@ -110,8 +110,45 @@ describe('RoundAccumulator', () => {
       ['openresponses', 'response.reasoning.delta', 'response.reasoning.done'],
     ])('uses the %s event names', (style, delta, done) => {
       const { types, emitted } = accumulate(events, { reasoningEvents: style });
-      expect(types()).toEqual(['response.output_item.added', delta, delta, done, 'response.output_item.done']);
-      expect(emitted[3]).toMatchObject({ text: 'step 1; step 2' });
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        delta,
+        delta,
+        done,
+        'response.content_part.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted[0].item).toMatchObject({ content: [] });
+      expect(emitted[1]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: '' } });
+      expect(emitted[4]).toMatchObject({ content_index: 0, text: 'step 1; step 2' });
+      expect(emitted[5]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: 'step 1; step 2' } });
+    });
+
+    it("opens the part where the upstream opens it (vLLM's reasoning_part.added), once", () => {
+      const { types } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.part', key: 'r' },
+        { type: 'reasoning.delta', key: 'r', delta: 'a' },
+        { type: 'reasoning.done', key: 'r', text: 'a' },
+      ]);
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.reasoning_text.delta',
+        'response.reasoning_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+      ]);
+    });
+
+    it('announces no part for reasoning without text (encrypted only)', () => {
+      const { types, ledger } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.done', key: 'r', text: '', encrypted_content: 'opaque' },
+      ]);
+      expect(types()).toEqual(['response.output_item.added', 'response.output_item.done']);
+      expect(ledger.items[0]).toMatchObject({ type: 'reasoning', content: [] });
     });
 
     it('builds the reasoning item; encrypted content only when included, always for the model', () => {

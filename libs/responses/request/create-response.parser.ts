@@ -60,9 +60,11 @@ export class CreateResponseParser {
     const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
     if (violation) throw new InvalidRequestError(violation.message, violation.param);
 
-    if (raw.background === true) unsupported('background', 'background responses are not implemented; send the request without it.');
+    if (raw.background === true && raw.store === false) {
+      throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');
+    }
     if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
-    if (raw.truncation === 'auto') unsupported('truncation', '"auto" needs the model context size, which self-hosted upstreams do not report; use "disabled".');
+    if (raw.truncation === 'auto') unsupported('truncation', '"auto" (dropping the oldest items to fit the context) is not implemented; use "disabled", or compaction.');
     if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
       unsupported('service_tier', 'self-hosted upstreams have one tier; use "auto" or "default".');
     }
@@ -97,7 +99,7 @@ export class CreateResponseParser {
       truncation: 'disabled',
       metadata: parseMetadata(dto.metadata),
       store: dto.store ?? true,
-      background: false,
+      background: dto.background ?? false,
       previousResponseId,
       conversationId,
       include: dto.include ?? [],
@@ -113,6 +115,7 @@ export class CreateResponseParser {
       toolsSupplied: raw.tools !== undefined && raw.tools !== null,
       toolChoiceSupplied: raw.tool_choice !== undefined && raw.tool_choice !== null,
       compactThreshold: this.compactThreshold(raw.context_management),
+      generate: dto.generate ?? true,
     };
   }
 

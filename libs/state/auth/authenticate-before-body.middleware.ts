@@ -21,12 +21,12 @@ export function authenticateBeforeBody(app: INestApplication): (req: Request, re
   }
   return (req, res, next) => {
     if (!auth?.enabled || OPEN_PATHS.has(req.path)) return next();
-    try {
-      auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
-    } catch (err) {
-      res.setHeader('connection', 'close');
-      return next(err);
-    }
-    next();
+    auth.authenticate(req.headers.authorization, req.headers['x-api-key']).then(
+      () => next(),
+      (err: unknown) => {
+        res.setHeader('connection', 'close');
+        next(err);
+      },
+    );
   };
 }

@@ -85,39 +85,37 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
       if (this.server?.listenerCount('upgrade') === 1) refuse(socket, new NotFoundError(`No WebSocket endpoint at ${path}; use /v1/responses.`));
       return;
     }
-    let owner: string | null;
-    try {
-      // The same two headers as every HTTP route (the 401 names both).
-      owner = this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
-    } catch (err) {
-      refuse(socket, err);
-      return;
-    }
-    // Each socket holds memory (its response cache) and may run a response at
-    // a time, so one key cannot open them without bound.
-    const key = owner ?? NO_OWNER;
-    const open = this.openByOwner.get(key) ?? 0;
-    const limit = this.config.auth.maxSocketsPerOwner;
-    if (open >= limit) {
-      refuse(socket, new TooManyConnectionsError(`This key already has ${open} open WebSocket connections, the most allowed (auth.maxSocketsPerOwner); close one first.`));
-      return;
-    }
-    this.openByOwner.set(key, open + 1);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      const left = (this.openByOwner.get(key) ?? 1) - 1;
-      if (left > 0) this.openByOwner.set(key, left);
-      else this.openByOwner.delete(key);
-    };
-    // A handshake that fails never becomes a socket: its slot is freed with the TCP socket.
-    socket.once('close', release);
-    const wss = this.wss!;
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.once('close', release);
-      const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
-      new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner });
-    });
+    // The same two headers as every HTTP route (the 401 names both).
+    this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']).then(
+      (owner) => {
+        if (socket.destroyed) return;
+        // Each socket holds memory (its response cache) and may run a response at
+        // a time, so one key cannot open them without bound.
+        const key = owner ?? NO_OWNER;
+        const open = this.openByOwner.get(key) ?? 0;
+        const limit = this.config.auth.maxSocketsPerOwner;
+        if (open >= limit) {
+          refuse(socket, new TooManyConnectionsError(`This key already has ${open} open WebSocket connections, the most allowed (auth.maxSocketsPerOwner); close one first.`));
+          return;
+        }
+        this.openByOwner.set(key, open + 1);
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          const left = (this.openByOwner.get(key) ?? 1) - 1;
+          if (left > 0) this.openByOwner.set(key, left);
+          else this.openByOwner.delete(key);
+        };
+        // A handshake that fails never becomes a socket: its slot is freed with the TCP socket.
+        socket.once('close', release);
+        this.wss!.handleUpgrade(req, socket, head, (ws) => {
+          ws.once('close', release);
+          const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
+          new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner });
+        });
+      },
+      (err: unknown) => refuse(socket, err),
+    );
   };
 }

@@ -61,6 +61,33 @@ describe('SqliteStateStore', () => {
     }
   });
 
+  it('backfills the output items of responses stored before item lookup existed', async () => {
+    const path = freshPath();
+    const { mkdirSync } = await import('node:fs');
+    const { dirname } = await import('node:path');
+    mkdirSync(dirname(path), { recursive: true });
+    const old = new Database(path);
+    try {
+      old.exec(SQLITE_MIGRATIONS[0].sql);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, 0)').run(SQLITE_MIGRATIONS[0].name);
+      const output = [{ id: 'msg_before', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'old', annotations: [] }] }];
+      old
+        .prepare(`INSERT INTO responses VALUES ('resp_before', NULL, 1, NULL, NULL, 'completed', ?, '[]', '[]', 'null', NULL)`)
+        .run(JSON.stringify({ id: 'resp_before', output }));
+    } finally {
+      old.close();
+    }
+    const store = new SqliteStateStore({ path });
+    await store.init();
+    try {
+      const found = await store.findItems(['msg_before'], null);
+      expect(found.get('msg_before')).toMatchObject({ type: 'message', content: [{ text: 'old' }] });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('shares one file between two open stores', async () => {
     const path = freshPath();
     const a = new SqliteStateStore({ path });
@@ -83,5 +110,37 @@ describe('SqliteStateStore', () => {
 
   it('refuses to be used before init', async () => {
     await expect(new SqliteStateStore({ path: ':memory:' }).getResponse('resp_x', null)).rejects.toThrow(/before init/);
+  });
+
+  it('group-commits saves of one tick: each settles after the commit, and a failing one rolls back alone', async () => {
+    const store = new SqliteStateStore({ path: freshPath() });
+    await store.init();
+    try {
+      const record = (id: string, conversationId: string | null = null) => ({
+        id,
+        owner: 'o',
+        createdAt: 1,
+        previousResponseId: null,
+        conversationId,
+        status: 'completed',
+        response: { id },
+        inputItems: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: id }] }],
+        modelItems: [],
+        tools: [],
+        toolChoice: 'auto',
+      });
+      const ids = Array.from({ length: 50 }, () => newId('resp'));
+      const outcomes = await Promise.allSettled([
+        ...ids.map((id) => store.saveResponse(record(id))),
+        store.saveResponse(record(newId('resp'), 'conv_missing')),
+        store.saveResponse(record(ids[0])),
+      ]);
+      expect(outcomes.slice(0, 50).every((o) => o.status === 'fulfilled')).toBe(true);
+      expect(outcomes[50]).toMatchObject({ status: 'rejected', reason: { code: 'conversation_not_found' } });
+      expect(outcomes[51]).toMatchObject({ status: 'rejected', reason: { name: 'DuplicateIdError' } });
+      for (const id of ids) expect((await store.getResponse(id, 'o'))?.inputItems).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
   });
 });

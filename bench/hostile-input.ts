@@ -87,7 +87,8 @@ const CASES: Case[] = [
 ];
 
 async function runCase(c: Case): Promise<{ ms: number; blockMs: number; status: string }> {
-  const simulator = new SimulatedUpstream({});
+  // A context wide enough for the largest accepted prompt (a real model would refuse 20,000 tools).
+  const simulator = new SimulatedUpstream({ maxModelLen: 10_000_000 });
   const { url: upstream } = await simulator.listen(0, '127.0.0.1');
   const config = validateGatewayConfig({
     upstream: { baseUrl: upstream },

@@ -17,7 +17,8 @@ describe('hostile request bodies', () => {
 
   beforeAll(async () => {
     // A raised tool cap, so that the growth tests measure registration itself and not the 400.
-    stack = await startStack({ config: { tools: { maxToolsPerRequest: 50_000 } } });
+    // The simulated model's context is widened too: the prompt of 10,000 tools is far over a real one's.
+    stack = await startStack({ simulator: { maxModelLen: 10_000_000 }, config: { tools: { maxToolsPerRequest: 50_000 } } });
     url = `${stack.url}/responses`;
     base = stack.url.replace(/\/v1$/, '');
   });

@@ -55,7 +55,7 @@ export function createBackgroundStore(storage: StorageConfig): BackgroundStore {
     case 'sqlite':
       return new SqliteBackgroundStore({ path: storage.sqlitePath });
     case 'postgres':
-      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '' });
+      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '', connectTimeoutMs: storage.connectTimeoutMs });
     default:
       return new MemoryBackgroundStore();
   }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { InvalidRequestError, NotFoundError, StoreUnavailableError, isGatewayError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError, NotFoundError, isGatewayError } from '../../core/errors/gateway-error.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
@@ -26,6 +26,7 @@ import {
 } from '../state-store.interface.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { inTransaction } from './pg-transaction.js';
+import { isUnavailable, translateUnavailable } from './pg-unavailable.js';
 
 const { Pool } = pg;
 
@@ -112,36 +113,9 @@ function duplicateItemId(e: pg.DatabaseError): string | null {
  * jsonb cannot hold U+0000 in a string (SQLite can). Refusing with a 400 that
  * says so beats a bare 500, and silently rewriting the text would corrupt it.
  */
-/** Socket error codes that mean the database cannot be reached right now. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-/**
- * SQLSTATE classes and codes of a server that is there but cannot serve:
- * connection exceptions (08), shutting down or starting (57P01-57P03), too
- * many connections (53300), a statement cancelled by `statement_timeout` (57014).
- */
-function unavailableSqlState(code: string | undefined): boolean {
-  return !!code && (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300', '57014'].includes(code));
-}
-
-/**
- * True for failures that say nothing about the request and everything about
- * the database being out of reach: refused or dropped connections, the
- * connect and query timeouts, a server shutting down.
- */
-function isUnavailable(e: unknown): boolean {
-  if (e instanceof pg.DatabaseError) return unavailableSqlState(e.code);
-  // Duck-typed: socket errors may come from another realm than this module's `Error`.
-  if (e === null || typeof e !== 'object') return false;
-  const { code, message } = e as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
-  // node-postgres reports its own timeouts and lost connections by message only.
-  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(message);
-}
-
 function translateDbError(e: unknown): unknown {
   if (isGatewayError(e)) return e;
-  if (isUnavailable(e)) return new StoreUnavailableError();
+  if (isUnavailable(e)) return translateUnavailable(e);
   if (e instanceof pg.DatabaseError && e.code === '22P05') {
     return new InvalidRequestError(
       'Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.',
@@ -270,7 +244,7 @@ export class PostgresStateStore implements StateStore {
   async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
     const found = new Map<string, PublicItem>();
     if (itemIds.length === 0) return found;
-    const { rows } = await this.open().query<{ item_id: string; item: PublicItem }>(
+    const { rows } = await this.query<{ item_id: string; item: PublicItem }>(this.open(),
       `SELECT item_id, item FROM (
          SELECT o.item_id, o.item, 0 AS source FROM response_output_items o JOIN responses r ON r.id = o.response_id
          WHERE o.item_id = ANY($1::text[]) AND r.owner IS NOT DISTINCT FROM $2

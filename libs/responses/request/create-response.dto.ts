@@ -11,6 +11,7 @@ import {
   MaxLength,
   Min,
   ValidateNested,
+  getMetadataStorage,
 } from 'class-validator';
 
 /** Values of `include[]` the gateway knows; anything else is a 400. */
@@ -69,14 +70,19 @@ export class CreateResponseDto {
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) frequency_penalty?: number | null;
 }
 
-const REASONING_FIELDS = ['effort', 'summary', 'generate_summary'] as const;
-const STREAM_OPTIONS_FIELDS = ['include_obfuscation'] as const;
-const CREATE_RESPONSE_FIELDS = [
-  'model', 'instructions', 'tools', 'parallel_tool_calls', 'temperature', 'top_p', 'max_output_tokens', 'max_tool_calls',
-  'text', 'reasoning', 'truncation', 'metadata', 'store', 'previous_response_id', 'include', 'stream', 'stream_options',
-  'prompt_cache_key', 'safety_identifier', 'user', 'service_tier', 'background', 'top_logprobs', 'presence_penalty',
-  'frequency_penalty',
-] as const;
+/**
+ * The fields a DTO class declares, read from its class-validator decorators,
+ * so that a field added to a DTO is picked up without a second list to keep.
+ */
+const declared = new Map<Function, readonly string[]>();
+function declaredFields(cls: Function): readonly string[] {
+  let fields = declared.get(cls);
+  if (!fields) {
+    fields = [...new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName))];
+    declared.set(cls, fields);
+  }
+  return fields;
+}
 
 function pick<T extends object>(target: T, raw: Record<string, unknown>, fields: readonly string[]): T {
   for (const field of fields) {
@@ -97,8 +103,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Every other field keeps its raw value and is read by its own parser.
  */
 export function toCreateResponseDto(raw: Record<string, unknown>): CreateResponseDto {
-  const dto = pick(new CreateResponseDto(), raw, CREATE_RESPONSE_FIELDS);
-  if (isPlainObject(dto.reasoning)) dto.reasoning = pick(new ReasoningDto(), dto.reasoning, REASONING_FIELDS);
-  if (isPlainObject(dto.stream_options)) dto.stream_options = pick(new StreamOptionsDto(), dto.stream_options, STREAM_OPTIONS_FIELDS);
+  const dto = pick(new CreateResponseDto(), raw, declaredFields(CreateResponseDto));
+  if (isPlainObject(dto.reasoning)) dto.reasoning = pick(new ReasoningDto(), dto.reasoning, declaredFields(ReasoningDto));
+  if (isPlainObject(dto.stream_options)) dto.stream_options = pick(new StreamOptionsDto(), dto.stream_options, declaredFields(StreamOptionsDto));
   return dto;
 }

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     timeouts: { idleMs: options.idleMs ?? 60_000 },
   });
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule] }), { bodyParser: false, logger: false });
-  configureGatewayApp(app);
+  configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;
   const { port } = server.address() as { port: number };

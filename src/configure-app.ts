@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { OpenAiExceptionFilter } from '../libs/responses/http/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 
@@ -12,9 +13,10 @@ import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-b
  * HTTP set-up every host needs: the JSON body parser with the configured
  * limit, and an error handler right behind it so that malformed or oversized
  * bodies get the OpenAI envelope (express would answer with an HTML page).
- * Create the app with `{ bodyParser: false }` and call this before `listen`.
+ * Create the app with `{ bodyParser: false }` and call this before `listen`;
+ * `standalone: true` when the application is nothing but the gateway.
  */
-export function configureGatewayApp(app: INestApplication): INestApplication {
+export function configureGatewayApp(app: INestApplication, options: { standalone?: boolean } = {}): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
   // In worker mode, say which worker answered: one port hides several processes.
   const worker = cluster.isWorker ? String(cluster.worker?.id ?? '') : null;
@@ -36,6 +38,9 @@ export function configureGatewayApp(app: INestApplication): INestApplication {
     const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
     res.status(status).json(body);
   });
+  // A host that is only the gateway answers unknown routes in the envelope too; an
+  // embedding app keeps Nest's behaviour for everything outside the gateway's controllers.
+  if (options.standalone) app.useGlobalFilters(new OpenAiExceptionFilter());
   app.enableShutdownHooks();
   return app;
 }

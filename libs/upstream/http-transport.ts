@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
 import { redactUrl } from '../config/url-redaction.js';
 import {
@@ -14,6 +15,12 @@ export interface HttpCall {
   method: 'GET' | 'POST';
   /** Appended to the configured base URL, e.g. `/responses`. */
   path: string;
+  /**
+   * The path is relative to the server root rather than the base URL: vLLM
+   * serves `/tokenize` beside `/v1`, not under it. The base URL's trailing
+   * `/v1` is dropped (a proxy prefix before it is kept).
+   */
+  fromRoot?: boolean;
   /** Sent as JSON when present. */
   body?: unknown;
   signal?: AbortSignal;
@@ -22,6 +29,8 @@ export interface HttpCall {
   timeouts?: Partial<TimeoutConfig>;
   /** While paused, the body is not read (the consumer downstream is slower than the upstream). */
   flow?: FlowGate;
+  /** Extra request headers (the per-request context's); they never replace the transport's own. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** A successful (status < 400) upstream answer whose body has not been read yet. */
@@ -91,13 +100,19 @@ export class HttpTransport {
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-    const headers: http.OutgoingHttpHeaders = { accept: call.accept ?? 'application/json' };
+    const headers: http.OutgoingHttpHeaders = {};
+    // Context headers come from operators' forward lists and host code; the framing ones stay the
+    // transport's, and what it sets below (accept, content type, its key) wins.
+    for (const [name, value] of Object.entries(call.headers ?? {})) {
+      if (upstreamHeaderProblem(name.toLowerCase(), value) === null) headers[name.toLowerCase()] = value;
+    }
+    headers.accept = call.accept ?? 'application/json';
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = payload.length;
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
-    const url = new URL(this.baseUrl + call.path);
+    const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
     const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
     const dispatch = (): http.ClientRequest =>
       this.secure ? https.request(url, options) : http.request(url, options);

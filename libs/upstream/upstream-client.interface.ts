@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FlowGate } from '../core/protocol/flow-gate.js';
+import type { FunctionToolDef, ModelItem } from '../core/protocol/items.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');
@@ -20,6 +21,30 @@ export interface ModelInfo {
 export interface InferOptions {
   /** While paused, the client stops reading the upstream's stream (a slow consumer downstream). */
   flow?: FlowGate;
+  /** Who and what this call is for; a wrapping client may add headers here per request. */
+  context?: UpstreamCallContext;
+}
+
+/**
+ * Per-request facts an upstream call carries. The built-in clients send
+ * `headers` with the HTTP request; a client wrapping them (see the README's
+ * "Embedding" section) can derive more from `owner` and `requestId`.
+ */
+export interface UpstreamCallContext {
+  /** The inbound API key's identity (its SHA-256), or the owner a non-HTTP caller named; null without auth. */
+  owner: string | null;
+  /** The response id this call belongs to (`resp_...`). */
+  requestId: string;
+  /** Headers for the upstream request: the inbound headers named in `upstream.forwardHeaders`, lower-cased. */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** A prompt to count, in the loop's terms; the client renders it the way its server's `/tokenize` takes it. */
+export interface TokenizeRequest {
+  model: string;
+  instructions: string | null;
+  input: readonly ModelItem[];
+  tools: readonly FunctionToolDef[];
 }
 
 export interface UpstreamClient {
@@ -28,4 +53,10 @@ export interface UpstreamClient {
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
   /** Resolves when the upstream answers; rejects with a GatewayError otherwise. */
   probe(signal?: AbortSignal): Promise<void>;
+  /**
+   * Prompt tokens as the model server counts them (vLLM's `/tokenize`), or
+   * null when the server has no such route. Optional: clients without it
+   * leave callers to estimate.
+   */
+  tokenize?(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null>;
 }

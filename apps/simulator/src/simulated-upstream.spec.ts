@@ -460,6 +460,63 @@ describe('SimulatedUpstream options', () => {
   });
 });
 
+describe('SimulatedUpstream POST /tokenize (vLLM, at the server root)', () => {
+  let sim: SimulatedUpstream;
+  let url: string;
+  let root: string;
+
+  beforeAll(async () => {
+    sim = new SimulatedUpstream({ maxModelLen: 8192 });
+    ({ url } = await sim.listen());
+    root = url.replace(/\/v1$/, '');
+  });
+  afterAll(() => sim.close());
+
+  const messages = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'What is the weather in Paris today?' },
+  ];
+
+  it("counts a chat prompt as vLLM answers it, equal to the input_tokens of the same chat completion", async () => {
+    const res = await postJson(root, '/tokenize', { model: 'switchyard-sim', messages, tools: [{ type: 'function', function: weatherTool }], add_generation_prompt: true, return_token_strs: true });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { count: number; max_model_len: number; tokens: number[]; token_strs: string[] };
+    expect(Object.keys(body).sort()).toEqual(['count', 'max_model_len', 'token_strs', 'tokens']);
+    expect(body.max_model_len).toBe(8192);
+    expect(body.tokens).toHaveLength(body.count);
+    expect(body.token_strs).toHaveLength(body.count);
+    expect(body.tokens.every((t) => Number.isInteger(t) && t >= 0)).toBe(true);
+    expect(body.token_strs.slice(0, 3)).toEqual(['<|im_start|>', 'system', 'Be']);
+
+    const completion = await postJson(url, '/chat/completions', { model: 'switchyard-sim', messages, tools: [{ type: 'function', function: weatherTool }], max_tokens: 20 });
+    const usage = ((await completion.json()) as { usage: { prompt_tokens: number } }).usage;
+    expect(usage.prompt_tokens).toBe(body.count);
+    expect(sim.tokenizeRequests.at(-1)?.body).toMatchObject({ add_generation_prompt: true });
+  });
+
+  it('counts a completion prompt, answers 404 under /v1 and for an unknown model, 400 without a prompt', async () => {
+    const plain = (await (await postJson(root, '/tokenize', { prompt: 'one two  three' })).json()) as { count: number; token_strs?: string[] };
+    expect(plain.count).toBe(3);
+    expect(plain.token_strs).toBeUndefined();
+    expect((await postJson(url, '/tokenize', { prompt: 'x' })).status).toBe(404);
+    const unknown = await postJson(root, '/tokenize', { model: 'other', prompt: 'x' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { param: 'model', code: 404 } });
+    expect((await postJson(root, '/tokenize', { model: 'switchyard-sim' })).status).toBe(400);
+    expect((await postJson(root, '/tokenize', '{not json')).status).toBe(400);
+  });
+
+  it('answers 404 when configured as a server without a tokenizer route', async () => {
+    const bare = new SimulatedUpstream({ tokenize: false });
+    const { url: bareUrl } = await bare.listen();
+    try {
+      expect((await postJson(bareUrl.replace(/\/v1$/, ''), '/tokenize', { prompt: 'x' })).status).toBe(404);
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
 describe('SimulatedUpstream context length (max_model_len)', () => {
   let sim: SimulatedUpstream;
   let url: string;

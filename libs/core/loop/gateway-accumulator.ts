@@ -239,7 +239,9 @@ export class RoundAccumulator {
     const item: Record<string, unknown> =
       shape.kind === 'custom_tool_call'
         ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: shape.name, input: '' }
-        : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
+        : shape.kind === 'tool_search_call'
+          ? { id: newId('tsc'), type: 'tool_search_call', status: 'in_progress', call_id: callId, execution: 'client', arguments: {} }
+          : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
     if (shape.namespace) item.namespace = shape.namespace;
     const outputIndex = this.ledger.open(item as PublicItem);
     const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, args: '' };
@@ -253,6 +255,8 @@ export class RoundAccumulator {
     if (!open || open.kind === 'gateway_call') return;
     if (open.kind !== 'client_call') return;
     open.args += delta;
+    // A tool search's arguments are a JSON value on its item, not a string: OpenAI streams no deltas for them.
+    if (open.shape.kind === 'tool_search_call') return;
     if (open.input) {
       const decoded = open.input.push(delta);
       if (decoded) {
@@ -284,6 +288,8 @@ export class RoundAccumulator {
       if (rest) this.sink.emit({ type: 'response.custom_tool_call_input.delta', ...base, delta: rest });
       this.sink.emit({ type: 'response.custom_tool_call_input.done', ...base, input: value });
       item = { ...open.item, status: 'completed', input: value };
+    } else if (open.shape.kind === 'tool_search_call') {
+      item = { ...open.item, status: 'completed', arguments: parsedArguments(args) };
     } else {
       if (open.args.length === 0 && args.length > 0) {
         this.sink.emit({ type: 'response.function_call_arguments.delta', ...base, delta: args });
@@ -313,12 +319,24 @@ export class RoundAccumulator {
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
       else if (open.kind === 'client_call') {
         // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
-        const partial = open.input ? { input: open.inputSoFar ?? '' } : { arguments: open.args };
+        const partial = open.input
+          ? { input: open.inputSoFar ?? '' }
+          : { arguments: open.shape.kind === 'tool_search_call' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
         this.ledger.set(open.outputIndex, item as unknown as PublicItem);
         this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
       }
     }
     this.open.clear();
+  }
+}
+
+/** Tool-search arguments as the JSON value the model wrote; text that is not JSON is kept as a string rather than lost. */
+function parsedArguments(args: string): unknown {
+  if (args.trim() === '') return {};
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
   }
 }

@@ -1,6 +1,6 @@
 import { Subscription } from 'rxjs';
 import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { UpstreamCallContext, UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import { InvalidRequestError, isGatewayError } from '../errors/gateway-error.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, PlannedEvent } from '../handlers/tool-handler.interface.js';
@@ -170,6 +170,7 @@ export class ResponseRun {
     this.inheritTools(prior);
     this.registry = await this.deps.preparation.prepare(this.req.tools, {
       history: [...prior.publicItems, ...this.req.input],
+      inputStart: prior.publicItems.length,
       signal: this.signal,
       requestId: this.id,
       owner: this.req.owner,
@@ -331,11 +332,15 @@ export class ResponseRun {
     return request;
   }
 
+  private upstreamContext(): UpstreamCallContext {
+    return { owner: this.req.owner, requestId: this.id, headers: this.req.forwardedHeaders ?? {} };
+  }
+
   private consumeUpstream(request: ModelRequest, onEvent: (event: ModelEvent) => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.signal.aborted) return reject(new RunCancelled());
       this.cancelReject = reject;
-      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow }).subscribe({
+      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow, context: this.upstreamContext() }).subscribe({
         next: (event) => {
           try {
             onEvent(event);

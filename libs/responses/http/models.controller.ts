@@ -4,8 +4,10 @@ import type { Response } from 'express';
 import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from './error-envelope.js';
+import { GatewayRoutes } from './gateway-routes.decorator.js';
 
 @Controller()
+@GatewayRoutes()
 export class ModelsController {
   constructor(
     @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,

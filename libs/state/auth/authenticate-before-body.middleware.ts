@@ -11,6 +11,16 @@ import { OPEN_PATHS } from './api-key.guard.js';
  * connection that is then closed, so the unread body is never parsed.
  * The guard stays: it also covers hosts that route without this middleware.
  */
+/**
+ * Path prefixes of the gateway's own controllers (`@GatewayRoutes()`): an
+ * embedding application's routes are its own business, as for the guard.
+ */
+const GATEWAY_PREFIXES = ['/v1/responses', '/v1/conversations', '/v1/messages', '/v1/models'];
+
+function isGatewayPath(path: string): boolean {
+  return GATEWAY_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
 export function authenticateBeforeBody(app: INestApplication): (req: Request, res: Response, next: NextFunction) => void {
   let auth: ApiKeyAuthenticator | undefined;
   try {
@@ -20,7 +30,7 @@ export function authenticateBeforeBody(app: INestApplication): (req: Request, re
     auth = undefined;
   }
   return (req, res, next) => {
-    if (!auth?.enabled || OPEN_PATHS.has(req.path)) return next();
+    if (!auth?.enabled || OPEN_PATHS.has(req.path) || !isGatewayPath(req.path)) return next();
     auth.authenticate(req.headers.authorization, req.headers['x-api-key']).then(
       () => next(),
       (err: unknown) => {

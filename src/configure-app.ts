@@ -6,6 +6,8 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-confi
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 import { OpenAiExceptionFilter } from '../libs/responses/http/openai-exception.filter.js';
+import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
+import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 
 /**
  * HTTP set-up every host needs: the JSON body parser with the configured
@@ -24,7 +26,11 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
       next();
     });
   }
-  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
+  // Keys are checked before the body is read, so that unauthenticated
+  // callers cannot make the gateway parse megabytes for them.
+  app.use(authenticateBeforeBody(app));
+  // Too deep or too wide bodies are refused on their bytes, before parsing (see json-shape.scanner.ts).
+  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: hostileJsonShapeGuard(config.tools.maxToolsPerRequest) }));
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
     if (res.headersSent) return res.end();

@@ -34,6 +34,21 @@ describe('loadGatewayConfig', () => {
     expect(config.state).toEqual({ compactionKey: 'k'.repeat(32) });
   });
 
+  it('has documented defaults for the request, socket and store limits, and reads them from the environment', () => {
+    const defaults = loadGatewayConfig();
+    expect(defaults.tools.maxToolsPerRequest).toBe(512);
+    expect(defaults.tools.maxGatewayCallsPerRequest).toBe(256);
+    expect(defaults.auth.maxSocketsPerOwner).toBe(64);
+    expect(defaults.storage.connectTimeoutMs).toBe(3_000);
+    expect(defaults.storage.queryTimeoutMs).toBe(5_000);
+    const config = loadGatewayConfig({
+      env: { MAX_TOOLS_PER_REQUEST: '128', MAX_GATEWAY_CALLS_PER_REQUEST: '40', MAX_SOCKETS_PER_OWNER: '3', STORE_CONNECT_TIMEOUT_MS: '700', STORE_QUERY_TIMEOUT_MS: '900' },
+    });
+    expect([config.tools.maxToolsPerRequest, config.tools.maxGatewayCallsPerRequest, config.auth.maxSocketsPerOwner]).toEqual([128, 40, 3]);
+    expect([config.storage.connectTimeoutMs, config.storage.queryTimeoutMs]).toEqual([700, 900]);
+    expect(() => loadGatewayConfig({ env: { MAX_TOOLS_PER_REQUEST: '0' } })).toThrow(/tools\.maxToolsPerRequest \(MAX_TOOLS_PER_REQUEST\)/);
+  });
+
   it('names the bad setting and its environment variable', () => {
     expect(() => loadGatewayConfig({ env: { UPSTREAM_DIALECT: 'grpc' } })).toThrow(/upstream\.dialect \(UPSTREAM_DIALECT\)/);
     expect(() => loadGatewayConfig({ env: { PORT: 'eighty' } })).toThrow(ConfigError);

@@ -100,6 +100,18 @@ export class ToolsConfig {
   @IsObject() timeoutMsByType: Record<string, number> = {};
   /** Inference rounds per request before the response ends `incomplete`. */
   @IsInt() @Min(1) @Max(1000) maxRounds = 10;
+  /**
+   * Model-visible tools per request (declarations, namespace members and
+   * discovered MCP tools together). OpenAI allows 128 functions; the bound is
+   * higher for MCP servers with many tools, and keeps one request's
+   * preparation work small next to everyone else's.
+   */
+  @IsInt() @Min(1) @Max(100_000) maxToolsPerRequest = 512;
+  /**
+   * Gateway tool calls (MCP, web search) one request may run across all its
+   * rounds; past it the calls get an error result and the model must answer.
+   */
+  @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
 }
 
 /** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
@@ -124,6 +136,8 @@ export class OidcConfig {
 export class AuthConfig {
   /** Inbound API keys; empty means no authentication (unless `oidc` is set). */
   @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
+  /** Open WebSocket connections per owner (per key, or in total without keys); the next upgrade gets a 429. */
+  @IsInt() @Min(1) maxSocketsPerOwner = 64;
   @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
 }
 
@@ -131,6 +145,13 @@ export class StorageConfig {
   @IsIn(['sqlite', 'postgres', 'memory']) driver: 'sqlite' | 'postgres' | 'memory' = 'sqlite';
   @IsString() sqlitePath = '.switchyard/state.sqlite';
   @IsOptional() @IsString() postgresUrl?: string;
+  /**
+   * PostgreSQL: longest wait for a connection (new or pooled). An
+   * unreachable database then answers 503 quickly instead of holding requests.
+   */
+  @IsInt() @Min(1) connectTimeoutMs = 3_000;
+  /** PostgreSQL: longest wait for one query's answer. */
+  @IsInt() @Min(1) queryTimeoutMs = 5_000;
 }
 
 /** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */

@@ -86,6 +86,12 @@ export interface StateStore {
   init(): Promise<void>;
   /** Idempotent. */
   close(): Promise<void>;
+  /**
+   * Readiness: resolves when the store answers now, else throws
+   * `StoreUnavailableError`. Stores in the gateway's own process (SQLite,
+   * memory) have nothing that can be unreachable and leave it out.
+   */
+  probe?(): Promise<void>;
 
   /**
    * Stores the response row and its input items and, when `r.conversationId`

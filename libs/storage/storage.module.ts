@@ -1,3 +1,4 @@
+import { redactUrl } from '../config/url-redaction.js';
 import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
@@ -80,7 +81,11 @@ export async function createStateStore(storage: StorageConfig): Promise<StateSto
       }
       {
         const { PostgresStateStore } = await loadDriver(() => import('./postgres/postgres-state-store.js'), 'postgres', 'pg');
-        return new PostgresStateStore({ connectionString: storage.postgresUrl });
+        return new PostgresStateStore({
+          connectionString: storage.postgresUrl,
+          connectTimeoutMs: storage.connectTimeoutMs,
+          queryTimeoutMs: storage.queryTimeoutMs,
+        });
       }
     default:
       throw new Error(`storage.driver must be 'sqlite', 'postgres' or 'memory', not '${driver}'.`);
@@ -101,7 +106,7 @@ export async function createBackgroundStore(storage: StorageConfig): Promise<Bac
     }
     case 'postgres': {
       const { PostgresBackgroundStore } = await loadDriver(() => import('./postgres/postgres-background.store.js'), 'postgres', 'pg');
-      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '' });
+      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '', connectTimeoutMs: storage.connectTimeoutMs });
     }
     default:
       return new MemoryBackgroundStore();
@@ -113,9 +118,8 @@ function describeTarget(storage: StorageConfig): string {
   if (storage.driver === 'sqlite') return `storage.sqlitePath=${storage.sqlitePath}`;
   if (storage.driver !== 'postgres') return `storage.driver=${storage.driver}`;
   try {
-    const url = new URL(storage.postgresUrl ?? '');
-    if (url.password) url.password = '***';
-    return `storage.postgresUrl=${url.toString()}`;
+    new URL(storage.postgresUrl ?? '');
+    return `storage.postgresUrl=${redactUrl(storage.postgresUrl ?? '')}`;
   } catch {
     return 'storage.postgresUrl';
   }

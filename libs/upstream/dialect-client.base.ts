@@ -51,7 +51,7 @@ export abstract class DialectClient implements UpstreamClient {
     const body = await this.transport.json({ method: 'GET', path: '/models', signal });
     if (!isJsonObject(body) || !Array.isArray(body.data)) {
       throw new UpstreamUnavailableError(
-        `Upstream ${this.transport.baseUrl}/models did not answer with a model list.`,
+        `Upstream ${this.transport.displayUrl}/models did not answer with a model list.`,
         'upstream_bad_response',
       );
     }

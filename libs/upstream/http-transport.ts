@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
+import { redactUrl } from '../config/url-redaction.js';
 import {
   UpstreamHttpError,
   UpstreamTimeoutError,
@@ -80,6 +81,8 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  */
 export class HttpTransport {
   readonly baseUrl: string;
+  /** The base URL as messages show it: no credentials, no query values. */
+  readonly displayUrl: string;
   private readonly agent: http.Agent;
   private readonly secure: boolean;
 
@@ -88,6 +91,7 @@ export class HttpTransport {
     private readonly timeouts: TimeoutConfig,
   ) {
     this.baseUrl = upstream.baseUrl.replace(/\/+$/, '');
+    this.displayUrl = redactUrl(this.baseUrl);
     this.secure = new URL(this.baseUrl).protocol === 'https:';
     const options: http.AgentOptions = { keepAlive: true, maxSockets: upstream.maxSockets, scheduling: 'lifo' };
     this.agent = this.secure ? new https.Agent(options) : new http.Agent(options);
@@ -112,7 +116,7 @@ export class HttpTransport {
     const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
     const dispatch = (): http.ClientRequest =>
       this.secure ? https.request(url, options) : http.request(url, options);
-    return new Exchange(url.href, dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow).start();
+    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow).start();
   }
 
   async json(call: HttpCall): Promise<unknown> {

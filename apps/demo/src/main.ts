@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../../simulator/src/simulated-upstream.js';
 import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
+import { redactUrl } from '../../../libs/config/url-redaction.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
 import { startOrdersMcpServer } from './orders-mcp.server.js';
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   configureGatewayApp(app, { standalone: true });
   await app.listen(config.server.port, config.server.host);
   const base = `http://127.0.0.1:${config.server.port}/v1`;
-  console.log(`Switchyard gateway at ${base} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect})\n`);
+  console.log(`Switchyard gateway at ${base} → upstream ${redactUrl(config.upstream.baseUrl)} (${config.upstream.dialect})\n`);
 
   const client = new OpenAI({ baseURL: base, apiKey: env.OPENAI_API_KEY ?? 'sk-demo' });
   const model = env.DEMO_MODEL ?? (await client.models.list()).data[0]?.id ?? 'default';

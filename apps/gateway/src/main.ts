@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import { bootGateway } from './gateway-app.js';
+import { listeningMessage } from './startup-message.js';
 import { isWorker, runPrimary, workerCount } from './workers.js';
 
 /**
@@ -37,9 +38,7 @@ async function bootstrap(): Promise<void> {
   if (workers > 1 && !isWorker()) return runPrimary(workers);
   const { app, brokers: served } = await bootGateway(config);
   await app.listen(config.server.port, config.server.host);
-  new Logger('Switchyard').log(
-    `listening on http://${config.server.host}:${config.server.port}${served.length ? ` and ${served.join(', ')}` : ''} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect} dialect)`,
-  );
+  new Logger('Switchyard').log(listeningMessage(config, served));
 }
 
 void bootstrap();

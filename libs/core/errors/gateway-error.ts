@@ -66,6 +66,25 @@ export class AuthenticationError extends GatewayError {
   }
 }
 
+/** The caller holds too much at once (open WebSocket connections); retry once some are closed. */
+export class TooManyConnectionsError extends GatewayError {
+  constructor(message: string) {
+    super(message, 429, 'invalid_request_error', 'too_many_connections', null);
+  }
+}
+
+/**
+ * The state store cannot be reached (or does not answer in time). The
+ * request may well succeed later, so it is a 503 with a hint when to retry,
+ * not a 500.
+ */
+export class StoreUnavailableError extends GatewayError {
+  constructor(message = 'The gateway cannot reach its state store right now; retry shortly.', retryAfterSeconds = 5) {
+    super(message, 503, 'server_error', 'store_unavailable', null);
+    this.headers['retry-after'] = String(retryAfterSeconds);
+  }
+}
+
 /** The upstream refused the connection, reset it, or answered something unreadable. */
 export class UpstreamUnavailableError extends GatewayError {
   constructor(message: string, code = 'upstream_unavailable') {

@@ -41,6 +41,8 @@ export interface DiscoveryContext {
   /** Names already taken in this request, for collision-safe naming. */
   takenNames: ReadonlySet<string>;
   requestId: string;
+  /** Who the request runs for (the API key's hash), null without authentication. */
+  owner?: string | null;
 }
 
 /** Context for converting a tool's public history item back into model items. */
@@ -71,6 +73,14 @@ export interface ToolHandler<P = unknown, D = unknown> {
   normalize(params: P, discovered: D | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[];
   /** The declaration as echoed in `response.tools` and stored: secrets removed. */
   publicDeclaration?(params: P, declaration: JsonObject): JsonObject;
+  /**
+   * The declaration kept for continuations (`previous_response_id` without
+   * `tools`): stored, so secrets removed too; defaults to the public one. A
+   * handler whose declaration cannot work without its secrets marks it here,
+   * and refuses the mark in `validate`, so that no continuation calls a
+   * server under another identity than the one declared.
+   */
+  continuationDeclaration?(params: P, declaration: JsonObject): JsonObject;
   /** Public item types this tool contributes, accepted as input items. */
   readonly historyItemTypes?: readonly string[];
   /** Turn one of those items, found in conversation history, into what the model sees. */

@@ -175,6 +175,7 @@ export class ResponseRun {
       inputStart: prior.publicItems.length,
       signal: this.signal,
       requestId: this.id,
+      owner: this.req.owner,
     });
     const choice = resolveToolChoice(this.req.toolChoice, this.registry);
 
@@ -384,8 +385,8 @@ export class ResponseRun {
       return true;
     }
 
-    const limit = this.req.maxToolCalls;
-    if (limit !== null && this.gatewayCallsMade >= limit) {
+    const limit = this.callLimit();
+    if (this.gatewayCallsMade >= limit.max) {
       this.toolLimitReached = true;
       // The call stays in the transcript; its output tells the model why it did not run.
       batch.slots.push({
@@ -393,18 +394,33 @@ export class ResponseRun {
         entry,
         outputIndex: -1,
         modelCall: detected.modelCall,
-        result: {
-          call,
-          status: 'failed',
-          output: { text: JSON.stringify({ error: { code: 'max_tool_calls', message: `The limit of ${limit} tool calls for this response was reached; the call was not run.` } }), isError: true },
-        },
+        result: { call, status: 'failed', output: { text: JSON.stringify({ error: { code: limit.code, message: limit.message } }), isError: true } },
       });
       return false;
     }
     this.gatewayCallsMade++;
-    if (limit !== null && this.gatewayCallsMade >= limit) this.toolLimitReached = true;
+    if (this.gatewayCallsMade >= limit.max) this.toolLimitReached = true;
     batch.add(this.beginCallSlot(call, entry, detected.modelCall));
     return false;
+  }
+
+  /**
+   * The request's own `max_tool_calls`, or the gateway's ceiling
+   * (`tools.maxGatewayCallsPerRequest`) when lower: without one, a model that
+   * keeps calling tools in many parallel calls per round makes one request
+   * run thousands of calls against shared servers.
+   */
+  private callLimit(): { max: number; code: string; message: string } {
+    const own = this.req.maxToolCalls;
+    const ceiling = this.deps.config.tools.maxGatewayCallsPerRequest;
+    if (own !== null && own <= ceiling) {
+      return { max: own, code: 'max_tool_calls', message: `The limit of ${own} tool calls for this response was reached; the call was not run.` };
+    }
+    return {
+      max: ceiling,
+      code: 'gateway_call_limit',
+      message: `This gateway runs at most ${ceiling} tool calls per response and that many have run; the call was not run. Answer with what you have.`,
+    };
   }
 
   /** Emits the call's public start (`output_item.added` and the planned pre-execution events). */
@@ -556,7 +572,7 @@ export class ResponseRun {
       request: this.req,
       response,
       modelItems: this.transcript.slice(this.turnStart),
-      tools: this.registry.publicTools,
+      tools: this.registry.continuationTools,
       prior: { ...this.prior, modelItems: this.transcript.slice(0, this.turnStart), untranslated: undefined },
     });
     this.sink.emit({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });

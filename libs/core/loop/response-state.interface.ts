@@ -38,4 +38,6 @@ export interface ResponseStateStore {
   resolveReferences?(request: ResponseRequest): Promise<PublicItem[]>;
   /** The run failed after it started; continuation state tied to it should be dropped. */
   discard?(request: ResponseRequest, responseId: string): Promise<void>;
+  /** Readiness of whatever holds the state; throws (e.g. `StoreUnavailableError`) when it cannot be reached. */
+  probe?(): Promise<void>;
 }

@@ -20,7 +20,10 @@ function shortHash(value: string): string {
  * conversation continued later still routes its calls. Names that are too
  * long, or collide, get a hash of the full identity appended.
  */
-export function modelVisibleName(parts: string[], taken: ReadonlySet<string>, separator = '__'): string {
+/** What naming needs to know about the names already taken. */
+export type TakenNames = Pick<ReadonlySet<string>, 'has'>;
+
+export function modelVisibleName(parts: string[], taken: TakenNames, separator = '__'): string {
   const identity = parts.join('\u0000');
   const joined = sanitize(parts.join(separator));
   if (joined.length <= MAX_MODEL_NAME_LENGTH && !taken.has(joined)) return joined;

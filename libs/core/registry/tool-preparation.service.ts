@@ -27,6 +27,10 @@ export class ToolPreparationService {
 
   /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
+    const limit = this.config.tools.maxToolsPerRequest;
+    if (tools.length > limit) {
+      throw new InvalidRequestError(`'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`, 'tools', 'too_many_tools');
+    }
     const validated: ValidatedDeclaration[] = [];
     tools.forEach((declaration, index) => {
       const path = `tools[${index}]`;
@@ -54,6 +58,8 @@ export class ToolPreparationService {
       requestId: string;
       /** Where the request's own `input` starts in `history` (stored items come first), to name fields. */
       inputStart?: number;
+      /** Who the request runs for, null without authentication (MCP pools request-declared servers per owner). */
+      owner?: string | null;
     },
   ): Promise<ToolRegistry> {
     const declarations = this.validate(tools);
@@ -65,7 +71,7 @@ export class ToolPreparationService {
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
-          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId })
+          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId, owner: ctx.owner ?? null })
           : Promise.resolve(undefined),
       ),
     );
@@ -75,8 +81,17 @@ export class ToolPreparationService {
       const result = discovered[i];
       if (result?.items) registry.discoveryItems.push(...result.items);
       const normalized = d.handler.normalize(d.params, result?.state, { takenNames: registry.names() });
+      if (registry.size + normalized.length > this.config.tools.maxToolsPerRequest) {
+        throw new InvalidRequestError(
+          `tools[${d.index}] brings the request to more than ${this.config.tools.maxToolsPerRequest} model-visible tools (tools.maxToolsPerRequest).`,
+          `tools[${d.index}]`,
+          'too_many_tools',
+        );
+      }
       for (const tool of normalized) this.register(registry, d, tool);
-      registry.publicTools.push(d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration);
+      const publicDeclaration = d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration;
+      registry.publicTools.push(publicDeclaration);
+      registry.continuationTools.push(d.handler.continuationDeclaration?.(d.params, d.declaration) ?? publicDeclaration);
     });
 
     // Tools the conversation loaded (a client's tool search answered with

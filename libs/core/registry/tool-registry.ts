@@ -38,14 +38,18 @@ export interface ToolEntry {
 export class ToolRegistry {
   private readonly entries = new Map<string, ToolEntry>();
   private readonly byIdentity = new Map<string, ToolEntry>();
+  private readonly takenNames = new Set<string>();
   readonly functions: FunctionToolDef[] = [];
   /** Public declarations echoed in `response.tools` (secrets stripped). */
   readonly publicTools: Record<string, unknown>[] = [];
+  /** Declarations stored for continuations that inherit the tools (secrets stripped). */
+  readonly continuationTools: Record<string, unknown>[] = [];
   /** Items produced by discovery, emitted before the first round. */
   readonly discoveryItems: PublicItem[] = [];
 
   add(entry: ToolEntry, fn?: FunctionToolDef): void {
     this.entries.set(entry.modelName, entry);
+    this.takenNames.add(entry.modelName);
     this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
     if (fn && entry.offered) this.functions.push(fn);
   }
@@ -63,8 +67,13 @@ export class ToolRegistry {
     return this.byIdentity.get(identityKey(toolType, toolName, scope));
   }
 
-  names(): Set<string> {
-    return new Set(this.entries.keys());
+  /**
+   * The names taken so far, as a live read-only view: handlers consult it
+   * once per tool they name, so copying it here would make registering N
+   * tools cost O(N²).
+   */
+  names(): ReadonlySet<string> {
+    return this.takenNames;
   }
 
   all(): IterableIterator<ToolEntry> {

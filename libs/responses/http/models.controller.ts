@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
-import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from './error-envelope.js';
 import { GatewayRoutes } from './gateway-routes.decorator.js';
@@ -8,7 +9,10 @@ import { GatewayRoutes } from './gateway-routes.decorator.js';
 @Controller()
 @GatewayRoutes()
 export class ModelsController {
-  constructor(@Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient) {}
+  constructor(
+    @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
+    @Optional() @Inject(RESPONSE_STATE) private readonly state?: ResponseStateStore,
+  ) {}
 
   @Get('v1/models')
   async models(): Promise<{ object: 'list'; data: unknown[] }> {
@@ -22,15 +26,26 @@ export class ModelsController {
     return cluster.isWorker && cluster.worker ? { status: 'ok', worker: cluster.worker.id } : { status: 'ok' };
   }
 
-  /** Readiness: the upstream answers too. */
+  /**
+   * Readiness: the upstream answers, and so does the state store (a replica
+   * whose database is out of reach would fail every stateful request, so a
+   * load balancer should stop sending it traffic). Both are asked at once.
+   */
   @Get('ready')
   async ready(@Res() res: Response): Promise<void> {
-    try {
-      await this.upstream.probe(AbortSignal.timeout(5_000));
-      res.status(200).json({ status: 'ready', upstream: 'ok' });
-    } catch (err) {
-      const { body } = toErrorEnvelope(err);
-      res.status(503).json({ status: 'not_ready', ...body });
+    const [upstream, state] = await Promise.allSettled([this.upstream.probe(AbortSignal.timeout(5_000)), this.state?.probe?.()]);
+    if (upstream.status === 'fulfilled' && state.status === 'fulfilled') {
+      res.status(200).json({ status: 'ready', upstream: 'ok', state: 'ok' });
+      return;
     }
+    const failure = upstream.status === 'rejected' ? upstream.reason : (state as PromiseRejectedResult).reason;
+    const { body, headers } = toErrorEnvelope(failure);
+    for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+    res.status(503).json({
+      status: 'not_ready',
+      upstream: upstream.status === 'fulfilled' ? 'ok' : 'unavailable',
+      state: state.status === 'fulfilled' ? 'ok' : 'unavailable',
+      ...body,
+    });
   }
 }

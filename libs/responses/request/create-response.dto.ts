@@ -11,8 +11,8 @@ import {
   MaxLength,
   Min,
   ValidateNested,
+  getMetadataStorage,
 } from 'class-validator';
-import { Type } from 'class-transformer';
 
 /** Values of `include[]` the gateway knows; anything else is a 400. */
 export const INCLUDE_VALUES = [
@@ -51,14 +51,14 @@ export class CreateResponseDto {
   @IsOptional() @IsInt() @Min(1) max_output_tokens?: number | null;
   @IsOptional() @IsInt() @Min(0) max_tool_calls?: number | null;
   @IsOptional() @IsObject() text?: Record<string, unknown> | null;
-  @IsOptional() @ValidateNested() @Type(() => ReasoningDto) reasoning?: ReasoningDto | null;
+  @IsOptional() @ValidateNested() reasoning?: ReasoningDto | null;
   @IsOptional() @IsIn(['disabled', 'auto']) truncation?: 'disabled' | 'auto' | null;
   @IsOptional() @IsObject() metadata?: Record<string, unknown> | null;
   @IsOptional() @IsBoolean() store?: boolean | null;
   @IsOptional() @IsString() @MaxLength(256) previous_response_id?: string | null;
   @IsOptional() @IsArray() @IsIn(INCLUDE_VALUES as unknown as string[], { each: true }) include?: string[] | null;
   @IsOptional() @IsBoolean() stream?: boolean | null;
-  @IsOptional() @ValidateNested() @Type(() => StreamOptionsDto) stream_options?: StreamOptionsDto | null;
+  @IsOptional() @ValidateNested() stream_options?: StreamOptionsDto | null;
   @IsOptional() @IsString() @MaxLength(1024) prompt_cache_key?: string | null;
   @IsOptional() @IsString() @MaxLength(256) safety_identifier?: string | null;
   @IsOptional() @IsString() @MaxLength(256) user?: string | null;
@@ -68,4 +68,43 @@ export class CreateResponseDto {
   @IsOptional() @IsInt() @Min(0) @Max(20) top_logprobs?: number | null;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) presence_penalty?: number | null;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) frequency_penalty?: number | null;
+}
+
+/**
+ * The fields a DTO class declares, read from its class-validator decorators,
+ * so that a field added to a DTO is picked up without a second list to keep.
+ */
+const declared = new Map<Function, readonly string[]>();
+function declaredFields(cls: Function): readonly string[] {
+  let fields = declared.get(cls);
+  if (!fields) {
+    fields = [...new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName))];
+    declared.set(cls, fields);
+  }
+  return fields;
+}
+
+function pick<T extends object>(target: T, raw: Record<string, unknown>, fields: readonly string[]): T {
+  for (const field of fields) {
+    if (Object.hasOwn(raw, field)) (target as Record<string, unknown>)[field] = raw[field];
+  }
+  return target;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The DTO for class-validator, built by reading only the fields it declares.
+ * The body is untrusted: a generic transformer walks every key of every
+ * object (quadratic in the key count, and `constructor` as a key broke it),
+ * while this costs one look-up per declared field whatever the body holds.
+ * Every other field keeps its raw value and is read by its own parser.
+ */
+export function toCreateResponseDto(raw: Record<string, unknown>): CreateResponseDto {
+  const dto = pick(new CreateResponseDto(), raw, declaredFields(CreateResponseDto));
+  if (isPlainObject(dto.reasoning)) dto.reasoning = pick(new ReasoningDto(), dto.reasoning, declaredFields(ReasoningDto));
+  if (isPlainObject(dto.stream_options)) dto.stream_options = pick(new StreamOptionsDto(), dto.stream_options, declaredFields(StreamOptionsDto));
+  return dto;
 }

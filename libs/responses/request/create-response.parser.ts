@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
 import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
-import { CreateResponseDto } from './create-response.dto.js';
-import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
+import { toCreateResponseDto } from './create-response.dto.js';
+import { jsonShapeViolation } from './json-shape.js';
+import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
 
@@ -53,10 +53,10 @@ export class CreateResponseParser {
       throw new InvalidRequestError('The request body must be a JSON object.', null);
     }
     const raw = body as JsonObject;
-    if (exceedsJsonDepth(raw)) {
-      throw new InvalidRequestError(`The request body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`, null, 'nesting_too_deep');
-    }
-    const dto = plainToInstance(CreateResponseDto, raw);
+    // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
+    const shape = jsonShapeViolation(raw);
+    if (shape) throw shapeError(shape);
+    const dto = toCreateResponseDto(raw);
     const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
     if (violation) throw new InvalidRequestError(violation.message, violation.param);
 

@@ -12,5 +12,6 @@ export function parseMetadata(value: unknown, param = 'metadata'): Record<string
       throw new InvalidRequestError(`${param}.${key} must be a string of at most 512 characters.`, `${param}.${key}`);
     }
   }
-  return value as Record<string, string>;
+  // A fresh object with own data properties: every key, `__proto__` and `constructor` included, stays data.
+  return Object.fromEntries(entries) as Record<string, string>;
 }

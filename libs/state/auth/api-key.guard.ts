@@ -6,7 +6,7 @@ import { OWNER_PROPERTY } from '../../responses/http/request-owner.js';
 import { ApiKeyAuthenticator } from './api-key.authenticator.js';
 
 /** Probes from orchestrators and load balancers carry no key. */
-const OPEN_PATHS = new Set(['/health', '/ready']);
+export const OPEN_PATHS = new Set(['/health', '/ready']);
 
 /**
  * Global guard: every gateway HTTP route but the probes needs a valid key when keys

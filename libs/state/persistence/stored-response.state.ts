@@ -32,6 +32,10 @@ export class StoredResponseState implements ResponseStateStore {
     private readonly compaction: CompactionService,
   ) {}
 
+  async probe(): Promise<void> {
+    await this.store.probe?.();
+  }
+
   async load(request: ResponseRequest): Promise<PriorState | null> {
     const prior = await this.rehydrate(request);
     return prior && this.compaction.autoCompact(prior, request);

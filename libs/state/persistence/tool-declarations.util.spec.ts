@@ -8,6 +8,10 @@ describe('storableTools', () => {
     expect(mcp.headers).toEqual({ Authorization: 'Bearer t' });
   });
 
+  it('hides query values of an MCP server_url (tokens travel there too)', () => {
+    expect(storableTools([{ type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=abc' }])).toEqual([{ type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=***' }]);
+  });
+
   it('stores nothing for a value that is not a list', () => {
     expect(storableTools(undefined)).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import { redactUrl } from '../../config/url-redaction.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 
 /** Fields of an MCP declaration that carry credentials for the MCP server. */
@@ -12,6 +13,8 @@ export function storableTools(tools: unknown): JsonObject[] {
   if (!Array.isArray(tools)) return [];
   return tools.map((tool) => {
     if (!tool || typeof tool !== 'object' || (tool as JsonObject).type !== 'mcp') return tool as JsonObject;
-    return Object.fromEntries(Object.entries(tool as JsonObject).filter(([key]) => !MCP_SECRET_FIELDS.has(key.toLowerCase())));
+    const kept = Object.fromEntries(Object.entries(tool as JsonObject).filter(([key]) => !MCP_SECRET_FIELDS.has(key.toLowerCase())));
+    if (typeof kept.server_url === 'string') kept.server_url = redactUrl(kept.server_url);
+    return kept;
   });
 }

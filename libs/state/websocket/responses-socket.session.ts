@@ -6,6 +6,7 @@ import type { ResponseRequest } from '../../core/loop/response-request.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { scanJsonShape, shapeError } from '../../responses/request/json-shape.scanner.js';
 import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
 
@@ -68,8 +69,11 @@ export class ResponsesSocketSession {
   private onFrame(data: WebSocket.RawData, isBinary: boolean): void {
     if (isBinary) return this.send(errorFrame(new InvalidRequestError('Send events as JSON text frames, not binary ones.', null, 'invalid_frame')));
     let event: unknown;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    // As for HTTP bodies: too deep or too wide frames are refused before they are parsed.
+    const shape = scanJsonShape(bytes);
+    if (shape) return this.send(errorFrame(shapeError(shape)));
     try {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
       event = JSON.parse(bytes.toString('utf8'));
     } catch {
       return this.send(errorFrame(new InvalidRequestError('The frame is not valid JSON.', null, 'invalid_json')));

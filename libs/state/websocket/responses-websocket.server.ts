@@ -4,7 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { NotFoundError } from '../../core/errors/gateway-error.js';
+import { NotFoundError, TooManyConnectionsError } from '../../core/errors/gateway-error.js';
 import { LoopService } from '../../core/loop/loop.service.js';
 import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
@@ -21,7 +21,9 @@ const PATHS = new Set(['/v1/responses', '/v1/responses/']);
 /** Ping quiet sockets so that proxies with idle timeouts keep them open. */
 const PING_EVERY_MS = 30_000;
 
-const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found' };
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests' };
+/** The connection-count key of requests without an owner (authentication off). */
+const NO_OWNER = '';
 
 /** Answers an upgrade with a plain HTTP error in the OpenAI envelope, then drops the socket. */
 function refuse(socket: Duplex, err: unknown): void {
@@ -44,6 +46,8 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
   private wss?: WebSocketServer;
   private server?: Server;
   private pinger?: NodeJS.Timeout;
+  /** Open sockets per owner, for `auth.maxSocketsPerOwner`. */
+  private readonly openByOwner = new Map<string, number>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
@@ -82,10 +86,32 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
       if (this.server?.listenerCount('upgrade') === 1) refuse(socket, new NotFoundError(`No WebSocket endpoint at ${path}; use /v1/responses.`));
       return;
     }
-    this.auth.authenticate(req.headers.authorization).then(
+    // The same two headers as every HTTP route (the 401 names both).
+    this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']).then(
       (owner) => {
         if (socket.destroyed) return;
+        // Each socket holds memory (its response cache) and may run a response at
+        // a time, so one key cannot open them without bound.
+        const key = owner ?? NO_OWNER;
+        const open = this.openByOwner.get(key) ?? 0;
+        const limit = this.config.auth.maxSocketsPerOwner;
+        if (open >= limit) {
+          refuse(socket, new TooManyConnectionsError(`This key already has ${open} open WebSocket connections, the most allowed (auth.maxSocketsPerOwner); close one first.`));
+          return;
+        }
+        this.openByOwner.set(key, open + 1);
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          const left = (this.openByOwner.get(key) ?? 1) - 1;
+          if (left > 0) this.openByOwner.set(key, left);
+          else this.openByOwner.delete(key);
+        };
+        // A handshake that fails never becomes a socket: its slot is freed with the TCP socket.
+        socket.once('close', release);
         this.wss!.handleUpgrade(req, socket, head, (ws) => {
+          ws.once('close', release);
           const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
           const forwarded = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
           new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner, forwardedHeaders: forwarded });

@@ -6,7 +6,13 @@ import type pg from 'pg';
  * discard it instead of handing it to the next caller.
  */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, translate: (e: unknown) => unknown = (e) => e): Promise<T> {
-  const client = await pool.connect();
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (e) {
+    // No connection at all (database unreachable, connect timeout): the caller's translation applies too.
+    throw translate(e);
+  }
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');

@@ -12,6 +12,7 @@ import {
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
 import { inTransaction } from './pg-transaction.js';
+import { translateUnavailable } from './pg-unavailable.js';
 
 type Int8 = string | number;
 
@@ -137,7 +138,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {
-    const { rows } = await this.open().query<RunRow>(
+    const { rows } = await this.query<RunRow>(
       'SELECT * FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
       [id, owner],
     );
@@ -167,7 +168,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   async events(id: string, after: number, limit: number): Promise<BackgroundEvent[]> {
-    const { rows } = await this.open().query<{ sequence: Int8; event: JsonObject }>(
+    const { rows } = await this.query<{ sequence: Int8; event: JsonObject }>(
       'SELECT sequence, event FROM background_events WHERE response_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3',
       [id, after, limit],
     );
@@ -195,13 +196,13 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   async remove(id: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.open().query('DELETE FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
+    const { rowCount } = await this.query('DELETE FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     return (rowCount ?? 0) > 0;
   }
 
   async renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.open().query<{ id: string }>(
+    const { rows } = await this.query<{ id: string }>(
       `UPDATE background_runs SET lease_expires_at = $3 WHERE id = ANY($1) AND node_id = $2 AND ${LIVE_SQL} RETURNING id`,
       [ids, nodeId, until],
     );
@@ -238,6 +239,15 @@ export class PostgresBackgroundStore implements BackgroundStore {
   watch(listener: (id: string, ended: boolean) => void): () => void {
     this.emitter.on(BACKGROUND_CHANNEL, listener);
     return () => this.emitter.off(BACKGROUND_CHANNEL, listener);
+  }
+
+  /** One query outside a transaction; an unreachable database is a 503 (`StoreUnavailableError`). */
+  private async query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.open().query<R>(text, values);
+    } catch (e) {
+      throw translateUnavailable(e);
+    }
   }
 
   private connection(): pg.ClientConfig {
@@ -282,7 +292,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   private transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(pool, fn);
+    return inTransaction(pool, fn, translateUnavailable);
   }
 
 }

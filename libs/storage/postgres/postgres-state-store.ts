@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError, NotFoundError, isGatewayError } from '../../core/errors/gateway-error.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
@@ -26,6 +26,7 @@ import {
 } from '../state-store.interface.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { inTransaction } from './pg-transaction.js';
+import { isUnavailable, translateUnavailable } from './pg-unavailable.js';
 
 const { Pool } = pg;
 
@@ -46,6 +47,11 @@ export interface PostgresStateStoreOptions {
    * unreachable host and hang the boot.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long one query may wait for its answer; default 5 s. Bounds the wait
+   * of a request when the database stops answering on an open connection.
+   */
+  queryTimeoutMs?: number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -108,6 +114,8 @@ function duplicateItemId(e: pg.DatabaseError): string | null {
  * says so beats a bare 500, and silently rewriting the text would corrupt it.
  */
 function translateDbError(e: unknown): unknown {
+  if (isGatewayError(e)) return e;
+  if (isUnavailable(e)) return translateUnavailable(e);
   if (e instanceof pg.DatabaseError && e.code === '22P05') {
     return new InvalidRequestError(
       'Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.',
@@ -170,6 +178,10 @@ export class PostgresStateStore implements StateStore {
       connectionString: this.options.connectionString,
       max: this.options.maxConnections ?? 10,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      // Client-side bound (a dead peer never answers) and server-side (a slow
+      // statement is cancelled rather than left running).
+      query_timeout: this.options.queryTimeoutMs ?? 5_000,
+      statement_timeout: this.options.queryTimeoutMs ?? 5_000,
       ...(this.options.schema === undefined ? {} : { options: `-c search_path=${this.options.schema}` }),
     });
     // An idle pooled connection that the server drops emits 'error' on the
@@ -183,6 +195,10 @@ export class PostgresStateStore implements StateStore {
       throw e;
     }
     this.pool = pool;
+  }
+
+  async probe(): Promise<void> {
+    await this.query(this.open(), 'SELECT 1');
   }
 
   async close(): Promise<void> {
@@ -228,7 +244,7 @@ export class PostgresStateStore implements StateStore {
   async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
     const found = new Map<string, PublicItem>();
     if (itemIds.length === 0) return found;
-    const { rows } = await this.open().query<{ item_id: string; item: PublicItem }>(
+    const { rows } = await this.query<{ item_id: string; item: PublicItem }>(this.open(),
       `SELECT item_id, item FROM (
          SELECT o.item_id, o.item, 0 AS source FROM response_output_items o JOIN responses r ON r.id = o.response_id
          WHERE o.item_id = ANY($1::text[]) AND r.owner IS NOT DISTINCT FROM $2
@@ -246,7 +262,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
-    const { rows } = await this.open().query<ResponseRow>(
+    const { rows } = await this.query<ResponseRow>(this.open(), 
       `SELECT ${RESPONSE_COLUMNS} FROM responses r WHERE r.id = $1 AND r.owner IS NOT DISTINCT FROM $2`,
       [id, owner],
     );
@@ -255,7 +271,7 @@ export class PostgresStateStore implements StateStore {
 
   async deleteResponse(id: string, owner: string | null): Promise<boolean> {
     // Input items go with it through ON DELETE CASCADE.
-    const { rowCount } = await this.open().query('DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+    const { rowCount } = await this.query(this.open(), 'DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
       id,
       owner,
     ]);
@@ -265,14 +281,14 @@ export class PostgresStateStore implements StateStore {
   async listInputItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<PublicItem> | null> {
     const query = parseListOptions(opts);
     const pool = this.open();
-    const owned = await pool.query('SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
+    const owned = await this.query(pool, 'SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     if (owned.rowCount === 0) return null;
     const page = await this.window<ItemRow>(pool, INPUT_ITEMS, id, query);
     return { ...page, data: page.data.map((row) => row.item) };
   }
 
   async getChain(id: string, owner: string | null, maxDepth = DEFAULT_CHAIN_DEPTH): Promise<StoredResponse[] | null> {
-    const { rows } = await this.open().query<ResponseRow>(
+    const { rows } = await this.query<ResponseRow>(this.open(), 
       `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
          SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
          UNION ALL
@@ -316,7 +332,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
-    const { rows } = await this.open().query<ConversationRow>(
+    const { rows } = await this.query<ConversationRow>(this.open(), 
       'SELECT id, owner, created_at, metadata FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
       [id, owner],
     );
@@ -341,7 +357,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversation(id: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.open().query(
+    const { rowCount } = await this.query(this.open(), 
       'DELETE FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
       [id, owner],
     );
@@ -355,7 +371,7 @@ export class PostgresStateStore implements StateStore {
   ): Promise<Page<ConversationItem> | null> {
     const query = parseListOptions(opts);
     const pool = this.open();
-    const owned = await pool.query('SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+    const owned = await this.query(pool, 'SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
       id,
       owner,
     ]);
@@ -369,7 +385,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversationItem(id: string, itemId: string, owner: string | null): Promise<ConversationItem | null> {
-    const { rows } = await this.open().query<ConversationItemRow>(
+    const { rows } = await this.query<ConversationItemRow>(this.open(), 
       `SELECT ci.* FROM conversation_items ci JOIN conversations c ON c.id = ci.conversation_id
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -378,7 +394,7 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversationItem(id: string, itemId: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.open().query(
+    const { rowCount } = await this.query(this.open(), 
       `DELETE FROM conversation_items ci USING conversations c
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.id = ci.conversation_id AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -429,7 +445,7 @@ export class PostgresStateStore implements StateStore {
   ): Promise<Page<Row>> {
     const positionOf = async (param: 'after' | 'before', cursor: string | undefined): Promise<number | undefined> => {
       if (cursor === undefined) return undefined;
-      const { rows } = await db.query<{ position: Int8 }>(
+      const { rows } = await this.query<{ position: Int8 }>(db, 
         `SELECT position FROM ${source.table} WHERE ${source.key} = $1 AND item_id = $2 ORDER BY position LIMIT 1`,
         [key, cursor],
       );
@@ -442,7 +458,7 @@ export class PostgresStateStore implements StateStore {
       await positionOf('before', query.before),
     );
     const direction = query.order === 'asc' ? 'ASC' : 'DESC';
-    const { rows } = await db.query<Row>(
+    const { rows } = await this.query<Row>(db, 
       `SELECT * FROM ${source.table} WHERE ${source.key} = $1 AND position > $2 AND position < $3
        ORDER BY position ${direction} LIMIT $4`,
       [key, lo, hi, query.limit + 1],
@@ -486,6 +502,15 @@ export class PostgresStateStore implements StateStore {
         ]);
       }
     }, pool);
+  }
+
+  /** One query outside a transaction, its failure translated (an unreachable database is a 503). */
+  private async query<R extends pg.QueryResultRow = any>(on: Queryable, text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await on.query<R>(text, values);
+    } catch (e) {
+      throw translateDbError(e);
+    }
   }
 
   private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
+import { withRequestCancellation } from './mcp-cancellable.fetch.js';
 import { createGuardedFetch } from './mcp-guarded.fetch.js';
 import { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
 import { McpTarget } from './mcp-target.js';
@@ -37,6 +38,13 @@ interface Connection {
  * stays. Any other transport error means in-flight responses may never come.
  */
 const BENIGN_TRANSPORT_ERRORS = /^(Streamable HTTP error: Failed to open SSE stream|Failed to reconnect SSE stream|Maximum reconnection attempts)/;
+
+/**
+ * A result for a request the client no longer waits for (cancelled, timed
+ * out): the server finished anyway. The connection is fine, and retiring it
+ * would fail every other caller's calls on it.
+ */
+const LATE_RESPONSE = /^Received a (response|progress notification) for an unknown (message ID|token)/;
 
 const CLIENT_INFO = { name: 'switchyard-gateway', version: '0.1.0' };
 
@@ -259,6 +267,10 @@ export class McpConnectionPool implements OnModuleDestroy {
     }
     conn.client.onclose = () => void this.retire(conn, 'connection closed');
     conn.client.onerror = (err: Error) => {
+      if (LATE_RESPONSE.test(err.message)) {
+        this.logger.debug(`MCP server ${target.describe()} answered a request no longer waited for`);
+        return;
+      }
       if (BENIGN_TRANSPORT_ERRORS.test(err.message)) {
         this.logger.debug(`MCP server ${target.describe()}: ${target.redact(err.message)}`);
         return;
@@ -282,7 +294,8 @@ export class McpConnectionPool implements OnModuleDestroy {
     const url = target.url!;
     const requestInit: RequestInit = { headers: target.headers() };
     if (via === 'sse') return new SSEClientTransport(url, { requestInit, fetch: guardedFetch });
-    return new StreamableHTTPClientTransport(url, { requestInit, fetch: guardedFetch });
+    // Over streamable HTTP each request has its own POST; cancelling a call closes it (see withRequestCancellation).
+    return new StreamableHTTPClientTransport(url, { requestInit, fetch: withRequestCancellation(guardedFetch ?? ((input, init) => fetch(input, init))) });
   }
 
   // --- retiring -------------------------------------------------------------

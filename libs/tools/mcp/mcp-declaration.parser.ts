@@ -83,6 +83,12 @@ function parseApproval(value: unknown, param: string): ApprovalPolicy {
   return policy;
 }
 
+/**
+ * Marks a stored declaration whose credentials were withheld from storage
+ * (see `McpToolHandler.continuationDeclaration`); never part of a client's own.
+ */
+export const CREDENTIALS_WITHHELD = 'credentials_withheld';
+
 function parseHeaders(decl: JsonObject, path: string): Record<string, string> {
   const headers = optionalObject(decl, 'headers', path) ?? {};
   const out: Record<string, string> = {};
@@ -130,6 +136,13 @@ function parseServerUrl(value: string, param: string): URL {
  * any I/O; what their host names resolve to is checked at connect time.
  */
 export function parseMcpDeclaration(decl: JsonObject, path: string, pool: McpConnectionPool): McpDeclaration {
+  if (decl[CREDENTIALS_WITHHELD] === true) {
+    fail(
+      `${path}: the MCP server "${String(decl.server_label)}" was declared with credentials, which this gateway does not store; send 'tools' again with them to continue.`,
+      'tools',
+      'mcp_credentials_required',
+    );
+  }
   if (decl.connector_id !== undefined && decl.connector_id !== null) {
     fail(
       `${path}.connector_id: OpenAI connectors are not supported by this gateway; declare the MCP server with server_url or use an operator-configured server_label.`,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { urlSecrets } from '../../config/url-redaction.js';
 import type { OperatorServerConfig } from './mcp.config.js';
 
 /**
@@ -41,6 +42,15 @@ export class McpTarget {
     return new McpTarget(`remote:${url.href}#${digest}`, label, 'remote', url, undefined, headers);
   }
 
+  /**
+   * The same server, pooled apart for `owner`. Operator servers are the
+   * operator's, reached under the operator's own credentials, and stay shared.
+   */
+  forOwner(owner: string | null): McpTarget {
+    if (this.kind !== 'remote' || owner === null) return this;
+    return new McpTarget(`${this.key}@${owner}`, this.label, this.kind, this.url, this.operator, this.#headers);
+  }
+
   get transport(): 'streamable-http' | 'sse' | 'stdio' | 'auto' {
     return this.operator?.transport ?? 'auto';
   }
@@ -48,6 +58,11 @@ export class McpTarget {
   /** Headers to send on every HTTP request to the server. */
   headers(): Record<string, string> {
     return { ...this.#headers };
+  }
+
+  /** True when calls carry request-declared credentials: headers, or secrets in the URL's query. */
+  carriesCredentials(): boolean {
+    return Object.keys(this.#headers).length > 0 || Boolean(this.url?.search);
   }
 
   /** Everything that must never appear in a message: header values, and bearer tokens on their own. */
@@ -59,6 +74,7 @@ export class McpTarget {
       if (token) values.add(token);
     }
     for (const value of Object.values(this.operator?.env ?? {})) if (value.length >= 4) values.add(value);
+    if (this.url) for (const value of urlSecrets(this.url.href)) values.add(value);
     return [...values].sort((a, b) => b.length - a.length);
   }
 

@@ -5,7 +5,9 @@ import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
 import type { DiscoveryContext, DiscoveryResult, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { modelVisibleName } from '../../core/registry/model-names.js';
+import { redactUrl } from '../../config/url-redaction.js';
+import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
+import { modelVisibleName, type TakenNames } from '../../core/registry/model-names.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
@@ -75,10 +77,26 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
 
   publicDeclaration(_params: McpDeclaration, declaration: JsonObject): JsonObject {
     const { headers: _headers, authorization: _authorization, ...rest } = declaration;
+    // A query string is as secret as a header (`?token=...`): its values are never echoed or stored.
+    if (typeof rest.server_url === 'string') rest.server_url = redactUrl(rest.server_url);
     return rest;
   }
 
+  /**
+   * Credentials are not stored, so a continuation that inherits this
+   * declaration could only call the server without them, i.e. as someone
+   * else. The mark makes such a continuation a 400 asking for the tools again.
+   */
+  continuationDeclaration(params: McpDeclaration, declaration: JsonObject): JsonObject {
+    const stored = this.publicDeclaration(params, declaration);
+    if (params.target.kind === 'remote' && params.target.carriesCredentials()) stored[CREDENTIALS_WITHHELD] = true;
+    return stored;
+  }
+
   async discover(params: McpDeclaration, ctx: DiscoveryContext): Promise<DiscoveryResult<McpDiscovery>> {
+    // Request-declared servers get a connection per owner: one tenant's calls
+    // (and their failures) never share a session with another tenant's.
+    params.target = params.target.forOwner(ctx.owner ?? null);
     const claims = this.claim(params, ctx.signal);
     // Core starts every declaration's discovery before awaiting any, so after
     // one tick the count covers the whole request: refuse before connecting.
@@ -115,13 +133,16 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
   }
 
   normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
-    const taken = new Set(ctx.takenNames);
+    // Names this server's tools take, checked together with the request's:
+    // copying the request's set per server would cost O(tools²).
+    const own = new Set<string>();
+    const taken: TakenNames = { has: (name) => own.has(name) || ctx.takenNames.has(name) };
     const context = params.serverDescription ?? params.target.operator?.description;
     return (discovered?.tools ?? []).map((tool): NormalizedTool => {
       const name = modelVisibleName([params.serverLabel, tool.name], taken);
-      taken.add(name);
-      const own = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
-      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${own}`.trim() : own || null;
+      own.add(name);
+      const ownDescription = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
+      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${ownDescription}`.trim() : ownDescription || null;
       const executionParams: McpExecutionParams = {
         target: params.target,
         serverLabel: params.serverLabel,

@@ -168,15 +168,30 @@ export class StreamableTestServer extends HttpMcpServer {
 
   /** Without the optional standalone GET stream, a client only learns the server restarted on its next request. */
   private standaloneStream = true;
+  /**
+   * Drop `notifications/cancelled` (receivers MAY ignore it): tools run to
+   * the end and their results are sent after the client stopped waiting.
+   */
+  private ignoreCancellation = false;
+  /** Cancellations received and dropped while `ignoreCancellation` is on. */
+  ignoredCancellations = 0;
 
   static start(
     factory: (log: ServerLog) => McpServerLike = buildDemoServer,
     port = 0,
-    options: { standaloneStream?: boolean } = {},
+    options: { standaloneStream?: boolean; ignoreCancellation?: boolean } = {},
   ): Promise<StreamableTestServer> {
     const server = new StreamableTestServer(factory);
     server.standaloneStream = options.standaloneStream ?? true;
+    server.ignoreCancellation = options.ignoreCancellation ?? false;
     return server.listen(port);
+  }
+
+  /** The JSON body of a POST, read here so that it can be inspected before the transport sees it. */
+  private async readBody(req: http.IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   }
 
   get url(): string {
@@ -192,9 +207,18 @@ export class StreamableTestServer extends HttpMcpServer {
       res.writeHead(405).end();
       return;
     }
+    let parsed: unknown;
+    if (this.ignoreCancellation && req.method === 'POST') {
+      parsed = await this.readBody(req);
+      if ((parsed as { method?: unknown })?.method === 'notifications/cancelled') {
+        this.ignoredCancellations++;
+        res.writeHead(202).end();
+        return;
+      }
+    }
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? this.sessions.get(sessionId) : undefined;
-    if (existing) return existing.handleRequest(req, res);
+    if (existing) return existing.handleRequest(req, res, parsed);
     if (sessionId !== undefined) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
       return;
@@ -211,7 +235,7 @@ export class StreamableTestServer extends HttpMcpServer {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
     await this.factory(this.log).connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, parsed);
   }
 
   protected async closeSessions(): Promise<void> {
@@ -224,8 +248,14 @@ export class StreamableTestServer extends HttpMcpServer {
 export class SseTestServer extends HttpMcpServer {
   private readonly sessions = new Map<string, SSEServerTransport>();
 
-  static start(factory: (log: ServerLog) => McpServerLike = buildDemoServer): Promise<SseTestServer> {
-    return new SseTestServer(factory).listen();
+  /** As for `StreamableTestServer`: drop `notifications/cancelled`, so that cancelled tools answer late. */
+  private ignoreCancellation = false;
+  ignoredCancellations = 0;
+
+  static start(factory: (log: ServerLog) => McpServerLike = buildDemoServer, options: { ignoreCancellation?: boolean } = {}): Promise<SseTestServer> {
+    const server = new SseTestServer(factory);
+    server.ignoreCancellation = options.ignoreCancellation ?? false;
+    return server.listen();
   }
 
   get url(): string {
@@ -245,6 +275,18 @@ export class SseTestServer extends HttpMcpServer {
       const transport = this.sessions.get(url.searchParams.get('sessionId') ?? '');
       if (!transport) {
         res.writeHead(404).end('unknown session');
+        return;
+      }
+      if (this.ignoreCancellation) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if ((parsed as { method?: unknown })?.method === 'notifications/cancelled') {
+          this.ignoredCancellations++;
+          res.writeHead(202).end();
+          return;
+        }
+        await transport.handlePostMessage(req, res, parsed);
         return;
       }
       await transport.handlePostMessage(req, res);

@@ -1,0 +1,128 @@
+import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { rawPost } from './support/robustness/raw-http.js';
+import { medianMs, probeHealth, withHealthProbe } from './support/hardening/growth.js';
+import { FrameSocket } from './support/hardening/socket-frames.js';
+
+/**
+ * Hostile request bodies: many tools, many keys, keys named like Object.prototype
+ * members. Each is answered (200 or a 400 naming the field) in time linear in
+ * its size, and the gateway keeps answering others meanwhile.
+ */
+const fnTool = (i: number) => ({ type: 'function', name: `tool_${i}`, description: `tool number ${i}`, parameters: { type: 'object', properties: { q: { type: 'string' } } } });
+
+describe('hostile request bodies', () => {
+  let stack: GatewayStack;
+  let url: string;
+  let base: string;
+
+  beforeAll(async () => {
+    // A raised tool cap, so that the growth tests measure registration itself and not the 400.
+    // The simulated model's context is widened too: the prompt of 10,000 tools is far over a real one's.
+    stack = await startStack({ simulator: { maxModelLen: 10_000_000 }, config: { tools: { maxToolsPerRequest: 50_000 } } });
+    url = `${stack.url}/responses`;
+    base = stack.url.replace(/\/v1$/, '');
+  });
+  afterAll(() => stack.close());
+
+  const post = (body: unknown) => rawPost(url, JSON.stringify(body), { timeoutMs: 120_000 });
+  const manyTools = (n: number) => ({ model: 'm', input: '[[say ok]]', store: false, tools: Array.from({ length: n }, (_, i) => fnTool(i)) });
+  const manyKeys = (n: number) => {
+    const body: Record<string, unknown> = { model: 'm', input: '[[say ok]]', store: false };
+    for (let i = 0; i < n; i++) body[`unknown_field_${i}`] = i;
+    return body;
+  };
+
+  describe('function tools (finding 1)', () => {
+    it('registers tools in linear time: 10x the tools take less than 20x the time', async () => {
+      const small = await medianMs(async () => expect((await post(manyTools(1_000))).status).toBe(200));
+      const large = await medianMs(async () => expect((await post(manyTools(10_000))).status).toBe(200));
+      expect(large / small).toBeLessThan(20);
+    }, 120_000);
+
+  });
+
+  describe('object keys (finding 2)', () => {
+    it('ignores unknown top-level keys in linear time: 10x the keys take less than 20x the time', async () => {
+      const small = await medianMs(async () => expect((await post(manyKeys(900))).status).toBe(200));
+      const large = await medianMs(async () => expect((await post(manyKeys(9_000))).status).toBe(200));
+      expect(large / small).toBeLessThan(20);
+    }, 120_000);
+
+    it('refuses 300,000 keys in one object with a 400, and /health answers within 100 ms meanwhile', async () => {
+      const { res, healthMs, healthStatus } = await withHealthProbe(base, url, JSON.stringify(manyKeys(300_000)));
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'too_many_keys', param: null });
+      expect(healthStatus).toBe(200);
+      expect(healthMs).toBeLessThan(100);
+    }, 60_000);
+
+    it('WebSocket: a frame with 300,000 keys is an error frame, /health stays fast, the socket keeps serving', async () => {
+      const socket = await FrameSocket.open(base);
+      try {
+        const frame = { type: 'response.create', ...manyKeys(300_000) };
+        const text = JSON.stringify(frame);
+        socket.send(text);
+        const health = await probeHealth(base);
+        const [error] = await socket.untilTerminal();
+        expect(error).toMatchObject({ type: 'error', status: 400, error: { code: 'too_many_keys' } });
+        expect(health.status).toBe(200);
+        expect(health.ms).toBeLessThan(100);
+        socket.send({ type: 'response.create', model: 'm', input: '[[say after]]', store: false });
+        expect((await socket.untilTerminal()).at(-1).type).toBe('response.completed');
+      } finally {
+        await socket.close();
+      }
+    }, 60_000);
+
+    it('names the nested object that has too many keys', async () => {
+      const properties: Record<string, unknown> = {};
+      for (let i = 0; i < 10_001; i++) properties[`p${i}`] = { type: 'string' };
+      const res = await post({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties } }] });
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text).error).toMatchObject({ code: 'too_many_keys', param: 'tools[0].parameters.properties' });
+    });
+  });
+});
+
+describe('the tools-per-request cap (finding 1)', () => {
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  it('refuses more than tools.maxToolsPerRequest (default 512) tools with a 400 naming tools', async () => {
+    const tools = Array.from({ length: 513 }, (_, i) => fnTool(i));
+    const res = await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: 'hi', tools }));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error).toMatchObject({ type: 'invalid_request_error', code: 'too_many_tools', param: 'tools' });
+    const ok = await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: '[[say fine]]', store: false, tools: tools.slice(0, 512) }));
+    expect(ok.status).toBe(200);
+  });
+
+  it('answers /health within 100 ms while the 20,000-tool body of the finding (2 MB) is refused', async () => {
+    const base = stack.url.replace(/\/v1$/, '');
+    const body = JSON.stringify({ model: 'm', input: 'hi', tools: Array.from({ length: 20_000 }, (_, i) => fnTool(i)) });
+    const { res, healthMs, healthStatus } = await withHealthProbe(base, `${stack.url}/responses`, body);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error.code).toBe('too_many_tools');
+    expect(healthStatus).toBe(200);
+    expect(healthMs).toBeLessThan(100);
+  });
+
+  it('answers /health within 100 ms while a request with the most tools allowed runs', async () => {
+    const base = stack.url.replace(/\/v1$/, '');
+    const body = JSON.stringify({ model: 'm', input: '[[say ok]]', store: false, tools: Array.from({ length: 512 }, (_, i) => fnTool(i)) });
+    const { res, healthMs, healthStatus } = await withHealthProbe(base, `${stack.url}/responses`, body);
+    expect(res.status).toBe(200);
+    expect(healthStatus).toBe(200);
+    expect(healthMs).toBeLessThan(100);
+  });
+
+  it('counts namespace members: a namespace past the cap is refused at its index', async () => {
+    const members = Array.from({ length: 600 }, (_, i) => ({ type: 'function', name: `m_${i}` }));
+    const res = await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: 'hi', tools: [fnTool(0), { type: 'namespace', name: 'big', description: 'many', tools: members }] }));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).error).toMatchObject({ code: 'too_many_tools', param: 'tools[1]' });
+  });
+});

@@ -30,6 +30,7 @@ describe('inbound API keys and per-key isolation of stored state', () => {
       ['GET', '/v1/files'],
       ['GET', '/v1/vector_stores'],
       ['POST', '/v1/vector_stores/vs_x/search'],
+      ['GET', '/v1/containers'],
     ]) {
       for (const headers of [{}, { authorization: 'Bearer wrong-key' }, { authorization: KEY_A }] as Array<Record<string, string>>) {
         const res = await fetch(`${origin}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: method === 'POST' ? '{}' : undefined });

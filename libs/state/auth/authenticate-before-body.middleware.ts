@@ -15,7 +15,7 @@ import { OPEN_PATHS } from './api-key.guard.js';
  * Path prefixes of the gateway's own controllers (`@GatewayRoutes()`): an
  * embedding application's routes are its own business, as for the guard.
  */
-const GATEWAY_PREFIXES = ['/v1/responses', '/v1/conversations', '/v1/messages', '/v1/models'];
+const GATEWAY_PREFIXES = ['/v1/responses', '/v1/conversations', '/v1/messages', '/v1/models', '/v1/files', '/v1/vector_stores', '/v1/containers'];
 
 function isGatewayPath(path: string): boolean {
   return GATEWAY_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));

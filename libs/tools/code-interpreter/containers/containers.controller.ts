@@ -3,6 +3,7 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
 import type { JsonObject } from '../../../core/protocol/items.js';
+import { GatewayRoutes } from '../../../responses/http/gateway-routes.decorator.js';
 import { requestOwner } from '../../../responses/http/request-owner.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
@@ -68,6 +69,7 @@ function page<T extends { id: string }>(all: T[], query: Record<string, unknown>
  * does not tell tools who is calling): they are reachable by id, which is
  * unguessable, and listed only when the gateway has no keys configured.
  */
+@GatewayRoutes()
 @Controller('v1/containers')
 export class ContainersController {
   constructor(

@@ -3,6 +3,8 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
+import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
+import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
 import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 
 /**
@@ -13,7 +15,12 @@ import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
  */
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  // Ahead of the parser, so that a body it refuses is still logged and counted.
+  const telemetry = app.get(RequestTelemetry, { strict: false });
+  app.use(telemetry.openMiddleware());
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
+  app.use(requireJsonBody());
+  app.use(telemetry.enterMiddleware());
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
     if (res.headersSent) return res.end();

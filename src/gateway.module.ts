@@ -3,6 +3,7 @@ import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
+import { ObservabilityModule } from '../libs/observability/observability.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
 import { StateModule } from '../libs/state/state.module.js';
@@ -87,6 +88,7 @@ export class GatewayModule {
       global: true,
       imports: [
         ...configImports,
+        ObservabilityModule,
         UpstreamModule.forRoot(upstreamClient),
         CoreModule,
         ResponsesModule,

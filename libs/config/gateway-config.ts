@@ -59,6 +59,12 @@ export class ServerConfig {
   @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
   /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
   @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
+  /**
+   * On SIGTERM the host stops taking connections and lets open requests and
+   * streams finish for this long before it closes them (a Kubernetes pod's
+   * `terminationGracePeriodSeconds` should exceed it).
+   */
+  @IsInt() @Min(0) shutdownGraceMs = 30_000;
 }
 
 export class ToolsConfig {
@@ -83,6 +89,19 @@ export class StorageConfig {
   @IsOptional() @IsString() postgresUrl?: string;
 }
 
+export class ObservabilityConfig {
+  /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
+  @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
+  /** One log line per request. */
+  @IsBoolean() requestLog = true;
+  /** Prometheus metrics at `GET /metrics`. */
+  @IsBoolean() metrics = true;
+  /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
+  /** `service.name` of the exported spans. */
+  @IsString() serviceName = 'switchyard';
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
@@ -90,6 +109,7 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
   @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
   @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
+  @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;

@@ -4,6 +4,7 @@ import { MemoryStateStore } from './memory/memory-state-store.js';
 import { PostgresStateStore } from './postgres/postgres-state-store.js';
 import { SqliteStateStore } from './sqlite/sqlite-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
+import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 
 function storageOf(config: GatewayConfig): StorageConfig {
   // A hand-built config may omit the section; the class defaults are the documented ones.
@@ -60,8 +61,11 @@ function describeTarget(storage: StorageConfig): string {
   providers: [
     {
       provide: STATE_STORE,
-      inject: [GATEWAY_CONFIG],
-      useFactory: (config: GatewayConfig): StateStore => createStateStore(storageOf(config)),
+      inject: [GATEWAY_CONFIG, { token: STORE_OBSERVER, optional: true }],
+      useFactory: (config: GatewayConfig, observer?: StoreObserver): StateStore => {
+        const store = createStateStore(storageOf(config));
+        return observer ? observeStore(store, storageOf(config).driver, observer) : store;
+      },
     },
   ],
   exports: [STATE_STORE],

@@ -1,9 +1,9 @@
-import type { FlowGate } from '../core/protocol/flow-gate.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
 import { toChatCompletionRequest } from './chat-request.mapper.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';
+import type { InferOptions } from './upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { isJsonObject } from './wire-values.js';
 
@@ -11,13 +11,14 @@ import { isJsonObject } from './wire-values.js';
 export class ChatDialectClient extends DialectClient {
   readonly dialect = 'chat' as const;
 
-  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, flow?: FlowGate): Promise<void> {
+  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     const body = await this.transport.open({
       method: 'POST',
       path: '/chat/completions',
       body: toChatCompletionRequest(request, this.upstream.defaultModel),
       signal,
-      flow,
+      flow: options.flow,
+      headers: options.headers,
       accept: request.stream ? 'text/event-stream' : 'application/json',
     });
 

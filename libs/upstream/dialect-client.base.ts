@@ -4,7 +4,6 @@ import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js'
 import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
 import type { InferOptions, ModelInfo, UpstreamClient } from './upstream-client.interface.js';
-import type { FlowGate } from '../core/protocol/flow-gate.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
 /**
@@ -27,7 +26,7 @@ export abstract class DialectClient implements UpstreamClient {
     return new Observable<ModelEvent>((subscriber) => {
       const ac = new AbortController();
       let settled = false;
-      this.run(request, ac.signal, (event) => subscriber.next(event), options.flow).then(
+      this.run(request, ac.signal, (event) => subscriber.next(event), options).then(
         () => {
           settled = true;
           subscriber.complete();
@@ -84,7 +83,7 @@ export abstract class DialectClient implements UpstreamClient {
     return this.transport.poolStats();
   }
 
-  protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, flow?: FlowGate): Promise<void>;
+  protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void>;
 }
 
 /** A streamed request answered with JSON (server ignored `stream`, or a proxy answered): decode it as a whole. */

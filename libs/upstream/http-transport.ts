@@ -21,6 +21,8 @@ export interface HttpCall {
   timeouts?: Partial<TimeoutConfig>;
   /** While paused, the body is not read (the consumer downstream is slower than the upstream). */
   flow?: FlowGate;
+  /** Extra headers (trace context); they never replace the ones set here. */
+  headers?: Record<string, string>;
 }
 
 /** A successful (status < 400) upstream answer whose body has not been read yet. */
@@ -87,7 +89,7 @@ export class HttpTransport {
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-    const headers: http.OutgoingHttpHeaders = { accept: call.accept ?? 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...call.headers, accept: call.accept ?? 'application/json' };
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = payload.length;

@@ -20,6 +20,8 @@ export interface ModelInfo {
 export interface InferOptions {
   /** While paused, the client stops reading the upstream's stream (a slow consumer downstream). */
   flow?: FlowGate;
+  /** Extra request headers for this call (W3C `traceparent` / `tracestate`); never credentials. */
+  headers?: Record<string, string>;
 }
 
 export interface UpstreamClient {

@@ -1,28 +1,39 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
-import { GatewayModule } from '../../../src/gateway.module.js';
-import { configureGatewayApp } from '../../../src/configure-app.js';
+import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
+import { startGateway } from './gateway-host.js';
+import { StartupError } from './startup-error.js';
 
-/** The deployable gateway: config from the environment (and SWITCHYARD_CONFIG), then listen. */
-async function bootstrap(): Promise<void> {
-  let config;
-  try {
-    config = loadGatewayConfig({ env: process.env });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
+/**
+ * `npm start` and the `switchyard` command. Start-up failures print one line
+ * naming the setting and exit non-zero (2: configuration, 1: anything else);
+ * they never leave the process hanging.
+ */
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseArgs(argv);
+  switch (command.kind) {
+    case 'help':
+      process.stdout.write(HELP);
+      return;
+    case 'version':
+      process.stdout.write(`switchyard ${packageVersion()}\n`);
+      return;
+    case 'check-config': {
+      const { ok, lines } = checkConfig(process.env, command.configFile);
+      (ok ? process.stdout : process.stderr).write(lines.join('\n') + '\n');
+      process.exitCode = ok ? 0 : 2;
+      return;
     }
-    throw err;
+    case 'serve':
+      await startGateway({ env: process.env, configFile: command.configFile, port: command.port });
   }
-  const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn', 'log'] });
-  configureGatewayApp(app);
-  await app.listen(config.server.port, config.server.host);
-  new Logger('Switchyard').log(
-    `listening on http://${config.server.host}:${config.server.port} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect} dialect)`,
-  );
 }
 
-void bootstrap();
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`switchyard: ${err.message}\n`);
+    process.exit(64);
+  }
+  const message = err instanceof StartupError ? err.message : `The gateway could not start: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(err instanceof StartupError ? err.exitCode : 1);
+});

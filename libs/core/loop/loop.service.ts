@@ -12,6 +12,7 @@ import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { ResponseRun } from './response-run.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
+import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
 
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
 export class StatelessResponseState implements ResponseStateStore {
@@ -50,6 +51,7 @@ export class LoopService {
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
+    @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
     this.state = state ?? new StatelessResponseState();
   }
@@ -67,6 +69,7 @@ export class LoopService {
   run(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate } = {}): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const controller = new AbortController();
+      const trace = this.observer?.begin(request);
       const run = new ResponseRun(
         {
           upstream: this.upstream,
@@ -78,26 +81,34 @@ export class LoopService {
           reasoningEvents: this.config.server.reasoningEvents,
           itemTranslators: this.itemTranslators,
           flow: options.flow,
+          trace,
         },
         request,
-        (event) => subscriber.next(event),
+        (event) => {
+          trace?.event(event);
+          subscriber.next(event);
+        },
         controller.signal,
       );
       let settled = false;
       run.execute().then(
         () => {
           settled = true;
+          trace?.end({ cancelled: controller.signal.aborted });
           subscriber.complete();
         },
         (err: unknown) => {
           settled = true;
+          trace?.end({ error: err });
           subscriber.error(err);
         },
       );
       // Only a run still going has anything to cancel; aborting a finished one
       // costs a DOMException (stack capture) and an abort dispatch per request.
       return () => {
-        if (!settled) controller.abort();
+        if (settled) return;
+        controller.abort();
+        trace?.end({ cancelled: true });
       };
     });
   }

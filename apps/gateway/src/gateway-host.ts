@@ -1,0 +1,59 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
+import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
+import { ToolHandlerExplorer } from '../../../libs/core/handlers/tool-handler.explorer.js';
+import { installGracefulDrain } from '../../../libs/observability/lifecycle/graceful-drain.js';
+import { LogWriter, type LineSink } from '../../../libs/observability/logging/log-writer.js';
+import { NestLogBridge } from '../../../libs/observability/logging/nest-log.bridge.js';
+import { startupSummary } from '../../../libs/observability/startup/startup-summary.js';
+import { configureGatewayApp } from '../../../src/configure-app.js';
+import { GatewayModule } from '../../../src/gateway.module.js';
+import { describeStartupError } from './startup-error.js';
+
+export interface HostOptions {
+  env: Record<string, string | undefined>;
+  /** `--config`: overrides SWITCHYARD_CONFIG. */
+  configFile?: string;
+  /** `--port`: overrides PORT. */
+  port?: number;
+  out?: LineSink;
+}
+
+/**
+ * Boots the deployable gateway: config (defaults, file, environment, flags),
+ * the module, the HTTP set-up, listen, the start-up summary, and the drain
+ * on shutdown. Any failure comes back as one `StartupError` line.
+ */
+export async function startGateway(options: HostOptions): Promise<{ app: INestApplication; config: GatewayConfig; url: string }> {
+  let config: GatewayConfig | undefined;
+  let app: INestApplication | undefined;
+  const out = options.out ?? process.stdout;
+  try {
+    config = loadGatewayConfig({
+      env: options.env,
+      file: options.configFile,
+      overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
+    });
+    const writer = new LogWriter(config, out);
+    const nestLogger = new NestLogBridge(writer);
+    app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: nestLogger, abortOnError: false });
+    configureGatewayApp(app);
+    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
+      writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }),
+    );
+    await app.listen(config.server.port, config.server.host);
+    nestLogger.booting = false;
+    const address = (app.getHttpServer() as Server).address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    const url = `http://${config.server.host}:${port}`;
+    writer.write('info', 'listening', startupSummary(config, app.get(ToolHandlerExplorer), url));
+    return { app, config, url };
+  } catch (err) {
+    // Whatever the partial start opened (pools, sockets, timers) must not keep the process alive.
+    await Promise.race([app?.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+    throw describeStartupError(err, config);
+  }
+}

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
-import { startGateway } from './gateway-host.js';
 import { StartupError } from './startup-error.js';
 
 /**
@@ -23,8 +22,11 @@ async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = ok ? 0 : 2;
       return;
     }
-    case 'serve':
+    case 'serve': {
+      // Loaded here so that --help, --version and check-config answer without loading Nest.
+      const { startGateway } = await import('./gateway-host.js');
       await startGateway({ env: process.env, configFile: command.configFile, port: command.port });
+    }
   }
 }
 

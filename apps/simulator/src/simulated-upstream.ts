@@ -57,6 +57,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
   receivedAt: number;
+  /** Request headers as received (what the gateway forwards: trace context, authorization). */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface SimulatorEvents {
@@ -233,7 +235,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   }
 
   private async infer(req: IncomingMessage, res: ServerResponse, path: string, dialect: Dialect): Promise<void> {
-    const record: RecordedRequest = { path, body: undefined, receivedAt: Date.now() };
+    const record: RecordedRequest = { path, body: undefined, receivedAt: Date.now(), headers: { ...req.headers } };
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const flight: InFlight = { controller: new AbortController(), settled, record, deliberate: false };

@@ -40,7 +40,8 @@ export class ToolHandlerExplorer implements OnModuleInit {
     const roles = [...this.handlersByType.entries()].map(([type, handler]) =>
       !handler.gatewayOwned ? `${type} (client)` : this.executorsByType.has(type) ? `${type} (gateway)` : `${type} (declared only, no executor)`,
     );
-    this.logger.log(`tool types: ${roles.join(', ')}`);
+    // Hosts print their own start-up summary with reasons; this is the detail behind it.
+    this.logger.debug(`tool types: ${roles.join(', ')}`);
   }
 
   /** Registers a handler directly (used by hosts that build handlers outside DI, and by tests). */

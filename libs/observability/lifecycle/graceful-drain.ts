@@ -21,6 +21,8 @@ export function installGracefulDrain(app: INestApplication, graceMs: number, onD
   const server = app.getHttpServer() as Server;
   const original = adapter.beforeClose?.bind(adapter);
   adapter.beforeClose = async () => {
+    // A start-up that failed before listening has nothing to drain.
+    if (!server.listening) return original?.();
     state.draining = true;
     onDrain?.(telemetry.inFlight);
     // No new connections; idle keep-alive sockets go now, busy ones after their answer.

@@ -10,7 +10,7 @@ import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.j
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in
  * tool modules plus the `nap` tool (libs/core/testing), no state module (nothing is
- * stored), logging off, on 127.0.0.1 and an ephemeral port.
+ * stored), request log off (metrics on), on 127.0.0.1 and an ephemeral port.
  */
 export interface BenchGatewayConfig {
   upstreamUrl: string;
@@ -31,6 +31,8 @@ async function main(): Promise<void> {
     storage: { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
     timeouts: { idleMs: options.idleMs ?? 60_000 },
+    // The request log would write a line per request to this child's stdout; metrics stay on.
+    observability: { requestLog: false },
   });
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule] }), { bodyParser: false, logger: false });
   configureGatewayApp(app);

@@ -36,3 +36,6 @@ export { LoopService } from '../libs/core/loop/loop.service.js';
 export type { ResponseRequest, PriorState } from '../libs/core/loop/response-request.js';
 export type * from '../libs/core/protocol/items.js';
 export type { ModelEvent, ModelRequest } from '../libs/core/protocol/model-events.js';
+export { RUN_OBSERVER, type RunObserver, type RunTrace, type RoundTrace, type ToolCallTrace, type UpstreamTrace } from '../libs/core/loop/run-observer.interface.js';
+export { STORE_OBSERVER, type StoreObserver } from '../libs/storage/store-observer.js';
+export { LOG_SINK, type LineSink, installGracefulDrain, GatewayMetrics, TracingService } from '../libs/observability/index.js';

@@ -137,6 +137,10 @@ describe('operator errors on requests', () => {
     const messages = await post('/v1/messages', body, { 'content-type': 'text/plain' });
     expect(messages.status).toBe(415);
     expect(((await messages.json()) as any).type).toBe('error');
+    // Refused before routing, still counted under the route it was sent to.
+    const metrics = await (await fetch(`${stack.url.replace(/\/v1$/, '')}/metrics`)).text();
+    expect(metrics).toContain('switchyard_http_requests_total{method="POST",route="/v1/responses",status="415"} 2');
+    expect(metrics).toContain('switchyard_http_requests_total{method="POST",route="/v1/messages",status="415"} 1');
   });
 
   it('a body with a JSON content type still works, and a bodiless GET is not affected', async () => {
@@ -153,5 +157,7 @@ describe('operator errors on requests', () => {
     expect(error.code).toBe('not_found');
     expect(error.message).toContain('GET /v1/respones');
     expect(error.message).not.toContain('leak-me');
+    const metrics = await (await fetch(`${stack.url.replace(/\/v1$/, '')}/metrics`)).text();
+    expect(metrics).toContain('switchyard_http_requests_total{method="GET",route="(unmatched)",status="404"} 1');
   });
 });

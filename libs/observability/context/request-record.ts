@@ -49,13 +49,37 @@ export class RequestRecord {
   route(): string {
     if (!this.req) return this.path;
     const route = (this.req as unknown as { route?: { path?: unknown } }).route;
-    return typeof route?.path === 'string' ? route.path : '(unmatched)';
+    if (typeof route?.path === 'string') return route.path;
+    // Refused before routing (body too large, not JSON): still the route it was sent to, if any.
+    return (this.resolved ??= routeFor(this.req) ?? '(unmatched)');
   }
+
+  private resolved?: string;
 
   countToolCall(type: string, outcome: string): void {
     const byOutcome = (this.toolCalls[type] ??= {});
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
   }
+}
+
+interface RouterLayer {
+  route?: { path?: unknown; methods?: Record<string, boolean> };
+  match?(path: string): boolean;
+}
+
+/** The pattern of the registered route a request would have reached. */
+function routeFor(req: Request): string | undefined {
+  const stack = (req.app as unknown as { router?: { stack?: RouterLayer[] } } | undefined)?.router?.stack ?? [];
+  const method = req.method.toLowerCase();
+  for (const layer of stack) {
+    if (typeof layer.route?.path !== 'string' || !layer.route.methods?.[method]) continue;
+    try {
+      if (layer.match?.(req.path)) return layer.route.path;
+    } catch {
+      // A layer that cannot match this path is simply not the route.
+    }
+  }
+  return undefined;
 }
 
 /**

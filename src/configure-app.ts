@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-confi
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
 import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
-import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 
 /**
  * HTTP set-up every host needs: the JSON body parser with the configured
@@ -26,6 +26,7 @@ export function configureGatewayApp(app: INestApplication): INestApplication {
     if (res.headersSent) return res.end();
     // The Messages surface answers in Anthropic's envelope, even before routing.
     const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
+    noteErrorForLog(res, err);
     res.status(status).json(body);
   });
   app.enableShutdownHooks();

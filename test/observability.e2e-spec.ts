@@ -137,7 +137,7 @@ describe('request logs, metrics and traces of a scripted run', () => {
     const [ok, bad, tool, failed] = lines;
     expect(ok).toMatchObject({ level: 'info', method: 'POST', status: 200, response_id: ids.ok, model: 'm', rounds: 1, upstream_status: '200', owner, trace_id: CLIENT_TRACE_ID });
     expect(typeof ok.duration_ms).toBe('number');
-    expect(bad).toMatchObject({ status: 400, owner });
+    expect(bad).toMatchObject({ status: 400, owner, error_code: 'invalid_request', error_param: 'temperature' });
     expect(bad.rounds).toBeUndefined();
     expect(tool).toMatchObject({ status: 200, response_id: ids.tool, rounds: 2, tool_calls: { mcp: { completed: 1 } }, upstream_status: '200' });
     expect(failed).toMatchObject({ level: 'error', status: 502, rounds: 1, upstream_status: '503', error_code: 'upstream_503' });

@@ -23,6 +23,8 @@ export class RequestRecord {
   readonly toolCalls: ToolCallCounts = {};
   upstreamStatus?: string;
   errorCode?: string;
+  /** The request field an error names (`temperature`, `tools[2].server_url`). */
+  errorParam?: string;
   firstEventMs?: number;
   /** The request span, when tracing is on. */
   span?: Span;

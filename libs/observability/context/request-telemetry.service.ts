@@ -54,6 +54,9 @@ export class RequestTelemetry {
         finished = true;
         // A client that left before the answer was complete: nginx's convention.
         record.status = res.writableFinished ? res.statusCode : 499;
+        // Set where errors are answered (`noteErrorForLog`); a run's own failure code was set by the loop's observer.
+        record.errorCode ??= typeof res.locals?.errorCode === 'string' ? res.locals.errorCode : undefined;
+        record.errorParam ??= typeof res.locals?.errorParam === 'string' ? res.locals.errorParam : undefined;
         this.record(record, req);
       };
       res.once('finish', finish);

@@ -56,8 +56,20 @@ function envelope(status: number, message: string, type: string, code: string | 
   return { status, body: { error: { message, type, param: null, code } } };
 }
 
+/**
+ * Leaves the error's code and param (fixed strings and field names, never
+ * the message) on `res.locals`, where the request log picks them up.
+ */
+export function noteErrorForLog(res: Response, err: unknown): void {
+  const { body } = toErrorEnvelope(err);
+  if (!res.locals) return;
+  res.locals.errorCode = body.error.code ?? body.error.type;
+  res.locals.errorParam = body.error.param ?? undefined;
+}
+
 /** Writes the envelope as the HTTP answer, with the headers that belong to the error. */
 export function sendErrorEnvelope(res: Response, err: unknown): void {
+  noteErrorForLog(res, err);
   const { status, body, headers } = toErrorEnvelope(err);
   for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
   res.status(status).json(body);

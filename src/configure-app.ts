@@ -8,10 +8,12 @@ import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
 import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 
 /**
- * HTTP set-up every host needs: the JSON body parser with the configured
- * limit, and an error handler right behind it so that malformed or oversized
- * bodies get the OpenAI envelope (express would answer with an HTML page).
- * Create the app with `{ bodyParser: false }` and call this before `listen`.
+ * HTTP set-up every host needs: the request record (log line, metrics, span)
+ * opened before the body is read, the JSON body parser with the configured
+ * limit, a 415 for bodies not sent as JSON, and an error handler right behind
+ * them so that malformed or oversized bodies get the OpenAI envelope (express
+ * would answer with an HTML page). Create the app with `{ bodyParser: false }`
+ * and call this before `listen`.
  */
 export function configureGatewayApp(app: INestApplication): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);

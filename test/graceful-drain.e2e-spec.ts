@@ -1,5 +1,6 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { parseSse } from './support/gateway-harness.js';
+import { DrainState } from '../libs/observability/lifecycle/drain-state.js';
+import { parseSse, startStack } from './support/gateway-harness.js';
 import { startGatewayProcess } from './support/process/gateway-process.js';
 
 /** Opens a streaming response and reads it as it comes; `firstDelta` resolves on the first text delta. */
@@ -81,4 +82,21 @@ describe('graceful drain on SIGTERM', () => {
       await gateway.kill();
     }
   }, 90_000);
+});
+
+describe('readiness while draining', () => {
+  it('/ready answers 503 on a connection still open once the drain has begun, and answers close the connection', async () => {
+    const stack = await startStack();
+    try {
+      const base = stack.url.replace(/\/v1$/, '');
+      expect((await fetch(`${base}/ready`)).status).toBe(200);
+      stack.app.get(DrainState).draining = true;
+      const res = await fetch(`${base}/ready`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'draining' });
+      expect(res.headers.get('connection')).toBe('close');
+    } finally {
+      await stack.close();
+    }
+  });
 });

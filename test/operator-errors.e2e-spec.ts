@@ -99,6 +99,47 @@ describe('operator errors at start-up: one line naming the setting, and the proc
   }, 60_000);
 });
 
+describe('the switchyard command', () => {
+  it('--version, --help and check-config answer and exit with the right code', async () => {
+    const version = spawnGateway({}, ['--version']);
+    expect((await version.exited).code).toBe(0);
+    expect(version.stdout.join('\n')).toMatch(/^switchyard \d+\.\d+\.\d+$/);
+
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
+    try {
+      const file = join(dir, 'gateway.yaml');
+      writeFileSync(file, 'upstream: { dialect: grpc }\nserver: { port: -1 }\n');
+      const check = spawnGateway({}, ['check-config', file]);
+      expect((await check.exited).code).toBe(2);
+      const lines = check.stderr().trim().split('\n');
+      expect(lines).toEqual([expect.stringContaining('upstream.dialect (UPSTREAM_DIALECT)'), expect.stringContaining('server.port (PORT)')]);
+      writeFileSync(file, 'upstream: { dialect: chat }\n');
+      const ok = spawnGateway({}, ['check-config', file]);
+      expect((await ok.exited).code).toBe(0);
+      expect(ok.stdout.join('\n')).toContain('ok:');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('--config and --port override SWITCHYARD_CONFIG and PORT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
+    const file = join(dir, 'gateway.json');
+    writeFileSync(file, JSON.stringify({ storage: { driver: 'memory' }, upstream: { defaultModel: 'from-flag-file' } }));
+    // PORT and SWITCHYARD_CONFIG are both unusable: only the flags make this start.
+    const gateway = spawnGateway({ HOST: '127.0.0.1', PORT: '99999', SWITCHYARD_CONFIG: join(dir, 'missing.json') }, ['--config', file, '--port', '0']);
+    try {
+      const startup = JSON.parse(await gateway.waitForLine((l) => l.includes('"msg":"listening"')));
+      expect(startup.upstream.default_model).toBe('from-flag-file');
+      expect(startup.listen).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${startup.listen}/health`)).status).toBe(200);
+    } finally {
+      await gateway.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('operator errors on requests', () => {
   let stack: GatewayStack;
   const LIMIT = 64 * 1024;

@@ -42,7 +42,8 @@ describe('graceful drain on SIGTERM', () => {
   it('a stream open at SIGTERM finishes within the deadline; new connections are refused; the process exits', async () => {
     const gateway = await startGatewayProcess({ UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', SHUTDOWN_GRACE_MS: '60000' });
     try {
-      const stream = openStream(gateway.url, 'Talk for a while. [[tokens 40]]');
+      // 150 tokens at 40 ms each: seconds of stream left when SIGTERM lands, even on a busy machine.
+      const stream = openStream(gateway.url, 'Talk for a while. [[tokens 150]]');
       await stream.firstDelta;
       gateway.child.kill('SIGTERM');
       const draining = JSON.parse(await gateway.waitForLine((l) => l.includes('"msg":"draining"')));

@@ -85,6 +85,7 @@ export class TracingService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.provider?.shutdown();
+    // A collector that is down must not turn a clean shutdown into a failed one; the spans are lost either way.
+    await this.provider?.shutdown().catch(() => undefined);
   }
 }

@@ -36,7 +36,8 @@ export class TracingService implements OnApplicationShutdown {
     if (!url) return;
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': config.observability.serviceName }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 1000 })],
+      // A short export deadline: an unreachable collector then delays a shutdown by seconds, not the default ten.
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, timeoutMillis: 3000 }), { scheduledDelayMillis: 1000, exportTimeoutMillis: 3000 })],
     });
     this.tracer = this.provider.getTracer('switchyard');
   }

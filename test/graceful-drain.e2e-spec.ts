@@ -53,7 +53,7 @@ describe('graceful drain on SIGTERM', () => {
       const events = parseSse(await stream.done).map((e) => e.event);
       expect(events[events.length - 1]).toBe('response.completed');
       const exit = await gateway.exited;
-      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      expect({ exit, stderr: gateway.stderr() }).toEqual({ exit: { code: 0, signal: null }, stderr: '' });
       // Its request was logged as a completed 200.
       const logged = gateway.stdout.filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
       expect(logged).toEqual([expect.objectContaining({ status: 200, response_status: 'completed', stream: true })]);
@@ -75,10 +75,26 @@ describe('graceful drain on SIGTERM', () => {
       const events = parseSse(text.slice(0, text.lastIndexOf('\n\n') + 2)).map((e) => e.event);
       expect(events).not.toContain('response.completed');
       const exit = await gateway.exited;
-      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      expect({ exit, stderr: gateway.stderr() }).toEqual({ exit: { code: 0, signal: null }, stderr: '' });
       // The upstream sees its request abandoned (the gateway's run was cancelled with the socket).
       for (let i = 0; i < 100 && simulator.stats.aborted <= abortedBefore; i++) await new Promise((r) => setTimeout(r, 100));
       expect(simulator.stats.aborted).toBeGreaterThan(abortedBefore);
+    } finally {
+      await gateway.kill();
+    }
+  }, 90_000);
+
+  it('a second signal during the drain exits at once, without waiting for the open stream', async () => {
+    const gateway = await startGatewayProcess({ UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', SHUTDOWN_GRACE_MS: '600000' });
+    try {
+      const stream = openStream(gateway.url, 'Talk for a long while. [[tokens 2000]]');
+      await stream.firstDelta;
+      gateway.child.kill('SIGTERM');
+      await gateway.waitForLine((l) => l.includes('"msg":"draining"'));
+      gateway.child.kill('SIGTERM');
+      expect(await gateway.exited).toEqual({ code: 130, signal: null });
+      expect(gateway.stdout.some((l) => l.includes('second signal'))).toBe(true);
+      expect(parseSse((await stream.done).split('\n\n').slice(0, -1).join('\n\n') + '\n\n').map((e) => e.event)).not.toContain('response.completed');
     } finally {
       await gateway.kill();
     }

@@ -40,12 +40,25 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const writer = new LogWriter(config, out);
     const nestLogger = new NestLogBridge(writer);
     app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: nestLogger, abortOnError: false });
+    // Registered before configureGatewayApp's own call (which then keeps these): exit 0 once shut
+    // down, rather than re-raising the signal, which the second-signal handler below would take
+    // for an operator's second Ctrl+C.
+    app.enableShutdownHooks(undefined, { useProcessExit: true });
     configureGatewayApp(app);
     installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
       writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }),
     );
     await app.listen(config.server.port, config.server.host);
     nestLogger.booting = false;
+    // The first signal drains (Nest's shutdown hooks); a second one means "now", as an operator at a terminal expects.
+    let signals = 0;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (++signals < 2) return;
+        writer.write('warn', 'second signal: exiting without waiting for open requests', { signal });
+        process.exit(130);
+      });
+    }
     const address = (app.getHttpServer() as Server).address();
     const port = typeof address === 'object' && address ? address.port : config.server.port;
     const url = `http://${config.server.host}:${port}`;

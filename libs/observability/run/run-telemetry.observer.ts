@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
+import { isGatewayError } from '../../core/errors/gateway-error.js';
 import type { GatewayCall, GatewayCallResult } from '../../core/handlers/tool-handler.interface.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
@@ -101,7 +102,8 @@ class RunTraceImpl implements RunTrace {
     if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
     if (this.record.detached) {
-      this.record.status = outcome.error ? 500 : 101;
+      // No HTTP status of its own: the socket's (101), or the one the error frame carries.
+      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : 101;
       this.log.finish(this.record, null);
     }
   }

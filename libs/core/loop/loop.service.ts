@@ -91,15 +91,22 @@ export class LoopService {
         controller.signal,
       );
       let settled = false;
+      // Once per run: a cancelled run still settles its promise after the teardown reported it.
+      let traceEnded = false;
+      const endTrace = (outcome: { error?: unknown; cancelled?: boolean }): void => {
+        if (traceEnded) return;
+        traceEnded = true;
+        trace?.end(outcome);
+      };
       run.execute().then(
         () => {
           settled = true;
-          trace?.end({ cancelled: controller.signal.aborted });
+          endTrace({ cancelled: controller.signal.aborted });
           subscriber.complete();
         },
         (err: unknown) => {
           settled = true;
-          trace?.end({ error: err });
+          endTrace({ error: err });
           subscriber.error(err);
         },
       );
@@ -108,7 +115,7 @@ export class LoopService {
       return () => {
         if (settled) return;
         controller.abort();
-        trace?.end({ cancelled: true });
+        endTrace({ cancelled: true });
       };
     });
   }

@@ -8,7 +8,7 @@ import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
 import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
-import { LOG_SINK } from '../libs/observability/logging/log-writer.js';
+import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
 
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in

@@ -6,7 +6,7 @@ import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
 import { ToolHandlerExplorer } from '../../../libs/core/handlers/tool-handler.explorer.js';
 import { installGracefulDrain } from '../../../libs/observability/lifecycle/graceful-drain.js';
-import { LogWriter, type LineSink } from '../../../libs/observability/logging/log-writer.js';
+import { LogWriter, type LineSink } from '../../../libs/observability/logging/log-writer.service.js';
 import { NestLogBridge } from '../../../libs/observability/logging/nest-log.bridge.js';
 import { startupSummary } from '../../../libs/observability/startup/startup-summary.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';

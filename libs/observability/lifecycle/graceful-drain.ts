@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RequestTelemetry } from '../context/request-telemetry.service.js';
-import { DrainState } from './drain-state.js';
+import { DrainState } from './drain-state.service.js';
 
 /**
  * Graceful drain for a host that owns its process (`apps/gateway`): when the

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { LogWriter } from './log-writer.js';
+import type { LogWriter } from './log-writer.service.js';
 
 /** Nest's own start-up chatter: one line per module and route, which the start-up summary replaces. */
 const QUIET_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
 import type { RequestRecord } from '../context/request-record.js';
 import { TracingService } from '../tracing/tracing.service.js';
-import { LogWriter } from './log-writer.js';
-import { requestLogFields } from './request-log.js';
+import { LogWriter } from './log-writer.service.js';
+import { requestLogFields } from './request-log-fields.util.js';
 
 /** Ends a request: its one log line, and its span. */
 @Injectable()

@@ -10,7 +10,7 @@ import { RequestRecord, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
-import { errorCodeOf, upstreamStatusOf } from './upstream-status.js';
+import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import type { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
-import type { LogFields } from '../logging/log-writer.js';
+import type { LogFields } from '../logging/log-writer.service.js';
 
 /** A URL fit for a log: no user info, and no query value that looks like a credential. */
 export function redactUrl(raw: string | undefined): string | undefined {

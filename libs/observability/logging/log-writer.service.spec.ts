@@ -1,5 +1,5 @@
 import { validateGatewayConfig } from '../../config/config.loader.js';
-import { LogWriter } from './log-writer.js';
+import { LogWriter } from './log-writer.service.js';
 
 function sink(isTTY: boolean) {
   const lines: string[] = [];

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../context/request-record.js';
-import type { LogFields } from './log-writer.js';
+import type { LogFields } from './log-writer.service.js';
 
 /**
  * The fields of a request's log line. Only what identifies and measures the

@@ -26,6 +26,8 @@ export interface BenchGatewayConfig {
   sseWrites?: 'event' | 'tick';
   /** A file to receive the request log (one JSON line per request); without it the request log is off. */
   requestLogFile?: string;
+  /** A SQLite file to store responses in (the scale bench's store on/off runs); memory otherwise. */
+  sqlitePath?: string;
 }
 
 /** The request log's lines appended to a file: what a container runtime does with stdout. */
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
   const config = validateGatewayConfig({
     upstream: { baseUrl: options.upstreamUrl, dialect: 'responses', maxSockets: options.maxSockets ?? 256 },
     server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
-    storage: { driver: 'memory' },
+    storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
     timeouts: { idleMs: options.idleMs ?? 60_000 },
     // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { INestApplication } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
@@ -20,6 +21,14 @@ export function configureGatewayApp(app: INestApplication): INestApplication {
   // Ahead of the parser, so that a body it refuses is still logged and counted.
   const telemetry = app.get(RequestTelemetry, { strict: false });
   app.use(telemetry.openMiddleware());
+  // In worker mode, say which worker answered: one port hides several processes.
+  const worker = cluster.isWorker ? String(cluster.worker?.id ?? '') : null;
+  if (worker) {
+    app.use((_req: Request, res: Response, next: NextFunction) => {
+      res.setHeader('x-switchyard-worker', worker);
+      next();
+    });
+  }
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false }));
   app.use(requireJsonBody());
   app.use(telemetry.enterMiddleware());

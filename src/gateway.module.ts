@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module, type Provider, type Type } from '@nestjs
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
+import { LimitsModule } from '../libs/limits/limits.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
 import { ObservabilityModule } from '../libs/observability/observability.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
@@ -94,6 +95,7 @@ export class GatewayModule {
         ResponsesModule,
         MessagesModule,
         ApiKeyAuthModule,
+        LimitsModule,
         ...state,
         ...toolModules,
         ...extra,

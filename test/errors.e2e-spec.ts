@@ -151,7 +151,7 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     ['reasoning effort unknown', { model: 'm', input: 'x', reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
     ['include unknown value', { model: 'm', input: 'x', include: ['everything'] }, 'include'],
     ['metadata value not a string', { model: 'm', input: 'x', metadata: { a: 1 } }, 'metadata.a'],
-    ['background unsupported', { model: 'm', input: 'x', background: true }, 'background'],
+    ['background without store', { model: 'm', input: 'x', background: true, store: false }, 'background'],
     ['truncation auto unsupported', { model: 'm', input: 'x', truncation: 'auto' }, 'truncation'],
     ['prompt templates unsupported', { model: 'm', input: 'x', prompt: { id: 'pmpt_1' } }, 'prompt'],
     ['service tier unsupported', { model: 'm', input: 'x', service_tier: 'priority' }, 'service_tier'],

@@ -96,4 +96,11 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ env: { REQUEST_LOG: 'maybe' } })).toThrow(/observability\.requestLog \(REQUEST_LOG\) must be true or false/);
     expect(() => loadGatewayConfig({ env: { LOG_FORMAT: 'xml' } })).toThrow(/observability\.logFormat \(LOG_FORMAT\)/);
   });
+
+  it('reads several upstream replicas from a comma-separated UPSTREAM_URL', () => {
+    const config = loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1' } });
+    expect(config.upstream.baseUrls).toEqual(['http://10.0.0.1:8000/v1', 'http://10.0.0.2:8000/v1']);
+    expect(config.upstream.baseUrl).toBe('http://10.0.0.1:8000/v1');
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1,not a url' } })).toThrow(/upstream\.baseUrls/);
+  });
 });

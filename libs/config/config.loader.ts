@@ -17,6 +17,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
+  { env: 'WORKERS', path: 'server.workers', kind: 'int' },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },
@@ -32,7 +33,18 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'SQLITE_PATH', path: 'storage.sqlitePath', kind: 'string' },
   { env: 'DATABASE_URL', path: 'storage.postgresUrl', kind: 'string' },
   { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
+  { env: 'OIDC_ISSUER', path: 'auth.oidc.issuer', kind: 'string' },
+  { env: 'OIDC_AUDIENCE', path: 'auth.oidc.audience', kind: 'list' },
+  { env: 'OIDC_OWNER_CLAIM', path: 'auth.oidc.ownerClaim', kind: 'string' },
+  { env: 'OIDC_JWKS_URI', path: 'auth.oidc.jwksUri', kind: 'string' },
   { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
+  { env: 'BACKGROUND_MAX_RUNS', path: 'state.background.maxRuns', kind: 'int' },
+  { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'state.background.maxRunsPerOwner', kind: 'int' },
+  { env: 'BACKGROUND_LEASE_MS', path: 'state.background.leaseMs', kind: 'int' },
+  { env: 'LIMIT_CONCURRENT_REQUESTS', path: 'limits.concurrentRequests', kind: 'int' },
+  { env: 'LIMIT_REQUESTS_PER_MINUTE', path: 'limits.requestsPerMinute', kind: 'int' },
+  { env: 'LIMIT_TOKENS_PER_MINUTE', path: 'limits.tokensPerMinute', kind: 'int' },
+  { env: 'LIMITS_REDIS_URL', path: 'limits.redisUrl', kind: 'string' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
@@ -163,8 +175,29 @@ export function loadGatewayConfig(options: { env?: Env; file?: string; overrides
   return validateGatewayConfig(raw);
 }
 
+/**
+ * `upstream.baseUrl` may list several replicas, comma-separated (that is how
+ * `UPSTREAM_URL` carries them); they become `baseUrls`, the first also `baseUrl`.
+ * A `baseUrls` list alone supplies `baseUrl` the same way.
+ */
+function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
+  const upstream = raw.upstream;
+  if (!upstream || typeof upstream !== 'object') return raw;
+  if (typeof upstream.baseUrl === 'string' && upstream.baseUrl.includes(',')) {
+    const urls = upstream.baseUrl.split(',').map((u: string) => u.trim()).filter((u: string) => u.length > 0);
+    upstream.baseUrls = urls;
+    upstream.baseUrl = urls[0] ?? '';
+  } else if (Array.isArray(upstream.baseUrls) && upstream.baseUrls.length > 0 && upstream.baseUrl === undefined) {
+    upstream.baseUrl = upstream.baseUrls[0];
+  }
+  return raw;
+}
+
 export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig): GatewayConfig {
-  const config = raw instanceof GatewayConfig ? raw : plainToInstance(GatewayConfig, merge({}, raw as Record<string, any>), { exposeDefaultValues: true });
+  const config =
+    raw instanceof GatewayConfig
+      ? raw
+      : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
   const problems = [...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
   if (problems.length === 1) throw new ConfigError(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -15,9 +15,24 @@ import {
 } from 'class-validator';
 
 export class UpstreamConfig {
-  /** Base URL including `/v1`; vLLM's default. */
+  /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   baseUrl = 'http://127.0.0.1:8000/v1';
+
+  /**
+   * Several model servers (replicas of one model, or servers of different
+   * models, routed by `model`): `UPSTREAM_URL` may list them comma-separated.
+   * Unset or one entry: `baseUrl` alone.
+   */
+  @IsOptional()
+  @IsArray()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { each: true })
+  baseUrls?: string[];
+
+  /** With several replicas: how often each is probed (`GET /models`), and the backoff ceiling of one that failed. */
+  @IsInt()
+  @Min(50)
+  healthCheckMs = 5_000;
 
   @IsIn(['responses', 'chat'])
   dialect: 'responses' | 'chat' = 'responses';
@@ -65,6 +80,8 @@ export class ServerConfig {
    * `terminationGracePeriodSeconds` should exceed it).
    */
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
+  /** Gateway processes sharing the port (`apps/gateway` only); unset: one per core. */
+  @IsOptional() @IsInt() @Min(1) @Max(256) workers?: number;
 }
 
 export class ToolsConfig {
@@ -78,9 +95,29 @@ export class ToolsConfig {
   @IsInt() @Min(1) @Max(1000) maxRounds = 10;
 }
 
+/** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
+export class OidcConfig {
+  /** The identity provider's issuer URL; its `/.well-known/openid-configuration` names the key set. */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) issuer!: string;
+  /** Accepted `aud` values: a token must name one of them. */
+  @IsArray() @IsString({ each: true }) audience: string[] = [];
+  /** The claim whose value is the caller's identity (stored state is scoped to it). */
+  @IsString() ownerClaim = 'sub';
+  /** Skips discovery when set. */
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) jwksUri?: string;
+  /** Accepted signature algorithms. */
+  @IsArray() @IsString({ each: true }) algorithms: string[] = ['RS256', 'ES256', 'PS256', 'EdDSA'];
+  @IsInt() @Min(0) clockToleranceSec = 30;
+  /** How long a fetched key set is trusted before it is fetched again. */
+  @IsInt() @Min(0) jwksCacheMs = 600_000;
+  /** An unknown key id refetches the key set (rotation), at most once per this long. */
+  @IsInt() @Min(0) jwksCooldownMs = 30_000;
+}
+
 export class AuthConfig {
-  /** Inbound API keys; empty means no authentication. */
+  /** Inbound API keys; empty means no authentication (unless `oidc` is set). */
   @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
+  @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
 }
 
 export class StorageConfig {
@@ -114,6 +151,8 @@ export class GatewayConfig {
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
   @IsOptional() @IsObject() state?: Record<string, unknown>;
+  /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
+  @IsOptional() @IsObject() limits?: Record<string, unknown>;
   @IsOptional() @IsBoolean() logRequests?: boolean;
 }
 

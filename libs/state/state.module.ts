@@ -13,6 +13,8 @@ import { ConversationsController } from './http/conversations.controller.js';
 import { StoredResponsesController } from './http/stored-responses.controller.js';
 import { StoredResponseState } from './persistence/stored-response.state.js';
 import { ResponsesWebSocketServer } from './websocket/responses-websocket.server.js';
+import { BackgroundRunService } from './background/background-run.service.js';
+import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
 
 /**
  * Stored state for the Responses API: `store`, `previous_response_id`,
@@ -33,8 +35,10 @@ import { ResponsesWebSocketServer } from './websocket/responses-websocket.server
     StoredResponseState,
     { provide: RESPONSE_STATE, useExisting: StoredResponseState },
     ResponsesWebSocketServer,
+    BackgroundRunService,
+    { provide: BACKGROUND_RUNNER, useExisting: BackgroundRunService },
   ],
-  exports: [RESPONSE_STATE, StoredResponseState, CompactionService],
+  exports: [RESPONSE_STATE, StoredResponseState, CompactionService, BACKGROUND_RUNNER, BackgroundRunService],
 })
 export class StateModule implements OnModuleInit {
   constructor(

@@ -1,5 +1,9 @@
 export * from './state-store.interface.js';
-export { StorageModule, createStateStore } from './storage.module.js';
+export { StorageModule, createStateStore, createBackgroundStore } from './storage.module.js';
+export * from './background-store.interface.js';
+export { MemoryBackgroundStore } from './memory/memory-background.store.js';
+export { SqliteBackgroundStore } from './sqlite/sqlite-background.store.js';
+export { PostgresBackgroundStore, type PostgresBackgroundStoreOptions } from './postgres/postgres-background.store.js';
 export { MemoryStateStore } from './memory/memory-state-store.js';
 export { SqliteStateStore, type SqliteStateStoreOptions } from './sqlite/sqlite-state-store.js';
 export { PostgresStateStore, type PostgresStateStoreOptions } from './postgres/postgres-state-store.js';

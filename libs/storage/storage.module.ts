@@ -5,6 +5,10 @@ import { PostgresStateStore } from './postgres/postgres-state-store.js';
 import { SqliteStateStore } from './sqlite/sqlite-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
+import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
+import { MemoryBackgroundStore } from './memory/memory-background.store.js';
+import { PostgresBackgroundStore } from './postgres/postgres-background.store.js';
+import { SqliteBackgroundStore } from './sqlite/sqlite-background.store.js';
 
 function storageOf(config: GatewayConfig): StorageConfig {
   // A hand-built config may omit the section; the class defaults are the documented ones.
@@ -38,6 +42,21 @@ export function createStateStore(storage: StorageConfig): StateStore {
   }
 }
 
+/**
+ * The background-run store beside the state store, on the same database. Call
+ * after `createStateStore`, which has already checked the driver's settings.
+ */
+export function createBackgroundStore(storage: StorageConfig): BackgroundStore {
+  switch (storage.driver) {
+    case 'sqlite':
+      return new SqliteBackgroundStore({ path: storage.sqlitePath });
+    case 'postgres':
+      return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '' });
+    default:
+      return new MemoryBackgroundStore();
+  }
+}
+
 /** Names the setting behind a start-up failure, without leaking a password. */
 function describeTarget(storage: StorageConfig): string {
   if (storage.driver === 'sqlite') return `storage.sqlitePath=${storage.sqlitePath}`;
@@ -67,18 +86,25 @@ function describeTarget(storage: StorageConfig): string {
         return observer ? observeStore(store, storageOf(config).driver, observer) : store;
       },
     },
+    {
+      provide: BACKGROUND_STORE,
+      inject: [GATEWAY_CONFIG, STATE_STORE],
+      useFactory: (config: GatewayConfig): BackgroundStore => createBackgroundStore(storageOf(config)),
+    },
   ],
-  exports: [STATE_STORE],
+  exports: [STATE_STORE, BACKGROUND_STORE],
 })
 export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,
+    @Inject(BACKGROUND_STORE) private readonly background: BackgroundStore,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   async onModuleInit(): Promise<void> {
     try {
       await this.store.init();
+      await this.background.init();
     } catch (e) {
       const storage = storageOf(this.config);
       const reason = e instanceof Error ? e.message : String(e);
@@ -89,6 +115,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.background.close();
     await this.store.close();
   }
 }

@@ -11,7 +11,8 @@ import { NestLogBridge } from '../../../libs/observability/logging/nest-log.brid
 import { startupSummary } from '../../../libs/observability/startup/startup-summary.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
-import { describeStartupError } from './startup-error.js';
+import { StartupError, describeStartupError } from './startup-error.js';
+import { isWorker, runPrimary, workerCount } from './workers.js';
 
 export interface HostOptions {
   env: Record<string, string | undefined>;
@@ -27,7 +28,7 @@ export interface HostOptions {
  * the module, the HTTP set-up, listen, the start-up summary, and the drain
  * on shutdown. Any failure comes back as one `StartupError` line.
  */
-export async function startGateway(options: HostOptions): Promise<{ app: INestApplication; config: GatewayConfig; url: string }> {
+export async function startGateway(options: HostOptions): Promise<{ app: INestApplication; config: GatewayConfig; url: string } | null> {
   let config: GatewayConfig | undefined;
   let app: INestApplication | undefined;
   const out = options.out ?? process.stdout;
@@ -37,6 +38,15 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       file: options.configFile,
       overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
     });
+    // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
+    const workers = workerCount(config.server.workers);
+    if (workers > 1 && config.storage.driver === 'memory') {
+      throw new StartupError('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).', 2);
+    }
+    if (workers > 1 && !isWorker()) {
+      runPrimary(workers);
+      return null;
+    }
     const writer = new LogWriter(config, out);
     const nestLogger = new NestLogBridge(writer);
     app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: nestLogger, abortOnError: false });

@@ -2,7 +2,14 @@
  * Domain errors. Deep code throws these; the edge (HTTP filter, SSE writer)
  * maps them to the OpenAI error envelope or a `response.failed` event.
  */
-export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'authentication_error' | 'server_error' | 'upstream_error' | 'timeout_error';
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'not_found_error'
+  | 'authentication_error'
+  | 'rate_limit_error'
+  | 'server_error'
+  | 'upstream_error'
+  | 'timeout_error';
 
 export class GatewayError extends Error {
   /** Response headers that belong with the error (e.g. `retry-after`). */
@@ -43,6 +50,14 @@ export function previousResponseNotFound(id: string): NotFoundError {
 
 export function conversationNotFound(id: string): NotFoundError {
   return new NotFoundError(`Conversation with id '${id}' not found.`, 'conversation_not_found', 'conversation');
+}
+
+/** A limit of the gateway's own was reached; `Retry-After` says when to try again. */
+export class RateLimitError extends GatewayError {
+  constructor(message: string, code: string, retryAfterSeconds: number, param: string | null = null) {
+    super(message, 429, 'rate_limit_error', code, param);
+    this.headers['retry-after'] = String(retryAfterSeconds);
+  }
 }
 
 export class AuthenticationError extends GatewayError {

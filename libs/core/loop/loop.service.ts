@@ -11,6 +11,8 @@ import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { ResponseRun } from './response-run.js';
+import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
+import type { Usage } from '../protocol/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
 
@@ -51,6 +53,7 @@ export class LoopService {
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
+    @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
     this.state = state ?? new StatelessResponseState();
@@ -67,6 +70,45 @@ export class LoopService {
   }
 
   run(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate } = {}): Observable<ResponseStreamEvent> {
+    const limiter = this.limiter;
+    if (!limiter) return this.execute(request, options);
+    // Admission comes first: a request past its owner's limits never starts,
+    // and its place is held until the run ends however it ends.
+    return new Observable<ResponseStreamEvent>((subscriber) => {
+      let lease: RequestLease | undefined;
+      let usage: Usage | null = null;
+      let inner: { unsubscribe(): void } | undefined;
+      let closed = false;
+      limiter.acquire(request.owner).then(
+        (acquired) => {
+          lease = acquired;
+          if (closed) return lease.release(null);
+          inner = this.execute(request, options).subscribe({
+            next: (event) => {
+              if (TERMINAL_EVENTS.has(event.type)) usage = ((event.response as { usage?: Usage } | undefined)?.usage ?? null) as Usage | null;
+              subscriber.next(event);
+            },
+            error: (err: unknown) => {
+              lease?.release(usage);
+              subscriber.error(err);
+            },
+            complete: () => {
+              lease?.release(usage);
+              subscriber.complete();
+            },
+          });
+        },
+        (err: unknown) => subscriber.error(err),
+      );
+      return () => {
+        closed = true;
+        inner?.unsubscribe();
+        lease?.release(usage);
+      };
+    });
+  }
+
+  private execute(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate }): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const controller = new AbortController();
       const trace = this.observer?.begin(request);

@@ -53,6 +53,13 @@ export interface ResponseRequest {
    */
   toolsSupplied?: boolean;
   toolChoiceSupplied?: boolean;
+  /**
+   * The response id, when the caller had to know it before the run started
+   * (a background response is answered `queued` before it runs). Else the run picks one.
+   */
+  responseId?: string;
+  /** Epoch seconds, with `responseId`. */
+  createdAt?: number;
   /** `context_management: [{type: "compaction", compact_threshold}]`: compact the prior transcript past this many estimated tokens. */
   compactThreshold?: number | null;
 }

@@ -117,8 +117,8 @@ class CallBatch {
  * `response.failed`.
  */
 export class ResponseRun {
-  readonly id = newId('resp');
-  readonly createdAt = Math.floor(Date.now() / 1000);
+  readonly id: string;
+  readonly createdAt: number;
   private readonly sink: ResponseEventSink;
   private readonly ledger = new OutputLedger();
   private readonly usage = emptyUsage();
@@ -140,6 +140,8 @@ export class ResponseRun {
     out: (event: ResponseStreamEvent) => void,
     private readonly signal: AbortSignal,
   ) {
+    this.id = req.responseId ?? newId('resp');
+    this.createdAt = req.createdAt ?? Math.floor(Date.now() / 1000);
     this.sink = new ResponseEventSink(out);
     signal.addEventListener('abort', () => this.cancel(), { once: true });
   }

@@ -32,8 +32,12 @@ export class RequestRecord {
   traceContext?: Context;
   /** The client's W3C trace headers, passed on upstream as they are when the gateway does not trace. */
   incomingTrace?: Record<string, string>;
-  /** A run outside HTTP (WebSocket mode) writes its own record when it ends. */
+  /** A run outside HTTP (WebSocket mode, background) writes its own record when it ends. */
   readonly detached: boolean;
+  /** Set once the HTTP exchange ended and its line was written. */
+  finished = false;
+  /** The owner for a record without a request of its own (a background run's, from the request that queued it). */
+  owner?: string | null;
 
   constructor(
     readonly method: string,

@@ -79,6 +79,8 @@ export class RequestTelemetry {
   }
 
   private record(record: RequestRecord, req: Request): void {
+    record.finished = true;
+    record.owner = requestOwner(req);
     const labels = { method: record.method, route: record.route(), status: String(record.status) };
     this.metrics.httpRequests.inc(labels);
     this.metrics.httpDuration.observe(labels, record.elapsedMs() / 1000);

@@ -6,6 +6,7 @@ import type { GatewayCall, GatewayCallResult } from '../../core/handlers/tool-ha
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
 import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '../../core/loop/run-observer.interface.js';
+import { requestOwner } from '../../responses/http/request-owner.js';
 import { RequestRecord, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
@@ -29,8 +30,16 @@ export class RunTelemetry implements RunObserver {
 
   begin(request: ResponseRequest): RunTrace {
     const current = requestContext.getStore();
-    const record = current ?? new RequestRecord('WS', '/v1/responses');
-    if (!current) record.span = this.tracing.start('WS /v1/responses', undefined, { 'switchyard.surface': 'websocket' }, SpanKind.SERVER);
+    // A background run outlives the request that queued it, and a WebSocket run has none: each
+    // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
+    const background = Boolean((request as { background?: boolean }).background);
+    const attached = current && !current.finished && !background ? current : undefined;
+    const record = attached ?? new RequestRecord(background ? 'BACKGROUND' : 'WS', '/v1/responses');
+    if (!attached) {
+      const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
+      record.span = this.tracing.start(`${record.method} /v1/responses`, parent, { 'switchyard.surface': background ? 'background' : 'websocket' }, SpanKind.SERVER);
+      if (background) record.owner = current?.req ? requestOwner(current.req) : current?.owner;
+    }
     record.model = request.model ?? undefined;
     record.stream = request.stream;
     return new RunTraceImpl(record, this.metrics, this.tracing, this.log);
@@ -103,8 +112,9 @@ class RunTraceImpl implements RunTrace {
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
     if (this.record.detached) {
       // No HTTP status of its own: the socket's (101), or the one the error frame carries.
-      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : 101;
-      this.log.finish(this.record, null);
+      const ok = this.record.method === 'WS' ? 101 : 200;
+      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : ok;
+      this.log.finish(this.record, this.record.owner);
     }
   }
 }

@@ -53,4 +53,10 @@ describe('start-up summary', () => {
     expect(text).toContain('"api_key":"set"');
     expect(text).toContain('postgres://***:***@db/x');
   });
+
+  it('lists every upstream replica, each redacted', () => {
+    const config = validateGatewayConfig({ upstream: { baseUrl: 'http://a:8000/v1, http://u:pw-3@b:8000/v1' } });
+    const summary = startupSummary(config, explorerWith([]), 'http://0.0.0.0:8080') as { upstream: { replicas?: string[] } };
+    expect(summary.upstream.replicas).toEqual(['http://a:8000/v1', 'http://***:***@b:8000/v1']);
+  });
 });

@@ -81,6 +81,7 @@ export function startupSummary(
     listen,
     upstream: {
       url: redactUrl(config.upstream.baseUrl),
+      ...((config.upstream.baseUrls?.length ?? 0) > 1 ? { replicas: config.upstream.baseUrls!.map(redactUrl) } : {}),
       dialect: config.upstream.dialect,
       api_key: config.upstream.apiKey ? 'set' : 'none',
       default_model: config.upstream.defaultModel,

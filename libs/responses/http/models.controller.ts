@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
@@ -12,11 +13,11 @@ export class ModelsController {
     return { object: 'list', data: await this.upstream.listModels() };
   }
 
-  /** Liveness: the process serves requests. */
+  /** Liveness: the process serves requests. In worker mode, `worker` says which one answered. */
   @Get('health')
   @HttpCode(200)
-  health(): { status: 'ok' } {
-    return { status: 'ok' };
+  health(): { status: 'ok'; worker?: number } {
+    return cluster.isWorker && cluster.worker ? { status: 'ok', worker: cluster.worker.id } : { status: 'ok' };
   }
 
   /** Readiness: the upstream answers too. */

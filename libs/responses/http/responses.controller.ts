@@ -1,13 +1,16 @@
-import { Body, Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Subscription } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { BACKGROUND_RUNNER, type BackgroundRunner } from '../../core/loop/background-runner.interface.js';
 import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
+import type { ResponseRequest } from '../../core/loop/response-request.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
-import { SseWriter } from '../sse/sse-writer.js';
-import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
+import { streamEvents } from '../sse/stream-events.js';
+import { sendErrorEnvelope } from './error-envelope.js';
 import { cancelWhenClientLeaves } from './client-disconnect.js';
 import { requestOwner } from './request-owner.js';
 import { sendJson } from './send-json.js';
@@ -19,36 +22,20 @@ export class ResponsesController {
     private readonly parser: CreateResponseParser,
     private readonly loop: LoopService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() @Inject(BACKGROUND_RUNNER) private readonly background?: BackgroundRunner,
   ) {}
 
   @Post()
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const request = this.parser.parse(body, requestOwner(req));
+    if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
     const events = this.loop.run(request, { flow });
+    if (request.stream) return streamEvents(res, events, this.config.server, flow);
+
     let subscription: Subscription | undefined;
-    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites, flow) : undefined;
-    cancelWhenClientLeaves(res, () => subscription, sse);
-
-    if (sse) {
-      subscription = events.subscribe({
-        next: (event) => sse.event(event.type, event),
-        error: (err: unknown) => {
-          if (!sse.headersSent) {
-            sse.stop();
-            sendErrorEnvelope(res, err);
-            return;
-          }
-          const { body: envelope } = toErrorEnvelope(err);
-          sse.event('error', { type: 'error', sequence_number: -1, error: { ...envelope.error } });
-          sse.end();
-        },
-        complete: () => sse.end(),
-      });
-      return;
-    }
-
+    cancelWhenClientLeaves(res, () => subscription);
     let terminal: ResponseStreamEvent | undefined;
     subscription = events.subscribe({
       next: (event) => {
@@ -61,5 +48,30 @@ export class ResponsesController {
         if (!res.headersSent) sendJson(res, 200, terminal?.response ?? {});
       },
     });
+  }
+
+  /**
+   * The run belongs to the gateway, not to this connection: a blocking
+   * request gets the `queued` response at once, a streaming one follows the
+   * run's stored events, and leaving stops only the following.
+   */
+  private createInBackground(request: ResponseRequest, res: Response): void {
+    const runner = this.background;
+    if (!runner) {
+      throw new InvalidRequestError(
+        "'background' is not supported: background responses need the gateway's state module; send the request without it.",
+        'background',
+        'unsupported_parameter',
+      );
+    }
+    runner.start(request).then(
+      (queued) => {
+        if (!request.stream) return sendJson(res, 200, queued);
+        streamEvents(res, runner.follow(queued.id as string, request.owner, -1), this.config.server);
+      },
+      (err: unknown) => {
+        if (!res.headersSent) sendErrorEnvelope(res, err);
+      },
+    );
   }
 }

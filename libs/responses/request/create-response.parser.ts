@@ -60,7 +60,9 @@ export class CreateResponseParser {
     const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
     if (violation) throw new InvalidRequestError(violation.message, violation.param);
 
-    if (raw.background === true) unsupported('background', 'background responses are not implemented; send the request without it.');
+    if (raw.background === true && raw.store === false) {
+      throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');
+    }
     if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
     if (raw.truncation === 'auto') unsupported('truncation', '"auto" needs the model context size, which self-hosted upstreams do not report; use "disabled".');
     if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
@@ -97,7 +99,7 @@ export class CreateResponseParser {
       truncation: 'disabled',
       metadata: parseMetadata(dto.metadata),
       store: dto.store ?? true,
-      background: false,
+      background: dto.background ?? false,
       previousResponseId,
       conversationId,
       include: dto.include ?? [],

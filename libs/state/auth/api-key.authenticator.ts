@@ -2,6 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { AuthenticationError } from '../../core/errors/gateway-error.js';
+import { OidcVerifier } from './oidc.verifier.js';
+
+/** Three base64url segments: a compact JWS, as OIDC access and ID tokens are. */
+const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 function first(header: string | string[] | undefined): string | undefined {
   return Array.isArray(header) ? header[0] : header;
@@ -12,20 +16,23 @@ function sha256(value: string): Buffer {
 }
 
 /**
- * Checks inbound API keys (`auth.apiKeys`, env `API_KEYS`). The owner
- * identity it hands out is the key's SHA-256, so stored records never hold a
- * key and a database dump does not reveal one.
+ * Checks inbound API keys (`auth.apiKeys`, env `API_KEYS`) and, when
+ * `auth.oidc` is set, OIDC bearer tokens. The owner identity it hands out is
+ * the key's SHA-256 (or a hash of the token's issuer and owner claim), so
+ * stored records never hold a credential and a database dump reveals none.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
   private readonly keyHashes: Buffer[];
+  private readonly oidc?: OidcVerifier;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.keyHashes = (config.auth?.apiKeys ?? []).map(sha256);
+    if (config.auth?.oidc) this.oidc = new OidcVerifier(config.auth.oidc);
   }
 
   get enabled(): boolean {
-    return this.keyHashes.length > 0;
+    return this.keyHashes.length > 0 || this.oidc !== undefined;
   }
 
   /**
@@ -33,11 +40,13 @@ export class ApiKeyAuthenticator {
    * 401. The key comes from `Authorization: Bearer <key>` or, as Anthropic
    * clients send it, from `x-api-key: <key>`; a bearer key wins when both are present.
    */
-  authenticate(authorization: string | string[] | undefined, apiKeyHeader?: string | string[]): string | null {
+  async authenticate(authorization: string | string[] | undefined, apiKeyHeader?: string | string[]): Promise<string | null> {
     if (!this.enabled) return null;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(first(authorization) ?? '')?.[1];
     const key = bearer ?? (first(apiKeyHeader)?.trim() || undefined);
     if (!key) throw new AuthenticationError('Missing API key: send it as "Authorization: Bearer <key>" or "x-api-key: <key>".');
+    if (this.oidc && JWT.test(key)) return this.oidc.owner(key);
+    if (this.keyHashes.length === 0) throw new AuthenticationError('Send an OIDC bearer token: "Authorization: Bearer <JWT>".');
     const presented = sha256(key);
     // Compare against every key, without stopping early, so timing says nothing about which matched.
     let known = false;

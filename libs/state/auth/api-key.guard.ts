@@ -17,11 +17,11 @@ const OPEN_PATHS = new Set(['/health', '/ready']);
 export class ApiKeyGuard implements CanActivate {
   constructor(private readonly auth: ApiKeyAuthenticator) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || !this.auth.enabled) return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (OPEN_PATHS.has(req.path)) return true;
-    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
+    (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = await this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);
     return true;
   }
 }

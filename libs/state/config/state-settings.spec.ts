@@ -1,18 +1,26 @@
-import { validateGatewayConfig } from '../../config/config.loader.js';
-import { DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
+import { loadGatewayConfig, validateGatewayConfig } from '../../config/config.loader.js';
+import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
 
 const read = (state: unknown) => readStateSettings(validateGatewayConfig({ state } as Record<string, unknown>));
 
 describe('readStateSettings', () => {
   it('fills defaults when the section is absent', () => {
-    expect(read(undefined)).toEqual({ compactionKey: null, socketCacheSize: DEFAULT_SOCKET_CACHE_SIZE, compactionKeepItems: 2 });
+    expect(read(undefined)).toEqual({
+      compactionKey: null,
+      socketCacheSize: DEFAULT_SOCKET_CACHE_SIZE,
+      compactionKeepItems: 2,
+      background: DEFAULT_BACKGROUND_SETTINGS,
+    });
   });
 
   it('reads a full section (as a YAML config file would carry it)', () => {
-    expect(read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0 })).toEqual({
+    expect(
+      read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0, background: { maxRuns: 9, leaseMs: 5000 } }),
+    ).toEqual({
       compactionKey: 'k'.repeat(32),
       socketCacheSize: 3,
       compactionKeepItems: 0,
+      background: { ...DEFAULT_BACKGROUND_SETTINGS, maxRuns: 9, leaseMs: 5000 },
     });
   });
 
@@ -22,5 +30,13 @@ describe('readStateSettings', () => {
     expect(() => read({ socketCacheSize: 0 })).toThrow(/state\.socketCacheSize/);
     expect(() => read({ socketCache: 1 })).toThrow(/state\.socketCache: is not a setting/);
     expect(() => read('yes')).toThrow(/state must be an object/);
+    expect(() => read({ background: { maxRuns: 0 } })).toThrow(/state\.background\.maxRuns: must be an integer from 1/);
+    expect(() => read({ background: { lease: 1 } })).toThrow(/state\.background\.lease: is not a setting/);
+    expect(() => read({ background: [] })).toThrow(/state\.background: must be an object/);
+  });
+
+  it('takes the background limits from the environment', () => {
+    const config = loadGatewayConfig({ env: { BACKGROUND_MAX_RUNS: '7', BACKGROUND_MAX_RUNS_PER_OWNER: '2', BACKGROUND_LEASE_MS: '900' } });
+    expect(readStateSettings(config).background).toEqual({ ...DEFAULT_BACKGROUND_SETTINGS, maxRuns: 7, maxRunsPerOwner: 2, leaseMs: 900 });
   });
 });

@@ -22,13 +22,32 @@ export interface StateSettings {
   socketCacheSize: number;
   /** Most recent transcript items a compaction keeps verbatim. */
   compactionKeepItems: number;
+  background: BackgroundSettings;
 }
+
+/** `state.background`: how many background responses may run, and how a crashed gateway's runs are found. */
+export interface BackgroundSettings {
+  /** Live background runs across every gateway sharing the store; past it, create answers 429. */
+  maxRuns: number;
+  maxRunsPerOwner: number;
+  /**
+   * A running gateway renews its runs' leases every third of this; a run whose
+   * lease lapses (its gateway crashed) is ended `failed` by whichever gateway
+   * notices first.
+   */
+  leaseMs: number;
+  /** How often a stream follower re-reads the store when no notification came (SQLite across processes). */
+  pollMs: number;
+}
+
+export const DEFAULT_BACKGROUND_SETTINGS: BackgroundSettings = { maxRuns: 256, maxRunsPerOwner: 32, leaseMs: 30_000, pollMs: 1_000 };
+const BACKGROUND_KEYS = new Set(Object.keys(DEFAULT_BACKGROUND_SETTINGS));
 
 export const DEFAULT_SOCKET_CACHE_SIZE = 8;
 export const DEFAULT_COMPACTION_KEEP_ITEMS = 2;
 /** Short keys make the signature guessable; 16 characters is a floor, not a recommendation. */
 const MIN_KEY_LENGTH = 16;
-const KEYS = new Set(['compactionKey', 'socketCacheSize', 'compactionKeepItems']);
+const KEYS = new Set(['compactionKey', 'socketCacheSize', 'compactionKeepItems', 'background']);
 
 function fail(setting: string, message: string, value?: unknown): never {
   // Never echo the key itself.
@@ -59,8 +78,33 @@ export function readStateSettings(config: GatewayConfig): StateSettings {
     fail('compactionKey', `must be a string of at least ${MIN_KEY_LENGTH} characters`);
   }
   return {
+    background: readBackgroundSettings(raw.background),
     compactionKey: (key as string | undefined) ?? null,
     socketCacheSize: integer(raw, 'socketCacheSize', 1, 1000, DEFAULT_SOCKET_CACHE_SIZE),
     compactionKeepItems: integer(raw, 'compactionKeepItems', 0, 100, DEFAULT_COMPACTION_KEEP_ITEMS),
+  };
+}
+
+function readBackgroundSettings(section: unknown): BackgroundSettings {
+  if (section === undefined || section === null) return { ...DEFAULT_BACKGROUND_SETTINGS };
+  if (typeof section !== 'object' || Array.isArray(section)) fail('background', 'must be an object');
+  const raw = section as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (!BACKGROUND_KEYS.has(key)) fail(`background.${key}`, `is not a setting (known: ${[...BACKGROUND_KEYS].join(', ')})`);
+  }
+  const d = DEFAULT_BACKGROUND_SETTINGS;
+  const at = (key: keyof BackgroundSettings, min: number, max: number) => {
+    const value = raw[key];
+    if (value === undefined || value === null) return d[key];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      fail(`background.${key}`, `must be an integer from ${min} to ${max}`, value);
+    }
+    return value;
+  };
+  return {
+    maxRuns: at('maxRuns', 1, 1_000_000),
+    maxRunsPerOwner: at('maxRunsPerOwner', 1, 1_000_000),
+    leaseMs: at('leaseMs', 300, 3_600_000),
+    pollMs: at('pollMs', 10, 60_000),
   };
 }

@@ -9,10 +9,23 @@ import { CreateResponseParser } from '../../responses/request/create-response.pa
 import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
+import { BackgroundRunService } from '../background/background-run.service.js';
+import { sendJson } from '../../responses/http/send-json.js';
+import { streamEvents } from '../../responses/sse/stream-events.js';
 import { parseListQuery } from './list-query.parser.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
+}
+
+/** `starting_after`: a sequence number; events after it are sent. Absent: from the first. */
+function startingAfter(raw: unknown): number {
+  if (raw === undefined || raw === '') return -1;
+  const value = typeof raw === 'string' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(value) || value < -1) {
+    throw new InvalidRequestError("'starting_after' must be a sequence number (an integer of at least 0).", 'starting_after');
+  }
+  return value;
 }
 
 function optionalString(body: JsonObject, field: string): string | null {
@@ -39,6 +52,7 @@ export class StoredResponsesController {
     private readonly compaction: CompactionService,
     private readonly parser: CreateResponseParser,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly background: BackgroundRunService,
   ) {}
 
   @Post('compact')
@@ -68,19 +82,43 @@ export class StoredResponsesController {
     return { id: newId('resp'), object: 'response.compaction', created_at: Math.floor(Date.now() / 1000), output, usage };
   }
 
+  /**
+   * A background response reads from the background store while it runs
+   * (and after: the store keeps its final state), with `stream=true` replaying
+   * its events after `starting_after` and following it live, on any replica.
+   */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<JsonObject> {
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const owner = requestOwner(req);
+    const background = await this.background.get(id, owner);
     if (query.stream === 'true') {
-      throw new InvalidRequestError("'stream' is not supported when retrieving a response: its events are not kept.", 'stream', 'unsupported_parameter');
+      if (!background) {
+        if (await this.store.getResponse(id, owner)) {
+          throw new InvalidRequestError("'stream' is only available for background responses: the events of others are not kept.", 'stream', 'unsupported_parameter');
+        }
+        throw responseNotFound(id);
+      }
+      return streamEvents(res, this.background.follow(id, owner, startingAfter(query.starting_after)), this.config.server);
     }
-    const stored = await this.store.getResponse(id, requestOwner(req));
+    if (query.starting_after !== undefined) throw new InvalidRequestError("'starting_after' needs 'stream=true'.", 'starting_after');
+    if (background) return sendJson(res, 200, background.response);
+    const stored = await this.store.getResponse(id, owner);
     if (!stored) throw responseNotFound(id);
-    return stored.response;
+    sendJson(res, 200, stored.response);
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  cancel(@Param('id') id: string, @Req() req: Request): Promise<JsonObject> {
+    return this.background.cancel(id, requestOwner(req));
   }
 
   @Delete(':id')
   async remove(@Param('id') id: string, @Req() req: Request): Promise<{ id: string; object: 'response.deleted'; deleted: true }> {
-    if (!(await this.store.deleteResponse(id, requestOwner(req)))) throw responseNotFound(id);
+    const owner = requestOwner(req);
+    // A background response lives in both stores once it has finished.
+    const [background, stored] = await Promise.all([this.background.remove(id, owner), this.store.deleteResponse(id, owner)]);
+    if (!background && !stored) throw responseNotFound(id);
     return { id, object: 'response.deleted', deleted: true };
   }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_BACKGROUND_SETTINGS } from '../config/state-settings.js';
 import { of } from 'rxjs';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
 import type { CompletedRun } from '../../core/loop/response-state.interface.js';
@@ -46,7 +47,7 @@ describe('StoredResponseState', () => {
 
   beforeEach(() => {
     store = new MemoryStateStore();
-    compaction = new CompactionService(upstream, { compactionKey: null, socketCacheSize: 4, compactionKeepItems: 2 });
+    compaction = new CompactionService(upstream, { compactionKey: null, socketCacheSize: 4, compactionKeepItems: 2, background: DEFAULT_BACKGROUND_SETTINGS });
     state = new StoredResponseState(store, compaction);
   });
 
@@ -103,7 +104,7 @@ describe('StoredResponseState', () => {
 describe('SocketScopedResponseState', () => {
   it('serves its own responses first, falls back to the shared store, and forgets on discard', async () => {
     const store = new MemoryStateStore();
-    const compaction = new CompactionService(upstream, { compactionKey: null, socketCacheSize: 4, compactionKeepItems: 2 });
+    const compaction = new CompactionService(upstream, { compactionKey: null, socketCacheSize: 4, compactionKeepItems: 2, background: DEFAULT_BACKGROUND_SETTINGS });
     const shared = new StoredResponseState(store, compaction);
     const socket = new SocketScopedResponseState(shared, new SocketResponseCache(4), compaction);
 

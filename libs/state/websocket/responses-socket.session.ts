@@ -101,6 +101,10 @@ export class ResponsesSocketSession {
     let request: ResponseRequest;
     try {
       request = this.deps.parser.parse(this.body(event), this.deps.owner);
+      // A socket is its own long-lived connection; background runs are an HTTP feature.
+      if (request.background) {
+        throw new InvalidRequestError("'background' is not supported in WebSocket mode; use POST /v1/responses.", 'background', 'unsupported_parameter');
+      }
     } catch (err) {
       this.send(errorFrame(err));
       return Promise.resolve();

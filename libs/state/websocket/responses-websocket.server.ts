@@ -81,17 +81,15 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
       if (this.server?.listenerCount('upgrade') === 1) refuse(socket, new NotFoundError(`No WebSocket endpoint at ${path}; use /v1/responses.`));
       return;
     }
-    let owner: string | null;
-    try {
-      owner = this.auth.authenticate(req.headers.authorization);
-    } catch (err) {
-      refuse(socket, err);
-      return;
-    }
-    const wss = this.wss!;
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
-      new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner });
-    });
+    this.auth.authenticate(req.headers.authorization).then(
+      (owner) => {
+        if (socket.destroyed) return;
+        this.wss!.handleUpgrade(req, socket, head, (ws) => {
+          const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
+          new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner });
+        });
+      },
+      (err: unknown) => refuse(socket, err),
+    );
   };
 }

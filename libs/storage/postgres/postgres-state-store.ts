@@ -15,6 +15,7 @@ import {
   type StoredResponse,
 } from '../state-store.interface.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
+import { inTransaction } from './pg-transaction.js';
 
 const { Pool } = pg;
 
@@ -448,24 +449,10 @@ export class PostgresStateStore implements StateStore {
     }, pool);
   }
 
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        // The connection is unusable; releasing it with an error discards it.
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw translateDbError(e);
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
+    return inTransaction(pool, fn, translateDbError);
   }
+
 
   private open(): pg.Pool {
     if (!this.pool) throw new Error('PostgresStateStore used before init() or after close().');

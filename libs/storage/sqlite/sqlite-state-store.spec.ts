@@ -84,4 +84,36 @@ describe('SqliteStateStore', () => {
   it('refuses to be used before init', async () => {
     await expect(new SqliteStateStore({ path: ':memory:' }).getResponse('resp_x', null)).rejects.toThrow(/before init/);
   });
+
+  it('group-commits saves of one tick: each settles after the commit, and a failing one rolls back alone', async () => {
+    const store = new SqliteStateStore({ path: freshPath() });
+    await store.init();
+    try {
+      const record = (id: string, conversationId: string | null = null) => ({
+        id,
+        owner: 'o',
+        createdAt: 1,
+        previousResponseId: null,
+        conversationId,
+        status: 'completed',
+        response: { id },
+        inputItems: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: id }] }],
+        modelItems: [],
+        tools: [],
+        toolChoice: 'auto',
+      });
+      const ids = Array.from({ length: 50 }, () => newId('resp'));
+      const outcomes = await Promise.allSettled([
+        ...ids.map((id) => store.saveResponse(record(id))),
+        store.saveResponse(record(newId('resp'), 'conv_missing')),
+        store.saveResponse(record(ids[0])),
+      ]);
+      expect(outcomes.slice(0, 50).every((o) => o.status === 'fulfilled')).toBe(true);
+      expect(outcomes[50]).toMatchObject({ status: 'rejected', reason: { code: 'conversation_not_found' } });
+      expect(outcomes[51]).toMatchObject({ status: 'rejected', reason: { name: 'DuplicateIdError' } });
+      for (const id of ids) expect((await store.getResponse(id, 'o'))?.inputItems).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -25,6 +25,13 @@ export interface SqliteStateStoreOptions {
   busyTimeoutMs?: number;
 }
 
+interface PendingSave {
+  r: StoredResponse;
+  conversationItems: PublicItem[];
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
 interface ResponseRow {
   id: string;
   owner: string | null;
@@ -104,6 +111,7 @@ function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredRes
 export class SqliteStateStore implements StateStore {
   private db: Database.Database | undefined;
   private readonly statements = new Map<string, Database.Statement>();
+  private pendingSaves: PendingSave[] = [];
 
   constructor(private readonly options: SqliteStateStoreOptions) {}
 
@@ -142,22 +150,63 @@ export class SqliteStateStore implements StateStore {
     this.db = undefined;
   }
 
-  async saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
-    this.write(() => {
-      try {
-        this.stmt(`INSERT INTO responses (${RESPONSE_COLUMNS_SQL}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...responseRowValues(r));
-      } catch (e) {
-        throw isUniqueViolation(e) ? new DuplicateIdError('response', r.id, 'id') : e;
-      }
-      const insertItem = this.stmt('INSERT INTO response_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)');
-      r.inputItems.forEach((raw, position) => {
-        const item = withItemId(raw);
-        insertItem.run(r.id, position, item.id, toJson(item));
-      });
-      if (r.conversationId !== null && !this.appendItems(r.conversationId, r.owner, conversationItems)) {
-        throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
-      }
+  /**
+   * Group commit: saves that arrive within one tick are written in one
+   * IMMEDIATE transaction, each inside a savepoint of its own so that one
+   * failing save (a duplicate id, a missing conversation) rolls back alone.
+   * Every caller's promise settles after the commit, so a response is still
+   * stored before its terminal event goes out; under load, one commit serves
+   * many responses instead of one each.
+   */
+  saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingSaves.push({ r, conversationItems, resolve, reject });
+      if (this.pendingSaves.length === 1) setImmediate(() => this.flushSaves());
     });
+  }
+
+  private flushSaves(): void {
+    const batch = this.pendingSaves;
+    this.pendingSaves = [];
+    const failures = new Map<PendingSave, unknown>();
+    try {
+      const db = this.open();
+      const saveOne = db.transaction((save: PendingSave) => this.insertResponse(save.r, save.conversationItems));
+      this.write(() => {
+        for (const save of batch) {
+          try {
+            // Nested in the batch's transaction, better-sqlite3 runs this as a savepoint.
+            saveOne(save);
+          } catch (e) {
+            failures.set(save, e);
+          }
+        }
+      });
+    } catch (e) {
+      // The commit itself failed (another process held the lock too long): nothing was stored.
+      for (const save of batch) save.reject(e);
+      return;
+    }
+    for (const save of batch) {
+      if (failures.has(save)) save.reject(failures.get(save));
+      else save.resolve();
+    }
+  }
+
+  private insertResponse(r: StoredResponse, conversationItems: PublicItem[]): void {
+    try {
+      this.stmt(`INSERT INTO responses (${RESPONSE_COLUMNS_SQL}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...responseRowValues(r));
+    } catch (e) {
+      throw isUniqueViolation(e) ? new DuplicateIdError('response', r.id, 'id') : e;
+    }
+    const insertItem = this.stmt('INSERT INTO response_input_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    r.inputItems.forEach((raw, position) => {
+      const item = withItemId(raw);
+      insertItem.run(r.id, position, item.id, toJson(item));
+    });
+    if (r.conversationId !== null && !this.appendItems(r.conversationId, r.owner, conversationItems, false)) {
+      throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
+    }
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
@@ -310,7 +359,8 @@ export class SqliteStateStore implements StateStore {
    * proves it exists and is the caller's), then inserts. Undefined when the
    * conversation is missing or foreign. Must run inside `write`.
    */
-  private appendItems(conversationId: string, owner: string | null, items: PublicItem[]): ConversationItem[] | undefined {
+  /** `materialize: false` skips building the returned items (a response save does not read them). */
+  private appendItems(conversationId: string, owner: string | null, items: PublicItem[], materialize = true): ConversationItem[] | undefined {
     const reserved = this.stmt(
       'UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position',
     ).get(items.length, conversationId, owner) as { next_position: number } | undefined;
@@ -328,7 +378,7 @@ export class SqliteStateStore implements StateStore {
       } catch (e) {
         throw isUniqueViolation(e) ? new DuplicateIdError('conversation_item', item.id, 'items') : e;
       }
-      return { id: item.id, conversationId, position: start + offset, item: JSON.parse(json) as PublicItem, createdAt };
+      return { id: item.id, conversationId, position: start + offset, item: materialize ? (JSON.parse(json) as PublicItem) : item, createdAt };
     });
   }
 

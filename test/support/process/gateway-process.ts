@@ -27,7 +27,8 @@ export interface GatewayProcess {
 export function spawnGateway(env: Record<string, string>, args: string[] = []): GatewayProcess {
   const child = spawn(process.execPath, ['--import', REGISTER, MAIN, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // One process unless a test asks for workers: the tests read one start-up line and one log.
+    env: { PATH: process.env.PATH ?? '', WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: string[] = [];

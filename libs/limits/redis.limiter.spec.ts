@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Usage } from '../core/protocol/items.js';
+import type { LimitsSettings } from './limits.settings.js';
+import { RedisLimiter } from './redis.limiter.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('RedisLimiter (real Redis)', () => {
+  const prefix = `sy-test:${randomBytes(4).toString('hex')}:`;
+  const limiters: RedisLimiter[] = [];
+  const make = async (over: Partial<LimitsSettings>, leaseMs?: number) => {
+    const limiter = new RedisLimiter(
+      { concurrentRequests: null, requestsPerMinute: null, tokensPerMinute: null, redisUrl: url, keyPrefix: prefix + randomBytes(2).toString('hex') + ':', ...over },
+      { leaseMs },
+    );
+    await limiter.connect();
+    limiters.push(limiter);
+    return limiter;
+  };
+  /** Two limiters on one key prefix: two replicas sharing Redis. */
+  const pair = async (over: Partial<LimitsSettings>, leaseMs?: number) => {
+    const a = await make(over, leaseMs);
+    const b = new RedisLimiter({ ...(a as any).settings }, { leaseMs });
+    await b.connect();
+    limiters.push(b);
+    return [a, b] as const;
+  };
+
+  afterAll(async () => {
+    await Promise.all(limiters.map((l) => l.close()));
+    const admin = new Redis(url);
+    const keys = await admin.keys(`${prefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    await admin.quit();
+  });
+
+  it('shares concurrent places between replicas', async () => {
+    const [a, b] = await pair({ concurrentRequests: 1 });
+    const lease = await a.acquire('o');
+    await expect(b.acquire('o')).rejects.toMatchObject({ status: 429 });
+    await expect(b.acquire('other')).resolves.toBeDefined();
+    lease.release(null);
+    await new Promise((r) => setTimeout(r, 20));
+    await expect(b.acquire('o')).resolves.toBeDefined();
+  });
+
+  it('frees the places of a replica that died once their lease lapses', async () => {
+    const [a, b] = await pair({ concurrentRequests: 1 }, 300);
+    await a.acquire('o');
+    await a.close(); // no release, no renewal: as a crash
+    limiters.splice(limiters.indexOf(a), 1);
+    await expect(b.acquire('o')).rejects.toMatchObject({ status: 429 });
+    await new Promise((r) => setTimeout(r, 400));
+    await expect(b.acquire('o')).resolves.toBeDefined();
+  });
+
+  it('counts requests and tokens per minute across replicas', async () => {
+    const [a, b] = await pair({ requestsPerMinute: 3, tokensPerMinute: 50 });
+    (await a.acquire('o')).release({ total_tokens: 20 } as Usage);
+    (await b.acquire('o')).release(null);
+    const third = await a.acquire('o');
+    await expect(b.acquire('o')).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/3 requests per minute/) });
+    third.release({ total_tokens: 40 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    const [c, d] = await pair({ tokensPerMinute: 50 });
+    (await c.acquire('o')).release({ total_tokens: 60 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    await expect(d.acquire('o')).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/50 tokens per minute/) });
+  });
+
+  it('refuses with a 503 when Redis cannot be reached, rather than admitting unlimited', async () => {
+    const limiter = new RedisLimiter({ concurrentRequests: 1, requestsPerMinute: null, tokensPerMinute: null, redisUrl: 'redis://127.0.0.1:1', keyPrefix: prefix });
+    await expect(limiter.connect()).rejects.toBeDefined();
+    await expect(limiter.acquire('o')).rejects.toMatchObject({ status: 503, code: 'limits_unavailable' });
+    await limiter.close();
+  });
+});

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import type { RequestLease, RequestLimiter } from '../core/loop/request-limiter.interface.js';
+import type { Usage } from '../core/protocol/items.js';
+import { limitRefusal, windowOf, WINDOW_MS } from './limit-refusal.js';
+import type { LimitsSettings } from './limits.settings.js';
+
+/**
+ * Admission as one atomic step in Redis, so that replicas sharing it count
+ * together. Running requests are members of a sorted set scored by their
+ * lease's expiry: a gateway that dies without releasing stops renewing, and
+ * its places free themselves when the lease lapses.
+ *
+ * KEYS: running set, this minute's request counter, this minute's token counter.
+ * ARGV: now, lease id, lease expiry, concurrency limit, rpm limit, tpm limit (0: none), window ms.
+ * Returns 0 when admitted, else 1 (concurrency), 2 (requests), 3 (tokens).
+ */
+const ACQUIRE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local concurrency = tonumber(ARGV[4])
+if concurrency > 0 and redis.call('ZCARD', KEYS[1]) >= concurrency then return 1 end
+local tpm = tonumber(ARGV[6])
+if tpm > 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= tpm then return 3 end
+local rpm = tonumber(ARGV[5])
+if rpm > 0 then
+  if tonumber(redis.call('GET', KEYS[2]) or '0') >= rpm then return 2 end
+  redis.call('INCR', KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) - tonumber(ARGV[1]))
+return 0
+`;
+
+/** A running request's place is held this long without renewal. */
+const DEFAULT_LEASE_MS = 60_000;
+const REFUSAL: Record<number, 'concurrency' | 'requests' | 'tokens'> = { 1: 'concurrency', 2: 'requests', 3: 'tokens' };
+
+export class RedisLimiter implements RequestLimiter {
+  private readonly redis: Redis;
+  /** Leases this process holds, renewed together. */
+  private readonly held = new Map<string, string>();
+  private readonly renewer: NodeJS.Timeout;
+
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly settings: LimitsSettings,
+    options: { redis?: Redis; leaseMs?: number } = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    const redis = options.redis;
+    this.redis =
+      redis ??
+      new Redis(settings.redisUrl as string, {
+        // Fail a request fast rather than queue it behind a Redis that is down.
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        connectTimeout: 2_000,
+        lazyConnect: true,
+      });
+    this.redis.on('error', () => undefined);
+    this.redis.defineCommand('switchyardAcquire', { numberOfKeys: 3, lua: ACQUIRE });
+    this.renewer = setInterval(() => void this.renew(), this.leaseMs / 3);
+    this.renewer.unref();
+  }
+
+  async connect(): Promise<void> {
+    if (this.redis.status === 'wait') await this.redis.connect();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.renewer);
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  async acquire(owner: string | null): Promise<RequestLease> {
+    const now = Date.now();
+    const { index, remainingMs } = windowOf(now);
+    const keys = this.keys(owner, index);
+    const id = randomUUID();
+    const { concurrentRequests, requestsPerMinute, tokensPerMinute } = this.settings;
+    let outcome: number;
+    try {
+      outcome = (await (this.redis as unknown as { switchyardAcquire(...args: Array<string | number>): Promise<number> }).switchyardAcquire(
+        keys.running,
+        keys.requests,
+        keys.tokens,
+        now,
+        id,
+        now + this.leaseMs,
+        concurrentRequests ?? 0,
+        requestsPerMinute ?? 0,
+        tokensPerMinute ?? 0,
+        WINDOW_MS * 2,
+      )) as number;
+    } catch (err) {
+      throw new LimitsUnavailableError((err as Error).message);
+    }
+    const kind = REFUSAL[outcome];
+    if (kind) {
+      const limit = kind === 'concurrency' ? concurrentRequests : kind === 'requests' ? requestsPerMinute : tokensPerMinute;
+      throw limitRefusal(kind, limit as number, kind === 'concurrency' ? 1_000 : remainingMs);
+    }
+    this.held.set(id, keys.running);
+    let released = false;
+    return {
+      release: (usage: Usage | null) => {
+        if (released) return;
+        released = true;
+        this.held.delete(id);
+        const multi = this.redis.multi().zrem(keys.running, id);
+        const tokens = usage?.total_tokens ?? 0;
+        if (tokensPerMinute !== null && tokens > 0) {
+          // Tokens count in the minute the request ended, when they are known.
+          const ended = this.keys(owner, windowOf(Date.now()).index).tokens;
+          multi.incrby(ended, tokens).pexpire(ended, WINDOW_MS * 2);
+        }
+        multi.exec().catch(() => undefined);
+      },
+    };
+  }
+
+  private keys(owner: string | null, window: number): { running: string; requests: string; tokens: string } {
+    const base = `${this.settings.keyPrefix}${owner ?? 'anonymous'}`;
+    return { running: `${base}:running`, requests: `${base}:rpm:${window}`, tokens: `${base}:tpm:${window}` };
+  }
+
+  private async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    const until = Date.now() + this.leaseMs;
+    const multi = this.redis.multi();
+    for (const [id, key] of this.held) multi.zadd(key, 'XX', until, id).pexpire(key, this.leaseMs);
+    await multi.exec().catch(() => undefined);
+  }
+}
+
+/** Redis did not answer: refusing is safer than admitting without limits. */
+export class LimitsUnavailableError extends GatewayError {
+  constructor(detail: string) {
+    super(`The rate-limit store is unavailable (${detail}); try again shortly.`, 503, 'server_error', 'limits_unavailable');
+    this.headers['retry-after'] = '1';
+  }
+}

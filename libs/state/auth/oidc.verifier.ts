@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { OidcConfig } from '../../config/gateway-config.js';
+import { AuthenticationError, GatewayError } from '../../core/errors/gateway-error.js';
+
+/** The identity provider could not be asked for its keys: the caller is not at fault. */
+export class IdentityProviderUnavailableError extends GatewayError {
+  constructor(detail: string) {
+    super(`The identity provider could not be reached to check the token: ${detail}`, 503, 'server_error', 'oidc_unavailable');
+    this.headers['retry-after'] = '5';
+  }
+}
+
+/** Why a token was refused, in words a client developer can act on. */
+function refusal(err: unknown, claim: string): GatewayError {
+  if (err instanceof errors.JWTExpired) return new AuthenticationError('The bearer token has expired.');
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    return new AuthenticationError(`The bearer token's "${err.claim}" claim is not accepted here.`);
+  }
+  if (err instanceof errors.JWKSNoMatchingKey) return new AuthenticationError('The bearer token is signed with a key the identity provider does not publish.');
+  if (err instanceof errors.JWSSignatureVerificationFailed) return new AuthenticationError('The bearer token signature does not verify.');
+  if (err instanceof errors.JOSEAlgNotAllowed) return new AuthenticationError('The bearer token is signed with an algorithm that is not accepted.');
+  if (err instanceof errors.JWKSTimeout || err instanceof TypeError) return new IdentityProviderUnavailableError((err as Error).message);
+  if (err instanceof GatewayError) return err;
+  return new AuthenticationError(`The bearer token is not valid (${claim}).`);
+}
+
+/**
+ * Verifies OIDC bearer tokens: issuer discovery once (retried after a
+ * failure), the provider's JWKS cached and refetched when a token names a
+ * key id it does not hold (key rotation), then signature, issuer, audience
+ * and expiry. The owner is a hash of issuer and claim, so tokens of one
+ * identity share stored state and never collide with API-key owners.
+ */
+export class OidcVerifier {
+  private keys?: Promise<JWTVerifyGetKey>;
+
+  constructor(private readonly config: OidcConfig) {}
+
+  async owner(token: string): Promise<string> {
+    const keys = await this.keySet();
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer: this.config.issuer,
+        audience: this.config.audience.length > 0 ? this.config.audience : undefined,
+        algorithms: this.config.algorithms,
+        clockTolerance: this.config.clockToleranceSec,
+        requiredClaims: ['exp'],
+      }));
+    } catch (err) {
+      throw refusal(err, this.config.ownerClaim);
+    }
+    const subject = payload[this.config.ownerClaim];
+    if (typeof subject !== 'string' && typeof subject !== 'number') {
+      throw new AuthenticationError(`The bearer token has no "${this.config.ownerClaim}" claim to identify its caller.`);
+    }
+    return createHash('sha256').update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8').digest('hex');
+  }
+
+  private keySet(): Promise<JWTVerifyGetKey> {
+    this.keys ??= this.discover().then(
+      (uri) =>
+        createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
+      (err: unknown) => {
+        this.keys = undefined;
+        throw err;
+      },
+    );
+    return this.keys;
+  }
+
+  private async discover(): Promise<URL> {
+    if (this.config.jwksUri) return new URL(this.config.jwksUri);
+    const url = `${this.config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    let body: { issuer?: unknown; jwks_uri?: unknown };
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+      body = (await res.json()) as typeof body;
+    } catch (err) {
+      throw new IdentityProviderUnavailableError((err as Error).message);
+    }
+    // The discovery document must be the configured issuer's own (OpenID Connect Discovery §4.3).
+    if (body.issuer !== this.config.issuer || typeof body.jwks_uri !== 'string') {
+      throw new IdentityProviderUnavailableError(`${url} does not describe the issuer ${this.config.issuer}.`);
+    }
+    return new URL(body.jwks_uri);
+  }
+}

@@ -101,4 +101,17 @@ describe('observability as a response grows', () => {
     for (let i = 0; i < 50 && metricValue(await metrics(), 'switchyard_open_websockets') !== 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(metricValue(await metrics(), 'switchyard_open_websockets')).toBe(0);
   });
+
+  it('a background response writes its own line when it ends, after the line of the request that queued it', async () => {
+    const queued = await stack.openai.responses.create({ model: 'm', input: 'In the background.', background: true } as any);
+    expect(queued.status).toBe('queued');
+    for (let i = 0; i < 100 && !lines.some((l) => l.method === 'BACKGROUND' && l.response_id === queued.id); i++) await new Promise((r) => setTimeout(r, 50));
+    const queuing = lines.find((l) => l.method === 'POST' && l.response_id === queued.id);
+    expect(queuing).toMatchObject({ status: 200, response_status: 'queued' });
+    expect(queuing.rounds).toBeUndefined();
+    const run = lines.find((l) => l.method === 'BACKGROUND' && l.response_id === queued.id);
+    expect(run).toMatchObject({ route: '/v1/responses', status: 200, rounds: 1, response_status: 'completed', upstream_status: '200' });
+    expect(lines.indexOf(run)).toBeGreaterThan(lines.indexOf(queuing));
+  });
 });
+

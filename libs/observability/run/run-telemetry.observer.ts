@@ -39,6 +39,12 @@ export class RunTelemetry implements RunObserver {
       const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
       record.span = this.tracing.start(`${record.method} /v1/responses`, parent, { 'switchyard.surface': background ? 'background' : 'websocket' }, SpanKind.SERVER);
       if (background) record.owner = current?.req ? requestOwner(current.req) : current?.owner;
+      // The queuing request's own line names the response it queued.
+      if (background && current && !current.finished && typeof request.responseId === 'string') {
+        current.responseId = request.responseId;
+        current.responseStatus = 'queued';
+        current.model = request.model ?? undefined;
+      }
     }
     record.model = request.model ?? undefined;
     record.stream = request.stream;

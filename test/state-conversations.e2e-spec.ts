@@ -55,7 +55,11 @@ describe('the Conversations API and responses in a conversation (openai client)'
     expect(everything.map(textOf)).toEqual(['user:first', 'user:second', 'assistant:third']);
 
     const second = asc.data[1] as any;
-    expect(await client.conversations.items.retrieve(second.id, { conversation_id: conversation.id })).toMatchObject({ id: second.id, content: 'second' });
+    expect(await client.conversations.items.retrieve(second.id, { conversation_id: conversation.id })).toMatchObject({
+      id: second.id,
+      status: 'completed',
+      content: [{ type: 'input_text', text: 'second' }],
+    });
     const afterDelete = await client.conversations.items.delete(second.id, { conversation_id: conversation.id });
     expect(afterDelete).toMatchObject({ id: conversation.id, object: 'conversation' });
     await expect(client.conversations.items.retrieve(second.id, { conversation_id: conversation.id })).rejects.toMatchObject({ status: 404, code: 'item_not_found' });

@@ -123,14 +123,15 @@ describe('stored responses and previous_response_id (openai client, memory store
     expect(got.output_text).toBe('ok');
 
     const all = await client.responses.inputItems.list(response.id, { order: 'asc' });
-    expect(all.data.map((i: any) => i.content)).toEqual(['one', 'two', 'three [[say ok]]']);
-    expect(all.data.every((i: any) => typeof i.id === 'string')).toBe(true);
+    // Stored canonically: the shorthand `content: "one"` comes back as a typed part list, with a status.
+    expect(all.data.map((i: any) => i.content)).toEqual(['one', 'two', 'three [[say ok]]'].map((text) => [{ type: 'input_text', text }]));
+    expect(all.data.every((i: any) => typeof i.id === 'string' && i.status === 'completed' && i.type === 'message')).toBe(true);
 
     const page1 = await client.responses.inputItems.list(response.id, { limit: 2 });
-    expect(page1.data.map((i: any) => i.content)).toEqual(['three [[say ok]]', 'two']);
+    expect(page1.data.map((i: any) => i.content[0].text)).toEqual(['three [[say ok]]', 'two']);
     expect(page1.has_more).toBe(true);
     const page2 = await client.responses.inputItems.list(response.id, { limit: 2, after: page1.data[1].id });
-    expect(page2.data.map((i: any) => i.content)).toEqual(['one']);
+    expect(page2.data.map((i: any) => i.content[0].text)).toEqual(['one']);
     expect(page2.has_more).toBe(false);
 
     const deleted = await client.delete(`/responses/${response.id}`);

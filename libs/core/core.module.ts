@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { ToolHandlerExplorer } from './handlers/tool-handler.explorer.js';
 import { GatewayScheduler } from './loop/gateway-scheduler.service.js';
 import { LoopService } from './loop/loop.service.js';
+import { ModelContextService } from './loop/model-context.service.js';
 import { ToolPreparationService } from './registry/tool-preparation.service.js';
 
 /**
@@ -12,7 +13,7 @@ import { ToolPreparationService } from './registry/tool-preparation.service.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService],
+  providers: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService, ModelContextService],
   exports: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService],
 })
 export class CoreModule {}

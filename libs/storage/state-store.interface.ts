@@ -107,6 +107,14 @@ export interface StateStore {
    */
   getChain(id: string, owner: string | null, maxDepth?: number): Promise<StoredResponse[] | null>;
 
+  /**
+   * The caller's own stored items with these ids, for `item_reference`:
+   * a stored response's output or input items, or a conversation's items.
+   * One lookup for the whole list; ids not found (or another owner's) are
+   * absent from the map.
+   */
+  findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>>;
+
   createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation>;
   getConversation(id: string, owner: string | null): Promise<Conversation | null>;
   /** Replaces the metadata as a whole. */

@@ -5,6 +5,7 @@ import { FileSearchToolModule } from './file-search/file-search-tool.module.js';
 import { FunctionToolModule } from './function/function-tool.module.js';
 import { McpToolModule } from './mcp/mcp-tool.module.js';
 import { NamespaceToolModule } from './namespace/namespace-tool.module.js';
+import { ToolSearchToolModule } from './tool-search/tool-search-tool.module.js';
 import { WebSearchToolModule } from './web-search/web-search-tool.module.js';
 
 /**
@@ -15,6 +16,7 @@ export const BUILTIN_TOOL_MODULES: Array<Type | DynamicModule> = [
   FunctionToolModule,
   CustomToolModule,
   NamespaceToolModule,
+  ToolSearchToolModule,
   FileSearchToolModule,
   CodeInterpreterToolModule,
   WebSearchToolModule,

@@ -97,7 +97,7 @@ function toChatContent(content: string | ContentPart[]): ChatContent {
   return parts;
 }
 
-function toChatTool(tool: FunctionToolDef): JsonObject {
+export function toChatTool(tool: FunctionToolDef): JsonObject {
   return {
     type: 'function',
     function: omitNullish({

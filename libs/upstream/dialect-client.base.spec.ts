@@ -83,3 +83,53 @@ describe.each([
     await upstream.nextDisconnect();
   });
 });
+
+describe.each([
+  ['responses', ResponsesDialectClient],
+  ['chat', ChatDialectClient],
+] as const)('%s client: tokenize', (dialect, Client) => {
+  let upstream: ScriptedUpstream;
+  let client: ResponsesDialectClient | ChatDialectClient;
+  const prompt = {
+    model: 'm',
+    instructions: 'Be brief.',
+    input: [{ type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'hi' }] }],
+    tools: [{ type: 'function' as const, name: 'f', parameters: { type: 'object', properties: {} } }],
+  };
+
+  beforeEach(async () => {
+    upstream = await ScriptedUpstream.start();
+  });
+  afterEach(async () => {
+    client.close();
+    await upstream.close();
+  });
+
+  it("posts vLLM's chat form to /tokenize at the server root, keeping a proxy prefix, and reads count", async () => {
+    client = new Client(upstreamConfig(`${upstream.baseUrl.replace(/\/v1$/, '')}/vllm/v1`, { dialect }), testTimeouts());
+    upstream.handler = (_req, res) => sendJson(res, 200, { count: 17, max_model_len: 4096, tokens: [] });
+    await expect(client.tokenize(prompt)).resolves.toBe(17);
+    expect(upstream.requests[0]).toMatchObject({ method: 'POST', url: '/vllm/tokenize' });
+    expect(upstream.requests[0].body).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }],
+    });
+  });
+
+  it('answers null for a server without the route or with an odd body, and passes real failures on', async () => {
+    client = new Client(upstreamConfig(upstream.baseUrl, { dialect }), testTimeouts());
+    for (const status of [404, 405, 501]) {
+      upstream.handler = (_req, res) => sendJson(res, status, { detail: 'Not Found' });
+      await expect(client.tokenize(prompt)).resolves.toBeNull();
+    }
+    upstream.handler = (_req, res) => sendJson(res, 200, { tokens: [1, 2] });
+    await expect(client.tokenize(prompt)).resolves.toBeNull();
+    upstream.handler = (_req, res) => sendJson(res, 500, { error: { message: 'tokenizer crashed' } });
+    await expect(client.tokenize(prompt)).rejects.toMatchObject({ status: 502 });
+    expect(upstream.requests.every((r) => r.url === '/tokenize')).toBe(true);
+  });
+});

@@ -1,9 +1,12 @@
 import { Observable } from 'rxjs';
 import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
-import type { InferOptions, ModelInfo, UpstreamClient } from './upstream-client.interface.js';
+import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from './upstream-client.interface.js';
+import type { FlowGate } from '../core/protocol/flow-gate.js';
+import type { JsonObject } from '../core/protocol/items.js';
+import { toChatMessages, toChatTool } from './chat-request.mapper.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
 /**
@@ -71,6 +74,26 @@ export abstract class DialectClient implements UpstreamClient {
       signal,
       timeouts: { idleMs: firstByteMs, totalMs: connectMs + firstByteMs },
     });
+  }
+
+  /**
+   * vLLM's chat form of `POST /tokenize` (`{model, messages, tools}`), the
+   * same in both dialects: it applies the model's chat template, so the count
+   * is what the model reads whichever endpoint then serves the turn.
+   */
+  async tokenize(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null> {
+    const payload: JsonObject = { model: request.model || this.upstream.defaultModel, messages: toChatMessages(request.instructions, request.input) };
+    if (request.tools.length > 0) payload.tools = request.tools.map(toChatTool);
+    let body: unknown;
+    try {
+      body = await this.transport.json({ method: 'POST', path: '/tokenize', fromRoot: true, body: payload, signal });
+    } catch (error) {
+      // Servers without the route (SGLang, llama.cpp, proxies) answer 404 or 405: not a failure, just no tokenizer.
+      if (error instanceof UpstreamHttpError && [404, 405, 501].includes(error.upstreamStatus)) return null;
+      throw error;
+    }
+    if (!isJsonObject(body) || typeof body.count !== 'number' || !Number.isInteger(body.count) || body.count < 0) return null;
+    return body.count;
   }
 
   /** Releases pooled sockets; call on shutdown. */

@@ -13,6 +13,12 @@ export interface HttpCall {
   method: 'GET' | 'POST';
   /** Appended to the configured base URL, e.g. `/responses`. */
   path: string;
+  /**
+   * The path is relative to the server root rather than the base URL: vLLM
+   * serves `/tokenize` beside `/v1`, not under it. The base URL's trailing
+   * `/v1` is dropped (a proxy prefix before it is kept).
+   */
+  fromRoot?: boolean;
   /** Sent as JSON when present. */
   body?: unknown;
   signal?: AbortSignal;
@@ -95,7 +101,7 @@ export class HttpTransport {
       headers['content-length'] = payload.length;
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
-    const url = new URL(this.baseUrl + call.path);
+    const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
     const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
     // The retry after a stale pooled socket takes a new connection: the pool's other idle sockets
     // went quiet at the same time as the first and are likely closed by the server too.

@@ -273,13 +273,14 @@ describe('ResponsesDialectClient', () => {
       },
     ];
 
-    it('maps reasoning then a message, dropping vendor and duplicate events, tolerating [DONE]', async () => {
+    it('maps reasoning then a message, translating the reasoning part, dropping duplicate events, tolerating [DONE]', async () => {
       upstream.handler = (_req, res) => sendSse(res, [...reasoningThenMessage, '[DONE]']);
 
       const events = await collect(client.infer(modelRequest({ stream: true })));
 
       expect(events).toEqual([
         { type: 'reasoning.start', key: 'rs_1' },
+        { type: 'reasoning.part', key: 'rs_1' },
         { type: 'reasoning.delta', key: 'rs_1', delta: 'User greets' },
         { type: 'reasoning.delta', key: 'rs_1', delta: '.' },
         { type: 'reasoning.done', key: 'rs_1', text: 'User greets.' },

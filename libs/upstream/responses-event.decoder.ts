@@ -40,9 +40,11 @@ const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'r
  * into `ModelEvent`s. A non-streamed response is decoded as a terminal event
  * alone, so both paths share one classification of items.
  *
- * vendor-only and redundant events (`response.reasoning_part.*`,
- * `response.content_part.*`, the `*.done` text duplicates) are dropped: the
- * `output_item.done` item carries the same text.
+ * vLLM's vendor-only `response.reasoning_part.added` becomes `reasoning.part`
+ * (the public stream opens its `reasoning_text` content part there). The
+ * redundant events (`response.reasoning_part.done`, `response.content_part.*`,
+ * the `*.done` text duplicates) are dropped: the `output_item.done` item
+ * carries the same text, and the accumulator closes parts itself.
  */
 export class ResponsesEventDecoder {
   private readonly items: ItemState[] = [];
@@ -82,6 +84,9 @@ export class ResponsesEventDecoder {
       // Without `output_item.added` the call has no name yet; the done item or
       // the terminal response still carries the whole call.
       if (state?.kind === 'call' && state.started) this.delta(state, event.delta);
+    } else if (type === 'response.reasoning_part.added') {
+      const state = this.deltaTarget(event, 'reasoning');
+      if (state && !state.done) this.emit({ type: 'reasoning.part', key: state.key });
     } else if (REASONING_DELTAS.has(type)) {
       const state = this.deltaTarget(event, 'reasoning');
       if (type.includes('summary') && typeof event.delta === 'string' && state && !state.done) {

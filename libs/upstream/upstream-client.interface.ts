@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FlowGate } from '../core/protocol/flow-gate.js';
+import type { FunctionToolDef, ModelItem } from '../core/protocol/items.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');
@@ -24,10 +25,24 @@ export interface InferOptions {
   headers?: Record<string, string>;
 }
 
+/** A prompt to count, in the loop's terms; the client renders it the way its server's `/tokenize` takes it. */
+export interface TokenizeRequest {
+  model: string;
+  instructions: string | null;
+  input: readonly ModelItem[];
+  tools: readonly FunctionToolDef[];
+}
+
 export interface UpstreamClient {
   readonly dialect: 'responses' | 'chat';
   infer(request: ModelRequest, options?: InferOptions): Observable<ModelEvent>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
   /** Resolves when the upstream answers; rejects with a GatewayError otherwise. */
   probe(signal?: AbortSignal): Promise<void>;
+  /**
+   * Prompt tokens as the model server counts them (vLLM's `/tokenize`), or
+   * null when the server has no such route. Optional: clients without it
+   * leave callers to estimate.
+   */
+  tokenize?(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null>;
 }

@@ -30,6 +30,13 @@ class ScriptedReplica implements UpstreamClient {
     return [{ id: 'm', object: 'model', created: 0, owned_by: this.name }];
   }
   async probe(): Promise<void> {}
+  tokenized = 0;
+  async tokenize(): Promise<number | null> {
+    this.tokenized++;
+    if (this.behaviour === 'down') throw new UpstreamUnavailableError(`${this.name} refused`);
+    if (this.behaviour === 'badrequest') throw new UpstreamHttpError('bad', 400);
+    return this.name === 'a' ? 11 : 22;
+  }
 }
 
 const request = (first: string, extra: Partial<ModelRequest> = {}): ModelRequest =>
@@ -103,5 +110,26 @@ describe('UpstreamPool', () => {
     a.behaviour = 'down';
     expect((await pool.listModels()).map((m) => m.id)).toEqual(['m']);
     await expect(pool.probe()).resolves.toBeUndefined();
+  });
+
+  describe('tokenize', () => {
+    const prompt = { model: 'm', instructions: null, input: [], tools: [] };
+
+    it('asks one replica, and the next only when that one is down', async () => {
+      expect(await pool.tokenize(prompt)).toBe(11);
+      expect([a.tokenized, b.tokenized]).toEqual([1, 0]);
+      a.behaviour = 'down';
+      expect(await pool.tokenize(prompt)).toBe(22);
+      expect([a.tokenized, b.tokenized]).toEqual([2, 1]);
+      b.behaviour = 'down';
+      await expect(pool.tokenize(prompt)).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    });
+
+    it('passes a request error on without trying elsewhere', async () => {
+      a.behaviour = 'badrequest';
+      b.behaviour = 'badrequest';
+      await expect(pool.tokenize(prompt)).rejects.toBeInstanceOf(UpstreamHttpError);
+      expect(a.tokenized + b.tokenized).toBe(1);
+    });
   });
 });

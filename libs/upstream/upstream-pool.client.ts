@@ -7,7 +7,7 @@ import {
   UpstreamUnavailableError,
 } from '../core/errors/gateway-error.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import type { InferOptions, ModelInfo, UpstreamClient } from './upstream-client.interface.js';
+import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from './upstream-client.interface.js';
 
 /** One model server behind the pool, with what the pool knows of it. */
 interface Replica {
@@ -179,6 +179,28 @@ export class UpstreamPool implements UpstreamClient {
       if (failed) throw failed.reason;
     }
     return [...byId.values()];
+  }
+
+  /**
+   * Counted by one replica serving the model (every replica of a model has
+   * its tokenizer), the next one on a replica fault; null when the replicas'
+   * clients cannot tokenize or their servers have no `/tokenize`.
+   */
+  async tokenize(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null> {
+    const usable = this.usable();
+    const serving = usable.filter((r) => r.models === null || r.models.size === 0 || r.models.has(request.model));
+    let lastError: unknown;
+    for (const replica of serving.length > 0 ? serving : usable) {
+      if (!replica.client.tokenize) return null;
+      try {
+        return await replica.client.tokenize(request, signal);
+      } catch (err) {
+        if (!isReplicaFault(err)) throw err;
+        this.markDown(replica);
+        lastError = err;
+      }
+    }
+    throw lastError;
   }
 
   /** Ready when any replica answers. */

@@ -89,12 +89,18 @@ const EXTENSION_ITEMS: Record<string, object> = {
     required: ['type', 'id', 'status', 'code', 'container_id'],
     properties: { type: { const: 'code_interpreter_call' }, id: str, status, code: nullableStr, container_id: str },
   },
+  // The openai SDK's `ResponseToolSearchCall`: `arguments` is any JSON value.
+  ToolSearchCallExt: {
+    type: 'object',
+    required: ['type', 'id', 'call_id', 'execution', 'arguments', 'status'],
+    properties: { type: { const: 'tool_search_call' }, id: str, call_id: nullableStr, execution: { enum: ['server', 'client'] }, arguments: {}, status },
+  },
 };
 
 const EXTENSION_TOOL = {
   type: 'object',
   required: ['type'],
-  properties: { type: { enum: ['custom', 'namespace', 'mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter'] } },
+  properties: { type: { enum: ['custom', 'namespace', 'mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'tool_search'] } },
 };
 
 /** Events of extension item types: the common item-event fields, typed. */

@@ -172,21 +172,71 @@ function firstTokens(text: string, limit: number): string {
 }
 
 // Chat templates add a few tokens of framing per message; the exact figure does not matter.
-const TOKENS_PER_TURN = 3;
+const TURN_START = '<|im_start|>';
+const TURN_END = '<|im_end|>';
 
 export function inputTokens(conversation: Conversation): number {
+  // Counted without building the list: every inference request pays for this, `/tokenize` rarely.
   let total = 0;
-  for (const turn of conversation.turns) total += TOKENS_PER_TURN + turnTokens(turn);
-  for (const tool of conversation.tools) {
-    total += countTokens(`${tool.name} ${tool.description} ${JSON.stringify(tool.parameters ?? {}).replace(/[{}[\]",:]/g, ' ')}`);
+  for (const turn of conversation.turns) {
+    total += FRAMING_TOKENS;
+    if (turn.kind === 'call') total += 1 + countTokens(turn.arguments);
+    else if (turn.kind === 'tool_output') total += countTokens(turn.output);
+    else total += countTokens(turn.text);
   }
+  for (const tool of conversation.tools) total += countTokens(toolText(tool));
   return total;
 }
 
-function turnTokens(turn: Turn): number {
-  if (turn.kind === 'call') return 1 + countTokens(turn.arguments);
-  if (turn.kind === 'tool_output') return countTokens(turn.output);
-  return countTokens(turn.text);
+/** Start marker, role, end marker. */
+const FRAMING_TOKENS = 3;
+
+/**
+ * The prompt as the simulator's "tokenizer" sees it: each turn framed by a
+ * start marker, its role and an end marker around its words, then the tool
+ * definitions' words. `/tokenize` returns this list and every response's
+ * `input_tokens` counts it (`inputTokens`), so the two always agree, as they
+ * do on vLLM.
+ */
+export function promptTokens(conversation: Conversation): string[] {
+  const tokens: string[] = [];
+  for (const turn of conversation.turns) {
+    tokens.push(TURN_START, turn.kind);
+    if (turn.kind === 'call') tokens.push(turn.name, ...pieces(turn.arguments));
+    else if (turn.kind === 'tool_output') tokens.push(...pieces(turn.output));
+    else tokens.push(...pieces(turn.text));
+    tokens.push(TURN_END);
+  }
+  for (const tool of conversation.tools) tokens.push(...pieces(toolText(tool)));
+  return tokens;
+}
+
+function toolText(tool: Conversation['tools'][number]): string {
+  return `${tool.name} ${tool.description} ${JSON.stringify(tool.parameters ?? {}).replace(/[{}[\]",:]/g, ' ')}`;
+}
+
+/** The pieces `countTokens` counts: runs of characters above U+0020. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const space = i === text.length || text.charCodeAt(i) <= 32;
+    if (!space && start < 0) start = i;
+    else if (space && start >= 0) {
+      out.push(text.slice(start, i));
+      start = -1;
+    }
+  }
+  return out;
+}
+
+/** A stable id for a simulator token, in the range of a real vocabulary. */
+export function tokenId(token: string): number {
+  if (token === TURN_START) return 151644;
+  if (token === TURN_END) return 151645;
+  let hash = 2166136261;
+  for (let i = 0; i < token.length; i++) hash = Math.imul(hash ^ token.charCodeAt(i), 16777619);
+  return (hash >>> 0) % 151643;
 }
 
 function budget(

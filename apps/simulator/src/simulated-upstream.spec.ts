@@ -459,3 +459,95 @@ describe('SimulatedUpstream options', () => {
     expect(sim.stats).toMatchObject({ active: 0, aborted: 0 });
   });
 });
+
+describe('SimulatedUpstream POST /tokenize (vLLM, at the server root)', () => {
+  let sim: SimulatedUpstream;
+  let url: string;
+  let root: string;
+
+  beforeAll(async () => {
+    sim = new SimulatedUpstream({ maxModelLen: 8192 });
+    ({ url } = await sim.listen());
+    root = url.replace(/\/v1$/, '');
+  });
+  afterAll(() => sim.close());
+
+  const messages = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'What is the weather in Paris today?' },
+  ];
+
+  it("counts a chat prompt as vLLM answers it, equal to the input_tokens of the same chat completion", async () => {
+    const res = await postJson(root, '/tokenize', { model: 'switchyard-sim', messages, tools: [{ type: 'function', function: weatherTool }], add_generation_prompt: true, return_token_strs: true });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { count: number; max_model_len: number; tokens: number[]; token_strs: string[] };
+    expect(Object.keys(body).sort()).toEqual(['count', 'max_model_len', 'token_strs', 'tokens']);
+    expect(body.max_model_len).toBe(8192);
+    expect(body.tokens).toHaveLength(body.count);
+    expect(body.token_strs).toHaveLength(body.count);
+    expect(body.tokens.every((t) => Number.isInteger(t) && t >= 0)).toBe(true);
+    expect(body.token_strs.slice(0, 3)).toEqual(['<|im_start|>', 'system', 'Be']);
+
+    const completion = await postJson(url, '/chat/completions', { model: 'switchyard-sim', messages, tools: [{ type: 'function', function: weatherTool }], max_tokens: 20 });
+    const usage = ((await completion.json()) as { usage: { prompt_tokens: number } }).usage;
+    expect(usage.prompt_tokens).toBe(body.count);
+    expect(sim.tokenizeRequests.at(-1)?.body).toMatchObject({ add_generation_prompt: true });
+  });
+
+  it('counts a completion prompt, answers 404 under /v1 and for an unknown model, 400 without a prompt', async () => {
+    const plain = (await (await postJson(root, '/tokenize', { prompt: 'one two  three' })).json()) as { count: number; token_strs?: string[] };
+    expect(plain.count).toBe(3);
+    expect(plain.token_strs).toBeUndefined();
+    expect((await postJson(url, '/tokenize', { prompt: 'x' })).status).toBe(404);
+    const unknown = await postJson(root, '/tokenize', { model: 'other', prompt: 'x' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { param: 'model', code: 404 } });
+    expect((await postJson(root, '/tokenize', { model: 'switchyard-sim' })).status).toBe(400);
+    expect((await postJson(root, '/tokenize', '{not json')).status).toBe(400);
+  });
+
+  it('answers 404 when configured as a server without a tokenizer route', async () => {
+    const bare = new SimulatedUpstream({ tokenize: false });
+    const { url: bareUrl } = await bare.listen();
+    try {
+      expect((await postJson(bareUrl.replace(/\/v1$/, ''), '/tokenize', { prompt: 'x' })).status).toBe(404);
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe('SimulatedUpstream context length (max_model_len)', () => {
+  let sim: SimulatedUpstream;
+  let url: string;
+
+  beforeAll(async () => {
+    sim = new SimulatedUpstream({ maxModelLen: 100 });
+    ({ url } = await sim.listen());
+  });
+  afterAll(() => sim.close());
+
+  it('reports max_model_len in /v1/models, as vLLM does', async () => {
+    const body = (await (await fetch(`${url}/models`)).json()) as { data: Array<Record<string, unknown>> };
+    expect(body.data[0]).toMatchObject({ max_model_len: 100 });
+  });
+
+  it('refuses an output budget the prompt leaves no room for, naming the field, in both dialects', async () => {
+    const responses = await postJson(url, '/responses', { model: 'sim-model', input: 'three short words', max_output_tokens: 98 });
+    expect(responses.status).toBe(400);
+    const error = ((await responses.json()) as any).error;
+    expect(error).toMatchObject({ param: 'max_output_tokens', code: 400 });
+    expect(error.message).toMatch(/maximum context length is 100 tokens and your request has \d+ input tokens/);
+
+    const chat = await postJson(url, '/chat/completions', { model: 'sim-model', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 99 });
+    expect(chat.status).toBe(400);
+    expect(((await chat.json()) as any).error.param).toBe('max_completion_tokens');
+  });
+
+  it('accepts a budget that fits, and refuses an input that fills the context alone', async () => {
+    expect((await postJson(url, '/responses', { model: 'sim-model', input: 'hi', max_output_tokens: 50 })).status).toBe(200);
+    const long = await postJson(url, '/responses', { model: 'sim-model', input: 'word '.repeat(200) });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as any).error.message).toContain('your request has');
+  });
+});

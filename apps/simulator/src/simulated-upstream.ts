@@ -11,7 +11,7 @@ import {
   type ConversationFocus,
 } from './conversation.js';
 import { DirectiveError, parseDirectives, parseFaultText, type Directives, type FaultSpec } from './directives.js';
-import { deltaCount, planTurn } from './model-behaviour.js';
+import { deltaCount, planTurn, promptTokens, tokenId } from './model-behaviour.js';
 import { responsesBody, responsesFrames, type DialectInput } from './responses-dialect.js';
 import type { SseFrame } from './wire-format.js';
 
@@ -37,6 +37,8 @@ export interface SimulatedUpstreamOptions {
   sseEventLines?: boolean;
   /** Context length reported by `/v1/models` and used for the default `max_output_tokens`. */
   maxModelLen?: number;
+  /** Serve vLLM's `POST /tokenize` (default true); false answers 404 there, as SGLang-style servers without it do. */
+  tokenize?: boolean;
 }
 
 export interface SimulatorStats {
@@ -97,6 +99,8 @@ const ROUTES: Record<string, { method: string; dialect?: Dialect }> = {
   '/v1/responses': { method: 'POST', dialect: 'responses' },
   '/v1/chat/completions': { method: 'POST', dialect: 'chat' },
   '/v1/models': { method: 'GET' },
+  // vLLM serves its tokenizer at the server root, beside `/v1`, not under it.
+  '/tokenize': { method: 'POST' },
   '/health': { method: 'GET' },
 };
 
@@ -122,6 +126,8 @@ interface Latency {
 export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   /** The last 200 inference request bodies, oldest first. */
   readonly requests: RecordedRequest[] = [];
+  /** The last 200 `/tokenize` request bodies, oldest first (kept apart: they are not inference). */
+  readonly tokenizeRequests: RecordedRequest[] = [];
 
   private readonly server: Server;
   private readonly model: string;
@@ -146,6 +152,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
       chunkChars: Math.max(1, nonNegative(options.chunkChars, 'chunkChars') ?? 4),
       sseEventLines: options.sseEventLines ?? false,
       maxModelLen: options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN,
+      tokenize: options.tokenize ?? true,
     };
     this.setFault(options.fault);
     this.server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
@@ -210,6 +217,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     if (!route) return sendJson(res, 404, { detail: 'Not Found' });
     if (req.method !== route.method) return sendJson(res, 405, { detail: 'Method Not Allowed' });
     if (route.dialect) return this.infer(req, res, path, route.dialect);
+    if (path === '/tokenize') return this.options.tokenize ? this.tokenize(req, res) : sendJson(res, 404, { detail: 'Not Found' });
     if (path === '/health') {
       res.writeHead(200, { 'content-length': 0 });
       res.end();
@@ -298,6 +306,8 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
         return sendError(res, fault.status, fault.message ?? `Simulated upstream failure (HTTP ${fault.status})`, null, headers);
       }
       const plan = planTurn(conversation, focus, directives, { reasoning: this.options.reasoning });
+      const overflow = contextOverflow(request, dialect, plan.usage.inputTokens, this.options.maxModelLen);
+      if (overflow) return sendError(res, 400, overflow.message, overflow.param);
       const input: DialectInput = {
         body: request,
         plan,
@@ -319,6 +329,44 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
       if (signal.aborted) return;
       throw error;
     }
+  }
+
+  /**
+   * vLLM's `POST /tokenize`: the chat form (`messages`, `tools`,
+   * `add_generation_prompt`...) counts the prompt as the chat template
+   * renders it; the completion form (`prompt`) counts plain text. The answer
+   * is `{count, max_model_len, tokens, token_strs?}`, `count` equal to the
+   * `input_tokens` an inference call with the same messages reports.
+   */
+  private async tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req, new AbortController().signal);
+    if (raw === undefined) return sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return sendError(res, 400, 'Request body is not valid JSON');
+    }
+    const record: RecordedRequest = { path: '/tokenize', body, receivedAt: Date.now(), headers: { ...req.headers } };
+    this.tokenizeRequests.push(record);
+    if (this.tokenizeRequests.length > REQUEST_LOG_LIMIT) this.tokenizeRequests.shift();
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendError(res, 400, 'Request body must be a JSON object');
+    const request = body as Record<string, unknown>;
+    if (request.model !== undefined && request.model !== null && request.model !== this.model) {
+      return sendError(res, 404, `The model \`${String(request.model)}\` does not exist.`, 'model');
+    }
+    let tokens: string[];
+    try {
+      if (Array.isArray(request.messages)) tokens = promptTokens(fromChatRequest(request));
+      else if (typeof request.prompt === 'string') tokens = request.prompt.match(/\S+/g) ?? [];
+      else return sendError(res, 400, 'Field required: `messages` (chat) or `prompt` (completion)', 'messages');
+    } catch (error) {
+      if (error instanceof BadRequestError) return sendError(res, 400, error.message, error.param);
+      throw error;
+    }
+    const answer: Record<string, unknown> = { count: tokens.length, max_model_len: this.options.maxModelLen, tokens: tokens.map(tokenId) };
+    if (request.return_token_strs === true) answer.token_strs = tokens;
+    sendJson(res, 200, answer);
   }
 
   private conversationFor(body: unknown, dialect: Dialect): Conversation {
@@ -529,4 +577,30 @@ function nonNegative(value: number | undefined, name: string): number | undefine
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value < 0) throw new RangeError(`SimulatedUpstream option ${name} must be a non-negative number`);
   return value;
+}
+
+/**
+ * vLLM refuses a request whose prompt plus requested output budget exceeds
+ * `max_model_len` (HTTP 400, before generating), rather than shortening the
+ * budget itself: a gateway has to fit the budget to the context.
+ */
+function contextOverflow(
+  request: Record<string, unknown>,
+  dialect: Dialect,
+  inputTokens: number,
+  maxModelLen: number,
+): { message: string; param: string | null } | null {
+  if (inputTokens >= maxModelLen) {
+    return {
+      message: `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${inputTokens} input tokens. Please reduce the length of the input messages.`,
+      param: null,
+    };
+  }
+  const field = dialect === 'responses' ? 'max_output_tokens' : request.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const budget = request[field];
+  if (typeof budget !== 'number' || budget <= maxModelLen - inputTokens) return null;
+  return {
+    message: `'max_tokens' or 'max_completion_tokens' is too large: ${budget}. This model's maximum context length is ${maxModelLen} tokens and your request has ${inputTokens} input tokens (${budget} > ${maxModelLen} - ${inputTokens}).`,
+    param: field,
+  };
 }

@@ -4,7 +4,8 @@ import type { ToolTypeName } from '../tool-types/tool-type.enum.js';
 
 /** How a client-owned call is handed back: the public shape the client declared. */
 export interface ClientCallShape {
-  kind: 'function_call' | 'custom_tool_call';
+  /** `tool_search_call`: a client-run tool search, its arguments handed back as parsed JSON. */
+  kind: 'function_call' | 'custom_tool_call' | 'tool_search_call';
   /** The name the client declared (a namespace member's own name). */
   name: string;
   namespace?: string;
@@ -74,6 +75,13 @@ export interface ToolHandler<P = unknown, D = unknown> {
   readonly historyItemTypes?: readonly string[];
   /** Turn one of those items, found in conversation history, into what the model sees. */
   toModelItems?(item: PublicItem, ctx: HistoryContext): ModelItem[];
+  /**
+   * Tool declarations one of those items brings into the conversation
+   * (`tool_search_output.tools`): from that item on the model may call them,
+   * so they are registered like the request's own `tools[]`, which win on a
+   * name both declare. `path` names the item (`input[3]`) for errors.
+   */
+  historyDeclarations?(item: PublicItem, path: string): JsonObject[];
   /**
    * Gateway-owned types without an executor: the failed public item for a
    * call the model made anyway. Defaults to `{type: "<type>_call", status: "failed"}`.

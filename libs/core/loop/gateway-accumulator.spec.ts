@@ -2,6 +2,7 @@ import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { ToolSearchToolHandler } from '../../tools/tool-search/tool-search.tool-handler.js';
 import type { ModelEvent } from '../protocol/model-events.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
@@ -14,7 +15,7 @@ let registry: ToolRegistry;
 
 beforeAll(async () => {
   const explorer = explorerWith(
-    [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler()],
+    [new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ProbeToolHandler(), new ToolSearchToolHandler()],
     [new ProbeExecutor()],
   );
   registry = await new ToolPreparationService(explorer, testConfig()).prepare(
@@ -24,6 +25,7 @@ beforeAll(async () => {
       { type: 'namespace', name: 'files', tools: [{ type: 'function', name: 'read' }, { type: 'custom', name: 'write' }] },
       { type: 'probe', name: 'lookup' },
       { type: 'file_search', vector_store_ids: ['vs_1'] },
+      { type: 'tool_search', execution: 'client' },
     ],
     { history: [], signal: new AbortController().signal, requestId: 'r' },
   );
@@ -110,8 +112,45 @@ describe('RoundAccumulator', () => {
       ['openresponses', 'response.reasoning.delta', 'response.reasoning.done'],
     ])('uses the %s event names', (style, delta, done) => {
       const { types, emitted } = accumulate(events, { reasoningEvents: style });
-      expect(types()).toEqual(['response.output_item.added', delta, delta, done, 'response.output_item.done']);
-      expect(emitted[3]).toMatchObject({ text: 'step 1; step 2' });
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        delta,
+        delta,
+        done,
+        'response.content_part.done',
+        'response.output_item.done',
+      ]);
+      expect(emitted[0].item).toMatchObject({ content: [] });
+      expect(emitted[1]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: '' } });
+      expect(emitted[4]).toMatchObject({ content_index: 0, text: 'step 1; step 2' });
+      expect(emitted[5]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: 'step 1; step 2' } });
+    });
+
+    it("opens the part where the upstream opens it (vLLM's reasoning_part.added), once", () => {
+      const { types } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.part', key: 'r' },
+        { type: 'reasoning.delta', key: 'r', delta: 'a' },
+        { type: 'reasoning.done', key: 'r', text: 'a' },
+      ]);
+      expect(types()).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.reasoning_text.delta',
+        'response.reasoning_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+      ]);
+    });
+
+    it('announces no part for reasoning without text (encrypted only)', () => {
+      const { types, ledger } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.done', key: 'r', text: '', encrypted_content: 'opaque' },
+      ]);
+      expect(types()).toEqual(['response.output_item.added', 'response.output_item.done']);
+      expect(ledger.items[0]).toMatchObject({ type: 'reasoning', content: [] });
     });
 
     it('builds the reasoning item; encrypted content only when included, always for the model', () => {
@@ -222,6 +261,22 @@ describe('RoundAccumulator', () => {
     it('restores a custom namespace member as a custom call in its namespace', () => {
       const { ledger } = accumulate(callEvents('c', 'call_w', 'files__write', ['{"input":"data"}']));
       expect(ledger.items[0]).toMatchObject({ type: 'custom_tool_call', name: 'write', namespace: 'files', input: 'data' });
+    });
+
+    it('hands a tool search back as tool_search_call with its arguments as JSON, and no argument deltas', () => {
+      const { emitted, acc, ledger, types } = accumulate(callEvents('c', 'call_s', 'tool_search', ['{"query":', '"tickets"}']));
+      expect(types()).toEqual(['response.output_item.added', 'response.output_item.done']);
+      expect(emitted[0].item).toEqual({ id: expect.stringMatching(/^tsc_/), type: 'tool_search_call', status: 'in_progress', call_id: 'call_s', execution: 'client', arguments: {} });
+      expect(ledger.items[0]).toEqual({ ...(emitted[0].item as object), status: 'completed', arguments: { query: 'tickets' } });
+      expect(acc.clientCalls).toBe(1);
+      expect(acc.modelItems[0]).toEqual({ type: 'function_call', call_id: 'call_s', name: 'tool_search', arguments: '{"query":"tickets"}' });
+    });
+
+    it('keeps tool-search arguments that are not JSON as text, and ends a cut-off search incomplete', () => {
+      expect(accumulate(callEvents('c', 'call_s', 'tool_search', ['tickets please'])).ledger.items[0]).toMatchObject({ arguments: 'tickets please' });
+      const { acc, ledger } = accumulate([{ type: 'call.start', key: 'c', call_id: 'call_s', name: 'tool_search' }, { type: 'call.delta', key: 'c', delta: '{"query":"ti' }]);
+      acc.closeDangling();
+      expect(ledger.items[0]).toMatchObject({ type: 'tool_search_call', status: 'incomplete', arguments: '{"query":"ti' });
     });
 
     it('hands back a call to an undeclared name as a function call', () => {

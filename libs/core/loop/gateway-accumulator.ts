@@ -28,6 +28,8 @@ interface OpenReasoning {
   outputIndex: number;
   item: Record<string, unknown>;
   text: string;
+  /** The `reasoning_text` content part was announced (`response.content_part.added`). */
+  partOpen: boolean;
 }
 
 interface OpenClientCall {
@@ -94,6 +96,8 @@ export class RoundAccumulator {
         return this.finishMessage(event.key, event.text);
       case 'reasoning.start':
         return this.startReasoning(event.key);
+      case 'reasoning.part':
+        return this.openReasoningPart(this.ensure(event.key, 'reasoning') as OpenReasoning);
       case 'reasoning.delta':
         return this.reasoningDelta(event.key, event.delta);
       case 'reasoning.done':
@@ -164,12 +168,31 @@ export class RoundAccumulator {
   private startReasoning(key: string): void {
     const item: Record<string, unknown> = { id: newId('rs'), type: 'reasoning', status: 'in_progress', summary: [], content: [] };
     const outputIndex = this.ledger.open(item as PublicItem);
-    this.open.set(key, { kind: 'reasoning', outputIndex, item, text: '' });
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
+    this.open.set(key, { kind: 'reasoning', outputIndex, item, text: '', partOpen: false });
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, content: [] } });
+  }
+
+  /**
+   * Reasoning text streams inside a content part, like a message's: the SDKs'
+   * stream accumulators fail on a reasoning delta for a part never added. The
+   * part opens where vLLM opens its own (`reasoning.part`), or at the first
+   * delta for upstreams that announce none (the chat dialect).
+   */
+  private openReasoningPart(open: OpenReasoning): void {
+    if (open.partOpen) return;
+    open.partOpen = true;
+    this.sink.emit({
+      type: 'response.content_part.added',
+      item_id: open.item.id,
+      output_index: open.outputIndex,
+      content_index: 0,
+      part: { type: 'reasoning_text', text: '' },
+    });
   }
 
   private reasoningDelta(key: string, delta: string): void {
     const open = this.ensure(key, 'reasoning') as OpenReasoning;
+    this.openReasoningPart(open);
     open.text += delta;
     this.sink.emit({ type: this.reasoningNames.delta, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta });
   }
@@ -178,12 +201,17 @@ export class RoundAccumulator {
     const open = this.ensure(key, 'reasoning') as OpenReasoning;
     if (open.text.length === 0 && text.length > 0) this.reasoningDelta(key, text);
     const finalText = text.length > 0 ? text : open.text;
-    this.sink.emit({ type: this.reasoningNames.done, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, text: finalText });
+    // An item without text (encrypted or summary only) never opened a part: nothing to close.
+    if (open.partOpen) {
+      const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
+      this.sink.emit({ type: this.reasoningNames.done, ...base, text: finalText });
+      this.sink.emit({ type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
+    }
     const item: Record<string, unknown> = {
       ...open.item,
       status,
       summary: (summary ?? []).map((s) => ({ type: 'summary_text', text: s })),
-      content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
+      content: open.partOpen ? [{ type: 'reasoning_text', text: finalText }] : [],
     };
     if (encrypted && this.options.include.includes('reasoning.encrypted_content')) item.encrypted_content = encrypted;
     this.ledger.set(open.outputIndex, item as unknown as PublicItem);
@@ -211,7 +239,9 @@ export class RoundAccumulator {
     const item: Record<string, unknown> =
       shape.kind === 'custom_tool_call'
         ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: shape.name, input: '' }
-        : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
+        : shape.kind === 'tool_search_call'
+          ? { id: newId('tsc'), type: 'tool_search_call', status: 'in_progress', call_id: callId, execution: 'client', arguments: {} }
+          : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
     if (shape.namespace) item.namespace = shape.namespace;
     const outputIndex = this.ledger.open(item as PublicItem);
     const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, args: '' };
@@ -225,6 +255,8 @@ export class RoundAccumulator {
     if (!open || open.kind === 'gateway_call') return;
     if (open.kind !== 'client_call') return;
     open.args += delta;
+    // A tool search's arguments are a JSON value on its item, not a string: OpenAI streams no deltas for them.
+    if (open.shape.kind === 'tool_search_call') return;
     if (open.input) {
       const decoded = open.input.push(delta);
       if (decoded) {
@@ -256,6 +288,8 @@ export class RoundAccumulator {
       if (rest) this.sink.emit({ type: 'response.custom_tool_call_input.delta', ...base, delta: rest });
       this.sink.emit({ type: 'response.custom_tool_call_input.done', ...base, input: value });
       item = { ...open.item, status: 'completed', input: value };
+    } else if (open.shape.kind === 'tool_search_call') {
+      item = { ...open.item, status: 'completed', arguments: parsedArguments(args) };
     } else {
       if (open.args.length === 0 && args.length > 0) {
         this.sink.emit({ type: 'response.function_call_arguments.delta', ...base, delta: args });
@@ -285,12 +319,24 @@ export class RoundAccumulator {
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
       else if (open.kind === 'client_call') {
         // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
-        const partial = open.input ? { input: open.inputSoFar ?? '' } : { arguments: open.args };
+        const partial = open.input
+          ? { input: open.inputSoFar ?? '' }
+          : { arguments: open.shape.kind === 'tool_search_call' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
         this.ledger.set(open.outputIndex, item as unknown as PublicItem);
         this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
       }
     }
     this.open.clear();
+  }
+}
+
+/** Tool-search arguments as the JSON value the model wrote; text that is not JSON is kept as a string rather than lost. */
+function parsedArguments(args: string): unknown {
+  if (args.trim() === '') return {};
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
   }
 }

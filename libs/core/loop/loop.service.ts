@@ -11,6 +11,7 @@ import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { ResponseRun } from './response-run.js';
+import { ModelContextService } from './model-context.service.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import type { Usage } from '../protocol/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
@@ -53,6 +54,7 @@ export class LoopService {
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
+    @Optional() private readonly contexts?: ModelContextService,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
@@ -124,6 +126,7 @@ export class LoopService {
           itemTranslators: this.itemTranslators,
           flow: options.flow,
           trace,
+          contexts: this.contexts,
         },
         request,
         (event) => {

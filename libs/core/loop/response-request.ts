@@ -54,6 +54,12 @@ export interface ResponseRequest {
   toolsSupplied?: boolean;
   toolChoiceSupplied?: boolean;
   /**
+   * `generate: false` (Codex's WebSocket prewarm): prepare tools and save the
+   * state as for any response, but call no model; the response completes at
+   * once with empty output, and the next turn continues from it.
+   */
+  generate?: boolean;
+  /**
    * The response id, when the caller had to know it before the run started
    * (a background response is answered `queued` before it runs). Else the run picks one.
    */

@@ -313,4 +313,58 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
       expect(state.saved).toHaveLength(0);
     });
   });
+
+  describe('continuation rules', () => {
+    it('generate:false prepares, saves and completes with empty output, calling no model', async () => {
+      await setUp([]);
+      const events = await run({ generate: false, tools: [fn('run_shell')], input: [{ type: 'message', role: 'user', content: 'warm up' }] });
+      expect(upstream.requests).toHaveLength(0);
+      expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.completed']);
+      expect(responseOf(events)).toMatchObject({ status: 'completed', output: [], usage: { total_tokens: 0 } });
+      expect(responseOf(events).tools.map((t: JsonObject) => t.name)).toEqual(['run_shell']);
+      expect(state.saved).toHaveLength(1);
+      expect(state.saved[0].modelItems).toEqual([{ type: 'message', role: 'user', content: 'warm up' }]);
+    });
+
+    it('refuses an output for a call nowhere in the history before calling the model', async () => {
+      await setUp([[...messageEvents('m', ['never']), finished]]);
+      await expect(run({ input: [{ type: 'function_call_output', id: 'fco_1', call_id: 'call_ghost', output: 'x' }] })).rejects.toMatchObject({
+        status: 400,
+        param: 'input[0].call_id',
+        code: 'tool_call_not_found',
+      });
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it('accepts an output for a call the prior transcript holds but the public history hides (a gateway call)', async () => {
+      const prior = new RecordingStateStore({
+        modelItems: [{ type: 'function_call', call_id: 'call_hidden', name: 'lookup', arguments: '{}' }],
+        publicItems: [],
+      });
+      await setUp([[...messageEvents('m', ['ok']), finished]], {}, prior);
+      const events = await run({ input: [{ type: 'function_call_output', id: 'fco_1', call_id: 'call_hidden', output: 'x' }] });
+      expect(responseOf(events).status).toBe('completed');
+    });
+
+    it("fits max_output_tokens to the context the upstream reports, per round, and leaves it alone when unknown", async () => {
+      class ContextUpstream extends ScriptedUpstreamClient {
+        override async listModels() {
+          return [{ id: 'test-model', object: 'model' as const, created: 0, owned_by: 'test', max_model_len: 1_000 }];
+        }
+      }
+      upstream = new ContextUpstream([[...messageEvents('m', ['ok']), finished], [...messageEvents('m', ['ok']), finished]]);
+      harness = await createLoopHarness({ upstream, toolModules: [FunctionToolModule] });
+      state = new RecordingStateStore();
+      await run({ maxOutputTokens: 32_000 });
+      expect(upstream.requests[0].max_output_tokens).toBeGreaterThan(900);
+      expect(upstream.requests[0].max_output_tokens).toBeLessThan(1_000);
+      await run({ maxOutputTokens: 100 });
+      expect(upstream.requests[1].max_output_tokens).toBe(100);
+      await harness.close();
+
+      await setUp([[...messageEvents('m', ['ok']), finished]]);
+      await run({ maxOutputTokens: 32_000 });
+      expect(upstream.requests[0].max_output_tokens).toBe(32_000);
+    });
+  });
 });

@@ -15,6 +15,8 @@ import { DetectedGatewayCall, RoundAccumulator } from './gateway-accumulator.js'
 import type { GatewayScheduler, RoundExecution } from './gateway-scheduler.service.js';
 import { ApprovalSlot, HistoryTranslator } from './history-to-model.js';
 import { LoopDecision, classifyRound } from './loop-decision.js';
+import { assertOutputsAnswerCalls } from './orphan-outputs.js';
+import { clampOutputBudget, estimatePromptTokens, type ModelContextService } from './model-context.service.js';
 import type { InputItemTranslator } from './loop.service.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { OutputLedger, ResponseEventSink, emitWholeItem, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
@@ -36,6 +38,8 @@ export interface RunDependencies {
   flow?: FlowGate;
   /** Logs, metrics and traces of this run, when a `RUN_OBSERVER` is installed. */
   trace?: RunTrace;
+  /** The upstream's context lengths, to fit `max_output_tokens` (absent: sent as requested). */
+  contexts?: ModelContextService;
 }
 
 /** Raised inside a run when the client went away; never reaches the client. */
@@ -129,6 +133,8 @@ export class ResponseRun {
   private started = false;
   private gatewayCallsMade = 0;
   private toolLimitReached = false;
+  /** The model's context length, known only when a budget must be fitted to it. */
+  private contextLength: number | null = null;
   private activeUpstream?: Subscription;
   private readonly activeBatches = new Set<CallBatch>();
   private cancelReject?: (e: Error) => void;
@@ -160,11 +166,14 @@ export class ResponseRun {
   }
 
   private async run(): Promise<void> {
+    await this.resolveReferences();
     const prior: PriorState = (await this.deps.state.load(this.req)) ?? { modelItems: [], publicItems: [] };
     this.prior = prior;
+    assertOutputsAnswerCalls(this.req.input, prior.publicItems, prior.modelItems);
     this.inheritTools(prior);
     this.registry = await this.deps.preparation.prepare(this.req.tools, {
       history: [...prior.publicItems, ...this.req.input],
+      inputStart: prior.publicItems.length,
       signal: this.signal,
       requestId: this.id,
     });
@@ -177,10 +186,12 @@ export class ResponseRun {
     const approvals: ApprovalSlot[] = [];
     this.translate(this.req.input, approvals);
 
+    if (this.req.generate === false) return this.prepareOnly(approvals);
     if (this.registry.discoveryItems.length > 0 || approvals.length > 0) this.ensureStarted();
     for (const item of this.registry.discoveryItems) this.emitDiscoveryItem(item);
     if (approvals.length > 0) await this.resolveApprovals(approvals, prior.publicItems);
 
+    if (this.req.maxOutputTokens !== null && this.deps.contexts) this.contextLength = await this.deps.contexts.contextLength(this.req.model);
     const maxRounds = this.deps.config.tools.maxRounds;
     for (let round = 1; ; round++) {
       const outcome = await this.runRound(round, choice);
@@ -190,6 +201,36 @@ export class ResponseRun {
       if (decision === LoopDecision.Incomplete) return this.finish('incomplete', 'max_rounds');
       return this.finish('completed', null);
     }
+  }
+
+  /** `item_reference` items become the stored items they name, before anything reads the input. */
+  private async resolveReferences(): Promise<void> {
+    const index = this.req.input.findIndex((item) => item.type === 'item_reference');
+    if (index < 0) return;
+    if (!this.deps.state.resolveReferences) {
+      throw new InvalidRequestError(
+        `input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`,
+        `input[${index}].id`,
+        'item_not_found',
+      );
+    }
+    this.req = { ...this.req, input: await this.deps.state.resolveReferences(this.req) };
+  }
+
+  /**
+   * `generate: false`: the context is prepared (tools discovered, input
+   * translated) and saved like any response, and no model is called. The
+   * output stays empty, so MCP listings appear on the first generating turn.
+   * Approval answers would run tools with nothing to read their results.
+   */
+  private async prepareOnly(approvals: ApprovalSlot[]): Promise<void> {
+    if (approvals.length > 0) {
+      throw new InvalidRequestError(
+        "'generate: false' cannot carry mcp_approval_response items: approved calls run only on a turn that generates.",
+        'generate',
+      );
+    }
+    return this.finish('completed', null);
   }
 
   /**
@@ -294,6 +335,8 @@ export class ResponseRun {
       stream: r.stream,
     };
     if (resolved.tools.length > 0) request.tool_choice = toolChoice;
+    // Each round's prompt is longer than the last, so the fit is worked out per round.
+    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, estimatePromptTokens(request));
     return request;
   }
 

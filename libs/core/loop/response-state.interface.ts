@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem } from '../protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 
 export const RESPONSE_STATE = Symbol('RESPONSE_STATE');
@@ -29,6 +29,13 @@ export interface ResponseStateStore {
   /** Throws `NotFoundError` (code `previous_response_not_found`) for an unknown id. */
   load(request: ResponseRequest): Promise<PriorState | null>;
   save(run: CompletedRun): Promise<void>;
+  /**
+   * The request's input with each `item_reference` replaced by the caller's
+   * own stored item of that id (from a stored response or a conversation).
+   * Throws `InvalidRequestError` naming `input[i].id` for an id it cannot find.
+   * Without it, a reference is refused: there is nothing to resolve it against.
+   */
+  resolveReferences?(request: ResponseRequest): Promise<PublicItem[]>;
   /** The run failed after it started; continuation state tied to it should be dropped. */
   discard?(request: ResponseRequest, responseId: string): Promise<void>;
 }

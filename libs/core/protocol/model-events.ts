@@ -40,6 +40,8 @@ export type ModelEvent =
   | { type: 'message.delta'; key: string; delta: string }
   | { type: 'message.done'; key: string; text: string }
   | { type: 'reasoning.start'; key: string }
+  /** The reasoning text part opened (vLLM's `response.reasoning_part.added`); deltas open it too when an upstream sends none. */
+  | { type: 'reasoning.part'; key: string }
   | { type: 'reasoning.delta'; key: string; delta: string }
   | { type: 'reasoning.done'; key: string; text: string; summary?: string[]; encrypted_content?: string | null }
   | { type: 'call.start'; key: string; call_id: string; name: string }

@@ -80,8 +80,13 @@ export function resolveToolChoice(choice: PublicToolChoice, registry: ToolRegist
   }
   const hosted = HOSTED_CHOICE_TYPES[type];
   if (hosted) {
-    const entries = [...registry.all()].filter((e) => e.toolType === hosted && e.offered);
-    if (entries.length === 0) throw new InvalidRequestError(`tool_choice asks for ${type}, which is not among the declared tools.`, 'tool_choice.type');
+    const declared = [...registry.all()].filter((e) => e.toolType === hosted);
+    const entries = declared.filter((e) => e.offered);
+    if (entries.length === 0) {
+      // Declared but kept from the model (web search without a provider, say): forcing it would force a failure.
+      const why = declared.length > 0 ? 'which is declared but cannot run on this gateway, so it is not offered to the model' : 'which is not among the declared tools';
+      throw new InvalidRequestError(`tool_choice asks for ${type}, ${why}.`, 'tool_choice.type');
+    }
     return { choice: { type: 'function', name: entries[0].modelName }, tools: offered, forcing: true };
   }
   throw new InvalidRequestError(`tool_choice.type "${type}" is not supported.`, 'tool_choice.type');

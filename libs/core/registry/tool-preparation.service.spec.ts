@@ -3,6 +3,7 @@ import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { ToolSearchToolHandler } from '../../tools/tool-search/tool-search.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import { requireString } from '../handlers/declaration-validation.js';
 import type { DiscoveryContext, DiscoveryResult, NormalizedTool, ToolHandler } from '../handlers/tool-handler.interface.js';
@@ -269,5 +270,58 @@ describe('ToolPreparationService', () => {
       listing.pending.get('a')!.reject(new InvalidRequestError('server a unreachable', 'tools[0].server_url', 'mcp_unreachable'));
       await expect(prepared).rejects.toMatchObject({ code: 'mcp_unreachable' });
     });
+  });
+});
+
+describe('ToolPreparationService: tools loaded by history items', () => {
+  const toolSearch = new ToolSearchToolHandler();
+  const prep = new ToolPreparationService(
+    explorerWith([new FunctionToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), toolSearch]),
+    testConfig(),
+  );
+  const output = (tools: unknown, id = 'tso_1'): PublicItem => ({ type: 'tool_search_output', id, call_id: 'c1', execution: 'client', tools }) as PublicItem;
+  const declared = [{ type: 'tool_search', execution: 'client' }, fn('shell')];
+
+  it('registers loaded tools after the declared ones, as client-owned, the request winning on a shared name', async () => {
+    const loaded = output([fn('open_ticket'), fn('shell', { description: 'loaded copy' }), { type: 'namespace', name: 'jira', description: 'Jira', tools: [fn('search')] }]);
+    const registry = await prep.prepare(declared, { ...ctx, history: [loaded], inputStart: 0 });
+    expect(registry.functions.map((f) => f.name)).toEqual(['tool_search', 'shell', 'open_ticket', 'jira__search']);
+    expect(registry.lookup('shell')?.toolType).toBe('function');
+    expect(registry.functions.find((f) => f.name === 'shell')?.description ?? null).toBeNull();
+    expect(registry.lookup('open_ticket')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'open_ticket' } });
+    expect(registry.lookup('jira__search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'search', namespace: 'jira' } });
+    expect(registry.lookup('tool_search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'tool_search_call', name: 'tool_search' } });
+    // Loaded tools are not the request's declarations.
+    expect(registry.publicTools.map((t) => t.type)).toEqual(['tool_search', 'function']);
+  });
+
+  it('loads from stored items too, and an earlier load keeps its entry', async () => {
+    const registry = await prep.prepare(declared, {
+      ...ctx,
+      history: [output([fn('a', { description: 'first' })], 'tso_1'), output([fn('a', { description: 'second' }), fn('b')], 'tso_2')],
+      inputStart: 1,
+    });
+    expect(registry.functions.map((f) => [f.name, f.description ?? null])).toEqual([
+      ['tool_search', expect.any(String)],
+      ['shell', null],
+      ['a', 'first'],
+      ['b', null],
+    ]);
+  });
+
+  it('names bad loaded declarations by their place in the input, and refuses gateway-owned types', async () => {
+    const param = async (history: PublicItem[], inputStart = 0) => {
+      try {
+        await prep.prepare(declared, { ...ctx, history, inputStart });
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidRequestError);
+        return (err as InvalidRequestError).param;
+      }
+      throw new Error('expected a refusal');
+    };
+    expect(await param([{ type: 'message', id: 'm' } as PublicItem, output('all')], 0)).toBe('input[1].tools');
+    expect(await param([output([{ type: 'function' }])], 0)).toBe('input[0].tools[0].name');
+    expect(await param([output([fn('x'), 'nope'])], 0)).toBe('input[0].tools[1]');
+    expect(await param([output([{ type: 'file_search', vector_store_ids: ['v'] }])], 0)).toBe('input[0].tools[0].type');
   });
 });

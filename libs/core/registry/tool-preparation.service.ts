@@ -48,11 +48,18 @@ export class ToolPreparationService {
 
   async prepare(
     tools: JsonObject[],
-    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string },
+    ctx: {
+      history: readonly PublicItem[];
+      signal: AbortSignal;
+      requestId: string;
+      /** Where the request's own `input` starts in `history` (stored items come first), to name fields. */
+      inputStart?: number;
+    },
   ): Promise<ToolRegistry> {
     const declarations = this.validate(tools);
+    const loaded = this.historyDeclarations(ctx.history, ctx.inputStart ?? 0);
     const registry = new ToolRegistry();
-    if (declarations.length === 0) return registry;
+    if (declarations.length === 0 && loaded.length === 0) return registry;
 
     // Stage 2: discovery runs concurrently across declarations (MCP servers are independent).
     const discovered = await Promise.all(
@@ -71,7 +78,44 @@ export class ToolPreparationService {
       for (const tool of normalized) this.register(registry, d, tool);
       registry.publicTools.push(d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration);
     });
+
+    // Tools the conversation loaded (a client's tool search answered with
+    // their definitions) come after the request's own: a name the request
+    // declares itself, or an earlier load already gave, keeps that entry.
+    for (const d of loaded) {
+      for (const tool of d.handler.normalize(d.params, undefined, { takenNames: registry.names() })) {
+        if (!registry.has(tool.fn.name)) this.register(registry, d, tool);
+      }
+    }
     return registry;
+  }
+
+  /**
+   * Declarations carried by history items (`ToolHandler.historyDeclarations`),
+   * validated by their own type's handler. Only client-owned types may be
+   * loaded this way: a history item must not make the gateway run anything
+   * the request did not declare.
+   */
+  private historyDeclarations(history: readonly PublicItem[], inputStart: number): ValidatedDeclaration[] {
+    const loaded: ValidatedDeclaration[] = [];
+    history.forEach((item, position) => {
+      const source = this.explorer.handlerForItemType(item.type);
+      if (!source?.historyDeclarations) return;
+      const at = position >= inputStart ? `input[${position - inputStart}]` : `stored item ${String((item as { id?: unknown }).id)}`;
+      source.historyDeclarations(item, at).forEach((declaration, j) => {
+        const path = `${at}.tools[${j}]`;
+        if (declaration === null || typeof declaration !== 'object' || Array.isArray(declaration) || typeof declaration.type !== 'string') {
+          throw new InvalidRequestError(`${path} must be a tool declaration with a type.`, path);
+        }
+        const handler = this.explorer.handlerForWireTag(declaration.type);
+        if (!handler) return;
+        if (handler.gatewayOwned) {
+          throw new InvalidRequestError(`${path}.type "${declaration.type}" runs in the gateway and cannot be loaded by a tool search; declare it in tools.`, `${path}.type`);
+        }
+        loaded.push({ index: -1, handler, params: handler.validate(declaration, path), declaration });
+      });
+    });
+    return loaded;
   }
 
   private register(registry: ToolRegistry, d: ValidatedDeclaration, tool: NormalizedTool): void {

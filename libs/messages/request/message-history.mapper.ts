@@ -1,6 +1,13 @@
 import { newId } from '../../core/ids.js';
 import type { ContentPart, JsonObject, PublicItem } from '../../core/protocol/items.js';
+import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { arrayAt, invalid, isObject, objectAt, present, stringAt } from './request-fields.js';
+
+export interface MappedHistory {
+  items: PublicItem[];
+  /** Text of the `system` entries that open the conversation: they join the top-level `system`. */
+  leadingSystem: string[];
+}
 
 /**
  * Anthropic `messages` → Responses input items. A message's blocks keep
@@ -10,26 +17,50 @@ import { arrayAt, invalid, isObject, objectAt, present, stringAt } from './reque
  * `function_call_output`, `thinking` → `reasoning`, a gateway-run
  * `mcp_tool_use` with its `mcp_tool_result` → `mcp_call`, which the MCP
  * module shows the model as a call and its output).
+ *
+ * `system` entries inside `messages` are folded: most chat templates accept
+ * a system message only first (several raise on any other position), so the
+ * entries that open the conversation join the top-level system prompt and
+ * later ones become a note in the next user turn (after its tool results,
+ * which must follow the calls they answer).
  */
-export function mapMessageHistory(value: unknown): PublicItem[] {
+export function mapMessageHistory(value: unknown, signer: ThinkingSigner): MappedHistory {
   const messages = arrayAt(value, 'messages');
   if (messages.length === 0) invalid('messages', 'must contain at least one message.');
   const items: PublicItem[] = [];
+  const leadingSystem: string[] = [];
+  let pendingSystem: ContentPart[] = [];
   messages.forEach((raw, i) => {
     const path = `messages.${i}`;
     const message = objectAt(raw, path);
     const role = message.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'system') invalid(`${path}.role`, 'must be "user", "assistant" or "system".');
-    if (typeof message.content === 'string') {
-      items.push(messageItem(role, [{ type: role === 'assistant' ? 'output_text' : 'input_text', text: message.content }]));
+    if (role === 'system') {
+      const texts = typeof message.content === 'string'
+        ? [message.content]
+        : arrayAt(message.content, `${path}.content`).map((b, j) => textBlock(b, `${path}.content.${j}`));
+      if (items.length === 0) leadingSystem.push(...texts);
+      else pendingSystem.push(...texts.map((text): ContentPart => ({ type: 'input_text', text: systemNote(text) })));
       return;
     }
-    const blocks = arrayAt(message.content, `${path}.content`);
-    if (role === 'assistant') items.push(...assistantItems(blocks, `${path}.content`));
-    else if (role === 'user') items.push(...userItems(blocks, `${path}.content`));
-    else items.push(messageItem('system', blocks.map((b, j) => ({ type: 'input_text', text: textBlock(b, `${path}.content.${j}`) }))));
+    if (role === 'user') {
+      const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : arrayAt(message.content, `${path}.content`);
+      items.push(...userItems(blocks, `${path}.content`, pendingSystem));
+      pendingSystem = [];
+      return;
+    }
+    if (typeof message.content === 'string') {
+      items.push(messageItem('assistant', [{ type: 'output_text', text: message.content }]));
+      return;
+    }
+    items.push(...assistantItems(arrayAt(message.content, `${path}.content`), `${path}.content`, signer));
   });
-  return items;
+  if (pendingSystem.length > 0) items.push(messageItem('user', pendingSystem));
+  return { items, leadingSystem };
+}
+
+function systemNote(text: string): string {
+  return `<system-reminder>\n${text}\n</system-reminder>`;
 }
 
 function messageItem(role: 'user' | 'assistant' | 'system', parts: ContentPart[]): PublicItem {
@@ -62,18 +93,25 @@ function blockType(block: JsonObject, path: string): string {
   return stringAt(block.type, `${path}.type`);
 }
 
-function userItems(blocks: unknown[], path: string): PublicItem[] {
+function userItems(blocks: unknown[], path: string, systemNotes: ContentPart[]): PublicItem[] {
   const items: PublicItem[] = [];
   const { add, flush } = messageRun('user', items);
+  let notes = systemNotes;
+  const addNotes = (): void => {
+    notes.forEach(add);
+    notes = [];
+  };
   blocks.forEach((raw, j) => {
     const at = `${path}.${j}`;
     const block = objectAt(raw, at);
     const type = blockType(block, at);
     switch (type) {
       case 'text':
+        addNotes();
         add({ type: 'input_text', text: stringAt(block.text, `${at}.text`) });
         return;
       case 'image':
+        addNotes();
         add(imagePart(block, at));
         return;
       case 'tool_result':
@@ -93,11 +131,12 @@ function userItems(blocks: unknown[], path: string): PublicItem[] {
         invalid(`${at}.type`, `"${type}" is not a content block type this gateway accepts in a user message.`);
     }
   });
+  addNotes();
   flush();
   return items;
 }
 
-function assistantItems(blocks: unknown[], path: string): PublicItem[] {
+function assistantItems(blocks: unknown[], path: string, signer: ThinkingSigner): PublicItem[] {
   const items: PublicItem[] = [];
   const { add, flush } = messageRun('assistant', items);
   const mcpResults = new Map<string, JsonObject>();
@@ -112,10 +151,13 @@ function assistantItems(blocks: unknown[], path: string): PublicItem[] {
       case 'text':
         add({ type: 'output_text', text: stringAt(block.text, `${at}.text`) });
         return;
-      case 'thinking':
+      case 'thinking': {
+        const thinking = stringAt(block.thinking, `${at}.thinking`);
+        if (!thinkingTrusted(thinking, block, at, signer)) return;
         flush();
-        items.push({ type: 'reasoning', id: newId('rs'), summary: [], content: [{ type: 'reasoning_text', text: stringAt(block.thinking, `${at}.thinking`) }] });
+        items.push({ type: 'reasoning', id: newId('rs'), summary: [], content: [{ type: 'reasoning_text', text: thinking }] });
         return;
+      }
       case 'redacted_thinking':
         // Encrypted by Anthropic for Anthropic's models: nothing here can read it.
         return;
@@ -156,6 +198,22 @@ function assistantItems(blocks: unknown[], path: string): PublicItem[] {
   });
   flush();
   return items;
+}
+
+/**
+ * With a signing key, thinking comes back to the model only with the
+ * signature the gateway gave it. A block without one, or with one that does
+ * not verify (changed text, or a signature from another provider when a
+ * session moved here mid-conversation), is left out: the model is never
+ * shown reasoning it cannot be shown to have written, and the turn goes on
+ * rather than failing on history the client cannot repair. Without a key
+ * every block is passed on as it stands: nothing could tell a real one from
+ * a forged one.
+ */
+function thinkingTrusted(thinking: string, block: JsonObject, path: string, signer: ThinkingSigner): boolean {
+  if (!signer.enabled) return true;
+  const signature = present(block.signature) ? stringAt(block.signature, `${path}.signature`) : '';
+  return signature !== '' && signer.verify(thinking, signature);
 }
 
 function imagePart(block: JsonObject, path: string): ContentPart {

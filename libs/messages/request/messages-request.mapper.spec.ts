@@ -1,12 +1,14 @@
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { mapMessagesRequest } from './messages-request.mapper.js';
 import { toAnthropicParam } from './tool-origin.js';
 
+const opts = { signer: new ThinkingSigner(null) };
 const base = { model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
 
 function refusal(body: Record<string, unknown>): InvalidRequestError {
   try {
-    mapMessagesRequest(body, null);
+    mapMessagesRequest(body, null, opts);
   } catch (err) {
     if (err instanceof InvalidRequestError) return err;
     throw err;
@@ -30,6 +32,7 @@ describe('mapMessagesRequest', () => {
         stop_sequences: [],
       },
       'owner-1',
+      opts,
     );
     expect(request).toMatchObject({
       model: 'm',
@@ -75,6 +78,7 @@ describe('mapMessagesRequest', () => {
         ],
       },
       null,
+      opts,
     );
     const items = request.input.map(({ id, ...rest }) => rest);
     expect(items).toEqual([
@@ -113,6 +117,7 @@ describe('mapMessagesRequest', () => {
         ],
       },
       null,
+      opts,
     );
     expect(request.input[1]).toEqual({
       type: 'mcp_call',
@@ -139,6 +144,7 @@ describe('mapMessagesRequest', () => {
         tool_choice: { type: 'any', disable_parallel_tool_use: true },
       },
       null,
+      opts,
     );
     expect(request.tools).toEqual([
       { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} } },
@@ -148,15 +154,84 @@ describe('mapMessagesRequest', () => {
     expect(request.parallelToolCalls).toBe(false);
     expect(toAnthropicParam('tools[1].server_url', toolOrigins)).toBe('mcp_servers.0.url');
     expect(toAnthropicParam('tools[0].parameters.properties', toolOrigins)).toBe('tools.0.input_schema.properties');
-    expect(mapMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }, null).request.toolChoice).toEqual({ type: 'function', name: 'get_weather' });
+    expect(mapMessagesRequest({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }, null, opts).request.toolChoice).toEqual({ type: 'function', name: 'get_weather' });
   });
 
   it('turns a thinking budget or a named effort into a reasoning effort', () => {
-    const effort = (extra: Record<string, unknown>) => mapMessagesRequest({ ...base, max_tokens: 64000, ...extra }, null).request.reasoning?.effort ?? null;
+    const effort = (extra: Record<string, unknown>) => mapMessagesRequest({ ...base, max_tokens: 64000, ...extra }, null, opts).request.reasoning?.effort ?? null;
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 8000 } })).toBe('medium');
     expect(effort({ thinking: { type: 'enabled', budget_tokens: 32000 } })).toBe('high');
     expect(effort({ thinking: { type: 'disabled' } })).toBeNull();
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
+  });
+
+  it('folds system entries: leading ones into instructions, later ones into the next user turn after its tool results', () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        system: 'Top.',
+        messages: [
+          { role: 'system', content: 'Leading.' },
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+          { role: 'system', content: [{ type: 'text', text: 'Mode changed.' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }, { type: 'text', text: 'next' }] },
+          { role: 'assistant', content: 'done' },
+          { role: 'system', content: 'Trailing.' },
+        ],
+      },
+      null,
+      opts,
+    );
+    expect(request.instructions).toBe('Top.\n\nLeading.');
+    expect(request.input.map((i: any) => [i.type, i.role ?? null])).toEqual([
+      ['message', 'user'],
+      ['function_call', null],
+      ['function_call_output', null],
+      ['message', 'user'],
+      ['message', 'assistant'],
+      ['message', 'user'],
+    ]);
+    expect((request.input[3] as any).content).toEqual([
+      { type: 'input_text', text: '<system-reminder>\nMode changed.\n</system-reminder>' },
+      { type: 'input_text', text: 'next' },
+    ]);
+    expect((request.input[5] as any).content).toEqual([{ type: 'input_text', text: '<system-reminder>\nTrailing.\n</system-reminder>' }]);
+    expect(request.input.some((i: any) => i.role === 'system')).toBe(false);
+  });
+
+  it('replays thinking only with a signature this gateway made, when it has a key', () => {
+    const signer = new ThinkingSigner('s'.repeat(32));
+    const history = (signature: string | undefined) => ({
+      ...base,
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'mine', ...(signature === undefined ? {} : { signature }) }, { type: 'text', text: 'a' }] },
+        { role: 'user', content: 'q2' },
+      ],
+    });
+    const reasoning = (body: Record<string, unknown>, with_: ThinkingSigner) =>
+      mapMessagesRequest(body, null, { signer: with_ }).request.input.filter((i) => i.type === 'reasoning').length;
+    expect(reasoning(history(signer.sign('mine')), signer)).toBe(1);
+    expect(reasoning(history(signer.sign('other')), signer)).toBe(0);
+    expect(reasoning(history(''), signer)).toBe(0);
+    expect(reasoning(history(undefined), signer)).toBe(0);
+    // Without a key nothing can be checked: the text is passed on as it stands.
+    expect(reasoning(history(''), opts.signer)).toBe(1);
+  });
+
+  it('maps adaptive and disabled thinking, counting mode without max_tokens, and context_management', () => {
+    const adaptive = mapMessagesRequest({ ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'max' } }, null, opts);
+    expect(adaptive.request.reasoning).toEqual({ effort: 'high', summary: null });
+    expect(adaptive.hideThinking).toBe(false);
+    const disabled = mapMessagesRequest({ ...base, thinking: { type: 'disabled' } }, null, opts);
+    expect(disabled.request.reasoning).toBeNull();
+    expect(disabled.hideThinking).toBe(true);
+    const counted = mapMessagesRequest({ model: 'm', messages: base.messages, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } }, null, { ...opts, counting: true });
+    expect(counted.request.maxOutputTokens).toBeNull();
+    expect(counted.contextManagement).toEqual({ appliedEdits: [] });
+    expect(mapMessagesRequest(base, null, opts).contextManagement).toBeNull();
+    expect(refusal({ ...base, stream: true, max_tokens: undefined } as any).param).toBe('max_tokens');
   });
 
   it.each([

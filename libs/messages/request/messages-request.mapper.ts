@@ -1,22 +1,37 @@
 import type { JsonObject } from '../../core/protocol/items.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../responses/request/json-depth.js';
+import type { ThinkingSigner } from '../thinking/thinking-signer.js';
+import { applyContextEdits, parseContextManagement, type AppliedEdit } from './context-edits.js';
 import { mapMessageHistory } from './message-history.mapper.js';
 import { mapTools } from './messages-tools.mapper.js';
-import { arrayAt, booleanAt, invalid, numberAt, objectAt, present, stringAt, textOrTextBlocks, unsupported } from './request-fields.js';
+import { arrayAt, booleanAt, invalid, isObject, numberAt, objectAt, present, stringAt, textOrTextBlocks, unsupported } from './request-fields.js';
 import type { ToolOrigin } from './tool-origin.js';
 
 export interface MappedMessagesRequest {
   request: ResponseRequest;
   /** Origin of each `request.tools[i]`, to name tool errors in the client's terms. */
   toolOrigins: ToolOrigin[];
+  /** Set when the body asked for `context_management`: what the gateway's edits did. */
+  contextManagement: { appliedEdits: AppliedEdit[] } | null;
+  /** `thinking: {type: "disabled"}`: the reply carries no thinking blocks, as Anthropic's would not. */
+  hideThinking: boolean;
+}
+
+export interface MessagesMappingOptions {
+  signer: ThinkingSigner;
+  /** `count_tokens` takes the same body without `max_tokens`, `stream` and sampling fields. */
+  counting?: boolean;
 }
 
 /** Fields this gateway maps onto the loop. */
 const MAPPED = new Set([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'mcp_servers', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata', 'thinking', 'output_config',
+  'stop_sequences', 'stream', 'metadata', 'thinking', 'output_config', 'context_management',
 ]);
+
+/** What `POST /v1/messages/count_tokens` takes (Anthropic's `MessageCountTokensParams`). */
+const COUNTED = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'mcp_servers', 'thinking', 'output_config', 'context_management']);
 
 /**
  * Accepted and ignored: they steer Anthropic's own infrastructure (service
@@ -37,32 +52,37 @@ export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high'
  * for the loop. Every refusal names its field path; fields the gateway
  * cannot honour are refused, as unknown fields are by Anthropic's own API.
  */
-export function mapMessagesRequest(body: unknown, owner: string | null): MappedMessagesRequest {
+export function mapMessagesRequest(body: unknown, owner: string | null, options: MessagesMappingOptions): MappedMessagesRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid('body', 'must be a JSON object.');
   const raw = body as JsonObject;
   if (exceedsJsonDepth(raw)) invalid('body', `nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`, 'nesting_too_deep');
+  const accepted = options.counting ? COUNTED : MAPPED;
   for (const key of Object.keys(raw)) {
-    if (MAPPED.has(key) || INFRASTRUCTURE_HINTS.has(key)) continue;
-    if (key === 'container' || key === 'context_management') unsupported(key, 'it needs Anthropic-hosted features.');
+    if (accepted.has(key) || INFRASTRUCTURE_HINTS.has(key)) continue;
+    if (key === 'container') unsupported(key, 'it needs Anthropic-hosted features.');
     invalid(key, 'Extra inputs are not permitted.');
   }
 
   if (!present(raw.model)) invalid('model', 'Field required.');
   const model = stringAt(raw.model, 'model', { nonEmpty: true });
-  if (!present(raw.max_tokens)) invalid('max_tokens', 'Field required.');
-  const maxTokens = numberAt(raw.max_tokens, 'max_tokens', 1, Number.MAX_SAFE_INTEGER, { integer: true });
+  if (!options.counting && !present(raw.max_tokens)) invalid('max_tokens', 'Field required.');
+  const maxTokens = present(raw.max_tokens) ? numberAt(raw.max_tokens, 'max_tokens', 1, Number.MAX_SAFE_INTEGER, { integer: true }) : null;
   if (!present(raw.messages)) invalid('messages', 'Field required.');
+  const edits = parseContextManagement(raw.context_management);
+  // Edits run on the client's own blocks, before mapping: their rules are written in Anthropic's terms.
+  const edited = applyContextEdits(raw.messages, edits);
+  const history = mapMessageHistory(edited.messages, options.signer);
   // There is no top_k or stop-sequence field on the way to the upstream: refusing beats ignoring.
   if (present(raw.top_k)) unsupported('top_k', 'the upstream is called through the OpenAI API, which has no top_k.');
   if (present(raw.stop_sequences) && arrayAt(raw.stop_sequences, 'stop_sequences').length > 0) {
     unsupported('stop_sequences', 'the upstream is called without stop sequences; send an empty list or leave it out.');
   }
   const { tools, origins, toolChoice, parallelToolCalls } = mapTools(raw);
-  const system = present(raw.system) ? textOrTextBlocks(raw.system, 'system').join('\n\n') : '';
+  const system = [...(present(raw.system) ? textOrTextBlocks(raw.system, 'system') : []), ...history.leadingSystem].join('\n\n');
 
   const request: ResponseRequest = {
     model,
-    input: mapMessageHistory(raw.messages),
+    input: history.items,
     instructions: system.length > 0 ? system : null,
     tools,
     toolChoice,
@@ -93,7 +113,12 @@ export function mapMessagesRequest(body: unknown, owner: string | null): MappedM
     toolsSupplied: true,
     toolChoiceSupplied: present(raw.tool_choice),
   };
-  return { request, toolOrigins: origins };
+  return {
+    request,
+    toolOrigins: origins,
+    contextManagement: present(raw.context_management) ? { appliedEdits: edited.appliedEdits } : null,
+    hideThinking: isObject(raw.thinking) && raw.thinking.type === 'disabled',
+  };
 }
 
 function userId(value: unknown): string | null {
@@ -107,15 +132,18 @@ function userId(value: unknown): string | null {
  * `thinking.budget_tokens` becomes a reasoning effort (the knob OpenAI-style
  * upstreams have); `output_config.effort` names one directly and wins.
  * Adaptive thinking leaves the choice to the model server's default.
+ * Disabled thinking asks for no effort; since an open reasoning model cannot
+ * always be told through the API not to think, the reply leaves its
+ * reasoning out instead (`hideThinking`), as Anthropic's reply would.
  */
-function reasoning(thinking: unknown, outputConfig: unknown, maxTokens: number): ResponseRequest['reasoning'] {
+function reasoning(thinking: unknown, outputConfig: unknown, maxTokens: number | null): ResponseRequest['reasoning'] {
   let effort: string | null = null;
   if (present(thinking)) {
     const config = objectAt(thinking, 'thinking');
     switch (config.type) {
       case 'enabled': {
         const budget = numberAt(config.budget_tokens, 'thinking.budget_tokens', 1024, Number.MAX_SAFE_INTEGER, { integer: true });
-        if (budget >= maxTokens) invalid('thinking.budget_tokens', 'must be less than max_tokens.');
+        if (maxTokens !== null && budget >= maxTokens) invalid('thinking.budget_tokens', 'must be less than max_tokens.');
         effort = effortForBudget(budget);
         break;
       }

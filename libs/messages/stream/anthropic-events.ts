@@ -19,7 +19,13 @@ export type ContentBlock =
 export type BlockDelta =
   | { type: 'text_delta'; text: string }
   | { type: 'thinking_delta'; thinking: string }
-  | { type: 'input_json_delta'; partial_json: string };
+  | { type: 'input_json_delta'; partial_json: string }
+  | { type: 'signature_delta'; signature: string };
+
+/** `context_management` on a reply: the edits the gateway ran before calling the model. */
+export interface ContextManagementResult {
+  applied_edits: Array<{ type: string; [figure: string]: unknown }>;
+}
 
 export interface AnthropicMessage {
   id: string;
@@ -30,6 +36,7 @@ export interface AnthropicMessage {
   stop_reason: StopReason | null;
   stop_sequence: null;
   usage: AnthropicUsage;
+  context_management?: ContextManagementResult;
 }
 
 export interface AnthropicErrorBody {
@@ -42,6 +49,6 @@ export type AnthropicStreamEvent =
   | { type: 'content_block_start'; index: number; content_block: ContentBlock }
   | { type: 'content_block_delta'; index: number; delta: BlockDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: null }; usage: AnthropicUsage }
+  | { type: 'message_delta'; delta: { stop_reason: StopReason; stop_sequence: null }; usage: AnthropicUsage; context_management?: ContextManagementResult }
   | { type: 'message_stop' }
   | AnthropicErrorBody;

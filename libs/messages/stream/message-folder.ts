@@ -22,6 +22,7 @@ export class MessageFolder {
         const delta = event.delta;
         if (delta.type === 'text_delta') block.text += delta.text;
         else if (delta.type === 'thinking_delta') block.thinking += delta.thinking;
+        else if (delta.type === 'signature_delta') block.signature = delta.signature;
         else this.json.set(event.index, (this.json.get(event.index) ?? '') + delta.partial_json);
         return;
       }
@@ -33,6 +34,7 @@ export class MessageFolder {
       case 'message_delta':
         this.message!.stop_reason = event.delta.stop_reason;
         this.message!.usage = { ...event.usage };
+        if (event.context_management) this.message!.context_management = event.context_management;
         return;
       case 'error':
         this.error = event.error;

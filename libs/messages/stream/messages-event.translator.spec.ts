@@ -1,6 +1,7 @@
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { AnthropicStreamEvent } from './anthropic-events.js';
 import { MessageFolder } from './message-folder.js';
+import { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { MessagesEventTranslator } from './messages-event.translator.js';
 
 const usage = { input_tokens: 30, output_tokens: 7, total_tokens: 37, input_tokens_details: { cached_tokens: 10 }, output_tokens_details: { reasoning_tokens: 0 } };
@@ -141,5 +142,33 @@ describe('MessagesEventTranslator', () => {
       ),
     );
     expect(fold(out).result?.content).toEqual([{ type: 'tool_use', id: 'c', name: 'f', input: {} }]);
+  });
+
+  it('signs a thinking block with a signature_delta before it stops, hides thinking when asked, reports context edits', () => {
+    const signer = new ThinkingSigner('t'.repeat(32));
+    const list = events(
+      created,
+      { type: 'response.output_item.added', output_index: 0, item: { type: 'reasoning' } },
+      { type: 'response.reasoning_text.delta', output_index: 0, delta: 'think ' },
+      { type: 'response.reasoning_text.delta', output_index: 0, delta: 'twice' },
+      { type: 'response.output_item.done', output_index: 0, item: { type: 'reasoning' } },
+      { type: 'response.output_item.added', output_index: 1, item: { type: 'message' } },
+      { type: 'response.output_text.delta', output_index: 1, delta: 'ok' },
+      { type: 'response.output_item.done', output_index: 1, item: { type: 'message' } },
+      completed(),
+    );
+    const contextManagement = { applied_edits: [{ type: 'clear_thinking_20251015', cleared_thinking_turns: 2, cleared_input_tokens: 40 }] };
+    const translator = new MessagesEventTranslator({ signer, contextManagement });
+    const out = list.flatMap((e) => translator.push(e));
+    const deltas = out.filter((e) => e.type === 'content_block_delta' && e.index === 0).map((e: any) => e.delta.type);
+    expect(deltas).toEqual(['thinking_delta', 'thinking_delta', 'signature_delta']);
+    const stopAt = out.findIndex((e) => e.type === 'content_block_stop' && e.index === 0);
+    expect(out.findIndex((e: any) => e.delta?.type === 'signature_delta')).toBe(stopAt - 1);
+    const folded = fold(out).result!;
+    expect(folded.content[0]).toEqual({ type: 'thinking', thinking: 'think twice', signature: signer.sign('think twice') });
+    expect(folded.context_management).toEqual(contextManagement);
+
+    const hidden = new MessagesEventTranslator({ hideThinking: true });
+    expect(fold(list.flatMap((e) => hidden.push(e))).result!.content).toEqual([{ type: 'text', text: 'ok' }]);
   });
 });

@@ -1,6 +1,7 @@
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { JsonObject, Usage } from '../../core/protocol/items.js';
-import type { AnthropicStreamEvent, AnthropicUsage, StopReason } from './anthropic-events.js';
+import type { ThinkingSigner } from '../thinking/thinking-signer.js';
+import type { AnthropicStreamEvent, AnthropicUsage, ContextManagementResult, StopReason } from './anthropic-events.js';
 import { BlockSequencer, type BlockLane } from './block-sequencer.js';
 
 /** Both reasoning event styles (`server.reasoningEvents`) carry the same text. */
@@ -18,8 +19,22 @@ const REASONING_DELTAS = new Set(['response.reasoning_text.delta', 'response.rea
  * gateway items (`mcp_list_tools`, `web_search_call`, test tool types) have
  * no Messages form the client could use and are left out.
  */
+export interface TranslatorOptions {
+  /** Signs each thinking block; without a key blocks carry an empty signature. */
+  signer?: ThinkingSigner;
+  /** Leave reasoning out of the reply (the client disabled thinking). */
+  hideThinking?: boolean;
+  /** What the gateway's context edits did, reported in `message_delta` as Anthropic does. */
+  contextManagement?: ContextManagementResult | null;
+}
+
 export class MessagesEventTranslator {
   private readonly out: AnthropicStreamEvent[] = [];
+  /** Thinking text streamed so far, by `output_index`, for its signature. */
+  private readonly thinking = new Map<number, string>();
+
+  constructor(private readonly options: TranslatorOptions = {}) {}
+
   private readonly blocks = new BlockSequencer((event) => this.out.push(event));
   /** Open blocks by the Responses item's `output_index`. */
   private readonly lanes = new Map<number, BlockLane>();
@@ -56,7 +71,10 @@ export class MessagesEventTranslator {
         return;
       }
       default:
-        if (REASONING_DELTAS.has(event.type)) this.delta(index, { type: 'thinking_delta', thinking: String(event.delta) });
+        if (REASONING_DELTAS.has(event.type) && this.thinking.has(index)) {
+          this.thinking.set(index, this.thinking.get(index)! + String(event.delta));
+          this.delta(index, { type: 'thinking_delta', thinking: String(event.delta) });
+        }
     }
   }
 
@@ -82,7 +100,9 @@ export class MessagesEventTranslator {
         this.lanes.set(index, this.blocks.open({ type: 'text', text: '' }));
         return;
       case 'reasoning':
-        // Reasoning from an open model carries no Anthropic signature.
+        if (this.options.hideThinking) return;
+        // The signature follows as a `signature_delta` once the text is complete, as Anthropic streams it.
+        this.thinking.set(index, '');
         this.lanes.set(index, this.blocks.open({ type: 'thinking', thinking: '', signature: '' }));
         return;
       case 'function_call':
@@ -99,6 +119,10 @@ export class MessagesEventTranslator {
   }
 
   private itemDone(index: number, item: JsonObject): void {
+    const thinking = this.thinking.get(index);
+    if (thinking !== undefined && this.options.signer?.enabled) {
+      this.delta(index, { type: 'signature_delta', signature: this.options.signer.sign(thinking) });
+    }
     this.closeLane(index);
     if (item.type !== 'mcp_call') return;
     const failed = item.status !== 'completed';
@@ -128,6 +152,7 @@ export class MessagesEventTranslator {
       type: 'message_delta',
       delta: { stop_reason: this.stopReason(response), stop_sequence: null },
       usage: anthropicUsage(response.usage as Usage | null),
+      ...(this.options.contextManagement ? { context_management: this.options.contextManagement } : {}),
     });
     this.out.push({ type: 'message_stop' });
   }

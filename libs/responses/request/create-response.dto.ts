@@ -64,6 +64,7 @@ export class CreateResponseDto {
   @IsOptional() @IsString() @MaxLength(256) user?: string | null;
   @IsOptional() @IsIn(['auto', 'default', 'flex', 'scale', 'priority']) service_tier?: string | null;
   @IsOptional() @IsBoolean() background?: boolean | null;
+  @IsOptional() @IsBoolean() generate?: boolean | null;
   @IsOptional() @IsInt() @Min(0) @Max(20) top_logprobs?: number | null;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) presence_penalty?: number | null;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) frequency_penalty?: number | null;

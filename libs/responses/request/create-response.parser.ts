@@ -64,7 +64,7 @@ export class CreateResponseParser {
       throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');
     }
     if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
-    if (raw.truncation === 'auto') unsupported('truncation', '"auto" needs the model context size, which self-hosted upstreams do not report; use "disabled".');
+    if (raw.truncation === 'auto') unsupported('truncation', '"auto" (dropping the oldest items to fit the context) is not implemented; use "disabled", or compaction.');
     if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
       unsupported('service_tier', 'self-hosted upstreams have one tier; use "auto" or "default".');
     }
@@ -115,6 +115,7 @@ export class CreateResponseParser {
       toolsSupplied: raw.tools !== undefined && raw.tools !== null,
       toolChoiceSupplied: raw.tool_choice !== undefined && raw.tool_choice !== null,
       compactThreshold: this.compactThreshold(raw.context_management),
+      generate: dto.generate ?? true,
     };
   }
 

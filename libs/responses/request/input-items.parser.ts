@@ -69,6 +69,22 @@ function contentPart(part: unknown, path: string, role: string): void {
   }
 }
 
+/** Item types that carry a `status` once stored; clients may omit it, the API always returns it. */
+const STATUS_TYPES = new Set(['message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output']);
+
+/**
+ * The canonical form of a validated item, as stored and as `input_items` and
+ * conversation items return it: shorthand message content becomes a list of
+ * typed parts and every item carries a status. Clients that read stored
+ * items back (the Agents SDK's conversation session) rely on both.
+ */
+function canonicalize(item: JsonObject): void {
+  if (item.type === 'message' && typeof item.content === 'string') {
+    item.content = [item.role === 'assistant' ? { type: 'output_text', text: item.content, annotations: [] } : { type: 'input_text', text: item.content }];
+  }
+  if (STATUS_TYPES.has(item.type as string) && (item.status === undefined || item.status === null)) item.status = 'completed';
+}
+
 function message(item: JsonObject, path: string): void {
   const role = item.role;
   if (typeof role !== 'string' || !ROLES.has(role)) {
@@ -88,6 +104,16 @@ function message(item: JsonObject, path: string): void {
 }
 
 /**
+ * A copy of a stored item in canonical form: items stored before input was
+ * canonicalized on the way in still read back in the shape clients expect.
+ */
+export function canonicalItem(item: PublicItem): PublicItem {
+  const copy = { ...(item as JsonObject) };
+  canonicalize(copy);
+  return copy as PublicItem;
+}
+
+/**
  * Validates `input` (a string or an item list) and gives every item an id.
  * Item types contributed by tool modules (MCP, web search...) are accepted
  * when a module claims them; anything else is a 400 naming its index.
@@ -99,7 +125,7 @@ export function parseInputItems(
   root = 'input',
 ): PublicItem[] {
   if (typeof input === 'string') {
-    return [{ type: 'message', id: newId('msg'), role: 'user', content: input }];
+    return [{ type: 'message', id: newId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   }
   if (!Array.isArray(input)) fail(`${root} must be a string or an array of input items.`, root);
   return input.map((raw, i) => {
@@ -139,6 +165,11 @@ export function parseInputItems(
         str(item, 'encrypted_content', path, true);
         item.summary ??= [];
         break;
+      case 'item_reference':
+        // Resolved against the caller's stored items when the response runs; the id is the whole item.
+        str(item, 'id', path);
+        if (item.id === '') fail(`${path}.id must not be empty.`, `${path}.id`);
+        return item as PublicItem;
       case 'mcp_approval_response':
         if (!explorer.handlerForItemType('mcp_approval_request')) fail(`${path}.type "${type}" needs the MCP tool module.`, `${path}.type`);
         str(item, 'approval_request_id', path);
@@ -151,6 +182,7 @@ export function parseInputItems(
         extraTypes.get(type)?.(item, path);
     }
     if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
+    canonicalize(item);
     return item as PublicItem;
   });
 }

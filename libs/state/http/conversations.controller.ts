@@ -9,6 +9,8 @@ import { STATE_STORE, type Conversation, type ConversationItem, type StateStore 
 import { conversationNotFound } from '../../core/errors/gateway-error.js';
 import { parseListQuery } from './list-query.parser.js';
 import { parseMetadata } from '../../responses/request/metadata.parser.js';
+import { resolveItemReferences } from '../persistence/item-references.util.js';
+import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
 /** The API creates at most this many items per call, as OpenAI's does. */
 const MAX_ITEMS_PER_CALL = 20;
@@ -42,7 +44,7 @@ function itemNotFound(itemId: string): NotFoundError {
 }
 
 function toList(entries: ConversationItem[], hasMore: boolean): ItemList {
-  const data = entries.map((entry) => entry.item);
+  const data = entries.map((entry) => canonicalItem(entry.item));
   return {
     object: 'list',
     data,
@@ -64,7 +66,7 @@ export class ConversationsController {
   @HttpCode(200)
   async create(@Body() body: unknown, @Req() req: Request): Promise<ConversationObject> {
     const raw = body === undefined ? {} : bodyObject(body);
-    const items = raw.items === undefined || raw.items === null ? [] : this.items(raw.items);
+    const items = raw.items === undefined || raw.items === null ? [] : await this.items(raw.items, requestOwner(req));
     const conversation: Conversation = {
       id: newId('conv'),
       owner: requestOwner(req),
@@ -110,7 +112,7 @@ export class ConversationsController {
   async addItems(@Param('id') id: string, @Body() body: unknown, @Req() req: Request): Promise<ItemList> {
     const raw = bodyObject(body);
     if (raw.items === undefined || raw.items === null) throw new InvalidRequestError("'items' is required.", 'items');
-    const added = await this.store.addConversationItems(id, requestOwner(req), this.items(raw.items));
+    const added = await this.store.addConversationItems(id, requestOwner(req), await this.items(raw.items, requestOwner(req)));
     if (!added) throw conversationNotFound(id);
     return toList(added, false);
   }
@@ -119,7 +121,7 @@ export class ConversationsController {
   async retrieveItem(@Param('id') id: string, @Param('itemId') itemId: string, @Req() req: Request): Promise<PublicItem> {
     const owner = requestOwner(req);
     const found = await this.store.getConversationItem(id, itemId, owner);
-    if (found) return found.item;
+    if (found) return canonicalItem(found.item);
     throw (await this.store.getConversation(id, owner)) ? itemNotFound(itemId) : conversationNotFound(id);
   }
 
@@ -133,9 +135,10 @@ export class ConversationsController {
     return toObject(conversation);
   }
 
-  private items(value: unknown): PublicItem[] {
+  /** Validated, canonical items; `item_reference`s become the caller's stored items they name. */
+  private async items(value: unknown, owner: string | null): Promise<PublicItem[]> {
     const items = this.parser.parseItems(value, 'items');
     if (items.length > MAX_ITEMS_PER_CALL) throw new InvalidRequestError(`'items' may hold at most ${MAX_ITEMS_PER_CALL} items per call.`, 'items');
-    return items;
+    return resolveItemReferences(items, (ids) => this.store.findItems(ids, owner), 'items');
   }
 }

@@ -13,6 +13,8 @@ import { BackgroundRunService } from '../background/background-run.service.js';
 import { sendJson } from '../../responses/http/send-json.js';
 import { streamEvents } from '../../responses/sse/stream-events.js';
 import { parseListQuery } from './list-query.parser.js';
+import { resolveItemReferences } from '../persistence/item-references.util.js';
+import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
@@ -67,7 +69,8 @@ export class StoredResponsesController {
     const promptCacheKey = optionalString(raw, 'prompt_cache_key');
     const hasInput = raw.input !== undefined && raw.input !== null;
     if (!hasInput && !previousResponseId) throw new InvalidRequestError("'input' is required without 'previous_response_id'.", 'input');
-    const input = !hasInput ? [] : this.parser.parseItems(typeof raw.input === 'string' ? [{ role: 'user', content: raw.input }] : raw.input, 'input');
+    const parsed = !hasInput ? [] : this.parser.parseItems(typeof raw.input === 'string' ? [{ role: 'user', content: raw.input }] : raw.input, 'input');
+    const input = await resolveItemReferences(parsed, (ids) => this.store.findItems(ids, requestOwner(req)));
 
     const prior = await this.state.rehydrate({ previousResponseId, conversationId: null, owner: requestOwner(req) });
     const items = [...(prior?.publicItems ?? []), ...input];
@@ -130,6 +133,6 @@ export class StoredResponsesController {
   ): Promise<{ object: 'list' } & Page<PublicItem>> {
     const page = await this.store.listInputItems(id, requestOwner(req), parseListQuery(query));
     if (!page) throw responseNotFound(id);
-    return { object: 'list', ...page };
+    return { object: 'list', ...page, data: page.data.map(canonicalItem) };
   }
 }

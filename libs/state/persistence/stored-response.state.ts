@@ -6,6 +6,7 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { STATE_STORE, type StateStore, type StoredResponse } from '../../storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { readConversationItems } from './conversation-items.util.js';
+import { resolveItemReferences } from './item-references.util.js';
 import { storableTools } from './tool-declarations.util.js';
 
 /**
@@ -64,6 +65,10 @@ export class StoredResponseState implements ResponseStateStore {
       return { modelItems: [], publicItems: items, untranslated: items };
     }
     return null;
+  }
+
+  async resolveReferences(request: ResponseRequest): Promise<PublicItem[]> {
+    return resolveItemReferences(request.input, (ids) => this.store.findItems(ids, request.owner));
   }
 
   async save(run: CompletedRun): Promise<void> {

@@ -2,6 +2,7 @@ import type { PriorState, ResponseRequest } from '../../core/loop/response-reque
 import type { CompletedRun, ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import type { PublicItem } from '../../core/protocol/items.js';
 import type { CompactionService } from '../compaction/compaction.service.js';
+import { resolveItemReferences } from '../persistence/item-references.util.js';
 import type { SocketResponseCache } from './socket-response-cache.js';
 
 /**
@@ -19,6 +20,12 @@ export class SocketScopedResponseState implements ResponseStateStore {
     const cached = request.previousResponseId ? this.cache.get(request.previousResponseId) : undefined;
     if (cached) return this.compaction.autoCompact(cached, request);
     return this.shared.load(request);
+  }
+
+  /** References name stored items; a socket's unstored responses are continued by id instead. */
+  async resolveReferences(request: ResponseRequest): Promise<PublicItem[]> {
+    if (!this.shared.resolveReferences) return resolveItemReferences(request.input, async () => new Map());
+    return this.shared.resolveReferences(request);
   }
 
   async save(run: CompletedRun): Promise<void> {

@@ -2,7 +2,7 @@ import { NotFoundError } from '../../core/errors/gateway-error.js';
 import type { PublicItem } from '../../core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
-import { nowSeconds, withItemId, type IdentifiedItem } from '../shared/stored-item.util.js';
+import { nowSeconds, outputItemsOf, withItemId, type IdentifiedItem } from '../shared/stored-item.util.js';
 import {
   DEFAULT_CHAIN_DEPTH,
   type Conversation,
@@ -137,6 +137,26 @@ export class MemoryStateStore implements StateStore {
   async deleteConversation(id: string, owner: string | null): Promise<boolean> {
     if (!this.ownedConversation(id, owner)) return false;
     return this.conversations.delete(id);
+  }
+
+  /**
+   * A scan, output then input items then conversation items: this store holds
+   * a test's or a non-storing deployment's few records, not enough to index.
+   */
+  async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
+    const wanted = new Set(itemIds);
+    const found = new Map<string, PublicItem>();
+    const offer = (item: PublicItem) => {
+      if (typeof item.id === 'string' && wanted.has(item.id) && !found.has(item.id)) found.set(item.id, clone(item));
+    };
+    if (wanted.size === 0) return found;
+    const owned = [...this.responses.values()].filter((r) => sameOwner(r.owner, owner));
+    for (const r of owned) outputItemsOf(r).forEach(offer);
+    for (const r of owned) r.inputItems.forEach(offer);
+    for (const record of this.conversations.values()) {
+      if (sameOwner(record.conversation.owner, owner)) record.items.forEach((entry) => offer(entry.item));
+    }
+    return found;
   }
 
   async listConversationItems(

@@ -129,7 +129,7 @@ describe('PostgresStateStore', () => {
        WHERE table_schema = $1 AND column_name IN ('response', 'model_items', 'tools', 'tool_choice', 'extra', 'item', 'metadata')`,
       [schema],
     );
-    expect(rows).toHaveLength(8);
+    expect(rows).toHaveLength(9);
     expect(new Set(rows.map((row) => row.data_type))).toEqual(new Set(['jsonb']));
   });
 

@@ -4,7 +4,17 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, RESPONSE_COLUMNS_SQL, responseRowValues, toJson, withItemId } from '../shared/stored-item.util.js';
+import {
+  CONVERSATION_ITEMS,
+  INPUT_ITEMS,
+  type ItemTable,
+  nowSeconds,
+  outputItemsOf,
+  RESPONSE_COLUMNS_SQL,
+  responseRowValues,
+  toJson,
+  withItemId,
+} from '../shared/stored-item.util.js';
 import {
   DEFAULT_CHAIN_DEPTH,
   type Conversation,
@@ -200,10 +210,39 @@ export class PostgresStateStore implements StateStore {
           [r.id, toJson(r.inputItems.map(withItemId))],
         );
       }
+      const outputs = outputItemsOf(r);
+      if (outputs.length > 0) {
+        await client.query(
+          `INSERT INTO response_output_items (response_id, position, item_id, item)
+           SELECT $1, e.ord - 1, e.value->>'id', e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e (value, ord)
+           WHERE e.value->>'id' IS NOT NULL`,
+          [r.id, toJson(outputs)],
+        );
+      }
       if (r.conversationId !== null && !(await this.appendItems(client, r.conversationId, r.owner, conversationItems))) {
         throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       }
     });
+  }
+
+  async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
+    const found = new Map<string, PublicItem>();
+    if (itemIds.length === 0) return found;
+    const { rows } = await this.open().query<{ item_id: string; item: PublicItem }>(
+      `SELECT item_id, item FROM (
+         SELECT o.item_id, o.item, 0 AS source FROM response_output_items o JOIN responses r ON r.id = o.response_id
+         WHERE o.item_id = ANY($1::text[]) AND r.owner IS NOT DISTINCT FROM $2
+         UNION ALL
+         SELECT i.item_id, i.item, 1 FROM response_input_items i JOIN responses r ON r.id = i.response_id
+         WHERE i.item_id = ANY($1::text[]) AND r.owner IS NOT DISTINCT FROM $2
+         UNION ALL
+         SELECT c.item_id, c.item, 2 FROM conversation_items c JOIN conversations v ON v.id = c.conversation_id
+         WHERE c.item_id = ANY($1::text[]) AND v.owner IS NOT DISTINCT FROM $2
+       ) found ORDER BY source`,
+      [[...new Set(itemIds)], owner],
+    );
+    for (const row of rows) if (!found.has(row.item_id)) found.set(row.item_id, row.item);
+    return found;
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {

@@ -54,4 +54,28 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'item_lookup_by_id',
+    // item_reference resolves an id across every stored item: output items get
+    // their own table (backfilled from the stored responses), and all three item
+    // tables an index on the item id alone.
+    sql: `
+      CREATE TABLE response_output_items (
+        response_id text NOT NULL,
+        position bigint NOT NULL,
+        item_id text NOT NULL,
+        item jsonb NOT NULL,
+        CONSTRAINT response_output_items_pkey PRIMARY KEY (response_id, position),
+        CONSTRAINT response_output_items_response_fkey FOREIGN KEY (response_id) REFERENCES responses (id) ON DELETE CASCADE
+      );
+      INSERT INTO response_output_items (response_id, position, item_id, item)
+        SELECT r.id, o.ord - 1, o.value->>'id', o.value
+        FROM responses r, jsonb_array_elements(CASE WHEN jsonb_typeof(r.response->'output') = 'array' THEN r.response->'output' ELSE '[]'::jsonb END) WITH ORDINALITY AS o (value, ord)
+        WHERE o.value->>'id' IS NOT NULL;
+      CREATE INDEX response_output_items_by_item ON response_output_items (item_id);
+      CREATE INDEX response_input_items_by_item ON response_input_items (item_id);
+      CREATE INDEX conversation_items_by_item ON conversation_items (item_id);
+    `,
+  },
 ];

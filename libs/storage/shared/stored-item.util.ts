@@ -49,3 +49,8 @@ export function responseRowValues(r: StoredResponse): unknown[] {
     r.extra === undefined ? null : toJson(r.extra),
   ];
 }
+
+/** A stored response's output items (kept apart too, so `item_reference` finds them by id). */
+export function outputItemsOf(r: StoredResponse): PublicItem[] {
+  return Array.isArray(r.response.output) ? (r.response.output as PublicItem[]) : [];
+}

@@ -61,6 +61,33 @@ describe('SqliteStateStore', () => {
     }
   });
 
+  it('backfills the output items of responses stored before item lookup existed', async () => {
+    const path = freshPath();
+    const { mkdirSync } = await import('node:fs');
+    const { dirname } = await import('node:path');
+    mkdirSync(dirname(path), { recursive: true });
+    const old = new Database(path);
+    try {
+      old.exec(SQLITE_MIGRATIONS[0].sql);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      old.prepare('INSERT INTO schema_migrations VALUES (1, ?, 0)').run(SQLITE_MIGRATIONS[0].name);
+      const output = [{ id: 'msg_before', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'old', annotations: [] }] }];
+      old
+        .prepare(`INSERT INTO responses VALUES ('resp_before', NULL, 1, NULL, NULL, 'completed', ?, '[]', '[]', 'null', NULL)`)
+        .run(JSON.stringify({ id: 'resp_before', output }));
+    } finally {
+      old.close();
+    }
+    const store = new SqliteStateStore({ path });
+    await store.init();
+    try {
+      const found = await store.findItems(['msg_before'], null);
+      expect(found.get('msg_before')).toMatchObject({ type: 'message', content: [{ text: 'old' }] });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('shares one file between two open stores', async () => {
     const path = freshPath();
     const a = new SqliteStateStore({ path });

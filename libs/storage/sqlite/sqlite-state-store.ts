@@ -6,7 +6,17 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, RESPONSE_COLUMNS_SQL, responseRowValues, toJson, withItemId } from '../shared/stored-item.util.js';
+import {
+  CONVERSATION_ITEMS,
+  INPUT_ITEMS,
+  type ItemTable,
+  nowSeconds,
+  outputItemsOf,
+  RESPONSE_COLUMNS_SQL,
+  responseRowValues,
+  toJson,
+  withItemId,
+} from '../shared/stored-item.util.js';
 import {
   DEFAULT_CHAIN_DEPTH,
   type Conversation,
@@ -204,6 +214,10 @@ export class SqliteStateStore implements StateStore {
       const item = withItemId(raw);
       insertItem.run(r.id, position, item.id, toJson(item));
     });
+    const insertOutput = this.stmt('INSERT INTO response_output_items (response_id, position, item_id, item) VALUES (?, ?, ?, ?)');
+    outputItemsOf(r).forEach((item, position) => {
+      if (typeof item.id === 'string' && item.id !== '') insertOutput.run(r.id, position, item.id, toJson(item));
+    });
     if (r.conversationId !== null && !this.appendItems(r.conversationId, r.owner, conversationItems, false)) {
       throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
     }
@@ -256,6 +270,30 @@ export class SqliteStateStore implements StateStore {
       chain.push(toStoredResponse(row, this.inputItemsOf(row.id)));
     }
     return chain.reverse();
+  }
+
+  async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
+    const found = new Map<string, PublicItem>();
+    if (itemIds.length === 0) return found;
+    // The ids go over as one JSON array, whatever their number (no bound-parameter limit).
+    const ids = toJson([...new Set(itemIds)]);
+    const rows = this.read(
+      () =>
+        this.stmt(
+          `SELECT item_id, item FROM (
+             SELECT o.item_id, o.item, 0 AS source FROM response_output_items o JOIN responses r ON r.id = o.response_id
+             WHERE o.item_id IN (SELECT value FROM json_each(?)) AND r.owner IS ?
+             UNION ALL
+             SELECT i.item_id, i.item, 1 FROM response_input_items i JOIN responses r ON r.id = i.response_id
+             WHERE i.item_id IN (SELECT value FROM json_each(?)) AND r.owner IS ?
+             UNION ALL
+             SELECT c.item_id, c.item, 2 FROM conversation_items c JOIN conversations v ON v.id = c.conversation_id
+             WHERE c.item_id IN (SELECT value FROM json_each(?)) AND v.owner IS ?
+           ) ORDER BY source`,
+        ).all(ids, owner, ids, owner, ids, owner) as Array<{ item_id: string; item: string }>,
+    );
+    for (const row of rows) if (!found.has(row.item_id)) found.set(row.item_id, JSON.parse(row.item) as PublicItem);
+    return found;
   }
 
   async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {

@@ -49,4 +49,27 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX conversation_items_position ON conversation_items (conversation_id, position);
     `,
   },
+  {
+    version: 2,
+    name: 'item_lookup_by_id',
+    // item_reference resolves an id across every stored item: output items get
+    // their own table (backfilled from the stored responses), and all three item
+    // tables an index on the item id alone.
+    sql: `
+      CREATE TABLE response_output_items (
+        response_id TEXT NOT NULL REFERENCES responses (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        item TEXT NOT NULL,
+        PRIMARY KEY (response_id, position)
+      ) WITHOUT ROWID;
+      INSERT INTO response_output_items (response_id, position, item_id, item)
+        SELECT r.id, CAST(o.key AS INTEGER), json_extract(o.value, '$.id'), o.value
+        FROM responses r, json_each(r.response, '$.output') o
+        WHERE json_extract(o.value, '$.id') IS NOT NULL;
+      CREATE INDEX response_output_items_by_item ON response_output_items (item_id);
+      CREATE INDEX response_input_items_by_item ON response_input_items (item_id);
+      CREATE INDEX conversation_items_by_item ON conversation_items (item_id);
+    `,
+  },
 ];

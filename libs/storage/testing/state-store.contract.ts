@@ -451,6 +451,42 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
       });
     });
 
+    describe('items by id (item_reference)', () => {
+      it("finds a response's output and input items and a conversation's items, only the owner's, in one lookup", async () => {
+        const r = response();
+        await store.saveResponse(r);
+        const outputId = (r.response.output as PublicItem[])[0].id as string;
+        const inputId = r.inputItems[0].id as string;
+        const c = await store.createConversation(conversation(), [message('in conversation', 'msg_conv_item')]);
+
+        const found = await store.findItems([outputId, inputId, 'msg_conv_item', 'msg_missing'], A);
+        expect([...found.keys()].sort()).toEqual([inputId, 'msg_conv_item', outputId].sort());
+        expect(found.get(outputId)).toEqual((r.response.output as PublicItem[])[0]);
+        expect(found.get(inputId)).toEqual(r.inputItems[0]);
+        expect(texts([found.get('msg_conv_item')!])).toEqual(['in conversation']);
+
+        expect((await store.findItems([outputId, inputId, 'msg_conv_item'], B)).size).toBe(0);
+        expect((await store.findItems([], A)).size).toBe(0);
+        expect(c.id).toMatch(/^conv_/);
+      });
+
+      it("forgets a deleted response's items", async () => {
+        const r = response();
+        await store.saveResponse(r);
+        const outputId = (r.response.output as PublicItem[])[0].id as string;
+        await store.deleteResponse(r.id, A);
+        expect((await store.findItems([outputId], A)).size).toBe(0);
+      });
+
+      it('looks up a thousand ids at once', async () => {
+        const ids = Array.from({ length: 1000 }, (_, i) => `msg_many_${i}`);
+        await store.saveResponse(response({ inputItems: ids.slice(0, 500).map((id) => message(id, id)) }));
+        const found = await store.findItems(ids, A);
+        expect(found.size).toBe(500);
+        expect(texts([found.get('msg_many_499')!])).toEqual(['msg_many_499']);
+      });
+    });
+
     it('closes idempotently', async () => {
       await store.close();
       await store.close();

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalObject, optionalString, optionalStringArray } from '../../core/handlers/declaration-validation.js';
+import { optionalBoolean, optionalObject, optionalString, optionalStringArray } from '../../core/handlers/declaration-validation.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 import { normalizeDomain } from './search/domain-filter.js';
 
@@ -20,6 +20,8 @@ export interface WebSearchParams {
   userLocation?: ApproximateLocation;
   /** Normalized host names; absent when the declaration does not filter. */
   allowedDomains?: string[];
+  /** `false`: no live web access (Codex's cached mode). Every provider here is live, so no search runs. */
+  externalWebAccess?: boolean;
 }
 
 /** How many results each query asks for: OpenAI's context sizes as result counts. */
@@ -104,5 +106,7 @@ export function validateWebSearchDeclaration(decl: JsonObject, path: string): We
   if (userLocation) params.userLocation = userLocation;
   const allowedDomains = validateDomains(decl, path);
   if (allowedDomains) params.allowedDomains = allowedDomains;
+  const externalWebAccess = optionalBoolean(decl, 'external_web_access', path);
+  if (externalWebAccess !== undefined) params.externalWebAccess = externalWebAccess;
   return params;
 }

@@ -64,6 +64,9 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
     const parsed = parseSearchArguments(call.arguments, this.search.settings.maxQueriesPerCall);
     if ('error' in parsed) return errorOutput('invalid_arguments', parsed.error, { queries: [], sources: [] });
     const { queries } = parsed;
+    if (params.externalWebAccess === false) {
+      return errorOutput('external_web_access_disabled', 'live web access is switched off for this request (external_web_access: false), and this gateway has no cached index to search.', { queries, sources: [] });
+    }
     if (!this.search.provider) {
       return errorOutput('not_configured', 'web search is not configured on this gateway (no webSearch.provider is set).', { queries, sources: [] });
     }

@@ -1,5 +1,8 @@
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import type { JsonObject } from '../../core/protocol/items.js';
+import { parseWebSearchSettings } from './config/web-search-settings.js';
+import { providerRequirements } from './providers/search-provider.registry.js';
+import { WebSearchService } from './search/web-search.service.js';
 import { WebSearchToolHandler } from './web-search.tool-handler.js';
 
 const handler = new WebSearchToolHandler();
@@ -67,13 +70,28 @@ describe('WebSearchToolHandler', () => {
     const [tool] = handler.normalize({ contextSize: 'low' });
     expect(tool.fn.name).toBe('web_search');
     expect(tool.toolName).toBe('web_search');
-    expect(tool.hidden).toBeUndefined();
+    expect(tool.hidden).toBe(false);
     expect(tool.executionParams).toEqual({ contextSize: 'low' });
     expect(tool.fn.parameters).toMatchObject({
       type: 'object',
       properties: { query: { type: 'string' }, queries: { type: 'array', items: { type: 'string' } } },
       required: ['query'],
     });
+  });
+
+  it('keeps the function from the model when no search can run: no provider, or external_web_access false', () => {
+    const settings = parseWebSearchSettings(undefined, providerRequirements());
+    const unconfigured = new WebSearchToolHandler(new WebSearchService(settings));
+    expect(unconfigured.normalize({ contextSize: 'medium' })[0].hidden).toBe(true);
+    const configured = new WebSearchToolHandler(
+      new WebSearchService(parseWebSearchSettings({ provider: 'searxng', searxng: { baseUrl: 'http://127.0.0.1:9' } }, providerRequirements())),
+    );
+    expect(configured.normalize({ contextSize: 'medium' })[0].hidden).toBe(false);
+    const cached = configured.validate({ type: 'web_search', external_web_access: false }, 'tools[0]');
+    expect(cached).toEqual({ contextSize: 'medium', externalWebAccess: false });
+    expect(configured.normalize(cached)[0].hidden).toBe(true);
+    expect(configured.publicDeclaration(cached, { type: 'web_search' })).toMatchObject({ external_web_access: false });
+    expect(rejects({ type: 'web_search', external_web_access: 'no' }).param).toBe('tools[2].external_web_access');
   });
 
   it('echoes the declaration with defaults, dated tags as their family', () => {

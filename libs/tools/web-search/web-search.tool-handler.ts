@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
 import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { WebSearchService } from './search/web-search.service.js';
 import { queriesOf, searchAction } from './web-search-call.js';
 import { validateWebSearchDeclaration, type WebSearchParams } from './web-search-declaration.js';
 
@@ -13,6 +14,13 @@ export const WEB_SEARCH_FUNCTION = 'web_search';
  * `web_search` (and its preview and dated wire tags): gateway-owned. The
  * model sees one synthetic function taking a query, or several to run at
  * once; `WebSearchExecutor` runs them against the configured provider.
+ *
+ * The function is offered only when a search can actually run: with no
+ * provider configured (Codex declares web search on every request) or with
+ * `external_web_access: false` (every provider here is the live web), the
+ * declaration is accepted and echoed but the model is not shown a tool
+ * whose every call would fail. A call it makes anyway still gets an error
+ * result and a failed `web_search_call`, never a search.
  */
 @Injectable()
 @ToolHandlerProvider()
@@ -21,6 +29,9 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
   readonly aliases = ['web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'];
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['web_search_call'];
+
+  /** Absent when the handler is used on its own (its unit tests): then the tool is offered. */
+  constructor(@Optional() private readonly search?: WebSearchService) {}
 
   validate(decl: JsonObject, path: string): WebSearchParams {
     return validateWebSearchDeclaration(decl, path);
@@ -47,6 +58,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
         },
         toolName: WEB_SEARCH_FUNCTION,
         executionParams: p,
+        hidden: p.externalWebAccess === false || (this.search !== undefined && !this.search.provider),
       },
     ];
   }
@@ -67,6 +79,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
         : null,
     };
     if (p.allowedDomains) echoed.filters = { allowed_domains: p.allowedDomains };
+    if (p.externalWebAccess !== undefined) echoed.external_web_access = p.externalWebAccess;
     return echoed;
   }
 

@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { ModelRequest } from '../protocol/model-events.js';
+
+/** How long a model list that lacked a model (or failed) is trusted before asking again. */
+const RETRY_AFTER_MS = 60_000;
+/** Reading the model list must not hold a request up for long; without an answer nothing is clamped. */
+const LIST_TIMEOUT_MS = 5_000;
+
+/**
+ * Context lengths of the upstream's models, as its `/v1/models` reports them
+ * (`max_model_len`, vLLM's and SGLang's field). Read once and kept: a model's
+ * context does not change while the server runs. A model the list does not
+ * describe, or a list that fails, means "unknown" and is asked again at most
+ * once a minute.
+ */
+@Injectable()
+export class ModelContextService {
+  private readonly lengths = new Map<string, number>();
+  private listedAt = Number.NEGATIVE_INFINITY;
+  private listing?: Promise<void>;
+
+  constructor(@Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient) {}
+
+  async contextLength(model: string): Promise<number | null> {
+    const known = this.lengths.get(model);
+    if (known !== undefined) return known;
+    if (Date.now() - this.listedAt >= RETRY_AFTER_MS) await this.list();
+    return this.lengths.get(model) ?? null;
+  }
+
+  private list(): Promise<void> {
+    // Concurrent first requests share one model-list call.
+    this.listing ??= this.upstream
+      .listModels(AbortSignal.timeout(LIST_TIMEOUT_MS))
+      .then(
+        (models) => {
+          for (const model of models) {
+            const length = model.max_model_len;
+            if (typeof length === 'number' && Number.isInteger(length) && length > 0) this.lengths.set(model.id, length);
+          }
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        this.listedAt = Date.now();
+        this.listing = undefined;
+      });
+    return this.listing;
+  }
+}
+
+/** Serialized sizes of transcript items and tools: a run's transcript only grows, so each item is measured once. */
+const jsonBytes = new WeakMap<object, number>();
+
+function bytesOf(value: object): number {
+  let bytes = jsonBytes.get(value);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    jsonBytes.set(value, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * A deliberately high token estimate of what the upstream will tokenize: the
+ * UTF-8 size of the JSON of instructions, input and tools, three bytes per
+ * token. That is three ASCII characters per token and one per CJK character
+ * (about what tokenizers give for CJK text). Overestimating only shortens
+ * the budget; underestimating gets the request refused by the model server.
+ */
+export function estimatePromptTokens(request: Pick<ModelRequest, 'instructions' | 'input' | 'tools'>): number {
+  let bytes = Buffer.byteLength(request.instructions ?? '', 'utf8');
+  for (const item of request.input) bytes += bytesOf(item);
+  for (const tool of request.tools) bytes += bytesOf(tool);
+  return Math.ceil(bytes / 3);
+}
+
+/**
+ * The output budget that fits the context after the prompt: a model server
+ * refuses `max_output_tokens` larger than that (vLLM: 400 "max_tokens is too
+ * large") instead of shortening it, and clients written for hosted models send
+ * budgets bigger than a self-hosted model's whole context. Never below 1: a
+ * prompt that fills the context alone is the model server's to refuse.
+ */
+export function clampOutputBudget(requested: number | null | undefined, contextLength: number | null, promptTokens: number): number | null {
+  if (requested === null || requested === undefined || contextLength === null) return requested ?? null;
+  return Math.max(1, Math.min(requested, contextLength - promptTokens));
+}

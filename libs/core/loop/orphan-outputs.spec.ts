@@ -1,0 +1,30 @@
+import type { PublicItem } from '../protocol/items.js';
+import { assertOutputsAnswerCalls } from './orphan-outputs.js';
+
+const call = (callId: string, type = 'function_call'): PublicItem => ({ type, call_id: callId, name: 'f', arguments: '{}', input: '' }) as unknown as PublicItem;
+const output = (callId: string, type = 'function_call_output'): PublicItem => ({ type, call_id: callId, output: 'x' }) as unknown as PublicItem;
+
+describe('tool outputs must answer a call', () => {
+  it('accepts outputs for calls earlier in the input, in the prior public items or in the prior transcript', () => {
+    expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')], [call('b')], [
+      { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+    ])).not.toThrow();
+    expect(() => assertOutputsAnswerCalls([call('k', 'custom_tool_call'), output('k', 'custom_tool_call_output')], [], [])).not.toThrow();
+  });
+
+  it('names the first orphan by its index, also when its call comes only after it', () => {
+    expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('z'), call('z')], [], [])).toThrow(
+      expect.objectContaining({ status: 400, param: 'input[2].call_id', code: 'tool_call_not_found' }),
+    );
+  });
+
+  it('does not count an output as a call: two outputs for one id need one call', () => {
+    expect(() => assertOutputsAnswerCalls([output('a'), output('a')], [output('a')], [])).toThrow(expect.objectContaining({ param: 'input[0].call_id' }));
+  });
+
+  it('checks 100 000 call/output pairs in one request', () => {
+    const items: PublicItem[] = [];
+    for (let i = 0; i < 100_000; i++) items.push(call(`c${i}`), output(`c${i}`));
+    expect(() => assertOutputsAnswerCalls(items, [], [])).not.toThrow();
+  });
+});

@@ -16,7 +16,9 @@ COPY apps ./apps
 COPY libs ./libs
 COPY src ./src
 COPY bench ./bench
-RUN npm run build && npm prune --omit=dev
+# No `npm prune --omit=dev`: Nest, the storage drivers and the broker clients are the package's
+# (optional) peer dependencies, installed here as devDependencies, and the deployable gateway needs them.
+RUN npm run build
 
 # --- runtime: production dependencies and dist/ only, as an unprivileged user ---
 FROM node:20-bookworm-slim AS runtime

@@ -7,7 +7,12 @@ export default {
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // The example app imports the package by its public name, as a consumer would.
+    '^switchyard$': '<rootDir>/src/index.ts',
+    '^switchyard/microservice$': '<rootDir>/src/microservice.ts',
+  },
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

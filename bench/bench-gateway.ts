@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     observability: { requestLog: options.requestLogFile !== undefined },
   });
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), { bodyParser: false, logger: false });
-  configureGatewayApp(app);
+  configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;
   const { port } = server.address() as { port: number };

@@ -7,6 +7,7 @@ import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
 import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
 import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { OpenAiExceptionFilter } from '../libs/responses/http/openai-exception.filter.js';
 
 /**
  * HTTP set-up every host needs: the request record (log line, metrics, span)
@@ -14,9 +15,10 @@ import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-e
  * limit, a 415 for bodies not sent as JSON, and an error handler right behind
  * them so that malformed or oversized bodies get the OpenAI envelope (express
  * would answer with an HTML page). Create the app with `{ bodyParser: false }`
- * and call this before `listen`.
+ * and call this before `listen`; `standalone: true` when the application is
+ * nothing but the gateway.
  */
-export function configureGatewayApp(app: INestApplication): INestApplication {
+export function configureGatewayApp(app: INestApplication, options: { standalone?: boolean } = {}): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
   // Ahead of the parser, so that a body it refuses is still logged and counted.
   const telemetry = app.get(RequestTelemetry, { strict: false });
@@ -40,6 +42,9 @@ export function configureGatewayApp(app: INestApplication): INestApplication {
     noteErrorForLog(res, err);
     res.status(status).json(body);
   });
+  // A host that is only the gateway answers unknown routes in the envelope too; an
+  // embedding app keeps Nest's behaviour for everything outside the gateway's controllers.
+  if (options.standalone) app.useGlobalFilters(new OpenAiExceptionFilter());
   app.enableShutdownHooks();
   return app;
 }

@@ -1,107 +1,129 @@
-import { DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
+import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
+import { RESPONSE_STATE } from '../libs/core/loop/response-state.interface.js';
 import { LimitsModule } from '../libs/limits/limits.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
 import { ObservabilityModule } from '../libs/observability/observability.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
 import { StateModule } from '../libs/state/state.module.js';
+import { STATE_STORE_OVERRIDE } from '../libs/storage/storage.module.js';
 import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
-import type { UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
-import { UpstreamModule } from '../libs/upstream/upstream.module.js';
+import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '../libs/upstream/upstream.module.js';
+import {
+  GATEWAY_MODULE_OPTIONS,
+  GatewayModuleBase,
+  type GatewayModuleAsyncFactoryResult,
+  type GatewayModuleAsyncOptions,
+  type GatewayModuleExtras,
+  type GatewayModuleForRootOptions,
+} from './gateway.module-definition.js';
+import { GatewayOverrideError, overrideProvider } from '../libs/core/overrides/gateway-override.js';
+import { GatewayOverrides, OVERRIDE_CHECKS, type OverrideCheck } from './gateway-overrides.service.js';
 
-export interface GatewayModuleOptions {
-  /** A validated config, or raw settings to validate (defaults fill the rest). */
-  config?: GatewayConfig | Record<string, unknown>;
-  /** Tool-type modules to load instead of the built-in set. */
-  toolModules?: Array<Type | DynamicModule>;
-  /** More modules next to the tool modules: extra tool types, storage, auth. */
-  imports?: Array<Type | DynamicModule>;
-  /** Replace the upstream client (tests, custom transports). */
-  upstreamClient?: UpstreamClient;
-  /**
-   * `false` leaves out the built-in state module (storage, stored responses,
-   * conversations, compaction, WebSocket mode), e.g. to provide
-   * `RESPONSE_STATE` from a module of your own in `imports`.
-   */
-  state?: false;
+export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptions } from './gateway.module-definition.js';
+
+const UPSTREAM_METHODS = ['infer', 'listModels', 'probe'] as const;
+const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
+
+
+/** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
+function configOf(options: GatewayModuleAsyncFactoryResult | undefined): GatewayConfig {
+  const o = (options ?? {}) as Record<string, unknown>;
+  if (o instanceof GatewayConfig) return o;
+  const keys = Object.keys(o);
+  const isOptions = keys.every((k) => k === 'config');
+  return validateGatewayConfig(((isOptions ? o.config : o) ?? {}) as Record<string, unknown>);
 }
 
-export interface GatewayModuleAsyncOptions {
-  imports?: Array<Type | DynamicModule>;
-  inject?: Array<string | symbol | Type>;
-  useFactory: (...args: any[]) => GatewayConfig | Record<string, unknown> | Promise<GatewayConfig | Record<string, unknown>>;
-  toolModules?: Array<Type | DynamicModule>;
-  extraImports?: Array<Type | DynamicModule>;
-  /** See `GatewayModuleOptions.state`. */
-  state?: false;
+/**
+ * Refuses overrides that would be silently ignored: nothing would read a
+ * `stateStore` without the state module, and `responseState` replaces the
+ * module that reads it.
+ */
+function checkCombination(extras: GatewayModuleExtras): void {
+  if (extras.stateStore && extras.state === false) {
+    throw new GatewayOverrideError('stateStore cannot take effect with state: false: only the built-in state module reads STATE_STORE.');
+  }
+  if (extras.stateStore && extras.responseState) {
+    throw new GatewayOverrideError(
+      'stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.',
+    );
+  }
+  if (extras.upstream && extras.upstreamClient) {
+    throw new GatewayOverrideError('Give either upstream or upstreamClient, not both: one of them would be ignored.');
+  }
 }
 
 /**
  * Switchyard as an importable module. `apps/gateway` is one host of it; any
- * Nest application (or microservice host) can import it the same way and add
- * tool-type modules of its own through `imports`.
+ * Nest application (HTTP, hybrid or pure microservice) can import it the same
+ * way and add tool-type modules of its own through `imports`.
  */
 @Global()
 @Module({})
-export class GatewayModule {
-  static forRoot(options: GatewayModuleOptions = {}): DynamicModule {
+export class GatewayModule extends GatewayModuleBase {
+  static override forRoot(options: GatewayModuleForRootOptions = {}): DynamicModule {
+    // Validated here, so that a bad setting fails where the module is declared.
     const config = validateGatewayConfig(options.config ?? {});
-    return GatewayModule.assemble(
-      { provide: GATEWAY_CONFIG, useValue: config },
-      options.toolModules ?? BUILTIN_TOOL_MODULES,
-      options.imports ?? [],
-      [],
-      options.state !== false,
-      options.upstreamClient,
-    );
+    return GatewayModule.assemble(super.forRoot({ ...options, config }), options);
   }
 
-  static forRootAsync(options: GatewayModuleAsyncOptions): DynamicModule {
-    return GatewayModule.assemble(
-      {
-        provide: GATEWAY_CONFIG,
-        inject: options.inject ?? [],
-        useFactory: async (...args: unknown[]) => validateGatewayConfig(await options.useFactory(...args)),
-      },
-      options.toolModules ?? BUILTIN_TOOL_MODULES,
-      options.extraImports ?? [],
-      options.imports ?? [],
-      options.state !== false,
-    );
+  static override forRootAsync(options: GatewayModuleAsyncOptions): DynamicModule {
+    return GatewayModule.assemble(super.forRootAsync(options), options);
   }
 
-  private static assemble(
-    configProvider: Provider,
-    toolModules: Array<Type | DynamicModule>,
-    extra: Array<Type | DynamicModule>,
-    configImports: Array<Type | DynamicModule>,
-    withState: boolean,
-    upstreamClient?: UpstreamClient,
-  ): DynamicModule {
-    // State is always on, memory driver included: memory is still a store, and
-    // continuations within one process work on it.
-    const state = withState ? [StateModule] : [];
+  private static assemble(base: DynamicModule, extras: GatewayModuleExtras): DynamicModule {
+    checkCombination(extras);
+    const providers: Provider[] = [
+      ...(base.providers ?? []),
+      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: configOf },
+    ];
+    const exported: Array<symbol | Type | DynamicModule> = [];
+    // Each override is provided once, under one token (others alias it), so that Nest
+    // runs a class override's own lifecycle hooks once; its shape is checked at init.
+    const checks: OverrideCheck[] = [];
+
+    const upstream = extras.upstream ?? (extras.upstreamClient ? { useValue: extras.upstreamClient } : undefined);
+    if (upstream) {
+      providers.push(overrideProvider(UPSTREAM_CLIENT_OVERRIDE, upstream, 'UPSTREAM_CLIENT'));
+      exported.push(UPSTREAM_CLIENT_OVERRIDE);
+      checks.push({ token: UPSTREAM_CLIENT_OVERRIDE, name: 'UPSTREAM_CLIENT', methods: UPSTREAM_METHODS, close: false });
+    }
+    if (extras.stateStore) {
+      // StorageModule checks, initialises and closes it like its own drivers' stores.
+      providers.push(overrideProvider(STATE_STORE_OVERRIDE, extras.stateStore, 'STATE_STORE'));
+      exported.push(STATE_STORE_OVERRIDE);
+    }
+    if (extras.responseState) {
+      providers.push(overrideProvider(RESPONSE_STATE, extras.responseState, 'RESPONSE_STATE'));
+      exported.push(RESPONSE_STATE);
+      checks.push({ token: RESPONSE_STATE, name: 'RESPONSE_STATE', methods: RESPONSE_STATE_METHODS, close: true });
+    }
+    providers.push({ provide: OVERRIDE_CHECKS, useValue: checks }, GatewayOverrides);
+
+    const withState = extras.state !== false && !extras.responseState;
+    const imports = [...(base.imports ?? [])];
+    for (const m of [...(extras.imports ?? []), ...(extras.extraImports ?? [])]) if (!imports.includes(m)) imports.push(m);
     return {
-      module: GatewayModule,
+      ...base,
       global: true,
       imports: [
-        ...configImports,
+        ...imports,
         ObservabilityModule,
-        UpstreamModule.forRoot(upstreamClient),
+        UpstreamModule.forRoot(upstream ? { override: true } : undefined),
         CoreModule,
         ResponsesModule,
         MessagesModule,
         ApiKeyAuthModule,
         LimitsModule,
-        ...state,
-        ...toolModules,
-        ...extra,
+        ...(withState ? [StateModule] : []),
+        ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
       ],
-      providers: [configProvider],
-      exports: [GATEWAY_CONFIG, UpstreamModule, CoreModule],
+      providers,
+      exports: [GATEWAY_CONFIG, UpstreamModule, CoreModule, ResponsesModule, ...exported],
     };
   }
 }

@@ -140,12 +140,12 @@ describe.each(['responses', 'chat'] as const)('client-owned custom and namespace
   it('a call to a gateway-owned type without an executor yields an error result and a failed item, never a dropped call', async () => {
     const response = await client.responses.create({
       model: 'm',
-      input: '[[call file_search {"queries": ["quarterly report"]}]]',
-      tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] } as any],
+      input: '[[call code_interpreter {"code": "print(1)"}]]',
+      tools: [{ type: 'code_interpreter', container: { type: 'auto' } } as any],
     });
     validator.assertResponse(response);
-    const item = response.output.find((i) => i.type === 'file_search_call') as any;
-    expect(item).toMatchObject({ status: 'failed', queries: ['quarterly report'] });
+    const item = response.output.find((i) => i.type === 'code_interpreter_call') as any;
+    expect(item).toMatchObject({ status: 'failed', code: 'print(1)' });
     expect(response.output_text).toContain('tool_not_available');
     // Not offered to the model: the type has no model-facing implementation here.
     expect(stack.simulator.requests.slice(-1)[0].body).not.toHaveProperty('tools');

@@ -95,8 +95,8 @@ describe('request logs, metrics and traces of a scripted run', () => {
     expect(s.listen).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(s.upstream).toMatchObject({ dialect: 'responses', api_key: 'set' });
     expect(s.storage).toEqual({ driver: 'sqlite', location: join(dir, 'state.sqlite') });
-    expect(Object.keys(s.tools.active)).toEqual(expect.arrayContaining(['function', 'custom', 'namespace', 'mcp']));
-    expect(s.tools.inactive.file_search).toMatch(/no executor/);
+    // file_search runs in the gateway since its module (libs/tools/file-search) is built in.
+    expect(Object.keys(s.tools.active)).toEqual(expect.arrayContaining(['function', 'custom', 'namespace', 'mcp', 'file_search']));
     expect(s.tools.inactive.web_search).toMatch(/WEB_SEARCH_PROVIDER/);
     expect(s.tracing).toBe(tracesUrl);
     expect(JSON.stringify(s)).not.toContain(UPSTREAM_KEY);

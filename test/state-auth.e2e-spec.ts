@@ -26,6 +26,10 @@ describe('inbound API keys and per-key isolation of stored state', () => {
       ['GET', '/v1/responses/resp_x'],
       ['POST', '/v1/conversations'],
       ['POST', '/v1/responses/compact'],
+      ['POST', '/v1/responses/resp_x/cancel'],
+      ['GET', '/v1/files'],
+      ['GET', '/v1/vector_stores'],
+      ['POST', '/v1/vector_stores/vs_x/search'],
     ]) {
       for (const headers of [{}, { authorization: 'Bearer wrong-key' }, { authorization: KEY_A }] as Array<Record<string, string>>) {
         const res = await fetch(`${origin}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: method === 'POST' ? '{}' : undefined });

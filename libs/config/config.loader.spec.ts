@@ -104,3 +104,14 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1,not a url' } })).toThrow(/upstream\.baseUrls/);
   });
 });
+
+describe('upstream.forwardHeaders', () => {
+  it('takes a comma-separated list of header names', () => {
+    expect(loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'x-tenant, X-Request-Id' } }).upstream.forwardHeaders).toEqual(['x-tenant', 'X-Request-Id']);
+  });
+
+  it('refuses names the transport manages, naming the setting and its variable', () => {
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'x-tenant,content-length' } })).toThrow(/upstream\.forwardHeaders \(UPSTREAM_FORWARD_HEADERS\)/);
+    expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'not a name' } })).toThrow(/upstream\.forwardHeaders/);
+  });
+});

@@ -15,6 +15,10 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'UPSTREAM_DIALECT', path: 'upstream.dialect', kind: 'string' },
   { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string' },
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
+  { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },
+  { env: 'NATS_URL', path: 'transports.natsUrl', kind: 'string' },
+  { env: 'REDIS_URL', path: 'transports.redisUrl', kind: 'string' },
+  { env: 'TRANSPORT_PATTERN_PREFIX', path: 'transports.patternPrefix', kind: 'string' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
   { env: 'WORKERS', path: 'server.workers', kind: 'int' },
@@ -53,6 +57,7 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'METRICS', path: 'observability.metrics', kind: 'bool' },
   { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'observability.otlpTracesUrl', kind: 'string' },
   { env: 'OTEL_SERVICE_NAME', path: 'observability.serviceName', kind: 'string' },
+  { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'fileSearch.embeddings.model', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {

@@ -9,6 +9,7 @@ import {
   IsOptional,
   IsString,
   IsUrl,
+  Matches,
   Max,
   Min,
   ValidateNested,
@@ -50,6 +51,18 @@ export class UpstreamConfig {
   @IsInt()
   @Min(1)
   maxSockets = 256;
+
+  /**
+   * Inbound request headers passed on to the upstream, by name (e.g.
+   * `x-tenant`). Nothing is forwarded unless the operator names it: inbound
+   * headers carry the client's credentials.
+   */
+  @IsArray()
+  @Matches(/^(?!(host|connection|keep-alive|content-length|transfer-encoding|te|trailer|upgrade|expect|proxy-connection)$)[!#$%&'*+.^_`|~0-9a-z-]+$/i, {
+    each: true,
+    message: 'each entry must be a header name, and not one the transport manages (host, connection, content-length, transfer-encoding, ...)',
+  })
+  forwardHeaders: string[] = [];
 }
 
 export class TimeoutConfig {
@@ -139,6 +152,14 @@ export class ObservabilityConfig {
   @IsString() serviceName = 'switchyard';
 }
 
+/** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
+export class TransportsConfig {
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
+  /** Prefix of the served patterns (`tenant-a.` → `tenant-a.responses.create`), for several gateways on one broker. */
+  @IsString() patternPrefix = '';
+}
+
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
@@ -147,9 +168,11 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
   @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
   @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
+  @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;
   @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
+  @IsOptional() @IsObject() fileSearch?: Record<string, unknown>;
   @IsOptional() @IsObject() state?: Record<string, unknown>;
   /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
   @IsOptional() @IsObject() limits?: Record<string, unknown>;

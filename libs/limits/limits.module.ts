@@ -3,13 +3,28 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js'
 import { REQUEST_LIMITER, type RequestLimiter } from '../core/loop/request-limiter.interface.js';
 import { readLimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
-import { RedisLimiter } from './redis.limiter.js';
+import type { RedisLimiter } from './redis.limiter.js';
 
-/** The configured limiter, or null when no limit is set (then the loop counts nothing). */
-export function createLimiter(config: GatewayConfig): RequestLimiter | null {
+/**
+ * The configured limiter, or null when no limit is set (then the loop counts
+ * nothing). The Redis one is loaded only when `limits.redisUrl` is set:
+ * `ioredis` is an optional peer dependency of the package.
+ */
+export async function createLimiter(config: GatewayConfig): Promise<RequestLimiter | null> {
   const settings = readLimitsSettings(config);
   if (!settings) return null;
-  return settings.redisUrl ? new RedisLimiter(settings) : new MemoryLimiter(settings);
+  if (!settings.redisUrl) return new MemoryLimiter(settings);
+  const { RedisLimiter } = await import('./redis.limiter.js').catch((e: unknown) => {
+    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes("'ioredis'")) {
+      throw new Error('limits.redisUrl (LIMITS_REDIS_URL) needs the package ioredis, an optional peer dependency: npm install ioredis', { cause: e });
+    }
+    throw e;
+  });
+  return new RedisLimiter(settings);
+}
+
+function isRedisLimiter(limiter: RequestLimiter | null): limiter is RedisLimiter {
+  return !!limiter && typeof (limiter as Partial<RedisLimiter>).connect === 'function';
 }
 
 /**
@@ -28,7 +43,7 @@ export class LimitsModule implements OnModuleInit, OnApplicationShutdown {
 
   /** A Redis that cannot be reached at boot stops the boot, naming the setting. */
   async onModuleInit(): Promise<void> {
-    if (!(this.limiter instanceof RedisLimiter)) return;
+    if (!isRedisLimiter(this.limiter)) return;
     try {
       await this.limiter.connect();
     } catch (err) {
@@ -37,6 +52,6 @@ export class LimitsModule implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.limiter instanceof RedisLimiter) await this.limiter.close();
+    if (isRedisLimiter(this.limiter)) await this.limiter.close();
   }
 }

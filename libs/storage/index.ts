@@ -1,12 +1,13 @@
 export * from './state-store.interface.js';
-export { StorageModule, createStateStore, createBackgroundStore } from './storage.module.js';
+export { StorageModule, STATE_STORE_OVERRIDE, createStateStore, createBackgroundStore } from './storage.module.js';
 export * from './background-store.interface.js';
 export { MemoryBackgroundStore } from './memory/memory-background.store.js';
-export { SqliteBackgroundStore } from './sqlite/sqlite-background.store.js';
-export { PostgresBackgroundStore, type PostgresBackgroundStoreOptions } from './postgres/postgres-background.store.js';
 export { MemoryStateStore } from './memory/memory-state-store.js';
-export { SqliteStateStore, type SqliteStateStoreOptions } from './sqlite/sqlite-state-store.js';
-export { PostgresStateStore, type PostgresStateStoreOptions } from './postgres/postgres-state-store.js';
+// The SQLite and PostgreSQL stores are not re-exported: importing them loads
+// their drivers (optional peers). `createStateStore` / `createBackgroundStore` load the one they need.
+export type { SqliteStateStoreOptions } from './sqlite/sqlite-state-store.js';
+export type { PostgresStateStoreOptions } from './postgres/postgres-state-store.js';
+export type { PostgresBackgroundStoreOptions } from './postgres/postgres-background.store.js';
 export { DuplicateIdError } from './shared/duplicate-id.error.js';
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, parseListOptions } from './shared/list-window.util.js';
 export { withItemId } from './shared/stored-item.util.js';

@@ -1,14 +1,54 @@
-import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
-import { PostgresStateStore } from './postgres/postgres-state-store.js';
-import { SqliteStateStore } from './sqlite/sqlite-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
 import { MemoryBackgroundStore } from './memory/memory-background.store.js';
-import { PostgresBackgroundStore } from './postgres/postgres-background.store.js';
-import { SqliteBackgroundStore } from './sqlite/sqlite-background.store.js';
+import { assertImplements } from '../core/overrides/gateway-override.js';
+
+/**
+ * A store the host supplies instead of the configured driver's (provided by
+ * the host module, where the host's providers are in scope). It is
+ * initialised and closed like the built-in ones.
+ */
+export const STATE_STORE_OVERRIDE = Symbol('STATE_STORE_OVERRIDE');
+
+/** What a `StateStore` must have; an override missing one stops boot. */
+export const STATE_STORE_METHODS = [
+  'init',
+  'close',
+  'saveResponse',
+  'getResponse',
+  'deleteResponse',
+  'listInputItems',
+  'getChain',
+  'createConversation',
+  'getConversation',
+  'updateConversation',
+  'deleteConversation',
+  'listConversationItems',
+  'addConversationItems',
+  'getConversationItem',
+  'deleteConversationItem',
+] as const;
+
+/**
+ * The SQLite and PostgreSQL drivers are optional peer dependencies: they are
+ * loaded only when their driver is chosen, so an embedding app that brings
+ * its own store (or runs on memory) installs and compiles neither.
+ */
+async function loadDriver<T>(load: () => Promise<T>, driver: string, pkg: string): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(`'${pkg}'`)) {
+      throw new Error(`storage.driver '${driver}' needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, { cause: e });
+    }
+    throw e;
+  }
+}
 
 function storageOf(config: GatewayConfig): StorageConfig {
   // A hand-built config may omit the section; the class defaults are the documented ones.
@@ -20,7 +60,7 @@ function storageOf(config: GatewayConfig): StorageConfig {
  * checked here, at boot, so a missing one fails start-up with its name
  * instead of failing the first request that stores something.
  */
-export function createStateStore(storage: StorageConfig): StateStore {
+export async function createStateStore(storage: StorageConfig): Promise<StateStore> {
   const driver: string = storage.driver;
   switch (storage.driver) {
     case 'memory':
@@ -29,14 +69,20 @@ export function createStateStore(storage: StorageConfig): StateStore {
       if (typeof storage.sqlitePath !== 'string' || storage.sqlitePath.trim() === '') {
         throw new Error("storage.sqlitePath must name a database file (or ':memory:') when storage.driver is 'sqlite'.");
       }
-      return new SqliteStateStore({ path: storage.sqlitePath });
+      {
+        const { SqliteStateStore } = await loadDriver(() => import('./sqlite/sqlite-state-store.js'), 'sqlite', 'better-sqlite3');
+        return new SqliteStateStore({ path: storage.sqlitePath });
+      }
     case 'postgres':
       if (typeof storage.postgresUrl !== 'string' || storage.postgresUrl.trim() === '') {
         throw new Error(
           "storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).",
         );
       }
-      return new PostgresStateStore({ connectionString: storage.postgresUrl });
+      {
+        const { PostgresStateStore } = await loadDriver(() => import('./postgres/postgres-state-store.js'), 'postgres', 'pg');
+        return new PostgresStateStore({ connectionString: storage.postgresUrl });
+      }
     default:
       throw new Error(`storage.driver must be 'sqlite', 'postgres' or 'memory', not '${driver}'.`);
   }
@@ -45,13 +91,19 @@ export function createStateStore(storage: StorageConfig): StateStore {
 /**
  * The background-run store beside the state store, on the same database. Call
  * after `createStateStore`, which has already checked the driver's settings.
+ * It follows `storage.driver` even under a `STATE_STORE` override (memory
+ * keeps background runs in the process).
  */
-export function createBackgroundStore(storage: StorageConfig): BackgroundStore {
+export async function createBackgroundStore(storage: StorageConfig): Promise<BackgroundStore> {
   switch (storage.driver) {
-    case 'sqlite':
+    case 'sqlite': {
+      const { SqliteBackgroundStore } = await loadDriver(() => import('./sqlite/sqlite-background.store.js'), 'sqlite', 'better-sqlite3');
       return new SqliteBackgroundStore({ path: storage.sqlitePath });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { PostgresBackgroundStore } = await loadDriver(() => import('./postgres/postgres-background.store.js'), 'postgres', 'pg');
       return new PostgresBackgroundStore({ connectionString: storage.postgresUrl ?? '' });
+    }
     default:
       return new MemoryBackgroundStore();
   }
@@ -80,16 +132,19 @@ function describeTarget(storage: StorageConfig): string {
   providers: [
     {
       provide: STATE_STORE,
-      inject: [GATEWAY_CONFIG, { token: STORE_OBSERVER, optional: true }],
-      useFactory: (config: GatewayConfig, observer?: StoreObserver): StateStore => {
-        const store = createStateStore(storageOf(config));
-        return observer ? observeStore(store, storageOf(config).driver, observer) : store;
+      inject: [GATEWAY_CONFIG, { token: STATE_STORE_OVERRIDE, optional: true }, { token: STORE_OBSERVER, optional: true }],
+      // (An override is then held under two tokens: a store class with Nest hooks of
+      // its own sees them twice. Its StateStore init() and close() run once, from here.)
+      // The observer wraps whichever store serves, the host's override included.
+      useFactory: async (config: GatewayConfig, override?: StateStore, observer?: StoreObserver): Promise<StateStore> => {
+        const store = override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : await createStateStore(storageOf(config));
+        return observer ? observeStore(store, override ? 'override' : storageOf(config).driver, observer) : store;
       },
     },
     {
       provide: BACKGROUND_STORE,
       inject: [GATEWAY_CONFIG, STATE_STORE],
-      useFactory: (config: GatewayConfig): BackgroundStore => createBackgroundStore(storageOf(config)),
+      useFactory: (config: GatewayConfig): Promise<BackgroundStore> => createBackgroundStore(storageOf(config)),
     },
   ],
   exports: [STATE_STORE, BACKGROUND_STORE],
@@ -99,6 +154,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(STATE_STORE) private readonly store: StateStore,
     @Inject(BACKGROUND_STORE) private readonly background: BackgroundStore,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() @Inject(STATE_STORE_OVERRIDE) private readonly override?: StateStore,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -106,6 +162,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
       await this.store.init();
       await this.background.init();
     } catch (e) {
+      if (this.override) throw new Error(`Could not start the STATE_STORE override: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
       const storage = storageOf(this.config);
       const reason = e instanceof Error ? e.message : String(e);
       throw new Error(`Could not start the '${storage.driver}' state store (${describeTarget(storage)}): ${reason}`, {

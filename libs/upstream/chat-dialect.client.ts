@@ -18,7 +18,7 @@ export class ChatDialectClient extends DialectClient {
       body: toChatCompletionRequest(request, this.upstream.defaultModel),
       signal,
       flow: options.flow,
-      headers: options.headers,
+      headers: options.context?.headers,
       accept: request.stream ? 'text/event-stream' : 'application/json',
     });
 

@@ -86,6 +86,25 @@ describe('HttpTransport', () => {
     expect(request.headers['content-type']).toBe('application/json');
   });
 
+  it('sends context headers, but never lets them replace its framing, content type or key', async () => {
+    transport.close();
+    transport = new HttpTransport(upstreamConfig(upstream.baseUrl, { apiKey: 'sk-test' }), testTimeouts());
+    upstream.handler = (_req, res) => sendJson(res, 200, { ok: true });
+    await transport.json({
+      method: 'POST',
+      path: '/responses',
+      body: { a: 1 },
+      headers: { 'X-Tenant': 'acme', 'content-length': '1', 'transfer-encoding': 'chunked', 'content-type': 'text/plain', authorization: 'Bearer other', 'x-bad': 'a\r\nb' },
+    });
+    const [request] = upstream.requests;
+    expect(request.headers['x-tenant']).toBe('acme');
+    expect(request.body).toEqual({ a: 1 });
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers.authorization).toBe('Bearer sk-test');
+    expect(request.headers['transfer-encoding']).toBeUndefined();
+    expect(request.headers['x-bad']).toBeUndefined();
+  });
+
   it('sends no authorization header without an API key', async () => {
     await transport.json({ method: 'GET', path: '/models' });
     expect(upstream.requests[0].headers.authorization).toBeUndefined();

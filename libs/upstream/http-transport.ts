@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
 import {
   UpstreamHttpError,
@@ -27,8 +28,8 @@ export interface HttpCall {
   timeouts?: Partial<TimeoutConfig>;
   /** While paused, the body is not read (the consumer downstream is slower than the upstream). */
   flow?: FlowGate;
-  /** Extra headers (trace context); they never replace the ones set here. */
-  headers?: Record<string, string>;
+  /** Extra request headers (the per-request context's); they never replace the transport's own. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** A successful (status < 400) upstream answer whose body has not been read yet. */
@@ -95,7 +96,13 @@ export class HttpTransport {
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
     const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-    const headers: http.OutgoingHttpHeaders = { ...call.headers, accept: call.accept ?? 'application/json' };
+    const headers: http.OutgoingHttpHeaders = {};
+    // Context headers come from operators' forward lists and host code; the framing ones stay the
+    // transport's, and what it sets below (accept, content type, its key) wins.
+    for (const [name, value] of Object.entries(call.headers ?? {})) {
+      if (upstreamHeaderProblem(name.toLowerCase(), value) === null) headers[name.toLowerCase()] = value;
+    }
+    headers.accept = call.accept ?? 'application/json';
     if (payload) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = payload.length;

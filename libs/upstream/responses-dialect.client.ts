@@ -18,7 +18,7 @@ export class ResponsesDialectClient extends DialectClient {
       body: toResponsesRequest(request, this.upstream.defaultModel),
       signal,
       flow: options.flow,
-      headers: options.headers,
+      headers: options.context?.headers,
       accept: request.stream ? 'text/event-stream' : 'application/json',
     });
     const decoder = new ResponsesEventDecoder(emit, body.url);

@@ -21,8 +21,22 @@ export interface ModelInfo {
 export interface InferOptions {
   /** While paused, the client stops reading the upstream's stream (a slow consumer downstream). */
   flow?: FlowGate;
-  /** Extra request headers for this call (W3C `traceparent` / `tracestate`); never credentials. */
-  headers?: Record<string, string>;
+  /** Who and what this call is for; a wrapping client may add headers here per request. */
+  context?: UpstreamCallContext;
+}
+
+/**
+ * Per-request facts an upstream call carries. The built-in clients send
+ * `headers` with the HTTP request; a client wrapping them (see the README's
+ * "Embedding" section) can derive more from `owner` and `requestId`.
+ */
+export interface UpstreamCallContext {
+  /** The inbound API key's identity (its SHA-256), or the owner a non-HTTP caller named; null without auth. */
+  owner: string | null;
+  /** The response id this call belongs to (`resp_...`). */
+  requestId: string;
+  /** Headers for the upstream request: the inbound headers named in `upstream.forwardHeaders`, lower-cased. */
+  headers: Readonly<Record<string, string>>;
 }
 
 /** A prompt to count, in the loop's terms; the client renders it the way its server's `/tokenize` takes it. */

@@ -1,7 +1,20 @@
-import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js';
 import { createUpstreamClient } from './upstream-client.factory.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from './upstream-client.interface.js';
+
+/**
+ * The client built from `upstream.*` config, provided whatever `UPSTREAM_CLIENT`
+ * ends up being, so that a host can wrap it (add headers, retries, metrics)
+ * by injecting it into its own `UPSTREAM_CLIENT` factory.
+ */
+export const DEFAULT_UPSTREAM_CLIENT = Symbol('DEFAULT_UPSTREAM_CLIENT');
+
+/**
+ * A replacement for `UPSTREAM_CLIENT`, provided by the host module (where the
+ * host's own providers are in scope); this module picks it up when present.
+ */
+export const UPSTREAM_CLIENT_OVERRIDE = Symbol('UPSTREAM_CLIENT_OVERRIDE');
 
 /**
  * Provides `UPSTREAM_CLIENT`: the configured dialect's client, built from
@@ -10,26 +23,42 @@ import { UPSTREAM_CLIENT, type UpstreamClient } from './upstream-client.interfac
  */
 @Module({})
 export class UpstreamModule implements OnApplicationShutdown {
-  constructor(@Inject(UPSTREAM_CLIENT) private readonly client: UpstreamClient) {}
+  constructor(
+    @Inject(UPSTREAM_CLIENT) private readonly client: UpstreamClient,
+    @Optional() @Inject(DEFAULT_UPSTREAM_CLIENT) private readonly defaultClient?: UpstreamClient,
+  ) {}
 
-  static forRoot(client?: UpstreamClient): DynamicModule {
+  /**
+   * `client`: a ready client to use. `{ override: true }`: the host module
+   * provides `UPSTREAM_CLIENT_OVERRIDE`; `UPSTREAM_CLIENT` is an alias of it,
+   * so that Nest runs the override's lifecycle hooks once, not once per token.
+   */
+  static forRoot(client?: UpstreamClient | { override: true }): DynamicModule {
+    const useOverride = !!client && 'override' in client && client.override === true;
     return {
       module: UpstreamModule,
       providers: [
-        client
-          ? { provide: UPSTREAM_CLIENT, useValue: client }
-          : {
-              provide: UPSTREAM_CLIENT,
-              inject: [GATEWAY_CONFIG],
-              useFactory: (config: GatewayConfig): UpstreamClient => createUpstreamClient(config.upstream, config.timeouts),
-            },
+        {
+          provide: DEFAULT_UPSTREAM_CLIENT,
+          inject: [GATEWAY_CONFIG],
+          useFactory: (config: GatewayConfig): UpstreamClient => createUpstreamClient(config.upstream, config.timeouts),
+        },
+        useOverride
+          ? { provide: UPSTREAM_CLIENT, useExisting: UPSTREAM_CLIENT_OVERRIDE }
+          : client
+            ? { provide: UPSTREAM_CLIENT, useValue: client }
+            : { provide: UPSTREAM_CLIENT, useExisting: DEFAULT_UPSTREAM_CLIENT },
       ],
-      exports: [UPSTREAM_CLIENT],
+      exports: [UPSTREAM_CLIENT, DEFAULT_UPSTREAM_CLIENT],
     };
   }
 
   onApplicationShutdown(): void {
-    // The interface has no close(); the built-in clients do, to drop keep-alive sockets.
-    (this.client as Partial<{ close(): void }>).close?.();
+    // The interface has no close(); the built-in clients do, to drop keep-alive
+    // sockets. A host's client with Nest hooks of its own closes itself.
+    for (const client of new Set([this.client, this.defaultClient])) {
+      const c = client as Partial<{ close(): void; onApplicationShutdown(): void; onModuleDestroy(): void }> | undefined;
+      if (c && !c.onApplicationShutdown && !c.onModuleDestroy) c.close?.();
+    }
   }
 }

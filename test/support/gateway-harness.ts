@@ -58,7 +58,8 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
     GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }),
     { bodyParser: false, logger: false },
   );
-  configureGatewayApp(app);
+  // The harness stands for the deployable gateway, which owns the whole app.
+  configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}/v1`;

@@ -82,7 +82,25 @@ const EXTENSION_ITEMS: Record<string, object> = {
   FileSearchCallExt: {
     type: 'object',
     required: ['type', 'id', 'status', 'queries'],
-    properties: { type: { const: 'file_search_call' }, id: str, status, queries: { type: 'array', items: str } },
+    properties: {
+      type: { const: 'file_search_call' },
+      id: str,
+      status,
+      queries: { type: 'array', items: str },
+      results: {
+        anyOf: [
+          { type: 'null' },
+          {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['file_id', 'filename', 'score', 'text', 'attributes'],
+              properties: { file_id: str, filename: str, score: { type: 'number', minimum: 0, maximum: 1 }, text: str, attributes: { type: 'object' } },
+            },
+          },
+        ],
+      },
+    },
   },
   CodeInterpreterCallExt: {
     type: 'object',
@@ -101,6 +119,14 @@ const EXTENSION_TOOL = {
   type: 'object',
   required: ['type'],
   properties: { type: { enum: ['custom', 'namespace', 'mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'tool_search'] } },
+};
+
+/** OpenAI's `file_citation` annotation (`ResponseOutputText.FileCitation` in the SDK). */
+const FILE_CITATION = {
+  type: 'object',
+  required: ['type', 'file_id', 'filename', 'index'],
+  additionalProperties: false,
+  properties: { type: { const: 'file_citation' }, file_id: str, filename: str, index: { type: 'integer', minimum: 0 } },
 };
 
 /** Events of extension item types: the common item-event fields, typed. */
@@ -132,6 +158,9 @@ export class OpenResponsesValidator {
     schemas.ItemField = { ...schemas.ItemField, oneOf: [...schemas.ItemField.oneOf, ...Object.keys(EXTENSION_ITEMS).map((k) => ({ $ref: `#/components/schemas/${k}` }))] };
     delete schemas.ItemField.discriminator;
     schemas.Tool = { oneOf: [...schemas.Tool.oneOf, { $ref: '#/components/schemas/ExtensionTool' }] };
+    // The spec knows url citations only; file_search adds OpenAI's file_citation.
+    schemas.FileCitationExt = FILE_CITATION;
+    schemas.Annotation = { oneOf: [...schemas.Annotation.oneOf, { $ref: '#/components/schemas/FileCitationExt' }] };
     const ajv = new Ajv({ strict: false, allErrors: true, discriminator: false });
     addFormats(ajv);
     ajv.addSchema({ $id: 'spec', components: spec.components });

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   // The request log would interleave with the transcript printed here; REQUEST_LOG=true shows it anyway.
   const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', REQUEST_LOG: 'false', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn'] });
-  configureGatewayApp(app);
+  configureGatewayApp(app, { standalone: true });
   await app.listen(config.server.port, config.server.host);
   const base = `http://127.0.0.1:${config.server.port}/v1`;
   console.log(`Switchyard gateway at ${base} → upstream ${config.upstream.baseUrl} (${config.upstream.dialect})\n`);

@@ -24,7 +24,7 @@ async function main(argv: readonly string[]): Promise<void> {
     }
     case 'serve': {
       // Loaded here so that --help, --version and check-config answer without loading Nest.
-      const { startGateway } = await import('./gateway-host.js');
+      const { startGateway } = await import('./gateway-app.js');
       await startGateway({ env: process.env, configFile: command.configFile, port: command.port });
     }
   }

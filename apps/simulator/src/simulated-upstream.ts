@@ -10,6 +10,7 @@ import {
   type Conversation,
   type ConversationFocus,
 } from './conversation.js';
+import { EmbeddingRequestError, embeddingsBody } from './embeddings.js';
 import { DirectiveError, parseDirectives, parseFaultText, type Directives, type FaultSpec } from './directives.js';
 import { deltaCount, planTurn, promptTokens, tokenId } from './model-behaviour.js';
 import { responsesBody, responsesFrames, type DialectInput } from './responses-dialect.js';
@@ -58,9 +59,9 @@ export interface RecordedRequest {
   path: string;
   /** Parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
-  receivedAt: number;
-  /** Request headers as received (what the gateway forwards: trace context, authorization). */
+  /** The request's headers as received (lower-cased names), to check what a gateway forwards (forwarded headers, trace context, authorization). */
   headers: Record<string, string | string[] | undefined>;
+  receivedAt: number;
 }
 
 export interface SimulatorEvents {
@@ -101,6 +102,7 @@ const ROUTES: Record<string, { method: string; dialect?: Dialect }> = {
   '/v1/models': { method: 'GET' },
   // vLLM serves its tokenizer at the server root, beside `/v1`, not under it.
   '/tokenize': { method: 'POST' },
+  '/v1/embeddings': { method: 'POST' },
   '/health': { method: 'GET' },
 };
 
@@ -128,6 +130,8 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   readonly requests: RecordedRequest[] = [];
   /** The last 200 `/tokenize` request bodies, oldest first (kept apart: they are not inference). */
   readonly tokenizeRequests: RecordedRequest[] = [];
+  /** The last 200 `/v1/embeddings` request bodies, oldest first. */
+  readonly embeddingRequests: RecordedRequest[] = [];
 
   private readonly server: Server;
   private readonly model: string;
@@ -218,6 +222,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     if (req.method !== route.method) return sendJson(res, 405, { detail: 'Method Not Allowed' });
     if (route.dialect) return this.infer(req, res, path, route.dialect);
     if (path === '/tokenize') return this.options.tokenize ? this.tokenize(req, res) : sendJson(res, 404, { detail: 'Not Found' });
+    if (path === '/v1/embeddings') return this.embed(req, res);
     if (path === '/health') {
       res.writeHead(200, { 'content-length': 0 });
       res.end();
@@ -242,8 +247,28 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     });
   }
 
+  /** `/v1/embeddings` (see embeddings.ts); recorded in `embeddingRequests`, not counted as inference. */
+  private async embed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req, new AbortController().signal);
+    if (raw === undefined) return sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return sendError(res, 400, 'Request body is not valid JSON');
+    }
+    this.embeddingRequests.push({ path: '/v1/embeddings', body, headers: { ...req.headers }, receivedAt: Date.now() });
+    if (this.embeddingRequests.length > REQUEST_LOG_LIMIT) this.embeddingRequests.shift();
+    try {
+      sendJson(res, 200, embeddingsBody(body, this.model));
+    } catch (error) {
+      if (error instanceof EmbeddingRequestError) return sendError(res, 400, error.message, error.param);
+      throw error;
+    }
+  }
+
   private async infer(req: IncomingMessage, res: ServerResponse, path: string, dialect: Dialect): Promise<void> {
-    const record: RecordedRequest = { path, body: undefined, receivedAt: Date.now(), headers: { ...req.headers } };
+    const record: RecordedRequest = { path, body: undefined, headers: { ...req.headers }, receivedAt: Date.now() };
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const flight: InFlight = { controller: new AbortController(), settled, record, deliberate: false };
@@ -347,7 +372,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     } catch {
       return sendError(res, 400, 'Request body is not valid JSON');
     }
-    const record: RecordedRequest = { path: '/tokenize', body, receivedAt: Date.now(), headers: { ...req.headers } };
+    const record: RecordedRequest = { path: '/tokenize', body, headers: { ...req.headers }, receivedAt: Date.now() };
     this.tokenizeRequests.push(record);
     if (this.tokenizeRequests.length > REQUEST_LOG_LIMIT) this.tokenizeRequests.shift();
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return sendError(res, 400, 'Request body must be a JSON object');

@@ -175,6 +175,13 @@ export interface GatewayExecutor<P = unknown> {
    * from the client.
    */
   approvalRequestItem?(call: GatewayCall, params: P): PublicItem;
+  /**
+   * Annotations for an answer's text from this response's completed calls of
+   * this type (file_search: `file_citation` where the text names a result's
+   * file). Called once per finished message; `index`-style positions refer
+   * to `text`.
+   */
+  annotateText?(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>>;
 }
 
 export type AnyToolHandler = ToolHandler<any, any>;

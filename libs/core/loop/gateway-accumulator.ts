@@ -53,6 +53,8 @@ type OpenItem = OpenMessage | OpenReasoning | OpenClientCall | OpenGatewayCall;
 export interface AccumulatorOptions {
   include: readonly string[];
   reasoningEvents: ReasoningEventStyle;
+  /** Annotations for a finished message's text (citations of gateway tool results). */
+  annotate?: (text: string) => Array<Record<string, unknown>>;
 }
 
 /**
@@ -152,8 +154,11 @@ export class RoundAccumulator {
     // A non-streamed upstream sends no deltas: relay the text as one delta so streaming clients see it.
     if (open.text.length === 0 && text.length > 0) this.messageDelta(key, text);
     const finalText = text.length > 0 ? text : open.text;
-    const part = { type: 'output_text', text: finalText, annotations: [], logprobs: [] };
+    // Citations are known once the text is: announced after its deltas, before its `.done`.
+    const annotations = this.options.annotate?.(finalText) ?? [];
+    const part = { type: 'output_text', text: finalText, annotations, logprobs: [] };
     const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
+    annotations.forEach((annotation, i) => this.sink.emit({ type: 'response.output_text.annotation.added', ...base, annotation_index: i, annotation }));
     this.sink.emit({ type: 'response.output_text.done', ...base, text: finalText, logprobs: [] });
     this.sink.emit({ type: 'response.content_part.done', ...base, part });
     const item = { ...open.item, status, content: [part] };

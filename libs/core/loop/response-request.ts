@@ -46,6 +46,8 @@ export interface ResponseRequest {
   frequencyPenalty: number;
   /** Identity of the inbound API key, for storage isolation. */
   owner: string | null;
+  /** Inbound headers the operator chose to forward to the upstream (`upstream.forwardHeaders`), lower-cased names. */
+  forwardedHeaders?: Record<string, string>;
   /**
    * Whether the body carried `tools` / `tool_choice` at all. A continuation
    * that omits them inherits the previous response's; one that sends

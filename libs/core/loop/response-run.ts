@@ -1,9 +1,9 @@
 import { Subscription } from 'rxjs';
 import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { UpstreamCallContext, UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import { InvalidRequestError, isGatewayError } from '../errors/gateway-error.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { GatewayCall, GatewayCallResult, GatewayEventPlan, PlannedEvent } from '../handlers/tool-handler.interface.js';
+import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '../handlers/tool-handler.interface.js';
 import { newId } from '../ids.js';
 import { addUsage, emptyUsage, type FunctionCallItem, type ModelItem, type ModelToolChoice, type PublicItem } from '../protocol/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
@@ -137,6 +137,8 @@ export class ResponseRun {
   private contextLength: number | null = null;
   private activeUpstream?: Subscription;
   private readonly activeBatches = new Set<CallBatch>();
+  /** Completed calls per executor that annotates answers, for the messages that follow them. */
+  private readonly completedCalls = new Map<GatewayExecutor, GatewayCallResult[]>();
   private cancelReject?: (e: Error) => void;
 
   constructor(
@@ -270,7 +272,7 @@ export class ResponseRun {
       (detected) => {
         if (this.startGatewayCall(detected, batch)) approvalsRequested++;
       },
-      { include: this.req.include, reasoningEvents: this.deps.reasoningEvents },
+      { include: this.req.include, reasoningEvents: this.deps.reasoningEvents, annotate: (text) => this.annotate(text) },
     );
     const request = this.modelRequest(round, resolved);
     try {
@@ -340,13 +342,22 @@ export class ResponseRun {
     return request;
   }
 
+  /**
+   * The call's context: the operator's forwarded request headers plus this round's
+   * trace headers (`traceparent` / `tracestate`), which win over forwarded ones of the same name.
+   */
+  private upstreamContext(traceHeaders?: Readonly<Record<string, string>>): UpstreamCallContext {
+    const headers = traceHeaders ? { ...(this.req.forwardedHeaders ?? {}), ...traceHeaders } : (this.req.forwardedHeaders ?? {});
+    return { owner: this.req.owner, requestId: this.id, headers };
+  }
+
   private consumeUpstream(request: ModelRequest, onEvent: (event: ModelEvent) => void, roundTrace?: RoundTrace): Promise<void> {
     const upstreamTrace = roundTrace?.upstream();
     let upstreamError: unknown;
     return new Promise<void>((resolve, reject) => {
       if (this.signal.aborted) return reject(new RunCancelled());
       this.cancelReject = reject;
-      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow, headers: upstreamTrace?.headers }).subscribe({
+      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow, context: this.upstreamContext(upstreamTrace?.headers) }).subscribe({
         next: (event) => {
           try {
             onEvent(event);
@@ -433,10 +444,22 @@ export class ResponseRun {
     return { call, entry, plan, outputIndex, modelCall };
   }
 
+  /** Each executor that annotates sees this response's completed calls of its own type. */
+  private annotate(text: string): Array<Record<string, unknown>> {
+    const out: Array<Record<string, unknown>> = [];
+    for (const [executor, results] of this.completedCalls) out.push(...(executor.annotateText?.(text, results) ?? []));
+    return out;
+  }
+
   private finishGatewayCall(slot: CallSlot): void {
     if (slot.outputIndex < 0 || !slot.result) return;
     const { call, entry, result } = slot;
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
+    if (binding?.executor.annotateText && result.status === 'completed') {
+      const list = this.completedCalls.get(binding.executor) ?? [];
+      list.push(result);
+      this.completedCalls.set(binding.executor, list);
+    }
     for (const planned of slot.plan?.afterExecute(result) ?? []) this.emitPlanned(planned, call.itemId, slot.outputIndex);
     const error = result.error ?? { code: 'tool_error', message: result.output.text };
     const produced = binding

@@ -98,7 +98,13 @@ describe('the loop reports to a RUN_OBSERVER', () => {
   it('the headers the observer gives an upstream call go out with it', async () => {
     await setUp([[...messageEvents('m', ['hi']), finished]]);
     await run();
-    expect(upstream.options[0]?.headers).toEqual(observer.upstreamHeaders[0]);
+    expect(upstream.options[0]?.context?.headers).toEqual(observer.upstreamHeaders[0]);
+  });
+
+  it('forwarded request headers and the trace headers go out together; the trace context wins', async () => {
+    await setUp([[...messageEvents('m', ['hi']), finished]]);
+    await run({ forwardedHeaders: { 'x-tenant': 't1', traceparent: 'client-supplied' } });
+    expect(upstream.options[0]?.context?.headers).toEqual({ 'x-tenant': 't1', ...observer.upstreamHeaders[0] });
   });
 
   it('an upstream failure ends that upstream call and the run with the error', async () => {

@@ -1,5 +1,5 @@
 import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
+import { CodeInterpreterToolHandler } from '../../tools/code-interpreter/code-interpreter.tool-handler.js';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
@@ -23,7 +23,7 @@ function addGateway(registry: ToolRegistry, toolType: string, modelName: string,
 }
 
 async function registryOf(tools: JsonObject[]): Promise<ToolRegistry> {
-  const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler()]);
+  const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), new CodeInterpreterToolHandler()]);
   return new ToolPreparationService(explorer, testConfig()).prepare(tools, { history: [], signal: new AbortController().signal, requestId: 'r' });
 }
 
@@ -48,7 +48,7 @@ describe('resolveToolChoice', () => {
       { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] },
       { type: 'namespace', name: 'notes', tools: [fn('list'), fn('open')] },
       { type: 'namespace', name: 'web', tools: [fn('open')] },
-      { type: 'file_search', vector_store_ids: ['vs_1'] },
+      { type: 'code_interpreter', container: { type: 'auto' } },
     ]);
     addGateway(registry, 'mcp', 'docs__search', 'search', 'docs');
     addGateway(registry, 'mcp', 'docs__fetch', 'fetch', 'docs');
@@ -69,12 +69,12 @@ describe('resolveToolChoice', () => {
     });
 
     it('offers only what the model may call (hidden tools stay out)', () => {
-      expect(offeredNames()).not.toContain('file_search');
+      expect(offeredNames()).not.toContain('code_interpreter');
       expect(resolveToolChoice('auto', registry).tools.map((f) => f.name)).toEqual(offeredNames());
     });
 
     it('rejects required when nothing can be called', async () => {
-      const onlyHidden = await registryOf([{ type: 'file_search', vector_store_ids: ['vs_1'] }]);
+      const onlyHidden = await registryOf([{ type: 'code_interpreter', container: { type: 'auto' } }]);
       expect(rejects('required', onlyHidden).param).toBe('tool_choice');
       expect(resolveToolChoice('auto', onlyHidden)).toMatchObject({ choice: 'auto', tools: [], forcing: false });
     });
@@ -147,8 +147,8 @@ describe('resolveToolChoice', () => {
     });
 
     it('rejects a hosted type that is declared but not offered, or not declared', () => {
-      expect(rejects({ type: 'file_search' }, registry).param).toBe('tool_choice.type');
       expect(rejects({ type: 'code_interpreter' }, registry).param).toBe('tool_choice.type');
+      expect(rejects({ type: 'file_search' }, registry).param).toBe('tool_choice.type');
     });
 
     it('rejects a type it does not know', () => {

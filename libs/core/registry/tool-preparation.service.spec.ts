@@ -189,11 +189,12 @@ describe('ToolPreparationService', () => {
       const { prep } = service();
       const registry = await prep.prepare([{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'code_interpreter', container: { type: 'auto' } }, fn('visible')], ctx);
 
+      // file_search is modelled (one function taking queries); no executor is registered in this test.
       const fileSearch = registry.lookup('file_search')!;
       expect(fileSearch.ownership).toEqual({ kind: 'gateway' });
-      expect(fileSearch.offered).toBe(false);
+      expect(fileSearch.offered).toBe(true);
       expect(registry.lookup('code_interpreter')).toMatchObject({ ownership: { kind: 'gateway' }, offered: false });
-      expect(registry.functions.map((f) => f.name)).toEqual(['visible']);
+      expect(registry.functions.map((f) => f.name)).toEqual(['file_search', 'visible']);
       expect(registry.publicTools.map((t) => t.type)).toEqual(['file_search', 'code_interpreter', 'function']);
     });
 

@@ -4,6 +4,7 @@ import type { Subscription } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { LoopService } from '../../core/loop/loop.service.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
+import { forwardedHeaders } from '../../responses/http/forwarded-headers.js';
 import { requestOwner } from '../../responses/http/request-owner.js';
 import { SseWriter } from '../../responses/sse/sse-writer.js';
 import { NotFoundError } from '../../core/errors/gateway-error.js';
@@ -16,6 +17,7 @@ import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
 import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
 import { sendJson } from '../../responses/http/send-json.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the
@@ -23,6 +25,7 @@ import { sendJson } from '../../responses/http/send-json.js';
  * them as Anthropic SSE or fold them into one message.
  */
 @Controller('v1/messages')
+@GatewayRoutes({ envelope: false })
 @UseFilters(AnthropicExceptionFilter)
 export class MessagesController {
   constructor(
@@ -39,6 +42,7 @@ export class MessagesController {
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const { request, toolOrigins, contextManagement, hideThinking } = mapMessagesRequest(body, requestOwner(req), { signer: this.signer });
+    request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     const flow = request.stream ? new FlowGate() : undefined;
     const events = this.loop.run(request, { flow });
     const translator = new MessagesEventTranslator({

@@ -1,9 +1,11 @@
 import { Controller, Get, NotFoundException, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 import { GatewayMetrics } from './gateway-metrics.service.js';
 
-/** Prometheus text exposition; behind the API-key guard like every route but the probes. */
+/** Prometheus text exposition; a gateway route, so behind the API-key guard like every route but the probes. */
+@GatewayRoutes()
 @Controller()
 export class MetricsController {
   constructor(

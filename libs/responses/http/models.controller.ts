@@ -3,8 +3,10 @@ import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from './error-envelope.js';
+import { GatewayRoutes } from './gateway-routes.decorator.js';
 
 @Controller()
+@GatewayRoutes()
 export class ModelsController {
   constructor(@Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient) {}
 

@@ -12,11 +12,14 @@ import { CreateResponseParser } from '../request/create-response.parser.js';
 import { streamEvents } from '../sse/stream-events.js';
 import { sendErrorEnvelope } from './error-envelope.js';
 import { cancelWhenClientLeaves } from './client-disconnect.js';
+import { forwardedHeaders } from './forwarded-headers.js';
 import { requestOwner } from './request-owner.js';
 import { sendJson } from './send-json.js';
+import { GatewayRoutes } from './gateway-routes.decorator.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
 @Controller('v1/responses')
+@GatewayRoutes()
 export class ResponsesController {
   constructor(
     private readonly parser: CreateResponseParser,
@@ -29,6 +32,7 @@ export class ResponsesController {
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
     const request = this.parser.parse(body, requestOwner(req));
+    request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
     const events = this.loop.run(request, { flow });

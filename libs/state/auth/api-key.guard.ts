@@ -1,4 +1,6 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { GATEWAY_ROUTES } from '../../responses/http/gateway-routes.decorator.js';
 import type { Request } from 'express';
 import { OWNER_PROPERTY } from '../../responses/http/request-owner.js';
 import { ApiKeyAuthenticator } from './api-key.authenticator.js';
@@ -7,7 +9,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator.js';
 const OPEN_PATHS = new Set(['/health', '/ready']);
 
 /**
- * Global guard: every HTTP route but the probes needs a valid key when keys
+ * Global guard: every gateway HTTP route but the probes needs a valid key when keys
  * are configured, and the request carries its owner identity from here on
  * (storage reads and writes are scoped to it). The WebSocket upgrade, which
  * never reaches a route, is checked by the socket server with the same
@@ -15,10 +17,15 @@ const OPEN_PATHS = new Set(['/health', '/ready']);
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly auth: ApiKeyAuthenticator) {}
+  constructor(
+    private readonly auth: ApiKeyAuthenticator,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http' || !this.auth.enabled) return true;
+    // The host application's own routes are its business, not the gateway's keys'.
+    if (!this.reflector.get<boolean>(GATEWAY_ROUTES, context.getClass())) return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (OPEN_PATHS.has(req.path)) return true;
     (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = await this.auth.authenticate(req.headers.authorization, req.headers['x-api-key']);

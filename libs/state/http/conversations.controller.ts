@@ -9,6 +9,7 @@ import { STATE_STORE, type Conversation, type ConversationItem, type StateStore 
 import { conversationNotFound } from '../../core/errors/gateway-error.js';
 import { parseListQuery } from './list-query.parser.js';
 import { parseMetadata } from '../../responses/request/metadata.parser.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
@@ -56,6 +57,7 @@ function toList(entries: ConversationItem[], hasMore: boolean): ItemList {
 
 /** The Conversations API: durable item lists that responses read from and append to. */
 @Controller('v1/conversations')
+@GatewayRoutes()
 export class ConversationsController {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,

@@ -13,6 +13,7 @@ import { BackgroundRunService } from '../background/background-run.service.js';
 import { sendJson } from '../../responses/http/send-json.js';
 import { streamEvents } from '../../responses/sse/stream-events.js';
 import { parseListQuery } from './list-query.parser.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
@@ -47,6 +48,7 @@ export interface CompactResource {
 
 /** Stored responses: retrieve, delete, list input items, and compaction. */
 @Controller('v1/responses')
+@GatewayRoutes()
 export class StoredResponsesController {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,

@@ -14,6 +14,8 @@ export interface SocketSessionDeps {
   loop: LoopService;
   state: SocketScopedResponseState;
   owner: string | null;
+  /** The upgrade request's headers named in `upstream.forwardHeaders`, sent with every model call of this socket. */
+  forwardedHeaders?: Record<string, string>;
 }
 
 /**
@@ -101,6 +103,7 @@ export class ResponsesSocketSession {
     let request: ResponseRequest;
     try {
       request = this.deps.parser.parse(this.body(event), this.deps.owner);
+      request.forwardedHeaders = this.deps.forwardedHeaders ?? {};
       // A socket is its own long-lived connection; background runs are an HTTP feature.
       if (request.background) {
         throw new InvalidRequestError("'background' is not supported in WebSocket mode; use POST /v1/responses.", 'background', 'unsupported_parameter');

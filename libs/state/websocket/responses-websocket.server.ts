@@ -8,6 +8,7 @@ import { NotFoundError } from '../../core/errors/gateway-error.js';
 import { LoopService } from '../../core/loop/loop.service.js';
 import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
 import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { forwardedHeaders } from '../../responses/http/forwarded-headers.js';
 import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator.js';
 import { CompactionService } from '../compaction/compaction.service.js';
@@ -86,7 +87,8 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
         if (socket.destroyed) return;
         this.wss!.handleUpgrade(req, socket, head, (ws) => {
           const state = new SocketScopedResponseState(this.state, new SocketResponseCache(this.settings.socketCacheSize), this.compaction);
-          new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner });
+          const forwarded = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
+          new ResponsesSocketSession(ws, { parser: this.parser, loop: this.loop, state, owner, forwardedHeaders: forwarded });
         });
       },
       (err: unknown) => refuse(socket, err),

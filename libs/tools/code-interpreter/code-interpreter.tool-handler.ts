@@ -21,7 +21,7 @@ function codeOf(args: string): string {
 
 /**
  * `code_interpreter`: gateway-owned, with no executor in this gateway yet;
- * validated and routed like `file_search`, never silently dropped.
+ * validated and routed, never silently dropped.
  */
 @Injectable()
 @ToolHandlerProvider()

@@ -1,5 +1,68 @@
-import { Module } from '@nestjs/common';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../../src/tool-contract.js';
+import { FilesController } from './api/files.controller.js';
+import { FilesService } from './api/files.service.js';
+import { VectorStoresController } from './api/vector-stores.controller.js';
+import { VectorStoresService } from './api/vector-stores.service.js';
+import { FILE_SEARCH_SETTINGS, parseFileSearchSettings, type FileSearchSettings } from './config/file-search-settings.js';
+import { EmbeddingsClient } from './ingestion/embeddings.client.js';
+import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
+import { FileSearchService } from './retrieval/file-search.service.js';
+import { FileSearchStore } from './storage/file-search.store.js';
+import { PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
+import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 
-@Module({ providers: [FileSearchToolHandler], exports: [FileSearchToolHandler] })
-export class FileSearchToolModule {}
+function openStore(settings: FileSearchSettings): FileSearchStore {
+  if (settings.driver === 'postgres') return new FileSearchStore(new PostgresDatabase(settings.postgresUrl!));
+  if (settings.sqlitePath !== ':memory:') mkdirSync(dirname(settings.sqlitePath), { recursive: true });
+  return new FileSearchStore(new SqliteDatabase(settings.sqlitePath));
+}
+
+/**
+ * The `file_search` tool type with the Files and Vector Stores APIs it
+ * searches. It uses only the gateway's public contract (`src/index.ts`):
+ * the tool decorators, `GATEWAY_CONFIG` and the domain errors. Its tables
+ * are its own, on the database `storage` names.
+ */
+@Module({
+  controllers: [FilesController, VectorStoresController],
+  providers: [
+    { provide: FILE_SEARCH_SETTINGS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => parseFileSearchSettings(config) },
+    { provide: FileSearchStore, inject: [FILE_SEARCH_SETTINGS], useFactory: openStore },
+    {
+      provide: FILE_SEARCH_EMBEDDINGS,
+      inject: [FILE_SEARCH_SETTINGS],
+      useFactory: (s: FileSearchSettings) => (s.embeddings ? new EmbeddingsClient(s.embeddings) : null),
+    },
+    IngestionWorker,
+    FileSearchService,
+    FilesService,
+    VectorStoresService,
+    FileSearchToolHandler,
+    FileSearchExecutor,
+  ],
+  exports: [FileSearchStore, FileSearchService, IngestionWorker],
+})
+export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly store: FileSearchStore,
+    @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.store.init();
+    } catch (e) {
+      const where = this.settings.driver === 'postgres' ? 'PostgreSQL (storage.postgresUrl)' : `fileSearch.sqlitePath=${this.settings.sqlitePath}`;
+      throw new Error(`Could not open the file-search store on ${where}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** After the worker's own shutdown hook (providers stop before their module), so no job writes to a closed store. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}

@@ -1,32 +1,37 @@
-import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalInteger, optionalObject } from '../../core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import {
+  InvalidRequestError,
+  ToolHandlerProvider,
+  ToolType,
+  validation,
+  type GatewayCall,
+  type HistoryContext,
+  type JsonObject,
+  type ModelItem,
+  type NormalizedTool,
+  type PublicItem,
+  type ToolHandler,
+} from '../../../src/tool-contract.js';
+import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
+import { parseRankingOptions } from './api/vector-stores.service.js';
+import { parseAttributeFilter, type AttributeFilter } from './retrieval/attribute-filter.js';
+import { queriesOf } from './tool/file-search-call.js';
 
 export interface FileSearchParams {
   vectorStoreIds: string[];
-  maxNumResults?: number;
-  filters?: JsonObject;
+  maxNumResults: number;
+  filter?: AttributeFilter;
+  scoreThreshold: number;
+  weights?: { text: number; embedding: number };
 }
 
-function parseQueries(args: string): string[] {
-  try {
-    const parsed = JSON.parse(args) as { queries?: unknown; query?: unknown };
-    if (Array.isArray(parsed.queries)) return parsed.queries.filter((q): q is string => typeof q === 'string');
-    if (typeof parsed.query === 'string') return [parsed.query];
-  } catch {
-    // unreadable arguments: no queries to report
-  }
-  return [];
-}
+/** Stores one declaration may search; far above OpenAI's own limit, still a bound on one call's fan-out. */
+export const MAX_VECTOR_STORES = 100;
 
 /**
- * `file_search`: gateway-owned, with no executor in this gateway yet. The
- * declaration is validated and routed, but not offered to the model; a call
- * the model makes anyway gets an error result and a failed public item.
+ * `file_search`: validated here, offered to the model as one function that
+ * takes a list of queries, and executed in the gateway by
+ * `FileSearchExecutor`.
  */
 @Injectable()
 @ToolHandlerProvider()
@@ -35,15 +40,27 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['file_search_call'];
 
+  private readonly maxQueries: number;
+
+  /** Settings are optional so that core's own tests can build the handler alone. */
+  constructor(@Optional() @Inject(FILE_SEARCH_SETTINGS) settings?: FileSearchSettings) {
+    this.maxQueries = settings?.maxQueriesPerSearch ?? 100;
+  }
+
   validate(decl: JsonObject, path: string): FileSearchParams {
     const ids = decl.vector_store_ids;
-    if (!Array.isArray(ids) || ids.length === 0 || ids.some((v) => typeof v !== 'string')) {
-      throw new InvalidRequestError(`${path}.vector_store_ids is required: a non-empty array of strings.`, `${path}.vector_store_ids`);
+    if (!Array.isArray(ids) || ids.length === 0 || ids.some((v) => typeof v !== 'string' || v === '')) {
+      throw new InvalidRequestError(`${path}.vector_store_ids is required: a non-empty array of vector store ids.`, `${path}.vector_store_ids`);
     }
+    if (ids.length > MAX_VECTOR_STORES) {
+      throw new InvalidRequestError(`${path}.vector_store_ids may list at most ${MAX_VECTOR_STORES} stores.`, `${path}.vector_store_ids`);
+    }
+    const filters = decl.filters;
     return {
-      vectorStoreIds: ids as string[],
-      maxNumResults: optionalInteger(decl, 'max_num_results', path, 1, 50),
-      filters: optionalObject(decl, 'filters', path),
+      vectorStoreIds: [...new Set(ids as string[])],
+      maxNumResults: validation.optionalInteger(decl, 'max_num_results', path, 1, 50) ?? 10,
+      filter: filters === undefined || filters === null ? undefined : parseAttributeFilter(filters, `${path}.filters`),
+      ...parseRankingOptions(decl.ranking_options, `${path}.ranking_options`),
     };
   }
 
@@ -53,26 +70,44 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
         fn: {
           type: 'function',
           name: 'file_search',
-          description: 'Search the attached files.',
-          parameters: { type: 'object', properties: { queries: { type: 'array', items: { type: 'string' } } }, required: ['queries'] },
+          description:
+            'Search the files the user attached for passages relevant to the queries. Each result is labelled with its file_id and filename; ' +
+            'name the filename of each file your answer uses.',
+          parameters: {
+            type: 'object',
+            properties: {
+              queries: {
+                type: 'array',
+                items: { type: 'string' },
+                description: `One to ${this.maxQueries} search queries, each a short phrase or question.`,
+              },
+            },
+            required: ['queries'],
+            additionalProperties: false,
+          },
         },
         toolName: 'file_search',
         executionParams: p,
-        hidden: true,
       },
     ];
   }
 
   unboundCallItem(call: GatewayCall, error: { code: string; message: string }): PublicItem {
-    return { type: 'file_search_call', id: call.itemId, status: 'failed', queries: parseQueries(call.arguments), results: null, error: error.message };
+    return { type: 'file_search_call', id: call.itemId, status: 'failed', queries: queriesOf(call.arguments), results: null, error: error.message };
   }
 
+  /** A past call as the model saw it: its queries, and its results when they were kept in the item. */
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
     const callId = String(it.id);
+    const results = Array.isArray(it.results) ? it.results : null;
     return [
       { type: 'function_call', call_id: callId, name: ctx.modelNameFor('file_search') ?? 'file_search', arguments: JSON.stringify({ queries: it.queries ?? [] }) },
-      { type: 'function_call_output', call_id: callId, output: JSON.stringify(it.results ?? { error: 'no results were recorded' }) },
+      {
+        type: 'function_call_output',
+        call_id: callId,
+        output: results ? JSON.stringify(results) : 'The results of this earlier search were not kept; search again if they are needed.',
+      },
     ];
   }
 }

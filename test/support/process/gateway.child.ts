@@ -11,7 +11,7 @@ import { GatewayModule } from '../../../src/gateway.module.js';
  */
 const config = validateGatewayConfig(JSON.parse(process.argv[2]) as Record<string, unknown>);
 const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error'] });
-configureGatewayApp(app);
+configureGatewayApp(app, { standalone: true });
 await app.listen(0, '127.0.0.1');
 const { port } = app.getHttpServer().address() as { port: number };
 process.stdout.write(`${JSON.stringify({ port })}\n`);

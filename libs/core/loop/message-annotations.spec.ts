@@ -1,0 +1,49 @@
+import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
+import { ToolPreparationService } from '../registry/tool-preparation.service.js';
+import { explorerWith, finished, messageEvents, testConfig } from '../testing/fixtures.js';
+import { RoundAccumulator } from './gateway-accumulator.js';
+import { OutputLedger, ResponseEventSink, type ResponseStreamEvent } from './response-events.js';
+
+describe('RoundAccumulator annotations', () => {
+  async function accumulate(annotate?: (text: string) => Array<Record<string, unknown>>) {
+    const registry = await new ToolPreparationService(explorerWith([new FunctionToolHandler()], []), testConfig()).prepare([], {
+      history: [],
+      signal: new AbortController().signal,
+      requestId: 'r',
+    });
+    const emitted: ResponseStreamEvent[] = [];
+    const ledger = new OutputLedger();
+    const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, () => undefined, { include: [], reasoningEvents: 'openai', annotate });
+    for (const event of [...messageEvents('m', ['See ', 'a.md']), finished]) acc.handle(event);
+    return { emitted, ledger, acc };
+  }
+
+  it('puts the annotations on the final part and announces each after the deltas, before output_text.done', async () => {
+    const seen: string[] = [];
+    const { emitted, ledger, acc } = await accumulate((text) => {
+      seen.push(text);
+      return [{ type: 'file_citation', file_id: 'file-1', filename: 'a.md', index: 4 }];
+    });
+    expect(seen).toEqual(['See a.md']);
+    const types = emitted.map((e) => e.type);
+    expect(types.slice(types.indexOf('response.output_text.delta'))).toEqual([
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.annotation.added',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+    ]);
+    const added = emitted.find((e) => e.type === 'response.output_text.annotation.added')!;
+    expect(added).toMatchObject({ output_index: 0, content_index: 0, annotation_index: 0, annotation: { type: 'file_citation', index: 4 } });
+    expect((ledger.items[0] as any).content[0].annotations).toEqual([{ type: 'file_citation', file_id: 'file-1', filename: 'a.md', index: 4 }]);
+    // The model's own transcript stays plain text.
+    expect((acc.modelItems[0] as any).content[0].annotations).toEqual([]);
+  });
+
+  it('leaves a message without annotations when nothing annotates', async () => {
+    const { emitted, ledger } = await accumulate();
+    expect(emitted.some((e) => e.type === 'response.output_text.annotation.added')).toBe(false);
+    expect((ledger.items[0] as any).content[0].annotations).toEqual([]);
+  });
+});

@@ -1,0 +1,68 @@
+import { Observable, Subject, lastValueFrom, toArray } from 'rxjs';
+import { RpcRunRegistry } from './rpc-run.registry.js';
+
+/** A run that records whether it was torn down (what aborts the upstream request in the loop). */
+function run(): { source: Observable<number>; emit: Subject<number>; tornDown: () => boolean } {
+  const emit = new Subject<number>();
+  let down = false;
+  const source = new Observable<number>((sub) => {
+    const inner = emit.subscribe(sub);
+    return () => {
+      down = true;
+      inner.unsubscribe();
+    };
+  });
+  return { source, emit, tornDown: () => down };
+}
+
+describe('RpcRunRegistry', () => {
+  it('cancel(runId) completes that run and tears it down; others go on', async () => {
+    const registry = new RpcRunRegistry();
+    const a = run();
+    const b = run();
+    const seenA = lastValueFrom(registry.track('a', a.source).pipe(toArray()));
+    const seenB: number[] = [];
+    registry.track('b', b.source).subscribe((v) => seenB.push(v));
+    a.emit.next(1);
+    expect(registry.size).toBe(2);
+    registry.cancel('a');
+    a.emit.next(2);
+    b.emit.next(3);
+    expect(await seenA).toEqual([1]);
+    expect(a.tornDown()).toBe(true);
+    expect(b.tornDown()).toBe(false);
+    expect(seenB).toEqual([3]);
+    expect(registry.size).toBe(1);
+  });
+
+  it('a cancel that overtakes its request stops the run on arrival', async () => {
+    const registry = new RpcRunRegistry();
+    registry.cancel('early');
+    const r = run();
+    let subscribed = false;
+    const source = new Observable<number>((sub) => {
+      subscribed = true;
+      return r.source.subscribe(sub);
+    });
+    expect(await lastValueFrom(registry.track('early', source).pipe(toArray()))).toEqual([]);
+    expect(subscribed).toBe(false);
+    expect(registry.size).toBe(0);
+  });
+
+  it('remembers a bounded number of early cancels', () => {
+    const registry = new RpcRunRegistry();
+    for (let i = 0; i < 10_000; i++) registry.cancel(`gone-${i}`);
+    const r = run();
+    // The oldest were forgotten: this run starts normally.
+    const seen: number[] = [];
+    registry.track('gone-0', r.source).subscribe((v) => seen.push(v));
+    r.emit.next(1);
+    expect(seen).toEqual([1]);
+  });
+
+  it('a run without an id is passed through untouched', () => {
+    const registry = new RpcRunRegistry();
+    const r = run();
+    expect(registry.track(null, r.source)).toBe(r.source);
+  });
+});

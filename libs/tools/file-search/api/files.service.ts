@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidRequestError, NotFoundError } from '../../../../src/tool-contract.js';
+import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
+import type { FileRow, PageQuery } from '../storage/file-search-rows.js';
+import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
+import { fileObject, listObject } from './public-objects.js';
+import { fileExpiresAfter, type Body } from './request-fields.js';
+
+export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'];
+
+export const newFileId = (): string => `file-${randomBytes(12).toString('hex')}`;
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+export function fileNotFound(id: string, param: string | null = null): NotFoundError {
+  return new NotFoundError(`No such File object: ${id}`, 'file_not_found', param);
+}
+
+/** The Files API. Bytes live in the file-search store; an expired file reads as gone. */
+@Injectable()
+export class FilesService {
+  constructor(
+    private readonly store: FileSearchStore,
+    @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
+  ) {}
+
+  async upload(file: { originalname: string; buffer: Buffer } | undefined, fields: Body): Promise<Record<string, unknown>> {
+    if (!file) throw new InvalidRequestError('file is required: a multipart/form-data part named "file".', 'file');
+    const purpose = fields.purpose;
+    if (typeof purpose !== 'string' || !FILE_PURPOSES.includes(purpose)) {
+      throw new InvalidRequestError(`purpose must be one of ${FILE_PURPOSES.join(', ')}.`, 'purpose');
+    }
+    const seconds = fileExpiresAfter(fields);
+    const createdAt = nowSeconds();
+    const row: FileRow = {
+      id: newFileId(),
+      // Multer reads the part's filename as latin1; clients send UTF-8.
+      filename: Buffer.from(file.originalname || 'upload', 'latin1').toString('utf8').slice(0, 512),
+      purpose,
+      bytes: file.buffer.length,
+      createdAt,
+      seq: nextSeq(),
+      expiresAt: seconds === undefined ? null : createdAt + seconds,
+    };
+    await this.store.insertFile(row, file.buffer);
+    return fileObject(row);
+  }
+
+  /** A live file, or 404. */
+  async require(id: string, param: string | null = null): Promise<FileRow> {
+    const f = await this.store.getFile(id);
+    if (!f || (f.expiresAt !== null && f.expiresAt <= nowSeconds())) throw fileNotFound(id, param);
+    return f;
+  }
+
+  async get(id: string): Promise<Record<string, unknown>> {
+    return fileObject(await this.require(id));
+  }
+
+  async content(id: string): Promise<{ filename: string; bytes: Buffer }> {
+    const f = await this.require(id);
+    const bytes = await this.store.fileContent(id);
+    if (!bytes) throw fileNotFound(id);
+    return { filename: f.filename, bytes };
+  }
+
+  async list(q: PageQuery, purpose: unknown): Promise<Record<string, unknown>> {
+    if (purpose !== undefined && typeof purpose !== 'string') throw new InvalidRequestError('purpose must be a string.', 'purpose');
+    const page = await this.store.listFiles(q, purpose || undefined);
+    const now = nowSeconds();
+    return listObject({ ...page, rows: page.rows.filter((f) => f.expiresAt === null || f.expiresAt > now) }, fileObject);
+  }
+
+  async delete(id: string): Promise<Record<string, unknown>> {
+    await this.require(id);
+    await this.store.deleteFile(id);
+    return { id, object: 'file', deleted: true };
+  }
+
+  get maxFileBytes(): number {
+    return this.settings.maxFileBytes;
+  }
+}

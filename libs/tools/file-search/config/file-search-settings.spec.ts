@@ -1,0 +1,25 @@
+import { validateGatewayConfig } from '../../../../src/index.js';
+import { parseFileSearchSettings } from './file-search-settings.js';
+
+const settings = (raw: Record<string, unknown>) => parseFileSearchSettings(validateGatewayConfig(raw));
+
+describe('fileSearch settings', () => {
+  it('follows the gateway storage: a files.sqlite beside the state file, memory, or the same PostgreSQL', () => {
+    expect(settings({ storage: { driver: 'sqlite', sqlitePath: '/var/lib/sy/state.sqlite' } })).toMatchObject({ driver: 'sqlite', sqlitePath: '/var/lib/sy/files.sqlite' });
+    expect(settings({ storage: { driver: 'memory' } }).sqlitePath).toBe(':memory:');
+    expect(settings({ storage: { driver: 'postgres', postgresUrl: 'postgres://db/x' } })).toMatchObject({ driver: 'postgres', postgresUrl: 'postgres://db/x' });
+  });
+
+  it('is lexical-only by default; embeddings default to the upstream', () => {
+    expect(settings({}).embeddings).toBeUndefined();
+    const s = settings({ upstream: { baseUrl: 'http://vllm:8000/v1/', apiKey: 'k' }, fileSearch: { embeddings: { model: 'bge-m3' } } });
+    expect(s.embeddings).toEqual({ baseUrl: 'http://vllm:8000/v1', apiKey: 'k', model: 'bge-m3', batchSize: 64, dimensions: undefined, timeoutMs: 60_000 });
+  });
+
+  it('stops the boot with the setting named', () => {
+    expect(() => settings({ fileSearch: { embeddings: { batchSize: 8 } } })).toThrow('fileSearch.embeddings.model');
+    expect(() => settings({ fileSearch: { maxFileBytes: 0 } })).toThrow('fileSearch.maxFileBytes');
+    expect(() => settings({ fileSearch: { ingestion: { enabled: 'yes' } } })).toThrow('fileSearch.ingestion.enabled');
+    expect(() => settings({ fileSearch: { ingestion: { concurrency: 1000 } } })).toThrow('fileSearch.ingestion.concurrency');
+  });
+});

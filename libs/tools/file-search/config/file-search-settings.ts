@@ -1,0 +1,118 @@
+import { dirname, join } from 'node:path';
+import type { GatewayConfig } from '../../../../src/tool-contract.js';
+
+export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
+
+/** Where the upstream's `/v1/embeddings` is and how it is called. */
+export interface EmbeddingSettings {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  /** Inputs per `/v1/embeddings` request. */
+  batchSize: number;
+  /** Sent as `dimensions` when set (models with Matryoshka heads). */
+  dimensions?: number;
+  timeoutMs: number;
+}
+
+export interface FileSearchSettings {
+  /** `sqlite` (a file, or `:memory:`) or `postgres`; follows `storage.driver` unless set. */
+  driver: 'sqlite' | 'postgres';
+  sqlitePath: string;
+  postgresUrl?: string;
+  /** Unset: lexical (BM25) retrieval only. */
+  embeddings?: EmbeddingSettings;
+  maxFileBytes: number;
+  /** Queries one `file_search` call or one search request may carry. */
+  maxQueriesPerSearch: number;
+  /** Characters of results the model reads per call. */
+  resultBudgetChars: number;
+  ingestion: {
+    /** False: this replica serves the API but claims no jobs (another replica does). */
+    enabled: boolean;
+    concurrency: number;
+    pollMs: number;
+    /** A claimed job whose worker went silent this long is claimed again. */
+    leaseMs: number;
+    /** A file whose text takes longer to extract fails (`invalid_file`) rather than holding a worker. */
+    extractTimeoutMs: number;
+  };
+}
+
+export class FileSearchSettingsError extends Error {}
+
+type Raw = Record<string, unknown>;
+
+function section(raw: Raw, key: string): Raw {
+  const value = raw[key];
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new FileSearchSettingsError(`fileSearch.${key} must be an object.`);
+  return value as Raw;
+}
+
+function int(raw: Raw, key: string, path: string, fallback: number, min: number, max: number): number {
+  const value = raw[key];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new FileSearchSettingsError(`${path}.${key} must be an integer from ${min} to ${max}.`);
+  }
+  return value;
+}
+
+function str(raw: Raw, key: string, path: string): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw new FileSearchSettingsError(`${path}.${key} must be a non-empty string.`);
+  return value;
+}
+
+/**
+ * `config.fileSearch`, validated when the module's providers are built so
+ * that a bad value stops the boot with the setting's name. Storage follows
+ * the gateway's own `storage` section: the same PostgreSQL database, or a
+ * `files.sqlite` next to the state file (`:memory:` for the memory driver).
+ */
+export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
+  const raw = (config.fileSearch ?? {}) as Raw;
+  const storage = config.storage;
+  const driver = storage?.driver === 'postgres' ? 'postgres' : 'sqlite';
+  const statePath = storage?.sqlitePath ?? '.switchyard/state.sqlite';
+  const defaultPath = storage?.driver === 'memory' || statePath === ':memory:' ? ':memory:' : join(dirname(statePath), 'files.sqlite');
+  if (driver === 'postgres' && !storage?.postgresUrl) throw new FileSearchSettingsError('storage.postgresUrl is required for file search on PostgreSQL.');
+
+  let embeddings: EmbeddingSettings | undefined;
+  const e = section(raw, 'embeddings');
+  const model = str(e, 'model', 'fileSearch.embeddings');
+  if (model !== undefined) {
+    embeddings = {
+      baseUrl: (str(e, 'baseUrl', 'fileSearch.embeddings') ?? config.upstream.baseUrl).replace(/\/+$/, ''),
+      apiKey: str(e, 'apiKey', 'fileSearch.embeddings') ?? config.upstream.apiKey,
+      model,
+      batchSize: int(e, 'batchSize', 'fileSearch.embeddings', 64, 1, 2048),
+      dimensions: e.dimensions === undefined ? undefined : int(e, 'dimensions', 'fileSearch.embeddings', 0, 1, 65536),
+      timeoutMs: int(e, 'timeoutMs', 'fileSearch.embeddings', 60_000, 100, 3_600_000),
+    };
+  } else if (Object.keys(e).length > 0) {
+    throw new FileSearchSettingsError('fileSearch.embeddings.model is required when fileSearch.embeddings is set.');
+  }
+
+  const ingestion = section(raw, 'ingestion');
+  const enabled = ingestion.enabled ?? true;
+  if (typeof enabled !== 'boolean') throw new FileSearchSettingsError('fileSearch.ingestion.enabled must be a boolean.');
+  return {
+    driver,
+    sqlitePath: str(raw, 'sqlitePath', 'fileSearch') ?? defaultPath,
+    postgresUrl: storage?.postgresUrl,
+    embeddings,
+    maxFileBytes: int(raw, 'maxFileBytes', 'fileSearch', 64 * 1024 * 1024, 1, 2 ** 31 - 1),
+    maxQueriesPerSearch: int(raw, 'maxQueriesPerSearch', 'fileSearch', 100, 1, 1000),
+    resultBudgetChars: int(raw, 'resultBudgetChars', 'fileSearch', 24_000, 1000, 10_000_000),
+    ingestion: {
+      enabled,
+      concurrency: int(ingestion, 'concurrency', 'fileSearch.ingestion', 2, 1, 64),
+      pollMs: int(ingestion, 'pollMs', 'fileSearch.ingestion', 1000, 10, 3_600_000),
+      leaseMs: int(ingestion, 'leaseMs', 'fileSearch.ingestion', 300_000, 100, 86_400_000),
+      extractTimeoutMs: int(ingestion, 'extractTimeoutMs', 'fileSearch.ingestion', 120_000, 100, 86_400_000),
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
+import type { ClaimedJob, NewChunk } from '../storage/file-search-rows.js';
+import { FileSearchStore } from '../storage/file-search.store.js';
+import { EmbeddingError, EmbeddingsClient } from './embeddings.client.js';
+import { ExtractionPool } from './extraction-pool.js';
+import { ExtractionError, extractText } from './text-extractor.js';
+import { chunkText } from './token-chunker.js';
+
+export const FILE_SEARCH_EMBEDDINGS = Symbol('FILE_SEARCH_EMBEDDINGS');
+
+/**
+ * Background ingestion: claims waiting store files (see
+ * `FileSearchStore.claimJob`), extracts, chunks, embeds and writes them.
+ * Jobs are rows, so they outlive the process; a job whose worker died is
+ * claimed again when its lease runs out, and one this worker was holding at
+ * shutdown is handed back at once.
+ */
+@Injectable()
+export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly logger = new Logger('FileSearchIngestion');
+  private running = false;
+  private readonly active = new Map<string, { job: ClaimedJob; done: Promise<void> }>();
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly stop = new AbortController();
+  /** PDF and DOCX parse in threads of their own, one per concurrent job at most. */
+  private readonly parsers: ExtractionPool;
+
+  constructor(
+    private readonly store: FileSearchStore,
+    @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
+    @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
+  ) {
+    this.parsers = new ExtractionPool(settings.ingestion.concurrency);
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.settings.ingestion.enabled) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** New work was queued here: look now rather than at the next poll. */
+  kick(): void {
+    this.wake?.();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.stop.abort();
+    this.wake?.();
+    // Parses in flight end here; their jobs are handed back, not failed.
+    await this.parsers.close();
+    await this.loop;
+    await Promise.all([...this.active.values()].map((a) => a.done));
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = false;
+      while (this.running && this.active.size < this.settings.ingestion.concurrency) {
+        let job: ClaimedJob | undefined;
+        try {
+          job = await this.store.claimJob(this.workerId, Date.now(), this.settings.ingestion.leaseMs);
+        } catch (e) {
+          if (this.running) this.logger.warn(`claiming an ingestion job failed: ${(e as Error).message}`);
+          break;
+        }
+        if (!job) break;
+        claimed = true;
+        const key = `${job.storeId}/${job.fileId}`;
+        const done = this.process(job).finally(() => {
+          this.active.delete(key);
+          this.wake?.();
+        });
+        this.active.set(key, { job, done });
+      }
+      if (!this.running) break;
+      if (claimed && this.active.size < this.settings.ingestion.concurrency) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.settings.ingestion.pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async process(job: ClaimedJob): Promise<void> {
+    const renew = setInterval(() => {
+      this.store.renewLease(job, this.workerId, Date.now() + this.settings.ingestion.leaseMs).catch(() => undefined);
+    }, Math.max(50, Math.floor(this.settings.ingestion.leaseMs / 3)));
+    try {
+      const chunks = await this.ingest(job);
+      if (this.stop.signal.aborted) return void (await this.store.releaseJob(job, this.workerId));
+      const usageBytes = chunks.reduce((n, c) => n + Buffer.byteLength(c.text) + (c.embedding?.byteLength ?? 0), 0);
+      await this.store.completeJob(job, this.workerId, chunks, usageBytes);
+    } catch (e) {
+      if (this.stop.signal.aborted) {
+        await this.store.releaseJob(job, this.workerId).catch(() => undefined);
+        return;
+      }
+      const error =
+        e instanceof ExtractionError
+          ? { code: e.code, message: e.message }
+          : { code: 'server_error', message: e instanceof EmbeddingError ? e.message : `Ingestion failed: ${(e as Error).message}` };
+      if (!(e instanceof ExtractionError)) this.logger.warn(`${job.fileId} in ${job.storeId}: ${error.message}`);
+      await this.store.failJob(job, this.workerId, error).catch(() => undefined);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async ingest(job: ClaimedJob): Promise<NewChunk[]> {
+    const [file, content] = await Promise.all([this.store.getFile(job.fileId), this.store.fileContent(job.fileId)]);
+    if (!file || !content) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
+    const text = await extractText(file.filename, content, (kind, bytes, filename) =>
+      this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs),
+    );
+    const pieces = chunkText(text, job.chunking);
+    if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
+    const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];
+    return pieces.map((text, position) => ({ position, text, embedding: vectors[position] }));
+  }
+}

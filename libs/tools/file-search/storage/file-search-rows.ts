@@ -1,0 +1,110 @@
+/** Rows as the store hands them to services; JSON columns already parsed. */
+
+export interface FileRow {
+  id: string;
+  filename: string;
+  purpose: string;
+  bytes: number;
+  createdAt: number;
+  seq: number;
+  expiresAt: number | null;
+}
+
+export interface ExpiresAfter {
+  anchor: string;
+  days?: number;
+  seconds?: number;
+}
+
+export interface VectorStoreRow {
+  id: string;
+  name: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  createdAt: number;
+  seq: number;
+  lastActiveAt: number;
+  expiresAfter: ExpiresAfter | null;
+}
+
+export type StoreFileStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
+
+export interface ChunkingStrategy {
+  maxChunkSizeTokens: number;
+  chunkOverlapTokens: number;
+  /** `auto` was asked for (the defaults); reported as the static values it resolved to. */
+  auto: boolean;
+}
+
+export type Attributes = Record<string, string | number | boolean>;
+
+export interface StoreFileRow {
+  storeId: string;
+  fileId: string;
+  batchId: string | null;
+  status: StoreFileStatus;
+  lastError: { code: string; message: string } | null;
+  attributes: Attributes;
+  chunking: ChunkingStrategy;
+  usageBytes: number;
+  createdAt: number;
+  seq: number;
+  attempts: number;
+}
+
+export interface BatchRow {
+  id: string;
+  storeId: string;
+  createdAt: number;
+  cancelled: boolean;
+}
+
+export interface FileCounts {
+  in_progress: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  total: number;
+}
+
+export interface NewChunk {
+  position: number;
+  text: string;
+  embedding?: Float32Array;
+}
+
+export interface ChunkHit {
+  chunkId: number;
+  storeId: string;
+  fileId: string;
+  filename: string;
+  position: number;
+  text: string;
+  attributes: Attributes;
+}
+
+export interface RankedChunk {
+  chunkId: number;
+  /** Higher is better, within one ranking only. */
+  score: number;
+}
+
+export interface PageQuery {
+  limit: number;
+  order: 'asc' | 'desc';
+  after?: string;
+  before?: string;
+}
+
+export interface Page<T> {
+  rows: T[];
+  hasMore: boolean;
+}
+
+/** A claimed ingestion job. */
+export interface ClaimedJob {
+  storeId: string;
+  fileId: string;
+  chunking: ChunkingStrategy;
+  attempts: number;
+}

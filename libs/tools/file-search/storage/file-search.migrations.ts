@@ -1,0 +1,67 @@
+import type { SqlDatabase } from './sql-database.js';
+
+/**
+ * The library's own tables, prefixed `fs_`, versioned in
+ * `fs_schema_migrations` apart from the state store's, so the two evolve
+ * independently on one database.
+ */
+const COMMON = [
+  `CREATE TABLE IF NOT EXISTS fs_files (
+    id TEXT PRIMARY KEY, filename TEXT NOT NULL, purpose TEXT NOT NULL, bytes BIGINT NOT NULL,
+    created_at BIGINT NOT NULL, seq BIGINT NOT NULL, expires_at BIGINT, content %BLOB% NOT NULL)`,
+  `CREATE INDEX IF NOT EXISTS fs_files_seq ON fs_files (seq, id)`,
+  `CREATE TABLE IF NOT EXISTS fs_vector_stores (
+    id TEXT PRIMARY KEY, name TEXT, description TEXT, metadata TEXT NOT NULL, created_at BIGINT NOT NULL,
+    seq BIGINT NOT NULL, last_active_at BIGINT NOT NULL, expires_after TEXT)`,
+  `CREATE INDEX IF NOT EXISTS fs_vector_stores_seq ON fs_vector_stores (seq, id)`,
+  `CREATE TABLE IF NOT EXISTS fs_batches (
+    id TEXT PRIMARY KEY, store_id TEXT NOT NULL, created_at BIGINT NOT NULL, cancelled INTEGER NOT NULL DEFAULT 0)`,
+  // One row per file in a store; the row is also the ingestion job (status
+  // in_progress, claimed through claimed_by/lease_until), so a job exists
+  // exactly as long as its file is waiting, across restarts.
+  `CREATE TABLE IF NOT EXISTS fs_store_files (
+    store_id TEXT NOT NULL, file_id TEXT NOT NULL, batch_id TEXT, status TEXT NOT NULL, last_error TEXT,
+    attributes TEXT NOT NULL, chunking TEXT NOT NULL, usage_bytes BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL, seq BIGINT NOT NULL, claimed_by TEXT, lease_until BIGINT,
+    attempts INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (store_id, file_id))`,
+  `CREATE INDEX IF NOT EXISTS fs_store_files_seq ON fs_store_files (store_id, seq, file_id)`,
+  `CREATE INDEX IF NOT EXISTS fs_store_files_jobs ON fs_store_files (status, lease_until)`,
+  `CREATE INDEX IF NOT EXISTS fs_store_files_file ON fs_store_files (file_id)`,
+  `CREATE INDEX IF NOT EXISTS fs_store_files_batch ON fs_store_files (batch_id)`,
+];
+
+const SQLITE = [
+  ...COMMON.map((s) => s.replace('%BLOB%', 'BLOB')),
+  `CREATE TABLE IF NOT EXISTS fs_chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, file_id TEXT NOT NULL, position INTEGER NOT NULL,
+    text TEXT NOT NULL, embedding BLOB)`,
+  `CREATE INDEX IF NOT EXISTS fs_chunks_file ON fs_chunks (store_id, file_id, position)`,
+  // External-content FTS5: the text lives once, in fs_chunks; triggers keep the index in step.
+  `CREATE VIRTUAL TABLE IF NOT EXISTS fs_chunks_fts USING fts5(text, content='fs_chunks', content_rowid='id', tokenize='porter unicode61')`,
+  `CREATE TRIGGER IF NOT EXISTS fs_chunks_ai AFTER INSERT ON fs_chunks BEGIN
+    INSERT INTO fs_chunks_fts (rowid, text) VALUES (new.id, new.text); END`,
+  `CREATE TRIGGER IF NOT EXISTS fs_chunks_ad AFTER DELETE ON fs_chunks BEGIN
+    INSERT INTO fs_chunks_fts (fs_chunks_fts, rowid, text) VALUES ('delete', old.id, old.text); END`,
+];
+
+const POSTGRES = [
+  ...COMMON.map((s) => s.replace('%BLOB%', 'BYTEA')),
+  `CREATE TABLE IF NOT EXISTS fs_chunks (
+    id BIGSERIAL PRIMARY KEY, store_id TEXT NOT NULL, file_id TEXT NOT NULL, position INTEGER NOT NULL,
+    text TEXT NOT NULL, embedding BYTEA,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED)`,
+  `CREATE INDEX IF NOT EXISTS fs_chunks_file ON fs_chunks (store_id, file_id, position)`,
+  `CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON fs_chunks USING GIN (tsv)`,
+];
+
+export async function migrateFileSearch(db: SqlDatabase): Promise<void> {
+  await db.tx(async (t) => {
+    // Replicas starting together: one applies the schema, the others wait and find it done.
+    if (t.kind === 'postgres') await t.all(`SELECT pg_advisory_xact_lock(hashtext('switchyard:fs_schema:' || current_schema()))`);
+    await t.run('CREATE TABLE IF NOT EXISTS fs_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
+    const done = await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations');
+    if (done.some((r) => Number(r.version) === 1)) return;
+    for (const statement of t.kind === 'sqlite' ? SQLITE : POSTGRES) await t.run(statement);
+    await t.run('INSERT INTO fs_schema_migrations (version, applied_at) VALUES (?, ?)', [1, Date.now()]);
+  });
+}

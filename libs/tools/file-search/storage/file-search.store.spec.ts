@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
+import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
+import { FileSearchStore, nextSeq } from './file-search.store.js';
+import { PostgresDatabase, SqliteDatabase } from './sql-database.js';
+
+const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+interface Backend {
+  /**
+   * Two stores on one database. PostgreSQL: two pools, as two replicas have.
+   * SQLite: one connection, as one gateway process has (two connections in one
+   * process would block each other's event loop on the file lock; separate
+   * processes rely on SQLite's own locking, which these statements run under).
+   */
+  open(): Promise<[FileSearchStore, FileSearchStore]>;
+  cleanup(): Promise<void>;
+}
+
+function sqlite(): Backend {
+  const dir = mkdtempSync(join(tmpdir(), 'sy-fs-store-'));
+  const path = join(dir, 'files.sqlite');
+  return {
+    open: async () => {
+      const one = new FileSearchStore(new SqliteDatabase(path));
+      return [one, one];
+    },
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+function postgres(): Backend {
+  const schema = `sy_fs_store_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  const url = `${PG_URL}?options=-c%20search_path%3D${schema}`;
+  return {
+    open: async () => {
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      return [new FileSearchStore(new PostgresDatabase(url, 4)), new FileSearchStore(new PostgresDatabase(url, 4))];
+    },
+    cleanup: async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function job(storeId: string, fileId: string): StoreFileRow {
+  return { storeId, fileId, batchId: null, status: 'in_progress', lastError: null, attributes: {}, chunking: AUTO_CHUNKING, usageBytes: 0, createdAt: now(), seq: nextSeq(), attempts: 0 };
+}
+
+describe.each([
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
+])('FileSearchStore ingestion jobs on %s', (_name, make) => {
+  let backend: Backend;
+  let a: FileSearchStore;
+  let b: FileSearchStore;
+
+  beforeAll(async () => {
+    backend = make();
+    [a, b] = await backend.open();
+    // Both replicas migrate at once; one applies the schema, the other finds it done.
+    await Promise.all([a.init(), b.init()]);
+  });
+  afterAll(async () => {
+    await Promise.all([...new Set([a, b])].map((s) => s?.close()));
+    await backend?.cleanup();
+  });
+
+  async function seed(storeId: string, n: number): Promise<string[]> {
+    await a.insertStore({ id: storeId, name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+    const ids = Array.from({ length: n }, (_, i) => `file-${storeId}-${i}`);
+    for (const id of ids) await a.insertFile({ id, filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
+    await a.addStoreFiles(ids.map((id) => job(storeId, id)));
+    return ids;
+  }
+
+  it('hands each waiting job to exactly one of many concurrent claimers', async () => {
+    const ids = await seed('vs_claims', 40);
+    const claimed: Array<{ worker: string; job: ClaimedJob }> = [];
+    const claimer = async (store: FileSearchStore, worker: string) => {
+      for (;;) {
+        const j = await store.claimJob(worker, Date.now(), 60_000);
+        if (!j) return;
+        if (j.storeId === 'vs_claims') claimed.push({ worker, job: j });
+      }
+    };
+    await Promise.all([0, 1, 2, 3].flatMap((i) => [claimer(a, `a${i}`), claimer(b, `b${i}`)]));
+    const fileIds = claimed.map((c) => c.job.fileId).sort();
+    expect(fileIds).toEqual([...ids].sort());
+    expect(claimed.every((c) => c.job.attempts === 1)).toBe(true);
+    // A claimed job is not offered again while its lease runs.
+    expect(await a.claimJob('late', Date.now(), 60_000)).toBeUndefined();
+  });
+
+  it('lets another worker take a job whose lease ran out; the first worker can no longer complete it', async () => {
+    const [id] = await seed('vs_lease', 1);
+    const first = await a.claimJob('crashed', Date.now(), 1);
+    expect(first).toMatchObject({ fileId: id, attempts: 1 });
+    const second = await b.claimJob('survivor', Date.now() + 10, 60_000);
+    expect(second).toMatchObject({ fileId: id, attempts: 2 });
+    expect(await a.completeJob(first!, 'crashed', [{ position: 0, text: 'stale' }], 5)).toBe(false);
+    expect(await b.completeJob(second!, 'survivor', [{ position: 0, text: 'fresh words here' }], 16)).toBe(true);
+    expect(await a.chunkTexts('vs_lease', id)).toEqual(['fresh words here']);
+    expect(await a.getStoreFile('vs_lease', id)).toMatchObject({ status: 'completed', usageBytes: 16 });
+  });
+
+  it('hands a released job back at once, and drops the result of a job cancelled while it ran', async () => {
+    const [x, y] = await seed('vs_release', 2);
+    const jx = await a.claimJob('w', Date.now(), 60_000);
+    await a.releaseJob(jx!, 'w');
+    const again = await b.claimJob('w2', Date.now(), 60_000);
+    expect(again!.fileId).toBe(x);
+
+    const batch = { id: 'vsfb_1', storeId: 'vs_release', createdAt: now(), cancelled: false };
+    await a.insertBatch(batch, [{ ...job('vs_release', y), batchId: batch.id }]);
+    const jy = await a.claimJob('w', Date.now(), 60_000);
+    expect(jy!.fileId).toBe(y);
+    await b.cancelBatch(batch.id);
+    expect(await a.completeJob(jy!, 'w', [{ position: 0, text: 'late' }], 4)).toBe(false);
+    expect(await a.getStoreFile('vs_release', y)).toMatchObject({ status: 'cancelled' });
+    expect(await a.chunkTexts('vs_release', y)).toEqual([]);
+    expect(await a.batchCounts(batch.id)).toEqual({ in_progress: 0, completed: 0, failed: 0, cancelled: 1, total: 1 });
+  });
+});

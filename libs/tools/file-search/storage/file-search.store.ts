@@ -1,0 +1,529 @@
+import type {
+  Attributes,
+  BatchRow,
+  ChunkHit,
+  ChunkingStrategy,
+  ClaimedJob,
+  FileCounts,
+  FileRow,
+  NewChunk,
+  Page,
+  PageQuery,
+  RankedChunk,
+  StoreFileRow,
+  StoreFileStatus,
+  VectorStoreRow,
+} from './file-search-rows.js';
+import { migrateFileSearch } from './file-search.migrations.js';
+import type { Row, SqlDatabase, SqlValue } from './sql-database.js';
+
+const num = (v: unknown): number => Number(v);
+const json = <T>(v: unknown, fallback: T): T => (typeof v === 'string' ? (JSON.parse(v) as T) : fallback);
+
+function fileRow(r: Row): FileRow {
+  return {
+    id: String(r.id),
+    filename: String(r.filename),
+    purpose: String(r.purpose),
+    bytes: num(r.bytes),
+    createdAt: num(r.created_at),
+    seq: num(r.seq),
+    expiresAt: r.expires_at === null || r.expires_at === undefined ? null : num(r.expires_at),
+  };
+}
+
+function storeRow(r: Row): VectorStoreRow {
+  return {
+    id: String(r.id),
+    name: (r.name as string | null) ?? null,
+    description: (r.description as string | null) ?? null,
+    metadata: json(r.metadata, {}),
+    createdAt: num(r.created_at),
+    seq: num(r.seq),
+    lastActiveAt: num(r.last_active_at),
+    expiresAfter: json(r.expires_after, null),
+  };
+}
+
+function storeFileRow(r: Row): StoreFileRow {
+  return {
+    storeId: String(r.store_id),
+    fileId: String(r.file_id),
+    batchId: (r.batch_id as string | null) ?? null,
+    status: r.status as StoreFileStatus,
+    lastError: json(r.last_error, null),
+    attributes: json(r.attributes, {}),
+    chunking: json(r.chunking, { maxChunkSizeTokens: 800, chunkOverlapTokens: 400, auto: true }),
+    usageBytes: num(r.usage_bytes),
+    createdAt: num(r.created_at),
+    seq: num(r.seq),
+    attempts: num(r.attempts),
+  };
+}
+
+function toBlob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function fromBlob(b: Buffer): Float32Array {
+  // Copy: a Buffer from a driver may sit at an unaligned offset of a shared pool.
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** What a search ranks: the stores, narrowed to listed files when attribute filters ran. */
+export interface SearchScope {
+  storeIds: readonly string[];
+  fileKeys?: ReadonlyArray<{ storeId: string; fileId: string }>;
+}
+
+const isEmpty = (scope: SearchScope): boolean => scope.storeIds.length === 0 || (scope.fileKeys !== undefined && scope.fileKeys.length === 0);
+
+/** `IN (?, ?, ...)` for a list; a list is never empty here (callers return early). */
+const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+
+/**
+ * Insertion order for listings. Seconds (OpenAI's `created_at`) tie often;
+ * a per-process monotonic microsecond counter orders rows created in the
+ * same second and stays roughly ordered across replicas.
+ */
+let lastSeq = 0;
+export function nextSeq(): number {
+  lastSeq = Math.max(Date.now() * 1000, lastSeq + 1);
+  return lastSeq;
+}
+
+/**
+ * Everything file search keeps: files (with their bytes), vector stores,
+ * the files in them (each row doubling as its ingestion job), batches and
+ * chunks with their lexical index and embeddings. One implementation over
+ * SQLite and PostgreSQL; the dialects differ only in ranking and claiming.
+ */
+export class FileSearchStore {
+  constructor(readonly db: SqlDatabase) {}
+
+  init(): Promise<void> {
+    return migrateFileSearch(this.db);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  // ---- paging -------------------------------------------------------------
+
+  private async page<T>(
+    table: string,
+    idColumn: string,
+    where: string,
+    params: SqlValue[],
+    q: PageQuery,
+    map: (r: Row) => T,
+  ): Promise<Page<T>> {
+    const clauses = [where];
+    const args = [...params];
+    for (const [cursor, forward] of [
+      [q.after, true],
+      [q.before, false],
+    ] as const) {
+      if (!cursor) continue;
+      const [c] = await this.db.all<{ seq: unknown }>(`SELECT seq FROM ${table} WHERE ${where} AND ${idColumn} = ?`, [...params, cursor]);
+      if (!c) continue;
+      const greater = (q.order === 'asc') === forward;
+      clauses.push(`(seq ${greater ? '>' : '<'} ? OR (seq = ? AND ${idColumn} ${greater ? '>' : '<'} ?))`);
+      args.push(num(c.seq), num(c.seq), cursor);
+    }
+    const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+    const rows = await this.db.all(
+      `SELECT * FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY seq ${dir}, ${idColumn} ${dir} LIMIT ?`,
+      [...args, q.limit + 1],
+    );
+    return { rows: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
+  }
+
+  // ---- files --------------------------------------------------------------
+
+  async insertFile(f: FileRow, content: Buffer): Promise<void> {
+    await this.db.run(
+      'INSERT INTO fs_files (id, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [f.id, f.filename, f.purpose, f.bytes, f.createdAt, f.seq, f.expiresAt, content],
+    );
+  }
+
+  async getFile(id: string): Promise<FileRow | undefined> {
+    const [r] = await this.db.all('SELECT id, filename, purpose, bytes, created_at, seq, expires_at FROM fs_files WHERE id = ?', [id]);
+    return r ? fileRow(r) : undefined;
+  }
+
+  async getFiles(ids: readonly string[]): Promise<FileRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all(`SELECT id, filename, purpose, bytes, created_at, seq, expires_at FROM fs_files WHERE id IN (${marks(ids.length)})`, [...ids]);
+    return rows.map(fileRow);
+  }
+
+  async fileContent(id: string): Promise<Buffer | undefined> {
+    const [r] = await this.db.all<{ content: Buffer }>('SELECT content FROM fs_files WHERE id = ?', [id]);
+    return r ? Buffer.from(r.content) : undefined;
+  }
+
+  listFiles(q: PageQuery, purpose?: string): Promise<Page<FileRow>> {
+    const where = purpose ? 'purpose = ?' : '1 = 1';
+    return this.page('fs_files', 'id', where, purpose ? [purpose] : [], q, fileRow);
+  }
+
+  /** Deletes the file and unlinks it from every vector store (chunks included). */
+  async deleteFile(id: string): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      await t.run('DELETE FROM fs_chunks WHERE file_id = ?', [id]);
+      await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
+      return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
+    });
+  }
+
+  // ---- vector stores ------------------------------------------------------
+
+  async insertStore(s: VectorStoreRow): Promise<void> {
+    await this.db.run(
+      'INSERT INTO fs_vector_stores (id, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [s.id, s.name, s.description, JSON.stringify(s.metadata), s.createdAt, s.seq, s.lastActiveAt, s.expiresAfter ? JSON.stringify(s.expiresAfter) : null],
+    );
+  }
+
+  async getStore(id: string): Promise<VectorStoreRow | undefined> {
+    const [r] = await this.db.all('SELECT * FROM fs_vector_stores WHERE id = ?', [id]);
+    return r ? storeRow(r) : undefined;
+  }
+
+  listStores(q: PageQuery): Promise<Page<VectorStoreRow>> {
+    return this.page('fs_vector_stores', 'id', '1 = 1', [], q, storeRow);
+  }
+
+  async updateStore(s: VectorStoreRow): Promise<void> {
+    await this.db.run('UPDATE fs_vector_stores SET name = ?, metadata = ?, expires_after = ?, last_active_at = ? WHERE id = ?', [
+      s.name,
+      JSON.stringify(s.metadata),
+      s.expiresAfter ? JSON.stringify(s.expiresAfter) : null,
+      s.lastActiveAt,
+      s.id,
+    ]);
+  }
+
+  async touchStores(ids: readonly string[], now: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.run(`UPDATE fs_vector_stores SET last_active_at = ? WHERE id IN (${marks(ids.length)})`, [now, ...ids]);
+  }
+
+  async deleteStore(id: string): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      await t.run('DELETE FROM fs_chunks WHERE store_id = ?', [id]);
+      await t.run('DELETE FROM fs_store_files WHERE store_id = ?', [id]);
+      await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);
+      return (await t.run('DELETE FROM fs_vector_stores WHERE id = ?', [id])) > 0;
+    });
+  }
+
+  /** File counts and usage for several stores in one pass. */
+  async storeStats(ids: readonly string[]): Promise<Map<string, { counts: FileCounts; usageBytes: number }>> {
+    const out = new Map<string, { counts: FileCounts; usageBytes: number }>();
+    for (const id of ids) out.set(id, { counts: { in_progress: 0, completed: 0, failed: 0, cancelled: 0, total: 0 }, usageBytes: 0 });
+    if (ids.length === 0) return out;
+    const rows = await this.db.all<{ store_id: string; status: StoreFileStatus; n: unknown; used: unknown }>(
+      `SELECT store_id, status, COUNT(*) AS n, COALESCE(SUM(usage_bytes), 0) AS used FROM fs_store_files
+       WHERE store_id IN (${marks(ids.length)}) GROUP BY store_id, status`,
+      [...ids],
+    );
+    for (const r of rows) {
+      const s = out.get(r.store_id)!;
+      s.counts[r.status] = num(r.n);
+      s.counts.total += num(r.n);
+      s.usageBytes += num(r.used);
+    }
+    return out;
+  }
+
+  // ---- files in stores ----------------------------------------------------
+
+  /** Adds files to a store as ingestion jobs. A file already in the store keeps its row (OpenAI's behaviour). */
+  async addStoreFiles(rows: StoreFileRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.tx(async (t) => {
+      for (const r of rows) {
+        await t.run(
+          `INSERT INTO fs_store_files (store_id, file_id, batch_id, status, last_error, attributes, chunking, usage_bytes, created_at, seq)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (store_id, file_id) DO NOTHING`,
+          [r.storeId, r.fileId, r.batchId, r.status, r.lastError ? JSON.stringify(r.lastError) : null, JSON.stringify(r.attributes), JSON.stringify(r.chunking), r.createdAt, r.seq],
+        );
+      }
+    });
+  }
+
+  async getStoreFile(storeId: string, fileId: string): Promise<StoreFileRow | undefined> {
+    const [r] = await this.db.all('SELECT * FROM fs_store_files WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+    return r ? storeFileRow(r) : undefined;
+  }
+
+  listStoreFiles(storeId: string, q: PageQuery, filter: { status?: StoreFileStatus; batchId?: string }): Promise<Page<StoreFileRow>> {
+    const clauses = ['store_id = ?'];
+    const params: SqlValue[] = [storeId];
+    if (filter.status) {
+      clauses.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.batchId) {
+      clauses.push('batch_id = ?');
+      params.push(filter.batchId);
+    }
+    return this.page('fs_store_files', 'file_id', clauses.join(' AND '), params, q, storeFileRow);
+  }
+
+  /** The files of some stores with their attributes, for filters evaluated before ranking. */
+  async searchableFiles(storeIds: readonly string[]): Promise<Array<{ storeId: string; fileId: string; attributes: Attributes }>> {
+    if (storeIds.length === 0) return [];
+    const rows = await this.db.all<{ store_id: string; file_id: string; attributes: string }>(
+      `SELECT store_id, file_id, attributes FROM fs_store_files WHERE status = 'completed' AND store_id IN (${marks(storeIds.length)})`,
+      [...storeIds],
+    );
+    return rows.map((r) => ({ storeId: r.store_id, fileId: r.file_id, attributes: json(r.attributes, {}) }));
+  }
+
+  async updateAttributes(storeId: string, fileId: string, attributes: Attributes): Promise<void> {
+    await this.db.run('UPDATE fs_store_files SET attributes = ? WHERE store_id = ? AND file_id = ?', [JSON.stringify(attributes), storeId, fileId]);
+  }
+
+  async deleteStoreFile(storeId: string, fileId: string): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+      return (await t.run('DELETE FROM fs_store_files WHERE store_id = ? AND file_id = ?', [storeId, fileId])) > 0;
+    });
+  }
+
+  async chunkTexts(storeId: string, fileId: string): Promise<string[]> {
+    const rows = await this.db.all<{ text: string }>('SELECT text FROM fs_chunks WHERE store_id = ? AND file_id = ? ORDER BY position', [storeId, fileId]);
+    return rows.map((r) => r.text);
+  }
+
+  // ---- batches ------------------------------------------------------------
+
+  async insertBatch(b: BatchRow, files: StoreFileRow[]): Promise<void> {
+    await this.db.tx(async (t) => {
+      await t.run('INSERT INTO fs_batches (id, store_id, created_at, cancelled) VALUES (?, ?, ?, 0)', [b.id, b.storeId, b.createdAt]);
+      for (const r of files) {
+        // A file already in the store joins the batch and is ingested again with the batch's settings.
+        await t.run(
+          `INSERT INTO fs_store_files (store_id, file_id, batch_id, status, last_error, attributes, chunking, usage_bytes, created_at, seq)
+           VALUES (?, ?, ?, 'in_progress', NULL, ?, ?, 0, ?, ?)
+           ON CONFLICT (store_id, file_id) DO UPDATE SET batch_id = excluded.batch_id, status = 'in_progress', last_error = NULL,
+             attributes = excluded.attributes, chunking = excluded.chunking, claimed_by = NULL, lease_until = NULL`,
+          [r.storeId, r.fileId, r.batchId, JSON.stringify(r.attributes), JSON.stringify(r.chunking), r.createdAt, r.seq],
+        );
+      }
+    });
+  }
+
+  async getBatch(id: string): Promise<BatchRow | undefined> {
+    const [r] = await this.db.all('SELECT * FROM fs_batches WHERE id = ?', [id]);
+    return r ? { id: String(r.id), storeId: String(r.store_id), createdAt: num(r.created_at), cancelled: num(r.cancelled) === 1 } : undefined;
+  }
+
+  async batchCounts(id: string): Promise<FileCounts> {
+    const counts: FileCounts = { in_progress: 0, completed: 0, failed: 0, cancelled: 0, total: 0 };
+    const rows = await this.db.all<{ status: StoreFileStatus; n: unknown }>('SELECT status, COUNT(*) AS n FROM fs_store_files WHERE batch_id = ? GROUP BY status', [id]);
+    for (const r of rows) {
+      counts[r.status] = num(r.n);
+      counts.total += num(r.n);
+    }
+    return counts;
+  }
+
+  /** Files of the batch not yet ingested become `cancelled`; a worker holding one drops its result. */
+  async cancelBatch(id: string): Promise<void> {
+    await this.db.tx(async (t) => {
+      await t.run('UPDATE fs_batches SET cancelled = 1 WHERE id = ?', [id]);
+      await t.run(`UPDATE fs_store_files SET status = 'cancelled', claimed_by = NULL, lease_until = NULL WHERE batch_id = ? AND status = 'in_progress'`, [id]);
+    });
+  }
+
+  // ---- ingestion jobs -----------------------------------------------------
+
+  /**
+   * Claims one waiting job atomically: on PostgreSQL with `FOR UPDATE SKIP
+   * LOCKED`, so replicas polling at once each get a different row; on SQLite
+   * a single UPDATE ... RETURNING under the database's write lock.
+   */
+  async claimJob(worker: string, nowMs: number, leaseMs: number): Promise<ClaimedJob | undefined> {
+    const pick =
+      `SELECT store_id, file_id FROM fs_store_files WHERE status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq LIMIT 1` +
+      (this.db.kind === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '');
+    const claimed = await this.db.tx(async (t) => {
+      const [row] = await t.all<{ store_id: string; file_id: string }>(pick, [nowMs]);
+      if (!row) return undefined;
+      const [r] = await t.all(
+        `UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`,
+        [worker, nowMs + leaseMs, row.store_id, row.file_id],
+      );
+      return r ? storeFileRow(r) : undefined;
+    });
+    return claimed && { storeId: claimed.storeId, fileId: claimed.fileId, chunking: claimed.chunking, attempts: claimed.attempts };
+  }
+
+  /**
+   * Writes a job's chunks and marks it completed, only if this worker still
+   * holds it and nobody cancelled or removed it meanwhile.
+   */
+  async completeJob(job: ClaimedJob, worker: string, chunks: NewChunk[], usageBytes: number): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      const updated = await t.run(
+        `UPDATE fs_store_files SET status = 'completed', usage_bytes = ?, claimed_by = NULL, lease_until = NULL, last_error = NULL
+         WHERE store_id = ? AND file_id = ? AND claimed_by = ? AND status = 'in_progress'`,
+        [usageBytes, job.storeId, job.fileId, worker],
+      );
+      if (updated === 0) return false;
+      await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [job.storeId, job.fileId]);
+      for (const c of chunks) {
+        await t.run('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding) VALUES (?, ?, ?, ?, ?)', [
+          job.storeId,
+          job.fileId,
+          c.position,
+          c.text,
+          c.embedding ? toBlob(c.embedding) : null,
+        ]);
+      }
+      return true;
+    });
+  }
+
+  async failJob(job: ClaimedJob, worker: string, error: { code: string; message: string }): Promise<void> {
+    await this.db.run(
+      `UPDATE fs_store_files SET status = 'failed', last_error = ?, claimed_by = NULL, lease_until = NULL
+       WHERE store_id = ? AND file_id = ? AND claimed_by = ? AND status = 'in_progress'`,
+      [JSON.stringify(error), job.storeId, job.fileId, worker],
+    );
+  }
+
+  /** Gives a job back (shutdown): another replica, or this one after a restart, takes it at once. */
+  async releaseJob(job: ClaimedJob, worker: string): Promise<void> {
+    await this.db.run(`UPDATE fs_store_files SET claimed_by = NULL, lease_until = NULL WHERE store_id = ? AND file_id = ? AND claimed_by = ?`, [
+      job.storeId,
+      job.fileId,
+      worker,
+    ]);
+  }
+
+  async renewLease(job: ClaimedJob, worker: string, until: number): Promise<void> {
+    await this.db.run('UPDATE fs_store_files SET lease_until = ? WHERE store_id = ? AND file_id = ? AND claimed_by = ?', [until, job.storeId, job.fileId, worker]);
+  }
+
+  // ---- retrieval ----------------------------------------------------------
+
+  /**
+   * The chunks a search may rank: those of completed files in the stores,
+   * or, after attribute filtering, of exactly the listed files. Without a
+   * filter the database joins on the stores alone, so a search does not ship
+   * every file key to it.
+   */
+  private scopeJoin(scope: SearchScope): { join: string; params: SqlValue[] } {
+    if (scope.fileKeys) {
+      const keys = JSON.stringify(scope.fileKeys.map((k) => [k.storeId, k.fileId]));
+      return {
+        join:
+          this.db.kind === 'sqlite'
+            ? `JOIN (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS f FROM json_each(?)) k ON k.s = c.store_id AND k.f = c.file_id`
+            : `JOIN (SELECT k->>0 AS s, k->>1 AS f FROM jsonb_array_elements(?::jsonb) k) k ON k.s = c.store_id AND k.f = c.file_id`,
+        params: [keys],
+      };
+    }
+    return {
+      join: `JOIN fs_store_files sf ON sf.store_id = c.store_id AND sf.file_id = c.file_id AND sf.status = 'completed' AND c.store_id IN (${marks(scope.storeIds.length)})`,
+      params: [...scope.storeIds],
+    };
+  }
+
+  /**
+   * Lexical ranking: BM25 from FTS5 on SQLite, `ts_rank_cd` over a tsvector
+   * on PostgreSQL. `terms` are plain words (the caller strips operators),
+   * OR-ed together.
+   */
+  async lexical(scope: SearchScope, terms: readonly string[], limit: number): Promise<RankedChunk[]> {
+    if (isEmpty(scope) || terms.length === 0) return [];
+    const { join, params } = this.scopeJoin(scope);
+    if (this.db.kind === 'sqlite') {
+      const match = terms.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
+      const rows = await this.db.all<{ id: number; rank: number }>(
+        `SELECT c.id AS id, bm25(fs_chunks_fts) AS rank FROM fs_chunks_fts
+         JOIN fs_chunks c ON c.id = fs_chunks_fts.rowid ${join}
+         WHERE fs_chunks_fts MATCH ? ORDER BY rank LIMIT ?`,
+        [...params, match, limit],
+      );
+      // FTS5's bm25() is negative, lower is better.
+      return rows.map((r) => ({ chunkId: num(r.id), score: -num(r.rank) }));
+    }
+    const query = terms.map((w) => `'${w.replace(/'/g, "''").replace(/\\/g, '')}'`).join(' | ');
+    const rows = await this.db.all<{ id: unknown; rank: unknown }>(
+      `SELECT c.id AS id, ts_rank_cd(c.tsv, q) AS rank FROM fs_chunks c ${join}, to_tsquery('english', ?) q
+       WHERE c.tsv @@ q ORDER BY rank DESC, c.id LIMIT ?`,
+      [...params, query, limit],
+    );
+    return rows.map((r) => ({ chunkId: num(r.id), score: num(r.rank) }));
+  }
+
+  /**
+   * Vector ranking by cosine similarity: in SQL with sqlite-vec, in Node
+   * otherwise (PostgreSQL without pgvector), over the same scope.
+   */
+  async vector(scope: SearchScope, query: Float32Array, limit: number): Promise<RankedChunk[]> {
+    if (isEmpty(scope)) return [];
+    const { join, params } = this.scopeJoin(scope);
+    if (this.db.kind === 'sqlite' && this.db.hasVectorFunctions) {
+      const rows = await this.db.all<{ id: number; d: number }>(
+        `SELECT c.id AS id, vec_distance_cosine(c.embedding, ?) AS d FROM fs_chunks c ${join}
+         WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? ORDER BY d LIMIT ?`,
+        [toBlob(query), ...params, query.byteLength, limit],
+      );
+      return rows.map((r) => ({ chunkId: num(r.id), score: 1 - num(r.d) }));
+    }
+    const rows = await this.db.all<{ id: unknown; embedding: Buffer }>(
+      `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${join} WHERE c.embedding IS NOT NULL`,
+      params,
+    );
+    return rows
+      .map((r) => ({ chunkId: num(r.id), score: cosine(query, fromBlob(r.embedding)) }))
+      .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId)
+      .slice(0, limit);
+  }
+
+  async chunks(ids: readonly number[]): Promise<ChunkHit[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all<Row>(
+      `SELECT c.id, c.store_id, c.file_id, c.position, c.text, f.filename, sf.attributes
+       FROM fs_chunks c JOIN fs_files f ON f.id = c.file_id
+       JOIN fs_store_files sf ON sf.store_id = c.store_id AND sf.file_id = c.file_id
+       WHERE c.id IN (${marks(ids.length)})`,
+      [...ids],
+    );
+    return rows.map((r) => ({
+      chunkId: num(r.id),
+      storeId: String(r.store_id),
+      fileId: String(r.file_id),
+      filename: String(r.filename),
+      position: num(r.position),
+      text: String(r.text),
+      attributes: json(r.attributes, {}),
+    }));
+  }
+}
+
+export type { ChunkingStrategy };

@@ -1,0 +1,157 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import * as sqliteVec from 'sqlite-vec';
+
+export type SqlValue = string | number | bigint | Buffer | null;
+export type Row = Record<string, unknown>;
+
+/**
+ * The little of SQL the file-search store needs, over SQLite and PostgreSQL
+ * alike. Statements use `?` placeholders (rewritten to `$n` for PostgreSQL)
+ * and avoid literals containing `?`.
+ */
+export interface SqlDatabase {
+  readonly kind: 'sqlite' | 'postgres';
+  /** sqlite-vec is loaded: vector distances are computed in SQL. */
+  readonly hasVectorFunctions: boolean;
+  all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /** Runs `fn` in one transaction; other statements wait for it on SQLite's single connection. */
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * better-sqlite3 is synchronous, and one connection has one transaction: an
+ * async transaction body must not interleave with statements from other
+ * requests, so everything runs through one promise chain while a
+ * transaction is open.
+ */
+export class SqliteDatabase implements SqlDatabase {
+  readonly kind = 'sqlite' as const;
+  readonly hasVectorFunctions: boolean;
+  private readonly db: Database.Database;
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly direct: SqlDatabase;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    let vec = false;
+    try {
+      sqliteVec.load(this.db);
+      vec = true;
+    } catch {
+      // No sqlite-vec binary for this platform: similarity is computed in Node instead.
+    }
+    this.hasVectorFunctions = vec;
+    const self = this;
+    this.direct = {
+      kind: 'sqlite',
+      hasVectorFunctions: vec,
+      all: async (sql, params = []) => self.db.prepare(sql).all(...(params as SqlValue[])) as never,
+      run: async (sql, params = []) => self.db.prepare(sql).run(...(params as SqlValue[])).changes,
+      tx: (fn) => fn(self.direct),
+      close: async () => undefined,
+    };
+  }
+
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work, work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.enqueue(() => this.direct.all<T>(sql, params));
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.enqueue(() => this.direct.run(sql, params));
+  }
+
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    return this.enqueue(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(this.direct);
+        this.db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw e;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.chain;
+    this.db.close();
+  }
+}
+
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+class PostgresClientDb implements SqlDatabase {
+  readonly kind = 'postgres' as const;
+  readonly hasVectorFunctions = false;
+  constructor(private readonly client: pg.PoolClient) {}
+  async all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return (await this.client.query(numbered(sql), params as unknown[])).rows as T[];
+  }
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return (await this.client.query(numbered(sql), params as unknown[])).rowCount ?? 0;
+  }
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+  async close(): Promise<void> {}
+}
+
+export class PostgresDatabase implements SqlDatabase {
+  readonly kind = 'postgres' as const;
+  readonly hasVectorFunctions = false;
+  private readonly pool: pg.Pool;
+
+  constructor(connectionString: string, max = 10) {
+    this.pool = new pg.Pool({ connectionString, max });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+  }
+
+  async all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return (await this.pool.query(numbered(sql), params as unknown[])).rows as T[];
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return (await this.pool.query(numbered(sql), params as unknown[])).rowCount ?? 0;
+  }
+
+  async tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(new PostgresClientDb(client));
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

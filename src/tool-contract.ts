@@ -1,0 +1,31 @@
+/**
+ * The tool-type contract alone: what a tool-type module needs (decorators,
+ * contracts, tokens, domain errors, validation functions), without the
+ * gateway module. `src/index.ts` re-exports all of it. Built-in tool
+ * modules import this file rather than `src/index.ts`, because the gateway
+ * module imports them: going through the index would make an import cycle.
+ */
+export { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
+export { ToolType, type ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';
+export { ToolHandlerProvider, GatewayExecutorProvider } from '../libs/core/handlers/tool-handler.decorators.js';
+export type {
+  ToolHandler,
+  GatewayExecutor,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  ExecutionContext,
+  NormalizedTool,
+  ToolOutput,
+  PlannedEvent,
+  DiscoveryResult,
+  DiscoveryContext,
+  HistoryContext,
+  ClientCallShape,
+} from '../libs/core/handlers/tool-handler.interface.js';
+export * as validation from '../libs/core/handlers/declaration-validation.js';
+export { modelVisibleName } from '../libs/core/registry/model-names.js';
+export { GatewayError, InvalidRequestError, NotFoundError } from '../libs/core/errors/gateway-error.js';
+/** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
+export { GatewayRoutes } from '../libs/responses/http/gateway-routes.decorator.js';
+export type * from '../libs/core/protocol/items.js';

@@ -1,0 +1,113 @@
+import { toFile } from 'openai';
+import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { postgresBackend, sqliteBackend, type Backend } from './support/file-search/backends.js';
+
+const poll = { pollIntervalMs: 20 };
+
+async function uploadNotes(stack: GatewayStack, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    ids.push((await stack.openai.files.create({ file: await toFile(Buffer.from(`note ${i} about item${i}`), `n${i}.txt`), purpose: 'assistants' })).id);
+  }
+  return ids;
+}
+
+describe('ingestion jobs outlive the process that accepted them (SQLite)', () => {
+  let backend: Backend;
+  afterAll(async () => backend?.drop());
+
+  it('a batch accepted by a gateway that never ingests is completed by the next one on the same file', async () => {
+    backend = await sqliteBackend();
+    const accepting = await startStack({ config: { storage: backend.storage, fileSearch: { ingestion: { enabled: false } } } });
+    let storeId: string;
+    let batchId: string;
+    try {
+      const ids = await uploadNotes(accepting, 5);
+      storeId = (await accepting.openai.vectorStores.create({ name: 'restart' })).id;
+      const batch = await accepting.openai.vectorStores.fileBatches.create(storeId, { file_ids: ids });
+      batchId = batch.id;
+      expect(batch).toMatchObject({ status: 'in_progress', file_counts: { in_progress: 5, total: 5 } });
+    } finally {
+      await accepting.close();
+    }
+    const next = await startStack({ config: { storage: backend.storage, fileSearch: { ingestion: { pollMs: 50 } } } });
+    try {
+      const done = await next.openai.vectorStores.fileBatches.poll(storeId!, batchId!, poll);
+      expect(done).toMatchObject({ status: 'completed', file_counts: { completed: 5, in_progress: 0, total: 5 } });
+      expect((await next.openai.vectorStores.search(storeId!, { query: 'item3' })).data[0].content[0].text).toBe('note 3 about item3');
+    } finally {
+      await next.close();
+    }
+  }, 120_000);
+
+  it('cancels a batch still waiting: its files become cancelled and are never ingested', async () => {
+    const sqlite = await sqliteBackend();
+    const stack = await startStack({ config: { storage: sqlite.storage, fileSearch: { ingestion: { enabled: false } } } });
+    try {
+      const ids = await uploadNotes(stack, 3);
+      const store = await stack.openai.vectorStores.create({ name: 'cancel' });
+      const batch = await stack.openai.vectorStores.fileBatches.create(store.id, { file_ids: ids });
+      const cancelled = await stack.openai.vectorStores.fileBatches.cancel(batch.id, { vector_store_id: store.id });
+      expect(cancelled).toMatchObject({ status: 'cancelled', file_counts: { cancelled: 3, in_progress: 0, total: 3 } });
+      const files = await stack.openai.vectorStores.fileBatches.listFiles(batch.id, { vector_store_id: store.id, filter: 'cancelled' });
+      expect(files.data.map((f) => f.id).sort()).toEqual([...ids].sort());
+      expect((await stack.openai.vectorStores.retrieve(store.id)).file_counts).toMatchObject({ cancelled: 3, total: 3 });
+    } finally {
+      await stack.close();
+      await sqlite.drop();
+    }
+  });
+});
+
+describe('two replicas on one PostgreSQL database share the ingestion queue', () => {
+  let backend: Backend;
+  let a: GatewayStack;
+  let b: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await postgresBackend();
+    const config = { storage: backend.storage, fileSearch: { ingestion: { pollMs: 20, concurrency: 3 } } };
+    [a, b] = await Promise.all([startStack({ config }), startStack({ config })]);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await backend?.drop();
+  });
+
+  it('ingests every file exactly once, whichever replica claims it, and both serve the result', async () => {
+    const ids = await uploadNotes(a, 30);
+    const store = await b.openai.vectorStores.create({ name: 'shared' });
+    const batch = await a.openai.vectorStores.fileBatches.create(store.id, { file_ids: ids });
+    const done = await b.openai.vectorStores.fileBatches.poll(store.id, batch.id, poll);
+    expect(done.file_counts).toEqual({ in_progress: 0, completed: 30, failed: 0, cancelled: 0, total: 30 });
+    const rows = await backend.query!('SELECT attempts, claimed_by FROM {schema}.fs_store_files');
+    expect(rows).toHaveLength(30);
+    expect(rows.every((r) => r.attempts === 1 && r.claimed_by === null)).toBe(true);
+    const chunks = await backend.query!('SELECT file_id, count(*)::int AS n FROM {schema}.fs_chunks GROUP BY file_id');
+    expect(chunks.every((r) => r.n === 1)).toBe(true);
+    expect(chunks).toHaveLength(30);
+    expect((await a.openai.vectorStores.search(store.id, { query: 'item17' })).data[0].file_id).toBe(ids[17]);
+  }, 120_000);
+});
+
+describe('a file whose extraction outlasts its deadline', () => {
+  it('fails as invalid_file and the worker goes on with the next file', async () => {
+    const { makePdf } = await import('./support/file-search/documents.js');
+    const stack = await startStack({ config: { fileSearch: { ingestion: { pollMs: 50, concurrency: 1, extractTimeoutMs: 100 } } } });
+    try {
+      // 100 pages of text: pdf.js needs well over 100 ms for them on any machine this runs on.
+      const pages = Array.from({ length: 100 * 45 }, (_, i) => `Line ${i} of a very long scanned report.`);
+      const slow = await stack.openai.files.create({ file: await toFile(await makePdf(pages), 'huge.pdf'), purpose: 'assistants' });
+      const quick = await stack.openai.files.create({ file: await toFile(Buffer.from('small note'), 'small.txt'), purpose: 'assistants' });
+      const store = await stack.openai.vectorStores.create({ name: 'deadline' });
+      const batch = await stack.openai.vectorStores.fileBatches.createAndPoll(store.id, { file_ids: [slow.id, quick.id] }, poll);
+      expect(batch.file_counts).toMatchObject({ completed: 1, failed: 1 });
+      const failed = await stack.openai.vectorStores.files.retrieve(slow.id, { vector_store_id: store.id });
+      expect(failed.last_error).toEqual({ code: 'invalid_file', message: expect.stringContaining('took longer than 100 ms') });
+      // The parse ran in a thread of its own: this process kept serving meanwhile, and serves now.
+      expect((await stack.openai.files.retrieve(quick.id)).id).toBe(quick.id);
+    } finally {
+      await stack.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,181 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+
+/**
+ * The package as a consumer gets it: `npm pack`, installed from the tarball
+ * into a scratch Nest application outside the repository (the example app's
+ * sources, which import only `switchyard` and `switchyard/microservice`),
+ * compiled with `tsc` against the shipped declarations, booted, and used.
+ * The npm cache is reused (`--prefer-offline`): nothing here needs the network
+ * once the repository's own install has run.
+ */
+const run = promisify(execFile);
+/**
+ * Packing, installing and compiling are CPU-heavy; at low priority they yield
+ * to the suites running next to this one (some of which watch timing).
+ */
+const runNice = (command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; maxBuffer?: number }) =>
+  run('nice', ['-n', '15', command, ...args], { ...options, encoding: 'utf8' });
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repoPackage = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+const NATS_URL = 'nats://127.0.0.1:4222';
+
+/** The host's dependencies, at the versions the repository itself is tested with. */
+function hostDependencies(tarball: string): Record<string, string> {
+  const dev = repoPackage.devDependencies;
+  const pick = ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', '@nestjs/microservices', '@nats-io/transport-node', 'rxjs', 'reflect-metadata', '@types/node'];
+  return { switchyard: `file:${tarball}`, ...Object.fromEntries(pick.map((name) => [name, dev[name]])) };
+}
+
+/** Only what a child needs to run; nothing of this test's own settings leaks in. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache, ...extra };
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolvePromise, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = pattern.exec(out);
+      if (match) resolvePromise(match);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('exit', (code) => reject(new Error(`exited with ${code} before printing ${pattern}: ${err || out}`)));
+  });
+}
+
+describe('the published package, from outside the repository', () => {
+  let scratch: string;
+  let tarball: string;
+  let simulator: SimulatedUpstream;
+  let simulatorUrl: string;
+  const children: ChildProcess[] = [];
+  const prefix = `pack-${randomUUID()}.`;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'switchyard-host-'));
+    // `prepack` builds the package (tsc, declarations included).
+    const { stdout } = await runNice('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: repo, maxBuffer: 16 * 1024 * 1024 });
+    tarball = join(scratch, stdout.trim().split('\n').at(-1)!);
+    const app = join(scratch, 'app');
+    cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') });
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'scratch-host', private: true, type: 'module', dependencies: hostDependencies(tarball), overrides: repoPackage.overrides }, null, 2),
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2023',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          skipLibCheck: true,
+          types: ['node'],
+          rootDir: 'src',
+          outDir: 'dist',
+        },
+        include: ['src'],
+      }),
+    );
+    await runNice('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
+      cwd: app,
+      env: childEnv({}),
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    simulator = new SimulatedUpstream();
+    simulatorUrl = (await simulator.listen(0, '127.0.0.1')).url;
+  }, 480_000);
+
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill();
+    await simulator?.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const app = () => join(scratch, 'app');
+
+  it('ships built code and declarations only', async () => {
+    const { stdout } = await run('tar', ['tzf', tarball], { maxBuffer: 16 * 1024 * 1024 });
+    const files = stdout.split('\n').filter(Boolean);
+    expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/microservice.d.ts']));
+    expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(files.filter((f) => /\.spec\.|\/testing\/|dist\/(apps|test|bench)\//.test(f))).toEqual([]);
+  });
+
+  it('installs one copy of Nest and no storage driver or Redis client it was not asked for', () => {
+    const modules = join(app(), 'node_modules');
+    expect(existsSync(join(modules, 'switchyard/dist/src/index.d.ts'))).toBe(true);
+    expect(existsSync(join(modules, 'switchyard/node_modules/@nestjs'))).toBe(false);
+    expect(existsSync(join(modules, 'better-sqlite3'))).toBe(false);
+    expect(existsSync(join(modules, 'pg'))).toBe(false);
+    expect(existsSync(join(modules, 'ioredis'))).toBe(false);
+  });
+
+  it('compiles with tsc against the shipped types', async () => {
+    const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+    await expect(runNice(process.execPath, [tsc, '-p', join(app(), 'tsconfig.json')], { cwd: app() })).resolves.toBeDefined();
+    expect(readdirSync(join(app(), 'dist')).sort()).toEqual(expect.arrayContaining(['main.js', 'dice.tool-module.js', 'nats-client.js']));
+  }, 240_000);
+
+  it('boots with its own tool type and serves a request through the simulated upstream, over HTTP and NATS', async () => {
+    const env = childEnv({
+      UPSTREAM_URL: simulatorUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      STORAGE_DRIVER: 'memory',
+      NATS_URL,
+      TRANSPORT_PATTERN_PREFIX: prefix,
+    });
+    const host = spawn(process.execPath, ['dist/main.js'], { cwd: app(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(host);
+    const [, url] = await waitForLine(host, /example listening on (http:\S+) with 1 broker/);
+
+    const openai = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+    const { data: response, response: raw } = await openai.responses
+      .create({ model: 'm', input: 'Roll for me [[call roll_dice {"count": 3}]]', tools: [{ type: 'dice', sides: 6 } as never] })
+      .withResponse();
+    expect(response.output[0]).toMatchObject({ type: 'dice_call', status: 'completed', name: 'roll_dice', output: expect.stringMatching(/^rolled \d, \d, \d on d6$/) });
+    expect(response.output_text).toContain('rolled');
+    // The host's interceptor timed it; its upstream wrapper added its header per request.
+    expect(raw.headers.get('server-timing')).toMatch(/^gateway;dur=\d+(\.\d+)?$/);
+    const seen = simulator.requests.filter((r) => r.headers['x-example-request'] === response.id);
+    expect(seen.length).toBe(2);
+    expect(seen.every((r) => r.headers['x-example-tenant'] === 'example-tenant')).toBe(true);
+
+    // The host's global guard runs on the gateway's routes; the refusal is in the envelope.
+    const denied = await fetch(`${url}/responses`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-deny': '1' }, body: '{}' });
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { error: { message: string } }).error.message).toBe('This client is on the deny list.');
+
+    // The example's NATS client calls the same gateway as a microservice.
+    const { stdout } = await run(process.execPath, ['dist/nats-client.js'], { cwd: app(), env: childEnv({ NATS_URL, TRANSPORT_PATTERN_PREFIX: prefix }) });
+    const streamed = JSON.parse(stdout.split('\n').find((line) => line.startsWith('{'))!) as { types: string[]; response: { output: Array<{ type: string }> } };
+    expect(streamed.types[0]).toBe('response.created');
+    expect(streamed.types.at(-1)).toBe('response.completed');
+    expect(streamed.response.output.map((item) => item.type)).toEqual(['dice_call', 'message']);
+    host.kill();
+  }, 120_000);
+
+  it('names the missing optional driver when SQLite is chosen without better-sqlite3', async () => {
+    const env = childEnv({ UPSTREAM_URL: simulatorUrl, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(scratch, 'state.sqlite') });
+    const failure = await run(process.execPath, ['dist/main.js'], { cwd: app(), env }).then(
+      () => null,
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("storage.driver 'sqlite' needs the package better-sqlite3");
+  }, 120_000);
+});

@@ -1,16 +1,19 @@
 import 'reflect-metadata';
+import { Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
 import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
 
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in
  * tool modules plus the `nap` tool (libs/core/testing), no state module (nothing is
- * stored), logging off, on 127.0.0.1 and an ephemeral port.
+ * stored), request log off (metrics on), on 127.0.0.1 and an ephemeral port.
  */
 export interface BenchGatewayConfig {
   upstreamUrl: string;
@@ -21,8 +24,20 @@ export interface BenchGatewayConfig {
   idleMs?: number;
   /** `server.sseWrites`: one write per event (default) or per tick. */
   sseWrites?: 'event' | 'tick';
+  /** A file to receive the request log (one JSON line per request); without it the request log is off. */
+  requestLogFile?: string;
   /** A SQLite file to store responses in (the scale bench's store on/off runs); memory otherwise. */
   sqlitePath?: string;
+}
+
+/** The request log's lines appended to a file: what a container runtime does with stdout. */
+@Global()
+@Module({})
+class FileLogModule {
+  static to(path: string) {
+    const stream = createWriteStream(path, { flags: 'a' });
+    return { module: FileLogModule, providers: [{ provide: LOG_SINK, useValue: { isTTY: false, write: (line: string) => stream.write(line) } }], exports: [LOG_SINK] };
+  }
 }
 
 async function main(): Promise<void> {
@@ -33,8 +48,10 @@ async function main(): Promise<void> {
     storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
     timeouts: { idleMs: options.idleMs ?? 60_000 },
+    // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.
+    observability: { requestLog: options.requestLogFile !== undefined },
   });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule] }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), { bodyParser: false, logger: false });
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;

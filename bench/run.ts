@@ -5,6 +5,7 @@ import { ChildService } from './lib/child-service.js';
 import type { BenchContext, BenchSettings } from './lib/bench-context.js';
 import { renderReport, evaluateTargets, type BenchResults } from './lib/report.js';
 import { openStreamsScenario, soakScenario } from './scenarios/memory.scenario.js';
+import { observabilityScenario } from './scenarios/observability.scenario.js';
 import { overheadScenario } from './scenarios/overhead.scenario.js';
 import { schedulerScenario } from './scenarios/scheduler.scenario.js';
 import { streamingScenario } from './scenarios/streaming.scenario.js';
@@ -17,11 +18,11 @@ import { streamingScenario } from './scenarios/streaming.scenario.js';
  *   --soak=SECONDS   soak duration (default 60; 300 is the target length)
  *   --streams=N      open streams for the memory run (default 1000)
  *   --rounds=N       interleaved rounds of the overhead runs (default 3)
- *   --only=LIST      overhead,streaming,scheduler,memory,soak
+ *   --only=LIST      overhead,streaming,scheduler,observability,memory,soak
  *   --quick          everything shorter (a smoke test, not a measurement)
  *   --profile        gateway children run with --cpu-prof (bench/results/profiles)
  */
-const SECTIONS = ['overhead', 'streaming', 'scheduler', 'memory', 'soak'] as const;
+const SECTIONS = ['overhead', 'streaming', 'scheduler', 'observability', 'memory', 'soak'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function flag(name: string): string | undefined {
@@ -111,6 +112,10 @@ async function main(): Promise<void> {
     if (only.includes('scheduler')) {
       log('gateway rounds: N calls under window W');
       results.scheduler = await schedulerScenario(ctx);
+    }
+    if (only.includes('observability')) {
+      log('observability: the request log on vs off');
+      results.observability = await observabilityScenario(ctx);
     }
     if (only.includes('memory')) {
       log(`memory: ${settings.streams} open streams`);

@@ -4,20 +4,27 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
-import { toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
+import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
+import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
+import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
 import { OpenAiExceptionFilter } from '../libs/responses/http/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 
 /**
- * HTTP set-up every host needs: the JSON body parser with the configured
- * limit, and an error handler right behind it so that malformed or oversized
- * bodies get the OpenAI envelope (express would answer with an HTML page).
- * Create the app with `{ bodyParser: false }` and call this before `listen`;
- * `standalone: true` when the application is nothing but the gateway.
+ * HTTP set-up every host needs: the request record (log line, metrics, span)
+ * opened before the body is read, the JSON body parser with the configured
+ * limit, a 415 for bodies not sent as JSON, and an error handler right behind
+ * them so that malformed or oversized bodies get the OpenAI envelope (express
+ * would answer with an HTML page). Create the app with `{ bodyParser: false }`
+ * and call this before `listen`; `standalone: true` when the application is
+ * nothing but the gateway.
  */
 export function configureGatewayApp(app: INestApplication, options: { standalone?: boolean } = {}): INestApplication {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
+  // Ahead of the parser, so that a body it refuses is still logged and counted.
+  const telemetry = app.get(RequestTelemetry, { strict: false });
+  app.use(telemetry.openMiddleware());
   // In worker mode, say which worker answered: one port hides several processes.
   const worker = cluster.isWorker ? String(cluster.worker?.id ?? '') : null;
   if (worker) {
@@ -31,11 +38,14 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   app.use(authenticateBeforeBody(app));
   // Too deep or too wide bodies are refused on their bytes, before parsing (see json-shape.scanner.ts).
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: hostileJsonShapeGuard(config.tools.maxToolsPerRequest) }));
+  app.use(requireJsonBody());
+  app.use(telemetry.enterMiddleware());
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
     if (res.headersSent) return res.end();
     // The Messages surface answers in Anthropic's envelope, even before routing.
     const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
+    noteErrorForLog(res, err);
     res.status(status).json(body);
   });
   // A host that is only the gateway answers unknown routes in the envelope too; an

@@ -5,6 +5,7 @@ import { CoreModule } from '../libs/core/core.module.js';
 import { RESPONSE_STATE } from '../libs/core/loop/response-state.interface.js';
 import { LimitsModule } from '../libs/limits/limits.module.js';
 import { MessagesModule } from '../libs/messages/messages.module.js';
+import { ObservabilityModule } from '../libs/observability/observability.module.js';
 import { ResponsesModule } from '../libs/responses/responses.module.js';
 import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
 import { StateModule } from '../libs/state/state.module.js';
@@ -111,6 +112,7 @@ export class GatewayModule extends GatewayModuleBase {
       global: true,
       imports: [
         ...imports,
+        ObservabilityModule,
         UpstreamModule.forRoot(upstream ? { override: true } : undefined),
         CoreModule,
         ResponsesModule,

@@ -15,6 +15,9 @@ export { RESPONSE_STATE, type ResponseStateStore, type CompletedRun } from '../l
 export { LoopService } from '../libs/core/loop/loop.service.js';
 export type { ResponseRequest, PriorState } from '../libs/core/loop/response-request.js';
 export type { ModelEvent, ModelRequest } from '../libs/core/protocol/model-events.js';
+export { RUN_OBSERVER, type RunObserver, type RunTrace, type RoundTrace, type ToolCallTrace, type UpstreamTrace } from '../libs/core/loop/run-observer.interface.js';
+export { STORE_OBSERVER, type StoreObserver } from '../libs/storage/store-observer.js';
+export { LOG_SINK, type LineSink, installGracefulDrain, GatewayMetrics, TracingService } from '../libs/observability/index.js';
 export { simpleCallPlan, simpleCallOutput, simpleCallToModelItems } from '../libs/core/handlers/call-item.helpers.js';
 export { newId } from '../libs/core/ids.js';
 export { emptyUsage, addUsage } from '../libs/core/protocol/items.js';
@@ -35,4 +38,4 @@ export type { InferOptions, UpstreamCallContext, ModelInfo } from '../libs/upstr
 export { STATE_STORE, type StateStore, type StoredResponse, type Conversation, type ConversationItem, type ListOptions, type Page } from '../libs/storage/state-store.interface.js';
 export { MemoryStateStore } from '../libs/storage/memory/memory-state-store.js';
 export { StorageModule, createStateStore } from '../libs/storage/storage.module.js';
-export { UpstreamConfig, TimeoutConfig, ServerConfig, ToolsConfig, AuthConfig, StorageConfig, TransportsConfig } from '../libs/config/gateway-config.js';
+export { UpstreamConfig, TimeoutConfig, ServerConfig, ToolsConfig, AuthConfig, StorageConfig, TransportsConfig, ObservabilityConfig } from '../libs/config/gateway-config.js';

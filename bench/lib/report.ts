@@ -1,4 +1,5 @@
 import type { OpenStreamsResult, SoakResult } from '../scenarios/memory.scenario.js';
+import type { ObservabilityCostResult } from '../scenarios/observability.scenario.js';
 import type { OverheadResult } from '../scenarios/overhead.scenario.js';
 import type { SchedulerRow } from '../scenarios/scheduler.scenario.js';
 import type { RelayResult } from '../scenarios/streaming.scenario.js';
@@ -17,6 +18,7 @@ export interface BenchResults {
   overhead?: OverheadResult;
   streaming?: RelayResult;
   scheduler?: SchedulerRow[];
+  observability?: ObservabilityCostResult;
   memory?: OpenStreamsResult[];
   soak?: SoakResult;
   targets?: TargetCheck[];
@@ -146,6 +148,19 @@ export function renderReport(r: BenchResults): string {
         ['N', 'W', 'latency', 'ideal ⌈N/W⌉×latency', 'wall (median)', 'over ideal', 'whole request', 'errors'],
         r.scheduler.map((row) => [row.calls, row.window, ms(row.latencyMs, 0), ms(row.idealMs, 0), ms(row.wallMs, 1), pct(row.overRatio), ms(row.requestMs, 1), row.errors]),
       ),
+    );
+  }
+  if (r.observability) {
+    out.push(
+      '',
+      '### Observability: the request log on vs off (blocking `[[tokens 20]]`, metrics on in both)',
+      '',
+      table(
+        ['variant', 'p50 (c=1)', 'req/s (c=64)', 'CPU µs/request (c=64)', 'errors'],
+        r.observability.rows.map((row) => [row.variant, ms(row.p50Ms), row.rps.toFixed(0), row.cpuUsPerRequest.toFixed(0), row.errors]),
+      ),
+      '',
+      `CPU per request with the log on: ${r.observability.cpuRatio.toFixed(3)}× the log off; ${r.observability.logBytesPerRequest.toFixed(0)} bytes of log per request.`,
     );
   }
   if (r.memory) {

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadGatewayConfig } from './config.loader.js';
+import { ConfigError, jsonPosition, loadGatewayConfig } from './config.loader.js';
 
 describe('loadGatewayConfig', () => {
   it('defaults to vLLM on its default port with the responses dialect', () => {
@@ -60,6 +60,58 @@ describe('loadGatewayConfig', () => {
   it('reports an unreadable config file by name', () => {
     expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/sy.json' } })).toThrow(/Cannot read config file \/nonexistent\/sy.json/);
   });
+
+  it('points at the line and column of a JSON syntax error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const file = join(dir, 'gateway.json');
+    writeFileSync(file, '{\n  "server": {\n    "port": 80 80\n  }\n}\n');
+    expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: file } })).toThrow(`${file}:3:16 is not valid JSON`);
+    const truncated = join(dir, 'truncated.json');
+    writeFileSync(truncated, '{\n  "server": {');
+    expect(() => loadGatewayConfig({ file: truncated })).toThrow(`${truncated}:2:14 is not valid JSON`);
+  });
+
+  it('gives a position for every JSON.parse failure message shape', () => {
+    const text = 'ab\ncd';
+    expect(jsonPosition(text, new SyntaxError('Unexpected token in JSON at position 4'))).toBe(':2:2');
+    expect(jsonPosition(text, new SyntaxError('Unexpected token (line 7 column 3)'))).toBe(':7:3');
+    expect(jsonPosition(text, new SyntaxError('Unexpected end of JSON input'))).toBe(':2:3');
+  });
+
+  it('points at the line and column of a YAML error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'server:\n  port: [1, 2\n');
+    expect(() => loadGatewayConfig({ file })).toThrow(new RegExp(`${file}:\\d+:\\d+ is not valid YAML`));
+  });
+
+  it('refuses a config file whose top level is not an object', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const file = join(dir, 'list.json');
+    writeFileSync(file, '[1, 2]');
+    expect(() => loadGatewayConfig({ file })).toThrow(/must hold an object of settings/);
+  });
+
+  it('postgres without DATABASE_URL is a configuration error naming the variable, before any module starts', () => {
+    expect(() => loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres' } })).toThrow(ConfigError);
+    expect(() => loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres' } })).toThrow(/storage\.postgresUrl \(DATABASE_URL\) is required/);
+    expect(loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres', DATABASE_URL: 'postgres://db/x' } }).storage.postgresUrl).toBe('postgres://db/x');
+  });
+
+  it('reads the observability settings, with the OpenTelemetry endpoint convention', () => {
+    const defaults = loadGatewayConfig();
+    expect(defaults.observability).toMatchObject({ logFormat: 'auto', requestLog: true, metrics: true, serviceName: 'switchyard' });
+    expect(defaults.observability.otlpTracesUrl).toBeUndefined();
+    expect(defaults.server.shutdownGraceMs).toBe(30_000);
+    const base = loadGatewayConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', LOG_FORMAT: 'json', REQUEST_LOG: 'false', SHUTDOWN_GRACE_MS: '5000' } });
+    expect(base.observability).toMatchObject({ otlpTracesUrl: 'http://collector:4318/v1/traces', logFormat: 'json', requestLog: false });
+    expect(base.server.shutdownGraceMs).toBe(5000);
+    const explicit = loadGatewayConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' } });
+    expect(explicit.observability.otlpTracesUrl).toBe('http://b:4318/traces');
+    expect(() => loadGatewayConfig({ env: { REQUEST_LOG: 'maybe' } })).toThrow(/observability\.requestLog \(REQUEST_LOG\) must be true or false/);
+    expect(() => loadGatewayConfig({ env: { LOG_FORMAT: 'xml' } })).toThrow(/observability\.logFormat \(LOG_FORMAT\)/);
+  });
+
   it('reads several upstream replicas from a comma-separated UPSTREAM_URL', () => {
     const config = loadGatewayConfig({ env: { UPSTREAM_URL: 'http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1' } });
     expect(config.upstream.baseUrls).toEqual(['http://10.0.0.1:8000/v1', 'http://10.0.0.2:8000/v1']);

@@ -56,6 +56,12 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'LIMITS_REDIS_URL', path: 'limits.redisUrl', kind: 'string' },
   { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
   { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
+  { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
+  { env: 'LOG_FORMAT', path: 'observability.logFormat', kind: 'string' },
+  { env: 'REQUEST_LOG', path: 'observability.requestLog', kind: 'bool' },
+  { env: 'METRICS', path: 'observability.metrics', kind: 'bool' },
+  { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'observability.otlpTracesUrl', kind: 'string' },
+  { env: 'OTEL_SERVICE_NAME', path: 'observability.serviceName', kind: 'string' },
   { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'fileSearch.embeddings.model', kind: 'string' },
   { env: 'CODE_INTERPRETER_BACKEND', path: 'codeInterpreter.backend', kind: 'string' },
 ];
@@ -84,6 +90,18 @@ function describe(errors: ValidationError[], prefix = ''): string[] {
   });
 }
 
+/** Rules that tie settings together, checked with the rest so that boot fails before any module starts. */
+function crossChecks(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  const storage = config.storage;
+  if (storage?.driver === 'postgres' && !storage.postgresUrl?.trim()) {
+    problems.push(
+      'storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database',
+    );
+  }
+  return problems;
+}
+
 function readFile(file: string): Record<string, unknown> {
   let text: string;
   try {
@@ -91,13 +109,39 @@ function readFile(file: string): Record<string, unknown> {
   } catch (err) {
     throw new ConfigError(`Cannot read config file ${file} (SWITCHYARD_CONFIG): ${(err as Error).message}`);
   }
+  const yaml = /\.ya?ml$/i.test(file);
+  let parsed: unknown;
   try {
-    const parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
-    if (!parsed || typeof parsed !== 'object') throw new Error('top level must be an object');
-    return parsed as Record<string, unknown>;
+    parsed = yaml ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`Config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+    const where = yaml ? yamlPosition(err) : jsonPosition(text, err);
+    throw new ConfigError(`Config file ${file}${where} is not valid ${yaml ? 'YAML' : 'JSON'}: ${firstLine((err as Error).message)}`);
   }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(`Config file ${file} must hold an object of settings at the top level.`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0].trim();
+}
+
+/** `:line:column` of a JSON syntax error; V8 on Node 20 reports only an offset ("at position 42"). */
+export function jsonPosition(text: string, err: unknown): string {
+  const message = (err as Error)?.message ?? '';
+  const lineCol = /line (\d+) column (\d+)/.exec(message);
+  if (lineCol) return `:${lineCol[1]}:${lineCol[2]}`;
+  const position = /position (\d+)/.exec(message);
+  // No offset means the text ended early: the error is at its end.
+  const offset = position ? Number(position[1]) : text.length;
+  const before = text.slice(0, offset).split('\n');
+  return `:${before.length}:${before[before.length - 1].length + 1}`;
+}
+
+function yamlPosition(err: unknown): string {
+  const pos = (err as { linePos?: Array<{ line: number; col: number }> })?.linePos?.[0];
+  return pos ? `:${pos.line}:${pos.col}` : '';
 }
 
 /**
@@ -120,9 +164,17 @@ export function loadGatewayConfig(options: { env?: Env; file?: string; overrides
     } else if (setting.kind === 'list') {
       parsed = value.split(',').map((s) => s.trim()).filter(Boolean);
     } else if (setting.kind === 'bool') {
-      parsed = value === '1' || value.toLowerCase() === 'true';
+      const word = value.trim().toLowerCase();
+      if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
+        throw new ConfigError(`${setting.path} (${setting.env}) must be true or false (got ${JSON.stringify(value)})`);
+      }
+      parsed = ['1', 'true', 'yes'].includes(word);
     }
     setPath(raw, setting.path, parsed);
+  }
+  // The OpenTelemetry convention: a base endpoint, to which the signal's path is appended.
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    setPath(raw, 'observability.otlpTracesUrl', `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
   }
   // The provider's own endpoint and key go under its name, which only the environment knows.
   const provider = env.WEB_SEARCH_PROVIDER;
@@ -157,7 +209,8 @@ export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConf
     raw instanceof GatewayConfig
       ? raw
       : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
-  const errors = validateSync(config, { forbidUnknownValues: false });
-  if (errors.length > 0) throw new ConfigError(`Invalid configuration:\n  ${describe(errors).join('\n  ')}`);
+  const problems = [...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
+  if (problems.length === 1) throw new ConfigError(`Invalid configuration: ${problems[0]}`);
+  if (problems.length > 1) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return config;
 }

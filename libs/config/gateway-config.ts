@@ -87,6 +87,12 @@ export class ServerConfig {
   @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
   /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
   @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
+  /**
+   * On SIGTERM the host stops taking connections and lets open requests and
+   * streams finish for this long before it closes them (a Kubernetes pod's
+   * `terminationGracePeriodSeconds` should exceed it).
+   */
+  @IsInt() @Min(0) shutdownGraceMs = 30_000;
   /** Gateway processes sharing the port (`apps/gateway` only); unset: one per core. */
   @IsOptional() @IsInt() @Min(1) @Max(256) workers?: number;
 }
@@ -154,6 +160,19 @@ export class StorageConfig {
   @IsInt() @Min(1) queryTimeoutMs = 5_000;
 }
 
+export class ObservabilityConfig {
+  /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
+  @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
+  /** One log line per request. */
+  @IsBoolean() requestLog = true;
+  /** Prometheus metrics at `GET /metrics`. */
+  @IsBoolean() metrics = true;
+  /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
+  /** `service.name` of the exported spans. */
+  @IsString() serviceName = 'switchyard';
+}
+
 /** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
 export class TransportsConfig {
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
@@ -169,6 +188,7 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
   @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
   @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
+  @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
   @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
   /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
   @IsOptional() @IsObject() mcp?: Record<string, unknown>;

@@ -11,3 +11,4 @@ export type { PostgresBackgroundStoreOptions } from './postgres/postgres-backgro
 export { DuplicateIdError } from './shared/duplicate-id.error.js';
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, parseListOptions } from './shared/list-window.util.js';
 export { withItemId } from './shared/stored-item.util.js';
+export { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';

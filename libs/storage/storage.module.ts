@@ -3,6 +3,7 @@ import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit
 import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
+import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
 import { MemoryBackgroundStore } from './memory/memory-background.store.js';
 import { assertImplements } from '../core/overrides/gateway-override.js';
@@ -135,11 +136,14 @@ function describeTarget(storage: StorageConfig): string {
   providers: [
     {
       provide: STATE_STORE,
-      inject: [GATEWAY_CONFIG, { token: STATE_STORE_OVERRIDE, optional: true }],
+      inject: [GATEWAY_CONFIG, { token: STATE_STORE_OVERRIDE, optional: true }, { token: STORE_OBSERVER, optional: true }],
       // (An override is then held under two tokens: a store class with Nest hooks of
       // its own sees them twice. Its StateStore init() and close() run once, from here.)
-      useFactory: (config: GatewayConfig, override?: StateStore): StateStore | Promise<StateStore> =>
-        override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : createStateStore(storageOf(config)),
+      // The observer wraps whichever store serves, the host's override included.
+      useFactory: async (config: GatewayConfig, override?: StateStore, observer?: StoreObserver): Promise<StateStore> => {
+        const store = override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : await createStateStore(storageOf(config));
+        return observer ? observeStore(store, override ? 'override' : storageOf(config).driver, observer) : store;
+      },
     },
     {
       provide: BACKGROUND_STORE,

@@ -114,8 +114,12 @@ export class HttpTransport {
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
     const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
     const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
-    const dispatch = (): http.ClientRequest =>
-      this.secure ? https.request(url, options) : http.request(url, options);
+    // The retry after a stale pooled socket takes a new connection: the pool's other idle sockets
+    // went quiet at the same time as the first and are likely closed by the server too.
+    const dispatch = (fresh = false): http.ClientRequest => {
+      const opts = fresh ? { ...options, agent: false as const } : options;
+      return this.secure ? https.request(url, opts) : http.request(url, opts);
+    };
     return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow).start();
   }
 
@@ -184,7 +188,7 @@ class Exchange implements UpstreamBody {
 
   constructor(
     readonly url: string,
-    private readonly dispatch: () => http.ClientRequest,
+    private readonly dispatch: (fresh?: boolean) => http.ClientRequest,
     private readonly payload: Buffer | undefined,
     private readonly signal: AbortSignal | undefined,
     private readonly limits: TimeoutConfig,
@@ -290,7 +294,7 @@ class Exchange implements UpstreamBody {
   private send(): void {
     let req: http.ClientRequest;
     try {
-      req = this.dispatch();
+      req = this.dispatch(this.retried);
     } catch (error) {
       // e.g. an API key with characters a header cannot carry: nothing was sent.
       const reason = error instanceof Error ? error.message : String(error);

@@ -48,6 +48,8 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
         upstream: { baseUrl: options.upstreamUrl ?? simulatorUrl, dialect: options.dialect ?? 'responses' },
         server: { host: '127.0.0.1', port: 0 },
         storage: { driver: 'memory' },
+        // Suites that check the request log turn it back on; the others keep the test output readable.
+        observability: { requestLog: false },
       },
       options.config ?? {},
     ),

@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   }
   // An MCP server the gateway itself will discover and call (a gateway-owned tool).
   const orders = await startOrdersMcpServer();
-  const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
+  // The request log would interleave with the transcript printed here; REQUEST_LOG=true shows it anyway.
+  const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', REQUEST_LOG: 'false', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app, { standalone: true });
   await app.listen(config.server.port, config.server.host);

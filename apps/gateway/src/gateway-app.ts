@@ -1,8 +1,17 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
 import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
+import { ToolHandlerExplorer } from '../../../libs/core/handlers/tool-handler.explorer.js';
+import { installGracefulDrain } from '../../../libs/observability/lifecycle/graceful-drain.js';
+import { LogWriter, type LineSink } from '../../../libs/observability/logging/log-writer.service.js';
+import { NestLogBridge } from '../../../libs/observability/logging/nest-log.bridge.js';
+import { startupSummary } from '../../../libs/observability/startup/startup-summary.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
+import { StartupError, describeStartupError } from './startup-error.js';
+import { isWorker, runPrimary, workerCount } from './workers.js';
 
 export interface BootedGateway {
   app: INestApplication;
@@ -10,18 +19,125 @@ export interface BootedGateway {
   brokers: string[];
 }
 
+export interface BootOptions {
+  /**
+   * Exit the process once Nest's shutdown hooks have run on SIGTERM/SIGINT
+   * (the deployable gateway), rather than re-raising the signal.
+   */
+  exitOnShutdown?: boolean;
+}
+
 /**
  * The deployable gateway as one app: HTTP always, and the `responses.*`
  * patterns on NATS and/or Redis when `transports.natsUrl` / `transports.redisUrl`
- * are set (a hybrid app). Listening is left to the caller.
+ * are set (a hybrid app). Listening is left to the caller (`startGateway`
+ * does all of it: config, workers, drain, listen, the start-up line).
  */
-export async function bootGateway(config: GatewayConfig, logger: Array<'error' | 'warn' | 'log'> | false = ['error', 'warn', 'log']): Promise<BootedGateway> {
+export async function bootGateway(
+  config: GatewayConfig,
+  logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'],
+  options: BootOptions = {},
+): Promise<BootedGateway> {
   const brokers = [config.transports?.natsUrl && 'NATS', config.transports?.redisUrl && 'Redis'].filter((name): name is string => !!name);
   // Loaded only when a broker is configured: an HTTP-only gateway needs no broker client installed.
   const microservice = brokers.length > 0 ? await import('../../../src/microservice.js') : undefined;
   const imports = microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: config.transports.patternPrefix })] : [];
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports }), { bodyParser: false, logger });
-  configureGatewayApp(app, { standalone: true });
-  if (microservice) await microservice.connectGatewayTransports(app);
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports }), { bodyParser: false, logger, abortOnError: false });
+  try {
+    // Registered before configureGatewayApp's own call (which then keeps these): exit 0 once shut
+    // down, rather than re-raising the signal, which a second-signal handler would take for an
+    // operator's second Ctrl+C.
+    if (options.exitOnShutdown) app.enableShutdownHooks(undefined, { useProcessExit: true });
+    configureGatewayApp(app, { standalone: true });
+    if (microservice) {
+      try {
+        await microservice.connectGatewayTransports(app);
+      } catch (err) {
+        const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+        throw new StartupError(
+          `Cannot connect to the message broker (${brokers.join(', ')}; variables NATS_URL / REDIS_URL, settings transports.natsUrl / transports.redisUrl): ${reason}. Check that the broker is running and reachable, or unset the variable to serve HTTP only.`,
+        );
+      }
+    }
+  } catch (err) {
+    await Promise.race([app.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+    throw err;
+  }
   return { app, brokers };
+}
+
+export interface HostOptions {
+  env: Record<string, string | undefined>;
+  /** `--config`: overrides SWITCHYARD_CONFIG. */
+  configFile?: string;
+  /** `--port`: overrides PORT. */
+  port?: number;
+  out?: LineSink;
+}
+
+/**
+ * Starts the deployable gateway: config (defaults, file, environment, flags),
+ * worker mode, the app (HTTP, and NATS / Redis when `NATS_URL` / `REDIS_URL`
+ * are set), listen, the start-up line, and the drain on shutdown
+ * (`SHUTDOWN_GRACE_MS`). Any failure comes back as one `StartupError` line.
+ * Resolves to null in the primary of worker mode, which only forks and watches.
+ */
+export async function startGateway(options: HostOptions): Promise<{ app: INestApplication; config: GatewayConfig; url: string } | null> {
+  let config: GatewayConfig | undefined;
+  let app: INestApplication | undefined;
+  const out = options.out ?? process.stdout;
+  try {
+    config = loadGatewayConfig({
+      env: options.env,
+      file: options.configFile,
+      overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
+    });
+    // Broker patterns are served from one process (see below), so with a broker and no
+    // WORKERS setting the gateway runs as one process rather than one per core.
+    const withBrokers = !!(config.transports.natsUrl || config.transports.redisUrl);
+    const workers = withBrokers && config.server.workers === undefined ? 1 : workerCount(config.server.workers);
+    if (workers > 1 && config.storage.driver === 'memory') {
+      throw new StartupError('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).', 2);
+    }
+    if (workers > 1 && withBrokers) {
+      // Every worker would subscribe to the patterns and run each broker request once per worker
+      // (Redis has no queue groups; a NATS queue group would deliver a cancel to one worker only).
+      throw new StartupError('NATS_URL / REDIS_URL serve the broker patterns from one process: set WORKERS=1, or run a separate replica for the brokers.', 2);
+    }
+    // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
+    if (workers > 1 && !isWorker()) {
+      runPrimary(workers);
+      return null;
+    }
+    const writer = new LogWriter(config, out);
+    const nestLogger = new NestLogBridge(writer);
+    const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
+    app = booted.app;
+    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
+      writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }),
+    );
+    await app.listen(config.server.port, config.server.host);
+    nestLogger.booting = false;
+    // The first signal drains (Nest's shutdown hooks); a second one means "now", as an operator at a terminal expects.
+    let signals = 0;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (++signals < 2) return;
+        writer.write('warn', 'second signal: exiting without waiting for open requests', { signal });
+        process.exit(130);
+      });
+    }
+    const address = (app.getHttpServer() as Server).address();
+    const port = typeof address === 'object' && address ? address.port : config.server.port;
+    const url = `http://${config.server.host}:${port}`;
+    writer.write('info', 'listening', {
+      ...startupSummary(config, app.get(ToolHandlerExplorer), url),
+      ...(booted.brokers.length > 0 ? { brokers: booted.brokers } : {}),
+    });
+    return { app, config, url };
+  } catch (err) {
+    // Whatever the partial start opened (pools, sockets, timers) must not keep the process alive.
+    await Promise.race([app?.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+    throw describeStartupError(err, config);
+  }
 }

@@ -1,44 +1,41 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
-import { bootGateway } from './gateway-app.js';
-import { listeningMessage } from './startup-message.js';
-import { isWorker, runPrimary, workerCount } from './workers.js';
+import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
+import { StartupError } from './startup-error.js';
 
 /**
- * The deployable gateway: config from the environment (and SWITCHYARD_CONFIG),
- * then listen on HTTP, and on NATS / Redis too when `NATS_URL` / `REDIS_URL`
- * are set.
+ * `npm start` and the `switchyard` command. Start-up failures print one line
+ * naming the setting and exit non-zero (2: configuration, 1: anything else);
+ * they never leave the process hanging.
  */
-async function bootstrap(): Promise<void> {
-  let config;
-  try {
-    config = loadGatewayConfig({ env: process.env });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseArgs(argv);
+  switch (command.kind) {
+    case 'help':
+      process.stdout.write(HELP);
+      return;
+    case 'version':
+      process.stdout.write(`switchyard ${packageVersion()}\n`);
+      return;
+    case 'check-config': {
+      const { ok, lines } = checkConfig(process.env, command.configFile);
+      (ok ? process.stdout : process.stderr).write(lines.join('\n') + '\n');
+      process.exitCode = ok ? 0 : 2;
+      return;
     }
-    throw err;
+    case 'serve': {
+      // Loaded here so that --help, --version and check-config answer without loading Nest.
+      const { startGateway } = await import('./gateway-app.js');
+      await startGateway({ env: process.env, configFile: command.configFile, port: command.port });
+    }
   }
-  // Broker patterns are served from one process (see below), so with a broker and no
-  // WORKERS setting the gateway runs as one process rather than one per core.
-  const brokers = !!(config.transports.natsUrl || config.transports.redisUrl);
-  const workers = brokers && config.server.workers === undefined ? 1 : workerCount(config.server.workers);
-  if (workers > 1 && config.storage.driver === 'memory') {
-    console.error('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).');
-    process.exit(2);
-  }
-  if (workers > 1 && brokers) {
-    // Every worker would subscribe to the patterns and run each broker request once per worker
-    // (Redis has no queue groups; a NATS queue group would deliver a cancel to one worker only).
-    console.error('NATS_URL / REDIS_URL serve the broker patterns from one process: set WORKERS=1, or run a separate replica for the brokers.');
-    process.exit(2);
-  }
-  if (workers > 1 && !isWorker()) return runPrimary(workers);
-  const { app, brokers: served } = await bootGateway(config);
-  await app.listen(config.server.port, config.server.host);
-  new Logger('Switchyard').log(listeningMessage(config, served));
 }
 
-void bootstrap();
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`switchyard: ${err.message}\n`);
+    process.exit(64);
+  }
+  const message = err instanceof StartupError ? err.message : `The gateway could not start: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(err instanceof StartupError ? err.exitCode : 1);
+});

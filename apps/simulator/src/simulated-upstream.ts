@@ -59,7 +59,7 @@ export interface RecordedRequest {
   path: string;
   /** Parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
-  /** The request's headers as received (lower-cased names), to check what a gateway forwards. */
+  /** The request's headers as received (lower-cased names), to check what a gateway forwards (forwarded headers, trace context, authorization). */
   headers: Record<string, string | string[] | undefined>;
   receivedAt: number;
 }

@@ -37,7 +37,11 @@ export class ToolHandlerExplorer implements OnModuleInit {
         throw new ToolRegistrationError(`Tool type "${type}" is client-owned; it cannot have a GatewayExecutor (${executor.constructor.name})`);
       }
     }
-    this.logger.log(`tool types: ${[...this.handlersByType.keys()].map((t) => (this.executorsByType.has(t) ? `${t}*` : t)).join(', ')}`);
+    const roles = [...this.handlersByType.entries()].map(([type, handler]) =>
+      !handler.gatewayOwned ? `${type} (client)` : this.executorsByType.has(type) ? `${type} (gateway)` : `${type} (declared only, no executor)`,
+    );
+    // Hosts print their own start-up summary with reasons; this is the detail behind it.
+    this.logger.debug(`tool types: ${roles.join(', ')}`);
   }
 
   /** Registers a handler directly (used by hosts that build handlers outside DI, and by tests). */

@@ -3,6 +3,10 @@ import { Observable, Subject, Subscription, defer, from, isObservable, mergeMap,
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
+import type { ToolCallTrace } from './run-observer.interface.js';
+
+/** Told when a call starts executing (not while it waits in a queue), for logs, metrics and traces. */
+export type CallObserver = (call: GatewayCall, entry: ToolEntry) => ToolCallTrace | undefined;
 
 /** One gateway call waiting for a slot, with its position in model call order. */
 export interface ScheduledCall {
@@ -29,8 +33,8 @@ export interface ScheduledResult {
 export class GatewayScheduler {
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
 
-  open(ctx: { requestId: string; include: readonly string[]; window?: number }): RoundExecution {
-    return new RoundExecution(ctx.window ?? this.config.tools.maxConcurrentGatewayCalls, ctx.requestId, ctx.include);
+  open(ctx: { requestId: string; include: readonly string[]; window?: number; onCall?: CallObserver }): RoundExecution {
+    return new RoundExecution(ctx.window ?? this.config.tools.maxConcurrentGatewayCalls, ctx.requestId, ctx.include, ctx.onCall);
   }
 }
 
@@ -53,6 +57,7 @@ export class RoundExecution {
     readonly window: number,
     private readonly requestId: string,
     private readonly include: readonly string[],
+    private readonly onCall?: CallObserver,
   ) {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.subscription = this.ready$
@@ -118,7 +123,7 @@ export class RoundExecution {
     return defer(() => {
       this.running++;
       this.peakConcurrency = Math.max(this.peakConcurrency, this.running);
-      return executeWithDeadline(scheduled, this.requestId, this.include);
+      return executeWithDeadline(scheduled, this.requestId, this.include, this.onCall?.(scheduled.call, scheduled.entry));
     });
   }
 }
@@ -137,15 +142,19 @@ function failure(call: GatewayCall, code: string, message: string): GatewayCallR
  * exception becomes that call's error output, never its siblings' failure.
  * Unsubscribing (client gone) aborts the executor's signal.
  */
-function executeWithDeadline(scheduled: ScheduledCall, requestId: string, include: readonly string[]): Observable<ScheduledResult> {
+function executeWithDeadline(
+  scheduled: ScheduledCall,
+  requestId: string,
+  include: readonly string[],
+  trace?: ToolCallTrace,
+): Observable<ScheduledResult> {
   const { call, entry, slot } = scheduled;
   return new Observable<ScheduledResult>((subscriber) => {
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
     if (!binding) {
-      subscriber.next({
-        slot,
-        result: failure(call, 'tool_not_available', `Tool type "${entry.toolType}" has no executor in this gateway; the call was not run.`),
-      });
+      const result = failure(call, 'tool_not_available', `Tool type "${entry.toolType}" has no executor in this gateway; the call was not run.`);
+      trace?.end(result);
+      subscriber.next({ slot, result });
       subscriber.complete();
       return;
     }
@@ -155,6 +164,7 @@ function executeWithDeadline(scheduled: ScheduledCall, requestId: string, includ
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      trace?.end(result);
       subscriber.next({ slot, result });
       subscriber.complete();
     };
@@ -189,7 +199,10 @@ function executeWithDeadline(scheduled: ScheduledCall, requestId: string, includ
     return () => {
       clearTimeout(timer);
       inner?.unsubscribe();
-      if (!settled) controller.abort(new Error('cancelled'));
+      if (!settled) {
+        controller.abort(new Error('cancelled'));
+        trace?.end(null);
+      }
     };
   });
 }

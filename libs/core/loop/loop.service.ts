@@ -15,6 +15,7 @@ import { ModelContextService } from './model-context.service.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import type { Usage } from '../protocol/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
+import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
 
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
 export class StatelessResponseState implements ResponseStateStore {
@@ -55,6 +56,7 @@ export class LoopService {
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
     @Optional() private readonly contexts?: ModelContextService,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
+    @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
     this.state = state ?? new StatelessResponseState();
   }
@@ -111,6 +113,7 @@ export class LoopService {
   private execute(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate }): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const controller = new AbortController();
+      const trace = this.observer?.begin(request);
       const run = new ResponseRun(
         {
           upstream: this.upstream,
@@ -122,27 +125,42 @@ export class LoopService {
           reasoningEvents: this.config.server.reasoningEvents,
           itemTranslators: this.itemTranslators,
           flow: options.flow,
+          trace,
           contexts: this.contexts,
         },
         request,
-        (event) => subscriber.next(event),
+        (event) => {
+          trace?.event(event);
+          subscriber.next(event);
+        },
         controller.signal,
       );
       let settled = false;
+      // Once per run: a cancelled run still settles its promise after the teardown reported it.
+      let traceEnded = false;
+      const endTrace = (outcome: { error?: unknown; cancelled?: boolean }): void => {
+        if (traceEnded) return;
+        traceEnded = true;
+        trace?.end(outcome);
+      };
       run.execute().then(
         () => {
           settled = true;
+          endTrace({ cancelled: controller.signal.aborted });
           subscriber.complete();
         },
         (err: unknown) => {
           settled = true;
+          endTrace({ error: err });
           subscriber.error(err);
         },
       );
       // Only a run still going has anything to cancel; aborting a finished one
       // costs a DOMException (stack capture) and an abort dispatch per request.
       return () => {
-        if (!settled) controller.abort();
+        if (settled) return;
+        controller.abort();
+        endTrace({ cancelled: true });
       };
     });
   }

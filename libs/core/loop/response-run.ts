@@ -22,6 +22,7 @@ import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { OutputLedger, ResponseEventSink, emitWholeItem, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 import type { ResponseStateStore } from './response-state.interface.js';
+import type { RoundTrace, RunTrace } from './run-observer.interface.js';
 
 export interface RunDependencies {
   upstream: UpstreamClient;
@@ -35,6 +36,8 @@ export interface RunDependencies {
   itemTranslators?: ReadonlyMap<string, InputItemTranslator>;
   /** Streaming runs: lets a slow client hold back the upstream read. */
   flow?: FlowGate;
+  /** Logs, metrics and traces of this run, when a `RUN_OBSERVER` is installed. */
+  trace?: RunTrace;
   /** The upstream's context lengths, to fit `max_output_tokens` (absent: sent as requested). */
   contexts?: ModelContextService;
 }
@@ -260,7 +263,8 @@ export class ResponseRun {
     round: number,
     resolved: ResolvedToolChoice,
   ): Promise<{ clientAction: boolean; gatewayResults: number; incompleteReason: string | null }> {
-    const batch = this.openBatch();
+    const roundTrace = this.deps.trace?.round(round);
+    const batch = this.openBatch(roundTrace);
     let approvalsRequested = 0;
     const accumulator = new RoundAccumulator(
       this.registry,
@@ -273,10 +277,14 @@ export class ResponseRun {
     );
     const request = this.modelRequest(round, resolved);
     try {
-      await this.consumeUpstream(request, (event) => {
-        this.ensureStarted();
-        accumulator.handle(event);
-      });
+      await this.consumeUpstream(
+        request,
+        (event) => {
+          this.ensureStarted();
+          accumulator.handle(event);
+        },
+        roundTrace,
+      );
       accumulator.closeDangling();
       await batch.settle();
       // Cancelling ends the batch early: its calls have no results, so the run must stop, not finish.
@@ -287,6 +295,7 @@ export class ResponseRun {
       throw err;
     } finally {
       this.activeBatches.delete(batch);
+      roundTrace?.end();
     }
     if (accumulator.usage) addUsage(this.usage, accumulator.usage);
 
@@ -334,15 +343,22 @@ export class ResponseRun {
     return request;
   }
 
-  private upstreamContext(): UpstreamCallContext {
-    return { owner: this.req.owner, requestId: this.id, headers: this.req.forwardedHeaders ?? {} };
+  /**
+   * The call's context: the operator's forwarded request headers plus this round's
+   * trace headers (`traceparent` / `tracestate`), which win over forwarded ones of the same name.
+   */
+  private upstreamContext(traceHeaders?: Readonly<Record<string, string>>): UpstreamCallContext {
+    const headers = traceHeaders ? { ...(this.req.forwardedHeaders ?? {}), ...traceHeaders } : (this.req.forwardedHeaders ?? {});
+    return { owner: this.req.owner, requestId: this.id, headers };
   }
 
-  private consumeUpstream(request: ModelRequest, onEvent: (event: ModelEvent) => void): Promise<void> {
+  private consumeUpstream(request: ModelRequest, onEvent: (event: ModelEvent) => void, roundTrace?: RoundTrace): Promise<void> {
+    const upstreamTrace = roundTrace?.upstream();
+    let upstreamError: unknown;
     return new Promise<void>((resolve, reject) => {
       if (this.signal.aborted) return reject(new RunCancelled());
       this.cancelReject = reject;
-      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow, context: this.upstreamContext() }).subscribe({
+      this.activeUpstream = this.deps.upstream.infer(request, { flow: this.deps.flow, context: this.upstreamContext(upstreamTrace?.headers) }).subscribe({
         next: (event) => {
           try {
             onEvent(event);
@@ -351,10 +367,14 @@ export class ResponseRun {
             reject(err);
           }
         },
-        error: reject,
+        error: (err: unknown) => {
+          upstreamError = err;
+          reject(err);
+        },
         complete: resolve,
       });
     }).finally(() => {
+      upstreamTrace?.end(upstreamError ? { error: upstreamError } : { cancelled: this.signal.aborted });
       this.activeUpstream = undefined;
       this.cancelReject = undefined;
     });
@@ -362,8 +382,13 @@ export class ResponseRun {
 
   // --- gateway calls --------------------------------------------------------
 
-  private openBatch(): CallBatch {
-    const execution = this.deps.scheduler.open({ requestId: this.id, include: this.req.include });
+  private openBatch(roundTrace?: RoundTrace): CallBatch {
+    const trace = this.deps.trace;
+    const execution = this.deps.scheduler.open({
+      requestId: this.id,
+      include: this.req.include,
+      onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
+    });
     const batch = new CallBatch(execution, (slot) => this.finishGatewayCall(slot));
     this.activeBatches.add(batch);
     return batch;

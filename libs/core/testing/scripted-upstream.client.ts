@@ -1,6 +1,6 @@
 import { Observable, from } from 'rxjs';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
-import type { ModelInfo, UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { InferOptions, ModelInfo, UpstreamClient } from '../../upstream/upstream-client.interface.js';
 
 /** One upstream round: fixed events, or a source built from the request (errors, never-ending streams). */
 export type ScriptedRound = ModelEvent[] | ((request: ModelRequest) => Observable<ModelEvent>);
@@ -13,6 +13,8 @@ export type ScriptedRound = ModelEvent[] | ((request: ModelRequest) => Observabl
 export class ScriptedUpstreamClient implements UpstreamClient {
   readonly dialect = 'responses' as const;
   readonly requests: ModelRequest[] = [];
+  /** The options each call was made with (flow gate, extra headers), in call order. */
+  readonly options: InferOptions[] = [];
   /** Subscriptions torn down before their round finished (the request was aborted). */
   abandoned = 0;
   private readonly script: (round: number, request: ModelRequest) => ScriptedRound | undefined;
@@ -22,10 +24,11 @@ export class ScriptedUpstreamClient implements UpstreamClient {
     this.script = Array.isArray(rounds) ? (round) => rounds[round - 1] : rounds;
   }
 
-  infer(request: ModelRequest): Observable<ModelEvent> {
+  infer(request: ModelRequest, options: InferOptions = {}): Observable<ModelEvent> {
     return new Observable<ModelEvent>((subscriber) => {
       const copy = structuredClone(request);
       this.requests.push(copy);
+      this.options.push(options);
       const round = this.requests.length;
       const script = this.script(round, copy);
       if (!script) {

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isGatewayError } from '../../core/errors/gateway-error.js';
+import { noteErrorForLog } from '../../responses/http/error-envelope.js';
 import { toAnthropicError } from './anthropic-error.js';
 
 /**
@@ -20,6 +21,7 @@ export class AnthropicExceptionFilter implements ExceptionFilter {
       if (!res.writableEnded) res.end();
       return;
     }
+    noteErrorForLog(res, exception);
     res.status(status).json(body);
   }
 }

@@ -20,7 +20,15 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
       return envelope(400, 'The request body is not valid JSON.', 'invalid_request_error', 'invalid_json');
     }
     if (e.type === 'entity.too.large') {
-      return envelope(413, 'The request body is larger than this gateway accepts.', 'invalid_request_error', 'request_too_large');
+      const { limit, length } = e as { limit?: number; length?: number };
+      const size = typeof length === 'number' && Number.isFinite(length) ? `${length} bytes` : 'larger than that';
+      const cap = typeof limit === 'number' ? `${limit} bytes` : 'its limit';
+      return envelope(
+        413,
+        `The request body is ${size}, over this gateway's limit of ${cap} (setting server.bodyLimitBytes, variable BODY_LIMIT_BYTES).`,
+        'invalid_request_error',
+        'request_too_large',
+      );
     }
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
       return envelope(415, 'The request body encoding is not supported; send UTF-8 JSON.', 'invalid_request_error', 'unsupported_encoding');
@@ -35,7 +43,10 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();
-    const message = status === 404 ? 'Not found.' : err.message;
+    // Nest's router says "Cannot GET /path"; keep the method and path, which is what the caller needs to see.
+    const unrouted = /^Cannot (\S+) (\S+)$/.exec(err.message);
+    const message =
+      status !== 404 ? err.message : unrouted ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).` : 'Not found.';
     return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
   }
   return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');
@@ -45,8 +56,20 @@ function envelope(status: number, message: string, type: string, code: string | 
   return { status, body: { error: { message, type, param: null, code } } };
 }
 
+/**
+ * Leaves the error's code and param (fixed strings and field names, never
+ * the message) on `res.locals`, where the request log picks them up.
+ */
+export function noteErrorForLog(res: Response, err: unknown): void {
+  const { body } = toErrorEnvelope(err);
+  if (!res.locals) return;
+  res.locals.errorCode = body.error.code ?? body.error.type;
+  res.locals.errorParam = body.error.param ?? undefined;
+}
+
 /** Writes the envelope as the HTTP answer, with the headers that belong to the error. */
 export function sendErrorEnvelope(res: Response, err: unknown): void {
+  noteErrorForLog(res, err);
   const { status, body, headers } = toErrorEnvelope(err);
   for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
   res.status(status).json(body);

@@ -1,0 +1,42 @@
+import type { GatewayCall, GatewayCallResult } from '../handlers/tool-handler.interface.js';
+import type { ResponseStreamEvent } from './response-events.js';
+import type { ResponseRequest } from './response-request.js';
+
+/**
+ * What the loop tells an observer (logs, metrics, traces) about a run. Core
+ * declares the port; a host module provides it under `RUN_OBSERVER`, and
+ * without one the loop runs unobserved. Observers see names, types, counts
+ * and outcomes; they are never handed tool arguments or outputs to keep.
+ */
+export const RUN_OBSERVER = Symbol('RUN_OBSERVER');
+
+export interface RunObserver {
+  /** Called once per run, synchronously in the caller's context (the HTTP request's, if any). */
+  begin(request: ResponseRequest): RunTrace;
+}
+
+export interface RunTrace {
+  /** Every public event, in order (first-event latency, the terminal response's id and status). */
+  event(event: ResponseStreamEvent): void;
+  round(round: number): RoundTrace;
+  /** A gateway call starting to execute; `round` is absent for approved calls run before the first round. */
+  toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace;
+  /** The run settled: finished, failed (`error`), or cancelled because the client left. */
+  end(outcome: { error?: unknown; cancelled?: boolean }): void;
+}
+
+export interface RoundTrace {
+  /** One upstream inference call; `headers` go out with it (W3C trace context). */
+  upstream(): UpstreamTrace;
+  end(): void;
+}
+
+export interface UpstreamTrace {
+  readonly headers: Record<string, string>;
+  /** `error` is the GatewayError the call failed with; `cancelled` when the run was abandoned. */
+  end(outcome: { error?: unknown; cancelled?: boolean }): void;
+}
+
+export interface ToolCallTrace {
+  end(result: GatewayCallResult | null): void;
+}

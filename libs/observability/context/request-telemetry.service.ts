@@ -1,0 +1,94 @@
+import { Injectable } from '@nestjs/common';
+import { SpanKind } from '@opentelemetry/api';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { requestOwner } from '../../responses/http/request-owner.js';
+import { DrainState } from '../lifecycle/drain-state.service.js';
+import { RequestLog } from '../logging/request-log.service.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
+import { TracingService } from '../tracing/tracing.service.js';
+import { RECORD_PROPERTY, RequestRecord, recordOf, requestContext } from './request-record.js';
+
+/**
+ * The HTTP edge of observability, as two express middlewares around the body
+ * parser: `open()` first, so that a body the parser refuses (413, bad JSON)
+ * is logged and counted too; `enter()` after it, to make the record the
+ * current one for everything the route does (the parser resumes from a
+ * socket callback, which would lose the context).
+ */
+@Injectable()
+export class RequestTelemetry {
+  private readonly open = new Set<RequestRecord>();
+  private readonly idleWaiters = new Set<() => void>();
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly tracing: TracingService,
+    private readonly log: RequestLog,
+    private readonly drain: DrainState,
+  ) {}
+
+  /** Requests in progress, for the graceful drain. */
+  get inFlight(): number {
+    return this.open.size;
+  }
+
+  /** Resolves when no request is in progress. */
+  idle(): Promise<void> {
+    if (this.open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.add(resolve));
+  }
+
+  openMiddleware(): RequestHandler {
+    return (req: Request, res: Response, next: NextFunction) => {
+      const record = new RequestRecord(req.method, req.path, req);
+      (req as unknown as Record<symbol, RequestRecord>)[RECORD_PROPERTY] = record;
+      const incoming = this.tracing.extract(req.headers);
+      record.incomingTrace = incoming?.headers;
+      record.traceContext = incoming?.context;
+      record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': req.path }, SpanKind.SERVER);
+      this.open.add(record);
+      if (this.drain.draining) res.setHeader('Connection', 'close');
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        // A client that left before the answer was complete: nginx's convention.
+        record.status = res.writableFinished ? res.statusCode : 499;
+        // Set where errors are answered (`noteErrorForLog`); a run's own failure code was set by the loop's observer.
+        record.errorCode ??= typeof res.locals?.errorCode === 'string' ? res.locals.errorCode : undefined;
+        record.errorParam ??= typeof res.locals?.errorParam === 'string' ? res.locals.errorParam : undefined;
+        this.record(record, req);
+      };
+      res.once('finish', finish);
+      res.once('close', finish);
+      if (this.drain.draining && req.path === '/ready') {
+        // The load balancer should stop sending here while open requests finish.
+        res.status(503).json({ status: 'draining' });
+        return;
+      }
+      requestContext.run(record, next);
+    };
+  }
+
+  enterMiddleware(): RequestHandler {
+    return (req: Request, _res: Response, next: NextFunction) => {
+      const record = recordOf(req);
+      if (record) requestContext.run(record, next);
+      else next();
+    };
+  }
+
+  private record(record: RequestRecord, req: Request): void {
+    record.finished = true;
+    record.owner = requestOwner(req);
+    const labels = { method: record.method, route: record.route(), status: String(record.status) };
+    this.metrics.httpRequests.inc(labels);
+    this.metrics.httpDuration.observe(labels, record.elapsedMs() / 1000);
+    this.log.finish(record, requestOwner(req));
+    this.open.delete(record);
+    if (this.open.size === 0) {
+      for (const resolve of this.idleWaiters) resolve();
+      this.idleWaiters.clear();
+    }
+  }
+}

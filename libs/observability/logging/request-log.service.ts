@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import type { RequestRecord } from '../context/request-record.js';
+import { TracingService } from '../tracing/tracing.service.js';
+import { LogWriter } from './log-writer.service.js';
+import { requestLogFields } from './request-log-fields.util.js';
+
+/** Ends a request: its one log line, and its span. */
+@Injectable()
+export class RequestLog {
+  constructor(
+    private readonly writer: LogWriter,
+    private readonly tracing: TracingService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  finish(record: RequestRecord, owner: string | null | undefined): void {
+    const fields = requestLogFields(record, owner);
+    if (this.config.observability?.requestLog !== false) {
+      const level = (record.status ?? 0) >= 500 ? 'error' : 'info';
+      this.writer.write(level, 'request', fields);
+    }
+    if (record.span) {
+      record.span.updateName(`${record.method} ${record.route()}`);
+      record.span.setAttributes({
+        'http.request.method': record.method,
+        'http.route': record.route(),
+        'http.response.status_code': record.status ?? 0,
+        ...(record.responseId ? { 'switchyard.response_id': record.responseId } : {}),
+        ...(record.model ? { 'gen_ai.request.model': record.model } : {}),
+        'switchyard.rounds': record.rounds,
+      });
+      this.tracing.end(record.span, (record.status ?? 0) >= 500 ? { code: record.errorCode ?? String(record.status) } : null);
+    }
+  }
+}

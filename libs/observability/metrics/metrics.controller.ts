@@ -1,0 +1,22 @@
+import { Controller, Get, NotFoundException, Inject, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
+import { GatewayMetrics } from './gateway-metrics.service.js';
+
+/** Prometheus text exposition; a gateway route, so behind the API-key guard like every route but the probes. */
+@GatewayRoutes()
+@Controller()
+export class MetricsController {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  @Get('metrics')
+  async scrape(@Res() res: Response): Promise<void> {
+    if (this.config.observability?.metrics === false) throw new NotFoundException();
+    const body = await this.metrics.scrape();
+    res.status(200).setHeader('Content-Type', this.metrics.contentType).end(body);
+  }
+}

@@ -1,0 +1,40 @@
+import { Global, Module } from '@nestjs/common';
+import { RUN_OBSERVER } from '../core/loop/run-observer.interface.js';
+import { STORE_OBSERVER } from '../storage/store-observer.js';
+import { RequestTelemetry } from './context/request-telemetry.service.js';
+import { DrainState } from './lifecycle/drain-state.service.js';
+import { LogWriter } from './logging/log-writer.service.js';
+import { RequestLog } from './logging/request-log.service.js';
+import { GatewayMetrics } from './metrics/gateway-metrics.service.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { WebSocketGauge } from './metrics/websocket-gauge.service.js';
+import { RunTelemetry } from './run/run-telemetry.observer.js';
+import { StoreTelemetry } from './storage/store-telemetry.observer.js';
+import { TracingService } from './tracing/tracing.service.js';
+
+/**
+ * Request logs, Prometheus metrics and OpenTelemetry traces. It reaches the
+ * rest only through ports (`RUN_OBSERVER` for the loop, `STORE_OBSERVER` for
+ * storage) and two express middlewares (`configureGatewayApp`), so the
+ * modules it watches do not know it. Global: those ports are resolved by
+ * token from modules that do not import this one. Expects `GATEWAY_CONFIG`.
+ */
+@Global()
+@Module({
+  controllers: [MetricsController],
+  providers: [
+    GatewayMetrics,
+    TracingService,
+    LogWriter,
+    RequestLog,
+    DrainState,
+    RequestTelemetry,
+    RunTelemetry,
+    StoreTelemetry,
+    WebSocketGauge,
+    { provide: RUN_OBSERVER, useExisting: RunTelemetry },
+    { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
+  ],
+  exports: [GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, STORE_OBSERVER],
+})
+export class ObservabilityModule {}

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { SpanKind, type Span } from '@opentelemetry/api';
+import { performance } from 'node:perf_hooks';
+import { isGatewayError } from '../../core/errors/gateway-error.js';
+import type { GatewayCall, GatewayCallResult } from '../../core/handlers/tool-handler.interface.js';
+import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseRequest } from '../../core/loop/response-request.js';
+import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '../../core/loop/run-observer.interface.js';
+import { requestOwner } from '../../responses/http/request-owner.js';
+import { RequestRecord, requestContext } from '../context/request-record.js';
+import { RequestLog } from '../logging/request-log.service.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
+import { TracingService } from '../tracing/tracing.service.js';
+import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/**
+ * The loop's observer: fills the request's record (the log line), feeds the
+ * metrics and opens the round, upstream and tool-call spans under the
+ * request span. Runs outside HTTP (WebSocket mode) get a record of their own.
+ */
+@Injectable()
+export class RunTelemetry implements RunObserver {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly tracing: TracingService,
+    private readonly log: RequestLog,
+  ) {}
+
+  begin(request: ResponseRequest): RunTrace {
+    const current = requestContext.getStore();
+    // A background run outlives the request that queued it, and a WebSocket run has none: each
+    // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
+    const background = Boolean((request as { background?: boolean }).background);
+    const attached = current && !current.finished && !background ? current : undefined;
+    const record = attached ?? new RequestRecord(background ? 'BACKGROUND' : 'WS', '/v1/responses');
+    if (!attached) {
+      const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
+      record.span = this.tracing.start(`${record.method} /v1/responses`, parent, { 'switchyard.surface': background ? 'background' : 'websocket' }, SpanKind.SERVER);
+      if (background) record.owner = current?.req ? requestOwner(current.req) : current?.owner;
+      // The queuing request's own line names the response it queued.
+      if (background && current && !current.finished && typeof request.responseId === 'string') {
+        current.responseId = request.responseId;
+        current.responseStatus = 'queued';
+        current.model = request.model ?? undefined;
+      }
+    }
+    record.model = request.model ?? undefined;
+    record.stream = request.stream;
+    return new RunTraceImpl(record, this.metrics, this.tracing, this.log);
+  }
+}
+
+class RunTraceImpl implements RunTrace {
+  private ended = false;
+  private firstEventSeen = false;
+
+  constructor(
+    private readonly record: RequestRecord,
+    private readonly metrics: GatewayMetrics,
+    private readonly tracing: TracingService,
+    private readonly log: RequestLog,
+  ) {
+    if (record.stream) metrics.openStreams.inc();
+  }
+
+  private get parent() {
+    return this.tracing.contextOf(this.record.span, this.record.traceContext);
+  }
+
+  event(event: ResponseStreamEvent): void {
+    if (!this.firstEventSeen) {
+      this.firstEventSeen = true;
+      this.record.firstEventMs = this.record.elapsedMs();
+      this.metrics.firstEvent.observe({ stream: String(Boolean(this.record.stream)) }, this.record.firstEventMs / 1000);
+    }
+    if (TERMINAL.has(event.type)) {
+      const response = (event as { response?: { id?: unknown; status?: unknown } }).response;
+      if (typeof response?.id === 'string') this.record.responseId = response.id;
+      if (typeof response?.status === 'string') this.record.responseStatus = response.status;
+    }
+  }
+
+  round(round: number): RoundTrace {
+    this.record.rounds = round;
+    const span = this.tracing.start('inference round', this.parent, { 'switchyard.round': round });
+    return new RoundTraceImpl(span, this.record, this.metrics, this.tracing);
+  }
+
+  toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace {
+    const parent = round instanceof RoundTraceImpl ? this.tracing.contextOf(round.span, this.parent) : this.parent;
+    const attributes: Record<string, string> = { 'switchyard.tool.type': toolType, 'switchyard.tool.name': call.toolName };
+    if (call.serverLabel) attributes['switchyard.tool.server_label'] = call.serverLabel;
+    const span = this.tracing.start(`tool ${toolType}`, parent, attributes);
+    const started = performance.now();
+    let done = false;
+    return {
+      end: (result: GatewayCallResult | null) => {
+        if (done) return;
+        done = true;
+        const outcome = result ? result.status : 'cancelled';
+        this.record.countToolCall(toolType, outcome);
+        this.metrics.toolCalls.inc({ type: toolType, outcome });
+        this.metrics.toolDuration.observe({ type: toolType, outcome }, (performance.now() - started) / 1000);
+        span?.setAttribute('switchyard.tool.outcome', outcome);
+        this.tracing.end(span, outcome === 'completed' ? null : { code: result?.error?.code ?? outcome });
+      },
+    };
+  }
+
+  end(outcome: { error?: unknown; cancelled?: boolean }): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.record.stream) this.metrics.openStreams.dec();
+    if (this.record.rounds > 0) this.metrics.rounds.observe(this.record.rounds);
+    if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
+    if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
+    if (this.record.detached) {
+      // No HTTP status of its own: the socket's (101), or the one the error frame carries.
+      const ok = this.record.method === 'WS' ? 101 : 200;
+      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : ok;
+      this.log.finish(this.record, this.record.owner);
+    }
+  }
+}
+
+class RoundTraceImpl implements RoundTrace {
+  constructor(
+    readonly span: Span | undefined,
+    private readonly record: RequestRecord,
+    private readonly metrics: GatewayMetrics,
+    private readonly tracing: TracingService,
+  ) {}
+
+  upstream(): UpstreamTrace {
+    const span = this.tracing.start('upstream inference', this.tracing.contextOf(this.span, this.record.traceContext), {}, SpanKind.CLIENT);
+    // Traced: the upstream's work hangs under this call. Not traced: the
+    // client's own trace context goes on unchanged, so its trace still connects.
+    const headers = span ? this.tracing.inject(span) : { ...this.record.incomingTrace };
+    const started = performance.now();
+    let done = false;
+    return {
+      headers,
+      end: (outcome) => {
+        if (done) return;
+        done = true;
+        const status = upstreamStatusOf(outcome);
+        this.record.upstreamStatus = status;
+        this.metrics.upstreamRequests.inc({ status });
+        this.metrics.upstreamDuration.observe({ status }, (performance.now() - started) / 1000);
+        span?.setAttribute('switchyard.upstream.status', status);
+        this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);
+      },
+    };
+  }
+
+  end(): void {
+    this.tracing.end(this.span);
+  }
+}

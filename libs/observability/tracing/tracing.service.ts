@@ -1,0 +1,92 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { IncomingHttpHeaders } from 'node:http';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+
+const propagator = new W3CTraceContextPropagator();
+
+/**
+ * OpenTelemetry traces, off unless `observability.otlpTracesUrl` is set. The
+ * provider is this instance's own, not the global one, so an embedding
+ * application's tracing (or a second gateway in one process) is untouched;
+ * parents are passed explicitly for the same reason.
+ */
+@Injectable()
+export class TracingService implements OnApplicationShutdown {
+  private readonly provider?: BasicTracerProvider;
+  private readonly tracer?: Tracer;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const url = config.observability?.otlpTracesUrl;
+    if (!url) return;
+    this.provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': config.observability.serviceName }),
+      // A short export deadline: an unreachable collector then delays a shutdown by seconds, not the default ten.
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, timeoutMillis: 3000 }), { scheduledDelayMillis: 1000, exportTimeoutMillis: 3000 })],
+    });
+    this.tracer = this.provider.getTracer('switchyard');
+  }
+
+  get enabled(): boolean {
+    return this.tracer !== undefined;
+  }
+
+  /** The client's `traceparent` / `tracestate`, as a parent context and as headers to pass on. */
+  extract(headers: IncomingHttpHeaders): { context: Context; headers: Record<string, string> } | undefined {
+    const traceparent = headers.traceparent;
+    if (typeof traceparent !== 'string') return undefined;
+    const context = propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    // A malformed header extracts to nothing: it is neither followed nor passed on.
+    if (!trace.getSpanContext(context)) return undefined;
+    const out: Record<string, string> = { traceparent };
+    if (typeof headers.tracestate === 'string') out.tracestate = headers.tracestate;
+    return { context, headers: out };
+  }
+
+  start(name: string, parent: Context | undefined, attributes: Attributes = {}, kind = SpanKind.INTERNAL): Span | undefined {
+    return this.tracer?.startSpan(name, { kind, attributes }, parent ?? ROOT_CONTEXT);
+  }
+
+  /** The context whose parent is `span`, for its children. */
+  contextOf(span: Span | undefined, fallback?: Context): Context | undefined {
+    return span ? trace.setSpan(fallback ?? ROOT_CONTEXT, span) : fallback;
+  }
+
+  /** W3C headers naming `span` as the parent, for a call leaving the gateway. */
+  inject(span: Span): Record<string, string> {
+    const carrier: Record<string, string> = {};
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
+    return carrier;
+  }
+
+  end(span: Span | undefined, error?: { code?: string | null; message?: string } | null): void {
+    if (!span) return;
+    if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.code ?? undefined });
+    span.end();
+  }
+
+  /** Sends what is buffered (tests, shutdown). */
+  async flush(): Promise<void> {
+    await this.provider?.forceFlush();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // A collector that is down must not turn a clean shutdown into a failed one; the spans are lost either way.
+    await this.provider?.shutdown().catch(() => undefined);
+  }
+}

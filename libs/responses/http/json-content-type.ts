@@ -1,0 +1,28 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/**
+ * Runs after the JSON parser: a body the parser skipped because it was not
+ * labelled JSON would otherwise reach the route as "no body" and be refused
+ * with a confusing "missing field". Say what is wrong instead: a 415.
+ */
+export function requireJsonBody(): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (!BODY_METHODS.has(req.method) || req.body !== undefined || !hasBody(req)) return next();
+    const type = req.headers['content-type'];
+    next(
+      new InvalidRequestError(
+        `The request body must be JSON sent with "Content-Type: application/json" (got ${type ? `"${type}"` : 'no Content-Type'}).`,
+        null,
+        'unsupported_media_type',
+        415,
+      ),
+    );
+  };
+}

@@ -13,12 +13,27 @@ export class StartupError extends Error {
   }
 }
 
+/** The error and its causes, outermost first. */
+function causes(err: unknown): unknown[] {
+  const found: unknown[] = [];
+  for (let e = err as { cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) found.push(e);
+  return found;
+}
+
+/**
+ * The most telling code in the chain: an operating-system one (`ECONNREFUSED`)
+ * wins over a gateway code wrapped around it (`store_unavailable`).
+ */
 function codeOf(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'string') return e.code;
-    if (e instanceof AggregateError && e.errors[0]) return codeOf(e.errors[0]);
+  const codes: string[] = [];
+  for (const e of causes(err)) {
+    if (typeof (e as { code?: unknown }).code === 'string') codes.push((e as { code: string }).code);
+    else if (e instanceof AggregateError && e.errors[0]) {
+      const inner = codeOf(e.errors[0]);
+      if (inner) codes.push(inner);
+    }
   }
-  return undefined;
+  return codes.find((c) => /^E[A-Z]+$/.test(c)) ?? codes[0];
 }
 
 function firstLine(err: unknown): string {
@@ -65,13 +80,19 @@ export function describeStartupError(err: unknown, config?: GatewayConfig): Star
   const storage = config?.storage;
   if (storage?.driver === 'postgres' && (UNREACHABLE.has(code ?? '') || /connect|password authentication|database .* does not exist/i.test(firstLine(err)))) {
     const target = redactUrl(storage.postgresUrl);
-    const reason = (err as { cause?: unknown }).cause ? firstLine((err as { cause?: unknown }).cause) : firstLine(err);
+    // The innermost cause says what the driver saw (refused, timed out, bad password).
+    const chain = causes(err);
+    const innermost = chain[chain.length - 1];
+    const reason = firstLine(innermost instanceof AggregateError && innermost.errors[0] ? innermost.errors[0] : innermost);
     return new StartupError(
       `Cannot connect to PostgreSQL at ${target} (variable DATABASE_URL, setting storage.postgresUrl): ${reason}. Check that the database is running and reachable, and the URL's credentials.`,
     );
   }
   if (storage?.driver === 'sqlite' && (/state store|SQLite/i.test(firstLine(err)) || onSqlitePath(err, storage.sqlitePath))) {
-    const reason = (err as { cause?: unknown }).cause ? firstLine((err as { cause?: unknown }).cause) : firstLine(err);
+    // The innermost cause says what the driver saw (refused, timed out, bad password).
+    const chain = causes(err);
+    const innermost = chain[chain.length - 1];
+    const reason = firstLine(innermost instanceof AggregateError && innermost.errors[0] ? innermost.errors[0] : innermost);
     return new StartupError(
       `Cannot open the SQLite database at ${storage.sqlitePath} (variable SQLITE_PATH, setting storage.sqlitePath): ${reason}. Point SQLITE_PATH at a writable file, or set STORAGE_DRIVER=memory.`,
     );

@@ -11,11 +11,14 @@ function hasBody(req: Request): boolean {
  * Runs after the JSON parser: a body the parser skipped because it was not
  * labelled JSON would otherwise reach the route as "no body" and be refused
  * with a confusing "missing field". Say what is wrong instead: a 415.
+ * Multipart bodies pass: the upload routes parse them.
  */
 export function requireJsonBody(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     if (!BODY_METHODS.has(req.method) || req.body !== undefined || !hasBody(req)) return next();
     const type = req.headers['content-type'];
+    // Uploads (Files, container files) are multipart: their routes read the body themselves.
+    if (typeof type === 'string' && /^multipart\/form-data\b/i.test(type)) return next();
     next(
       new InvalidRequestError(
         `The request body must be JSON sent with "Content-Type: application/json" (got ${type ? `"${type}"` : 'no Content-Type'}).`,

@@ -31,5 +31,6 @@ export function isUnavailable(e: unknown): boolean {
 /** A failure of the database being out of reach becomes the 503 `StoreUnavailableError`; anything else is left as it is. */
 export function translateUnavailable(e: unknown): unknown {
   if (isGatewayError(e) || !isUnavailable(e)) return e;
-  return new StoreUnavailableError();
+  // The driver's own error stays as the cause: start-up messages and logs show what it saw.
+  return Object.assign(new StoreUnavailableError(), { cause: e });
 }

@@ -1,6 +1,23 @@
-import Database from 'better-sqlite3';
-import pg from 'pg';
-import * as sqliteVec from 'sqlite-vec';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+
+/**
+ * The database drivers are optional peers of the package: they are loaded
+ * when a store of their kind is opened, never at import, so a host that uses
+ * neither driver installs neither.
+ */
+const requireDriver = createRequire(import.meta.url);
+function driver<T>(pkg: string, kind: string): T {
+  try {
+    return requireDriver(pkg) as T;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'MODULE_NOT_FOUND') {
+      throw new Error(`file_search on ${kind} needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, { cause: e });
+    }
+    throw e;
+  }
+}
 
 export type SqlValue = string | number | bigint | Buffer | null;
 export type Row = Record<string, unknown>;
@@ -35,13 +52,14 @@ export class SqliteDatabase implements SqlDatabase {
   private readonly direct: SqlDatabase;
 
   constructor(path: string) {
-    this.db = new Database(path);
+    const BetterSqlite3 = driver<typeof Database>('better-sqlite3', 'sqlite');
+    this.db = new BetterSqlite3(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
     let vec = false;
     try {
-      sqliteVec.load(this.db);
+      driver<{ load(db: Database.Database): void }>('sqlite-vec', 'sqlite').load(this.db);
       vec = true;
     } catch {
       // No sqlite-vec binary for this platform: similarity is computed in Node instead.
@@ -123,7 +141,8 @@ export class PostgresDatabase implements SqlDatabase {
   private readonly pool: pg.Pool;
 
   constructor(connectionString: string, max = 10) {
-    this.pool = new pg.Pool({ connectionString, max });
+    const { Pool } = driver<typeof pg>('pg', 'postgres');
+    this.pool = new Pool({ connectionString, max });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
   }

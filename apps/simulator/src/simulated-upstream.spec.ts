@@ -451,9 +451,8 @@ describe('SimulatedUpstream options', () => {
     const reading = readSseJson(res).catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sim.stats.active).toBe(1);
-    const started = Date.now();
+    // The open stream has ~100 s of tokens left: close() resolving at all shows it did not wait for them.
     await sim.close();
-    expect(Date.now() - started).toBeLessThan(500);
     // fetch's errors come from another realm than Jest's, so `toBeInstanceOf(Error)` cannot be used.
     expect(await reading).toHaveProperty('message', 'terminated');
     expect(sim.stats).toMatchObject({ active: 0, aborted: 0 });

@@ -144,11 +144,10 @@ describe('McpGatewayExecutor against real MCP servers', () => {
         offered: true,
       } as ToolEntry;
       const cancelledBefore = streamable.log.cancelled.length;
-      const started = Date.now();
+      // The tool never answers: the round ending at all is the deadline's doing.
       round.submit({ slot: 0, call: callFor(params, {}), entry });
       round.close();
       await round.done;
-      expect(Date.now() - started).toBeLessThan(3_000);
       expect(results[0].result).toMatchObject({ status: 'failed', error: { code: 'tool_timeout' } });
       for (let i = 0; i < 150 && streamable.log.cancelled.length === cancelledBefore; i++) await new Promise((r) => setTimeout(r, 20));
       expect(streamable.log.cancelled.length).toBe(cancelledBefore + 1);
@@ -162,15 +161,14 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
   it('fails a call whose HTTP server dies mid-call, then reconnects to the restarted server', async () => {
     const tools = await toolsOf({ server_label: 'fragile', server_url: fragile.url, headers: { 'X-Api-Key': SECRET } });
-    const pending = run(tools.get('hang')!, {}, 10_000);
+    // A deadline past the test's own timeout: only the dead connection can end the call in time.
+    const pending = run(tools.get('hang')!, {}, 600_000);
     await fragile.log.waitForCall('hang');
     const port = fragile.port;
-    const killedAt = Date.now();
     await fragile.kill();
     const result = await pending;
-    // Well before the 10 s deadline: the dead connection fails the call at once.
-    expect(Date.now() - killedAt).toBeLessThan(4_000);
     expect(result.isError).toBe(true);
+    expect(result.text).not.toMatch(/timed out|deadline/i);
     expect(result.text).toMatch(/fragile/);
     expect(result.text).not.toContain(SECRET);
 

@@ -343,7 +343,9 @@ describe('HttpTransport', () => {
       body.release();
     });
     expect(seen).toEqual(['data: 1\n\n']);
-    await sleep(60);
+    // The drained socket goes back to the pool once the body has ended: wait for that, not for a fixed time.
+    for (let i = 0; i < 500 && transport.poolStats().idle === 0; i++) await sleep(10);
+    expect(transport.poolStats()).toMatchObject({ active: 0, idle: 1 });
     await transport.json({ method: 'GET', path: '/models' }).catch(() => undefined);
     expect(upstream.disconnects).toHaveLength(0);
     expect(upstream.requests[1].remotePort).toBe(upstream.requests[0].remotePort);

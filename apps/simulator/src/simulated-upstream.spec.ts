@@ -355,10 +355,14 @@ describe('SimulatedUpstream over /v1/responses', () => {
     });
 
     it('waits for [[delay]] before the first delta and between deltas', async () => {
+      // Times count from sending the request: the headers may reach a busy client late, but never
+      // before the server started waiting, so these lower bounds hold however slow the machine is.
+      const sent = performance.now();
       const res = await postJson(url, '/responses', { model: 'm', stream: true, input: '[[delay ttft=120 token=15]] [[tokens 4]]' });
+      const headersAt = performance.now() - sent;
       const blocks = await readSse(res);
-      const deltaTimes = blocks.filter((b) => b.data.includes('output_text.delta')).map((b) => b.at);
-      expect(deltaTimes[0]).toBeGreaterThanOrEqual(110);
+      const deltaTimes = blocks.filter((b) => b.data.includes('output_text.delta')).map((b) => headersAt + b.at);
+      expect(deltaTimes[0]).toBeGreaterThanOrEqual(115);
       expect(deltaTimes[3] - deltaTimes[0]).toBeGreaterThanOrEqual(40);
     });
   });

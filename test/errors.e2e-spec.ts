@@ -48,11 +48,10 @@ describe('error mapping (simulated upstream fault injection)', () => {
   });
 
   it('stall before the first byte → 504', async () => {
-    const started = Date.now();
-    const r = await post(stack, { model: 'm', input: '[[fault stall=3000]]', stream: true });
+    // 100x the first-byte timeout: only the gateway's own timeout can answer while the upstream stalls.
+    const r = await post(stack, { model: 'm', input: '[[fault stall=30000]]', stream: true });
     expect(r.status).toBe(504);
     expect(r.json().error).toMatchObject({ type: 'timeout_error' });
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it.each([
@@ -88,7 +87,7 @@ describe('error mapping (simulated upstream fault injection)', () => {
     const reader = res.body!.getReader();
     await reader.read();
     controller.abort();
-    const deadline = Date.now() + 1000;
+    const deadline = Date.now() + 10_000;
     while (stack.simulator.stats.aborted === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(stack.simulator.stats.aborted).toBe(before + 1);
     expect(stack.simulator.stats.active).toBe(0);

@@ -231,7 +231,7 @@ describe('POST /v1/messages: reasoning, wire format, failures, disconnects', () 
     for await (const event of stream) {
       if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') break;
     }
-    const deadline = Date.now() + 3000;
+    const deadline = Date.now() + 10_000;
     while (stack.simulator.stats.aborted === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(stack.simulator.stats.aborted).toBe(before + 1);
   });

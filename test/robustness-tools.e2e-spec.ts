@@ -39,13 +39,12 @@ describe('tool faults', () => {
   const finalText = (response: any) => response.output.filter((i: any) => i.type === 'message').at(-1)?.content[0]?.text ?? '';
 
   it('a slow tool hits its deadline: its signal fires, the model reads the timeout, the response completes', async () => {
-    const started = Date.now();
+    // The error names the deadline and the nap was aborted: the deadline, not the 10 s nap, ended the call.
     const response: any = await client.responses.create({
       model: 'm',
       input: 'Nap, please. [[call nap_a {"ms": 10000, "tag": "slow"}]]',
       tools: [nap('nap_a')],
     });
-    expect(Date.now() - started).toBeLessThan(NAP_DEADLINE_MS + 1500);
     expect(response.status).toBe('completed');
     const call = response.output.find((i: any) => i.type === 'nap_call');
     expect(call).toMatchObject({ status: 'failed' });
@@ -75,7 +74,6 @@ describe('tool faults', () => {
   it('a tool whose server is killed mid-call fails that call, and the response still completes', async () => {
     const server = await startToolServerProcess();
     try {
-      const started = Date.now();
       const arrived = server.nextRequest();
       const pending = client.responses.create({
         model: 'm',
@@ -85,7 +83,7 @@ describe('tool faults', () => {
       await arrived;
       await server.kill();
       const response: any = await pending;
-      expect(Date.now() - started).toBeLessThan(5000);
+      // A connection error, not the call deadline: the kill was noticed, not waited out.
       expect(response.status).toBe('completed');
       const call = response.output.find((i: any) => i.type === 'flaky_call');
       expect(call.status).toBe('failed');
@@ -147,7 +145,8 @@ describe('tool faults', () => {
  * client cancels the MCP call at the server.
  */
 describe('MCP server faults', () => {
-  const MCP_DEADLINE_MS = 500;
+  /** Long enough that a killed server is noticed first on a busy machine; the timeout case waits it out once. */
+  const MCP_DEADLINE_MS = 5000;
   const servers: Record<'down' | 'slow' | 'killed' | 'left', StreamableTestServer> = {} as any;
   let stack: GatewayStack;
   let client: OpenAI;
@@ -189,13 +188,11 @@ describe('MCP server faults', () => {
   });
 
   it('a server too slow for the call deadline: the call times out, the server sees it cancelled, the model answers', async () => {
-    const started = Date.now();
     const response: any = await client.responses.create({
       model: 'm',
       input: '[[call slow__hang {"ms": 30000}]]',
       tools: [mcp('slow')],
     });
-    expect(Date.now() - started).toBeLessThan(MCP_DEADLINE_MS + 2000);
     expect(response.status).toBe('completed');
     expect(mcpCall(response)).toMatchObject({ status: 'failed' });
     expect(mcpCall(response).error).toMatch(new RegExp(`${MCP_DEADLINE_MS} ms`));
@@ -204,7 +201,6 @@ describe('MCP server faults', () => {
   });
 
   it('a server killed mid-call: the call fails at once, the model answers', async () => {
-    const started = Date.now();
     const pending = client.responses.create({
       model: 'm',
       input: '[[call killed__hang {"ms": 30000}]]',
@@ -213,8 +209,7 @@ describe('MCP server faults', () => {
     await servers.killed.log.waitForCall('hang');
     await servers.killed.kill();
     const response: any = await pending;
-    // Well inside the call deadline: the dead connection is noticed, not waited out.
-    expect(Date.now() - started).toBeLessThan(MCP_DEADLINE_MS);
+    // The dead connection is noticed, not waited out: the error is the lost connection, not the deadline.
     expect(response.status).toBe('completed');
     expect(mcpCall(response)).toMatchObject({ status: 'failed' });
     expect(mcpCall(response).error).toMatch(/connection to MCP server "killed" .* was lost/);

@@ -69,9 +69,8 @@ describe.each([
     client.close();
     client = new Client(upstreamConfig(upstream.baseUrl, { dialect }), testTimeouts({ firstByteMs: SHORT_MS, idleMs: 60_000, totalMs: 60_000 }));
     upstream.handler = () => undefined;
-    const started = Date.now();
+    // The upstream never answers and the other deadlines are a minute: the message names which one fired.
     await expect(client.probe()).rejects.toMatchObject({ status: 504, message: expect.stringContaining('first-byte') });
-    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('probe honours an abort signal', async () => {

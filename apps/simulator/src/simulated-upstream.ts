@@ -174,6 +174,21 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     return this.address?.url;
   }
 
+  /**
+   * Until the returned function is called, every stream waits before its
+   * first delta. Tests that need many streams open at once use it instead of
+   * a delay long enough to be sure, which no delay is on a busy machine.
+   */
+  holdFirstTokens(): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.held = held;
+    return () => {
+      if (this.held === held) this.held = undefined;
+      release();
+    };
+  }
+
   /** Replaces the fault applied to every request; `undefined` clears it. `times` counts from now. */
   setFault(fault: FaultSpec | string | undefined): void {
     this.fault = typeof fault === 'string' ? (fault.trim() === '' ? undefined : parseFaultText(fault)) : fault;
@@ -500,6 +515,11 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
       if (signal.aborted || (hasPointFaults && !(await checkpoint()))) return;
       if (item.terminal && fault.truncate) break;
       if (item.token) {
+        if (tokens === 0 && this.held) {
+          await flush();
+          await Promise.race([this.held, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+          if (signal.aborted) return;
+        }
         const wait = tokens++ === 0 ? latency.ttftMs : latency.tokenDelayMs;
         if (wait > 0) {
           await flush();
@@ -514,6 +534,8 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     await flush();
     res.end();
   }
+
+  private held?: Promise<void>;
 
   private remember(record: RecordedRequest): void {
     this.requests.push(record);

@@ -30,7 +30,8 @@ describe('McpGatewayExecutor against real MCP servers', () => {
     [streamable, sse, fragile] = await Promise.all([StreamableTestServer.start(), SseTestServer.start(), StreamableTestServer.start()]);
     const settings = parseMcpSettings({
       allowedHosts: [streamable, sse, fragile].map((s) => `127.0.0.1:${s.port}`),
-      discoveryTimeoutMs: 5_000,
+      // Spawning a stdio server on a busy machine can take seconds; listing must not race that.
+      discoveryTimeoutMs: 60_000,
       servers: [
         { label: 'local', transport: 'stdio', command: process.execPath, args: [STDIO_SERVER] },
         { label: 'everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] },
@@ -144,11 +145,10 @@ describe('McpGatewayExecutor against real MCP servers', () => {
         offered: true,
       } as ToolEntry;
       const cancelledBefore = streamable.log.cancelled.length;
-      const started = Date.now();
+      // The tool never answers: the round ending at all is the deadline's doing.
       round.submit({ slot: 0, call: callFor(params, {}), entry });
       round.close();
       await round.done;
-      expect(Date.now() - started).toBeLessThan(3_000);
       expect(results[0].result).toMatchObject({ status: 'failed', error: { code: 'tool_timeout' } });
       for (let i = 0; i < 150 && streamable.log.cancelled.length === cancelledBefore; i++) await new Promise((r) => setTimeout(r, 20));
       expect(streamable.log.cancelled.length).toBe(cancelledBefore + 1);
@@ -162,15 +162,14 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
   it('fails a call whose HTTP server dies mid-call, then reconnects to the restarted server', async () => {
     const tools = await toolsOf({ server_label: 'fragile', server_url: fragile.url, headers: { 'X-Api-Key': SECRET } });
-    const pending = run(tools.get('hang')!, {}, 10_000);
+    // A deadline past the test's own timeout: only the dead connection can end the call in time.
+    const pending = run(tools.get('hang')!, {}, 600_000);
     await fragile.log.waitForCall('hang');
     const port = fragile.port;
-    const killedAt = Date.now();
     await fragile.kill();
     const result = await pending;
-    // Well before the 10 s deadline: the dead connection fails the call at once.
-    expect(Date.now() - killedAt).toBeLessThan(4_000);
     expect(result.isError).toBe(true);
+    expect(result.text).not.toMatch(/timed out|deadline/i);
     expect(result.text).toMatch(/fragile/);
     expect(result.text).not.toContain(SECRET);
 
@@ -184,11 +183,13 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       const tools = await toolsOf({ server_label: 'local' });
       const firstPid = Number((await run(tools.get('pid')!, {})).text);
       expect(firstPid).toBeGreaterThan(0);
-      const pending = run(tools.get('hang')!, {}, 10_000);
+      // A deadline past the test's own timeout: only the dead process can end the call in time.
+      const pending = run(tools.get('hang')!, {}, 600_000);
       await new Promise((r) => setTimeout(r, 100));
       process.kill(firstPid, 'SIGKILL');
       const result = await pending;
       expect(result.isError).toBe(true);
+      expect(result.text).not.toMatch(/timed out/i);
       expect(result.text).toMatch(/"local"/);
       const secondPid = Number((await run(tools.get('pid')!, {})).text);
       expect(secondPid).toBeGreaterThan(0);

@@ -234,14 +234,13 @@ describe('McpToolHandler', () => {
       const localPool = new McpConnectionPool(local);
       try {
         const localHandler = new McpToolHandler(localPool, local);
-        const started = Date.now();
+        // The server never answers: discovery returning at all is the timeout's doing.
         const result = await localHandler.discover(localHandler.validate({ type: 'mcp', server_label: 'silent', server_url: silent.url }, 'tools[0]'), {
           signal: new AbortController().signal,
           history: [],
           takenNames: new Set(),
           requestId: 'r',
         });
-        expect(Date.now() - started).toBeLessThan(2_000);
         expect(result.items![0]).toMatchObject({ type: 'mcp_list_tools', tools: [], error: expect.stringMatching(/300 ms/) });
       } finally {
         await localPool.onModuleDestroy();

@@ -212,12 +212,11 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
 
   it('maps 429 to a rate-limit failure whose text carries the retry hint, without waiting past the deadline', async () => {
     api.handler = (_r, res) => sendJson(res, 429, ERROR_BODIES[name](429, 'Rate limit exceeded.'), { 'retry-after': '120' });
-    const started = Date.now();
+    // Waiting out the 120 s hint would outlast the test's own timeout.
     const err = await failure(run());
     expect(err).toMatchObject({ kind: 'rate_limited', status: 429, retryAfterSeconds: 120 });
     expect(err.message).toContain('rate limit reached (HTTP 429); retry after 120 s');
     expect(api.requests).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('retries a 429 once when the hint fits before the deadline', async () => {
@@ -232,12 +231,13 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
   });
 
   it('does not sleep on a retry hint longer than the time left', async () => {
-    api.handler = (_r, res) => sendJson(res, 429, ERROR_BODIES[name](429, 'slow down'), { 'retry-after': '2' });
+    api.handler = (_r, res) => sendJson(res, 429, ERROR_BODIES[name](429, 'slow down'), { 'retry-after': '60' });
     const started = Date.now();
-    const err = await failure(run({ deadline: Date.now() + 1_000 }));
-    expect(err.message).toContain('retry after 2 s');
+    const err = await failure(run({ deadline: Date.now() + 30_000 }));
+    expect(err.message).toContain('retry after 60 s');
     expect(api.requests).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(500);
+    // Failing at once, not sleeping until the deadline: half of it holds at any slowdown short of 1000x.
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('maps 5xx to a server failure', async () => {
@@ -263,11 +263,9 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
 
   it('gives up at the deadline and closes the request', async () => {
     api.handler = () => undefined; // never answers
-    const started = Date.now();
     const err = await failure(run({ deadline: Date.now() + 300 }));
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(new RegExp(`^${name} did not answer within \\d+ ms$`));
-    expect(Date.now() - started).toBeLessThan(1_500);
     await api.nextDisconnect();
   });
 

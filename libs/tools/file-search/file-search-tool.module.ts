@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../../src/tool-contract.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
@@ -11,7 +11,7 @@ import { EmbeddingsClient } from './ingestion/embeddings.client.js';
 import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
 import { FileSearchService } from './retrieval/file-search.service.js';
 import { FileSearchStore } from './storage/file-search.store.js';
-import { PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
+import { DriverMissingError, PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
 import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 
@@ -56,6 +56,8 @@ export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown
     try {
       await this.store.init();
     } catch (e) {
+      // A package install without the driver: the rest of the gateway serves; file search says why it cannot.
+      if (e instanceof DriverMissingError) return new Logger('FileSearch').warn(`file_search is off: ${e.message}`);
       const where = this.settings.driver === 'postgres' ? 'PostgreSQL (storage.postgresUrl)' : `fileSearch.sqlitePath=${this.settings.sqlitePath}`;
       throw new Error(`Could not open the file-search store on ${where}: ${(e as Error).message}`, { cause: e });
     }

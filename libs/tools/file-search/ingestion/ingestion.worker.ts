@@ -39,7 +39,8 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   }
 
   onApplicationBootstrap(): void {
-    if (!this.settings.ingestion.enabled) return;
+    // No store (its driver is not installed): there is nothing to ingest into.
+    if (!this.settings.ingestion.enabled || !this.store.ready) return;
     this.running = true;
     this.loop = this.run();
   }

@@ -114,10 +114,14 @@ export function nextSeq(): number {
  * SQLite and PostgreSQL; the dialects differ only in ranking and claiming.
  */
 export class FileSearchStore {
+  /** False until the tables are in place (and while the database driver is not installed). */
+  ready = false;
+
   constructor(readonly db: SqlDatabase) {}
 
-  init(): Promise<void> {
-    return migrateFileSearch(this.db);
+  async init(): Promise<void> {
+    await migrateFileSearch(this.db);
+    this.ready = true;
   }
 
   close(): Promise<void> {

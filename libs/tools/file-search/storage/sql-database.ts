@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
+import { GatewayError } from '../../../../src/tool-contract.js';
 import type pg from 'pg';
 
 /**
@@ -8,13 +9,19 @@ import type pg from 'pg';
  * neither driver installs neither.
  */
 const requireDriver = createRequire(import.meta.url);
+
+/** A 503 for every use of file search while its database driver is not installed; boot goes on without it. */
+export class DriverMissingError extends GatewayError {
+  constructor(pkg: string, kind: string) {
+    super(`file_search on ${kind} needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, 503, 'server_error', 'driver_missing');
+  }
+}
+
 function driver<T>(pkg: string, kind: string): T {
   try {
     return requireDriver(pkg) as T;
   } catch (e) {
-    if ((e as { code?: string }).code === 'MODULE_NOT_FOUND') {
-      throw new Error(`file_search on ${kind} needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, { cause: e });
-    }
+    if ((e as { code?: string }).code === 'MODULE_NOT_FOUND') throw new DriverMissingError(pkg, kind);
     throw e;
   }
 }
@@ -46,34 +53,49 @@ export interface SqlDatabase {
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly kind = 'sqlite' as const;
-  readonly hasVectorFunctions: boolean;
-  private readonly db: Database.Database;
+  private opened?: { db: Database.Database; vec: boolean };
   private chain: Promise<unknown> = Promise.resolve();
   private readonly direct: SqlDatabase;
 
-  constructor(path: string) {
-    const BetterSqlite3 = driver<typeof Database>('better-sqlite3', 'sqlite');
-    this.db = new BetterSqlite3(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('foreign_keys = ON');
-    let vec = false;
-    try {
-      driver<{ load(db: Database.Database): void }>('sqlite-vec', 'sqlite').load(this.db);
-      vec = true;
-    } catch {
-      // No sqlite-vec binary for this platform: similarity is computed in Node instead.
-    }
-    this.hasVectorFunctions = vec;
+  /** Opens on first use, so that a host without better-sqlite3 boots (file search then answers 503). */
+  constructor(private readonly path: string) {
     const self = this;
     this.direct = {
       kind: 'sqlite',
-      hasVectorFunctions: vec,
+      get hasVectorFunctions() {
+        return self.hasVectorFunctions;
+      },
       all: async (sql, params = []) => self.db.prepare(sql).all(...(params as SqlValue[])) as never,
       run: async (sql, params = []) => self.db.prepare(sql).run(...(params as SqlValue[])).changes,
       tx: (fn) => fn(self.direct),
       close: async () => undefined,
     };
+  }
+
+  get hasVectorFunctions(): boolean {
+    return this.open().vec;
+  }
+
+  private get db(): Database.Database {
+    return this.open().db;
+  }
+
+  private open(): { db: Database.Database; vec: boolean } {
+    if (this.opened) return this.opened;
+    const BetterSqlite3 = driver<typeof Database>('better-sqlite3', 'sqlite');
+    const db = new BetterSqlite3(this.path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    let vec = false;
+    try {
+      driver<{ load(db: Database.Database): void }>('sqlite-vec', 'sqlite').load(db);
+      vec = true;
+    } catch {
+      // No sqlite-vec binary for this platform: similarity is computed in Node instead.
+    }
+    this.opened = { db, vec };
+    return this.opened;
   }
 
   exec(sql: string): void {
@@ -110,7 +132,7 @@ export class SqliteDatabase implements SqlDatabase {
 
   async close(): Promise<void> {
     await this.chain;
-    this.db.close();
+    this.opened?.db.close();
   }
 }
 

@@ -93,6 +93,15 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     // The model was told the files' ids and paths.
     expect(first.output_text).toContain('/mnt/data/gradient.png');
     expect(first.output_text).toContain('/mnt/data/squares.csv');
+    // Where the answer names them, it cites them as container files.
+    const message = first.output.find((i) => i.type === 'message') as any;
+    const part = message.content[0];
+    const cited = part.annotations.filter((a: any) => a.type === 'container_file_citation');
+    expect(cited.map((a: any) => a.filename).sort()).toEqual(expect.arrayContaining(['gradient.png', 'squares.csv']));
+    for (const a of cited) {
+      expect(a.container_id).toBe(containerId);
+      expect(part.text.slice(a.start_index, a.end_index)).toMatch(new RegExp(`${a.filename.replace('.', '\\.')}$|^${a.file_id}$`));
+    }
 
     const files = await client.containers.files.list(containerId);
     const byPath = Object.fromEntries(files.data.map((f) => [f.path, f]));

@@ -121,6 +121,20 @@ const EXTENSION_TOOL = {
   properties: { type: { enum: ['custom', 'namespace', 'mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter', 'tool_search'] } },
 };
 
+/** OpenAI's `container_file_citation` annotation (`ResponseOutputText.ContainerFileCitation` in the SDK). */
+const CONTAINER_FILE_CITATION = {
+  type: 'object',
+  required: ['type', 'container_id', 'file_id', 'filename', 'start_index', 'end_index'],
+  properties: {
+    type: { const: 'container_file_citation' },
+    container_id: str,
+    file_id: str,
+    filename: str,
+    start_index: { type: 'integer', minimum: 0 },
+    end_index: { type: 'integer', minimum: 0 },
+  },
+};
+
 /** OpenAI's `file_citation` annotation (`ResponseOutputText.FileCitation` in the SDK). */
 const FILE_CITATION = {
   type: 'object',
@@ -160,7 +174,10 @@ export class OpenResponsesValidator {
     schemas.Tool = { oneOf: [...schemas.Tool.oneOf, { $ref: '#/components/schemas/ExtensionTool' }] };
     // The spec knows url citations only; file_search adds OpenAI's file_citation.
     schemas.FileCitationExt = FILE_CITATION;
-    schemas.Annotation = { oneOf: [...schemas.Annotation.oneOf, { $ref: '#/components/schemas/FileCitationExt' }] };
+    schemas.ContainerFileCitationExt = CONTAINER_FILE_CITATION;
+    schemas.Annotation = {
+      oneOf: [...schemas.Annotation.oneOf, { $ref: '#/components/schemas/FileCitationExt' }, { $ref: '#/components/schemas/ContainerFileCitationExt' }],
+    };
     const ajv = new Ajv({ strict: false, allErrors: true, discriminator: false });
     addFormats(ajv);
     ajv.addSchema({ $id: 'spec', components: spec.components });

@@ -45,3 +45,23 @@ export function imageMediaType(path: string): string | undefined {
   const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
   return IMAGE_TYPES[ext];
 }
+
+/**
+ * `container_file_citation` annotations: each place the answer names a file
+ * a run wrote (by its `/mnt/data/...` path, or by file id), cites that
+ * container file, as OpenAI's answers cite the files code interpreter made.
+ */
+export function containerFileCitations(text: string, calls: readonly CodeInterpreterCallData[]): Array<Record<string, unknown>> {
+  const citations: Array<Record<string, unknown>> = [];
+  for (const call of calls) {
+    for (const file of call.files) {
+      const filename = file.path.split('/').pop() ?? file.path;
+      for (const needle of new Set([file.path, file.fileId])) {
+        for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) {
+          citations.push({ type: 'container_file_citation', container_id: call.containerId, file_id: file.fileId, filename, start_index: at, end_index: at + needle.length });
+        }
+      }
+    }
+  }
+  return citations.sort((a, b) => (a.start_index as number) - (b.start_index as number));
+}

@@ -11,7 +11,7 @@ import type {
 } from '../../core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '../../core/protocol/items.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
-import { OUTPUTS_INCLUDE, codeOf, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
+import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
 import { ContainerStore } from './containers/container-store.service.js';
@@ -71,6 +71,12 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
   timeoutMs(): number | undefined {
     if (this.config.tools.timeoutMsByType?.[ToolType.CodeInterpreter] !== undefined) return undefined;
     return this.settings.timeoutMs + this.settings.graceMs + START_ALLOWANCE_MS;
+  }
+
+  /** Where the answer names a file the code wrote, it cites it (`container_file_citation`). */
+  annotateText(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>> {
+    const calls = results.map((r) => r.output.data as CodeInterpreterCallData | undefined).filter((d): d is CodeInterpreterCallData => !!d?.files.length);
+    return containerFileCitations(text, calls);
   }
 
   async execute(call: GatewayCall, params: CodeInterpreterParams, ctx: ExecutionContext): Promise<ToolOutput> {

@@ -48,7 +48,7 @@ describe('worker mode: one command, two gateway processes on one port (SQLite sh
     simulator = new SimulatedUpstream({});
     const { url } = await simulator.listen(0, '127.0.0.1');
     port = await freePort();
-    gateway = spawn(process.execPath, ['--import', here('./support/process/register-ts.mjs'), here('../apps/gateway/src/main.ts')], {
+    gateway = spawn(process.execPath, ['--import', here('./support/process/ts-register.mjs'), here('../apps/gateway/src/main.ts')], {
       env: { ...process.env, NODE_OPTIONS: '', WORKERS: '2', HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: url, STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(root, 'state.sqlite') },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -14,7 +14,7 @@ const here = (file: string): string => fileURLToPath(new URL(file, import.meta.u
 
 /** Starts the gateway in a child process on a port of its own choosing. */
 export function startGatewayProcess(config: Record<string, unknown>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', here('./register-ts.mjs'), here('./gateway.child.ts'), JSON.stringify(config)], {
+  const child = spawn(process.execPath, ['--import', here('./ts-register.mjs'), here('./gateway.child.ts'), JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '' },
   });

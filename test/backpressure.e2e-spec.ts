@@ -22,8 +22,8 @@ describe('backpressure from a slow streaming client', () => {
   afterAll(() => stack.close());
 
   it('pauses the upstream while the client does not read, then delivers everything', async () => {
-    // Megabytes of events: far past every socket buffer and the gateway's high-water marks.
-    const tokens = 50_000;
+    // Tens of megabytes of events: far past every socket buffer and the gateway's high-water marks.
+    const tokens = 200_000;
     const before = stack.simulator.stats;
     const url = new URL(`${stack.url}/responses`);
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
@@ -54,8 +54,8 @@ describe('backpressure from a slow streaming client', () => {
   }, 120_000);
 
   it('holds the upstream back for a WebSocket client that stops reading', async () => {
-    // Megabytes of events: far past every socket buffer and the gateway's high-water marks.
-    const tokens = 50_000;
+    // Tens of megabytes of events: far past every socket buffer and the gateway's high-water marks.
+    const tokens = 200_000;
     const before = stack.simulator.stats;
     const ws = new WebSocket(`${stack.url.replace(/^http/, 'ws')}/responses`);
     await new Promise((resolve, reject) => {
@@ -64,10 +64,17 @@ describe('backpressure from a slow streaming client', () => {
     });
     let deltas = 0;
     let terminal = '';
+    // Stop reading at the first delta, from inside the handler: a timer would race a fast machine
+    // that has relayed the whole answer into the buffers before it fires.
+    let markPaused!: () => void;
+    const paused = new Promise<void>((resolve) => (markPaused = resolve));
     const finished = new Promise<void>((resolve) => {
       ws.on('message', (data) => {
         const frame = JSON.parse(data.toString()) as { type: string };
-        if (frame.type === 'response.output_text.delta') deltas++;
+        if (frame.type === 'response.output_text.delta' && deltas++ === 0) {
+          ws.pause();
+          markPaused();
+        }
         if (frame.type === 'response.completed' || frame.type === 'response.failed' || frame.type === 'error') {
           terminal = frame.type;
           resolve();
@@ -75,9 +82,7 @@ describe('backpressure from a slow streaming client', () => {
       });
     });
     ws.send(JSON.stringify({ type: 'response.create', model: 'm', input: `[[tokens ${tokens}]]`, store: false }));
-    // Stop reading the socket once the response is under way.
-    await new Promise((r) => setTimeout(r, 100));
-    ws.pause();
+    await paused;
     await new Promise((r) => setTimeout(r, PAUSE_MS));
     const during = stack.simulator.stats;
     expect(during.completed).toBe(before.completed);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { startGatewayProcess, type GatewayProcess } from './support/process/gateway.process.js';
+import type { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import type { GatewayStack } from './support/gateway-harness.js';
+import { startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway.process.js';
 import { until } from './support/until.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -22,22 +22,17 @@ describe('background responses across two gateway processes on one PostgreSQL da
   let simulator: SimulatedUpstream;
   let p: GatewayProcess;
   let b: GatewayStack;
+  let pair: ProcessPair;
 
   beforeAll(async () => {
     admin = new pg.Pool({ connectionString: url, max: 1 });
     await admin.query(`CREATE SCHEMA ${schema}`);
-    simulator = new SimulatedUpstream({});
-    const { url: upstream } = await simulator.listen(0, '127.0.0.1');
-    [p, b] = await Promise.all([
-      startGatewayProcess({ ...config, upstream: { baseUrl: upstream }, server: { host: '127.0.0.1', port: 0 } }),
-      startStack({ config }),
-    ]);
+    pair = await startProcessPair(config);
+    ({ simulator, p, b } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    await p?.kill();
-    await b?.close();
-    await simulator?.close();
+    await pair?.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   });

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
-import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { startGatewayProcess, type GatewayProcess } from './support/process/gateway.process.js';
+import type { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import type { GatewayStack } from './support/gateway-harness.js';
+import { startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway.process.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keyPrefix = `sy-e2e:${randomBytes(4).toString('hex')}:`;
@@ -23,21 +23,16 @@ describe('per-key limits shared by two gateway processes through Redis', () => {
   let simulator: SimulatedUpstream;
   let p: GatewayProcess;
   let b: GatewayStack;
+  let pair: ProcessPair;
   const on = (url: string, key: string) => new OpenAI({ baseURL: url, apiKey: key, maxRetries: 0 });
 
   beforeAll(async () => {
-    simulator = new SimulatedUpstream({});
-    const { url: upstream } = await simulator.listen(0, '127.0.0.1');
-    [p, b] = await Promise.all([
-      startGatewayProcess({ ...config, upstream: { baseUrl: upstream }, server: { host: '127.0.0.1', port: 0 } }),
-      startStack({ config }),
-    ]);
+    pair = await startProcessPair(config);
+    ({ simulator, p, b } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    await p?.kill();
-    await b?.close();
-    await simulator?.close();
+    await pair?.close();
     const admin = new Redis(redisUrl);
     const found = await admin.keys(`${keyPrefix}*`);
     if (found.length > 0) await admin.del(...found);

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import { SimulatedUpstream } from '../../../apps/simulator/src/simulated-upstream.js';
+import { startStack, type GatewayStack } from '../gateway-harness.js';
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -43,4 +45,34 @@ export function startGatewayProcess(config: Record<string, unknown>): Promise<Ga
       });
     });
   });
+}
+
+export interface ProcessPair {
+  /** The model both replicas use: a simulated upstream owned by the test, so aborts are seen here. */
+  simulator: SimulatedUpstream;
+  /** A replica in a process of its own (killable as a crash would). */
+  p: GatewayProcess;
+  /** A replica in this process. */
+  b: GatewayStack;
+  close(): Promise<void>;
+}
+
+/** Two replicas of one gateway config, one a separate process, sharing one simulated upstream. */
+export async function startProcessPair(config: Record<string, unknown>): Promise<ProcessPair> {
+  const simulator = new SimulatedUpstream({});
+  const { url: upstream } = await simulator.listen(0, '127.0.0.1');
+  const [p, b] = await Promise.all([
+    startGatewayProcess({ ...config, upstream: { baseUrl: upstream }, server: { host: '127.0.0.1', port: 0 } }),
+    startStack({ config }),
+  ]);
+  return {
+    simulator,
+    p,
+    b,
+    async close() {
+      await p.kill();
+      await b.close();
+      await simulator.close();
+    },
+  };
 }

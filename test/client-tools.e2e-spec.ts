@@ -11,7 +11,7 @@ import type { NormalizedTool, ToolHandler } from '../libs/core/handlers/tool-han
  * hosted type now runs): routed, never offered to the model.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'placeholder' })
 class PlaceholderHandler implements ToolHandler<Record<string, never>> {
   readonly type = 'placeholder';
   readonly gatewayOwned = true;

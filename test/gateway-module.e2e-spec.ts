@@ -88,7 +88,7 @@ describe('GatewayModule as an importable dynamic module', () => {
 
   it('refuses to boot when two modules claim one tool type', async () => {
     @Injectable()
-    @ToolHandlerProvider()
+    @ToolHandlerProvider({ type: 'function' })
     class SecondFunctionHandler extends FunctionToolHandler {}
     @Module({ providers: [SecondFunctionHandler] })
     class ConflictingModule {}

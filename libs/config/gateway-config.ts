@@ -198,7 +198,6 @@ export class GatewayConfig {
   @IsOptional() @IsObject() state?: Record<string, unknown>;
   /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
   @IsOptional() @IsObject() limits?: Record<string, unknown>;
-  @IsOptional() @IsBoolean() logRequests?: boolean;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,12 +1,10 @@
-import { Global, Module, type OnModuleInit } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway-config.js';
-import { LoopService } from '../core/loop/loop.service.js';
 import { RESPONSE_STATE } from '../core/loop/response-state.interface.js';
-import type { PublicItem } from '../core/protocol/items.js';
-import { CreateResponseParser } from '../responses/request/create-response.parser.js';
 import { ResponsesModule } from '../responses/responses.module.js';
 import { StorageModule } from '../storage/index.js';
 import { ApiKeyAuthModule } from './auth/api-key-auth.module.js';
+import { CompactionInputItem } from './compaction/compaction-input-item.js';
 import { CompactionService } from './compaction/compaction.service.js';
 import { STATE_SETTINGS, readStateSettings } from './config/state-settings.js';
 import { ConversationsController } from './http/conversations.controller.js';
@@ -32,6 +30,7 @@ import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
   providers: [
     { provide: STATE_SETTINGS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => readStateSettings(config) },
     CompactionService,
+    CompactionInputItem,
     StoredResponseState,
     { provide: RESPONSE_STATE, useExisting: StoredResponseState },
     ResponsesWebSocketServer,
@@ -40,16 +39,4 @@ import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
   ],
   exports: [RESPONSE_STATE, StoredResponseState, CompactionService, BACKGROUND_RUNNER, BackgroundRunService],
 })
-export class StateModule implements OnModuleInit {
-  constructor(
-    private readonly parser: CreateResponseParser,
-    private readonly loop: LoopService,
-    private readonly compaction: CompactionService,
-  ) {}
-
-  onModuleInit(): void {
-    // Checked at parse time too, so that a bad item is a 400 naming its index before anything runs.
-    this.parser.acceptItemType('compaction', (item, path) => this.compaction.toModelItems(item as PublicItem, path));
-    this.loop.registerInputItemTranslator('compaction', (item) => this.compaction.toModelItems(item));
-  }
-}
+export class StateModule {}

@@ -28,7 +28,7 @@ export interface DiceParams {
 const TOOL_NAME = 'roll_dice';
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'dice' })
 export class DiceToolHandler implements ToolHandler<DiceParams> {
   readonly type = 'dice';
   readonly gatewayOwned = true;
@@ -65,7 +65,7 @@ export class DiceToolHandler implements ToolHandler<DiceParams> {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'dice' })
 export class DiceExecutor implements GatewayExecutor<DiceParams> {
   readonly type = 'dice';
 

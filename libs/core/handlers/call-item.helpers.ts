@@ -1,4 +1,6 @@
-import type { GatewayCall, GatewayCallResult, GatewayEventPlan } from '../handlers/tool-handler.interface.js';
+import { InvalidRequestError } from '../errors/gateway-error.js';
+import { newId } from '../ids.js';
+import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict, GatewayCall, GatewayCallResult, GatewayEventPlan } from '../handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
 
 /**
@@ -28,6 +30,8 @@ export function simpleCallOutput(itemType: string, result: GatewayCallResult, ex
     output: ok ? result.output.text : null,
     error: ok ? null : (result.error?.message ?? result.output.text),
     ...('error' in extra ? { error: extra.error } : {}),
+    // Present only on a call the client approved (see `simpleApprovals`).
+    ...(result.call.approvalRequestId ? { approval_request_id: result.call.approvalRequestId } : {}),
   };
 }
 
@@ -38,4 +42,70 @@ export function simpleCallToModelItems(item: PublicItem, modelName?: string): Mo
     { type: 'function_call', call_id: String(it.id), name: modelName ?? String(it.name), arguments: String(it.arguments) },
     { type: 'function_call_output', call_id: String(it.id), output: String(it.output ?? it.error ?? '') },
   ];
+}
+
+/**
+ * The approval flow of a simple gateway tool type, for modules that want
+ * the one the built-in server tools have without writing their own:
+ * `<type>_approval_request {id, scope?, name, arguments}` is what the
+ * executor's `approvalRequestItem` emits (see `simpleApprovalRequestItem`);
+ * the client answers with `<type>_approval_response {approval_request_id,
+ * approve, reason?}`; an approved call runs at the start of the answering
+ * turn and its `<type>_call` item carries `approval_request_id`, which
+ * settles the answer for later turns.
+ */
+export function simpleApprovals(toolType: string, callItemType = `${toolType}_call`): ApprovalContract {
+  const requestType = `${toolType}_approval_request`;
+  return {
+    answerItemTypes: [`${toolType}_approval_response`],
+    readAnswer(item: PublicItem): ApprovalAnswer {
+      const it = item as JsonObject;
+      return { requestId: String(it.approval_request_id), approve: it.approve === true, reason: typeof it.reason === 'string' ? it.reason : null };
+    },
+    resolve(answers, ctx): ApprovalVerdict[] {
+      const settled = new Set<string>();
+      const requests = new Map<string, JsonObject>();
+      for (const item of ctx.conversation) {
+        const it = item as JsonObject;
+        if (item.type === callItemType && typeof it.approval_request_id === 'string') settled.add(it.approval_request_id);
+        if (item.type === requestType && typeof it.id === 'string') requests.set(it.id, it);
+      }
+      return answers.map((answer): ApprovalVerdict => {
+        if (settled.has(answer.requestId)) return { kind: 'settled' };
+        const request = requests.get(answer.requestId);
+        if (!request) {
+          throw new InvalidRequestError(`${toolType}_approval_response refers to "${answer.requestId}", which is not in this conversation.`, 'input', 'approval_request_not_found');
+        }
+        if (!answer.approve) {
+          const reason = answer.reason ? ` Reason: ${answer.reason}` : '';
+          return { kind: 'denied', output: JSON.stringify({ error: { code: 'approval_denied', message: `The user denied this call.${reason}` } }) };
+        }
+        const scope = typeof request.scope === 'string' ? request.scope : undefined;
+        const entry = ctx.entries.find((e) => e.toolType === toolType && e.toolName === request.name && e.scope === scope && e.ownership.kind === 'gateway');
+        if (!entry) {
+          throw new InvalidRequestError(`The approved call to "${String(request.name)}" has no matching tool declaration in this request.`, 'tools', 'approval_tool_not_declared');
+        }
+        return { kind: 'approved', entry, arguments: typeof request.arguments === 'string' ? request.arguments : JSON.stringify(request.arguments ?? {}) };
+      });
+    },
+  };
+}
+
+/** The request item of `simpleApprovals`, with an id in the type's own prefix. */
+export function simpleApprovalRequestItem(toolType: string, call: GatewayCall, idPrefix: string): PublicItem {
+  return { id: newId(`${idPrefix}r`), type: `${toolType}_approval_request`, ...(call.scope ? { scope: call.scope } : {}), name: call.toolName, arguments: call.arguments };
+}
+
+/**
+ * History of `simpleApprovals` items: a request is the model's call, keyed
+ * by the request id (its answer supplies the output); a call item that ran
+ * because it was approved only completes that call.
+ */
+export function simpleApprovalToModelItems(item: PublicItem, modelName: string): ModelItem[] | null {
+  const it = item as JsonObject;
+  if (item.type.endsWith('_approval_request')) return [{ type: 'function_call', call_id: String(it.id), name: modelName, arguments: String(it.arguments ?? '') }];
+  if (typeof it.approval_request_id === 'string' && it.approval_request_id.length > 0) {
+    return [{ type: 'function_call_output', call_id: it.approval_request_id, output: String(it.output ?? it.error ?? '') }];
+  }
+  return null;
 }

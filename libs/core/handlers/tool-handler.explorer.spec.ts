@@ -33,7 +33,7 @@ abstract class StubExecutor implements GatewayExecutor {
 }
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'web_search' })
 class SearchHandler extends StubHandler {
   readonly type = 'web_search';
   readonly aliases = ['web_search_preview', 'web_search_2025_08_26'];
@@ -42,27 +42,27 @@ class SearchHandler extends StubHandler {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'web_search' })
 class SearchExecutor extends StubExecutor {
   readonly type = 'web_search';
 }
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'web_search' })
 class SecondSearchHandler extends StubHandler {
   readonly type = 'web_search';
   readonly gatewayOwned = true;
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'web_search' })
 class SecondSearchExecutor extends StubExecutor {
   readonly type = 'web_search';
 }
 
 /** Claims one of SearchHandler's aliases as its own type. */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'web_search_preview' })
 class PreviewHandler extends StubHandler {
   readonly type = 'web_search_preview';
   readonly gatewayOwned = true;
@@ -70,7 +70,7 @@ class PreviewHandler extends StubHandler {
 
 /** Claims SearchHandler's history item type. */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'other_search' })
 class CallItemHandler extends StubHandler {
   readonly type = 'other_search';
   readonly gatewayOwned = true;
@@ -78,13 +78,13 @@ class CallItemHandler extends StubHandler {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'code_interpreter' })
 class OrphanExecutor extends StubExecutor {
   readonly type = 'code_interpreter';
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'function' })
 class FunctionExecutor extends StubExecutor {
   readonly type = 'function';
 }

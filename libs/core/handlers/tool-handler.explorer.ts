@@ -1,42 +1,59 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import type { InputItemHandler } from './input-item-handler.interface.js';
 import type { AnyGatewayExecutor, AnyToolHandler } from './tool-handler.interface.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
+import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider, type TypeKey } from './tool-handler.decorators.js';
 
 /** Thrown at start-up when tool modules contradict each other. */
 export class ToolRegistrationError extends Error {}
 
+/** Providers built outside DI (unit tests of the stages that only read the explorer). */
+export interface ExplorerContents {
+  handlers?: readonly AnyToolHandler[];
+  executors?: readonly AnyGatewayExecutor[];
+  inputItems?: readonly InputItemHandler[];
+}
+
+type Decorator = ReturnType<typeof DiscoveryService.createDecorator<TypeKey>>;
+
 /**
- * Finds every provider tagged `@ToolHandlerProvider()` / `@GatewayExecutorProvider()`
- * once at start-up and indexes them by tool type, wire tag and history item type.
- * Two providers claiming one key is a configuration error, never a silent overwrite.
+ * Finds every provider tagged `@ToolHandlerProvider()`, `@GatewayExecutorProvider()`
+ * or `@InputItemProvider()` once at start-up and indexes them by tool type,
+ * wire tag, tool_choice type and item type. Two providers claiming one key
+ * is a configuration error, never a silent overwrite; so is a decorator
+ * whose `type` contradicts its instance, and a request-scoped provider (the
+ * index is built once, so such a provider could never be reached).
  */
 @Injectable()
 export class ToolHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('ToolHandlerExplorer');
   private readonly handlersByType = new Map<string, AnyToolHandler>();
   private readonly handlersByWireTag = new Map<string, AnyToolHandler>();
-  private readonly handlersByItemType = new Map<string, AnyToolHandler>();
+  private readonly handlersByChoiceType = new Map<string, AnyToolHandler>();
+  /** Tools' history items, their approval answers and other modules' input items: one namespace. */
+  private readonly ownersByItemType = new Map<string, AnyToolHandler | InputItemHandler>();
   private readonly executorsByType = new Map<string, AnyGatewayExecutor>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
+  /** An explorer over providers built by hand, checked exactly as at boot. */
+  static of(contents: ExplorerContents): ToolHandlerExplorer {
+    const explorer = new ToolHandlerExplorer(undefined as unknown as DiscoveryService);
+    for (const handler of contents.handlers ?? []) explorer.addHandler(handler, handler.constructor.name);
+    for (const executor of contents.executors ?? []) explorer.addExecutor(executor, executor.constructor.name);
+    for (const item of contents.inputItems ?? []) explorer.addInputItem(item, item.constructor.name);
+    explorer.checkPairs();
+    return explorer;
+  }
+
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders({ metadataKey: ToolHandlerProvider.KEY })) {
-      const handler = wrapper.instance as AnyToolHandler | undefined;
-      if (handler) this.addHandler(handler, wrapper.name);
+    for (const [handler, name] of this.tagged<AnyToolHandler>(ToolHandlerProvider, 'ToolHandlerProvider', (h) => h.type)) this.addHandler(handler, name);
+    for (const [executor, name] of this.tagged<AnyGatewayExecutor>(GatewayExecutorProvider, 'GatewayExecutorProvider', (e) => e.type)) {
+      this.addExecutor(executor, name);
     }
-    for (const wrapper of this.discovery.getProviders({ metadataKey: GatewayExecutorProvider.KEY })) {
-      const executor = wrapper.instance as AnyGatewayExecutor | undefined;
-      if (executor) this.addExecutor(executor, wrapper.name);
-    }
-    for (const [type, executor] of this.executorsByType) {
-      const handler = this.handlersByType.get(type);
-      if (!handler) throw new ToolRegistrationError(`GatewayExecutor for "${type}" has no ToolHandler for that type`);
-      if (!handler.gatewayOwned) {
-        throw new ToolRegistrationError(`Tool type "${type}" is client-owned; it cannot have a GatewayExecutor (${executor.constructor.name})`);
-      }
-    }
+    for (const [item, name] of this.tagged<InputItemHandler>(InputItemProvider, 'InputItemProvider', (i) => i.itemType)) this.addInputItem(item, name);
+    this.checkPairs();
     const roles = [...this.handlersByType.entries()].map(([type, handler]) =>
       !handler.gatewayOwned ? `${type} (client)` : this.executorsByType.has(type) ? `${type} (gateway)` : `${type} (declared only, no executor)`,
     );
@@ -44,19 +61,54 @@ export class ToolHandlerExplorer implements OnModuleInit {
     this.logger.debug(`tool types: ${roles.join(', ')}`);
   }
 
-  /** Registers a handler directly (used by hosts that build handlers outside DI, and by tests). */
-  addHandler(handler: AnyToolHandler, source = handler.constructor.name): void {
+  /** Tagged providers with their instances, after checking the decorator's key against each instance. */
+  private tagged<T>(decorator: Decorator, label: string, keyOf: (instance: T) => string): Array<[T, string]> {
+    return this.discovery.getProviders({ metadataKey: decorator.KEY }).map((wrapper: InstanceWrapper) => {
+      const name = String(wrapper.name);
+      if (!wrapper.isDependencyTreeStatic()) {
+        throw new ToolRegistrationError(
+          `${name} is tagged @${label} but is request-scoped (or depends on a request-scoped provider); extension providers are indexed once at start-up and must be singletons.`,
+        );
+      }
+      const instance = wrapper.instance as T | undefined;
+      if (!instance) throw new ToolRegistrationError(`${name} is tagged @${label} but Nest built no instance of it.`);
+      const key = this.discovery.getMetadataByDecorator(decorator, wrapper)?.type;
+      if (typeof key !== 'string' || key.length === 0) throw new ToolRegistrationError(`${name} is tagged @${label}() without a type: write @${label}({ type: '...' }).`);
+      const own = keyOf(instance);
+      if (own !== key) throw new ToolRegistrationError(`${name} is tagged @${label}({ type: "${key}" }) but its instance says "${own}".`);
+      return [instance, name];
+    });
+  }
+
+  private checkPairs(): void {
+    for (const [type, executor] of this.executorsByType) {
+      const handler = this.handlersByType.get(type);
+      if (!handler) throw new ToolRegistrationError(`GatewayExecutor for "${type}" has no ToolHandler for that type`);
+      if (!handler.gatewayOwned) {
+        throw new ToolRegistrationError(`Tool type "${type}" is client-owned; it cannot have a GatewayExecutor (${executor.constructor.name})`);
+      }
+    }
+  }
+
+  private addHandler(handler: AnyToolHandler, source: string): void {
     this.claim(this.handlersByType, handler.type, handler, `ToolHandler for type "${handler.type}"`, source);
     for (const tag of [handler.type, ...(handler.aliases ?? [])]) {
       this.claim(this.handlersByWireTag, tag, handler, `wire tag "${tag}"`, source);
     }
-    for (const itemType of handler.historyItemTypes ?? []) {
-      this.claim(this.handlersByItemType, itemType, handler, `item type "${itemType}"`, source);
+    for (const choiceType of handler.toolChoice?.types ?? []) {
+      this.claim(this.handlersByChoiceType, choiceType, handler, `tool_choice type "${choiceType}"`, source);
+    }
+    for (const itemType of [...(handler.historyItemTypes ?? []), ...(handler.approvals?.answerItemTypes ?? [])]) {
+      this.claim(this.ownersByItemType, itemType, handler, `item type "${itemType}"`, source);
     }
   }
 
-  addExecutor(executor: AnyGatewayExecutor, source = executor.constructor.name): void {
+  private addExecutor(executor: AnyGatewayExecutor, source: string): void {
     this.claim(this.executorsByType, executor.type, executor, `GatewayExecutor for type "${executor.type}"`, source);
+  }
+
+  private addInputItem(item: InputItemHandler, source: string): void {
+    this.claim(this.ownersByItemType, item.itemType, item, `item type "${item.itemType}"`, source);
   }
 
   private claim<T>(map: Map<string, T>, key: string, value: T, what: string, source: string): void {
@@ -75,8 +127,28 @@ export class ToolHandlerExplorer implements OnModuleInit {
     return this.handlersByType.get(type);
   }
 
+  /** The handler that resolves `tool_choice: {type}` objects of this type. */
+  handlerForChoiceType(choiceType: string): AnyToolHandler | undefined {
+    return this.handlersByChoiceType.get(choiceType);
+  }
+
+  /** The tool whose history items (or approval answers) include this type. */
   handlerForItemType(itemType: string): AnyToolHandler | undefined {
-    return this.handlersByItemType.get(itemType);
+    const owner = this.ownersByItemType.get(itemType);
+    return owner && isToolHandler(owner) ? owner : undefined;
+  }
+
+  /** The non-tool module that owns this input item type. */
+  inputItemHandler(itemType: string): InputItemHandler | undefined {
+    const owner = this.ownersByItemType.get(itemType);
+    return owner && !isToolHandler(owner) ? owner : undefined;
+  }
+
+  /** Input item types that answer a call by `call_id`: the model protocol's own and every tool's. */
+  callOutputTypes(): ReadonlySet<string> {
+    const types = new Set(['function_call_output']);
+    for (const handler of this.handlersByType.values()) for (const type of handler.callOutputItemTypes ?? []) types.add(type);
+    return types;
   }
 
   executorForType(type: string): AnyGatewayExecutor | undefined {
@@ -86,4 +158,8 @@ export class ToolHandlerExplorer implements OnModuleInit {
   types(): string[] {
     return [...this.handlersByType.keys()];
   }
+}
+
+function isToolHandler(owner: AnyToolHandler | InputItemHandler): owner is AnyToolHandler {
+  return typeof (owner as AnyToolHandler).validate === 'function' && typeof (owner as AnyToolHandler).normalize === 'function';
 }

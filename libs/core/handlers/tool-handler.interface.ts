@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FunctionToolDef, JsonObject, JsonSchema, ModelItem, PublicItem } from '../protocol/items.js';
+import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolTypeName } from '../tool-types/tool-type.enum.js';
 
 /** How a client-owned call is handed back: the public shape the client declared. */
@@ -17,8 +18,8 @@ export interface NormalizedTool {
   fn: FunctionToolDef;
   /** Client-owned tools: how calls are restored to public shape. */
   clientShape?: ClientCallShape;
-  /** MCP: which server the tool belongs to. */
-  serverLabel?: string;
+  /** What qualifies `toolName` within its type (the server it belongs to), matched by `findByIdentity` and `modelNameFor`. */
+  scope?: string;
   /** The tool's own name (before any flattening or prefixing). */
   toolName: string;
   /** Gateway-owned tools: parameters the executor receives with each call. */
@@ -38,8 +39,6 @@ export interface DiscoveryContext {
   signal: AbortSignal;
   /** Items already in the conversation (history + input), to suppress repeated discovery output. */
   history: readonly PublicItem[];
-  /** Names already taken in this request, for collision-safe naming. */
-  takenNames: ReadonlySet<string>;
   requestId: string;
   /** Who the request runs for (the API key's hash), null without authentication. */
   owner?: string | null;
@@ -48,7 +47,73 @@ export interface DiscoveryContext {
 /** Context for converting a tool's public history item back into model items. */
 export interface HistoryContext {
   /** Model-visible name for a tool of this type, if the current request declares it. */
-  modelNameFor(toolName: string, serverLabel?: string): string | undefined;
+  modelNameFor(toolName: string, scope?: string): string | undefined;
+  /**
+   * Model-visible name of a client-owned tool of any type whose calls come
+   * back in this public shape, if the current request declares it (a
+   * grouping type's member is found under its group's `scope`).
+   */
+  clientCallName(kind: ClientCallShape['kind'], name: string, scope?: string): string | undefined;
+}
+
+/** What a handler's `tool_choice` resolution is given: the request's registry, read-only. */
+export interface ToolChoiceContext {
+  /** Every registered entry, in declaration order. */
+  readonly entries: readonly ToolEntry[];
+  /** The entry a model-visible name routes to. */
+  lookup(modelName: string): ToolEntry | undefined;
+  /** The entry of a client-owned tool returned in this shape (see `HistoryContext.clientCallName`). */
+  clientCall(kind: ClientCallShape['kind'], name: string, scope?: string): ToolEntry | undefined;
+}
+
+/** What a `tool_choice` object means for the model: force one function, or require one of several. */
+export type ToolChoiceTarget = { force: string } | { anyOf: readonly string[] };
+
+/** A handler's share of `tool_choice`: the object types it answers and their meaning. */
+export interface ToolChoiceContract {
+  /** `tool_choice.type` values this handler resolves (a type and its dated aliases). */
+  readonly types: readonly string[];
+  /**
+   * Throws `InvalidRequestError` with `param` under `tool_choice` (e.g.
+   * `tool_choice.name`) when the choice names nothing this request offers.
+   */
+  resolve(choice: JsonObject, ctx: ToolChoiceContext): ToolChoiceTarget;
+}
+
+/** One client answer to an approval request, as its answer item says it. */
+export interface ApprovalAnswer {
+  /** The id of the approval request item being answered. */
+  requestId: string;
+  approve: boolean;
+  reason: string | null;
+}
+
+/** What an answer does to the turn it arrives in. */
+export type ApprovalVerdict =
+  /** The conversation already shows the approved call carried out: running it again would repeat its side effects. */
+  | { kind: 'settled' }
+  /** The model reads `output` as the call's result. */
+  | { kind: 'denied'; output: string }
+  /** The gateway runs the call now, as `entry` with these raw JSON arguments. */
+  | { kind: 'approved'; entry: ToolEntry; arguments: string };
+
+/**
+ * The approval sub-contract of a gateway-owned type whose calls can wait for
+ * the client. Which calls wait, and the request item they become, are the
+ * executor's `requiresApproval` / `approvalRequestItem`; this part reads the
+ * client's answers (the MCP module's `mcp_approval_response`) and decides
+ * how each one resumes or denies its call. Core only calls it.
+ */
+export interface ApprovalContract {
+  /** Input item types that answer this type's approval requests; they are claimed like history item types. */
+  readonly answerItemTypes: readonly string[];
+  readAnswer(item: PublicItem): ApprovalAnswer;
+  /**
+   * One verdict per answer, in order, before the first round. Throws
+   * `InvalidRequestError` for an answer to a request the conversation does
+   * not hold, or to a tool the request no longer declares.
+   */
+  resolve(answers: readonly ApprovalAnswer[], ctx: { conversation: readonly PublicItem[]; entries: readonly ToolEntry[] }): ApprovalVerdict[];
 }
 
 /**
@@ -62,6 +127,18 @@ export interface ToolHandler<P = unknown, D = unknown> {
   readonly aliases?: readonly string[];
   /** Declaration-level ownership default; registry entries carry it explicitly. */
   readonly gatewayOwned: boolean;
+  /** Prefix of the public item ids the gateway assigns to this type's calls (`ws` gives `ws_…`); default `gw`. */
+  readonly itemIdPrefix?: string;
+  /**
+   * True when model-visible names come from discovery rather than from the
+   * declaration's `name` field: a duplicate name is then reported at the
+   * declaration (`tools[2]`) instead of at `tools[2].name`.
+   */
+  readonly namesFromDiscovery?: boolean;
+  /** The `tool_choice` object types this handler answers (`{type: "function", name}`, `{type: "<hosted type>"}`...). */
+  readonly toolChoice?: ToolChoiceContract;
+  /** Gateway-owned types whose calls may wait for the client's approval. */
+  readonly approvals?: ApprovalContract;
   /**
    * Validate one declaration from `tools[]`. Throw `InvalidRequestError` with
    * `param` set to the field path (`path` is e.g. `tools[2]`).
@@ -83,6 +160,8 @@ export interface ToolHandler<P = unknown, D = unknown> {
   continuationDeclaration?(params: P, declaration: JsonObject): JsonObject;
   /** Public item types this tool contributes, accepted as input items. */
   readonly historyItemTypes?: readonly string[];
+  /** Those of the history item types that answer a call by `call_id`, as `function_call_output` does. */
+  readonly callOutputItemTypes?: readonly string[];
   /** Turn one of those items, found in conversation history, into what the model sees. */
   toModelItems?(item: PublicItem, ctx: HistoryContext): ModelItem[];
   /**
@@ -109,9 +188,10 @@ export interface GatewayCall {
   modelName: string;
   /** Set when the call runs because the client approved it. */
   approvalRequestId?: string;
-  /** The tool's own name (MCP tool name, `web_search`, ...). */
+  /** The tool's own name, as its module named it. */
   toolName: string;
-  serverLabel?: string;
+  /** The entry's scope (`NormalizedTool.scope`). */
+  scope?: string;
   /** Raw JSON arguments string, as the model produced it. */
   arguments: string;
 }

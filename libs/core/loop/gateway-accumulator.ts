@@ -72,7 +72,6 @@ export class RoundAccumulator {
   clientCalls = 0;
   usage: Usage | null = null;
   finish: { status: 'completed' | 'incomplete'; reason?: string | null } | null = null;
-  sawEvent = false;
 
   private readonly open = new Map<string, OpenItem>();
   private readonly reasoningNames: { delta: string; done: string };
@@ -88,7 +87,6 @@ export class RoundAccumulator {
   }
 
   handle(event: ModelEvent): void {
-    this.sawEvent = true;
     switch (event.type) {
       case 'message.start':
         return this.startMessage(event.key, event.phase);

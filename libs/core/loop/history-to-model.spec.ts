@@ -145,21 +145,23 @@ describe('HistoryTranslator', () => {
     ];
     const { into, approvals } = translate(
       [
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true },
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_2', approve: false, reason: 'too risky' },
+        { type: 'probe_approval_response', approval_request_id: 'mcpr_1', approve: true },
+        { type: 'probe_approval_response', approval_request_id: 'mcpr_2', approve: false, reason: 'too risky' },
         { type: 'message', role: 'user', content: 'then summarise' },
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_3', approve: 'yes' },
+        { type: 'probe_approval_response', approval_request_id: 'mcpr_3', approve: 'yes' },
       ],
       [...prior],
     );
     expect(into).toHaveLength(4);
     // Positions index the transcript being built, prior items included.
-    expect(approvals).toEqual([
-      { position: 3, approvalRequestId: 'mcpr_1', approve: true, reason: null },
-      { position: 3, approvalRequestId: 'mcpr_2', approve: false, reason: 'too risky' },
+    // Each answer is read by the approval contract of the module that claims its type.
+    expect(approvals.map(({ position, itemType, answer }) => ({ position, itemType, ...answer }))).toEqual([
+      { position: 3, itemType: 'probe_approval_response', requestId: 'mcpr_1', approve: true, reason: null },
+      { position: 3, itemType: 'probe_approval_response', requestId: 'mcpr_2', approve: false, reason: 'too risky' },
       // Only a literal `true` approves.
-      { position: 4, approvalRequestId: 'mcpr_3', approve: false, reason: null },
+      { position: 4, itemType: 'probe_approval_response', requestId: 'mcpr_3', approve: false, reason: null },
     ]);
+    expect(approvals.every((slot) => slot.handler.type === 'probe')).toBe(true);
   });
 
   it('keeps the order of mixed history', () => {

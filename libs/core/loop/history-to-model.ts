@@ -1,21 +1,25 @@
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import type { AnyToolHandler, ApprovalAnswer, HistoryContext } from '../handlers/tool-handler.interface.js';
 import type { ContentPart, ModelItem, PublicItem } from '../protocol/items.js';
-import { modelVisibleName } from '../registry/model-names.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 
-/** Marks where an approval response sits, so its call output lands at that point in the transcript. */
+/** Marks where an approval answer sits, so its call output lands at that point in the transcript. */
 export interface ApprovalSlot {
   position: number;
-  approvalRequestId: string;
-  approve: boolean;
-  reason: string | null;
+  /** The tool module whose approval contract reads and decides the answer. */
+  handler: AnyToolHandler;
+  /** The answer item's type, for errors that name it. */
+  itemType: string;
+  answer: ApprovalAnswer;
 }
 
 /**
  * Rewrites public conversation items into what a function-calling-only model
- * understands: custom and namespaced calls become functions under their
- * model-visible names, gateway items become call/output pairs (through their
- * tool module), and everything else passes as is.
+ * understands. Messages, reasoning and function outputs are the model's own
+ * protocol and pass through; every other item type belongs to the module
+ * that claims it (a tool's history items and approval answers, or another
+ * module's input item), which says what the model sees. Items no module
+ * claims carry nothing the model can use.
  */
 export class HistoryTranslator {
   constructor(
@@ -33,49 +37,32 @@ export class HistoryTranslator {
       case 'message':
         into.push({ type: 'message', role: it.role, content: it.content });
         return;
-      case 'function_call':
-        into.push({ type: 'function_call', call_id: it.call_id, name: this.functionName(it.name, it.namespace), arguments: it.arguments ?? '' });
-        return;
-      case 'custom_tool_call':
-        into.push({
-          type: 'function_call',
-          call_id: it.call_id,
-          name: this.customName(it.name, it.namespace),
-          arguments: JSON.stringify({ input: it.input ?? '' }),
-        });
-        return;
       case 'function_call_output':
-      case 'custom_tool_call_output':
         into.push({ type: 'function_call_output', call_id: it.call_id, output: outputText(it.output) });
         return;
       case 'reasoning':
         into.push({ type: 'reasoning', summary: it.summary ?? [], content: it.content ?? [], encrypted_content: it.encrypted_content ?? null });
         return;
-      case 'mcp_approval_response':
-        approvals.push({ position: into.length, approvalRequestId: it.approval_request_id, approve: it.approve === true, reason: it.reason ?? null });
-        return;
-      default: {
-        const handler = this.explorer.handlerForItemType(item.type);
-        if (handler?.toModelItems) {
-          into.push(
-            ...handler.toModelItems(item, {
-              modelNameFor: (toolName, scope) => this.registry.findByIdentity(handler.type, toolName, scope)?.modelName,
-            }),
-          );
-        }
-        // Items no module claims carry nothing the model can use (e.g. discovery listings).
-      }
     }
+    const inputItem = this.explorer.inputItemHandler(item.type);
+    if (inputItem) {
+      into.push(...inputItem.toModelItems(item));
+      return;
+    }
+    const handler = this.explorer.handlerForItemType(item.type);
+    if (!handler) return;
+    if (handler.approvals?.answerItemTypes.includes(item.type)) {
+      approvals.push({ position: into.length, handler, itemType: item.type, answer: handler.approvals.readAnswer(item) });
+      return;
+    }
+    if (handler.toModelItems) into.push(...handler.toModelItems(item, this.historyContext(handler)));
   }
 
-  private functionName(name: string, namespace?: string | null): string {
-    if (!namespace) return name;
-    return this.registry.findByIdentity('namespace', name, namespace)?.modelName ?? modelVisibleName([namespace, name], new Set());
-  }
-
-  private customName(name: string, namespace?: string | null): string {
-    if (namespace) return this.functionName(name, namespace);
-    return this.registry.findByIdentity('custom', name)?.modelName ?? name;
+  private historyContext(handler: AnyToolHandler): HistoryContext {
+    return {
+      modelNameFor: (toolName, scope) => this.registry.findByIdentity(handler.type, toolName, scope)?.modelName,
+      clientCallName: (kind, name, scope) => this.registry.findClientCall(kind, name, scope)?.modelName,
+    };
   }
 }
 

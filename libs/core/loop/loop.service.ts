@@ -6,7 +6,6 @@ import { conversationNotFound, previousResponseNotFound } from '../errors/gatewa
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
-import type { ModelItem, PublicItem } from '../protocol/items.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
@@ -28,13 +27,6 @@ export class StatelessResponseState implements ResponseStateStore {
   async save(): Promise<void> {}
 }
 
-/**
- * Turns one public input item of a type no tool module owns (the state
- * layer's `compaction`) into what the model reads. Throws a `GatewayError`
- * to refuse the item.
- */
-export type InputItemTranslator = (item: PublicItem) => ModelItem[];
-
 export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /**
@@ -45,7 +37,6 @@ export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomple
 @Injectable()
 export class LoopService {
   private readonly state: ResponseStateStore;
-  private readonly itemTranslators = new Map<string, InputItemTranslator>();
 
   constructor(
     @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
@@ -59,16 +50,6 @@ export class LoopService {
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
     this.state = state ?? new StatelessResponseState();
-  }
-
-  /**
-   * Lets a module outside core give the model a view of its own input item
-   * type (pair it with `CreateResponseParser.acceptItemType`). A second
-   * translator for the same type is a start-up error, not a silent overwrite.
-   */
-  registerInputItemTranslator(type: string, translate: InputItemTranslator): void {
-    if (this.itemTranslators.has(type)) throw new Error(`An input item translator for "${type}" is already registered.`);
-    this.itemTranslators.set(type, translate);
   }
 
   run(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate } = {}): Observable<ResponseStreamEvent> {
@@ -123,7 +104,6 @@ export class LoopService {
           config: this.config,
           state: options.state ?? this.state,
           reasoningEvents: this.config.server.reasoningEvents,
-          itemTranslators: this.itemTranslators,
           flow: options.flow,
           trace,
           contexts: this.contexts,

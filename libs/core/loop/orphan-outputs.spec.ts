@@ -3,13 +3,20 @@ import { assertOutputsAnswerCalls } from './orphan-outputs.js';
 
 const call = (callId: string, type = 'function_call'): PublicItem => ({ type, call_id: callId, name: 'f', arguments: '{}', input: '' }) as unknown as PublicItem;
 const output = (callId: string, type = 'function_call_output'): PublicItem => ({ type, call_id: callId, output: 'x' }) as unknown as PublicItem;
+/** A tool module's own output type, as `ToolHandlerExplorer.callOutputTypes` lists it beside the model's. */
+const withCustom = new Set(['function_call_output', 'custom_tool_call_output']);
 
 describe('tool outputs must answer a call', () => {
   it('accepts outputs for calls earlier in the input, in the prior public items or in the prior transcript', () => {
     expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')], [call('b')], [
       { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
-    ])).not.toThrow();
-    expect(() => assertOutputsAnswerCalls([call('k', 'custom_tool_call'), output('k', 'custom_tool_call_output')], [], [])).not.toThrow();
+    ], withCustom)).not.toThrow();
+    expect(() => assertOutputsAnswerCalls([call('k', 'custom_tool_call'), output('k', 'custom_tool_call_output')], [], [], withCustom)).not.toThrow();
+  });
+
+  it('checks only the output types it is given', () => {
+    expect(() => assertOutputsAnswerCalls([output('k', 'custom_tool_call_output')], [], [])).not.toThrow();
+    expect(() => assertOutputsAnswerCalls([output('k', 'custom_tool_call_output')], [], [], withCustom)).toThrow(expect.objectContaining({ param: 'input[0].call_id' }));
   });
 
   it('names the first orphan by its index, also when its call comes only after it', () => {

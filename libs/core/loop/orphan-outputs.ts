@@ -1,8 +1,8 @@
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { ModelItem, PublicItem } from '../protocol/items.js';
 
-/** Input item types that answer a call the model made, by `call_id`. */
-const CALL_OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
+/** The model protocol's own output item; tool modules add theirs (`ToolHandler.callOutputItemTypes`). */
+const MODEL_CALL_OUTPUT = 'function_call_output';
 
 /** The call id an item opens: any item with a `call_id` that is not itself an output (`*_output`). */
 function callIdOf(item: { type: string; call_id?: unknown }): string | null {
@@ -26,6 +26,8 @@ export function assertOutputsAnswerCalls(
   input: readonly PublicItem[],
   priorPublic: readonly PublicItem[],
   priorModelItems: readonly ModelItem[],
+  /** Input item types that answer a call the model made, by `call_id`. */
+  callOutputTypes: ReadonlySet<string> = new Set([MODEL_CALL_OUTPUT]),
 ): void {
   const known = new Set<string>();
   for (const item of priorPublic) {
@@ -35,7 +37,7 @@ export function assertOutputsAnswerCalls(
   for (const item of priorModelItems) if (item.type === 'function_call') known.add(item.call_id);
   input.forEach((item, i) => {
     const it = item as { type: string; call_id?: unknown };
-    if (CALL_OUTPUT_TYPES.has(it.type)) {
+    if (callOutputTypes.has(it.type)) {
       const callId = String(it.call_id);
       if (!known.has(callId)) {
         throw new InvalidRequestError(

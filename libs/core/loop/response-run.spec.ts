@@ -172,7 +172,7 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
     expect(executor.calls).toHaveLength(0);
     const response = responseOf(events);
     expect(response.status).toBe('completed');
-    expect(response.output).toEqual([expect.objectContaining({ type: 'mcp_approval_request', server_label: 'srv', name: 'lookup', arguments: '{"q":"rm"}' })]);
+    expect(response.output).toEqual([expect.objectContaining({ type: 'probe_approval_request', scope: 'srv', name: 'lookup', arguments: '{"q":"rm"}' })]);
     const approvalId = response.output[0].id as string;
     expect(state.saved[0].modelItems[1]).toEqual({ type: 'function_call', call_id: approvalId, name: 'srv__lookup', arguments: '{"q":"rm"}' });
   });
@@ -185,8 +185,8 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
         { type: 'function_call', call_id: 'mcpr_2', name: 'srv__lookup', arguments: '{"q":2}' },
       ],
       publicItems: [
-        { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 'srv', name: 'lookup', arguments: '{"q":1}' },
-        { type: 'mcp_approval_request', id: 'mcpr_2', server_label: 'srv', name: 'lookup', arguments: '{"q":2}' },
+        { type: 'probe_approval_request', id: 'mcpr_1', scope: 'srv', name: 'lookup', arguments: '{"q":1}' },
+        { type: 'probe_approval_request', id: 'mcpr_2', scope: 'srv', name: 'lookup', arguments: '{"q":2}' },
       ],
     });
     await setUp([[...messageEvents('m', ['summary']), finished]], {}, prior);
@@ -194,8 +194,8 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
       previousResponseId: 'resp_prev',
       tools: [probe('lookup', { server_label: 'srv', require_approval: true })],
       input: [
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true },
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_2', approve: false, reason: 'not that one' },
+        { type: 'probe_approval_response', approval_request_id: 'mcpr_1', approve: true },
+        { type: 'probe_approval_response', approval_request_id: 'mcpr_2', approve: false, reason: 'not that one' },
         { type: 'message', role: 'user', content: 'then summarise' },
       ],
     });

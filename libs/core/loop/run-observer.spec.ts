@@ -83,8 +83,9 @@ describe('the loop reports to a RUN_OBSERVER', () => {
       'upstream 1',
       'first event response.created',
       'tool probe lookup',
-      'tool lookup completed',
+      // The scripted stream ends as soon as it has sent the call; the call finishes after.
       'upstream 1 ok',
+      'tool lookup completed',
       'round 1 end',
       'round 2',
       'upstream 2',

@@ -5,13 +5,20 @@ import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler } from '../handlers/tool-handler.interface.js';
 import type { PublicToolChoice } from '../loop/response-request.js';
 import type { JsonObject } from '../protocol/items.js';
+import { mcpToolChoice } from '../../tools/mcp/mcp.tool-handler.js';
+import { firstOfferedToolChoice } from '../handlers/tool-choice.helpers.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { resolveToolChoice } from './tool-choice.resolver.js';
 import { ToolPreparationService } from './tool-preparation.service.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 const fn = (name: string): JsonObject => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
-const stubHandler = (type: string): AnyToolHandler => ({ type, gatewayOwned: true, validate: () => ({}), normalize: () => [] });
+const stubHandler = (type: string): AnyToolHandler => ({ type, gatewayOwned: true, validate: () => ({}), normalize: () => [], toolChoice: choices[type] });
+/** The modules' own tool_choice contracts, on stand-in handlers whose entries the tests add by hand. */
+const choices: Record<string, AnyToolHandler['toolChoice']> = {
+  mcp: mcpToolChoice,
+  web_search: firstOfferedToolChoice('web_search', ['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26']),
+};
 
 /** A hosted type with no model-facing form: validated and routed, never offered to the model. */
 const hiddenHandler: AnyToolHandler = {
@@ -24,19 +31,20 @@ const hiddenHandler: AnyToolHandler = {
 /** Adds a gateway entry by hand, as the MCP and web search modules would register them. */
 function addGateway(registry: ToolRegistry, toolType: string, modelName: string, toolName: string, serverLabel?: string): void {
   registry.add(
-    { modelName, toolType, toolName, serverLabel, scope: serverLabel, ownership: { kind: 'gateway' }, handler: stubHandler(toolType), declarationIndex: 9, offered: true },
+    { modelName, toolType, toolName, scope: serverLabel, ownership: { kind: 'gateway' }, handler: stubHandler(toolType), declarationIndex: 9, offered: true },
     { type: 'function', name: modelName, parameters: { type: 'object', properties: {} } },
   );
 }
 
+const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), hiddenHandler]);
+
 async function registryOf(tools: JsonObject[]): Promise<ToolRegistry> {
-  const explorer = explorerWith([new FunctionToolHandler(), new CustomToolHandler(), new NamespaceToolHandler(), hiddenHandler]);
   return new ToolPreparationService(explorer, testConfig()).prepare(tools, { history: [], signal: new AbortController().signal, requestId: 'r' });
 }
 
 function rejects(choice: unknown, registry: ToolRegistry): InvalidRequestError {
   try {
-    resolveToolChoice(choice as PublicToolChoice, registry);
+    resolveToolChoice(choice as PublicToolChoice, registry, explorer);
   } catch (err) {
     expect(err).toBeInstanceOf(InvalidRequestError);
     return err as InvalidRequestError;
@@ -66,30 +74,30 @@ describe('resolveToolChoice', () => {
   describe('string forms', () => {
     it('passes auto and none through without forcing', () => {
       for (const choice of ['auto', 'none'] as const) {
-        const resolved = resolveToolChoice(choice, registry);
+        const resolved = resolveToolChoice(choice, registry, explorer);
         expect(resolved).toEqual({ choice, tools: registry.functions, forcing: false });
       }
     });
 
     it('marks required as forcing', () => {
-      expect(resolveToolChoice('required', registry)).toMatchObject({ choice: 'required', forcing: true });
+      expect(resolveToolChoice('required', registry, explorer)).toMatchObject({ choice: 'required', forcing: true });
     });
 
     it('offers only what the model may call (hidden tools stay out)', () => {
       expect(offeredNames()).not.toContain('hosted_demo');
-      expect(resolveToolChoice('auto', registry).tools.map((f) => f.name)).toEqual(offeredNames());
+      expect(resolveToolChoice('auto', registry, explorer).tools.map((f) => f.name)).toEqual(offeredNames());
     });
 
     it('rejects required when nothing can be called', async () => {
       const onlyHidden = await registryOf([{ type: 'hosted_demo' }]);
       expect(rejects('required', onlyHidden).param).toBe('tool_choice');
-      expect(resolveToolChoice('auto', onlyHidden)).toMatchObject({ choice: 'auto', tools: [], forcing: false });
+      expect(resolveToolChoice('auto', onlyHidden, explorer)).toMatchObject({ choice: 'auto', tools: [], forcing: false });
     });
   });
 
   describe('named forms', () => {
     it('forces a plain function by name', () => {
-      expect(resolveToolChoice({ type: 'function', name: 'run_shell' }, registry)).toEqual({
+      expect(resolveToolChoice({ type: 'function', name: 'run_shell' }, registry, explorer)).toEqual({
         choice: { type: 'function', name: 'run_shell' },
         tools: registry.functions,
         forcing: true,
@@ -97,22 +105,22 @@ describe('resolveToolChoice', () => {
     });
 
     it('forces a custom tool by its name', () => {
-      expect(resolveToolChoice({ type: 'custom', name: 'apply_patch' }, registry).choice).toEqual({ type: 'function', name: 'apply_patch' });
+      expect(resolveToolChoice({ type: 'custom', name: 'apply_patch' }, registry, explorer).choice).toEqual({ type: 'function', name: 'apply_patch' });
     });
 
     it('resolves a namespace member given with its namespace', () => {
-      expect(resolveToolChoice({ type: 'function', name: 'open', namespace: 'web' }, registry).choice).toEqual({ type: 'function', name: 'web__open' });
-      expect(resolveToolChoice({ type: 'custom', name: 'write', namespace: 'files' }, registry).choice).toEqual({ type: 'function', name: 'files__write' });
+      expect(resolveToolChoice({ type: 'function', name: 'open', namespace: 'web' }, registry, explorer).choice).toEqual({ type: 'function', name: 'web__open' });
+      expect(resolveToolChoice({ type: 'custom', name: 'write', namespace: 'files' }, registry, explorer).choice).toEqual({ type: 'function', name: 'files__write' });
     });
 
     it('resolves a namespace member by its own name when that is unambiguous and of the right kind', () => {
-      expect(resolveToolChoice({ type: 'function', name: 'read' }, registry).choice).toEqual({ type: 'function', name: 'files__read' });
-      expect(resolveToolChoice({ type: 'custom', name: 'write' }, registry).choice).toEqual({ type: 'function', name: 'files__write' });
+      expect(resolveToolChoice({ type: 'function', name: 'read' }, registry, explorer).choice).toEqual({ type: 'function', name: 'files__read' });
+      expect(resolveToolChoice({ type: 'custom', name: 'write' }, registry, explorer).choice).toEqual({ type: 'function', name: 'files__write' });
       expect(rejects({ type: 'function', name: 'write' }, registry).param).toBe('tool_choice.name');
     });
 
     it('accepts the model-visible name of a member', () => {
-      expect(resolveToolChoice({ type: 'function', name: 'notes__list' }, registry).choice).toEqual({ type: 'function', name: 'notes__list' });
+      expect(resolveToolChoice({ type: 'function', name: 'notes__list' }, registry, explorer).choice).toEqual({ type: 'function', name: 'notes__list' });
     });
 
     it('rejects an ambiguous member name and names nobody else', () => {
@@ -129,14 +137,14 @@ describe('resolveToolChoice', () => {
 
   describe('mcp form', () => {
     it('with a name forces that tool of that server', () => {
-      expect(resolveToolChoice({ type: 'mcp', server_label: 'docs', name: 'fetch' }, registry)).toMatchObject({
+      expect(resolveToolChoice({ type: 'mcp', server_label: 'docs', name: 'fetch' }, registry, explorer)).toMatchObject({
         choice: { type: 'function', name: 'docs__fetch' },
         forcing: true,
       });
     });
 
     it('without a name requires a call and narrows the tools to that server', () => {
-      const resolved = resolveToolChoice({ type: 'mcp', server_label: 'docs' }, registry);
+      const resolved = resolveToolChoice({ type: 'mcp', server_label: 'docs' }, registry, explorer);
       expect(resolved.choice).toBe('required');
       expect(resolved.forcing).toBe(true);
       expect(resolved.tools.map((f) => f.name)).toEqual(['docs__search', 'docs__fetch']);
@@ -150,7 +158,7 @@ describe('resolveToolChoice', () => {
 
   describe('hosted forms', () => {
     it.each(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'])('%s forces the web search tool', (type) => {
-      expect(resolveToolChoice({ type }, registry)).toMatchObject({ choice: { type: 'function', name: 'web_search' }, forcing: true });
+      expect(resolveToolChoice({ type }, registry, explorer)).toMatchObject({ choice: { type: 'function', name: 'web_search' }, forcing: true });
     });
 
     it('rejects a hosted type that is declared but not offered, or not declared', () => {
@@ -169,6 +177,7 @@ describe('resolveToolChoice', () => {
       const resolved = resolveToolChoice(
         { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'run_shell' }, { type: 'mcp', server_label: 'docs' }, { type: 'custom', name: 'write', namespace: 'files' }] },
         registry,
+        explorer,
       );
       expect(resolved.choice).toBe('auto');
       expect(resolved.forcing).toBe(false);
@@ -176,13 +185,13 @@ describe('resolveToolChoice', () => {
     });
 
     it('forces a call among the allowed ones in required mode', () => {
-      const resolved = resolveToolChoice({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search_preview' }] }, registry);
+      const resolved = resolveToolChoice({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search_preview' }] }, registry, explorer);
       expect(resolved).toMatchObject({ choice: 'required', forcing: true });
       expect(resolved.tools.map((f) => f.name)).toEqual(['web_search']);
     });
 
     it('defaults to auto mode', () => {
-      expect(resolveToolChoice({ type: 'allowed_tools', tools: [{ type: 'function', name: 'run_shell' }] } as never, registry)).toMatchObject({ choice: 'auto', forcing: false });
+      expect(resolveToolChoice({ type: 'allowed_tools', tools: [{ type: 'function', name: 'run_shell' }] } as never, registry, explorer)).toMatchObject({ choice: 'auto', forcing: false });
     });
 
     it('names the bad field', () => {

@@ -42,7 +42,7 @@ class ListingHandler implements ToolHandler<{ label: string }, string[]> {
     return (discovered ?? []).map((tool) => ({
       fn: { type: 'function', name: `${p.label}_${tool}`, parameters: { type: 'object', properties: {} } },
       toolName: tool,
-      serverLabel: p.label,
+      scope: p.label,
     }));
   }
 }
@@ -167,7 +167,7 @@ describe('ToolPreparationService', () => {
       // Behind a server label the model sees a qualified name; the entry keeps the tool's own.
       const overlap = registry.lookup('srv__overlap')!;
       expect(overlap.ownership.kind === 'gateway' && overlap.ownership.binding?.parallelSafe).toBe(true);
-      expect(overlap).toMatchObject({ toolName: 'overlap', serverLabel: 'srv', scope: 'srv', offered: true });
+      expect(overlap).toMatchObject({ toolName: 'overlap', scope: 'srv', offered: true });
       expect(registry.findByIdentity('probe', 'overlap', 'srv')).toBe(overlap);
     });
 
@@ -236,7 +236,7 @@ describe('ToolPreparationService', () => {
 
       expect(registry.discoveryItems.map((i) => i.id)).toEqual(['list_a', 'list_b']);
       expect(registry.functions.map((f) => f.name)).toEqual(['a_x', 'a_z', 'plain', 'b_y']);
-      expect(registry.lookup('b_y')).toMatchObject({ serverLabel: 'b', toolName: 'y', declarationIndex: 2 });
+      expect(registry.lookup('b_y')).toMatchObject({ scope: 'b', toolName: 'y', declarationIndex: 2 });
       expect(listing.contexts[0]).toMatchObject({ signal, history, requestId: 'resp_1' });
     });
 

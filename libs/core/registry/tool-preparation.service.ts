@@ -71,7 +71,7 @@ export class ToolPreparationService {
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
-          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, takenNames: new Set(), requestId: ctx.requestId, owner: ctx.owner ?? null })
+          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null })
           : Promise.resolve(undefined),
       ),
     );
@@ -140,7 +140,7 @@ export class ToolPreparationService {
       // last-write-wins would route calls to a tool the client did not mean.
       throw new InvalidRequestError(
         `Duplicate tool name "${name}" in tools[${d.index}]: another declaration already provides a tool with that name.`,
-        `tools[${d.index}]${d.handler.type === 'mcp' ? '' : '.name'}`,
+        `tools[${d.index}]${d.handler.namesFromDiscovery ? '' : '.name'}`,
         'duplicate_tool_name',
       );
     }
@@ -148,8 +148,7 @@ export class ToolPreparationService {
       modelName: name,
       toolType: d.handler.type,
       toolName: tool.toolName,
-      serverLabel: tool.serverLabel,
-      scope: tool.serverLabel ?? tool.clientShape?.namespace,
+      scope: tool.scope ?? tool.clientShape?.namespace,
       ownership: this.ownershipFor(d.handler, tool),
       handler: d.handler,
       declarationIndex: d.index,

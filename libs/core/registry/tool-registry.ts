@@ -20,8 +20,7 @@ export interface ToolEntry {
   modelName: string;
   toolType: string;
   toolName: string;
-  serverLabel?: string;
-  /** What qualifies the tool's own name: the MCP server label or the namespace. */
+  /** What qualifies the tool's own name (a server label, a group name), as the handler's `NormalizedTool` gives it. */
   scope?: string;
   ownership: ToolOwnership;
   handler: AnyToolHandler;
@@ -38,6 +37,7 @@ export interface ToolEntry {
 export class ToolRegistry {
   private readonly entries = new Map<string, ToolEntry>();
   private readonly byIdentity = new Map<string, ToolEntry>();
+  private readonly byClientShape = new Map<string, ToolEntry>();
   private readonly takenNames = new Set<string>();
   readonly functions: FunctionToolDef[] = [];
   /** Public declarations echoed in `response.tools` (secrets stripped). */
@@ -51,6 +51,10 @@ export class ToolRegistry {
     this.entries.set(entry.modelName, entry);
     this.takenNames.add(entry.modelName);
     this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
+    if (entry.ownership.kind === 'client') {
+      const { shape } = entry.ownership;
+      this.byClientShape.set(identityKey(shape.kind, shape.name, shape.namespace), entry);
+    }
     if (fn && entry.offered) this.functions.push(fn);
   }
 
@@ -62,7 +66,15 @@ export class ToolRegistry {
     return this.entries.get(modelName);
   }
 
-  /** Finds an entry by what the public side calls it (tool type, own name, MCP server or namespace). */
+  /**
+   * The client-owned entry whose calls come back as `kind` under this name
+   * and scope: what a public call item in the history refers to.
+   */
+  findClientCall(kind: ClientCallShape['kind'], name: string, scope?: string): ToolEntry | undefined {
+    return this.byClientShape.get(identityKey(kind, name, scope));
+  }
+
+  /** Finds an entry by what the public side calls it (tool type, own name, the scope that qualifies it). */
   findByIdentity(toolType: string, toolName: string, scope?: string): ToolEntry | undefined {
     return this.byIdentity.get(identityKey(toolType, toolName, scope));
   }

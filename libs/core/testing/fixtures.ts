@@ -1,4 +1,3 @@
-import { DiscoveryService, ModulesContainer } from '@nestjs/core';
 import { validateGatewayConfig } from '../../config/config.loader.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
@@ -14,10 +13,7 @@ export function testConfig(overrides: Record<string, unknown> = {}): GatewayConf
 
 /** An explorer populated without DI, for tests of the stages that only read it. */
 export function explorerWith(handlers: AnyToolHandler[], executors: AnyGatewayExecutor[] = []): ToolHandlerExplorer {
-  const explorer = new ToolHandlerExplorer(new DiscoveryService(new ModulesContainer()));
-  for (const handler of handlers) explorer.addHandler(handler);
-  for (const executor of executors) explorer.addExecutor(executor);
-  return explorer;
+  return ToolHandlerExplorer.of({ handlers, executors });
 }
 
 /** A validated request as the HTTP layer would hand it to the loop. */

@@ -76,7 +76,7 @@ export class NapLedger {
 export const napLedger = new NapLedger();
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'nap' })
 export class NapToolHandler implements ToolHandler<NapParams> {
   readonly type = 'nap';
   readonly gatewayOwned = true;
@@ -109,7 +109,7 @@ export class NapToolHandler implements ToolHandler<NapParams> {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'nap' })
 export class NapExecutor implements GatewayExecutor<NapParams> {
   readonly type = 'nap';
 

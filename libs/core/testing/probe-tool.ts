@@ -15,6 +15,7 @@ import type {
 } from '../handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
 import { modelVisibleName } from '../registry/model-names.js';
+import { simpleApprovalRequestItem, simpleApprovalToModelItems, simpleApprovals } from '../handlers/call-item.helpers.js';
 import { simpleCallOutput, simpleCallPlan } from './simple-call-items.js';
 
 /**
@@ -36,11 +37,13 @@ export type ProbeBehaviour = (call: GatewayCall, params: ProbeParams, ctx: Execu
 export const PROBE_TYPE = 'probe';
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: PROBE_TYPE })
 export class ProbeToolHandler implements ToolHandler<ProbeParams> {
   readonly type = PROBE_TYPE;
   readonly gatewayOwned = true;
-  readonly historyItemTypes = ['probe_call'];
+  readonly historyItemTypes = ['probe_call', 'probe_approval_request'];
+  readonly itemIdPrefix = 'prb';
+  readonly approvals = simpleApprovals(PROBE_TYPE);
 
   validate(decl: JsonObject, path: string): ProbeParams {
     return {
@@ -59,7 +62,7 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
       {
         fn: { type: 'function', name: modelName, description: 'Probe.', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
         toolName: p.name,
-        serverLabel: p.serverLabel,
+        scope: p.serverLabel,
         executionParams: p,
       },
     ];
@@ -67,7 +70,9 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
 
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
-    const label = typeof it.server_label === 'string' ? it.server_label : undefined;
+    const label = typeof it.server_label === 'string' ? it.server_label : typeof it.scope === 'string' ? it.scope : undefined;
+    const approval = simpleApprovalToModelItems(item, ctx.modelNameFor(String(it.name), label) ?? String(it.name));
+    if (approval) return approval;
     return [
       { type: 'function_call', call_id: String(it.id), name: ctx.modelNameFor(String(it.name), label) ?? String(it.name), arguments: String(it.arguments) },
       { type: 'function_call_output', call_id: String(it.id), output: String(it.output ?? '') },
@@ -76,7 +81,7 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: PROBE_TYPE })
 export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
   readonly type = PROBE_TYPE;
   readonly calls: Array<{ call: GatewayCall; ctx: ExecutionContext }> = [];
@@ -99,16 +104,16 @@ export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
     return p.requireApproval;
   }
 
-  approvalRequestItem(call: GatewayCall, p: ProbeParams): PublicItem {
-    return { type: 'mcp_approval_request', server_label: p.serverLabel ?? '', name: call.toolName, arguments: call.arguments };
+  approvalRequestItem(call: GatewayCall): PublicItem {
+    return simpleApprovalRequestItem(PROBE_TYPE, call, 'prb');
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {
-    return simpleCallPlan('probe_call', call, { extra: { server_label: call.serverLabel } });
+    return simpleCallPlan('probe_call', call, { extra: { server_label: call.scope } });
   }
 
   publicOutput(result: GatewayCallResult): PublicItem {
-    return simpleCallOutput('probe_call', result, { server_label: result.call.serverLabel, error: result.error?.code ?? null });
+    return simpleCallOutput('probe_call', result, { server_label: result.call.scope, error: result.error?.code ?? null });
   }
 }
 

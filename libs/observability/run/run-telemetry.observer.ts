@@ -91,7 +91,7 @@ class RunTraceImpl implements RunTrace {
   toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace {
     const parent = round instanceof RoundTraceImpl ? this.tracing.contextOf(round.span, this.parent) : this.parent;
     const attributes: Record<string, string> = { 'switchyard.tool.type': toolType, 'switchyard.tool.name': call.toolName };
-    if (call.serverLabel) attributes['switchyard.tool.server_label'] = call.serverLabel;
+    if (call.scope) attributes['switchyard.tool.server_label'] = call.scope;
     const span = this.tracing.start(`tool ${toolType}`, parent, attributes);
     const started = performance.now();
     let done = false;

@@ -8,7 +8,7 @@ import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
-import { parseInputItems, type ExtraItemValidator } from './input-items.parser.js';
+import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
 
 function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
@@ -35,18 +35,10 @@ function unsupported(param: string, why: string): never {
  */
 @Injectable()
 export class CreateResponseParser {
-  /** Input item types the gateway accepts beyond tool modules' own (state layer adds `compaction`), with their checks. */
-  private readonly extraItemTypes = new Map<string, ExtraItemValidator | undefined>();
-
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
-
-  /** `validate` throws an `InvalidRequestError` naming `path` (e.g. `input[2]`) to refuse an item. */
-  acceptItemType(type: string, validate?: ExtraItemValidator): void {
-    this.extraItemTypes.set(type, validate);
-  }
 
   parse(body: unknown, owner: string | null = null): ResponseRequest {
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
@@ -85,7 +77,7 @@ export class CreateResponseParser {
 
     return {
       model,
-      input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer, this.extraItemTypes),
+      input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer),
       instructions: dto.instructions ?? null,
       tools: this.tools(raw.tools),
       toolChoice: this.toolChoice(raw.tool_choice),
@@ -125,7 +117,7 @@ export class CreateResponseParser {
    */
   parseItems(value: unknown, root: string): PublicItem[] {
     if (!Array.isArray(value)) throw new InvalidRequestError(`'${root}' must be an array of items.`, root);
-    return parseInputItems(value, this.explorer, this.extraItemTypes, root);
+    return parseInputItems(value, this.explorer, root);
   }
 
   /** Only the compaction strategy exists; the threshold is in (estimated) tokens. */

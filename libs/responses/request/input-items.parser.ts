@@ -14,9 +14,6 @@ const ID_PREFIX: Record<string, string> = {
   mcp_approval_response: 'mcpa',
 };
 
-/** Checks one item of a type registered with `CreateResponseParser.acceptItemType`. */
-export type ExtraItemValidator = (item: JsonObject, path: string) => void;
-
 function fail(message: string, param: string): never {
   throw new InvalidRequestError(message, param);
 }
@@ -121,7 +118,6 @@ export function canonicalItem(item: PublicItem): PublicItem {
 export function parseInputItems(
   input: unknown,
   explorer: ToolHandlerExplorer,
-  extraTypes: ReadonlyMap<string, ExtraItemValidator | undefined>,
   root = 'input',
 ): PublicItem[] {
   if (typeof input === 'string') {
@@ -176,10 +172,12 @@ export function parseInputItems(
         if (typeof item.approve !== 'boolean') fail(`${path}.approve must be a boolean.`, `${path}.approve`);
         break;
       default:
-        if (!explorer.handlerForItemType(type) && !extraTypes.has(type)) {
-          fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
+        {
+          // Tools' history items, or item types other modules own (`@InputItemProvider`), with their checks.
+          const own = explorer.inputItemHandler(type);
+          if (!explorer.handlerForItemType(type) && !own) fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
+          own?.validate?.(item, path);
         }
-        extraTypes.get(type)?.(item, path);
     }
     if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
     canonicalize(item);

@@ -50,7 +50,7 @@ function logsOf(r: SandboxRunResult): string {
  * failed call with a sentence saying what happened, never a gateway error.
  */
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: ToolType.CodeInterpreter })
 export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterParams> {
   readonly type = ToolType.CodeInterpreter;
   private readonly logger = new Logger('CodeInterpreter');

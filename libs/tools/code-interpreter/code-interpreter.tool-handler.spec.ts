@@ -13,7 +13,7 @@ describe('CodeInterpreterToolHandler', () => {
   let dir: string;
   let store: ContainerStore;
   let handler: CodeInterpreterToolHandler;
-  const ctx = (history: unknown[] = []) => ({ history: history as PublicItem[], signal: new AbortController().signal, takenNames: new Set<string>(), requestId: 'resp_1' });
+  const ctx = (history: unknown[] = []) => ({ history: history as PublicItem[], signal: new AbortController().signal, requestId: 'resp_1' });
   const declare = (container: unknown, path = 'tools[0]') => handler.validate({ type: 'code_interpreter', container } as never, path);
 
   beforeEach(async () => {
@@ -74,7 +74,7 @@ describe('CodeInterpreterToolHandler', () => {
   it('turns a history item into the call and output the model saw', () => {
     const items = handler.toModelItems(
       { type: 'code_interpreter_call', id: 'ci_9', status: 'completed', code: 'print(1)', container_id: 'cntr_x', outputs: [{ type: 'logs', logs: '1\n' }] },
-      { modelNameFor: () => 'code_interpreter' },
+      { modelNameFor: () => 'code_interpreter', clientCallName: () => undefined },
     );
     expect(items).toEqual([
       { type: 'function_call', call_id: 'ci_9', name: 'code_interpreter', arguments: '{"code":"print(1)"}' },

@@ -1,3 +1,4 @@
+import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
@@ -32,11 +33,13 @@ interface Discovered {
  * `file_ids` are copied in once per container.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.CodeInterpreter })
 export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterParams, Discovered> {
   readonly type = ToolType.CodeInterpreter;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['code_interpreter_call'];
+  readonly itemIdPrefix = 'ci';
+  readonly toolChoice = firstOfferedToolChoice(ToolType.CodeInterpreter, [ToolType.CodeInterpreter]);
   private readonly copied = new WeakMap<Container, Set<string>>();
 
   constructor(

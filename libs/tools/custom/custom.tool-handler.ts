@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { optionalObject, optionalString, requireFunctionName } from '../../core/handlers/declaration-validation.js';
+import { namedClientToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { FunctionToolDef, JsonObject } from '../../core/protocol/items.js';
+import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import { outputText } from '../../core/loop/history-to-model.js';
+import type { FunctionToolDef, JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { clientCallModelName } from '../function/function.tool-handler.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
 
 export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
@@ -57,10 +60,14 @@ export function customAsFunction(p: CustomToolParams, modelName: string): Functi
 
 /** `custom`: client-owned freeform tool; calls come back as `custom_tool_call`. */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.Custom })
 export class CustomToolHandler implements ToolHandler<CustomToolParams> {
   readonly type = ToolType.Custom;
   readonly gatewayOwned = false;
+  /** Plain and namespaced custom calls both come back as `custom_tool_call`; the client answers with its output item. */
+  readonly historyItemTypes = ['custom_tool_call', 'custom_tool_call_output'];
+  readonly callOutputItemTypes = ['custom_tool_call_output'];
+  readonly toolChoice = namedClientToolChoice(ToolType.Custom, 'custom_tool_call', 'namespace');
 
   validate(decl: JsonObject, path: string): CustomToolParams {
     return validateCustomTool(decl, path);
@@ -68,6 +75,21 @@ export class CustomToolHandler implements ToolHandler<CustomToolParams> {
 
   normalize(p: CustomToolParams): NormalizedTool[] {
     return [{ fn: customAsFunction(p, p.name), toolName: p.name, clientShape: { kind: 'custom_tool_call', name: p.name } }];
+  }
+
+  /** The model called a function: the freeform input travels as its one `input` argument. */
+  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
+    const it = item as JsonObject;
+    if (item.type === 'custom_tool_call_output') return [{ type: 'function_call_output', call_id: String(it.call_id), output: outputText(it.output) }];
+    const namespace = typeof it.namespace === 'string' && it.namespace ? it.namespace : undefined;
+    return [
+      {
+        type: 'function_call',
+        call_id: String(it.call_id),
+        name: clientCallModelName('custom_tool_call', String(it.name), namespace, ctx),
+        arguments: JSON.stringify({ input: it.input ?? '' }),
+      },
+    ];
   }
 
   publicDeclaration(p: CustomToolParams): JsonObject {

@@ -1,3 +1,4 @@
+import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   InvalidRequestError,
@@ -34,11 +35,13 @@ export const MAX_VECTOR_STORES = 100;
  * `FileSearchExecutor`.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.FileSearch })
 export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
   readonly type = ToolType.FileSearch;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['file_search_call'];
+  readonly itemIdPrefix = 'fs';
+  readonly toolChoice = firstOfferedToolChoice(ToolType.FileSearch, [ToolType.FileSearch]);
 
   private readonly maxQueries: number;
 

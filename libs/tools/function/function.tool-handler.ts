@@ -5,9 +5,11 @@ import {
   parametersSchema,
   requireFunctionName,
 } from '../../core/handlers/declaration-validation.js';
+import { namedClientToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { modelVisibleName } from '../../core/registry/model-names.js';
 import { ToolType } from '../../core/tool-types/tool-type.enum.js';
 
 export interface FunctionToolParams {
@@ -26,12 +28,26 @@ export function validateFunctionTool(decl: JsonObject, path: string): FunctionTo
   };
 }
 
+/**
+ * The model-visible name of a client call found in history: the declared
+ * tool's, else (a grouped member the request no longer declares) the same
+ * stable joined name the group would have given it.
+ */
+export function clientCallModelName(kind: 'function_call' | 'custom_tool_call', name: string, namespace: string | undefined, ctx: HistoryContext): string {
+  const declared = ctx.clientCallName(kind, name, namespace);
+  if (declared) return declared;
+  return namespace ? modelVisibleName([namespace, name], new Set()) : name;
+}
+
 /** `function`: client-owned, passed to the model unchanged, calls handed back as they are. */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.Function })
 export class FunctionToolHandler implements ToolHandler<FunctionToolParams> {
   readonly type = ToolType.Function;
   readonly gatewayOwned = false;
+  /** Plain and namespaced function calls both come back as `function_call` items. */
+  readonly historyItemTypes = ['function_call'];
+  readonly toolChoice = namedClientToolChoice(ToolType.Function, 'function_call', 'namespace');
 
   validate(decl: JsonObject, path: string): FunctionToolParams {
     return validateFunctionTool(decl, path);
@@ -45,6 +61,14 @@ export class FunctionToolHandler implements ToolHandler<FunctionToolParams> {
         clientShape: { kind: 'function_call', name: p.name },
       },
     ];
+  }
+
+  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
+    const it = item as JsonObject;
+    const namespace = typeof it.namespace === 'string' && it.namespace ? it.namespace : undefined;
+    // A plain call keeps its name: it is the model-visible one.
+    const name = namespace ? clientCallModelName('function_call', String(it.name), namespace, ctx) : String(it.name);
+    return [{ type: 'function_call', call_id: String(it.call_id), name, arguments: typeof it.arguments === 'string' ? it.arguments : '' }];
   }
 
   publicDeclaration(p: FunctionToolParams): JsonObject {

@@ -50,7 +50,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
   /** Discovers `decl` and returns the execution parameters of each tool by its own name. */
   async function toolsOf(decl: JsonObject): Promise<Map<string, McpExecutionParams>> {
     const params = handler.validate({ type: 'mcp', ...decl }, 'tools[0]');
-    const { state } = await handler.discover(params, { signal: new AbortController().signal, history: [], takenNames: new Set(), requestId: 'r' });
+    const { state } = await handler.discover(params, { signal: new AbortController().signal, history: [], requestId: 'r' });
     expect(state.error).toBeNull();
     const tools = handler.normalize(params, state, { takenNames: new Set() });
     return new Map(tools.map((t) => [t.toolName, t.executionParams as McpExecutionParams]));
@@ -62,7 +62,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       itemId: 'mcp_test1',
       modelName: `${params.serverLabel}__${params.toolName}`,
       toolName: params.toolName,
-      serverLabel: params.serverLabel,
+      scope: params.serverLabel,
       arguments: typeof args === 'string' ? args : JSON.stringify(args),
       ...extra,
     };

@@ -34,7 +34,7 @@ function parseArguments(raw: string): Record<string, unknown> | string {
  * server, and shapes their public `mcp_call` lifecycle.
  */
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: ToolType.Mcp })
 export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
   readonly type = ToolType.Mcp;
 

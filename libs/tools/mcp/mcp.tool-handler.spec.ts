@@ -79,7 +79,7 @@ describe('McpToolHandler', () => {
   const validate = (decl: JsonObject, path = 'tools[0]') => handler.validate({ type: 'mcp', ...decl }, path);
 
   async function discover(params: McpDeclaration, history: PublicItem[] = [], signal = new AbortController().signal) {
-    return handler.discover(params, { signal, history, takenNames: new Set(), requestId: 'resp_test' });
+    return handler.discover(params, { signal, history, requestId: 'resp_test' });
   }
 
   describe('validate', () => {
@@ -219,7 +219,7 @@ describe('McpToolHandler', () => {
       try {
         const result = await new McpToolHandler(localPool, local).discover(
           new McpToolHandler(localPool, local).validate({ type: 'mcp', server_label: 'gone', server_url: url, authorization: SECRET }, 'tools[0]'),
-          { signal: new AbortController().signal, history: [], takenNames: new Set(), requestId: 'r' },
+          { signal: new AbortController().signal, history: [], requestId: 'r' },
         );
         expect(result.state.tools).toEqual([]);
         expect(result.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'gone', tools: [], error: expect.stringMatching(/Could not connect/) })]);
@@ -238,7 +238,6 @@ describe('McpToolHandler', () => {
         const result = await localHandler.discover(localHandler.validate({ type: 'mcp', server_label: 'silent', server_url: silent.url }, 'tools[0]'), {
           signal: new AbortController().signal,
           history: [],
-          takenNames: new Set(),
           requestId: 'r',
         });
         expect(result.items![0]).toMatchObject({ type: 'mcp_list_tools', tools: [], error: expect.stringMatching(/300 ms/) });
@@ -316,7 +315,7 @@ describe('McpToolHandler', () => {
   });
 
   describe('toModelItems', () => {
-    const ctx: HistoryContext = { modelNameFor: (name, label) => (label === 'demo' ? `demo__${name}` : undefined) };
+    const ctx: HistoryContext = { modelNameFor: (name, label) => (label === 'demo' ? `demo__${name}` : undefined), clientCallName: () => undefined };
 
     it('turns an mcp_call into a function call and its output', () => {
       const done = { type: 'mcp_call', id: 'mcp_1', server_label: 'demo', name: 'echo', arguments: '{"text":"hi"}', output: 'echo: hi', error: null, status: 'completed' };

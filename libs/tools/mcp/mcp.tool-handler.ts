@@ -3,7 +3,17 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { DiscoveryContext, DiscoveryResult, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type {
+  DiscoveryContext,
+  DiscoveryResult,
+  HistoryContext,
+  NormalizedTool,
+  ToolChoiceContext,
+  ToolChoiceContract,
+  ToolChoiceTarget,
+  ToolHandler,
+} from '../../core/handlers/tool-handler.interface.js';
+import { McpApprovalResolver } from './mcp-approval.resolver.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { redactUrl } from '../../config/url-redaction.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
@@ -46,18 +56,43 @@ export function mcpModelName(serverLabel: string, toolName: string): string {
 }
 
 /**
+ * `tool_choice: {type: "mcp", server_label, name?}`: one tool of a server, or
+ * any of its tools when `name` is absent.
+ */
+export const mcpToolChoice: ToolChoiceContract = {
+  types: [ToolType.Mcp],
+  resolve(choice: JsonObject, ctx: ToolChoiceContext): ToolChoiceTarget {
+    const label = String(choice.server_label ?? '');
+    const name = choice.name;
+    const onServer = ctx.entries.filter((e) => e.toolType === ToolType.Mcp && e.scope === label && e.offered);
+    if (onServer.length === 0) throw new InvalidRequestError(`tool_choice names MCP server "${label}", which offers no tools in this request.`, 'tool_choice.server_label');
+    if (typeof name === 'string') {
+      const entry = onServer.find((e) => e.toolName === name);
+      if (!entry) throw new InvalidRequestError(`MCP server "${label}" has no tool "${name}".`, 'tool_choice.name');
+      return { force: entry.modelName };
+    }
+    return { anyOf: onServer.map((e) => e.modelName) };
+  },
+};
+
+/**
  * `mcp`: tools of a remote or operator-configured MCP server, discovered with
  * `tools/list` at request start and executed by the gateway (see
  * `McpGatewayExecutor`). Each server tool becomes one function for the model,
  * named `<server_label>__<tool>` (shortened with a hash past 64 characters).
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.Mcp })
 export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery> {
   readonly type = ToolType.Mcp;
   readonly gatewayOwned = true;
-  // `mcp_approval_response` is not listed: core answers those itself.
   readonly historyItemTypes = ['mcp_list_tools', 'mcp_call', 'mcp_approval_request'];
+  readonly itemIdPrefix = 'mcp';
+  /** Tool names come from the server's `tools/list`, not from a `name` field of the declaration. */
+  readonly namesFromDiscovery = true;
+  readonly toolChoice = mcpToolChoice;
+  /** `mcp_approval_response` items: claimed with the history item types, answered before the first round. */
+  readonly approvals = new McpApprovalResolver();
   private readonly logger = new Logger('McpToolHandler');
   /**
    * Keyed by the request's abort signal, which core passes to every
@@ -152,7 +187,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
       };
       return {
         fn: { type: 'function', name, description, parameters: tool.inputSchema as JsonObject, strict: false },
-        serverLabel: params.serverLabel,
+        scope: params.serverLabel,
         toolName: tool.name,
         executionParams,
       };
@@ -170,8 +205,8 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
       case 'mcp_call': {
         const output = typeof it.output === 'string' ? it.output : it.error != null ? `Error: ${typeof it.error === 'string' ? it.error : JSON.stringify(it.error)}` : '';
         // An approved call: the model's call is its mcp_approval_request (keyed by
-        // that id), so this item only completes it. Core does not run approvals
-        // again once such an mcp_call is in the conversation.
+        // that id), so this item only completes it. The approval resolver does
+        // not run it again once such an mcp_call is in the conversation.
         if (typeof it.approval_request_id === 'string' && it.approval_request_id.length > 0) {
           return [{ type: 'function_call_output', call_id: it.approval_request_id, output }];
         }
@@ -181,7 +216,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
         ];
       }
       case 'mcp_approval_request':
-        // Its output comes from the matching mcp_approval_response, which core answers.
+        // Its output comes from the matching mcp_approval_response (see McpApprovalResolver).
         return [{ type: 'function_call', call_id: callId, name, arguments: args }];
       default:
         // mcp_list_tools: the model sees the tools themselves, not the listing.

@@ -29,7 +29,7 @@ export function namespaceMemberName(namespace: string, member: string): string {
  * declared name is a 400 at registry build, not a silent rename.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.Namespace })
 export class NamespaceToolHandler implements ToolHandler<NamespaceToolParams> {
   readonly type = ToolType.Namespace;
   readonly gatewayOwned = false;

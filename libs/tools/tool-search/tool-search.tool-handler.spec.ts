@@ -3,7 +3,7 @@ import type { PublicItem } from '../../core/protocol/items.js';
 import { ToolSearchToolHandler } from './tool-search.tool-handler.js';
 
 const handler = new ToolSearchToolHandler();
-const ctx = { modelNameFor: (name: string) => (name === 'tool_search' ? 'tool_search' : undefined) };
+const ctx = { modelNameFor: (name: string) => (name === 'tool_search' ? 'tool_search' : undefined), clientCallName: () => undefined };
 
 describe('ToolSearchToolHandler', () => {
   it('is a client-owned type claiming both of its items', () => {

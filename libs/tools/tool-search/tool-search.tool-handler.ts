@@ -43,7 +43,7 @@ const DEFAULT_PARAMETERS: JsonObject = {
  * as a tool that finds nothing.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'tool_search' })
 export class ToolSearchToolHandler implements ToolHandler<ToolSearchParams> {
   readonly type = 'tool_search';
   readonly gatewayOwned = false;

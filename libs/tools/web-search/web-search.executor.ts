@@ -35,7 +35,7 @@ function errorOutput(code: string, message: string, data: WebSearchCallData): To
  * known event names.
  */
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: ToolType.WebSearch })
 export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
   readonly type = ToolType.WebSearch;
   private readonly logger = new Logger('WebSearch');

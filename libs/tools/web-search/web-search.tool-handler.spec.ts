@@ -110,7 +110,7 @@ describe('WebSearchToolHandler', () => {
   });
 
   it('turns a web_search_call from history into a call and an output without results', () => {
-    const ctx = { modelNameFor: (name: string) => (name === 'web_search' ? 'web_search' : undefined) };
+    const ctx = { modelNameFor: (name: string) => (name === 'web_search' ? 'web_search' : undefined), clientCallName: () => undefined };
     const items = handler.toModelItems(
       {
         type: 'web_search_call',
@@ -128,7 +128,7 @@ describe('WebSearchToolHandler', () => {
         output: JSON.stringify({ note: 'The results of this earlier search were not kept; search again if you need them.', sources: ['https://x.example/'] }),
       },
     ]);
-    const failed = handler.toModelItems({ type: 'web_search_call', id: 'ws_2', status: 'failed', action: { type: 'search', query: 'c' } }, { modelNameFor: () => undefined });
+    const failed = handler.toModelItems({ type: 'web_search_call', id: 'ws_2', status: 'failed', action: { type: 'search', query: 'c' } }, { modelNameFor: () => undefined, clientCallName: () => undefined });
     expect(failed[0]).toMatchObject({ name: 'web_search', arguments: '{"query":"c"}' });
     expect(JSON.parse(failed[1].type === 'function_call_output' ? (failed[1].output as string) : '')).toEqual({ error: { code: 'search_failed', message: 'This search failed.' } });
   });

@@ -1,4 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
 import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
@@ -23,12 +24,15 @@ export const WEB_SEARCH_FUNCTION = 'web_search';
  * result and a failed `web_search_call`, never a search.
  */
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: ToolType.WebSearch })
 export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
   readonly type = ToolType.WebSearch;
   readonly aliases = ['web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'];
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['web_search_call'];
+  readonly itemIdPrefix = 'ws';
+  /** `tool_choice: {type}` takes every wire tag the declaration does. */
+  readonly toolChoice = firstOfferedToolChoice(ToolType.WebSearch, [ToolType.WebSearch, ...this.aliases]);
 
   /** Absent when the handler is used on its own (its unit tests): then the tool is offered. */
   constructor(@Optional() private readonly search?: WebSearchService) {}

@@ -38,7 +38,7 @@ export interface FlakyRecord {
 export const flakyLedger: FlakyRecord[] = [];
 
 @Injectable()
-@ToolHandlerProvider()
+@ToolHandlerProvider({ type: 'flaky' })
 export class FlakyToolHandler implements ToolHandler<{ name: string }> {
   readonly type = 'flaky';
   readonly gatewayOwned = true;
@@ -65,7 +65,7 @@ export class FlakyToolHandler implements ToolHandler<{ name: string }> {
 }
 
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: 'flaky' })
 export class FlakyExecutor implements GatewayExecutor<{ name: string }> {
   readonly type = 'flaky';
 

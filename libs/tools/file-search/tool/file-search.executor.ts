@@ -29,7 +29,7 @@ function errorOutput(code: string, message: string, queries: string[]): ToolOutp
  * An unknown store id fails the call (the model reads why), not the request.
  */
 @Injectable()
-@GatewayExecutorProvider()
+@GatewayExecutorProvider({ type: ToolType.FileSearch })
 export class FileSearchExecutor implements GatewayExecutor<FileSearchParams> {
   readonly type = ToolType.FileSearch;
 

@@ -1,9 +1,10 @@
-import { Injectable, type Provider } from '@nestjs/common';
+import { Injectable, Scope, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
+import type { InputItemHandler } from './input-item-handler.interface.js';
+import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
 import { ToolHandlerExplorer, ToolRegistrationError } from './tool-handler.explorer.js';
 import type { GatewayEventPlan, GatewayExecutor, NormalizedTool, ToolHandler, ToolOutput } from './tool-handler.interface.js';
 
@@ -96,6 +97,61 @@ class UntaggedHandler extends StubHandler {
   readonly gatewayOwned = false;
 }
 
+/** Its decorator says one type, its instance another: a copy-paste slip that must not route silently. */
+@Injectable()
+@ToolHandlerProvider({ type: 'web_search' })
+class MislabelledHandler extends StubHandler {
+  readonly type = 'web_fetch';
+  readonly gatewayOwned = true;
+}
+
+@Injectable()
+@ToolHandlerProvider({} as { type: string })
+class KeylessHandler extends StubHandler {
+  readonly type = 'keyless';
+  readonly gatewayOwned = false;
+}
+
+@Injectable({ scope: Scope.REQUEST })
+@ToolHandlerProvider({ type: 'per_request' })
+class RequestScopedHandler extends StubHandler {
+  readonly type = 'per_request';
+  readonly gatewayOwned = false;
+}
+
+@Injectable()
+@InputItemProvider({ type: 'summary_note' })
+class SummaryNoteItem implements InputItemHandler {
+  readonly itemType = 'summary_note';
+  toModelItems() {
+    return [];
+  }
+}
+
+/** An input item provider claiming a tool's history item type. */
+@Injectable()
+@InputItemProvider({ type: 'web_search_call' })
+class SearchCallItem implements InputItemHandler {
+  readonly itemType = 'web_search_call';
+  toModelItems() {
+    return [];
+  }
+}
+
+@Injectable()
+@ToolHandlerProvider({ type: 'other_search' })
+class SearchChoiceHandler extends StubHandler {
+  readonly type = 'other_search';
+  readonly gatewayOwned = false;
+  readonly toolChoice = { types: ['web_search'], resolve: () => ({ force: 'x' }) };
+}
+
+@Injectable()
+@ToolHandlerProvider({ type: 'web_search' })
+class SearchWithChoiceHandler extends SearchHandler {
+  readonly toolChoice = { types: ['web_search'], resolve: () => ({ force: 'web_search' }) };
+}
+
 async function explore(...providers: Provider[]): Promise<ToolHandlerExplorer> {
   const moduleRef = await Test.createTestingModule({ imports: [DiscoveryModule], providers: [ToolHandlerExplorer, ...providers] }).compile();
   await moduleRef.init();
@@ -156,5 +212,38 @@ describe('ToolHandlerExplorer (Nest discovery)', () => {
 
   it('rejects two handlers claiming one history item type', async () => {
     await expect(explore(SearchHandler, CallItemHandler)).rejects.toThrow(/item type "web_search_call" is claimed twice/);
+  });
+
+  it('reads the type from the decorator and refuses one that contradicts the instance', async () => {
+    await expect(explore(MislabelledHandler)).rejects.toThrow(/MislabelledHandler is tagged @ToolHandlerProvider\(\{ type: "web_search" \}\) but its instance says "web_fetch"/);
+  });
+
+  it('refuses a decorator without a type', async () => {
+    await expect(explore(KeylessHandler)).rejects.toThrow(/KeylessHandler is tagged @ToolHandlerProvider\(\) without a type/);
+  });
+
+  it('refuses a request-scoped provider at boot instead of skipping it', async () => {
+    await expect(explore(RequestScopedHandler)).rejects.toThrow(/RequestScopedHandler .* request-scoped/);
+  });
+
+  it('finds input item providers, apart from tools, in the same item-type namespace', async () => {
+    const explorer = await explore(SearchHandler, SummaryNoteItem);
+    expect(explorer.inputItemHandler('summary_note')).toBeInstanceOf(SummaryNoteItem);
+    expect(explorer.handlerForItemType('summary_note')).toBeUndefined();
+    expect(explorer.inputItemHandler('web_search_call')).toBeUndefined();
+    await expect(explore(SearchHandler, SearchCallItem)).rejects.toThrow(/item type "web_search_call" is claimed twice/);
+    await expect(explore(SearchCallItem, SearchHandler)).rejects.toThrow(/item type "web_search_call" is claimed twice/);
+  });
+
+  it('indexes tool_choice types and refuses a second claim on one', async () => {
+    const explorer = await explore(SearchWithChoiceHandler);
+    expect(explorer.handlerForChoiceType('web_search')).toBeInstanceOf(SearchWithChoiceHandler);
+    await expect(explore(SearchWithChoiceHandler, SearchChoiceHandler)).rejects.toThrow(/tool_choice type "web_search" is claimed twice/);
+  });
+
+  it('builds the same checked index from providers made by hand', () => {
+    expect(ToolHandlerExplorer.of({ handlers: [new SearchHandler()], inputItems: [new SummaryNoteItem()] }).inputItemHandler('summary_note')).toBeInstanceOf(SummaryNoteItem);
+    expect(() => ToolHandlerExplorer.of({ handlers: [new SearchHandler()], inputItems: [new SearchCallItem()] })).toThrow(/claimed twice/);
+    expect(() => ToolHandlerExplorer.of({ handlers: [new FunctionToolHandler()], executors: [new FunctionExecutor()] })).toThrow(/client-owned/);
   });
 });

@@ -304,7 +304,7 @@ describe('McpToolHandler', () => {
       expect(named[0].fn.name).toBe('demo__echo');
       expect(named[1].fn.name).toMatch(/^demo__add_[0-9a-f]{8}$/);
       expect(named[0]).toMatchObject({
-        serverLabel: 'demo',
+        scope: 'demo',
         toolName: 'echo',
         fn: { type: 'function', parameters: expect.objectContaining({ type: 'object' }) },
       });

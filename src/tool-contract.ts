@@ -6,8 +6,12 @@
  * module imports them: going through the index would make an import cycle.
  */
 export { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
-export { ToolType, type ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';
-export { ToolHandlerProvider, GatewayExecutorProvider } from '../libs/core/handlers/tool-handler.decorators.js';
+export { ToolType, type KnownToolType } from '../libs/tools/tool-type.enum.js';
+export type { ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';
+export { ToolHandlerProvider, GatewayExecutorProvider, InputItemProvider } from '../libs/core/handlers/tool-handler.decorators.js';
+export type { InputItemHandler } from '../libs/core/handlers/input-item-handler.interface.js';
+export { firstOfferedToolChoice, namedClientToolChoice } from '../libs/core/handlers/tool-choice.helpers.js';
+export { simpleApprovals, simpleApprovalRequestItem, simpleApprovalToModelItems } from '../libs/core/handlers/call-item.helpers.js';
 export type {
   ToolHandler,
   GatewayExecutor,
@@ -22,6 +26,12 @@ export type {
   DiscoveryContext,
   HistoryContext,
   ClientCallShape,
+  ToolChoiceContract,
+  ToolChoiceContext,
+  ToolChoiceTarget,
+  ApprovalContract,
+  ApprovalAnswer,
+  ApprovalVerdict,
 } from '../libs/core/handlers/tool-handler.interface.js';
 export * as validation from '../libs/core/handlers/declaration-validation.js';
 export { modelVisibleName } from '../libs/core/registry/model-names.js';

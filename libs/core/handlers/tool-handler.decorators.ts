@@ -18,7 +18,7 @@ export const GatewayExecutorProvider = DiscoveryService.createDecorator<TypeKey>
 /**
  * Tags a provider as the `InputItemHandler` of an input item type that
  * belongs to no tool (a state module's summary of a compacted transcript).
- * `type` is the item type; it shares one namespace with tools' history item
+ * `type` is the item type; it shares one key space with tools' history item
  * types, so two modules can never both answer for one item.
  */
 export const InputItemProvider = DiscoveryService.createDecorator<TypeKey>();

@@ -31,7 +31,7 @@ export class ToolHandlerExplorer implements OnModuleInit {
   private readonly handlersByType = new Map<string, AnyToolHandler>();
   private readonly handlersByWireTag = new Map<string, AnyToolHandler>();
   private readonly handlersByChoiceType = new Map<string, AnyToolHandler>();
-  /** Tools' history items, their approval answers and other modules' input items: one namespace. */
+  /** Tools' history items, their approval answers and other modules' input items: one key space. */
   private readonly ownersByItemType = new Map<string, AnyToolHandler | InputItemHandler>();
   private readonly executorsByType = new Map<string, AnyGatewayExecutor>();
 

@@ -3,14 +3,40 @@ import type { FunctionToolDef, JsonObject, JsonSchema, ModelItem, PublicItem } f
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolTypeName } from '../tool-types/tool-type.enum.js';
 
-/** How a client-owned call is handed back: the public shape the client declared. */
+/**
+ * How a client-owned call is handed back: the public item the client
+ * expects. A module that gives none gets a plain `function_call`.
+ */
 export interface ClientCallShape {
-  /** `tool_search_call`: a client-run tool search, its arguments handed back as parsed JSON. */
-  kind: 'function_call' | 'custom_tool_call' | 'tool_search_call';
-  /** The name the client declared (a namespace member's own name). */
+  /** The public item type the call is handed back as (`function_call` by default). */
+  kind: string;
+  /** The name the client declared (a group member's own name). */
   name: string;
-  namespace?: string;
+  /** What qualifies `name` (the group the tool belongs to); it becomes the entry's scope. */
+  scope?: string;
+  /** How the model's arguments reach the public item; default `{kind: "arguments"}`. */
+  relay?: ClientCallRelay;
+  /** Public item id prefix; default `fc`. */
+  idPrefix?: string;
+  /** The item names no tool (its type says what it is). */
+  omitName?: boolean;
+  /** Fixed fields placed before the relayed field. */
+  leadingFields?: JsonObject;
+  /** Fixed fields placed after the relayed field (a group member's group). */
+  trailingFields?: JsonObject;
 }
+
+/** How a client call's arguments are relayed onto its public item while the model writes them. */
+export type ClientCallRelay =
+  /** `arguments` as the model's string, streamed as `response.function_call_arguments.delta` / `.done`. */
+  | { kind: 'arguments' }
+  /**
+   * The model writes `{"<field>": "..."}`; the item carries the decoded string
+   * as `<field>`, streamed as `response.<item type>_<field>.delta` / `.done`.
+   */
+  | { kind: 'string-field'; field: string }
+  /** `arguments` as the parsed JSON value, with no deltas (text that is not JSON is kept as a string). */
+  | { kind: 'json' };
 
 /** One model-visible function produced by a handler's normalize stage. */
 export interface NormalizedTool {

@@ -1,7 +1,7 @@
 import { newId } from '../ids.js';
 import type { FunctionCallItem, ModelItem, PublicItem, Usage } from '../protocol/items.js';
 import type { ModelEvent } from '../protocol/model-events.js';
-import type { ClientCallShape } from '../handlers/tool-handler.interface.js';
+import type { ClientCallRelay, ClientCallShape } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
 import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
 import { OutputLedger, ReasoningEventStyle, ResponseEventSink, reasoningEventNames } from './response-events.js';
@@ -37,10 +37,10 @@ interface OpenClientCall {
   outputIndex: number;
   item: Record<string, unknown>;
   shape: ClientCallShape;
+  relay: ClientCallRelay;
   args: string;
-  input?: JsonStringFieldStreamer;
-  /** Custom calls: the decoded input relayed so far. */
-  inputSoFar?: string;
+  /** String-field relays: the decoder of the field, and what it has relayed so far. */
+  field?: { name: string; streamer: JsonStringFieldStreamer; soFar: string; events: { delta: string; done: string } };
 }
 
 interface OpenGatewayCall {
@@ -239,16 +239,23 @@ export class RoundAccumulator {
     // Unknown names are handed back like functions: the client declared nothing
     // else by that name, and dropping a call the model made loses data.
     const shape: ClientCallShape = entry?.ownership.kind === 'client' ? entry.ownership.shape : { kind: 'function_call', name };
-    const item: Record<string, unknown> =
-      shape.kind === 'custom_tool_call'
-        ? { id: newId('ctc'), type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: shape.name, input: '' }
-        : shape.kind === 'tool_search_call'
-          ? { id: newId('tsc'), type: 'tool_search_call', status: 'in_progress', call_id: callId, execution: 'client', arguments: {} }
-          : { id: newId('fc'), type: 'function_call', status: 'in_progress', call_id: callId, name: shape.name, arguments: '' };
-    if (shape.namespace) item.namespace = shape.namespace;
+    const relay = shape.relay ?? { kind: 'arguments' };
+    const item: Record<string, unknown> = {
+      id: newId(shape.idPrefix ?? 'fc'),
+      type: shape.kind,
+      status: 'in_progress',
+      call_id: callId,
+      ...(shape.omitName ? {} : { name: shape.name }),
+      ...shape.leadingFields,
+      ...(relay.kind === 'string-field' ? { [relay.field]: '' } : { arguments: relay.kind === 'json' ? {} : '' }),
+      ...shape.trailingFields,
+    };
     const outputIndex = this.ledger.open(item as PublicItem);
-    const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, args: '' };
-    if (shape.kind === 'custom_tool_call') open.input = new JsonStringFieldStreamer('input');
+    const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, relay, args: '' };
+    if (relay.kind === 'string-field') {
+      const events = { delta: `response.${shape.kind}_${relay.field}.delta`, done: `response.${shape.kind}_${relay.field}.done` };
+      open.field = { name: relay.field, streamer: new JsonStringFieldStreamer(relay.field), soFar: '', events };
+    }
     this.open.set(key, open);
     this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
   }
@@ -258,13 +265,13 @@ export class RoundAccumulator {
     if (!open || open.kind === 'gateway_call') return;
     if (open.kind !== 'client_call') return;
     open.args += delta;
-    // A tool search's arguments are a JSON value on its item, not a string: OpenAI streams no deltas for them.
-    if (open.shape.kind === 'tool_search_call') return;
-    if (open.input) {
-      const decoded = open.input.push(delta);
+    // A JSON value on the item is not a string: OpenAI streams no deltas for it.
+    if (open.relay.kind === 'json') return;
+    if (open.field) {
+      const decoded = open.field.streamer.push(delta);
       if (decoded) {
-        open.inputSoFar = (open.inputSoFar ?? '') + decoded;
-        this.sink.emit({ type: 'response.custom_tool_call_input.delta', item_id: open.item.id, output_index: open.outputIndex, delta: decoded });
+        open.field.soFar += decoded;
+        this.sink.emit({ type: open.field.events.delta, item_id: open.item.id, output_index: open.outputIndex, delta: decoded });
       }
       return;
     }
@@ -286,12 +293,12 @@ export class RoundAccumulator {
     this.modelItems.push(modelCall);
     const base = { item_id: open.item.id, output_index: open.outputIndex };
     let item: Record<string, unknown>;
-    if (open.input) {
-      const { value, rest } = open.input.finish(args);
-      if (rest) this.sink.emit({ type: 'response.custom_tool_call_input.delta', ...base, delta: rest });
-      this.sink.emit({ type: 'response.custom_tool_call_input.done', ...base, input: value });
-      item = { ...open.item, status: 'completed', input: value };
-    } else if (open.shape.kind === 'tool_search_call') {
+    if (open.field) {
+      const { value, rest } = open.field.streamer.finish(args);
+      if (rest) this.sink.emit({ type: open.field.events.delta, ...base, delta: rest });
+      this.sink.emit({ type: open.field.events.done, ...base, [open.field.name]: value });
+      item = { ...open.item, status: 'completed', [open.field.name]: value };
+    } else if (open.relay.kind === 'json') {
       item = { ...open.item, status: 'completed', arguments: parsedArguments(args) };
     } else {
       if (open.args.length === 0 && args.length > 0) {
@@ -322,9 +329,9 @@ export class RoundAccumulator {
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
       else if (open.kind === 'client_call') {
         // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
-        const partial = open.input
-          ? { input: open.inputSoFar ?? '' }
-          : { arguments: open.shape.kind === 'tool_search_call' ? parsedArguments(open.args) : open.args };
+        const partial = open.field
+          ? { [open.field.name]: open.field.soFar }
+          : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
         this.ledger.set(open.outputIndex, item as unknown as PublicItem);
         this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
@@ -334,7 +341,7 @@ export class RoundAccumulator {
   }
 }
 
-/** Tool-search arguments as the JSON value the model wrote; text that is not JSON is kept as a string rather than lost. */
+/** JSON-relayed arguments as the value the model wrote; text that is not JSON is kept as a string rather than lost. */
 function parsedArguments(args: string): unknown {
   if (args.trim() === '') return {};
   try {

@@ -1,7 +1,7 @@
 /**
  * Streams the decoded value of one top-level string field (e.g. `input`) out
- * of a JSON object that arrives in pieces, so a custom tool's input can be
- * relayed as `custom_tool_call_input.delta` while the model is still writing
+ * of a JSON object that arrives in pieces, so a freeform tool's input can be
+ * relayed as `<call item>_input.delta` events while the model is still writing
  * `{"input": "...`. Anything it cannot follow (other fields first, odd
  * spacing) simply yields nothing until the end; `finish` then settles it.
  */

@@ -14,7 +14,7 @@ export enum LoopDecision {
 }
 
 export interface RoundOutcome {
-  /** Client-owned calls (function, custom, namespace) or approval requests were produced this round. */
+  /** Client-owned calls or approval requests were produced this round. */
   hasClientAction: boolean;
   /** Gateway calls executed this round (including failed ones). */
   gatewayResults: number;

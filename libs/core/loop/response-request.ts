@@ -5,9 +5,8 @@ export type PublicToolChoice =
   | 'auto'
   | 'none'
   | 'required'
-  | { type: 'function'; name: string }
-  | { type: 'custom'; name: string }
   | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: JsonObject[] }
+  /** Any other object form is answered by the tool module claiming its `type` (`ToolHandler.toolChoice`). */
   | { type: string; [key: string]: unknown };
 
 /**
@@ -68,7 +67,7 @@ export interface ResponseRequest {
   responseId?: string;
   /** Epoch seconds, with `responseId`. */
   createdAt?: number;
-  /** `context_management: [{type: "compaction", compact_threshold}]`: compact the prior transcript past this many estimated tokens. */
+  /** `context_management[].compact_threshold`: the state module shortens the prior transcript past this many estimated tokens. */
   compactThreshold?: number | null;
 }
 

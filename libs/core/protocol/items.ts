@@ -60,24 +60,6 @@ export interface FunctionCallOutputItem {
   status?: ItemStatus;
 }
 
-export interface CustomToolCallItem {
-  type: 'custom_tool_call';
-  id?: string;
-  call_id: string;
-  name: string;
-  input: string;
-  namespace?: string | null;
-  status?: ItemStatus;
-}
-
-export interface CustomToolCallOutputItem {
-  type: 'custom_tool_call_output';
-  id?: string;
-  call_id: string;
-  output: string | ContentPart[];
-  status?: ItemStatus;
-}
-
 export interface ReasoningItem {
   type: 'reasoning';
   id?: string;
@@ -92,8 +74,6 @@ export type PublicItem =
   | MessageItem
   | FunctionCallItem
   | FunctionCallOutputItem
-  | CustomToolCallItem
-  | CustomToolCallOutputItem
   | ReasoningItem
   | ({ type: string; id?: string; status?: ItemStatus } & JsonObject);
 

@@ -13,8 +13,8 @@ function shortHash(value: string): string {
 }
 
 /**
- * A stable model-visible name for `parts` (e.g. namespace + member, or MCP
- * server label + tool), at most 64 characters and not in `taken`.
+ * A stable model-visible name for `parts` (e.g. a group and its member, or
+ * a server and its tool), at most 64 characters and not in `taken`.
  *
  * Stable means the same declaration gets the same name in every request, so a
  * conversation continued later still routes its calls. Names that are too

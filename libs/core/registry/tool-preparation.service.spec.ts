@@ -144,9 +144,9 @@ describe('ToolPreparationService', () => {
         declarationIndex: 0,
         ownership: { kind: 'client', shape: { kind: 'function_call', name: 'run_shell' } },
       });
-      expect(registry.lookup('apply_patch')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'apply_patch' } });
-      expect(registry.lookup('files__read')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'read', namespace: 'files' } });
-      expect(registry.lookup('files__write')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'write', namespace: 'files' } });
+      expect(registry.lookup('apply_patch')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'apply_patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc' } });
+      expect(registry.lookup('files__read')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'read', scope: 'files', trailingFields: { namespace: 'files' } } });
+      expect(registry.lookup('files__write')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'write', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc', scope: 'files', trailingFields: { namespace: 'files' } } });
       expect(registry.findByIdentity('namespace', 'read', 'files')?.modelName).toBe('files__read');
       expect(registry.findByIdentity('custom', 'apply_patch')?.modelName).toBe('apply_patch');
       // The custom tool reaches the model as a function taking one string.
@@ -288,8 +288,8 @@ describe('ToolPreparationService: tools loaded by history items', () => {
     expect(registry.lookup('shell')?.toolType).toBe('function');
     expect(registry.functions.find((f) => f.name === 'shell')?.description ?? null).toBeNull();
     expect(registry.lookup('open_ticket')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'open_ticket' } });
-    expect(registry.lookup('jira__search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'search', namespace: 'jira' } });
-    expect(registry.lookup('tool_search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'tool_search_call', name: 'tool_search' } });
+    expect(registry.lookup('jira__search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'search', scope: 'jira', trailingFields: { namespace: 'jira' } } });
+    expect(registry.lookup('tool_search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'tool_search_call', name: 'tool_search', relay: { kind: 'json' }, idPrefix: 'tsc', omitName: true, leadingFields: { execution: 'client' } } });
     // Loaded tools are not the request's declarations.
     expect(registry.publicTools.map((t) => t.type)).toEqual(['tool_search', 'function']);
   });

@@ -15,7 +15,7 @@ interface ValidatedDeclaration {
 
 /**
  * Pipeline stages 1–4, once per request: parse and validate each declaration
- * with its type's handler, discover (MCP), normalize to function tools, and
+ * with its type's handler, discover (remote tool listings), normalize to function tools, and
  * register every model-visible name with explicit ownership.
  */
 @Injectable()
@@ -58,7 +58,7 @@ export class ToolPreparationService {
       requestId: string;
       /** Where the request's own `input` starts in `history` (stored items come first), to name fields. */
       inputStart?: number;
-      /** Who the request runs for, null without authentication (MCP pools request-declared servers per owner). */
+      /** Who the request runs for, null without authentication (discovery may pool connections per owner). */
       owner?: string | null;
     },
   ): Promise<ToolRegistry> {
@@ -67,7 +67,7 @@ export class ToolPreparationService {
     const registry = new ToolRegistry();
     if (declarations.length === 0 && loaded.length === 0) return registry;
 
-    // Stage 2: discovery runs concurrently across declarations (MCP servers are independent).
+    // Stage 2: discovery runs concurrently across declarations (each lists its own server).
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
@@ -148,7 +148,7 @@ export class ToolPreparationService {
       modelName: name,
       toolType: d.handler.type,
       toolName: tool.toolName,
-      scope: tool.scope ?? tool.clientShape?.namespace,
+      scope: tool.scope ?? tool.clientShape?.scope,
       ownership: this.ownershipFor(d.handler, tool),
       handler: d.handler,
       declarationIndex: d.index,

@@ -53,7 +53,7 @@ export class ToolRegistry {
     this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
     if (entry.ownership.kind === 'client') {
       const { shape } = entry.ownership;
-      this.byClientShape.set(identityKey(shape.kind, shape.name, shape.namespace), entry);
+      this.byClientShape.set(identityKey(shape.kind, shape.name, shape.scope), entry);
     }
     if (fn && entry.offered) this.functions.push(fn);
   }

@@ -10,7 +10,7 @@ import type {
   ToolOutput,
 } from '../../core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';

@@ -11,7 +11,7 @@ import type {
   ToolHandler,
 } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
 import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 import { type Container, ContainerFullError, ContainerStore } from './containers/container-store.service.js';

@@ -34,7 +34,7 @@ describe('CustomToolHandler', () => {
   it('offers the tool as a strict function taking the freeform input as one string', () => {
     const params = handler.validate({ type: 'custom', name: 'apply_patch', description: 'Apply a patch.' }, 'tools[0]');
     const [tool] = handler.normalize(params);
-    expect(tool.clientShape).toEqual({ kind: 'custom_tool_call', name: 'apply_patch' });
+    expect(tool.clientShape).toEqual({ kind: 'custom_tool_call', name: 'apply_patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc' });
     expect(tool.toolName).toBe('apply_patch');
     expect(tool.fn).toMatchObject({
       type: 'function',

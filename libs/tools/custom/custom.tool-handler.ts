@@ -3,11 +3,11 @@ import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { optionalObject, optionalString, requireFunctionName } from '../../core/handlers/declaration-validation.js';
 import { namedClientToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
+import type { ClientCallShape, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import { outputText } from '../../core/loop/history-to-model.js';
 import type { FunctionToolDef, JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { clientCallModelName } from '../function/function.tool-handler.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 
 export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
 
@@ -39,6 +39,17 @@ export function validateCustomTool(decl: JsonObject, path: string): CustomToolPa
  * into the description: function-calling upstreams cannot constrain to it,
  * but a model told the grammar usually follows it.
  */
+/** Custom calls come back as `custom_tool_call`, the model's `{"input": ...}` relayed as `input` (`custom_tool_call_input.delta`). */
+export function customCallShape(name: string, namespace?: string): ClientCallShape {
+  return {
+    kind: 'custom_tool_call',
+    name,
+    relay: { kind: 'string-field', field: 'input' },
+    idPrefix: 'ctc',
+    ...(namespace ? { scope: namespace, trailingFields: { namespace } } : {}),
+  };
+}
+
 export function customAsFunction(p: CustomToolParams, modelName: string): FunctionToolDef {
   const lines = [p.description ?? `Freeform tool "${p.name}".`, '', 'Pass the whole freeform input as the string argument "input".'];
   if (p.format.type === 'grammar') {
@@ -74,7 +85,7 @@ export class CustomToolHandler implements ToolHandler<CustomToolParams> {
   }
 
   normalize(p: CustomToolParams): NormalizedTool[] {
-    return [{ fn: customAsFunction(p, p.name), toolName: p.name, clientShape: { kind: 'custom_tool_call', name: p.name } }];
+    return [{ fn: customAsFunction(p, p.name), toolName: p.name, clientShape: customCallShape(p.name) }];
   }
 
   /** The model called a function: the freeform input travels as its one `input` argument. */

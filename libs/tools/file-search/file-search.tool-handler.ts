@@ -1,7 +1,7 @@
-import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   InvalidRequestError,
+  firstOfferedToolChoice,
   ToolHandlerProvider,
   ToolType,
   validation,

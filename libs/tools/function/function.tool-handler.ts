@@ -10,7 +10,7 @@ import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators
 import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
 import { modelVisibleName } from '../../core/registry/model-names.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 
 export interface FunctionToolParams {
   name: string;

@@ -2,7 +2,7 @@ import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
 import type { ToolEntry } from '../../core/registry/tool-registry.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 
 /**
  * MCP's side of the approval contract: `mcp_approval_response` items answer

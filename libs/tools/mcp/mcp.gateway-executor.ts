@@ -10,7 +10,7 @@ import type {
   ToolOutput,
 } from '../../core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
 import { needsApproval } from './mcp-declaration.parser.js';
 import { approvalRequestItem, callItem, finishedCallItem, toToolOutput } from './mcp-items.js';

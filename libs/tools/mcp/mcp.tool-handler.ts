@@ -18,7 +18,7 @@ import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/item
 import { redactUrl } from '../../config/url-redaction.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
 import { modelVisibleName, type TakenNames } from '../../core/registry/model-names.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { filterAdmits, parseMcpDeclaration, type ApprovalPolicy, type McpDeclaration } from './mcp-declaration.parser.js';

@@ -48,12 +48,12 @@ describe('NamespaceToolHandler', () => {
       strict: null,
     });
     expect(run.toolName).toBe('run');
-    expect(run.clientShape).toEqual({ kind: 'function_call', name: 'run', namespace: 'shell' });
+    expect(run.clientShape).toEqual({ kind: 'function_call', name: 'run', scope: 'shell', trailingFields: { namespace: 'shell' } });
 
     expect(patch.fn.name).toBe('shell__patch');
     expect(patch.fn.description?.startsWith('[shell: Local shell] ')).toBe(true);
     expect(patch.fn.parameters).toMatchObject({ required: ['input'] });
-    expect(patch.clientShape).toEqual({ kind: 'custom_tool_call', name: 'patch', namespace: 'shell' });
+    expect(patch.clientShape).toEqual({ kind: 'custom_tool_call', name: 'patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc', scope: 'shell', trailingFields: { namespace: 'shell' } });
   });
 
   it('names members the same way in every request, within 64 characters', () => {

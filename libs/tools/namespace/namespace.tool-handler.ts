@@ -5,8 +5,8 @@ import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators
 import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject } from '../../core/protocol/items.js';
 import { modelVisibleName } from '../../core/registry/model-names.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
-import { CustomToolParams, customAsFunction, validateCustomTool } from '../custom/custom.tool-handler.js';
+import { ToolType } from '../tool-type.enum.js';
+import { CustomToolParams, customAsFunction, customCallShape, validateCustomTool } from '../custom/custom.tool-handler.js';
 import { FunctionToolParams, validateFunctionTool } from '../function/function.tool-handler.js';
 
 type Member = { kind: 'function'; params: FunctionToolParams } | { kind: 'custom'; params: CustomToolParams };
@@ -74,14 +74,14 @@ export class NamespaceToolHandler implements ToolHandler<NamespaceToolParams> {
         return {
           fn: { ...fn, description: prefix + (fn.description ?? '') },
           toolName: member.params.name,
-          clientShape: { kind: 'custom_tool_call', name: member.params.name, namespace: p.name },
+          clientShape: customCallShape(member.params.name, p.name),
         };
       }
       const f = member.params;
       return {
         fn: { type: 'function', name: modelName, description: prefix + (f.description ?? ''), parameters: f.parameters, strict: f.strict },
         toolName: f.name,
-        clientShape: { kind: 'function_call', name: f.name, namespace: p.name },
+        clientShape: { kind: 'function_call', name: f.name, scope: p.name, trailingFields: { namespace: p.name } },
       };
     });
   }

@@ -71,7 +71,8 @@ export class ToolSearchToolHandler implements ToolHandler<ToolSearchParams> {
       {
         fn: { type: 'function', name: TOOL_SEARCH_FUNCTION, description: p.description, parameters: p.parameters },
         toolName: TOOL_SEARCH_FUNCTION,
-        clientShape: { kind: 'tool_search_call', name: TOOL_SEARCH_FUNCTION },
+        // Handed back as a client-run search: no name, its arguments the JSON value the model wrote.
+        clientShape: { kind: 'tool_search_call', name: TOOL_SEARCH_FUNCTION, relay: { kind: 'json' }, idPrefix: 'tsc', omitName: true, leadingFields: { execution: 'client' } },
       },
     ];
   }

@@ -10,7 +10,7 @@ import type {
   ToolOutput,
 } from '../../core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolType } from '../tool-type.enum.js';
 import { compactResults } from './search/result-budget.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, type WebSearchCallData } from './web-search-call.js';

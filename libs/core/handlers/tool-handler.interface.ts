@@ -285,10 +285,11 @@ export interface GatewayExecutor<P = unknown> {
   /** Does this call need the client's approval before it runs? (MCP `require_approval`.) */
   requiresApproval?(call: GatewayCall, params: P): boolean;
   /**
-   * The public item asking for approval. It must carry `server_label`, `name`
-   * and `arguments` so that a later `mcp_approval_response` can be matched to
-   * the declaration that made it, whether the history comes from storage or
-   * from the client.
+   * The public item asking for approval (MCP: `mcp_approval_request` with
+   * `server_label`, `name` and `arguments`). It must carry what the handler's
+   * `ApprovalContract` needs to match a later answer to the declaration that
+   * made it, whether the history comes from storage or from the client. The
+   * model's call is keyed by this item's `id` from then on.
    */
   approvalRequestItem?(call: GatewayCall, params: P): PublicItem;
   /**

@@ -48,6 +48,7 @@ export interface FunctionCallItem {
   call_id: string;
   name: string;
   arguments: string;
+  /** The Responses protocol's grouping field on a function call: part of the model-side wire shape, which some upstream dialects carry. */
   namespace?: string | null;
   status?: ItemStatus;
 }

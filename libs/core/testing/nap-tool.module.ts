@@ -1,5 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { InvalidRequestError } from '../errors/gateway-error.js';
+import { simpleApprovalRequestItem, simpleApprovalToModelItems, simpleApprovals } from '../handlers/call-item.helpers.js';
 import { optionalBoolean, requireFunctionName } from '../handlers/declaration-validation.js';
 import { GatewayExecutorProvider, ToolHandlerProvider } from '../handlers/tool-handler.decorators.js';
 import type {
@@ -8,7 +9,11 @@ import type {
   GatewayCallResult,
   GatewayEventPlan,
   GatewayExecutor,
+  HistoryContext,
   NormalizedTool,
+  ToolChoiceContext,
+  ToolChoiceContract,
+  ToolChoiceTarget,
   ToolHandler,
   ToolOutput,
 } from '../handlers/tool-handler.interface.js';
@@ -18,14 +23,34 @@ import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from './simp
 /**
  * A gateway tool type for tests and benchmarks, `nap`, added without touching
  * core: it proves that a module dropped into `imports` is the whole
- * integration. Its executor sleeps for the requested time and records what
+ * integration, approvals (`require_approval`), its own `tool_choice` forms
+ * (`{type: "nap", name}` and the alias `{type: "siesta"}`) and history
+ * replay included. Its executor sleeps for the requested time and records what
  * ran when (high-resolution, bounded), so tests and the scheduler benchmark
  * measure the scheduler instead of assuming it.
  */
 export interface NapParams {
   name: string;
   parallel: boolean;
+  /** Calls wait for a `nap_approval_response` before they run. */
+  requireApproval: boolean;
 }
+
+export const NAP_TYPE = 'nap';
+
+/**
+ * `{type: "nap", name}` forces that nap; `{type: "siesta"}`, an alias, forces
+ * the first nap declared. Core has never heard of either spelling.
+ */
+export const napToolChoice: ToolChoiceContract = {
+  types: [NAP_TYPE, 'siesta'],
+  resolve(choice: JsonObject, ctx: ToolChoiceContext): ToolChoiceTarget {
+    const naps = ctx.entries.filter((e) => e.toolType === NAP_TYPE && e.offered);
+    const wanted = typeof choice.name === 'string' ? naps.find((e) => e.toolName === choice.name) : naps[0];
+    if (!wanted) throw new InvalidRequestError(`tool_choice asks for a nap${typeof choice.name === 'string' ? ` named "${choice.name}"` : ''}, and none is declared.`, 'tool_choice');
+    return { force: wanted.modelName };
+  },
+};
 
 export interface NapRecord {
   name: string;
@@ -76,16 +101,23 @@ export class NapLedger {
 export const napLedger = new NapLedger();
 
 @Injectable()
-@ToolHandlerProvider({ type: 'nap' })
+@ToolHandlerProvider({ type: NAP_TYPE })
 export class NapToolHandler implements ToolHandler<NapParams> {
-  readonly type = 'nap';
+  readonly type = NAP_TYPE;
   readonly gatewayOwned = true;
-  readonly historyItemTypes = ['nap_call'];
+  readonly historyItemTypes = ['nap_call', 'nap_approval_request'];
+  readonly itemIdPrefix = 'nap';
+  readonly toolChoice = napToolChoice;
+  readonly approvals = simpleApprovals(NAP_TYPE);
 
   validate(decl: JsonObject, path: string): NapParams {
     const name = requireFunctionName(decl, path);
     if (name.startsWith('forbidden')) throw new InvalidRequestError(`${path}.name may not start with "forbidden".`, `${path}.name`);
-    return { name, parallel: optionalBoolean(decl, 'parallel', path) ?? false };
+    return {
+      name,
+      parallel: optionalBoolean(decl, 'parallel', path) ?? false,
+      requireApproval: optionalBoolean(decl, 'require_approval', path) ?? false,
+    };
   }
 
   normalize(p: NapParams): NormalizedTool[] {
@@ -103,15 +135,26 @@ export class NapToolHandler implements ToolHandler<NapParams> {
     ];
   }
 
-  toModelItems(item: PublicItem) {
-    return simpleCallToModelItems(item);
+  /** A replayed nap, or an approval request (the model's call, answered by its response), under today's model-visible name. */
+  toModelItems(item: PublicItem, ctx: HistoryContext) {
+    const name = String((item as JsonObject).name);
+    const modelName = ctx.modelNameFor(name) ?? name;
+    return simpleApprovalToModelItems(item, modelName) ?? simpleCallToModelItems(item, modelName);
   }
 }
 
 @Injectable()
-@GatewayExecutorProvider({ type: 'nap' })
+@GatewayExecutorProvider({ type: NAP_TYPE })
 export class NapExecutor implements GatewayExecutor<NapParams> {
-  readonly type = 'nap';
+  readonly type = NAP_TYPE;
+
+  requiresApproval(_call: GatewayCall, p: NapParams): boolean {
+    return p.requireApproval;
+  }
+
+  approvalRequestItem(call: GatewayCall): PublicItem {
+    return simpleApprovalRequestItem(NAP_TYPE, call, 'nap');
+  }
 
   supportsParallelExecution(p: NapParams): boolean {
     return p.parallel;

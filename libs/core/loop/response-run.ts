@@ -225,14 +225,18 @@ export class ResponseRun {
     const batch = this.calls.openBatch();
     const outputs = new Map<ApprovalSlot, string>();
     const running: Array<{ approval: ApprovalSlot; index: number }> = [];
-    for (const approval of live) {
-      const verdict = verdicts.get(approval)!;
-      if (verdict.kind === 'denied') outputs.set(approval, verdict.output);
-      if (verdict.kind !== 'approved') continue;
-      running.push({ approval, index: batch.slots.length });
-      this.calls.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments, batch);
-    }
-    await this.untilAborted(defer(() => batch.settle()).pipe(finalize(() => batch.cancel())));
+    const start = () => {
+      for (const approval of live) {
+        const verdict = verdicts.get(approval)!;
+        if (verdict.kind === 'denied') outputs.set(approval, verdict.output);
+        if (verdict.kind !== 'approved') continue;
+        running.push({ approval, index: batch.slots.length });
+        this.calls.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments, batch);
+      }
+      return batch.settle();
+    };
+    // Starting is inside the step, so a call that fails to start stops the ones already running, like a cancel.
+    await this.untilAborted(defer(start).pipe(finalize(() => batch.cancel())));
     for (const { approval, index } of running) outputs.set(approval, batch.slots[index].result?.output.text ?? '');
     // Positions index the transcript itself; insert from the back so earlier ones stay valid,
     // and reverse before the (stable) sort so answers sharing a position keep their given order.

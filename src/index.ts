@@ -10,7 +10,7 @@ export { MessagesModule } from '../libs/messages/messages.module.js';
 export { FlowGate } from '../libs/core/protocol/flow-gate.js';
 export { loadGatewayConfig, validateGatewayConfig, ConfigError } from '../libs/config/config.loader.js';
 export { ToolHandlerExplorer, ToolRegistrationError } from '../libs/core/handlers/tool-handler.explorer.js';
-export { UPSTREAM_CLIENT, type UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
+export { UPSTREAM_CLIENT, type UpstreamClient } from '../libs/core/upstream/upstream-client.interface.js';
 export { RESPONSE_STATE, type ResponseStateStore, type CompletedRun } from '../libs/core/loop/response-state.interface.js';
 export { LoopService } from '../libs/core/loop/loop.service.js';
 export type { ResponseRequest, PriorState } from '../libs/core/loop/response-request.js';
@@ -34,7 +34,7 @@ export { createUpstreamClient } from '../libs/upstream/upstream-client.factory.j
 export { DialectClient } from '../libs/upstream/dialect-client.base.js';
 export { ResponsesDialectClient } from '../libs/upstream/responses-dialect.client.js';
 export { ChatDialectClient } from '../libs/upstream/chat-dialect.client.js';
-export type { InferOptions, UpstreamCallContext, ModelInfo } from '../libs/upstream/upstream-client.interface.js';
+export type { InferOptions, UpstreamCallContext, ModelInfo } from '../libs/core/upstream/upstream-client.interface.js';
 export { STATE_STORE, type StateStore, type StoredResponse, type Conversation, type ConversationItem, type ListOptions, type Page } from '../libs/storage/state-store.interface.js';
 export { MemoryStateStore } from '../libs/storage/memory/memory-state-store.js';
 export { StorageModule, createStateStore } from '../libs/storage/storage.module.js';

@@ -27,5 +27,5 @@ export * as validation from '../libs/core/handlers/declaration-validation.js';
 export { modelVisibleName } from '../libs/core/registry/model-names.js';
 export { GatewayError, InvalidRequestError, NotFoundError } from '../libs/core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
-export { GatewayRoutes } from '../libs/responses/http/gateway-routes.decorator.js';
+export { GatewayRoutes } from '../libs/http/routes/gateway-routes.decorator.js';
 export type * from '../libs/core/protocol/items.js';

@@ -10,12 +10,12 @@ import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 import { streamEvents } from '../sse/stream-events.js';
-import { sendErrorEnvelope } from './error-envelope.js';
-import { cancelWhenClientLeaves } from './client-disconnect.js';
-import { forwardedHeaders } from './forwarded-headers.js';
-import { requestOwner } from './request-owner.js';
-import { sendJson } from './send-json.js';
-import { GatewayRoutes } from './gateway-routes.decorator.js';
+import { sendErrorEnvelope } from '../../http/errors/error-envelope.js';
+import { cancelWhenClientLeaves } from '../../http/response/client-disconnect.js';
+import { forwardedHeaders } from '../../http/request/forwarded-headers.js';
+import { requestOwner } from '../../http/request/request-owner.js';
+import { sendJson } from '../../http/response/send-json.js';
+import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 
 /** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
 @Controller('v1/responses')

@@ -3,9 +3,9 @@ import type { Observable, Subscription } from 'rxjs';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { FlowGate } from '../../core/protocol/flow-gate.js';
-import { cancelWhenClientLeaves } from '../http/client-disconnect.js';
-import { sendErrorEnvelope, toErrorEnvelope } from '../http/error-envelope.js';
-import { SseWriter } from './sse-writer.js';
+import { cancelWhenClientLeaves } from '../../http/response/client-disconnect.js';
+import { sendErrorEnvelope, toErrorEnvelope } from '../../http/errors/error-envelope.js';
+import { SseWriter } from '../../http/sse/sse-writer.js';
 
 /**
  * Sends an event stream as SSE. An error before the first event is still a

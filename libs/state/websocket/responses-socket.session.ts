@@ -5,7 +5,7 @@ import type { LoopService } from '../../core/loop/loop.service.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import type { JsonObject } from '../../core/protocol/items.js';
-import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
 import { scanJsonShape, shapeError } from '../../responses/request/json-shape.scanner.js';
 import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';

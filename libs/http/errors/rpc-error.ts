@@ -1,4 +1,4 @@
-import { toErrorEnvelope, type ErrorEnvelope } from '../http/error-envelope.js';
+import { toErrorEnvelope, type ErrorEnvelope } from './error-envelope.js';
 
 /**
  * What an RPC caller receives when a request fails: the OpenAI envelope the

@@ -11,6 +11,8 @@ export interface RpcErrorPayload extends ErrorEnvelope {
 
 /** The one mapping, shared with HTTP (`toErrorEnvelope`). */
 export function toRpcError(err: unknown): RpcErrorPayload {
+  // Already mapped at the edge (the responder): pass it on as it is.
+  if (isRpcErrorPayload(err)) return err;
   const { status, body } = toErrorEnvelope(err);
   return { status, error: { ...body.error } };
 }

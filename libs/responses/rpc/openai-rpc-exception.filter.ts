@@ -15,7 +15,8 @@ export class OpenAiRpcExceptionFilter implements RpcExceptionFilter {
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const payload = toRpcError(exception);
-    if (payload.status >= 500 && !isGatewayError(exception)) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    // A payload was mapped, and logged, by the responder; only what a handler threw is logged here.
+    if (payload.status >= 500 && !isGatewayError(exception) && payload !== exception) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     return throwError(() => payload);
   }
 }

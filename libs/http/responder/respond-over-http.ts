@@ -4,7 +4,8 @@ import type { GatewayConfig } from '../../config/gateway-config.js';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import type { FlowGate } from '../../core/protocol/flow-gate.js';
 import { respond, type EdgeOutcome } from './edge-responder.js';
-import type { EdgeAnswer, EdgeFolder, EdgeFrame, EdgeSurface } from './edge-surface.js';
+import type { EdgeFrame, EdgeSurface } from './edge-surface.js';
+import { LastValueFolder, asValueFrame } from './value-frame.js';
 import { JsonSink, SseSink } from './http-sinks.js';
 
 export interface HttpRespondOptions {
@@ -29,34 +30,8 @@ export function respondOverHttp<F extends EdgeFrame>(
   );
 }
 
-const ANSWER = 'edge.answer';
-type AnswerFrame = ResponseStreamEvent & { body: unknown };
-
-class LastValueFolder implements EdgeFolder<AnswerFrame> {
-  private body: unknown = {};
-
-  add(frame: AnswerFrame): void {
-    this.body = frame.body;
-  }
-
-  answer(): EdgeAnswer {
-    return { status: 200, body: this.body };
-  }
-}
-
-/**
- * An answer that is one value, not a run (a background response's `queued`
- * object): 200 with its last value, or the surface's error answer, through
- * the same responder so that it is logged and timed like any other.
- */
+/** One value as the whole answer (a background response's `queued` object): 200 with it, or the surface's error answer. */
 export function answerOverHttp(res: Response, value: Observable<unknown>, surface: EdgeSurface): Observable<EdgeOutcome> {
-  const single: EdgeSurface<AnswerFrame> = {
-    name: surface.name,
-    frames: (event) => [event as AnswerFrame],
-    errorAnswer: (err) => surface.errorAnswer(err),
-    errorFrame: (err) => surface.errorFrame(err) as AnswerFrame,
-    folder: () => new LastValueFolder(),
-  };
-  const frames = value.pipe(map((body): AnswerFrame => ({ type: ANSWER, sequence_number: -1, body })));
-  return defer(() => respond(frames, single, new JsonSink(res), { mode: 'fold' }));
+  const single: EdgeSurface = { ...surface, frames: (event) => [event], folder: () => new LastValueFolder() };
+  return defer(() => respond(value.pipe(map(asValueFrame)), single, new JsonSink(res), { mode: 'fold' }));
 }

@@ -6,7 +6,8 @@ import { relay } from '../../http/responder/relay.js';
 import { ResponsesService, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
 import { RESPONSES_PATTERNS, type ResponsesPatterns } from './responses-rpc.patterns.js';
-import { asValueFrame, rpcSurface } from './rpc.surface.js';
+import { asValueFrame } from '../../http/responder/value-frame.js';
+import { rpcSurface } from './rpc.surface.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
 import { parseCancel, parseRpcRequest } from './rpc-request.parser.js';
 

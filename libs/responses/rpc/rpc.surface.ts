@@ -1,24 +1,13 @@
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import { toRpcError } from '../../http/errors/rpc-error.js';
-import type { EdgeAnswer, EdgeFolder, EdgeSurface } from '../../http/responder/edge-surface.js';
-
-/** What `responses.create` replies: the one value the run resolved to (the response object). */
-class LastValueFolder implements EdgeFolder<ResponseStreamEvent> {
-  private value: unknown;
-
-  add(frame: ResponseStreamEvent): void {
-    this.value = frame.value;
-  }
-
-  answer(): EdgeAnswer {
-    return { status: 200, body: this.value };
-  }
-}
+import type { EdgeSurface } from '../../http/responder/edge-surface.js';
+import { LastValueFolder } from '../../http/responder/value-frame.js';
 
 /**
  * The Responses API over a broker: events as the SSE stream carries them,
  * and every error (a broker has no status line) as the OpenAI envelope plus
- * the status HTTP would have sent (`toRpcError`).
+ * the status HTTP would have sent (`toRpcError`). `create` relays one value
+ * frame (the response object), folded into the reply.
  */
 export const rpcSurface: EdgeSurface<ResponseStreamEvent> = {
   name: 'Responses RPC',
@@ -30,8 +19,3 @@ export const rpcSurface: EdgeSurface<ResponseStreamEvent> = {
   errorFrame: (err) => ({ type: 'error', sequence_number: -1, ...toRpcError(err) }),
   folder: () => new LastValueFolder(),
 };
-
-/** A single value (the `create` reply) as the one frame a fold keeps. */
-export function asValueFrame(value: unknown): ResponseStreamEvent {
-  return { type: 'rpc.value', sequence_number: -1, value };
-}

@@ -28,6 +28,8 @@ export { CreateResponseParser } from '../libs/responses/request/create-response.
 export { OpenAiExceptionFilter } from '../libs/http/errors/openai-exception.filter.js';
 export { GatewayRoutes } from '../libs/http/routes/gateway-routes.decorator.js';
 export { toErrorEnvelope, type ErrorEnvelope } from '../libs/http/errors/error-envelope.js';
+/** What a gateway route's handler Observable emits once its answer is written: a host's interceptor can time and size it. */
+export type { EdgeOutcome } from '../libs/http/responder/edge-responder.js';
 export { GatewayOverrideError, type GatewayOverride } from '../libs/core/overrides/gateway-override.js';
 export { DEFAULT_UPSTREAM_CLIENT, UpstreamModule } from '../libs/upstream/upstream.module.js';
 export { createUpstreamClient } from '../libs/upstream/upstream-client.factory.js';

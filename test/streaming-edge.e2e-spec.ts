@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { type Observable, tap } from 'rxjs';
 import type { EdgeOutcome } from '../libs/http/responder/edge-responder.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
+import { SocketClient } from './support/socket-client.js';
 
 /** What the interceptor saw of one exchange, recorded when the handler's Observable completed. */
 interface Exchange {
@@ -138,7 +139,18 @@ describe('one streaming edge: errors after the handler returned', () => {
     const logs = captureLogs(stack);
     await post(stack, '/responses', { model: 'm', input: '[[fault status=500 message="engine exploded"]]', stream: true });
     await post(stack, '/messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: '[[fault status=500 message="engine exploded"]]' }] });
-    expect(logs.warn).toEqual(expect.arrayContaining([expect.stringMatching(/^Responses: .*502 upstream_error/), expect.stringMatching(/^Messages: .*502 upstream_error/)]));
+    const socket = await SocketClient.open(stack);
+    try {
+      socket.create({ model: 'm', input: '[[fault status=500 message="engine exploded"]]', store: false });
+      expect((await socket.untilDone()).at(-1)).toMatchObject({ type: 'error', status: 502 });
+    } finally {
+      await socket.close();
+    }
+    expect(logs.warn).toEqual([
+      expect.stringMatching(/^Responses: .*502 upstream_error/),
+      expect.stringMatching(/^Messages: .*502 upstream_error/),
+      expect.stringMatching(/^Responses WebSocket: .*502 upstream_error/),
+    ]);
     // The upstream's own words stay out of the log: they may quote the request.
     expect(logs.warn.join('\n')).not.toContain('engine exploded');
   });

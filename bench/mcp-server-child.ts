@@ -34,12 +34,14 @@ function buildServer(): McpServer {
 async function main(): Promise<void> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let requests = 0;
+  let connections = 0;
   const server = http.createServer((req, res) => {
     requests++;
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
+  server.on('connection', () => connections++);
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
@@ -62,8 +64,8 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   serveParent(
     `http://127.0.0.1:${port}/mcp`,
-    // HTTP requests and sessions seen: how many exchanges one tool round costs the server.
-    { stats: () => ({ requests, sessions: sessions.size }) },
+    // HTTP requests, TCP connections and sessions seen: how many exchanges one tool round costs.
+    { stats: () => ({ requests, connections, sessions: sessions.size }) },
     async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       server.closeAllConnections();

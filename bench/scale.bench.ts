@@ -24,7 +24,10 @@ import { median, round } from './lib/stats.js';
  *    the request (`server_url`) and configured by the operator; the server's
  *    own CPU and HTTP exchanges per round are shown beside the gateway's.
  *    `--mcp-only` runs just this part (repetitions, before/after builds);
- *    `--profile` runs its gateway under `--cpu-prof` (profiles in the cwd).
+ *    `--profile` runs its gateway under `--cpu-prof` (profiles in the cwd),
+ *    `--only=declared` runs just the named cases and prints no table;
+ *    `--list-cache-ms=N` adds request-declared rounds on a gateway with the
+ *    opt-in `mcp.toolsListCacheMs: N`.
  * Every comparison interleaves its two sides over several rounds and reports
  * medians, so drift on a shared machine hits both sides alike.
  */
@@ -33,6 +36,11 @@ type CpuUsage = NodeJS.CpuUsage;
 const quick = process.argv.includes('--quick');
 const mcpOnly = process.argv.includes('--mcp-only');
 const profile = process.argv.includes('--profile');
+/** `--only=declared,operator`: just those cases of section 4 (a profile of MCP rounds alone). */
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+/** `--list-cache-ms=N`: also measure request-declared rounds on a gateway with `mcp.toolsListCacheMs: N`. */
+const listCacheArg = process.argv.find((a) => a.startsWith('--list-cache-ms='));
+const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.length)) : undefined;
 const ROUNDS = quick ? 2 : 3;
 const DURATION_MS = quick ? 1_500 : 5_000;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -80,59 +88,72 @@ async function stop(child: ChildProcess): Promise<void> {
 
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
-async function cpuPerRequest(gateway: ChildService, body: string, expect: string): Promise<{ cpuUs: number; rps: number }> {
+/**
+ * CPU per request over the measured phase only. The warm-up runs first as a
+ * load of its own (its count is capped by the duration too, so it cannot be
+ * assumed), and the closed loop waits for every request it sent, so the CPU
+ * read afterwards covers exactly `result.requests` requests.
+ */
+async function cpuPerRequest(gateway: ChildService, body: string, expect: string, mcp?: ChildService): Promise<{ cpuUs: number; rps: number; serverCpuUs: number; serverRequests: number; serverConnections: number }> {
+  const load = { url: `${gateway.url}/responses`, body, concurrency: 64, expect };
+  await runLoad({ ...load, maxRequests: 200, maxDurationMs: DURATION_MS });
+  const server = async () => (mcp ? { cpu: await mcp.call<CpuUsage>('cpu'), ...(await mcp.call<{ requests: number; connections: number }>('stats')) } : { cpu: { user: 0, system: 0 }, requests: 0, connections: 0 });
+  const serverBefore = await server();
   const before = await gateway.call<CpuUsage>('cpu');
-  const result = await runLoad({ url: `${gateway.url}/responses`, body, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 200, expect });
+  const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
   const after = await gateway.call<CpuUsage>('cpu');
+  const serverAfter = await server();
   if (result.errors > 0) throw new Error(`errors during the run: ${result.firstError}`);
-  return { cpuUs: cpuUs(before, after) / (result.requests + 200), rps: result.rps };
+  return {
+    cpuUs: cpuUs(before, after) / result.requests,
+    rps: result.rps,
+    serverCpuUs: cpuUs(serverBefore.cpu, serverAfter.cpu) / result.requests,
+    serverRequests: (serverAfter.requests - serverBefore.requests) / result.requests,
+    serverConnections: (serverAfter.connections - serverBefore.connections) / result.requests,
+  };
 }
 
 /** Section 4: gateway CPU per MCP tool round, as a ratio to a plain request measured alongside. */
 async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
   const mcp = await ChildService.start('mcp-server', { script: 'mcp-server-child.js' });
-  const gateway = await ChildService.start('gateway', {
-    script: 'bench-gateway.js',
-    config: {
-      upstreamUrl: simUrl,
-      mcp: { allowedHosts: [new URL(mcp.url).host], servers: [{ label: 'ops', transport: 'streamable-http', url: mcp.url }] },
-    },
-    execArgv: profile ? ['--cpu-prof'] : [],
-  });
+  const startGatewayChild = (extra: Record<string, unknown> = {}) =>
+    ChildService.start('gateway', {
+      script: 'bench-gateway.js',
+      config: {
+        upstreamUrl: simUrl,
+        mcp: { allowedHosts: [new URL(mcp.url).host], servers: [{ label: 'ops', transport: 'streamable-http', url: mcp.url }], ...extra },
+      },
+      execArgv: profile ? ['--cpu-prof'] : [],
+    });
+  const gateway = await startGatewayChild();
+  // A second gateway with the opt-in tools/list cache, only when asked for: a build without the setting refuses it.
+  const cachedGateway = listCacheMs !== undefined ? await startGatewayChild({ toolsListCacheMs: listCacheMs }) : undefined;
   try {
     const input = (label: string) => `add [[call ${label}__add {"a": 1, "b": 2}]]`;
-    const bodies = {
-      plain: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }),
-      declared: JSON.stringify({ model: 'bench', input: input('bench'), tools: [{ type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' }], store: false }),
-      operator: JSON.stringify({ model: 'bench', input: input('ops'), tools: [{ type: 'mcp', server_label: 'ops', require_approval: 'never' }], store: false }),
-    };
-    type Key = keyof typeof bodies;
-    const samples: Record<Key, Array<{ cpuUs: number; rps: number; serverCpuUs: number; serverRequests: number }>> = { plain: [], declared: [], operator: [] };
+    const declared = JSON.stringify({ model: 'bench', input: input('bench'), tools: [{ type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' }], store: false });
+    const cases = [
+      { key: 'plain', label: 'plain', gateway, body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }) },
+      { key: 'declared', label: 'MCP, request-declared `server_url`', gateway, body: declared },
+      { key: 'operator', label: 'MCP, operator-configured server', gateway, body: JSON.stringify({ model: 'bench', input: input('ops'), tools: [{ type: 'mcp', server_label: 'ops', require_approval: 'never' }], store: false }) },
+      ...(cachedGateway ? [{ key: 'cached', label: `MCP, request-declared, \`toolsListCacheMs: ${listCacheMs}\``, gateway: cachedGateway, body: declared }] : []),
+    ].filter((c) => !only || only.includes(c.key));
+    const samples = new Map(cases.map((c) => [c.key, [] as Array<Awaited<ReturnType<typeof cpuPerRequest>>>]));
     for (let r = 0; r < ROUNDS; r++) {
-      for (const key of Object.keys(bodies) as Key[]) {
-        const cpuBefore = await mcp.call<CpuUsage>('cpu');
-        const statsBefore = await mcp.call<{ requests: number }>('stats');
-        const before = await gateway.call<CpuUsage>('cpu');
-        const result = await runLoad({ url: `${gateway.url}/responses`, body: bodies[key], concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 200, expect: '"completed"' });
-        const after = await gateway.call<CpuUsage>('cpu');
-        const cpuAfter = await mcp.call<CpuUsage>('cpu');
-        const statsAfter = await mcp.call<{ requests: number }>('stats');
-        if (result.errors > 0) throw new Error(`errors during the ${key} run: ${result.firstError}`);
-        const n = result.requests + 200;
-        samples[key].push({ cpuUs: cpuUs(before, after) / n, rps: result.rps, serverCpuUs: cpuUs(cpuBefore, cpuAfter) / n, serverRequests: (statsAfter.requests - statsBefore.requests) / n });
-      }
+      for (const c of cases) samples.get(c.key)!.push(await cpuPerRequest(c.gateway, c.body, '"completed"', mcp));
     }
-    const med = (key: Key, field: 'cpuUs' | 'rps' | 'serverCpuUs' | 'serverRequests') => median(samples[key].map((s) => s[field]));
+    if (only) return;
+    const med = (key: string, field: 'cpuUs' | 'rps' | 'serverCpuUs' | 'serverRequests' | 'serverConnections') => median(samples.get(key)!.map((s) => s[field]));
     const plain = med('plain', 'cpuUs');
-    lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs plain | µs per MCP round | MCP server CPU µs/round | MCP HTTP requests/round |', '| --- | --- | --- | --- | --- | --- | --- |');
-    lines.push(`| plain | ${Math.round(plain)} | ${Math.round(med('plain', 'rps'))} | 1× | | | |`);
-    for (const [key, label] of [['declared', 'MCP, request-declared `server_url`'], ['operator', 'MCP, operator-configured server']] as Array<[Key, string]>) {
-      const cpu = med(key, 'cpuUs');
-      lines.push(`| ${label} | ${Math.round(cpu)} | ${Math.round(med(key, 'rps'))} | ${round(cpu / plain)}× CPU | ${Math.round(cpu - plain)} | ${Math.round(med(key, 'serverCpuUs'))} | ${round(med(key, 'serverRequests'))} |`);
+    lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs plain | µs per MCP round | MCP server CPU µs/round | MCP HTTP requests/round | new MCP TCP connections/round |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(`| plain | ${Math.round(plain)} | ${Math.round(med('plain', 'rps'))} | 1× | | | | |`);
+    for (const c of cases.slice(1)) {
+      const cpu = med(c.key, 'cpuUs');
+      lines.push(`| ${c.label} | ${Math.round(cpu)} | ${Math.round(med(c.key, 'rps'))} | ${round(cpu / plain)}× CPU | ${Math.round(cpu - plain)} | ${Math.round(med(c.key, 'serverCpuUs'))} | ${round(med(c.key, 'serverRequests'))} | ${round(med(c.key, 'serverConnections'))} |`);
     }
-    lines.push('', `Samples (gateway CPU µs/request per round): ${(Object.keys(samples) as Key[]).map((k) => `${k} ${samples[k].map((s) => Math.round(s.cpuUs)).join('/')}`).join(', ')}`);
+    lines.push('', `Samples (gateway CPU µs/request per round): ${cases.map((c) => `${c.key} ${samples.get(c.key)!.map((s) => Math.round(s.cpuUs)).join('/')}`).join(', ')}`);
   } finally {
     await gateway.stop();
+    await cachedGateway?.stop();
     await mcp.stop();
   }
 }

@@ -1,6 +1,6 @@
 import { defer, finalize, firstValueFrom, Observable, takeUntil } from 'rxjs';
 import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { AnyToolHandler, ApprovalVerdict } from '../handlers/tool-handler.interface.js';

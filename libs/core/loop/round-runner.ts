@@ -1,5 +1,5 @@
 import { concatWith, defer, finalize, ignoreElements, Observable, tap } from 'rxjs';
-import type { UpstreamCallContext, UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { UpstreamCallContext, UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { addUsage, type ModelItem, type ModelToolChoice } from '../protocol/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import type { ModelRequest } from '../protocol/model-events.js';

@@ -3,8 +3,8 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
 import type { JsonObject } from '../../../core/protocol/items.js';
-import { GatewayRoutes } from '../../../responses/http/gateway-routes.decorator.js';
-import { requestOwner } from '../../../responses/http/request-owner.js';
+import { GatewayRoutes } from '../../../http/routes/gateway-routes.decorator.js';
+import { requestOwner } from '../../../http/request/request-owner.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
 

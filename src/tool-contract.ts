@@ -6,6 +6,13 @@
  * module imports them: going through the index would make an import cycle.
  */
 export { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
+export {
+  defineConfigSection,
+  registerConfigSection,
+  type ConfigSection,
+  type KeyShape,
+  type SectionEnvSetting,
+} from '../libs/config/config-section.js';
 export { ToolType, type ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';
 export { ToolHandlerProvider, GatewayExecutorProvider } from '../libs/core/handlers/tool-handler.decorators.js';
 export type {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { validateGatewayConfig } from '../../../libs/config/config.loader.js';
+import { validateGatewayConfig } from '../../../src/gateway-config.loader.js';
 import { configureGatewayApp } from '../../../src/configure-app.js';
 import { GatewayModule } from '../../../src/gateway.module.js';
 

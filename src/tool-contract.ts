@@ -37,4 +37,6 @@ export { GatewayError, InvalidRequestError, NotFoundError } from '../libs/core/e
 export { GatewayRoutes } from '../libs/responses/http/gateway-routes.decorator.js';
 /** The one validation path of request bodies and list queries: failures are 400s naming the field in `param`. */
 export { requestBody, validateFields, listQuery, ListQueryDto } from '../libs/responses/request/request-validation.js';
+/** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
+export { requestOwner } from '../libs/responses/http/request-owner.js';
 export type * from '../libs/core/protocol/items.js';

@@ -28,6 +28,8 @@ export interface BenchGatewayConfig {
   requestLogFile?: string;
   /** A SQLite file to store responses in (the scale bench's store on/off runs); memory otherwise. */
   sqlitePath?: string;
+  /** `mcp` config section (the scale bench's MCP tool rounds: `allowedHosts`, `servers`). */
+  mcp?: Record<string, unknown>;
 }
 
 /** The request log's lines appended to a file: what a container runtime does with stdout. */
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
     storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },
+    ...(options.mcp ? { mcp: options.mcp } : {}),
     timeouts: { idleMs: options.idleMs ?? 60_000 },
     // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.
     observability: { requestLog: options.requestLogFile !== undefined },

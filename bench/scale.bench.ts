@@ -19,12 +19,28 @@ import { median, round } from './lib/stats.js';
  * 3. The gateway-tool path: CPU µs per request for one round trip through a
  *    gateway tool (`nap`, zero delay) against a plain request; the difference
  *    is the cost of one tool round.
+ * 4. MCP tool rounds: the same for one `tools/call` to an MCP server (the
+ *    SDK's `McpServer` over streamable HTTP, in its own process), declared by
+ *    the request (`server_url`) and configured by the operator; the server's
+ *    own CPU and HTTP exchanges per round are shown beside the gateway's.
+ *    `--mcp-only` runs just this part (repetitions, before/after builds);
+ *    `--profile` runs its gateway under `--cpu-prof` (profiles in the cwd),
+ *    `--only=declared` runs just the named cases and prints no table;
+ *    `--list-cache-ms=N` adds request-declared rounds on a gateway with the
+ *    opt-in `mcp.toolsListCacheMs: N`.
  * Every comparison interleaves its two sides over several rounds and reports
  * medians, so drift on a shared machine hits both sides alike.
  */
 
 type CpuUsage = NodeJS.CpuUsage;
 const quick = process.argv.includes('--quick');
+const mcpOnly = process.argv.includes('--mcp-only');
+const profile = process.argv.includes('--profile');
+/** `--only=declared,operator`: just those cases of section 4 (a profile of MCP rounds alone). */
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+/** `--list-cache-ms=N`: also measure request-declared rounds on a gateway with `mcp.toolsListCacheMs: N`. */
+const listCacheArg = process.argv.find((a) => a.startsWith('--list-cache-ms='));
+const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.length)) : undefined;
 const ROUNDS = quick ? 2 : 3;
 const DURATION_MS = quick ? 1_500 : 5_000;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -72,12 +88,74 @@ async function stop(child: ChildProcess): Promise<void> {
 
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
-async function cpuPerRequest(gateway: ChildService, body: string, expect: string): Promise<{ cpuUs: number; rps: number }> {
+/**
+ * CPU per request over the measured phase only. The warm-up runs first as a
+ * load of its own (its count is capped by the duration too, so it cannot be
+ * assumed), and the closed loop waits for every request it sent, so the CPU
+ * read afterwards covers exactly `result.requests` requests.
+ */
+async function cpuPerRequest(gateway: ChildService, body: string, expect: string, mcp?: ChildService): Promise<{ cpuUs: number; rps: number; serverCpuUs: number; serverRequests: number; serverConnections: number }> {
+  const load = { url: `${gateway.url}/responses`, body, concurrency: 64, expect };
+  await runLoad({ ...load, maxRequests: 200, maxDurationMs: DURATION_MS });
+  const server = async () => (mcp ? { cpu: await mcp.call<CpuUsage>('cpu'), ...(await mcp.call<{ requests: number; connections: number }>('stats')) } : { cpu: { user: 0, system: 0 }, requests: 0, connections: 0 });
+  const serverBefore = await server();
   const before = await gateway.call<CpuUsage>('cpu');
-  const result = await runLoad({ url: `${gateway.url}/responses`, body, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 200, expect });
+  const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
   const after = await gateway.call<CpuUsage>('cpu');
+  const serverAfter = await server();
   if (result.errors > 0) throw new Error(`errors during the run: ${result.firstError}`);
-  return { cpuUs: cpuUs(before, after) / (result.requests + 200), rps: result.rps };
+  return {
+    cpuUs: cpuUs(before, after) / result.requests,
+    rps: result.rps,
+    serverCpuUs: cpuUs(serverBefore.cpu, serverAfter.cpu) / result.requests,
+    serverRequests: (serverAfter.requests - serverBefore.requests) / result.requests,
+    serverConnections: (serverAfter.connections - serverBefore.connections) / result.requests,
+  };
+}
+
+/** Section 4: gateway CPU per MCP tool round, as a ratio to a plain request measured alongside. */
+async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
+  const mcp = await ChildService.start('mcp-server', { script: 'mcp-server-child.js' });
+  const startGatewayChild = (extra: Record<string, unknown> = {}) =>
+    ChildService.start('gateway', {
+      script: 'bench-gateway.js',
+      config: {
+        upstreamUrl: simUrl,
+        mcp: { allowedHosts: [new URL(mcp.url).host], servers: [{ label: 'ops', transport: 'streamable-http', url: mcp.url }], ...extra },
+      },
+      execArgv: profile ? ['--cpu-prof'] : [],
+    });
+  const gateway = await startGatewayChild();
+  // A second gateway with the opt-in tools/list cache, only when asked for: a build without the setting refuses it.
+  const cachedGateway = listCacheMs !== undefined ? await startGatewayChild({ toolsListCacheMs: listCacheMs }) : undefined;
+  try {
+    const input = (label: string) => `add [[call ${label}__add {"a": 1, "b": 2}]]`;
+    const declared = JSON.stringify({ model: 'bench', input: input('bench'), tools: [{ type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' }], store: false });
+    const cases = [
+      { key: 'plain', label: 'plain', gateway, body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }) },
+      { key: 'declared', label: 'MCP, request-declared `server_url`', gateway, body: declared },
+      { key: 'operator', label: 'MCP, operator-configured server', gateway, body: JSON.stringify({ model: 'bench', input: input('ops'), tools: [{ type: 'mcp', server_label: 'ops', require_approval: 'never' }], store: false }) },
+      ...(cachedGateway ? [{ key: 'cached', label: `MCP, request-declared, \`toolsListCacheMs: ${listCacheMs}\``, gateway: cachedGateway, body: declared }] : []),
+    ].filter((c) => !only || only.includes(c.key));
+    const samples = new Map(cases.map((c) => [c.key, [] as Array<Awaited<ReturnType<typeof cpuPerRequest>>>]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const c of cases) samples.get(c.key)!.push(await cpuPerRequest(c.gateway, c.body, '"completed"', mcp));
+    }
+    if (only) return;
+    const med = (key: string, field: 'cpuUs' | 'rps' | 'serverCpuUs' | 'serverRequests' | 'serverConnections') => median(samples.get(key)!.map((s) => s[field]));
+    const plain = med('plain', 'cpuUs');
+    lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs plain | µs per MCP round | MCP server CPU µs/round | MCP HTTP requests/round | new MCP TCP connections/round |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(`| plain | ${Math.round(plain)} | ${Math.round(med('plain', 'rps'))} | 1× | | | | |`);
+    for (const c of cases.slice(1)) {
+      const cpu = med(c.key, 'cpuUs');
+      lines.push(`| ${c.label} | ${Math.round(cpu)} | ${Math.round(med(c.key, 'rps'))} | ${round(cpu / plain)}× CPU | ${Math.round(cpu - plain)} | ${Math.round(med(c.key, 'serverCpuUs'))} | ${round(med(c.key, 'serverRequests'))} | ${round(med(c.key, 'serverConnections'))} |`);
+    }
+    lines.push('', `Samples (gateway CPU µs/request per round): ${cases.map((c) => `${c.key} ${samples.get(c.key)!.map((s) => Math.round(s.cpuUs)).join('/')}`).join(', ')}`);
+  } finally {
+    await gateway.stop();
+    await cachedGateway?.stop();
+    await mcp.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -85,50 +163,61 @@ async function main(): Promise<void> {
   const sim = await ChildService.start('simulator', { script: 'simulator-child.js' });
   const lines: string[] = [];
   try {
-    // 1. Workers.
-    const rps: Record<number, number[]> = { 1: [], 2: [] };
-    const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
-    for (const workers of [1, 2]) {
-      const gw = await startGateway(workers, sim.url, dir);
-      try {
-        for (let r = 0; r < ROUNDS; r++) {
-          const result = await runLoad({ url: `${gw.url}/responses`, body: plain, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 500, expect: '"completed"' });
-          rps[workers].push(result.rps);
-        }
-      } finally {
-        await stop(gw.child);
-      }
-    }
-    lines.push('| workers | req/s at c=64 (median) | vs 1 worker |', '| --- | --- | --- |');
-    for (const workers of [1, 2]) lines.push(`| ${workers} | ${Math.round(median(rps[workers]))} | ${round(median(rps[workers]) / median(rps[1]))}× |`);
-
-    // 2 and 3: one bench gateway child, CPU read over IPC.
-    const gateway = await ChildService.start('gateway', { script: 'bench-gateway.js', config: { upstreamUrl: sim.url, sqlitePath: join(dir, 'store.sqlite') } });
-    try {
-      const bodies = {
-        storeOff: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }),
-        storeOn: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: true }),
-        tool: JSON.stringify({ model: 'bench', input: 'nap [[call nap_a {"ms": 0}]]', tools: [{ type: 'nap', name: 'nap_a', parallel: true }], store: false }),
-      };
-      const samples: Record<keyof typeof bodies, Array<{ cpuUs: number; rps: number }>> = { storeOff: [], storeOn: [], tool: [] };
-      for (let r = 0; r < ROUNDS; r++) {
-        for (const key of Object.keys(bodies) as Array<keyof typeof bodies>) samples[key].push(await cpuPerRequest(gateway, bodies[key], '"completed"'));
-      }
-      const cpu = (key: keyof typeof bodies) => median(samples[key].map((s) => s.cpuUs));
-      const rate = (key: keyof typeof bodies) => median(samples[key].map((s) => s.rps));
-      lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs `store: false` |', '| --- | --- | --- | --- |');
-      lines.push(`| \`store: false\` | ${Math.round(cpu('storeOff'))} | ${Math.round(rate('storeOff'))} | 1× |`);
-      lines.push(`| \`store: true\` (SQLite) | ${Math.round(cpu('storeOn'))} | ${Math.round(rate('storeOn'))} | ${round(cpu('storeOn') / cpu('storeOff'))}× CPU |`);
-      lines.push(`| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`);
-    } finally {
-      await gateway.stop();
-    }
+    if (mcpOnly) await mcpRounds(sim.url, lines);
+    else await allSections(sim.url, dir, lines);
   } finally {
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  report(lines);
+}
+
+async function allSections(simUrl: string, dir: string, lines: string[]): Promise<void> {
+  // 1. Workers.
+  const rps: Record<number, number[]> = { 1: [], 2: [] };
+  const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
+  for (const workers of [1, 2]) {
+    const gw = await startGateway(workers, simUrl, dir);
+    try {
+      for (let r = 0; r < ROUNDS; r++) {
+        const result = await runLoad({ url: `${gw.url}/responses`, body: plain, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 500, expect: '"completed"' });
+        rps[workers].push(result.rps);
+      }
+    } finally {
+      await stop(gw.child);
+    }
+  }
+  lines.push('| workers | req/s at c=64 (median) | vs 1 worker |', '| --- | --- | --- |');
+  for (const workers of [1, 2]) lines.push(`| ${workers} | ${Math.round(median(rps[workers]))} | ${round(median(rps[workers]) / median(rps[1]))}× |`);
+
+  // 2 and 3: one bench gateway child, CPU read over IPC.
+  const gateway = await ChildService.start('gateway', { script: 'bench-gateway.js', config: { upstreamUrl: simUrl, sqlitePath: join(dir, 'store.sqlite') } });
+  try {
+    const bodies = {
+      storeOff: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }),
+      storeOn: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: true }),
+      tool: JSON.stringify({ model: 'bench', input: 'nap [[call nap_a {"ms": 0}]]', tools: [{ type: 'nap', name: 'nap_a', parallel: true }], store: false }),
+    };
+    const samples: Record<keyof typeof bodies, Array<{ cpuUs: number; rps: number }>> = { storeOff: [], storeOn: [], tool: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const key of Object.keys(bodies) as Array<keyof typeof bodies>) samples[key].push(await cpuPerRequest(gateway, bodies[key], '"completed"'));
+    }
+    const cpu = (key: keyof typeof bodies) => median(samples[key].map((s) => s.cpuUs));
+    const rate = (key: keyof typeof bodies) => median(samples[key].map((s) => s.rps));
+    lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs `store: false` |', '| --- | --- | --- | --- |');
+    lines.push(`| \`store: false\` | ${Math.round(cpu('storeOff'))} | ${Math.round(rate('storeOff'))} | 1× |`);
+    lines.push(`| \`store: true\` (SQLite) | ${Math.round(cpu('storeOn'))} | ${Math.round(rate('storeOn'))} | ${round(cpu('storeOn') / cpu('storeOff'))}× CPU |`);
+    lines.push(`| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`);
+  } finally {
+    await gateway.stop();
+  }
+  await mcpRounds(simUrl, lines);
+}
+
+function report(lines: string[]): void {
   const cpus = os.cpus();
   console.log(`Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}, Node ${process.version}${quick ? ' (--quick)' : ''}\n`);
+  console.log(`Load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
   console.log(lines.join('\n'));
 }
 

@@ -5,9 +5,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
 import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
 import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
-import { requireJsonBody } from '../libs/responses/http/json-content-type.js';
-import { noteErrorForLog, toErrorEnvelope } from '../libs/responses/http/error-envelope.js';
-import { OpenAiExceptionFilter } from '../libs/responses/http/openai-exception.filter.js';
+import { requireJsonBody } from '../libs/http/request/json-content-type.js';
+import { noteErrorForLog, toErrorEnvelope } from '../libs/http/errors/error-envelope.js';
+import { OpenAiExceptionFilter } from '../libs/http/errors/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
 

@@ -2,7 +2,7 @@ import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestj
 import type { GatewayConfig } from '../libs/config/gateway-config.js';
 import type { ResponseStateStore } from '../libs/core/loop/response-state.interface.js';
 import type { StateStore } from '../libs/storage/state-store.interface.js';
-import type { UpstreamClient } from '../libs/upstream/upstream-client.interface.js';
+import type { UpstreamClient } from '../libs/core/upstream/upstream-client.interface.js';
 import type { GatewayOverride } from '../libs/core/overrides/gateway-override.js';
 
 /** What `forRoot` takes, and what a `forRootAsync` factory resolves to. */

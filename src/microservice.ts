@@ -10,4 +10,4 @@ export { RESPONSES_PATTERNS, responsesPatterns, type ResponsesPatterns, type Res
 export { SwitchyardRpcClient, SwitchyardRpcError } from '../libs/responses/rpc/switchyard-rpc.client.js';
 export { OpenAiRpcExceptionFilter } from '../libs/responses/rpc/openai-rpc-exception.filter.js';
 export { gatewayTransports, connectGatewayTransports } from '../libs/responses/rpc/gateway-transports.js';
-export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '../libs/responses/rpc/rpc-error.js';
+export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '../libs/http/errors/rpc-error.js';

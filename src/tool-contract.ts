@@ -34,9 +34,9 @@ export * as validation from '../libs/core/handlers/declaration-validation.js';
 export { modelVisibleName } from '../libs/core/registry/model-names.js';
 export { GatewayError, InvalidRequestError, NotFoundError } from '../libs/core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
-export { GatewayRoutes } from '../libs/responses/http/gateway-routes.decorator.js';
+export { GatewayRoutes } from '../libs/http/routes/gateway-routes.decorator.js';
 /** The one validation path of request bodies and list queries: failures are 400s naming the field in `param`. */
 export { requestBody, validateFields, listQuery, ListQueryDto } from '../libs/responses/request/request-validation.js';
 /** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
-export { requestOwner } from '../libs/responses/http/request-owner.js';
+export { requestOwner } from '../libs/http/request/request-owner.js';
 export type * from '../libs/core/protocol/items.js';

@@ -1,5 +1,5 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { UPSTREAM_CLIENT } from '../libs/upstream/upstream-client.interface.js';
+import { UPSTREAM_CLIENT } from '../libs/core/upstream/upstream-client.interface.js';
 import type { UpstreamPool } from '../libs/upstream/upstream-pool.client.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { until } from './support/until.js';

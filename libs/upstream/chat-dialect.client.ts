@@ -3,7 +3,7 @@ import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
 import { toChatCompletionRequest } from './chat-request.mapper.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';
-import type { InferOptions } from './upstream-client.interface.js';
+import type { InferOptions } from '../core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { isJsonObject } from './wire-values.js';
 

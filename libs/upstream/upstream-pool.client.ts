@@ -7,7 +7,7 @@ import {
   UpstreamUnavailableError,
 } from '../core/errors/gateway-error.js';
 import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from './upstream-client.interface.js';
+import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '../core/upstream/upstream-client.interface.js';
 
 /** One model server behind the pool, with what the pool knows of it. */
 interface Replica {

@@ -1,5 +1,5 @@
 import { isGatewayError } from '../../core/errors/gateway-error.js';
-import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
 
@@ -29,8 +29,11 @@ function errorType(status: number): string {
  * error is; a core error naming a tool declaration is renamed to the field
  * the Messages client sent.
  */
-export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[] = []): { status: number; body: AnthropicErrorBody } {
-  const { status, body } = toErrorEnvelope(err);
+export function toAnthropicError(
+  err: unknown,
+  toolOrigins: readonly ToolOrigin[] = [],
+): { status: number; body: AnthropicErrorBody; headers?: Record<string, string> } {
+  const { status, body, headers } = toErrorEnvelope(err);
   let message = body.error.message;
   const param = isGatewayError(err) ? err.param : null;
   if (param) {
@@ -38,5 +41,6 @@ export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[
     message = message.split(param).join(renamed);
     if (!message.includes(renamed)) message = `${renamed}: ${message}`;
   }
-  return { status, body: { type: 'error', error: { type: errorType(status), message } } };
+  // The headers (`retry-after` on a 429 or 503) say when to come back, whichever envelope carries the error.
+  return { status, body: { type: 'error', error: { type: errorType(status), message } }, headers };
 }

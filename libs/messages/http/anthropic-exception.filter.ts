@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isGatewayError } from '../../core/errors/gateway-error.js';
-import { noteErrorForLog } from '../../responses/http/error-envelope.js';
+import { noteErrorForLog } from '../../http/errors/error-envelope.js';
 import { toAnthropicError } from './anthropic-error.js';
 
 /**
@@ -15,13 +15,14 @@ export class AnthropicExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, body } = toAnthropicError(exception);
+    const { status, body, headers } = toAnthropicError(exception);
     if (status >= 500 && !isGatewayError(exception)) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;
     }
     noteErrorForLog(res, exception);
+    for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
     res.status(status).json(body);
   }
 }

@@ -1,23 +1,23 @@
 import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Subscription } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { LoopService } from '../../core/loop/loop.service.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
-import { forwardedHeaders } from '../../responses/http/forwarded-headers.js';
-import { requestOwner } from '../../responses/http/request-owner.js';
-import { SseWriter } from '../../responses/sse/sse-writer.js';
+import { forwardedHeaders } from '../../http/request/forwarded-headers.js';
+import { requestOwner } from '../../http/request/request-owner.js';
+import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
+import { respondOverHttp } from '../../http/responder/respond-over-http.js';
 import { NotFoundError } from '../../core/errors/gateway-error.js';
 import { MessagesTokenCounter } from '../count-tokens/messages-token-counter.service.js';
 import { mapMessagesRequest, type MappedMessagesRequest } from '../request/messages-request.mapper.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
-import { MessageFolder } from '../stream/message-folder.js';
 import { MessagesEventTranslator } from '../stream/messages-event.translator.js';
 import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
-import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
-import { sendJson } from '../../responses/http/send-json.js';
-import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
+import { messagesSurface } from './messages.surface.js';
+import { sendJson } from '../../http/response/send-json.js';
+import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the
@@ -40,54 +40,19 @@ export class MessagesController {
   // other field, so a request relying on one this gateway lacks is refused by name.
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
     const { request, toolOrigins, contextManagement, hideThinking } = mapMessagesRequest(body, requestOwner(req), { signer: this.signer });
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     const flow = request.stream ? new FlowGate() : undefined;
-    const events = this.loop.run(request, { flow });
     const translator = new MessagesEventTranslator({
       signer: this.signer,
       hideThinking,
       contextManagement: contextManagement ? { applied_edits: contextManagement.appliedEdits } : null,
     });
-    const sse = request.stream ? new SseWriter(res, this.config.server.keepAliveMs, this.config.server.sseWrites, flow) : undefined;
-    let subscription: Subscription | undefined;
-    cancelWhenClientLeaves(res, () => subscription, sse);
-
-    if (sse) {
-      subscription = events.subscribe({
-        next: (event) => {
-          for (const out of translator.push(event)) sse.event(out.type, out);
-        },
-        error: (err: unknown) => {
-          const { status, body: envelope } = toAnthropicError(err, toolOrigins);
-          if (!sse.headersSent) {
-            sse.stop();
-            res.status(status).json(envelope);
-            return;
-          }
-          sse.event('error', { type: 'error', error: { type: 'api_error', message: envelope.error.message } });
-          sse.end();
-        },
-        complete: () => sse.end(),
-      });
-      return;
-    }
-
-    const folder = new MessageFolder();
-    subscription = events.subscribe({
-      next: (event) => {
-        for (const out of translator.push(event)) folder.add(out);
-      },
-      error: (err: unknown) => {
-        const { status, body: envelope } = toAnthropicError(err, toolOrigins);
-        if (!res.headersSent) res.status(status).json(envelope);
-      },
-      complete: () => {
-        if (res.headersSent) return;
-        if (folder.error || !folder.result) res.status(500).json({ type: 'error', error: folder.error ?? { type: 'api_error', message: 'The run ended without a message.' } });
-        else sendJson(res, 200, folder.result);
-      },
+    return respondOverHttp(res, this.loop.run(request, { flow }), messagesSurface(translator, toolOrigins), {
+      stream: request.stream,
+      server: this.config.server,
+      flow,
     });
   }
 
@@ -114,8 +79,10 @@ export class MessagesController {
       if (mapped.contextManagement) answer.context_management = { original_input_tokens: count.originalInputTokens };
       sendJson(res, 200, answer);
     } catch (err) {
-      const { status, body: envelope } = toAnthropicError(err, mapped.toolOrigins);
-      if (!res.headersSent) res.status(status).json(envelope);
+      const { status, body: envelope, headers } = toAnthropicError(err, mapped.toolOrigins);
+      if (res.headersSent) return;
+      for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+      res.status(status).json(envelope);
     }
   }
 

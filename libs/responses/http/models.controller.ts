@@ -2,9 +2,9 @@ import cluster from 'node:cluster';
 import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
-import { toErrorEnvelope } from './error-envelope.js';
-import { GatewayRoutes } from './gateway-routes.decorator.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
+import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
+import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 
 @Controller()
 @GatewayRoutes()

@@ -1,23 +1,25 @@
 import { Body, Controller, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Subscription } from 'rxjs';
+import { type Observable, defer, switchMap } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { BACKGROUND_RUNNER, type BackgroundRunner } from '../../core/loop/background-runner.interface.js';
-import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
+import { LoopService } from '../../core/loop/loop.service.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
+import { answerOverHttp, respondOverHttp } from '../../http/responder/respond-over-http.js';
+import { responsesSurface } from '../../http/responder/responses.surface.js';
+import { forwardedHeaders } from '../../http/request/forwarded-headers.js';
+import { requestOwner } from '../../http/request/request-owner.js';
+import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
-import { streamEvents } from '../sse/stream-events.js';
-import { sendErrorEnvelope } from './error-envelope.js';
-import { cancelWhenClientLeaves } from './client-disconnect.js';
-import { forwardedHeaders } from './forwarded-headers.js';
-import { requestOwner } from './request-owner.js';
-import { sendJson } from './send-json.js';
-import { GatewayRoutes } from './gateway-routes.decorator.js';
 
-/** Thin edge: parse, delegate to the loop, shape the reply as JSON or SSE. */
+/**
+ * Thin edge: parse, delegate to the loop, and return the responder's
+ * Observable, which writes the reply as JSON or SSE and emits its outcome
+ * when the reply is complete, so that interceptors see the whole exchange.
+ */
 @Controller('v1/responses')
 @GatewayRoutes()
 export class ResponsesController {
@@ -30,28 +32,12 @@ export class ResponsesController {
 
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): void {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
-    const events = this.loop.run(request, { flow });
-    if (request.stream) return streamEvents(res, events, this.config.server, flow);
-
-    let subscription: Subscription | undefined;
-    cancelWhenClientLeaves(res, () => subscription);
-    let terminal: ResponseStreamEvent | undefined;
-    subscription = events.subscribe({
-      next: (event) => {
-        if (TERMINAL_EVENTS.has(event.type)) terminal = event;
-      },
-      error: (err: unknown) => {
-        if (!res.headersSent) sendErrorEnvelope(res, err);
-      },
-      complete: () => {
-        if (!res.headersSent) sendJson(res, 200, terminal?.response ?? {});
-      },
-    });
+    return respondOverHttp(res, this.loop.run(request, { flow }), responsesSurface, { stream: request.stream, server: this.config.server, flow });
   }
 
   /**
@@ -59,7 +45,7 @@ export class ResponsesController {
    * request gets the `queued` response at once, a streaming one follows the
    * run's stored events, and leaving stops only the following.
    */
-  private createInBackground(request: ResponseRequest, res: Response): void {
+  private createInBackground(request: ResponseRequest, res: Response): Observable<EdgeOutcome> {
     const runner = this.background;
     if (!runner) {
       throw new InvalidRequestError(
@@ -68,14 +54,8 @@ export class ResponsesController {
         'unsupported_parameter',
       );
     }
-    runner.start(request).then(
-      (queued) => {
-        if (!request.stream) return sendJson(res, 200, queued);
-        streamEvents(res, runner.follow(queued.id as string, request.owner, -1), this.config.server);
-      },
-      (err: unknown) => {
-        if (!res.headersSent) sendErrorEnvelope(res, err);
-      },
-    );
+    if (!request.stream) return answerOverHttp(res, defer(() => runner.start(request)), responsesSurface);
+    const events = defer(() => runner.start(request)).pipe(switchMap((queued) => runner.follow(queued.id as string, request.owner, -1)));
+    return respondOverHttp(res, events, responsesSurface, { stream: true, server: this.config.server });
   }
 }

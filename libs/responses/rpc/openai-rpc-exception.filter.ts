@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, Logger, type RpcExceptionFilter } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
 import { isGatewayError } from '../../core/errors/gateway-error.js';
-import { toRpcError } from './rpc-error.js';
+import { toRpcError } from '../../http/errors/rpc-error.js';
 
 /**
  * RPC failures of the gateway's own message handlers travel as the OpenAI
@@ -15,7 +15,8 @@ export class OpenAiRpcExceptionFilter implements RpcExceptionFilter {
 
   catch(exception: unknown, _host: ArgumentsHost): Observable<never> {
     const payload = toRpcError(exception);
-    if (payload.status >= 500 && !isGatewayError(exception)) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    // A payload was mapped, and logged, by the responder; only what a handler threw is logged here.
+    if (payload.status >= 500 && !isGatewayError(exception) && payload !== exception) this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     return throwError(() => payload);
   }
 }

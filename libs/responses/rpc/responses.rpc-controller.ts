@@ -1,10 +1,13 @@
 import { Controller, type Type, UseFilters } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import { type Observable, defer } from 'rxjs';
+import { type Observable, defer, map } from 'rxjs';
 import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { relay } from '../../http/responder/relay.js';
 import { ResponsesService, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
 import { RESPONSES_PATTERNS, type ResponsesPatterns } from './responses-rpc.patterns.js';
+import { asValueFrame } from '../../http/responder/value-frame.js';
+import { rpcSurface } from './rpc.surface.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
 import { parseCancel, parseRpcRequest } from './rpc-request.parser.js';
 
@@ -35,7 +38,7 @@ export function responsesRpcController(patterns: ResponsesPatterns): Type<Respon
     create(@Payload() data: unknown): Observable<ResponseObject> {
       return defer(() => {
         const { body, caller, runId } = parseRpcRequest(data);
-        return this.runs.track(runId, this.responses.create(body, caller));
+        return this.runs.track(runId, relay<ResponseObject>(this.responses.create(body, caller).pipe(map(asValueFrame)), rpcSurface, 'fold'));
       });
     }
 
@@ -43,7 +46,7 @@ export function responsesRpcController(patterns: ResponsesPatterns): Type<Respon
     stream(@Payload() data: unknown): Observable<ResponseStreamEvent> {
       return defer(() => {
         const { body, caller, runId } = parseRpcRequest(data);
-        return this.runs.track(runId, this.responses.stream(body, caller));
+        return this.runs.track(runId, relay<ResponseStreamEvent>(this.responses.stream(body, caller), rpcSurface, 'stream'));
       });
     }
 

@@ -7,6 +7,8 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { Observable, type Subscription } from 'rxjs';
+import { respond } from '../../http/responder/edge-responder.js';
+import { RunLogSink, runLogSurface } from './run-log.surface.js';
 import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '../../core/errors/gateway-error.js';
 import { newId } from '../../core/ids.js';
 import type { BackgroundRunner } from '../../core/loop/background-runner.interface.js';
@@ -131,11 +133,7 @@ export class BackgroundRunService implements BackgroundRunner, OnApplicationBoot
       },
     );
     // A cold Observable: subscribing starts the run; unsubscribing aborts its upstream request and tool calls.
-    const subscription = this.loop.run(request).subscribe({
-      next: (event) => log.push(event),
-      error: (err: unknown) => log.fail(err),
-      complete: () => log.close(),
-    });
+    const subscription = respond(this.loop.run(request), runLogSurface, new RunLogSink(log), { mode: 'stream' }).subscribe();
     if (log.ended && subscription.closed) return;
     this.active.set(id, { owner: request.owner, subscription, log });
     void log.done.then(() => this.active.delete(id));

@@ -4,16 +4,19 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
 import { newId } from '../../core/ids.js';
 import type { JsonObject, PublicItem, Usage } from '../../core/protocol/items.js';
-import { requestOwner } from '../../responses/http/request-owner.js';
+import { requestOwner } from '../../http/request/request-owner.js';
 import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { BackgroundRunService } from '../background/background-run.service.js';
-import { sendJson } from '../../responses/http/send-json.js';
-import { streamEvents } from '../../responses/sse/stream-events.js';
+import { sendJson } from '../../http/response/send-json.js';
+import type { Observable } from 'rxjs';
+import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
+import { respondOverHttp } from '../../http/responder/respond-over-http.js';
+import { responsesSurface } from '../../http/responder/responses.surface.js';
 import { listQuery, requestBody } from '../../responses/request/request-validation.js';
-import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
+import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '../../responses/request/input-items.parser.js';
 
@@ -92,7 +95,7 @@ export class StoredResponsesController {
    * its events after `starting_after` and following it live, on any replica.
    */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<Observable<EdgeOutcome> | void> {
     const owner = requestOwner(req);
     const background = await this.background.get(id, owner);
     if (query.stream === 'true') {
@@ -102,7 +105,8 @@ export class StoredResponsesController {
         }
         throw responseNotFound(id);
       }
-      return streamEvents(res, this.background.follow(id, owner, startingAfter(query.starting_after)), this.config.server);
+      const events = this.background.follow(id, owner, startingAfter(query.starting_after));
+      return respondOverHttp(res, events, responsesSurface, { stream: true, server: this.config.server });
     }
     if (query.starting_after !== undefined) throw new InvalidRequestError("'starting_after' needs 'stream=true'.", 'starting_after');
     if (background) return sendJson(res, 200, background.response);

@@ -5,7 +5,7 @@ import type { CompletedRun } from '../../core/loop/response-state.interface.js';
 import type { ModelItem, PublicItem } from '../../core/protocol/items.js';
 import type { ModelEvent } from '../../core/protocol/model-events.js';
 import { MemoryStateStore } from '../../storage/index.js';
-import type { UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { SocketResponseCache } from '../websocket/socket-response-cache.js';
 import { SocketScopedResponseState } from '../websocket/socket-scoped.response-state.js';

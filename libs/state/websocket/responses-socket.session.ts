@@ -5,9 +5,12 @@ import type { LoopService } from '../../core/loop/loop.service.js';
 import type { ResponseRequest } from '../../core/loop/response-request.js';
 import { FlowGate } from '../../core/protocol/flow-gate.js';
 import type { JsonObject } from '../../core/protocol/items.js';
-import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
 import { scanJsonShape, shapeError } from '../../responses/request/json-shape.scanner.js';
 import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
+import { respond } from '../../http/responder/edge-responder.js';
+import type { EdgeSink } from '../../http/responder/edge-sink.js';
+import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '../../http/responder/edge-surface.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
 
 export interface SocketSessionDeps {
@@ -39,6 +42,47 @@ const LOW_WATER_BYTES = 64 * 1024;
 export function errorFrame(err: unknown): { type: 'error'; status: number; error: { type: string; code: string; message: string; param: string | null } } {
   const { status, body } = toErrorEnvelope(err);
   return { type: 'error', status, error: { ...body.error, code: body.error.code ?? body.error.type } };
+}
+
+/**
+ * WebSocket mode of the Responses API: the SSE stream's events, one per
+ * frame, and every error (there is no status line to send) as the spec's
+ * error event.
+ */
+const socketSurface: EdgeSurface<EdgeFrame> = {
+  name: 'Responses WebSocket',
+  frames: (event) => [event],
+  errorAnswer: (err) => ({ status: toErrorEnvelope(err).status, body: errorFrame(err) }),
+  errorFrame,
+};
+
+/** The running response's frames onto the socket; the socket's own `close` handling cancels the run. */
+class SocketSink implements EdgeSink {
+  readonly started = true;
+  readonly status = 101;
+  private sent = 0;
+
+  constructor(private readonly send: (payload: unknown) => number) {}
+
+  get bytes(): number {
+    return this.sent;
+  }
+
+  frame(frame: EdgeFrame): void {
+    this.sent += this.send(frame);
+  }
+
+  answer(answer: EdgeAnswer): void {
+    this.sent += this.send(answer.body);
+  }
+
+  end(): void {}
+
+  stop(): void {}
+
+  onGone(): () => void {
+    return () => undefined;
+  }
 }
 
 /**
@@ -120,16 +164,12 @@ export class ResponsesSocketSession {
     this.flow = flow;
     return new Promise<void>((resolve) => {
       this.finishRunning = resolve;
-      this.running = this.deps.loop.run(request, { state: this.deps.state, flow }).subscribe({
-        next: (e) => this.send(e),
-        error: (err: unknown) => {
-          // A continuation that failed before it started evicts its predecessor too.
-          this.deps.state.evict(request);
-          this.send(errorFrame(err));
-          resolve();
-        },
-        complete: () => resolve(),
-      });
+      const events = this.deps.loop.run(request, { state: this.deps.state, flow });
+      this.running = respond(events, socketSurface, new SocketSink(this.sendCounted), {
+        mode: 'stream',
+        // A continuation that failed before it started evicts its predecessor too.
+        onError: () => this.deps.state.evict(request),
+      }).subscribe({ complete: () => resolve() });
     }).finally(() => {
       this.running = undefined;
       this.finishRunning = undefined;
@@ -148,10 +188,17 @@ export class ResponsesSocketSession {
   }
 
   private send(payload: unknown): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(JSON.stringify(payload), this.onSent);
-    if (this.flow && !this.flow.paused && this.ws.bufferedAmount > HIGH_WATER_BYTES) this.flow.pause();
+    this.sendCounted(payload);
   }
+
+  /** Sends one frame; returns the bytes sent (none once the socket is closing). */
+  private readonly sendCounted = (payload: unknown): number => {
+    if (this.ws.readyState !== WebSocket.OPEN) return 0;
+    const text = JSON.stringify(payload);
+    this.ws.send(text, this.onSent);
+    if (this.flow && !this.flow.paused && this.ws.bufferedAmount > HIGH_WATER_BYTES) this.flow.pause();
+    return Buffer.byteLength(text);
+  };
 
   /** Each frame's write callback: the moment to see whether the client caught up. */
   private readonly onSent = (): void => {

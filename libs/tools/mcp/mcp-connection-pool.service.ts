@@ -7,12 +7,14 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { withRequestCancellation } from './mcp-cancellable.fetch.js';
 import { createGuardedFetch } from './mcp-guarded.fetch.js';
 import { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
+import { CompiledSchemaCache } from './mcp-schema-validator.js';
 import { McpTarget } from './mcp-target.js';
+import { McpToolListCache } from './mcp-tool-list.cache.js';
 
 /** The connection to a server went away while a request was using it. */
 export class McpConnectionLostError extends Error {}
@@ -116,9 +118,12 @@ export class McpConnectionPool implements OnModuleDestroy {
   private readonly operatorTargets = new Map<string, McpTarget>();
   private readonly sweeper: NodeJS.Timeout;
   private destroyed = false;
+  /** Listings per connection; cleared with the connection (see `retire`). */
+  readonly toolLists: McpToolListCache;
 
   constructor(@Inject(MCP_SETTINGS) private readonly settings: McpSettings) {
     this.policy = new HostPolicy(settings.allowedHosts);
+    this.toolLists = new McpToolListCache(settings.toolsListCacheMs);
     for (const server of settings.servers) this.operatorTargets.set(server.label, McpTarget.operator(server));
     const every = Math.max(50, Math.min(60_000, Math.floor(settings.remoteIdleTimeoutMs / 2)));
     this.sweeper = setInterval(() => this.evictIdle(), every);
@@ -228,7 +233,7 @@ export class McpConnectionPool implements OnModuleDestroy {
 
     const attempt = async (via: Connection['via']): Promise<Connection> => {
       const transport = this.transportFor(target, via, guardedFetch);
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new CompiledSchemaCache() });
       try {
         await client.connect(transport, { signal: deadline, timeout: this.settings.discoveryTimeoutMs });
       } catch (err) {
@@ -266,6 +271,8 @@ export class McpConnectionPool implements OnModuleDestroy {
       throw new McpConnectError('The MCP connection pool is shut down.');
     }
     conn.client.onclose = () => void this.retire(conn, 'connection closed');
+    // The server says its tools changed: the next request lists them again.
+    conn.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolLists.invalidate(conn.client));
     conn.client.onerror = (err: Error) => {
       if (LATE_RESPONSE.test(err.message)) {
         this.logger.debug(`MCP server ${target.describe()} answered a request no longer waited for`);
@@ -303,6 +310,7 @@ export class McpConnectionPool implements OnModuleDestroy {
   private async retire(conn: Connection, reason: string, graceful = false): Promise<void> {
     if (conn.closed) return;
     conn.closed = true;
+    this.toolLists.invalidate(conn.client);
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
     conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.describe()} was lost.`));
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);

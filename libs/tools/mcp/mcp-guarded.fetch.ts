@@ -48,7 +48,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): FetchLike {
     } catch (err) {
       return refuse(err as RefusedDestinationError);
     }
-    const body = init.body == null ? undefined : Buffer.from(await new Response(init.body).arrayBuffer());
+    // The transports send JSON text; other bodies go through a Response to read them.
+    const body = init.body == null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer());
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
 

@@ -10,6 +10,7 @@ describe('parseMcpSettings', () => {
       discoveryTimeoutMs: 10_000,
       remoteIdleTimeoutMs: 300_000,
       maxRemoteConnections: 64,
+      toolsListCacheMs: 0,
     });
   });
 

@@ -52,6 +52,8 @@ const mcpSection = z
     remoteIdleTimeoutMs: z.int().min(1).default(300_000),
     /** Upper bound on pooled request-declared connections; the least recently used idle one goes first. */
     maxRemoteConnections: z.int().min(1).default(64),
+    /** Reuse a connection's `tools/list` answer for this long (0: list on every request); see McpToolListCache. */
+    toolsListCacheMs: z.int().min(0).max(3_600_000).default(0),
   })
   .strict()
   .superRefine((section, ctx) => {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import type { HistoryContext } from '../../core/handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
@@ -6,6 +7,7 @@ import {
   SseTestServer,
   StreamableTestServer,
   buildPagedServer,
+  type ServerLog,
   startRedirectServer,
   startSilentServer,
 } from '../../../test/support/mcp/mcp-test-servers.js';
@@ -13,6 +15,7 @@ import { parseMcpSettings, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import type { McpDeclaration } from './mcp-declaration.parser.js';
 import { McpToolHandler, type McpExecutionParams } from './mcp.tool-handler.js';
+import { until } from '../../../test/support/until.js';
 
 const SECRET = 'sk-very-secret-token-123';
 
@@ -342,6 +345,102 @@ describe('McpToolHandler', () => {
         { type: 'function_call', call_id: 'mcpr_1', name: 'demo__delete_item', arguments: '{"id":"7"}' },
       ]);
       expect(handler.toModelItems({ type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'demo', tools: [] } as PublicItem, ctx)).toEqual([]);
+    });
+  });
+
+  describe('tools/list cache (mcp.toolsListCacheMs)', () => {
+    // One SDK server per session: kept so that a test can make one announce a change.
+    const sessions: Server[] = [];
+    let server: StreamableTestServer;
+    let cached: McpToolHandler;
+    let cachedPool: McpConnectionPool;
+    const listings = () => server.log.calls.filter((c) => c.name === 'tools/list').length;
+    const discoverAs = (owner: string | null, decl: JsonObject = {}) =>
+      cached.discover(cached.validate({ type: 'mcp', server_label: 'cached', server_url: server.url, ...decl }, 'tools[0]'), {
+        signal: new AbortController().signal,
+        history: [],
+        takenNames: new Set(),
+        requestId: 'r',
+        owner,
+      });
+
+    beforeAll(async () => {
+      server = await StreamableTestServer.start((log: ServerLog) => {
+        const session = buildPagedServer(4, 10)(log) as unknown as Server;
+        sessions.push(session);
+        return session;
+      });
+      // Long enough that only an invalidation, never the clock, explains a second listing.
+      const local = parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`], toolsListCacheMs: 600_000 });
+      cachedPool = new McpConnectionPool(local);
+      cached = new McpToolHandler(cachedPool, local);
+    });
+
+    afterAll(async () => {
+      await cachedPool.onModuleDestroy();
+      await server.close();
+    });
+
+    it('answers a repeated discovery from the connection\'s listing, items unchanged', async () => {
+      const before = listings();
+      const first = await discoverAs('alice');
+      const second = await discoverAs('alice');
+      expect(listings() - before).toBe(1);
+      expect(second.state).toEqual(first.state);
+      expect(second.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'cached', error: null, tools: (first.items![0] as JsonObject).tools })]);
+    });
+
+    it('never hands one owner\'s or one credential\'s listing to another', async () => {
+      await discoverAs('alice');
+      const before = listings();
+      await discoverAs('bob');
+      expect(listings() - before).toBe(1);
+      await discoverAs('alice', { authorization: 'another-token' });
+      expect(listings() - before).toBe(2);
+      await discoverAs('bob');
+      expect(listings() - before).toBe(2);
+    });
+
+    it('lists again for another allowed_tools filter, and filters as without the cache', async () => {
+      await discoverAs('carol');
+      const before = listings();
+      const filtered = await discoverAs('carol', { allowed_tools: ['tool_001', 'tool_003'] });
+      expect(listings() - before).toBe(1);
+      expect(filtered.state.tools.map((t) => t.name)).toEqual(['tool_001', 'tool_003']);
+      expect((await discoverAs('carol')).state.tools.map((t) => t.name)).toEqual(['tool_000', 'tool_001', 'tool_002', 'tool_003']);
+    });
+
+    it('lists again once the server announces notifications/tools/list_changed', async () => {
+      const sessionsBefore = sessions.length;
+      await discoverAs('dave');
+      const announcing = sessions[sessionsBefore];
+      expect(announcing).toBeDefined();
+      const before = listings();
+      await announcing.sendToolListChanged();
+      await until(
+        async () => (await discoverAs('dave'), listings() - before),
+        (n) => n > 0,
+        'a listing after tools/list_changed',
+      );
+      expect(listings() - before).toBe(1);
+    });
+
+    it('lists again on a new connection once the old one is retired', async () => {
+      const params = cached.validate({ type: 'mcp', server_label: 'cached', server_url: server.url }, 'tools[0]');
+      await discoverAs('erin');
+      const before = listings();
+      cachedPool.discard(params.target.forOwner('erin'), 'test');
+      await discoverAs('erin');
+      expect(listings() - before).toBe(1);
+    });
+
+    it('is off by default: every discovery lists', async () => {
+      const before = paged.log.calls.filter((c) => c.name === 'tools/list').length;
+      await discover(validate({ server_label: 'again', server_url: paged.url, allowed_tools: ['tool_000'] }));
+      await discover(validate({ server_label: 'again', server_url: paged.url, allowed_tools: ['tool_000'] }));
+      expect(settings.toolsListCacheMs).toBe(0);
+      // Three pages of 25 tools in pages of 10, twice.
+      expect(paged.log.calls.filter((c) => c.name === 'tools/list').length - before).toBe(6);
     });
   });
 });

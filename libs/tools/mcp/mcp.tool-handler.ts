@@ -114,7 +114,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
     const signal = AbortSignal.any([ctx.signal, timeout]);
     let discovery: McpDiscovery;
     try {
-      const tools = await this.pool.use(params.target, signal, (client, s) => this.listTools(client, s, params), { retryStale: true });
+      const tools = await this.pool.use(params.target, signal, (client, s) => this.cachedListTools(client, s, params), { retryStale: true });
       discovery = { tools, error: null };
     } catch (err) {
       if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code);
@@ -207,6 +207,20 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
     claims.labels.set(params.serverLabel, params.path);
     claims.count++;
     return claims;
+  }
+
+  /** `listTools`, answered from the connection's recent listing when `mcp.toolsListCacheMs` allows. */
+  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
+    const cache = this.pool.toolLists;
+    if (!cache.enabled) return this.listTools(client, signal, params);
+    // The filter is part of the key: what was dropped for one declaration may be offered to another.
+    const filter = JSON.stringify(params.allowedTools ?? null);
+    const cached = cache.get(client, filter);
+    if (cached) return cached;
+    const generation = cache.generation(client);
+    const tools = await this.listTools(client, signal, params);
+    cache.set(client, filter, tools, generation);
+    return tools;
   }
 
   /** All pages of `tools/list`, filtered by `allowed_tools` and capped at `maxToolsPerServer`. */

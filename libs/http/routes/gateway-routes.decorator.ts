@@ -1,5 +1,5 @@
 import { SetMetadata, UseFilters, applyDecorators } from '@nestjs/common';
-import { OpenAiExceptionFilter } from './openai-exception.filter.js';
+import { OpenAiExceptionFilter } from '../errors/openai-exception.filter.js';
 
 /** Marks a controller as the gateway's own; the API-key guard checks only these. */
 export const GATEWAY_ROUTES = Symbol('switchyard:gateway-routes');

@@ -23,6 +23,7 @@ export class SseWriter {
   private keepAlive?: NodeJS.Timeout;
   private corked = false;
   private pending = '';
+  private written = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -37,6 +38,11 @@ export class SseWriter {
     if (!this.flow || this.flow.paused || !this.res.writableNeedDrain) return;
     this.flow.pause();
     this.res.once('drain', () => this.flow?.resume());
+  }
+
+  /** Body bytes handed to the response so far, keep-alive comments included. */
+  get bytes(): number {
+    return this.written;
   }
 
   get headersSent(): boolean {
@@ -84,6 +90,7 @@ export class SseWriter {
   private raw(chunk: string): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.lastWrite = Date.now();
+    this.written += Buffer.byteLength(chunk);
     if (this.mode === 'tick') {
       if (!this.pending) process.nextTick(this.flush);
       this.pending += chunk;

@@ -1,4 +1,4 @@
-import { toErrorEnvelope, type ErrorEnvelope } from '../http/error-envelope.js';
+import { toErrorEnvelope, type ErrorEnvelope } from './error-envelope.js';
 
 /**
  * What an RPC caller receives when a request fails: the OpenAI envelope the
@@ -11,6 +11,8 @@ export interface RpcErrorPayload extends ErrorEnvelope {
 
 /** The one mapping, shared with HTTP (`toErrorEnvelope`). */
 export function toRpcError(err: unknown): RpcErrorPayload {
+  // Already mapped at the edge (the responder): pass it on as it is.
+  if (isRpcErrorPayload(err)) return err;
   const { status, body } = toErrorEnvelope(err);
   return { status, error: { ...body.error } };
 }

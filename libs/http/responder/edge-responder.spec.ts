@@ -1,0 +1,139 @@
+import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
+import { GatewayError } from '../../core/errors/gateway-error.js';
+import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { respond, type EdgeOutcome } from './edge-responder.js';
+import type { EdgeSink } from './edge-sink.js';
+import type { EdgeAnswer, EdgeFrame, EdgeSurface } from './edge-surface.js';
+
+/** A sink that records what reached it, in order; `started` flips with the first frame, as an SSE stream's headers do. */
+class RecordingSink implements EdgeSink {
+  readonly log: string[] = [];
+  started = false;
+  status: number | undefined;
+  bytes = 0;
+  private gone?: () => void;
+
+  frame(frame: EdgeFrame): void {
+    this.started = true;
+    this.status ??= 200;
+    this.bytes += 10;
+    this.log.push(`frame ${frame.type}`);
+  }
+  answer(answer: EdgeAnswer, cause?: unknown): void {
+    this.status = answer.status;
+    this.bytes += 5;
+    this.log.push(`answer ${answer.status} ${JSON.stringify(answer.body)}${cause ? ' (error)' : ''}`);
+  }
+  end(): void {
+    this.log.push('end');
+  }
+  stop(): void {
+    this.log.push('stop');
+  }
+  onGone(callback: () => void): () => void {
+    this.gone = callback;
+    return () => (this.gone = undefined);
+  }
+  leave(): void {
+    this.gone?.();
+  }
+}
+
+const event = (type: string): ResponseStreamEvent => ({ type, sequence_number: 0 });
+
+/** Upper-cases types, folds by counting, and names errors by status. */
+const surface: EdgeSurface = {
+  name: 'Test',
+  frames: (e) => (e.type === 'skip' ? [] : [{ type: e.type.toUpperCase() }]),
+  errorAnswer: (err) => ({ status: (err as GatewayError).status ?? 500, body: 'failed' }),
+  errorFrame: () => ({ type: 'ERROR' }),
+  folder: () => {
+    let count = 0;
+    return { add: () => void count++, answer: () => ({ status: 200, body: { frames: count } }) };
+  },
+};
+
+function quietLogger() {
+  const lines: string[] = [];
+  return { lines, logger: { warn: (m: unknown) => void lines.push(`warn ${String(m)}`), error: (m: unknown) => void lines.push(`error ${String(m)}`) } };
+}
+
+describe('respond', () => {
+  it('streams every frame, ends, and then emits one outcome', async () => {
+    const sink = new RecordingSink();
+    const outcome = await lastValueFrom(respond(of(event('a'), event('skip'), event('b')), surface, sink, { mode: 'stream' }));
+    expect(sink.log).toEqual(['frame A', 'frame B', 'end']);
+    expect(outcome).toEqual<EdgeOutcome>({ status: 200, bytes: 20, failed: false, clientGone: false });
+  });
+
+  it('folds frames into one answer for a blocking request', async () => {
+    const sink = new RecordingSink();
+    await lastValueFrom(respond(of(event('a'), event('b')), surface, sink, { mode: 'fold' }));
+    expect(sink.log).toEqual(['answer 200 {"frames":2}']);
+  });
+
+  it('answers an error before the first frame as a whole answer, and logs it', async () => {
+    const sink = new RecordingSink();
+    const { lines, logger } = quietLogger();
+    const failure = new GatewayError('upstream down', 502, 'upstream_error', 'upstream_unavailable', null);
+    const outcome = await lastValueFrom(respond(throwError(() => failure), surface, sink, { mode: 'stream', logger }));
+    expect(sink.log).toEqual(['stop', 'answer 502 "failed" (error)']);
+    expect(outcome).toMatchObject({ status: 502, failed: true });
+    expect(lines).toEqual(['warn Test: the run ended with 502 upstream_error (upstream_unavailable)']);
+  });
+
+  it('ends a stream already under way with the error frame, and logs an unexpected error with its stack', async () => {
+    const sink = new RecordingSink();
+    const { lines, logger } = quietLogger();
+    const events = new Observable<ResponseStreamEvent>((s) => {
+      s.next(event('a'));
+      s.error(new TypeError('boom'));
+    });
+    const seen: unknown[] = [];
+    await lastValueFrom(respond(events, surface, sink, { mode: 'stream', logger, onError: (err) => seen.push(err) }));
+    expect(sink.log).toEqual(['frame A', 'frame ERROR', 'end']);
+    expect(seen).toEqual([new TypeError('boom')]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^error Test: the run ended with an unexpected error: TypeError: boom\n\s+at /);
+  });
+
+  it('stops the run when a translator throws, instead of leaving it running unseen', async () => {
+    const sink = new RecordingSink();
+    const run = new Subject<ResponseStreamEvent>();
+    const throwing: EdgeSurface = { ...surface, frames: () => { throw new Error('cannot translate'); } };
+    const outcome = lastValueFrom(respond(run, throwing, sink, { mode: 'stream', logger: quietLogger().logger }));
+    run.next(event('a'));
+    expect(run.observed).toBe(false);
+    expect(await outcome).toMatchObject({ status: 500, failed: true });
+  });
+
+  it('cancels the run when the peer leaves, and still emits an outcome', async () => {
+    const sink = new RecordingSink();
+    const run = new Subject<ResponseStreamEvent>();
+    const outcome = lastValueFrom(respond(run, surface, sink, { mode: 'stream' }));
+    run.next(event('a'));
+    sink.leave();
+    expect(run.observed).toBe(false);
+    expect(sink.log).toEqual(['frame A', 'stop']);
+    expect(await outcome).toEqual({ status: 200, bytes: 10, failed: false, clientGone: true });
+  });
+
+  it('cancels the run when the subscriber unsubscribes (a Nest disconnect), and releases the sink', () => {
+    const sink = new RecordingSink();
+    const run = new Subject<ResponseStreamEvent>();
+    const subscription = respond(run, surface, sink, { mode: 'stream' }).subscribe();
+    expect(run.observed).toBe(true);
+    subscription.unsubscribe();
+    expect(run.observed).toBe(false);
+    expect(sink.log).toEqual(['stop']);
+  });
+
+  it('is cold: nothing runs until subscription', () => {
+    let subscribed = 0;
+    const events = new Observable<ResponseStreamEvent>(() => void subscribed++);
+    const edge = respond(events, surface, new RecordingSink(), { mode: 'stream' });
+    expect(subscribed).toBe(0);
+    edge.subscribe().unsubscribe();
+    expect(subscribed).toBe(1);
+  });
+});

@@ -1,0 +1,116 @@
+import { Logger, type LoggerService } from '@nestjs/common';
+import { Observable, type Subscription } from 'rxjs';
+import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { logEdgeError } from './edge-error-log.js';
+import type { EdgeSink } from './edge-sink.js';
+import type { EdgeFrame, EdgeSurface } from './edge-surface.js';
+
+/** What the exchange came to, emitted once the answer is out (or the peer left). */
+export interface EdgeOutcome {
+  /** The status sent; 499 when the peer left before anything was sent. */
+  status: number;
+  /** Body bytes written. */
+  bytes: number;
+  /** The run ended in an error (answered as an error body or an error frame). */
+  failed: boolean;
+  /** The peer left before the end; the run was cancelled. */
+  clientGone: boolean;
+}
+
+export interface RespondOptions {
+  /** `stream`: every frame goes out as it comes; `fold`: frames become one answer (needs the surface's folder). */
+  mode: 'stream' | 'fold';
+  /** Called with the run's error before it is answered (e.g. to evict state the run left behind). */
+  onError?: (err: unknown) => void;
+  logger?: Pick<LoggerService, 'error' | 'warn'>;
+}
+
+/** nginx's "client closed request": nothing was sent because nobody was left to send it to. */
+const CLIENT_GONE = 499;
+
+const defaultLogger = new Logger('Errors');
+
+/**
+ * The one streaming edge. Subscribing runs `events` and writes what the
+ * surface makes of them to the sink; the Observable emits one outcome when
+ * the answer is complete and then completes, so that whoever subscribed (Nest,
+ * with its interceptors, when a controller returns it) sees the whole exchange.
+ *
+ * Errors never escape: before the first frame they are a whole answer in
+ * the surface's envelope, after it they are the surface's error frame, and
+ * either way they are logged here, since no exception filter sees an error
+ * raised after the handler returned. Unsubscribing, or the peer leaving,
+ * unsubscribes `events`, which is what cancels the run.
+ */
+export function respond<F extends EdgeFrame>(
+  events: Observable<ResponseStreamEvent>,
+  surface: EdgeSurface<F>,
+  sink: EdgeSink<F>,
+  options: RespondOptions,
+): Observable<EdgeOutcome> {
+  return new Observable<EdgeOutcome>((subscriber) => {
+    const logger = options.logger ?? defaultLogger;
+    const folder = options.mode === 'fold' ? surface.folder?.() : undefined;
+    if (options.mode === 'fold' && !folder) throw new Error(`The ${surface.name} surface cannot fold a run into one answer.`);
+    let run: Subscription | undefined;
+    let settled = false;
+
+    const settle = (failed: boolean, clientGone: boolean): void => {
+      if (settled) return;
+      settled = true;
+      subscriber.next({ status: sink.status ?? CLIENT_GONE, bytes: sink.bytes, failed, clientGone });
+      subscriber.complete();
+    };
+
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      const answer = surface.errorAnswer(err);
+      logEdgeError(logger, surface.name, err, answer.status);
+      options.onError?.(err);
+      if (!sink.started) {
+        sink.stop();
+        sink.answer(answer, err);
+      } else {
+        sink.frame(surface.errorFrame(err));
+        sink.end();
+      }
+      settle(true, false);
+    };
+
+    const removeGoneListener = sink.onGone(() => {
+      run?.unsubscribe();
+      sink.stop();
+      settle(false, true);
+    });
+
+    run = events.subscribe({
+      next: (event) => {
+        try {
+          for (const frame of surface.frames(event)) {
+            if (folder) folder.add(frame);
+            else sink.frame(frame);
+          }
+        } catch (err) {
+          // A translator that throws must not leave the run going with nobody told.
+          run?.unsubscribe();
+          fail(err);
+        }
+      },
+      error: fail,
+      complete: () => {
+        if (settled) return;
+        if (folder) sink.answer(folder.answer());
+        else sink.end();
+        settle(false, false);
+      },
+    });
+    // An Observable that failed or threw synchronously settled before `run` was assigned.
+    if (settled) run.unsubscribe();
+
+    return () => {
+      removeGoneListener();
+      run?.unsubscribe();
+      if (!settled) sink.stop();
+    };
+  });
+}

@@ -1,0 +1,46 @@
+import { CompiledSchemaCache } from './mcp-schema-validator.js';
+
+describe('CompiledSchemaCache', () => {
+  const sum = () => ({ type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] }) as const;
+
+  it('compiles a schema once however often the same text comes back, and still validates', () => {
+    const cache = new CompiledSchemaCache();
+    // Each listing parses a new object: identity differs, text does not.
+    const first = cache.getValidator(sum());
+    const again = cache.getValidator(sum());
+    expect(again).toBe(first);
+    expect(cache.size).toBe(1);
+    expect(first({ sum: 3 })).toEqual({ valid: true, data: { sum: 3 }, errorMessage: undefined });
+    expect(first({ sum: 'three' })).toMatchObject({ valid: false, errorMessage: expect.stringMatching(/number/) });
+  });
+
+  it('keeps a changed schema apart from the one it replaces', () => {
+    const cache = new CompiledSchemaCache();
+    const number = cache.getValidator(sum());
+    const text = cache.getValidator({ type: 'object', properties: { sum: { type: 'string' } }, required: ['sum'] });
+    expect(text).not.toBe(number);
+    expect(text({ sum: 'three' }).valid).toBe(true);
+    expect(number({ sum: 'three' }).valid).toBe(false);
+  });
+
+  it('resolves a $id as the SDK does: within its own cache only', () => {
+    const a = new CompiledSchemaCache();
+    const b = new CompiledSchemaCache();
+    const numberWithId = { $id: 'https://schemas.example/result.json', type: 'object', properties: { v: { type: 'number' } } } as const;
+    const stringWithId = { $id: 'https://schemas.example/result.json', type: 'object', properties: { v: { type: 'string' } } } as const;
+    expect(a.getValidator(numberWithId)({ v: 1 }).valid).toBe(true);
+    // Another connection (owner, server) using the same $id gets its own schema.
+    expect(b.getValidator(stringWithId)({ v: 'x' }).valid).toBe(true);
+    expect(b.getValidator(stringWithId)({ v: 1 }).valid).toBe(false);
+  });
+
+  it('starts over past its bound instead of growing', () => {
+    const cache = new CompiledSchemaCache(3);
+    for (let i = 0; i < 3; i++) cache.getValidator({ type: 'object', properties: { [`f${i}`]: { type: 'number' } } });
+    expect(cache.size).toBe(3);
+    const fourth = cache.getValidator({ type: 'object', properties: { f3: { type: 'number' } }, required: ['f3'] });
+    expect(cache.size).toBe(1);
+    expect(fourth({}).valid).toBe(false);
+    expect(fourth({ f3: 1 }).valid).toBe(true);
+  });
+});

@@ -1,0 +1,157 @@
+import { Injectable, Module, type CallHandler, type ExecutionContext, type LoggerService, type NestInterceptor } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { type Observable, tap } from 'rxjs';
+import type { EdgeOutcome } from '../libs/http/responder/edge-responder.js';
+import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
+import { SocketClient } from './support/socket-client.js';
+
+/** What the interceptor saw of one exchange, recorded when the handler's Observable completed. */
+interface Exchange {
+  path: string;
+  outcome: EdgeOutcome | undefined;
+  /** Whether the response had been ended when the handler's Observable completed. */
+  endedAtCompletion: boolean;
+  /** Milliseconds from the handler's call to the completion of what it returned. */
+  elapsedMs: number;
+}
+
+@Injectable()
+class ExchangeRecorder {
+  readonly exchanges: Exchange[] = [];
+}
+
+/** A host's own timing interceptor, as an application embedding the gateway would register it. */
+@Injectable()
+class ExchangeTimer implements NestInterceptor {
+  constructor(private readonly recorder: ExchangeRecorder) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const started = performance.now();
+    let outcome: EdgeOutcome | undefined;
+    return next.handle().pipe(
+      tap({
+        next: (value) => (outcome = value as EdgeOutcome),
+        complete: () => this.recorder.exchanges.push({ path: req.path, outcome, endedAtCompletion: res.writableEnded, elapsedMs: performance.now() - started }),
+      }),
+    );
+  }
+}
+
+@Module({ providers: [ExchangeRecorder, { provide: APP_INTERCEPTOR, useClass: ExchangeTimer }], exports: [ExchangeRecorder] })
+class ExchangeTimingModule {}
+
+/** Keeps what the gateway logs, by level. */
+function captureLogs(stack: GatewayStack): { warn: string[]; error: string[] } {
+  const seen = { warn: [] as string[], error: [] as string[] };
+  const logger: LoggerService = {
+    log: () => undefined,
+    warn: (message: unknown) => void seen.warn.push(String(message)),
+    error: (message: unknown) => void seen.error.push(String(message)),
+  };
+  stack.app.useLogger(logger);
+  return seen;
+}
+
+async function post(stack: GatewayStack, path: string, body: unknown) {
+  const res = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, bytes, text: bytes.toString('utf8') };
+}
+
+describe('one streaming edge: what a Nest interceptor sees', () => {
+  let stack: GatewayStack;
+  let recorder: ExchangeRecorder;
+  beforeAll(async () => {
+    stack = await startStack({ imports: [ExchangeTimingModule] });
+    recorder = stack.app.get(ExchangeRecorder);
+  });
+  afterAll(() => stack.close());
+  beforeEach(() => void recorder.exchanges.splice(0));
+
+  it('times a streaming response to its end and counts the bytes the client received', async () => {
+    const r = await post(stack, '/responses', { model: 'm', input: 'hello there', stream: true });
+    expect(r.status).toBe(200);
+    const events = parseSse(r.text);
+    expect(events.at(-1)?.event).toBe('response.completed');
+    expect(recorder.exchanges).toHaveLength(1);
+    const [exchange] = recorder.exchanges;
+    expect(exchange.path).toBe('/v1/responses');
+    // Completion came once the stream was written to its end, not when the handler returned.
+    expect(exchange.endedAtCompletion).toBe(true);
+    expect(exchange.outcome).toEqual({ status: 200, bytes: r.bytes.length, failed: false, clientGone: false });
+    expect(exchange.elapsedMs).toBeGreaterThan(0);
+  });
+
+  it('times a blocking response and counts its body', async () => {
+    const r = await post(stack, '/responses', { model: 'm', input: 'hello there' });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text).status).toBe('completed');
+    expect(recorder.exchanges).toHaveLength(1);
+    expect(recorder.exchanges[0].endedAtCompletion).toBe(true);
+    expect(recorder.exchanges[0].outcome).toEqual({ status: 200, bytes: r.bytes.length, failed: false, clientGone: false });
+  });
+
+  it('sees the Messages surface the same way, streaming and blocking', async () => {
+    const body = { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hello there' }] };
+    const streamed = await post(stack, '/messages', { ...body, stream: true });
+    const blocking = await post(stack, '/messages', body);
+    expect(parseSse(streamed.text).at(-1)?.event).toBe('message_stop');
+    expect(JSON.parse(blocking.text).type).toBe('message');
+    expect(recorder.exchanges.map((e) => [e.path, e.endedAtCompletion, e.outcome?.bytes])).toEqual([
+      ['/v1/messages', true, streamed.bytes.length],
+      ['/v1/messages', true, blocking.bytes.length],
+    ]);
+  });
+
+  it('sees a failed run as a failed outcome with the status sent', async () => {
+    const r = await post(stack, '/responses', { model: 'm', input: '[[fault status=429 retry_after=2]]' });
+    expect(r.status).toBe(429);
+    expect(recorder.exchanges[0].outcome).toEqual({ status: 429, bytes: r.bytes.length, failed: true, clientGone: false });
+  });
+});
+
+describe('one streaming edge: errors after the handler returned', () => {
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  it.each([false, true])('Messages keeps Retry-After on an upstream 429 (stream=%s)', async (stream) => {
+    const r = await post(stack, '/messages', { model: 'm', max_tokens: 64, stream, messages: [{ role: 'user', content: '[[fault status=429 retry_after=7]]' }] });
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toBe('7');
+    expect(JSON.parse(r.text)).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+  });
+
+  it('Messages keeps Retry-After on an upstream 503 (answered as 502, as on /v1/responses)', async () => {
+    const messages = await post(stack, '/messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: '[[fault status=503 retry_after=9]]' }] });
+    const responses = await post(stack, '/responses', { model: 'm', input: '[[fault status=503 retry_after=9]]' });
+    expect([messages.status, messages.headers.get('retry-after')]).toEqual([responses.status, responses.headers.get('retry-after')]);
+    expect(messages.headers.get('retry-after')).toBe('9');
+    expect(JSON.parse(messages.text)).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+  });
+
+  it('logs a run that fails after the handler returned, on every surface', async () => {
+    const logs = captureLogs(stack);
+    await post(stack, '/responses', { model: 'm', input: '[[fault status=500 message="engine exploded"]]', stream: true });
+    await post(stack, '/messages', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: '[[fault status=500 message="engine exploded"]]' }] });
+    const socket = await SocketClient.open(stack);
+    try {
+      socket.create({ model: 'm', input: '[[fault status=500 message="engine exploded"]]', store: false });
+      expect((await socket.untilDone()).at(-1)).toMatchObject({ type: 'error', status: 502 });
+    } finally {
+      await socket.close();
+    }
+    expect(logs.warn).toEqual([
+      expect.stringMatching(/^Responses: .*502 upstream_error/),
+      expect.stringMatching(/^Messages: .*502 upstream_error/),
+      expect.stringMatching(/^Responses WebSocket: .*502 upstream_error/),
+    ]);
+    // The upstream's own words stay out of the log: they may quote the request.
+    expect(logs.warn.join('\n')).not.toContain('engine exploded');
+  });
+});

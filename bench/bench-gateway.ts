@@ -3,7 +3,7 @@ import { Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
+import { validateGatewayConfig } from '../src/gateway-config.loader.js';
 import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { NestFactory } from '@nestjs/core';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
+import { validateGatewayConfig } from '../src/gateway-config.loader.js';
 import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
 

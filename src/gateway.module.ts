@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
+import { type ConfigSection, configSectionsOf } from '../libs/config/config-section.js';
 import { validateGatewayConfig } from '../libs/config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
 import { CoreModule } from '../libs/core/core.module.js';
@@ -30,12 +31,34 @@ const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
 
 
 /** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
-function configOf(options: GatewayModuleAsyncFactoryResult | undefined): GatewayConfig {
+function configOf(options: GatewayModuleAsyncFactoryResult | undefined, sections: readonly ConfigSection[]): GatewayConfig {
   const o = (options ?? {}) as Record<string, unknown>;
   if (o instanceof GatewayConfig) return o;
   const keys = Object.keys(o);
   const isOptions = keys.every((k) => k === 'config');
-  return validateGatewayConfig(((isOptions ? o.config : o) ?? {}) as Record<string, unknown>);
+  return validateGatewayConfig(((isOptions ? o.config : o) ?? {}) as Record<string, unknown>, { sections });
+}
+
+/**
+ * The modules a gateway with these extras loads, besides the host's own:
+ * also where the config sections come from (`configSectionsOf`).
+ */
+export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | DynamicModule> {
+  const withState = extras.state !== false && !extras.responseState;
+  const overridden = !!(extras.upstream ?? extras.upstreamClient);
+  return [
+    ...(extras.imports ?? []),
+    ...(extras.extraImports ?? []),
+    ObservabilityModule,
+    UpstreamModule.forRoot(overridden ? { override: true } : undefined),
+    CoreModule,
+    ResponsesModule,
+    MessagesModule,
+    ApiKeyAuthModule,
+    LimitsModule,
+    ...(withState ? [StateModule] : []),
+    ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
+  ];
 }
 
 /**
@@ -67,7 +90,7 @@ function checkCombination(extras: GatewayModuleExtras): void {
 export class GatewayModule extends GatewayModuleBase {
   static override forRoot(options: GatewayModuleForRootOptions = {}): DynamicModule {
     // Validated here, so that a bad setting fails where the module is declared.
-    const config = validateGatewayConfig(options.config ?? {});
+    const config = validateGatewayConfig(options.config ?? {}, { sections: configSectionsOf(gatewayModules(options)) });
     return GatewayModule.assemble(super.forRoot({ ...options, config }), options);
   }
 
@@ -77,9 +100,10 @@ export class GatewayModule extends GatewayModuleBase {
 
   private static assemble(base: DynamicModule, extras: GatewayModuleExtras): DynamicModule {
     checkCombination(extras);
+    const sections = configSectionsOf(gatewayModules(extras));
     const providers: Provider[] = [
       ...(base.providers ?? []),
-      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: configOf },
+      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: (o: GatewayModuleAsyncFactoryResult) => configOf(o, sections) },
     ];
     const exported: Array<symbol | Type | DynamicModule> = [];
     // Each override is provided once, under one token (others alias it), so that Nest
@@ -104,24 +128,12 @@ export class GatewayModule extends GatewayModuleBase {
     }
     providers.push({ provide: OVERRIDE_CHECKS, useValue: checks }, GatewayOverrides);
 
-    const withState = extras.state !== false && !extras.responseState;
     const imports = [...(base.imports ?? [])];
-    for (const m of [...(extras.imports ?? []), ...(extras.extraImports ?? [])]) if (!imports.includes(m)) imports.push(m);
+    for (const m of gatewayModules(extras)) if (!imports.includes(m)) imports.push(m);
     return {
       ...base,
       global: true,
-      imports: [
-        ...imports,
-        ObservabilityModule,
-        UpstreamModule.forRoot(upstream ? { override: true } : undefined),
-        CoreModule,
-        ResponsesModule,
-        MessagesModule,
-        ApiKeyAuthModule,
-        LimitsModule,
-        ...(withState ? [StateModule] : []),
-        ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
-      ],
+      imports,
       providers,
       exports: [GATEWAY_CONFIG, UpstreamModule, CoreModule, ResponsesModule, ...exported],
     };

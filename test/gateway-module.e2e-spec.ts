@@ -6,7 +6,7 @@ import { Observable } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { configureGatewayApp } from '../src/configure-app.js';
 import { GatewayModule } from '../src/gateway.module.js';
-import { ToolHandlerProvider } from '../src/index.js';
+import { ToolHandlerProvider, defineConfigSection, registerConfigSection } from '../src/index.js';
 import type { ModelEvent, ModelRequest, UpstreamClient } from '../src/index.js';
 import { FunctionToolHandler } from '../libs/tools/function/function.tool-handler.js';
 
@@ -104,5 +104,43 @@ describe('GatewayModule as an importable dynamic module', () => {
 
   it('refuses to boot with an invalid config, naming the setting', () => {
     expect(() => GatewayModule.forRoot({ config: { upstream: { dialect: 'grpc' } } })).toThrow(/upstream\.dialect/);
+  });
+
+  describe("a host module's own config section", () => {
+    const TICKETS = Symbol('TICKETS');
+    const ticketsSection = defineConfigSection({
+      key: 'tickets',
+      token: TICKETS,
+      keys: { baseUrl: true, retries: true },
+      parse: (section) => {
+        const retries = (section as { retries?: unknown } | undefined)?.retries ?? 3;
+        if (typeof retries !== 'number') throw new Error('Invalid configuration: tickets.retries: must be a number');
+        return { retries };
+      },
+    });
+    @Module({ providers: [registerConfigSection(ticketsSection)], exports: [TICKETS] })
+    class TicketsModule {}
+
+    it('is validated with the rest when its module is imported, and injected parsed', async () => {
+      expect(() => GatewayModule.forRoot({ config: { tickets: { retires: 2 } }, imports: [TicketsModule] })).toThrow(
+        'unknown config key "tickets.retires" (did you mean "tickets.retries"?)',
+      );
+      expect(() => GatewayModule.forRoot({ config: { tickets: { retries: 'x' } }, imports: [TicketsModule] })).toThrow(/tickets\.retries: must be a number/);
+      const app = await NestFactory.createApplicationContext(
+        GatewayModule.forRoot({ config: { storage: { driver: 'memory' }, tickets: { retries: 5 } }, imports: [TicketsModule] }),
+        { logger: false },
+      );
+      try {
+        expect(app.get(TICKETS)).toEqual({ retries: 5 });
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('is an unknown key without its module, and so is a built-in section whose module is left out', () => {
+      expect(() => GatewayModule.forRoot({ config: { tickets: {} } })).toThrow('unknown config key "tickets"');
+      expect(() => GatewayModule.forRoot({ config: { mcp: { servers: [] } }, toolModules: [] })).toThrow('unknown config key "mcp"');
+      expect(() => GatewayModule.forRoot({ config: { mcp: { servers: [] } } })).not.toThrow();
+    });
   });
 });

@@ -1,7 +1,25 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, jsonPosition, loadGatewayConfig } from './config.loader.js';
+import { defineConfigSection } from './config-section.js';
+import { ConfigError, jsonPosition, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
+
+/** A module's section as a module would declare it, to show the loader treats it as its own. */
+const planetSection = defineConfigSection({
+  key: 'planet',
+  token: Symbol('PLANET'),
+  env: [
+    { env: 'PLANET_NAME', path: 'name', kind: 'string' },
+    { env: 'PLANET_MOONS', path: 'moons', kind: 'list' },
+    { env: 'PLANET_RADIUS_KM', path: 'size.radiusKm', kind: 'int' },
+  ],
+  keys: { name: true, moons: true, size: { radiusKm: true }, rings: [{ width: true }], labels: { '*': true } },
+  parse: (section) => {
+    const name = (section as { name?: string } | undefined)?.name;
+    if (name === 'pluto') throw new Error('Invalid configuration: planet.name: must not be "pluto"');
+    return section;
+  },
+});
 
 describe('loadGatewayConfig', () => {
   it('defaults to vLLM on its default port with the responses dialect', () => {
@@ -25,15 +43,19 @@ describe('loadGatewayConfig', () => {
     expect(config.server.port).toBe(9999);
   });
 
-  it('maps tool-module settings from the environment', () => {
-    const config = loadGatewayConfig({
-      env: { WEB_SEARCH_PROVIDER: 'brave', WEB_SEARCH_API_KEY: 'bsa-key', MCP_ALLOWED_HOSTS: 'a.example, b.example:8443', COMPACTION_KEY: 'k'.repeat(32) },
-    });
-    expect(config.webSearch).toEqual({ provider: 'brave', brave: { apiKey: 'bsa-key' } });
-    expect(config.mcp).toEqual({ allowedHosts: ['a.example', 'b.example:8443'] });
-    expect(config.state).toEqual({ compactionKey: 'k'.repeat(32) });
+  it("maps a section's own environment variables, found only through the section", () => {
+    const config = loadGatewayConfig({ env: { PLANET_NAME: 'mars', PLANET_MOONS: 'phobos, deimos', PLANET_RADIUS_KM: '3389' }, sections: [planetSection] });
+    expect(config.planet).toEqual({ name: 'mars', moons: ['phobos', 'deimos'], size: { radiusKm: 3389 } });
+    // Without the module that declares it, the variable means nothing.
+    expect(loadGatewayConfig({ env: { PLANET_NAME: 'mars' } }).planet).toBeUndefined();
+    expect(() => loadGatewayConfig({ env: { PLANET_RADIUS_KM: 'big' }, sections: [planetSection] })).toThrow(/planet\.size\.radiusKm \(PLANET_RADIUS_KM\) must be an integer/);
   });
 
+  it("runs the section's validation at load, naming the setting and its variable", () => {
+    expect(() => loadGatewayConfig({ env: { PLANET_NAME: 'pluto' }, sections: [planetSection] })).toThrow(
+      'Invalid configuration: planet.name (PLANET_NAME): must not be "pluto"',
+    );
+  });
   it('has documented defaults for the request, socket and store limits, and reads them from the environment', () => {
     const defaults = loadGatewayConfig();
     expect(defaults.tools.maxToolsPerRequest).toBe(512);
@@ -128,5 +150,44 @@ describe('upstream.forwardHeaders', () => {
   it('refuses names the transport manages, naming the setting and its variable', () => {
     expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'x-tenant,content-length' } })).toThrow(/upstream\.forwardHeaders \(UPSTREAM_FORWARD_HEADERS\)/);
     expect(() => loadGatewayConfig({ env: { UPSTREAM_FORWARD_HEADERS: 'not a name' } })).toThrow(/upstream\.forwardHeaders/);
+  });
+});
+
+describe('unknown config keys', () => {
+  const load = (raw: Record<string, unknown>) => () => validateGatewayConfig(raw, { sections: [planetSection] });
+
+  it('refuses a top-level key no section and not core knows, naming the closest valid one', () => {
+    expect(load({ upstrem: { baseUrl: 'http://a/v1' } })).toThrow('Invalid configuration: unknown config key "upstrem" (did you mean "upstream"?)');
+    expect(load({ plnet: {} })).toThrow('(did you mean "planet"?)');
+    expect(load({ zzzzzzzzzzzz: 1 })).toThrow(/unknown config key "zzzzzzzzzzzz" \(known: upstream, .*planet\)/);
+  });
+
+  it("refuses a key inside one of core's sections, at any depth", () => {
+    expect(load({ server: { prot: 80 } })).toThrow('unknown config key "server.prot" (did you mean "server.port"?)');
+    expect(load({ auth: { oidc: { issuer: 'https://id.example', audiance: ['x'] } } })).toThrow(
+      'unknown config key "auth.oidc.audiance" (did you mean "auth.oidc.audience"?)',
+    );
+    // A map's keys are the operator's own.
+    expect(load({ tools: { timeoutMsByType: { mcp: 1000, anything: 5 } } })().tools.timeoutMsByType).toEqual({ mcp: 1000, anything: 5 });
+  });
+
+  it("refuses a key inside a module's section by the section's shape, lists and maps included", () => {
+    expect(load({ planet: { nmae: 'x' } })).toThrow('unknown config key "planet.nmae" (did you mean "planet.name"?)');
+    expect(load({ planet: { size: { radius: 1 } } })).toThrow('(did you mean "planet.size.radiusKm"?)');
+    expect(load({ planet: { rings: [{ width: 1 }, { widht: 2 }] } })).toThrow('unknown config key "planet.rings[1].widht" (did you mean "planet.rings[1].width"?)');
+    expect(load({ planet: { labels: { any: 1, key: 2 } } })().planet).toEqual({ labels: { any: 1, key: 2 } });
+  });
+
+  it('reports every unknown key and bad value of one load together', () => {
+    expect(load({ upstrem: {}, server: { port: -1 }, planet: { nmae: 'x' } })).toThrow(
+      /Invalid configuration:\n {2}unknown config key "upstrem".*\n {2}server\.port.*\n {2}unknown config key "planet\.nmae"/s,
+    );
+  });
+
+  it('reads unknown keys from a config file the same way', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'upstream:\n  baseUrl: http://10.1.2.3:9000/v1\n  dialekt: chat\n');
+    expect(() => loadGatewayConfig({ file })).toThrow('unknown config key "upstream.dialekt" (did you mean "upstream.dialect"?)');
   });
 });

@@ -2,15 +2,18 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
+import type { ConfigSection, Env, SectionEnvSetting } from './config-section.js';
 import { GatewayConfig } from './gateway-config.js';
+import { unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
 
 /** A configuration the gateway refuses to boot with; the message names the setting. */
 export class ConfigError extends Error {}
 
-type Env = Record<string, string | undefined>;
-
-/** Environment variables and the setting each one fills. */
-export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | 'int' | 'list' | 'bool' }> = [
+/**
+ * Environment variables of the sections core itself reads. A module's
+ * variables are declared by its section (`ConfigSection.env`).
+ */
+export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'UPSTREAM_URL', path: 'upstream.baseUrl', kind: 'string' },
   { env: 'UPSTREAM_DIALECT', path: 'upstream.dialect', kind: 'string' },
   { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string' },
@@ -46,24 +49,12 @@ export const ENV_SETTINGS: Array<{ env: string; path: string; kind: 'string' | '
   { env: 'OIDC_AUDIENCE', path: 'auth.oidc.audience', kind: 'list' },
   { env: 'OIDC_OWNER_CLAIM', path: 'auth.oidc.ownerClaim', kind: 'string' },
   { env: 'OIDC_JWKS_URI', path: 'auth.oidc.jwksUri', kind: 'string' },
-  { env: 'COMPACTION_KEY', path: 'state.compactionKey', kind: 'string' },
-  { env: 'BACKGROUND_MAX_RUNS', path: 'state.background.maxRuns', kind: 'int' },
-  { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'state.background.maxRunsPerOwner', kind: 'int' },
-  { env: 'BACKGROUND_LEASE_MS', path: 'state.background.leaseMs', kind: 'int' },
-  { env: 'LIMIT_CONCURRENT_REQUESTS', path: 'limits.concurrentRequests', kind: 'int' },
-  { env: 'LIMIT_REQUESTS_PER_MINUTE', path: 'limits.requestsPerMinute', kind: 'int' },
-  { env: 'LIMIT_TOKENS_PER_MINUTE', path: 'limits.tokensPerMinute', kind: 'int' },
-  { env: 'LIMITS_REDIS_URL', path: 'limits.redisUrl', kind: 'string' },
-  { env: 'MCP_ALLOWED_HOSTS', path: 'mcp.allowedHosts', kind: 'list' },
-  { env: 'WEB_SEARCH_PROVIDER', path: 'webSearch.provider', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
   { env: 'LOG_FORMAT', path: 'observability.logFormat', kind: 'string' },
   { env: 'REQUEST_LOG', path: 'observability.requestLog', kind: 'bool' },
   { env: 'METRICS', path: 'observability.metrics', kind: 'bool' },
   { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'observability.otlpTracesUrl', kind: 'string' },
   { env: 'OTEL_SERVICE_NAME', path: 'observability.serviceName', kind: 'string' },
-  { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'fileSearch.embeddings.model', kind: 'string' },
-  { env: 'CODE_INTERPRETER_BACKEND', path: 'codeInterpreter.backend', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -144,46 +135,67 @@ function yamlPosition(err: unknown): string {
   return pos ? `:${pos.line}:${pos.col}` : '';
 }
 
+export interface LoadConfigOptions {
+  env?: Env;
+  file?: string;
+  overrides?: Record<string, unknown>;
+  /**
+   * The sections of the modules present (`configSectionsOf`). Keys of no
+   * section and of none core reads are refused.
+   */
+  sections?: readonly ConfigSection[];
+}
+
+function parseEnvValue(setting: SectionEnvSetting, path: string, value: string): unknown {
+  if (setting.kind === 'int') {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed)) throw new ConfigError(`${path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
+    return parsed;
+  }
+  if (setting.kind === 'list') return value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (setting.kind === 'bool') {
+    const word = value.trim().toLowerCase();
+    if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
+      throw new ConfigError(`${path} (${setting.env}) must be true or false (got ${JSON.stringify(value)})`);
+    }
+    return ['1', 'true', 'yes'].includes(word);
+  }
+  return value;
+}
+
+function applyEnv(raw: Record<string, any>, env: Env, settings: readonly SectionEnvSetting[], prefix: string): void {
+  for (const setting of settings) {
+    const value = env[setting.env];
+    if (value === undefined || value === '') continue;
+    const path = prefix ? `${prefix}.${setting.path}` : setting.path;
+    setPath(raw, path, parseEnvValue(setting, path, value));
+  }
+}
+
 /**
  * Builds the configuration once at boot: defaults, then the config file
- * (`SWITCHYARD_CONFIG`, JSON or YAML), then environment variables, then
- * explicit overrides. Validation failures name every bad setting.
+ * (`SWITCHYARD_CONFIG`, JSON or YAML), then environment variables (core's and
+ * each section's), then explicit overrides. Validation failures name every
+ * bad setting.
  */
-export function loadGatewayConfig(options: { env?: Env; file?: string; overrides?: Record<string, unknown> } = {}): GatewayConfig {
+export function loadGatewayConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const env = options.env ?? {};
+  const sections = options.sections ?? [];
   const raw: Record<string, any> = {};
   const file = options.file ?? env.SWITCHYARD_CONFIG;
   if (file) merge(raw, readFile(file));
-  for (const setting of ENV_SETTINGS) {
-    const value = env[setting.env];
-    if (value === undefined || value === '') continue;
-    let parsed: unknown = value;
-    if (setting.kind === 'int') {
-      parsed = Number(value);
-      if (!Number.isInteger(parsed)) throw new ConfigError(`${setting.path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
-    } else if (setting.kind === 'list') {
-      parsed = value.split(',').map((s) => s.trim()).filter(Boolean);
-    } else if (setting.kind === 'bool') {
-      const word = value.trim().toLowerCase();
-      if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
-        throw new ConfigError(`${setting.path} (${setting.env}) must be true or false (got ${JSON.stringify(value)})`);
-      }
-      parsed = ['1', 'true', 'yes'].includes(word);
-    }
-    setPath(raw, setting.path, parsed);
-  }
+  applyEnv(raw, env, ENV_SETTINGS, '');
   // The OpenTelemetry convention: a base endpoint, to which the signal's path is appended.
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
     setPath(raw, 'observability.otlpTracesUrl', `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
   }
-  // The provider's own endpoint and key go under its name, which only the environment knows.
-  const provider = env.WEB_SEARCH_PROVIDER;
-  if (provider) {
-    if (env.WEB_SEARCH_URL) setPath(raw, `webSearch.${provider}.baseUrl`, env.WEB_SEARCH_URL);
-    if (env.WEB_SEARCH_API_KEY) setPath(raw, `webSearch.${provider}.apiKey`, env.WEB_SEARCH_API_KEY);
+  for (const section of sections) {
+    applyEnv(raw, env, section.env ?? [], section.key);
+    const computed = section.fromEnv?.(env);
+    if (computed) merge(raw, { [section.key]: computed });
   }
   if (options.overrides) merge(raw, options.overrides);
-  return validateGatewayConfig(raw);
+  return validateGatewayConfig(raw, { sections });
 }
 
 /**
@@ -204,12 +216,49 @@ function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
   return raw;
 }
 
-export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig): GatewayConfig {
-  const config =
-    raw instanceof GatewayConfig
-      ? raw
-      : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
-  const problems = [...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
+function sectionEnvName(section: ConfigSection, line: string): string {
+  // A section's messages name its settings by path; add the variable where one fills it.
+  const match = /^([\w.[\]]+)(?=[: ])/.exec(line);
+  const setting = match && section.env?.find((s) => `${section.key}.${s.path}` === match[1]);
+  return setting && !line.includes(`(${setting.env})`) ? line.replace(match[1], `${match[1]} (${setting.env})`) : line;
+}
+
+/** A section's own validation, its error's lines as separate problems (without the common heading). */
+function sectionProblems(section: ConfigSection, config: GatewayConfig): string[] {
+  try {
+    section.parse(config[section.key], config);
+    return [];
+  } catch (err) {
+    const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
+    const details = lines.length > 1 ? lines.slice(1) : lines;
+    return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration: /, '')));
+  }
+}
+
+/**
+ * Validates raw settings (or passes a config the loader built): core's
+ * sections with their classes, each module section with its own `parse`.
+ * A key that neither core nor a section present knows is an error naming the
+ * closest valid name.
+ */
+export function validateGatewayConfig(
+  raw: Record<string, unknown> | GatewayConfig,
+  options: { sections?: readonly ConfigSection[] } = {},
+): GatewayConfig {
+  if (raw instanceof GatewayConfig) return raw;
+  const sections = options.sections ?? [];
+  const plain = splitUpstreamUrls(merge({}, raw as Record<string, any>));
+  const config = plainToInstance(GatewayConfig, plain, { exposeDefaultValues: true });
+  const unknown = unknownKeysByClass(plain, config, '', sections.map((s) => s.key));
+  const problems = [...unknown, ...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
+  // A section's validation may read core's settings (file search follows `storage`), so it
+  // runs only on a valid core: one mistake, one message.
+  const coreValid = problems.length === 0;
+  for (const section of sections) {
+    const typos = unknownKeysByShape(plain[section.key], section.keys, section.key);
+    if (typos.length > 0) problems.push(...typos);
+    else if (coreValid) problems.push(...sectionProblems(section, config));
+  }
   if (problems.length === 1) throw new ConfigError(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return config;

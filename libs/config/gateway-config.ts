@@ -190,14 +190,11 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
   @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
   @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
-  /** Sections owned by tool modules (`mcp`, `webSearch`, ...), validated by those modules. */
-  @IsOptional() @IsObject() mcp?: Record<string, unknown>;
-  @IsOptional() @IsObject() webSearch?: Record<string, unknown>;
-  @IsOptional() @IsObject() fileSearch?: Record<string, unknown>;
-  @IsOptional() @IsObject() codeInterpreter?: Record<string, unknown>;
-  @IsOptional() @IsObject() state?: Record<string, unknown>;
-  /** Per-owner request and token limits; owned by the limits module (`libs/limits`). */
-  @IsOptional() @IsObject() limits?: Record<string, unknown>;
+  /**
+   * Sections owned by modules (`mcp`, `state`, `limits`, ...): each module
+   * declares its own (`ConfigSection`) and validates it; core never reads them.
+   */
+  [section: string]: unknown;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,7 +1,8 @@
 import { Global, Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js';
+import { registerConfigSection } from '../config/config-section.js';
 import { REQUEST_LIMITER, type RequestLimiter } from '../core/loop/request-limiter.interface.js';
-import { readLimitsSettings } from './limits.settings.js';
+import { LIMITS_SETTINGS, limitsConfigSection } from './limits.config-section.js';
+import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
 import type { RedisLimiter } from './redis.limiter.js';
 
@@ -10,8 +11,7 @@ import type { RedisLimiter } from './redis.limiter.js';
  * nothing). The Redis one is loaded only when `limits.redisUrl` is set:
  * `ioredis` is an optional peer dependency of the package.
  */
-export async function createLimiter(config: GatewayConfig): Promise<RequestLimiter | null> {
-  const settings = readLimitsSettings(config);
+export async function createLimiter(settings: LimitsSettings | null): Promise<RequestLimiter | null> {
   if (!settings) return null;
   if (!settings.redisUrl) return new MemoryLimiter(settings);
   const { RedisLimiter } = await import('./redis.limiter.js').catch((e: unknown) => {
@@ -35,7 +35,7 @@ function isRedisLimiter(limiter: RequestLimiter | null): limiter is RedisLimiter
  */
 @Global()
 @Module({
-  providers: [{ provide: REQUEST_LIMITER, inject: [GATEWAY_CONFIG], useFactory: createLimiter }],
+  providers: [registerConfigSection(limitsConfigSection), { provide: REQUEST_LIMITER, inject: [LIMITS_SETTINGS], useFactory: createLimiter }],
   exports: [REQUEST_LIMITER],
 })
 export class LimitsModule implements OnModuleInit, OnApplicationShutdown {

@@ -18,7 +18,7 @@ export interface LimitsSettings {
   keyPrefix: string;
 }
 
-const KEYS = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'redisUrl', 'keyPrefix'];
+export const LIMITS_KEYS = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'redisUrl', 'keyPrefix'];
 
 function fail(key: string, message: string): never {
   throw new LimitsConfigError(`Invalid configuration: limits.${key}: ${message}`);
@@ -36,7 +36,7 @@ export function readLimitsSettings(config: GatewayConfig): LimitsSettings | null
   const section = config.limits;
   if (section === undefined || section === null) return null;
   const raw = section as Record<string, unknown>;
-  for (const key of Object.keys(raw)) if (!KEYS.includes(key)) fail(key, `is not a setting (known: ${KEYS.join(', ')})`);
+  for (const key of Object.keys(raw)) if (!LIMITS_KEYS.includes(key)) fail(key, `is not a setting (known: ${LIMITS_KEYS.join(', ')})`);
   const redisUrl = raw.redisUrl ?? null;
   if (redisUrl !== null && (typeof redisUrl !== 'string' || !/^rediss?:\/\//.test(redisUrl))) fail('redisUrl', 'must be a redis:// or rediss:// URL');
   const keyPrefix = raw.keyPrefix ?? 'switchyard:limits:';

@@ -75,4 +75,15 @@ describe('RedisLimiter (real Redis)', () => {
     await expect(limiter.acquire('o')).rejects.toMatchObject({ status: 503, code: 'limits_unavailable' });
     await limiter.close();
   });
+
+  it('closes without leaving a timer that holds the process open when Redis was never reached', async () => {
+    const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = refTimers();
+    const limiter = new RedisLimiter({ concurrentRequests: 1, requestsPerMinute: null, tokensPerMinute: null, redisUrl: 'redis://127.0.0.1:1', keyPrefix: prefix });
+    await expect(limiter.connect()).rejects.toBeDefined();
+    await limiter.close();
+    // The socket's destroy timer, if any, is due at once; a 2 s one would still be pending here.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(refTimers()).toBeLessThanOrEqual(before);
+  });
 });

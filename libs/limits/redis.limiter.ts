@@ -59,6 +59,11 @@ export class RedisLimiter implements RequestLimiter {
         enableOfflineQueue: false,
         connectTimeout: 2_000,
         lazyConnect: true,
+        // close() reaches disconnect() only when QUIT could not be sent: the link is down.
+        // ioredis then arms a timer (2 s by default) to destroy the socket, and when that
+        // socket had already failed nothing clears it: a gateway whose Redis was
+        // unreachable would hold its exit that long. There is nothing left to flush.
+        disconnectTimeout: 0,
       });
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('switchyardAcquire', { numberOfKeys: 3, lua: ACQUIRE });

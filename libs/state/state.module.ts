@@ -1,12 +1,12 @@
 import { Global, Module } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway-config.js';
 import { RESPONSE_STATE } from '../core/loop/response-state.interface.js';
 import { ResponsesModule } from '../responses/responses.module.js';
 import { StorageModule } from '../storage/index.js';
 import { ApiKeyAuthModule } from './auth/api-key-auth.module.js';
 import { CompactionInputItem } from './compaction/compaction-input-item.js';
 import { CompactionService } from './compaction/compaction.service.js';
-import { STATE_SETTINGS, readStateSettings } from './config/state-settings.js';
+import { registerConfigSection } from '../config/config-section.js';
+import { stateConfigSection } from './config/state.config-section.js';
 import { ConversationsController } from './http/conversations.controller.js';
 import { StoredResponsesController } from './http/stored-responses.controller.js';
 import { StoredResponseState } from './persistence/stored-response.state.js';
@@ -28,7 +28,7 @@ import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
   imports: [StorageModule, ResponsesModule, ApiKeyAuthModule],
   controllers: [StoredResponsesController, ConversationsController],
   providers: [
-    { provide: STATE_SETTINGS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => readStateSettings(config) },
+    registerConfigSection(stateConfigSection),
     CompactionService,
     CompactionInputItem,
     StoredResponseState,

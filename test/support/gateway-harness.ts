@@ -3,7 +3,7 @@ import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { SimulatedUpstream, type SimulatedUpstreamOptions } from '../../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../../libs/config/config.loader.js';
+import { validateGatewayConfig } from '../../src/gateway-config.loader.js';
 import type { GatewayConfig } from '../../libs/config/gateway-config.js';
 import { configureGatewayApp } from '../../src/configure-app.js';
 import { GatewayModule } from '../../src/gateway.module.js';

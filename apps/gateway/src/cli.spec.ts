@@ -44,6 +44,13 @@ describe('switchyard command line', () => {
     expect(tools.lines.some((l) => /nosuch|provider/.test(l))).toBe(true);
     expect(tools.lines.every((l) => l.startsWith('error: '))).toBe(true);
 
+    const typos = join(dir, 'typos.yaml');
+    writeFileSync(typos, 'upstrem: { baseUrl: "http://vllm:8000/v1" }\nmcp: { alowedHosts: [a.example] }\n');
+    expect(checkConfig({}, typos).lines).toEqual([
+      'error: unknown config key "upstrem" (did you mean "upstream"?)',
+      'error: unknown config key "mcp.alowedHosts" (did you mean "mcp.allowedHosts"?)',
+    ]);
+
     const good = join(dir, 'good.yaml');
     writeFileSync(good, 'upstream: { baseUrl: "http://vllm:8000/v1" }\n');
     expect(checkConfig({ PORT: '9000' }, good)).toEqual({ ok: true, lines: [`ok: ${good} and the environment give a valid configuration`] });

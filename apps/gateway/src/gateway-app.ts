@@ -1,7 +1,7 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
-import { loadGatewayConfig } from '../../../libs/config/config.loader.js';
+import { loadGatewayConfig } from '../../../src/gateway-config.loader.js';
 import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
 import { ToolHandlerExplorer } from '../../../libs/core/handlers/tool-handler.explorer.js';
 import { installGracefulDrain } from '../../../libs/observability/lifecycle/graceful-drain.js';

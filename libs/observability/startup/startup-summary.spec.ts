@@ -19,7 +19,7 @@ describe('start-up summary', () => {
   });
 
   it('says which tool types run and why the others do not', () => {
-    const config = validateGatewayConfig({ mcp: { servers: [{ label: 'git', transport: 'stdio', command: 'x' }], allowedHosts: ['a', 'b'] } });
+    const config = Object.assign(validateGatewayConfig({}), { mcp: { servers: [{ label: 'git', transport: 'stdio', command: 'x' }], allowedHosts: ['a', 'b'] } });
     const summary = toolSummary(
       config,
       explorerWith([
@@ -37,7 +37,7 @@ describe('start-up summary', () => {
     expect(summary.inactive.code_interpreter).toMatch(/not loaded/);
     expect(summary.inactive.custom).toMatch(/not loaded/);
 
-    const withSearch = toolSummary(validateGatewayConfig({ webSearch: { provider: 'searxng' } }), explorerWith([['web_search', true, true]]));
+    const withSearch = toolSummary(Object.assign(validateGatewayConfig({}), { webSearch: { provider: 'searxng' } }), explorerWith([['web_search', true, true]]));
     expect(withSearch.active.web_search).toBe('runs in the gateway');
   });
 

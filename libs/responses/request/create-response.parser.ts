@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ValidationError, validateSync } from 'class-validator';
 import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
 import { InvalidRequestError } from '../../core/errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
@@ -10,19 +9,7 @@ import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
-
-function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
-  for (const e of errors) {
-    const param = prefix ? `${prefix}.${e.property}` : e.property;
-    if (e.constraints) {
-      const message = Object.values(e.constraints)[0];
-      return { param, message: `Invalid value for '${param}': ${message}.` };
-    }
-    const nested = firstViolation(e.children ?? [], param);
-    if (nested) return nested;
-  }
-  return null;
-}
+import { requestBody, validateFields } from './request-validation.js';
 
 function unsupported(param: string, why: string): never {
   throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');
@@ -41,16 +28,11 @@ export class CreateResponseParser {
   ) {}
 
   parse(body: unknown, owner: string | null = null): ResponseRequest {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) {
-      throw new InvalidRequestError('The request body must be a JSON object.', null);
-    }
-    const raw = body as JsonObject;
+    const raw = requestBody(body);
     // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
     const shape = jsonShapeViolation(raw);
     if (shape) throw shapeError(shape);
-    const dto = toCreateResponseDto(raw);
-    const violation = firstViolation(validateSync(dto, { forbidUnknownValues: false }));
-    if (violation) throw new InvalidRequestError(violation.message, violation.param);
+    const dto = validateFields(toCreateResponseDto(raw));
 
     if (raw.background === true && raw.store === false) {
       throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');

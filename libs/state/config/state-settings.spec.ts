@@ -1,7 +1,9 @@
 import { loadGatewayConfig, validateGatewayConfig } from '../../config/config.loader.js';
 import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
+import { stateConfigSection } from './state.config-section.js';
 
-const read = (state: unknown) => readStateSettings(validateGatewayConfig({ state } as Record<string, unknown>));
+// The parser alone: the section is put on a config core validated, as the module's provider receives it.
+const read = (state: unknown) => readStateSettings(Object.assign(validateGatewayConfig({}), { state }));
 
 describe('readStateSettings', () => {
   it('fills defaults when the section is absent', () => {
@@ -36,7 +38,21 @@ describe('readStateSettings', () => {
   });
 
   it('takes the background limits from the environment', () => {
-    const config = loadGatewayConfig({ env: { BACKGROUND_MAX_RUNS: '7', BACKGROUND_MAX_RUNS_PER_OWNER: '2', BACKGROUND_LEASE_MS: '900' } });
+    const env = { BACKGROUND_MAX_RUNS: '7', BACKGROUND_MAX_RUNS_PER_OWNER: '2', BACKGROUND_LEASE_MS: '900', COMPACTION_KEY: 'k'.repeat(32) };
+    const config = loadGatewayConfig({ env, sections: [stateConfigSection] });
     expect(readStateSettings(config).background).toEqual({ ...DEFAULT_BACKGROUND_SETTINGS, maxRuns: 7, maxRunsPerOwner: 2, leaseMs: 900 });
+    expect(readStateSettings(config).compactionKey).toBe('k'.repeat(32));
+  });
+
+  it('is checked by the loader: a typo names the closest setting, a bad value its variable', () => {
+    expect(() => validateGatewayConfig({ state: { backgrund: {} } }, { sections: [stateConfigSection] })).toThrow(
+      'unknown config key "state.backgrund" (did you mean "state.background"?)',
+    );
+    expect(() => loadGatewayConfig({ env: { BACKGROUND_LEASE_MS: '1' }, sections: [stateConfigSection] })).toThrow(
+      /state\.background\.leaseMs \(BACKGROUND_LEASE_MS\): must be an integer from 300/,
+    );
+    // Without the state module the section belongs to nobody.
+    expect(() => loadGatewayConfig({ env: { COMPACTION_KEY: 'k'.repeat(32) } })).not.toThrow();
+    expect(() => validateGatewayConfig({ state: {} })).toThrow('unknown config key "state"');
   });
 });

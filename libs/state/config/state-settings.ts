@@ -47,7 +47,7 @@ export const DEFAULT_SOCKET_CACHE_SIZE = 8;
 export const DEFAULT_COMPACTION_KEEP_ITEMS = 2;
 /** Short keys make the signature guessable; 16 characters is a floor, not a recommendation. */
 const MIN_KEY_LENGTH = 16;
-const KEYS = new Set(['compactionKey', 'socketCacheSize', 'compactionKeepItems', 'background']);
+export const STATE_KEYS = new Set(['compactionKey', 'socketCacheSize', 'compactionKeepItems', 'background']);
 
 function fail(setting: string, message: string, value?: unknown): never {
   // Never echo the key itself.
@@ -71,7 +71,7 @@ export function readStateSettings(config: GatewayConfig): StateSettings {
   }
   const raw = (section ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
-    if (!KEYS.has(key)) fail(key, `is not a setting (known: ${[...KEYS].join(', ')})`);
+    if (!STATE_KEYS.has(key)) fail(key, `is not a setting (known: ${[...STATE_KEYS].join(', ')})`);
   }
   const key = raw.compactionKey;
   if (key !== undefined && key !== null && (typeof key !== 'string' || key.length < MIN_KEY_LENGTH)) {

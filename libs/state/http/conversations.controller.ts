@@ -2,12 +2,12 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Re
 import type { Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
 import { newId } from '../../core/ids.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
+import type { PublicItem } from '../../core/protocol/items.js';
 import { requestOwner } from '../../http/request/request-owner.js';
 import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
 import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '../../storage/index.js';
 import { conversationNotFound } from '../../core/errors/gateway-error.js';
-import { parseListQuery } from './list-query.parser.js';
+import { listQuery, requestBody } from '../../responses/request/request-validation.js';
 import { parseMetadata } from '../../responses/request/metadata.parser.js';
 import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
@@ -33,11 +33,6 @@ interface ItemList {
 
 function toObject(c: Conversation): ConversationObject {
   return { id: c.id, object: 'conversation', created_at: c.createdAt, metadata: c.metadata };
-}
-
-function bodyObject(body: unknown): JsonObject {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('The request body must be a JSON object.', null);
-  return body as JsonObject;
 }
 
 function itemNotFound(itemId: string): NotFoundError {
@@ -67,7 +62,7 @@ export class ConversationsController {
   @Post()
   @HttpCode(200)
   async create(@Body() body: unknown, @Req() req: Request): Promise<ConversationObject> {
-    const raw = body === undefined ? {} : bodyObject(body);
+    const raw = requestBody(body, { optional: true });
     const items = raw.items === undefined || raw.items === null ? [] : await this.items(raw.items, requestOwner(req));
     const conversation: Conversation = {
       id: newId('conv'),
@@ -89,7 +84,7 @@ export class ConversationsController {
   @Post(':id')
   @HttpCode(200)
   async update(@Param('id') id: string, @Body() body: unknown, @Req() req: Request): Promise<ConversationObject> {
-    const raw = bodyObject(body);
+    const raw = requestBody(body);
     if (raw.metadata === undefined) throw new InvalidRequestError("'metadata' is required.", 'metadata');
     const updated = await this.store.updateConversation(id, requestOwner(req), parseMetadata(raw.metadata));
     if (!updated) throw conversationNotFound(id);
@@ -104,7 +99,7 @@ export class ConversationsController {
 
   @Get(':id/items')
   async listItems(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<ItemList> {
-    const page = await this.store.listConversationItems(id, requestOwner(req), parseListQuery(query));
+    const page = await this.store.listConversationItems(id, requestOwner(req), listQuery(query));
     if (!page) throw conversationNotFound(id);
     return toList(page.data, page.has_more);
   }
@@ -112,7 +107,7 @@ export class ConversationsController {
   @Post(':id/items')
   @HttpCode(200)
   async addItems(@Param('id') id: string, @Body() body: unknown, @Req() req: Request): Promise<ItemList> {
-    const raw = bodyObject(body);
+    const raw = requestBody(body);
     if (raw.items === undefined || raw.items === null) throw new InvalidRequestError("'items' is required.", 'items');
     const added = await this.store.addConversationItems(id, requestOwner(req), await this.items(raw.items, requestOwner(req)));
     if (!added) throw conversationNotFound(id);

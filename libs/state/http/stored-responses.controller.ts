@@ -15,7 +15,7 @@ import type { Observable } from 'rxjs';
 import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
 import { respondOverHttp } from '../../http/responder/respond-over-http.js';
 import { responsesSurface } from '../../http/responder/responses.surface.js';
-import { parseListQuery } from './list-query.parser.js';
+import { listQuery, requestBody } from '../../responses/request/request-validation.js';
 import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '../../responses/request/input-items.parser.js';
@@ -65,8 +65,7 @@ export class StoredResponsesController {
   @Post('compact')
   @HttpCode(200)
   async compact(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CompactResource> {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('The request body must be a JSON object.', null);
-    const raw = body as JsonObject;
+    const raw = requestBody(body);
     const model = optionalString(raw, 'model') ?? this.config.upstream.defaultModel;
     if (!model) throw new InvalidRequestError("'model' is required.", 'model');
     const previousResponseId = optionalString(raw, 'previous_response_id');
@@ -137,7 +136,7 @@ export class StoredResponsesController {
     @Query() query: Record<string, unknown>,
     @Req() req: Request,
   ): Promise<{ object: 'list' } & Page<PublicItem>> {
-    const page = await this.store.listInputItems(id, requestOwner(req), parseListQuery(query));
+    const page = await this.store.listInputItems(id, requestOwner(req), listQuery(query));
     if (!page) throw responseNotFound(id);
     return { object: 'list', ...page, data: page.data.map(canonicalItem) };
   }

@@ -1,8 +1,9 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { registerConfigSection } from '../../config/config-section.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
-import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, parseCodeInterpreterSettings } from './config/code-interpreter-settings.js';
+import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
+import { codeInterpreterConfigSection } from './config/code-interpreter.config-section.js';
 import { ContainerStore } from './containers/container-store.service.js';
 import { ContainersController } from './containers/containers.controller.js';
 import { ContainerFileSource } from './files/container-file.source.js';
@@ -37,11 +38,7 @@ export interface CodeInterpreterModuleOptions {
 
 function providers(options: CodeInterpreterModuleOptions): Provider[] {
   return [
-    {
-      provide: CODE_INTERPRETER_SETTINGS,
-      inject: [GATEWAY_CONFIG],
-      useFactory: (config: GatewayConfig) => parseCodeInterpreterSettings(config.codeInterpreter),
-    },
+    registerConfigSection(codeInterpreterConfigSection),
     { provide: ContainerStore, inject: [CODE_INTERPRETER_SETTINGS], useFactory: (s: CodeInterpreterSettings) => new ContainerStore(s) },
     {
       provide: SANDBOX_BACKEND,

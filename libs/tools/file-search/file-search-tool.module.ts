@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../../src/tool-contract.js';
+import { registerConfigSection } from '../../../src/tool-contract.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
 import { VectorStoresController } from './api/vector-stores.controller.js';
 import { VectorStoresService } from './api/vector-stores.service.js';
-import { FILE_SEARCH_SETTINGS, parseFileSearchSettings, type FileSearchSettings } from './config/file-search-settings.js';
+import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
+import { fileSearchConfigSection } from './config/file-search.config-section.js';
 import { EmbeddingsClient } from './ingestion/embeddings.client.js';
 import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
 import { FileSearchService } from './retrieval/file-search.service.js';
@@ -30,7 +31,7 @@ function openStore(settings: FileSearchSettings): FileSearchStore {
 @Module({
   controllers: [FilesController, VectorStoresController],
   providers: [
-    { provide: FILE_SEARCH_SETTINGS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => parseFileSearchSettings(config) },
+    registerConfigSection(fileSearchConfigSection),
     { provide: FileSearchStore, inject: [FILE_SEARCH_SETTINGS], useFactory: openStore },
     {
       provide: FILE_SEARCH_EMBEDDINGS,

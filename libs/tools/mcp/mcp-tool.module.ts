@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
-import { MCP_SETTINGS, parseMcpSettings } from './mcp.config.js';
+import { registerConfigSection } from '../../config/config-section.js';
+import { mcpConfigSection } from './mcp.config-section.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';
 import { McpToolHandler } from './mcp.tool-handler.js';
@@ -8,12 +8,13 @@ import { McpToolHandler } from './mcp.tool-handler.js';
 /**
  * The `mcp` tool type: declaration handling and discovery (`McpToolHandler`),
  * execution (`McpGatewayExecutor`) and the shared connection pool. Its config
- * section (`config.mcp`) is validated when the module starts, so a bad
+ * section (`mcpConfigSection`, with `MCP_ALLOWED_HOSTS`) is validated when the config is loaded and
+ * again when the module starts, so a bad
  * setting stops the boot with a message naming it.
  */
 @Module({
   providers: [
-    { provide: MCP_SETTINGS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => parseMcpSettings(config.mcp) },
+    registerConfigSection(mcpConfigSection),
     McpConnectionPool,
     McpToolHandler,
     McpGatewayExecutor,

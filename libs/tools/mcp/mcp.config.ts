@@ -71,6 +71,12 @@ const mcpSection = z
     });
   });
 
+/** The keys the section accepts, read from the schemas (maps such as `headers` and `env` take any key). */
+export const MCP_SETTINGS_KEYS = {
+  ...Object.fromEntries(Object.keys(mcpSection.shape).map((k) => [k, true as const])),
+  servers: [Object.fromEntries(Object.keys(operatorServer.shape).map((k) => [k, true as const]))],
+} as const;
+
 export type OperatorServerConfig = z.infer<typeof operatorServer>;
 export type McpSettings = z.infer<typeof mcpSection>;
 

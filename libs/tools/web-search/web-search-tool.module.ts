@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
-import { WEB_SEARCH_SETTINGS, parseWebSearchSettings } from './config/web-search-settings.js';
-import { providerRequirements } from './providers/search-provider.registry.js';
+import { registerConfigSection } from '../../config/config-section.js';
+import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { WebSearchExecutor } from './web-search.executor.js';
 import { WebSearchToolHandler } from './web-search.tool-handler.js';
@@ -14,11 +13,7 @@ import { WebSearchToolHandler } from './web-search.tool-handler.js';
  */
 @Module({
   providers: [
-    {
-      provide: WEB_SEARCH_SETTINGS,
-      inject: [GATEWAY_CONFIG],
-      useFactory: (config: GatewayConfig) => parseWebSearchSettings(config.webSearch, providerRequirements()),
-    },
+    registerConfigSection(webSearchConfigSection),
     WebSearchService,
     WebSearchToolHandler,
     WebSearchExecutor,

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { validateGatewayConfig } from '../../config/config.loader.js';
 import type { ExecutionContext, GatewayCall, GatewayCallResult } from '../../core/handlers/tool-handler.interface.js';
 import { parseWebSearchSettings, type WebSearchSettings } from './config/web-search-settings.js';
+import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { FakeSearchApi, searxngBody, sendJson, type Hit } from './testing/fake-search-api.server.js';
@@ -22,7 +23,7 @@ function ctx(extra: Partial<ExecutionContext> = {}): ExecutionContext {
 
 function executor(webSearch: Record<string, unknown>, tools: Record<string, unknown> = {}): WebSearchExecutor {
   const settings: WebSearchSettings = parseWebSearchSettings(webSearch, providerRequirements());
-  return new WebSearchExecutor(new WebSearchService(settings), validateGatewayConfig({ tools, webSearch }));
+  return new WebSearchExecutor(new WebSearchService(settings), validateGatewayConfig({ tools, webSearch }, { sections: [webSearchConfigSection] }));
 }
 
 describe('WebSearchExecutor', () => {

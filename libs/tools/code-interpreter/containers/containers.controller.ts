@@ -5,6 +5,7 @@ import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway
 import type { JsonObject } from '../../../core/protocol/items.js';
 import { GatewayRoutes } from '../../../http/routes/gateway-routes.decorator.js';
 import { requestOwner } from '../../../http/request/request-owner.js';
+import { listQuery, requestBody } from '../../../responses/request/request-validation.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
 
@@ -46,15 +47,12 @@ function fileObject(c: Container, f: ContainerFile): JsonObject {
 
 /** `limit` (1..100, default 20), `after` (an id), `order` (`asc` | `desc`, default `desc`), as OpenAI's list endpoints take them. */
 function page<T extends { id: string }>(all: T[], query: Record<string, unknown>): ListPage<T> {
-  const limitRaw = query.limit === undefined ? 20 : Number(query.limit);
-  if (!Number.isInteger(limitRaw) || limitRaw < 1 || limitRaw > 100) throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit');
-  const order = query.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw new InvalidRequestError('order must be "asc" or "desc".', 'order');
+  const { limit: limitRaw, order, after } = listQuery(query);
   const sorted = order === 'desc' ? [...all].reverse() : all;
   let start = 0;
-  if (query.after !== undefined) {
-    const i = sorted.findIndex((x) => x.id === query.after);
-    if (i < 0) throw new InvalidRequestError(`No item with id '${String(query.after)}' to list after.`, 'after');
+  if (after !== undefined) {
+    const i = sorted.findIndex((x) => x.id === after);
+    if (i < 0) throw new InvalidRequestError(`No item with id '${after}' to list after.`, 'after');
     start = i + 1;
   }
   const data = sorted.slice(start, start + limitRaw);
@@ -80,8 +78,7 @@ export class ContainersController {
   @Post()
   @HttpCode(200)
   async create(@Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
-    const raw = (body ?? {}) as JsonObject;
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw new InvalidRequestError('The request body must be a JSON object.', null);
+    const raw = requestBody(body ?? undefined, { optional: true });
     if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256)) throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
     let idleExpiryMs: number | undefined;
     if (raw.expires_after !== undefined) {

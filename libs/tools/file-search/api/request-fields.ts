@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../../../src/tool-contract.js';
+import { InvalidRequestError, listQuery, requestBody } from '../../../../src/tool-contract.js';
 import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
 import type { Attributes, ChunkingStrategy, ExpiresAfter, PageQuery } from '../storage/file-search-rows.js';
 
@@ -10,9 +10,9 @@ export type Body = Record<string, unknown>;
 export const MAX_FILE_IDS = 500;
 const MAX_KEYS = 16;
 
+/** The gateway's one body check (`requestBody`), so these routes answer as every other does. */
 export function asBody(body: unknown): Body {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidRequestError('The request body must be a JSON object.', null);
-  return body as Body;
+  return requestBody(body);
 }
 
 export function optionalString(body: Body, field: string, max = 4096): string | undefined {
@@ -104,17 +104,7 @@ export function fileExpiresAfter(fields: Body): number | undefined {
   return n;
 }
 
+/** `limit`, `order`, `after`, `before`, through the gateway's one list-query check. */
 export function pageQuery(query: Record<string, unknown>): PageQuery {
-  const limitRaw = query.limit;
-  const limit = limitRaw === undefined ? 20 : Number(limitRaw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit');
-  const order = query.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw new InvalidRequestError('order must be "asc" or "desc".', 'order');
-  const cursor = (field: string): string | undefined => {
-    const v = query[field];
-    if (v === undefined || v === '') return undefined;
-    if (typeof v !== 'string') throw new InvalidRequestError(`${field} must be an id.`, field);
-    return v;
-  };
-  return { limit, order, after: cursor('after'), before: cursor('before') };
+  return listQuery(query);
 }

@@ -53,7 +53,7 @@ describe('parseWebSearchSettings', () => {
 describe('WebSearchToolModule start-up', () => {
   async function boot(webSearch: Record<string, unknown>) {
     @Global()
-    @Module({ providers: [{ provide: GATEWAY_CONFIG, useValue: validateGatewayConfig({ webSearch }) }], exports: [GATEWAY_CONFIG] })
+    @Module({ providers: [{ provide: GATEWAY_CONFIG, useValue: Object.assign(validateGatewayConfig({}), { webSearch }) }], exports: [GATEWAY_CONFIG] })
     class ConfigModule {}
     return Test.createTestingModule({ imports: [ConfigModule, WebSearchToolModule] }).compile();
   }

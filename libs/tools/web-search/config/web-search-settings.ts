@@ -43,8 +43,8 @@ export const DEFAULT_MAX_CONCURRENT_QUERIES = 4;
 export const DEFAULT_RESULT_BUDGET_CHARS = 6000;
 export const DEFAULT_MAX_QUERIES_PER_CALL = 5;
 
-const TOP_LEVEL_KEYS = new Set(['provider', 'maxConcurrentQueries', 'timeoutMs', 'resultBudgetChars', 'maxQueriesPerCall']);
-const ENDPOINT_KEYS = new Set(['baseUrl', 'apiKey', 'apiKeyInBody']);
+export const TOP_LEVEL_KEYS = new Set(['provider', 'maxConcurrentQueries', 'timeoutMs', 'resultBudgetChars', 'maxQueriesPerCall']);
+export const ENDPOINT_KEYS = new Set(['baseUrl', 'apiKey', 'apiKeyInBody']);
 
 function fail(setting: string, message: string, value?: unknown): never {
   const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;

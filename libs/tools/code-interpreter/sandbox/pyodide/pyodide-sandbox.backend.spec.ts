@@ -223,4 +223,14 @@ print(results)`, { limits: { ...limits, timeoutMs: 20_000 } });
       expect(await run('stuck', 'print(1)')).toMatchObject({ status: 'ok' });
     }, 60_000);
   });
+
+  // Last: it closes the shared backend (afterAll's close then has nothing left to stop).
+  it('close() resolves only once every host process has exited, so none outlives the gateway', async () => {
+    const pids = backend.processIds();
+    expect(pids.length).toBeGreaterThan(0);
+    await backend.close();
+    // Signal 0 only asks whether the process exists; an exited and reaped child does not.
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+    expect(backend.processIds()).toEqual([]);
+  });
 });

@@ -26,6 +26,8 @@ export class PyodideSandboxBackend implements SandboxBackend {
   private readonly spares: PyodideHostProcess[] = [];
   private readonly bound = new Map<string, PyodideHostProcess>();
   private readonly waiters: Array<() => void> = [];
+  /** Every host process not yet exited, bound, spare or already killed, so that close() can wait for them. */
+  private readonly running = new Set<PyodideHostProcess>();
   private closed = false;
   /** A snapshot of a freshly loaded interpreter; every host after the first starts from it. */
   private snapshot: Promise<Uint8Array | undefined> | undefined;
@@ -70,12 +72,16 @@ export class PyodideSandboxBackend implements SandboxBackend {
     this.replenish();
   }
 
+  /** Kills every host process and resolves once they have exited, so no child outlives the gateway. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const h of [...this.spares, ...this.bound.values()]) h.kill();
+    const hosts = [...this.running].filter((h) => h.pid !== undefined);
+    const exited = hosts.map((h) => new Promise<void>((resolve) => h.onExit(resolve)));
+    for (const h of hosts) h.kill();
     this.spares.length = 0;
     this.bound.clear();
     for (const w of this.waiters.splice(0)) w();
+    await Promise.all(exited);
   }
 
   /** Live host processes (bound and spare), for tests and the benchmark. */
@@ -196,7 +202,9 @@ export class PyodideSandboxBackend implements SandboxBackend {
       );
     }
     this.started++;
+    this.running.add(host);
     host.onExit(() => {
+      this.running.delete(host);
       const i = this.spares.indexOf(host);
       if (i >= 0) this.spares.splice(i, 1);
       if (host.session && this.bound.get(host.session) === host) this.bound.delete(host.session);

@@ -1,0 +1,19 @@
+import { defineConfigSection } from '../../../../src/tool-contract.js';
+import { FILE_SEARCH_SETTINGS, type FileSearchSettings, parseFileSearchSettings } from './file-search-settings.js';
+
+/** The `fileSearch` section: its database, the embeddings endpoint, and ingestion. */
+export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
+  key: 'fileSearch',
+  token: FILE_SEARCH_SETTINGS,
+  env: [{ env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'embeddings.model', kind: 'string' }],
+  keys: {
+    sqlitePath: true,
+    maxFileBytes: true,
+    maxQueriesPerSearch: true,
+    resultBudgetChars: true,
+    embeddings: { baseUrl: true, apiKey: true, model: true, batchSize: true, dimensions: true, timeoutMs: true },
+    ingestion: { enabled: true, concurrency: true, pollMs: true, leaseMs: true, extractTimeoutMs: true },
+  },
+  // Storage follows the gateway's own `storage` section, hence the whole config.
+  parse: (_section, config) => parseFileSearchSettings(config),
+});

@@ -1,0 +1,30 @@
+import { defineConfigSection, type KeyShape } from '../../../config/config-section.js';
+import { providerRequirements } from '../providers/search-provider.registry.js';
+import { ENDPOINT_KEYS, TOP_LEVEL_KEYS, WEB_SEARCH_SETTINGS, type WebSearchSettings, parseWebSearchSettings } from './web-search-settings.js';
+
+function keys(): KeyShape {
+  const endpoint = Object.fromEntries([...ENDPOINT_KEYS].map((k) => [k, true as const]));
+  return {
+    ...Object.fromEntries([...TOP_LEVEL_KEYS].map((k) => [k, true as const])),
+    ...Object.fromEntries([...providerRequirements().keys()].map((name) => [name, endpoint])),
+  };
+}
+
+/** The `webSearch` section: the selected provider, its endpoint, and the per-call budgets. */
+export const webSearchConfigSection = defineConfigSection<WebSearchSettings>({
+  key: 'webSearch',
+  token: WEB_SEARCH_SETTINGS,
+  env: [{ env: 'WEB_SEARCH_PROVIDER', path: 'provider', kind: 'string' }],
+  // The provider's own endpoint and key go under its name, which only the environment knows.
+  fromEnv: (env) => {
+    const provider = env.WEB_SEARCH_PROVIDER;
+    if (!provider) return undefined;
+    const endpoint = {
+      ...(env.WEB_SEARCH_URL ? { baseUrl: env.WEB_SEARCH_URL } : {}),
+      ...(env.WEB_SEARCH_API_KEY ? { apiKey: env.WEB_SEARCH_API_KEY } : {}),
+    };
+    return Object.keys(endpoint).length > 0 ? { [provider]: endpoint } : undefined;
+  },
+  keys: keys(),
+  parse: (section) => parseWebSearchSettings(section, providerRequirements()),
+});

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { rawPost, type RawResponse } from '../robustness/raw-http.js';
 
 /** Wall time of `work`, in milliseconds, from `process.hrtime` (for ratios only, never compared to a constant). */
@@ -76,4 +78,41 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
     req.setTimeout(30_000, () => req.destroy(new Error(`no answer from ${url}`)));
     req.on('error', reject);
   });
+}
+
+/**
+ * Has a child process send a body with `keys` unknown top-level keys (see
+ * wide-body.sender.mjs) and, once its bytes are out, asks `/health`:
+ * resolves with the gateway's answer (parsed JSON line) and how long
+ * `/health` waited (see `probeHealth`).
+ */
+export async function probeHealthDuringWideBody(
+  base: string,
+  mode: 'http' | 'ws',
+  url: string,
+  keys: number,
+): Promise<{ answer: any; health: { ms: number; status: number } }> {
+  const sender = spawn(process.execPath, [fileURLToPath(new URL('./wide-body.sender.mjs', import.meta.url)), mode, url, String(keys)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  let wake = () => {};
+  let buffered = '';
+  sender.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop()!;
+    lines.push(...parts);
+    wake();
+  });
+  const exited = new Promise<void>((done) => sender.once('exit', () => done()));
+  const until = async (n: number) => {
+    while (lines.length < n) {
+      const more = new Promise<void>((r) => (wake = r));
+      await Promise.race([more, exited]);
+      if (lines.length < n && sender.exitCode !== null) throw new Error(`the sender exited after ${lines.length} line(s): ${lines.join(' | ')}`);
+    }
+  };
+  await until(1);
+  const health = await probeHealth(base);
+  await until(2);
+  return { answer: JSON.parse(lines[1]), health };
 }

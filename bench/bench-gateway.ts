@@ -3,12 +3,12 @@ import { Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
-import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
+import { LOG_SINK } from '#observability/logging/log-writer.service.js';
 
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in

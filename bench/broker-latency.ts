@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import { type ClientProxy, ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
-import { SwitchyardRpcClient } from '../src/microservice.js';
+import { SwitchyardRpcClient } from '#src/microservice.js';
 import { ChildService } from './lib/child-service.js';
 import { describe as distribution, median, round } from './lib/stats.js';
 

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../libs/tools/code-interpreter/config/code-interpreter-settings.js';
-import { CpythonSandboxBackend } from '../libs/tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.js';
-import { PyodideSandboxBackend } from '../libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.js';
-import type { SandboxBackend } from '../libs/tools/code-interpreter/sandbox/sandbox-backend.interface.js';
+import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '#tools/code-interpreter/config/code-interpreter-settings.js';
+import { CpythonSandboxBackend } from '#tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.js';
+import { PyodideSandboxBackend } from '#tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.js';
+import type { SandboxBackend } from '#tools/code-interpreter/sandbox/sandbox-backend.interface.js';
 
 /**
  * `npm run bench:code-interpreter [-- --seconds=N --calls=N]`: the code

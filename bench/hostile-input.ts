@@ -3,9 +3,9 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { NestFactory } from '@nestjs/core';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 
 /**
  * `npm run bench:hostile`: hostile request bodies against a gateway in this

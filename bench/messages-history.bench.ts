@@ -1,5 +1,5 @@
-import { mapMessagesRequest } from '../libs/messages/request/messages-request.mapper.js';
-import { ThinkingSigner } from '../libs/messages/thinking/thinking-signer.js';
+import { mapMessagesRequest } from '#messages/request/messages-request.mapper.js';
+import { ThinkingSigner } from '#messages/thinking/thinking-signer.js';
 import { percentile } from './lib/stats.js';
 
 /**

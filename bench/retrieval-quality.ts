@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { EmbeddingsClient } from '../libs/tools/file-search/ingestion/embeddings.client.js';
-import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '../libs/tools/file-search/storage/sql-database.js';
-import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '../libs/tools/file-search/testing/retrieval-eval.js';
+import { EmbeddingsClient } from '#tools/file-search/ingestion/embeddings.client.js';
+import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#tools/file-search/storage/sql-database.js';
+import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '#tools/file-search/testing/retrieval-eval.js';
 
 /**
  * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of

@@ -1,17 +1,17 @@
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
-import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
-import { CoreModule } from '../libs/core/core.module.js';
-import { RESPONSE_STATE } from '../libs/core/loop/response-state.interface.js';
-import { LimitsModule } from '../libs/limits/limits.module.js';
-import { MessagesModule } from '../libs/messages/messages.module.js';
-import { ObservabilityModule } from '../libs/observability/observability.module.js';
-import { ResponsesModule } from '../libs/responses/responses.module.js';
-import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
-import { StateModule } from '../libs/state/state.module.js';
-import { STATE_STORE_OVERRIDE } from '../libs/storage/storage.module.js';
-import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
-import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '../libs/upstream/upstream.module.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { CoreModule } from '#core/core.module.js';
+import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
+import { LimitsModule } from '#limits/limits.module.js';
+import { MessagesModule } from '#messages/messages.module.js';
+import { ObservabilityModule } from '#observability/observability.module.js';
+import { ResponsesModule } from '#responses/responses.module.js';
+import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
+import { StateModule } from '#state/state.module.js';
+import { STATE_STORE_OVERRIDE } from '#storage/storage.module.js';
+import { BUILTIN_TOOL_MODULES } from '#tools/builtin-tool-modules.js';
+import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '#upstream/upstream.module.js';
 import {
   GATEWAY_MODULE_OPTIONS,
   GatewayModuleBase,
@@ -20,7 +20,7 @@ import {
   type GatewayModuleExtras,
   type GatewayModuleForRootOptions,
 } from './gateway.module-definition.js';
-import { GatewayOverrideError, overrideProvider } from '../libs/core/overrides/gateway-override.js';
+import { GatewayOverrideError, overrideProvider } from '#core/overrides/gateway-override.js';
 import { GatewayOverrides, OVERRIDE_CHECKS, type OverrideCheck } from './gateway-overrides.service.js';
 
 export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptions } from './gateway.module-definition.js';

@@ -5,9 +5,9 @@
  * modules import this file rather than `src/index.ts`, because the gateway
  * module imports them: going through the index would make an import cycle.
  */
-export { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
-export { ToolType, type ToolTypeName } from '../libs/core/tool-types/tool-type.enum.js';
-export { ToolHandlerProvider, GatewayExecutorProvider } from '../libs/core/handlers/tool-handler.decorators.js';
+export { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+export { ToolType, type ToolTypeName } from '#core/tool-types/tool-type.enum.js';
+export { ToolHandlerProvider, GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
 export type {
   ToolHandler,
   GatewayExecutor,
@@ -22,10 +22,10 @@ export type {
   DiscoveryContext,
   HistoryContext,
   ClientCallShape,
-} from '../libs/core/handlers/tool-handler.interface.js';
+} from '#core/handlers/tool-handler.interface.js';
 export * as validation from '../libs/core/handlers/declaration-validation.js';
-export { modelVisibleName } from '../libs/core/registry/model-names.js';
-export { GatewayError, InvalidRequestError, NotFoundError } from '../libs/core/errors/gateway-error.js';
+export { modelVisibleName } from '#core/registry/model-names.js';
+export { GatewayError, InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
-export { GatewayRoutes } from '../libs/responses/http/gateway-routes.decorator.js';
-export type * from '../libs/core/protocol/items.js';
+export { GatewayRoutes } from '#responses/http/gateway-routes.decorator.js';
+export type * from '#core/protocol/items.js';

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SocketClient } from './support/socket-client.js';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { weatherTool } from './support/fixtures.js';
 
 /**

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import fc from 'fast-check';
-import { NapToolModule } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule } from '#core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { FrameSocket } from './support/hardening/socket-frames.js';
 import { rawRequest, type RawAnswer } from './support/hardening/raw-request.js';

@@ -1,4 +1,4 @@
-import { McpConnectionPool } from '../libs/tools/mcp/mcp-connection-pool.service.js';
+import { McpConnectionPool } from '#tools/mcp/mcp-connection-pool.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SseTestServer, StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { openSseStream, rawPost } from './support/robustness/raw-http.js';

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { get } from './support/hardening/growth.js';
 import { FrameSocket } from './support/hardening/socket-frames.js';

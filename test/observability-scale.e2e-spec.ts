@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import WebSocket from 'ws';
-import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
+import { LOG_SINK } from '#observability/logging/log-writer.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { rawPost, type RawResponse } from './support/robustness/raw-http.js';
-import { NapToolModule } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule } from '#core/testing/nap-tool.module.js';
 
 /**
  * Property-based fuzzing of `POST /v1/responses` over real HTTP: whatever the

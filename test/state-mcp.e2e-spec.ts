@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 

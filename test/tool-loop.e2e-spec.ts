@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 import { collect } from './support/fixtures.js';
 
 const nap = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'nap', name, ...extra }) as any;

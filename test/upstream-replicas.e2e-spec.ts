@@ -1,6 +1,6 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { UPSTREAM_CLIENT } from '../libs/upstream/upstream-client.interface.js';
-import type { UpstreamPool } from '../libs/upstream/upstream-pool.client.js';
+import { UPSTREAM_CLIENT } from '#upstream/upstream-client.interface.js';
+import type { UpstreamPool } from '#upstream/upstream-pool.client.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { until } from './support/until.js';
 

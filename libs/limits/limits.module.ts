@@ -1,6 +1,6 @@
 import { Global, Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js';
-import { REQUEST_LIMITER, type RequestLimiter } from '../core/loop/request-limiter.interface.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { REQUEST_LIMITER, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import { readLimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
 import type { RedisLimiter } from './redis.limiter.js';

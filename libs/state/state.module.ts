@@ -1,11 +1,11 @@
 import { Global, Module, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../config/gateway-config.js';
-import { LoopService } from '../core/loop/loop.service.js';
-import { RESPONSE_STATE } from '../core/loop/response-state.interface.js';
-import type { PublicItem } from '../core/protocol/items.js';
-import { CreateResponseParser } from '../responses/request/create-response.parser.js';
-import { ResponsesModule } from '../responses/responses.module.js';
-import { StorageModule } from '../storage/index.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { LoopService } from '#core/loop/loop.service.js';
+import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { CreateResponseParser } from '#responses/request/create-response.parser.js';
+import { ResponsesModule } from '#responses/responses.module.js';
+import { StorageModule } from '#storage/index.js';
 import { ApiKeyAuthModule } from './auth/api-key-auth.module.js';
 import { CompactionService } from './compaction/compaction.service.js';
 import { STATE_SETTINGS, readStateSettings } from './config/state-settings.js';
@@ -14,7 +14,7 @@ import { StoredResponsesController } from './http/stored-responses.controller.js
 import { StoredResponseState } from './persistence/stored-response.state.js';
 import { ResponsesWebSocketServer } from './websocket/responses-websocket.server.js';
 import { BackgroundRunService } from './background/background-run.service.js';
-import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
+import { BACKGROUND_RUNNER } from '#core/loop/background-runner.interface.js';
 
 /**
  * Stored state for the Responses API: `store`, `previous_response_id`,

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pg from 'pg';
-import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '#config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { PostgresStateStore } from './postgres/postgres-state-store.js';
 import { SqliteStateStore } from './sqlite/sqlite-state-store.js';

@@ -1,4 +1,4 @@
-import { FlowGate } from '../core/protocol/flow-gate.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
 import {
   deadPort,

@@ -1,14 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import { upstreamHeaderProblem } from './upstream-headers.js';
-import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
-import { redactUrl } from '../config/url-redaction.js';
+import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
+import { redactUrl } from '#config/url-redaction.js';
 import {
   UpstreamHttpError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../core/errors/gateway-error.js';
-import type { FlowGate } from '../core/protocol/flow-gate.js';
+} from '#core/errors/gateway-error.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {

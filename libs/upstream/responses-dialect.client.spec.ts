@@ -1,6 +1,6 @@
 import { Subscription } from 'rxjs';
-import type { ModelEvent } from '../core/protocol/model-events.js';
-import type { JsonObject, ModelItem } from '../core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import type { JsonObject, ModelItem } from '#core/protocol/items.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
 import {
   deadPort,

@@ -1,4 +1,4 @@
-import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
+import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import type { DialectClient } from './dialect-client.base.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';

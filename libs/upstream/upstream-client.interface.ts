@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
-import type { FlowGate } from '../core/protocol/flow-gate.js';
-import type { FunctionToolDef, ModelItem } from '../core/protocol/items.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
+import type { FunctionToolDef, ModelItem } from '#core/protocol/items.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');
 

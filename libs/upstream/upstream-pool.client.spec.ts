@@ -1,6 +1,6 @@
 import { firstValueFrom, Observable, toArray } from 'rxjs';
-import { UpstreamHttpError, UpstreamUnavailableError } from '../core/errors/gateway-error.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import type { ModelInfo, UpstreamClient } from './upstream-client.interface.js';
 import { affinityKey, UpstreamPool } from './upstream-pool.client.js';
 

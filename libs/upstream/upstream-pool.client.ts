@@ -5,8 +5,8 @@ import {
   UpstreamHttpError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../core/errors/gateway-error.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
+} from '#core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from './upstream-client.interface.js';
 
 /** One model server behind the pool, with what the pool knows of it. */

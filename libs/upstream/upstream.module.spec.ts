@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { GATEWAY_CONFIG, GatewayConfig, TimeoutConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig, TimeoutConfig } from '#config/gateway-config.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
 import { createUpstreamClient } from './upstream-client.factory.js';

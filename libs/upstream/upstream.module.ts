@@ -1,5 +1,5 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { createUpstreamClient } from './upstream-client.factory.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from './upstream-client.interface.js';
 

@@ -3,10 +3,10 @@ import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { SimulatedUpstream, type SimulatedUpstreamOptions } from '../../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../../libs/config/config.loader.js';
-import type { GatewayConfig } from '../../libs/config/gateway-config.js';
-import { configureGatewayApp } from '../../src/configure-app.js';
-import { GatewayModule } from '../../src/gateway.module.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 
 export interface GatewayStack {
   app: INestApplication;

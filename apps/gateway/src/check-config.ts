@@ -1,8 +1,8 @@
-import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
-import { readStateSettings } from '../../../libs/state/config/state-settings.js';
-import { parseMcpSettings } from '../../../libs/tools/mcp/mcp.config.js';
-import { parseWebSearchSettings } from '../../../libs/tools/web-search/config/web-search-settings.js';
-import { providerRequirements } from '../../../libs/tools/web-search/providers/search-provider.registry.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { readStateSettings } from '#state/config/state-settings.js';
+import { parseMcpSettings } from '#tools/mcp/mcp.config.js';
+import { parseWebSearchSettings } from '#tools/web-search/config/web-search-settings.js';
+import { providerRequirements } from '#tools/web-search/providers/search-provider.registry.js';
 
 /**
  * The sections the built-in modules validate themselves (`mcp`, `webSearch`,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, loadGatewayConfig } from '../../../libs/config/config.loader.js';
+import { ConfigError, loadGatewayConfig } from '#config/config.loader.js';
 import { checkToolSections } from './check-config.js';
 
 export const HELP = `Usage: switchyard [options]

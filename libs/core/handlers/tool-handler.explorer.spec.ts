@@ -1,7 +1,7 @@
 import { Injectable, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
 import { GatewayExecutorProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
 import { ToolHandlerExplorer, ToolRegistrationError } from './tool-handler.explorer.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable, Subject, Subscription, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolCallTrace } from './run-observer.interface.js';

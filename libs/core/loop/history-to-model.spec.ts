@@ -1,7 +1,7 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { ModelItem, PublicItem } from '../protocol/items.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';

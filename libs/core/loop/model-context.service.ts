@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#upstream/upstream-client.interface.js';
 import type { ModelRequest } from '../protocol/model-events.js';
 
 /** How long a model list that lacked a model (or failed) is trusted before asking again. */

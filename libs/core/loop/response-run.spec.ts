@@ -1,8 +1,8 @@
 import { NEVER, Observable, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
-import { CustomToolModule } from '../../tools/custom/custom-tool.module.js';
-import { FileSearchToolModule } from '../../tools/file-search/file-search-tool.module.js';
-import { FunctionToolModule } from '../../tools/function/function-tool.module.js';
-import { NamespaceToolModule } from '../../tools/namespace/namespace-tool.module.js';
+import { CustomToolModule } from '#tools/custom/custom-tool.module.js';
+import { FileSearchToolModule } from '#tools/file-search/file-search-tool.module.js';
+import { FunctionToolModule } from '#tools/function/function-tool.module.js';
+import { NamespaceToolModule } from '#tools/namespace/namespace-tool.module.js';
 import { UpstreamUnavailableError } from '../errors/gateway-error.js';
 import type { ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../protocol/items.js';

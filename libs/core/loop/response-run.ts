@@ -1,6 +1,6 @@
 import { Subscription } from 'rxjs';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { UpstreamCallContext, UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { UpstreamCallContext, UpstreamClient } from '#upstream/upstream-client.interface.js';
 import { InvalidRequestError, isGatewayError } from '../errors/gateway-error.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '../handlers/tool-handler.interface.js';

@@ -1,6 +1,6 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler } from '../handlers/tool-handler.interface.js';
 import type { PublicToolChoice } from '../loop/response-request.js';

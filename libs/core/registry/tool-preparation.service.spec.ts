@@ -1,8 +1,8 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
-import { ToolSearchToolHandler } from '../../tools/tool-search/tool-search.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
+import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import { requireString } from '../handlers/declaration-validation.js';
 import type { DiscoveryContext, DiscoveryResult, NormalizedTool, ToolHandler } from '../handlers/tool-handler.interface.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';

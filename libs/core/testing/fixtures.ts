@@ -1,6 +1,6 @@
 import { DiscoveryService, ModulesContainer } from '@nestjs/core';
-import { validateGatewayConfig } from '../../config/config.loader.js';
-import type { GatewayConfig } from '../../config/gateway-config.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { AnyGatewayExecutor, AnyToolHandler } from '../handlers/tool-handler.interface.js';
 import type { ModelEvent } from '../protocol/model-events.js';

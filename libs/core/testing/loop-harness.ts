@@ -1,7 +1,7 @@
 import { Global, Module, type DynamicModule, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#upstream/upstream-client.interface.js';
 import { CoreModule } from '../core.module.js';
 import { LoopService } from '../loop/loop.service.js';
 import type { PriorState, ResponseRequest } from '../loop/response-request.js';

@@ -1,6 +1,6 @@
 import { Observable, from } from 'rxjs';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
-import type { InferOptions, ModelInfo, UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { InferOptions, ModelInfo, UpstreamClient } from '#upstream/upstream-client.interface.js';
 
 /** One upstream round: fixed events, or a source built from the request (errors, never-ending streams). */
 export type ScriptedRound = ModelEvent[] | ((request: ModelRequest) => Observable<ModelEvent>);

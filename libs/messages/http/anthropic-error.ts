@@ -1,5 +1,5 @@
-import { isGatewayError } from '../../core/errors/gateway-error.js';
-import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
+import { isGatewayError } from '#core/errors/gateway-error.js';
+import { toErrorEnvelope } from '#responses/http/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
 

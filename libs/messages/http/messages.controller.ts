@@ -1,13 +1,13 @@
 import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Subscription } from 'rxjs';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { LoopService } from '../../core/loop/loop.service.js';
-import { FlowGate } from '../../core/protocol/flow-gate.js';
-import { forwardedHeaders } from '../../responses/http/forwarded-headers.js';
-import { requestOwner } from '../../responses/http/request-owner.js';
-import { SseWriter } from '../../responses/sse/sse-writer.js';
-import { NotFoundError } from '../../core/errors/gateway-error.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { LoopService } from '#core/loop/loop.service.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
+import { forwardedHeaders } from '#responses/http/forwarded-headers.js';
+import { requestOwner } from '#responses/http/request-owner.js';
+import { SseWriter } from '#responses/sse/sse-writer.js';
+import { NotFoundError } from '#core/errors/gateway-error.js';
 import { MessagesTokenCounter } from '../count-tokens/messages-token-counter.service.js';
 import { mapMessagesRequest, type MappedMessagesRequest } from '../request/messages-request.mapper.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
@@ -15,9 +15,9 @@ import { MessageFolder } from '../stream/message-folder.js';
 import { MessagesEventTranslator } from '../stream/messages-event.translator.js';
 import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
-import { cancelWhenClientLeaves } from '../../responses/http/client-disconnect.js';
-import { sendJson } from '../../responses/http/send-json.js';
-import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
+import { cancelWhenClientLeaves } from '#responses/http/client-disconnect.js';
+import { sendJson } from '#responses/http/send-json.js';
+import { GatewayRoutes } from '#responses/http/gateway-routes.decorator.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the

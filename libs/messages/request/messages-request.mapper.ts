@@ -1,6 +1,6 @@
-import type { JsonObject } from '../../core/protocol/items.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../responses/request/json-depth.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '#responses/request/json-depth.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { applyContextEdits, parseContextManagement, type AppliedEdit } from './context-edits.js';
 import { mapMessageHistory } from './message-history.mapper.js';

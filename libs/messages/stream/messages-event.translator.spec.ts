@@ -1,4 +1,4 @@
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { AnthropicStreamEvent } from './anthropic-events.js';
 import { MessageFolder } from './message-folder.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';

@@ -3,7 +3,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
   isGatewayError,
-} from '../../core/errors/gateway-error.js';
+} from '#core/errors/gateway-error.js';
 
 /**
  * A bounded label for how an upstream call ended: its HTTP status when it

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import { redactUrl as redactConfiguredUrl } from '../../config/url-redaction.js';
-import type { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
+import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import type { LogFields } from '../logging/log-writer.service.js';
 
 /** A URL fit for a log: the one redaction every place that shows a URL uses (`libs/config/url-redaction.ts`). */

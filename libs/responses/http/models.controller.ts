@@ -1,8 +1,8 @@
 import cluster from 'node:cluster';
 import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from './error-envelope.js';
 import { GatewayRoutes } from './gateway-routes.decorator.js';
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ValidationError, validateSync } from 'class-validator';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';

@@ -1,7 +1,7 @@
 import { Controller, type Type, UseFilters } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { type Observable, defer } from 'rxjs';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { ResponsesService, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
 import { RESPONSES_PATTERNS, type ResponsesPatterns } from './responses-rpc.patterns.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientProxy } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseCaller, ResponseObject } from '../service/responses.service.js';
 import { type ResponsesPatterns, type ResponsesRpcRequest, responsesPatterns } from './responses-rpc.patterns.js';
 import { isRpcErrorPayload, type RpcErrorPayload } from './rpc-error.js';

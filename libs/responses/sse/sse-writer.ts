@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 
 /**
  * Writes Server-Sent Events to one HTTP response (`event:` line + `data:`

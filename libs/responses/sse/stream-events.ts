@@ -1,8 +1,8 @@
 import type { Response } from 'express';
 import type { Observable, Subscription } from 'rxjs';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { cancelWhenClientLeaves } from '../http/client-disconnect.js';
 import { sendErrorEnvelope, toErrorEnvelope } from '../http/error-envelope.js';
 import { SseWriter } from './sse-writer.js';

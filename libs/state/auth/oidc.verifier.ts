@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { OidcConfig } from '../../config/gateway-config.js';
-import { AuthenticationError, GatewayError } from '../../core/errors/gateway-error.js';
+import type { OidcConfig } from '#config/gateway-config.js';
+import { AuthenticationError, GatewayError } from '#core/errors/gateway-error.js';
 
 /** The identity provider could not be asked for its keys: the caller is not at fault. */
 export class IdentityProviderUnavailableError extends GatewayError {

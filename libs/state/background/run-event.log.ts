@@ -1,7 +1,7 @@
-import { isGatewayError } from '../../core/errors/gateway-error.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import { LIVE_STATUSES, type BackgroundEvent, type BackgroundStatus, type BackgroundStore } from '../../storage/index.js';
+import { isGatewayError } from '#core/errors/gateway-error.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { LIVE_STATUSES, type BackgroundEvent, type BackgroundStatus, type BackgroundStore } from '#storage/index.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 

@@ -1,4 +1,4 @@
-import { loadGatewayConfig, validateGatewayConfig } from '../../config/config.loader.js';
+import { loadGatewayConfig, validateGatewayConfig } from '#config/config.loader.js';
 import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
 
 const read = (state: unknown) => readStateSettings(validateGatewayConfig({ state } as Record<string, unknown>));

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { parseListOptions, type ListOptions } from '../../storage/index.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { parseListOptions, type ListOptions } from '#storage/index.js';
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
   const value = query[name];

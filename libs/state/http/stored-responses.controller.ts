@@ -1,21 +1,21 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { JsonObject, PublicItem, Usage } from '../../core/protocol/items.js';
-import { requestOwner } from '../../responses/http/request-owner.js';
-import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
-import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { JsonObject, PublicItem, Usage } from '#core/protocol/items.js';
+import { requestOwner } from '#responses/http/request-owner.js';
+import { CreateResponseParser } from '#responses/request/create-response.parser.js';
+import { STATE_STORE, type Page, type StateStore } from '#storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { BackgroundRunService } from '../background/background-run.service.js';
-import { sendJson } from '../../responses/http/send-json.js';
-import { streamEvents } from '../../responses/sse/stream-events.js';
+import { sendJson } from '#responses/http/send-json.js';
+import { streamEvents } from '#responses/sse/stream-events.js';
 import { parseListQuery } from './list-query.parser.js';
-import { GatewayRoutes } from '../../responses/http/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#responses/http/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
-import { canonicalItem } from '../../responses/request/input-items.parser.js';
+import { canonicalItem } from '#responses/request/input-items.parser.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');

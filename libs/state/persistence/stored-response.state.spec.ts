@@ -1,15 +1,15 @@
 import { DEFAULT_BACKGROUND_SETTINGS } from '../config/state-settings.js';
 import { of } from 'rxjs';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import type { CompletedRun } from '../../core/loop/response-state.interface.js';
-import type { ModelItem, PublicItem } from '../../core/protocol/items.js';
-import type { ModelEvent } from '../../core/protocol/model-events.js';
-import { MemoryStateStore } from '../../storage/index.js';
-import type { UpstreamClient } from '../../upstream/upstream-client.interface.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import type { CompletedRun } from '#core/loop/response-state.interface.js';
+import type { ModelItem, PublicItem } from '#core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import { MemoryStateStore } from '#storage/index.js';
+import type { UpstreamClient } from '#upstream/upstream-client.interface.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { SocketResponseCache } from '../websocket/socket-response-cache.js';
 import { SocketScopedResponseState } from '../websocket/socket-scoped.response-state.js';
-import { responseRequest } from '../../core/testing/fixtures.js';
+import { responseRequest } from '#core/testing/fixtures.js';
 import { StoredResponseState } from './stored-response.state.js';
 
 /** Answers every summary request with the same text. */

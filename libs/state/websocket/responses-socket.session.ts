@@ -1,13 +1,13 @@
 import type { Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { LoopService } from '../../core/loop/loop.service.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import { FlowGate } from '../../core/protocol/flow-gate.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { toErrorEnvelope } from '../../responses/http/error-envelope.js';
-import { scanJsonShape, shapeError } from '../../responses/request/json-shape.scanner.js';
-import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { LoopService } from '#core/loop/loop.service.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { toErrorEnvelope } from '#responses/http/error-envelope.js';
+import { scanJsonShape, shapeError } from '#responses/request/json-shape.scanner.js';
+import type { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
 
 export interface SocketSessionDeps {

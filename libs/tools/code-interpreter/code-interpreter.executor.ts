@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
 import type {
   ExecutionContext,
   GatewayCall,
@@ -8,9 +8,9 @@ import type {
   GatewayEventPlan,
   GatewayExecutor,
   ToolOutput,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+} from '#core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';

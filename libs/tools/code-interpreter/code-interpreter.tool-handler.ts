@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
 import type {
   DiscoveryContext,
   DiscoveryResult,
@@ -8,9 +8,9 @@ import type {
   HistoryContext,
   NormalizedTool,
   ToolHandler,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+} from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
 import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 import { type Container, ContainerFullError, ContainerStore } from './containers/container-store.service.js';

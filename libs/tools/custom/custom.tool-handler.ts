@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalObject, optionalString, requireFunctionName } from '../../core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { FunctionToolDef, JsonObject } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { optionalObject, optionalString, requireFunctionName } from '#core/handlers/declaration-validation.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { FunctionToolDef, JsonObject } from '#core/protocol/items.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 
 export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
 

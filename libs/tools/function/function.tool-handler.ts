@@ -4,11 +4,11 @@ import {
   optionalString,
   parametersSchema,
   requireFunctionName,
-} from '../../core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+} from '#core/handlers/declaration-validation.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 
 export interface FunctionToolParams {
   name: string;

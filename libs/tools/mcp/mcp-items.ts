@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '../../core/handlers/tool-handler.interface.js';
-import { newId } from '../../core/ids.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import { newId } from '#core/ids.js';
+import type { PublicItem } from '#core/protocol/items.js';
 
 /**
  * The public MCP items, shaped as `wire-notes.md` and the OpenAI SDK types

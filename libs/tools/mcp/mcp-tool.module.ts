@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { MCP_SETTINGS, parseMcpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { HistoryContext } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { HistoryContext } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
 import {
   SseTestServer,
   StreamableTestServer,

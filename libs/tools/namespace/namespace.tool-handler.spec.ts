@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { NamespaceToolHandler, namespaceMemberName } from './namespace.tool-handler.js';
 
 const handler = new NamespaceToolHandler();

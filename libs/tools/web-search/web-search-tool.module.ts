@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { WEB_SEARCH_SETTINGS, parseWebSearchSettings } from './config/web-search-settings.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
 import { WebSearchService } from './search/web-search.service.js';

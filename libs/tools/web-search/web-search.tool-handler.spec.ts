@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { parseWebSearchSettings } from './config/web-search-settings.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
 import { WebSearchService } from './search/web-search.service.js';

@@ -1,8 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../../core/tool-types/tool-type.enum.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { queriesOf, searchAction } from './web-search-call.js';
 import { validateWebSearchDeclaration, type WebSearchParams } from './web-search-declaration.js';

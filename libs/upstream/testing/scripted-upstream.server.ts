@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TimeoutConfig, UpstreamConfig } from '../../config/gateway-config.js';
+import { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 
 /**
  * A real HTTP server standing in for a model server in tests: each request is

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { validateGatewayConfig } from '../../../libs/config/config.loader.js';
-import { configureGatewayApp } from '../../../src/configure-app.js';
-import { GatewayModule } from '../../../src/gateway.module.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 
 /**
  * A gateway in a process of its own, for tests that must stop one abruptly

@@ -1,4 +1,4 @@
-import { FakeSearchApi, searxngBody, sendJson, type Hit } from '../../../libs/tools/web-search/testing/fake-search-api.server.js';
+import { FakeSearchApi, searxngBody, sendJson, type Hit } from '#tools/web-search/testing/fake-search-api.server.js';
 
 /**
  * A SearXNG instance for end-to-end tests: a real HTTP server answering

@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
-import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../../core/protocol/items.js';
-import { GatewayRoutes } from '../../../responses/http/gateway-routes.decorator.js';
-import { requestOwner } from '../../../responses/http/request-owner.js';
+import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { GatewayRoutes } from '#responses/http/gateway-routes.decorator.js';
+import { requestOwner } from '#responses/http/request-owner.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
 

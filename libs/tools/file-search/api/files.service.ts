@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError, NotFoundError } from '../../../../src/tool-contract.js';
+import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import type { FileRow, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { GatewayRoutes } from '../../../../src/tool-contract.js';
+import { GatewayRoutes } from '#src/tool-contract.js';
 import { pageQuery } from './request-fields.js';
 import { VectorStoresService } from './vector-stores.service.js';
 

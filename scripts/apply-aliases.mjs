@@ -6,14 +6,17 @@
 // one alias per folder under libs/ (and src/), so a new library gets its alias
 // on the next run. Running it twice changes nothing the second time.
 // With --check it writes nothing and exits 1 if anything would change.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+// Usage: node scripts/apply-aliases.mjs [--check] [--root <dir>]
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { SOURCE_ROOTS, aliasDirectories, aliasSpecifier, aliasTarget, importsField, unitOf } from './source-units.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const checkOnly = process.argv.includes('--check');
+const args = process.argv.slice(2);
+const checkOnly = args.includes('--check');
+// `--root <dir>` works on another checkout (the tests use a scratch tree).
+const root = args.includes('--root') ? resolve(args[args.indexOf('--root') + 1]) : resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const toPosix = (path) => path.split(sep).join('/');
 
 function* sourceFiles(dir) {
@@ -39,22 +42,34 @@ function rewrite(file, spec, aliasDirs) {
   return path.startsWith('.') ? path : `./${path}`;
 }
 
+/** The module specifiers of a file: import/export declarations, import() and import types, never strings or comments that merely look like them. */
+function moduleSpecifiers(file, text) {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const found = [];
+  const visit = (node) => {
+    let literal;
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) literal = node.moduleSpecifier;
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) literal = node.arguments[0];
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) literal = node.argument.literal;
+    if (literal && ts.isStringLiteral(literal)) found.push({ name: literal.text, start: literal.getStart(source) + 1, end: literal.getEnd() - 1 });
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found.sort((a, b) => a.start - b.start);
+}
+
 /** The file's text with its imports rewritten, and how many changed. */
 function rewriteFile(file, text, aliasDirs) {
-  // preProcessFile finds import/export declarations, dynamic import() and
-  // import types, never strings or comments that merely look like them.
-  const { importedFiles } = ts.preProcessFile(text, true, true);
   let out = '';
   let last = 0;
   let changed = 0;
-  for (const { fileName, pos } of importedFiles) {
-    const next = rewrite(file, fileName, aliasDirs);
-    if (next === null || next === fileName) continue;
-    // `pos` is the opening quote; the name follows it verbatim.
-    const start = pos + 1;
-    if (text.slice(start, start + fileName.length) !== fileName) throw new Error(`${file}: cannot locate the import of ${fileName}`);
+  for (const { name, start, end } of moduleSpecifiers(file, text)) {
+    const next = rewrite(file, name, aliasDirs);
+    if (next === null || next === name) continue;
+    // Specifiers with escapes are not ours to touch; the plain ones appear verbatim.
+    if (text.slice(start, end) !== name) continue;
     out += text.slice(last, start) + next;
-    last = start + fileName.length;
+    last = end;
     changed++;
   }
   return { text: out + text.slice(last), changed };
@@ -92,6 +107,7 @@ const aliasDirs = aliasDirectories(root);
 let files = 0;
 let imports = 0;
 for (const top of SOURCE_ROOTS) {
+  if (!existsSync(join(root, top))) continue;
   for (const file of sourceFiles(top)) {
     const before = readFileSync(join(root, file), 'utf8');
     const { text, changed } = rewriteFile(file, before, aliasDirs);

@@ -23,7 +23,7 @@ export type {
   HistoryContext,
   ClientCallShape,
 } from '#core/handlers/tool-handler.interface.js';
-export * as validation from '../libs/core/handlers/declaration-validation.js';
+export * as validation from '#core/handlers/declaration-validation.js';
 export { modelVisibleName } from '#core/registry/model-names.js';
 export { GatewayError, InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */

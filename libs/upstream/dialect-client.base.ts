@@ -4,7 +4,6 @@ import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from './upstream-client.interface.js';
-import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { JsonObject } from '#core/protocol/items.js';
 import { toChatMessages, toChatTool } from './chat-request.mapper.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';

@@ -1,4 +1,4 @@
-import type { Conversation, ConversationFocus, ToolSpec, Turn } from './conversation.js';
+import type { Conversation, ConversationFocus, ToolSpec } from './conversation.js';
 import type { Directives } from './directives.js';
 import { fillSchema } from './schema-filler.js';
 

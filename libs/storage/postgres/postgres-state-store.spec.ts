@@ -29,7 +29,7 @@ beforeAll(async () => {
   try {
     await admin.query('SELECT 1');
   } catch (e) {
-    throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`);
+    throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`, { cause: e });
   }
 });
 

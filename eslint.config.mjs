@@ -78,10 +78,7 @@ export default tseslint.config(
       // The code types its loose edges (test doubles, parsed JSON) with `any` on purpose, ~500 places.
       '@typescript-eslint/no-explicit-any': 'off',
       // `_name` marks a value left out on purpose (destructuring it away, an unused parameter).
-      '@typescript-eslint/no-unused-vars': [
-        'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
-      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       // A subscription is declared before the callback that reads it and assigned once after.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // Class-validator metadata is keyed by class constructors, typed as `Function`.

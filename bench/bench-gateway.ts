@@ -51,7 +51,10 @@ async function main(): Promise<void> {
     // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.
     observability: { requestLog: options.requestLogFile !== undefined },
   });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), {
+    bodyParser: false,
+    logger: false,
+  });
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;

@@ -36,7 +36,7 @@ async function httpCall(url: string, mode: Mode): Promise<void> {
     body: JSON.stringify({ ...BODY, stream: mode === 'streaming' }),
   });
   const text = await res.text();
-  if (res.status !== 200 || !text.includes('response.completed') && mode === 'streaming') throw new Error(`HTTP ${res.status}`);
+  if (res.status !== 200 || (!text.includes('response.completed') && mode === 'streaming')) throw new Error(`HTTP ${res.status}`);
 }
 
 async function rpcCall(rpc: SwitchyardRpcClient, mode: Mode): Promise<void> {

@@ -54,7 +54,10 @@ async function startGateway(workers: number, upstream: string, dir: string): Pro
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -92,7 +95,15 @@ async function main(): Promise<void> {
       const gw = await startGateway(workers, sim.url, dir);
       try {
         for (let r = 0; r < ROUNDS; r++) {
-          const result = await runLoad({ url: `${gw.url}/responses`, body: plain, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 500, expect: '"completed"' });
+          const result = await runLoad({
+            url: `${gw.url}/responses`,
+            body: plain,
+            concurrency: 64,
+            maxRequests: 1_000_000,
+            maxDurationMs: DURATION_MS,
+            warmupRequests: 500,
+            expect: '"completed"',
+          });
           rps[workers].push(result.rps);
         }
       } finally {
@@ -119,7 +130,9 @@ async function main(): Promise<void> {
       lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs `store: false` |', '| --- | --- | --- | --- |');
       lines.push(`| \`store: false\` | ${Math.round(cpu('storeOff'))} | ${Math.round(rate('storeOff'))} | 1× |`);
       lines.push(`| \`store: true\` (SQLite) | ${Math.round(cpu('storeOn'))} | ${Math.round(rate('storeOn'))} | ${round(cpu('storeOn') / cpu('storeOff'))}× CPU |`);
-      lines.push(`| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`);
+      lines.push(
+        `| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`,
+      );
     } finally {
       await gateway.stop();
     }

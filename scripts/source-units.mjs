@@ -73,10 +73,5 @@ export function aliasDirectories(root) {
 /** The package.json `imports` entries for the aliases: sources under the source condition, dist/ otherwise. */
 export function importsField(root) {
   const entries = [...aliasDirectories(root)].sort(([a], [b]) => a.localeCompare(b));
-  return Object.fromEntries(
-    entries.map(([alias, dir]) => [
-      `${alias}*.js`,
-      { [SOURCE_CONDITION]: `./${dir}*.ts`, default: `./${posix.join('dist', dir)}*.js` },
-    ]),
-  );
+  return Object.fromEntries(entries.map(([alias, dir]) => [`${alias}*.js`, { [SOURCE_CONDITION]: `./${dir}*.ts`, default: `./${posix.join('dist', dir)}*.js` }]));
 }

@@ -28,7 +28,6 @@ export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptio
 const UPSTREAM_METHODS = ['infer', 'listModels', 'probe'] as const;
 const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
 
-
 /** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
 function configOf(options: GatewayModuleAsyncFactoryResult | undefined): GatewayConfig {
   const o = (options ?? {}) as Record<string, unknown>;
@@ -48,9 +47,7 @@ function checkCombination(extras: GatewayModuleExtras): void {
     throw new GatewayOverrideError('stateStore cannot take effect with state: false: only the built-in state module reads STATE_STORE.');
   }
   if (extras.stateStore && extras.responseState) {
-    throw new GatewayOverrideError(
-      'stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.',
-    );
+    throw new GatewayOverrideError('stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.');
   }
   if (extras.upstream && extras.upstreamClient) {
     throw new GatewayOverrideError('Give either upstream or upstreamClient, not both: one of them would be ignored.');
@@ -77,10 +74,7 @@ export class GatewayModule extends GatewayModuleBase {
 
   private static assemble(base: DynamicModule, extras: GatewayModuleExtras): DynamicModule {
     checkCombination(extras);
-    const providers: Provider[] = [
-      ...(base.providers ?? []),
-      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: configOf },
-    ];
+    const providers: Provider[] = [...(base.providers ?? []), { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: configOf }];
     const exported: Array<symbol | Type | DynamicModule> = [];
     // Each override is provided once, under one token (others alias it), so that Nest
     // runs a class override's own lifecycle hooks once; its shape is checked at init.

@@ -1,14 +1,5 @@
 import 'reflect-metadata';
-import {
-  Controller,
-  Get,
-  Inject,
-  Injectable,
-  type INestApplication,
-  Module,
-  NotFoundException,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, type INestApplication, Module, NotFoundException, type OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
@@ -403,4 +394,3 @@ describe('ResponsesService: the API without HTTP', () => {
     expect(next.status).toBe('completed');
   });
 });
-

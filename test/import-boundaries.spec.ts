@@ -51,9 +51,7 @@ describe('import boundaries (ESLint)', () => {
   }, 120_000);
 
   it('fails an import against the dependency direction: core must not know a tool library', () => {
-    expect(messagesOf(findings, 'libs/core/loop/probe.ts')).toEqual([
-      expect.stringMatching(/^switchyard\/dependency-direction: core must not depend on tools\/mcp/),
-    ]);
+    expect(messagesOf(findings, 'libs/core/loop/probe.ts')).toEqual([expect.stringMatching(/^switchyard\/dependency-direction: core must not depend on tools\/mcp/)]);
   });
 
   it('lets core import config, the one library below it', () => {
@@ -90,7 +88,7 @@ describe('the alias codemod (scripts/apply-aliases.mjs)', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-aliases-'));
     write('package.json', JSON.stringify({ name: 'scratch', type: 'module', exports: { '.': './dist/src/index.js' } }, null, 2) + '\n');
-    write('libs/core/loop/run.ts', "export const run = 1;\n");
+    write('libs/core/loop/run.ts', 'export const run = 1;\n');
     write('libs/core/ids.ts', "import { run } from './loop/run.js';\nimport { self } from '#core/loop/run.js';\nexport const ids = run + self;\n");
     write(
       'libs/tools/mcp/handler.ts',

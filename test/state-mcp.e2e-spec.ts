@@ -32,9 +32,7 @@ describe('stored state with MCP tools (real MCP server)', () => {
 
     // Without the credentials the call would reach the server as someone else.
     const requestsBefore = server.log.httpRequests.length;
-    const refused = await client.responses
-      .create({ model: 'm', previous_response_id: first.id, input: 'Echo two. [[call demo__echo {"text":"two"}]]' })
-      .catch((e) => e);
+    const refused = await client.responses.create({ model: 'm', previous_response_id: first.id, input: 'Echo two. [[call demo__echo {"text":"two"}]]' }).catch((e) => e);
     expect(refused).toMatchObject({ status: 400, param: 'tools', code: 'mcp_credentials_required' });
     expect(server.log.httpRequests.length).toBe(requestsBefore);
 

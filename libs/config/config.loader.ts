@@ -95,9 +95,7 @@ function crossChecks(config: GatewayConfig): string[] {
   const problems: string[] = [];
   const storage = config.storage;
   if (storage?.driver === 'postgres' && !storage.postgresUrl?.trim()) {
-    problems.push(
-      'storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database',
-    );
+    problems.push('storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database');
   }
   return problems;
 }
@@ -162,7 +160,10 @@ export function loadGatewayConfig(options: { env?: Env; file?: string; overrides
       parsed = Number(value);
       if (!Number.isInteger(parsed)) throw new ConfigError(`${setting.path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
     } else if (setting.kind === 'list') {
-      parsed = value.split(',').map((s) => s.trim()).filter(Boolean);
+      parsed = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     } else if (setting.kind === 'bool') {
       const word = value.trim().toLowerCase();
       if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
@@ -195,7 +196,10 @@ function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
   const upstream = raw.upstream;
   if (!upstream || typeof upstream !== 'object') return raw;
   if (typeof upstream.baseUrl === 'string' && upstream.baseUrl.includes(',')) {
-    const urls = upstream.baseUrl.split(',').map((u: string) => u.trim()).filter((u: string) => u.length > 0);
+    const urls = upstream.baseUrl
+      .split(',')
+      .map((u: string) => u.trim())
+      .filter((u: string) => u.length > 0);
     upstream.baseUrls = urls;
     upstream.baseUrl = urls[0] ?? '';
   } else if (Array.isArray(upstream.baseUrls) && upstream.baseUrls.length > 0 && upstream.baseUrl === undefined) {
@@ -205,10 +209,7 @@ function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
 }
 
 export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig): GatewayConfig {
-  const config =
-    raw instanceof GatewayConfig
-      ? raw
-      : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
+  const config = raw instanceof GatewayConfig ? raw : plainToInstance(GatewayConfig, splitUpstreamUrls(merge({}, raw as Record<string, any>)), { exposeDefaultValues: true });
   const problems = [...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
   if (problems.length === 1) throw new ConfigError(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

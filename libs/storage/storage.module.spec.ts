@@ -62,9 +62,7 @@ describe('StorageModule', () => {
     const admin = new pg.Pool({ connectionString: url, max: 1 });
     await admin.query(`CREATE SCHEMA ${schema}`);
     try {
-      const moduleRef = await boot(
-        configWith({ driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` }),
-      );
+      const moduleRef = await boot(configWith({ driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` }));
       const store = moduleRef.get<StateStore>(STATE_STORE);
       expect(store).toBeInstanceOf(PostgresStateStore);
       expect(await store.getConversation('conv_none', null)).toBeNull();

@@ -76,9 +76,7 @@ export async function createStateStore(storage: StorageConfig): Promise<StateSto
       }
     case 'postgres':
       if (typeof storage.postgresUrl !== 'string' || storage.postgresUrl.trim() === '') {
-        throw new Error(
-          "storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).",
-        );
+        throw new Error("storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).");
       }
       {
         const { PostgresStateStore } = await loadDriver(() => import('./postgres/postgres-state-store.js'), 'postgres', 'pg');

@@ -106,11 +106,7 @@ export class ChatCompletionDecoder {
     const item = this.current;
     if (!item) return;
     this.current = undefined;
-    this.emit(
-      item.kind === 'message'
-        ? { type: 'message.done', key: item.key, text: item.text }
-        : { type: 'reasoning.done', key: item.key, text: item.text },
-    );
+    this.emit(item.kind === 'message' ? { type: 'message.done', key: item.key, text: item.text } : { type: 'reasoning.done', key: item.key, text: item.text });
   }
 
   private toolCall(raw: JsonObject): void {
@@ -179,11 +175,7 @@ export class ChatCompletionDecoder {
 
   private failed(chunk: JsonObject): UpstreamUnavailableError {
     const error = chunk.error;
-    const message =
-      (isJsonObject(error) && stringOr(error.message, '')) ||
-      stringOr(error, '') ||
-      stringOr(chunk.message, '') ||
-      `Upstream ${this.url} failed while generating.`;
+    const message = (isJsonObject(error) && stringOr(error.message, '')) || stringOr(error, '') || stringOr(chunk.message, '') || `Upstream ${this.url} failed while generating.`;
     return new UpstreamUnavailableError(message, 'upstream_failed');
   }
 }

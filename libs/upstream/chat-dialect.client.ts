@@ -28,10 +28,7 @@ export class ChatDialectClient extends DialectClient {
       // Every server in this family ends with `[DONE]`; a body that just stops
       // is accepted only when a choice already said why it finished.
       if (!sawDone && !decoder.sawFinishReason) {
-        throw new UpstreamUnavailableError(
-          `Upstream ${body.url} ended the stream before the completion finished.`,
-          'upstream_stream_error',
-        );
+        throw new UpstreamUnavailableError(`Upstream ${body.url} ended the stream before the completion finished.`, 'upstream_stream_error');
       }
       decoder.end();
       return;

@@ -49,10 +49,7 @@ export abstract class DialectClient implements UpstreamClient {
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
     const body = await this.transport.json({ method: 'GET', path: '/models', signal });
     if (!isJsonObject(body) || !Array.isArray(body.data)) {
-      throw new UpstreamUnavailableError(
-        `Upstream ${this.transport.displayUrl}/models did not answer with a model list.`,
-        'upstream_bad_response',
-      );
+      throw new UpstreamUnavailableError(`Upstream ${this.transport.displayUrl}/models did not answer with a model list.`, 'upstream_bad_response');
     }
     return body.data.filter(isJsonObject).map((model) => ({
       ...model,

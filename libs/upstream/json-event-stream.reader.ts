@@ -20,10 +20,7 @@ export interface JsonEventStreamEnd {
  * the SSE `event` field is ignored. `onEvent` returns `true` once it has seen
  * a terminal event: the rest of the body is then drained, not parsed.
  */
-export async function readJsonEventStream(
-  body: UpstreamBody,
-  onEvent: (event: JsonObject) => boolean | void,
-): Promise<JsonEventStreamEnd> {
+export async function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObject) => boolean | void): Promise<JsonEventStreamEnd> {
   const end: JsonEventStreamEnd = { sawDone: false, stopped: false };
   const malformed = (detail: string): UpstreamUnavailableError =>
     new UpstreamUnavailableError(`Upstream ${body.url} sent a malformed stream event: ${detail}`, 'upstream_stream_error');

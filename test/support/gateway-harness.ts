@@ -54,10 +54,7 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
       options.config ?? {},
     ),
   );
-  const app = await NestFactory.create(
-    GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }),
-    { bodyParser: false, logger: false },
-  );
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), { bodyParser: false, logger: false });
   // The harness stands for the deployable gateway, which owns the whole app.
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');

@@ -33,11 +33,7 @@ export interface BootOptions {
  * are set (a hybrid app). Listening is left to the caller (`startGateway`
  * does all of it: config, workers, drain, listen, the start-up line).
  */
-export async function bootGateway(
-  config: GatewayConfig,
-  logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'],
-  options: BootOptions = {},
-): Promise<BootedGateway> {
+export async function bootGateway(config: GatewayConfig, logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'], options: BootOptions = {}): Promise<BootedGateway> {
   const brokers = [config.transports?.natsUrl && 'NATS', config.transports?.redisUrl && 'Redis'].filter((name): name is string => !!name);
   // Loaded only when a broker is configured: an HTTP-only gateway needs no broker client installed.
   const microservice = brokers.length > 0 ? await import('#src/microservice.js') : undefined;
@@ -113,9 +109,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
     app = booted.app;
-    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
-      writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }),
-    );
+    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) => writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }));
     await app.listen(config.server.port, config.server.host);
     nestLogger.booting = false;
     // The first signal drains (Nest's shutdown hooks); a second one means "now", as an operator at a terminal expects.

@@ -149,7 +149,7 @@ describe('ToolHandlerExplorer (Nest discovery)', () => {
     await expect(explore(FunctionToolHandler, FunctionExecutor)).rejects.toThrow(/"function" is client-owned/);
   });
 
-  it('rejects a type that collides with another handler\'s alias, in either order', async () => {
+  it("rejects a type that collides with another handler's alias, in either order", async () => {
     await expect(explore(SearchHandler, PreviewHandler)).rejects.toThrow(/wire tag "web_search_preview" is claimed twice/);
     await expect(explore(PreviewHandler, SearchHandler)).rejects.toThrow(/wire tag "web_search_preview" is claimed twice/);
   });

@@ -142,12 +142,7 @@ function failure(call: GatewayCall, code: string, message: string): GatewayCallR
  * exception becomes that call's error output, never its siblings' failure.
  * Unsubscribing (client gone) aborts the executor's signal.
  */
-function executeWithDeadline(
-  scheduled: ScheduledCall,
-  requestId: string,
-  include: readonly string[],
-  trace?: ToolCallTrace,
-): Observable<ScheduledResult> {
+function executeWithDeadline(scheduled: ScheduledCall, requestId: string, include: readonly string[], trace?: ToolCallTrace): Observable<ScheduledResult> {
   const { call, entry, slot } = scheduled;
   return new Observable<ScheduledResult>((subscriber) => {
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;

@@ -6,9 +6,13 @@ const output = (callId: string, type = 'function_call_output'): PublicItem => ({
 
 describe('tool outputs must answer a call', () => {
   it('accepts outputs for calls earlier in the input, in the prior public items or in the prior transcript', () => {
-    expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')], [call('b')], [
-      { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
-    ])).not.toThrow();
+    expect(() =>
+      assertOutputsAnswerCalls(
+        [call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')],
+        [call('b')],
+        [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }],
+      ),
+    ).not.toThrow();
     expect(() => assertOutputsAnswerCalls([call('k', 'custom_tool_call'), output('k', 'custom_tool_call_output')], [], [])).not.toThrow();
   });
 

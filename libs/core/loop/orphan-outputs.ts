@@ -22,11 +22,7 @@ function callIdOf(item: { type: string; call_id?: unknown }): string | null {
  * (gateway-owned ones, a compacted base), so an output is never refused for
  * a call the model really made.
  */
-export function assertOutputsAnswerCalls(
-  input: readonly PublicItem[],
-  priorPublic: readonly PublicItem[],
-  priorModelItems: readonly ModelItem[],
-): void {
+export function assertOutputsAnswerCalls(input: readonly PublicItem[], priorPublic: readonly PublicItem[], priorModelItems: readonly ModelItem[]): void {
   const known = new Set<string>();
   for (const item of priorPublic) {
     const id = callIdOf(item);

@@ -211,11 +211,7 @@ export class ResponseRun {
     const index = this.req.input.findIndex((item) => item.type === 'item_reference');
     if (index < 0) return;
     if (!this.deps.state.resolveReferences) {
-      throw new InvalidRequestError(
-        `input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`,
-        `input[${index}].id`,
-        'item_not_found',
-      );
+      throw new InvalidRequestError(`input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`, `input[${index}].id`, 'item_not_found');
     }
     this.req = { ...this.req, input: await this.deps.state.resolveReferences(this.req) };
   }
@@ -228,10 +224,7 @@ export class ResponseRun {
    */
   private async prepareOnly(approvals: ApprovalSlot[]): Promise<void> {
     if (approvals.length > 0) {
-      throw new InvalidRequestError(
-        "'generate: false' cannot carry mcp_approval_response items: approved calls run only on a turn that generates.",
-        'generate',
-      );
+      throw new InvalidRequestError("'generate: false' cannot carry mcp_approval_response items: approved calls run only on a turn that generates.", 'generate');
     }
     return this.finish('completed', null);
   }
@@ -259,10 +252,7 @@ export class ResponseRun {
 
   // --- rounds ---------------------------------------------------------------
 
-  private async runRound(
-    round: number,
-    resolved: ResolvedToolChoice,
-  ): Promise<{ clientAction: boolean; gatewayResults: number; incompleteReason: string | null }> {
+  private async runRound(round: number, resolved: ResolvedToolChoice): Promise<{ clientAction: boolean; gatewayResults: number; incompleteReason: string | null }> {
     const roundTrace = this.deps.trace?.round(round);
     const batch = this.openBatch(roundTrace);
     let approvalsRequested = 0;
@@ -528,9 +518,7 @@ export class ResponseRun {
         outputs.set(approval, JSON.stringify({ error: { code: 'approval_denied', message: `The user denied this call.${approval.reason ? ` Reason: ${approval.reason}` : ''}` } }));
         continue;
       }
-      const entry = [...this.registry.all()].find(
-        (e) => e.serverLabel === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway',
-      );
+      const entry = [...this.registry.all()].find((e) => e.serverLabel === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway');
       if (!entry) {
         throw new InvalidRequestError(
           `The approved call to "${String(request.name)}" on server "${String(request.server_label)}" has no matching tool declaration in this request.`,
@@ -630,4 +618,3 @@ export class ResponseRun {
     this.cancelReject?.(new RunCancelled());
   }
 }
-

@@ -167,7 +167,15 @@ describe('resolveToolChoice', () => {
   describe('allowed_tools', () => {
     it('narrows the offered tools without forcing in auto mode', () => {
       const resolved = resolveToolChoice(
-        { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'run_shell' }, { type: 'mcp', server_label: 'docs' }, { type: 'custom', name: 'write', namespace: 'files' }] },
+        {
+          type: 'allowed_tools',
+          mode: 'auto',
+          tools: [
+            { type: 'function', name: 'run_shell' },
+            { type: 'mcp', server_label: 'docs' },
+            { type: 'custom', name: 'write', namespace: 'files' },
+          ],
+        },
         registry,
       );
       expect(resolved.choice).toBe('auto');
@@ -196,9 +204,19 @@ describe('resolveToolChoice', () => {
     });
 
     it('names the field inside the entry that is wrong', () => {
-      expect(rejects({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'run_shell' }, { type: 'function', name: 'nope' }] }, registry).param).toBe(
-        'tool_choice.tools[1].name',
-      );
+      expect(
+        rejects(
+          {
+            type: 'allowed_tools',
+            mode: 'auto',
+            tools: [
+              { type: 'function', name: 'run_shell' },
+              { type: 'function', name: 'nope' },
+            ],
+          },
+          registry,
+        ).param,
+      ).toBe('tool_choice.tools[1].name');
       expect(rejects({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'nowhere' }] }, registry).param).toBe('tool_choice.tools[0].server_label');
     });
   });

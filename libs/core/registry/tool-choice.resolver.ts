@@ -97,8 +97,6 @@ function findNamed(registry: ToolRegistry, name: string, kind: 'function' | 'cus
   const direct = registry.lookup(name);
   if (direct) return direct;
   const wanted = kind === 'custom' ? 'custom_tool_call' : 'function_call';
-  const matches = [...registry.all()].filter(
-    (e) => e.ownership.kind === 'client' && e.ownership.shape.name === name && e.ownership.shape.kind === wanted,
-  );
+  const matches = [...registry.all()].filter((e) => e.ownership.kind === 'client' && e.ownership.shape.name === name && e.ownership.shape.kind === wanted);
   return matches.length === 1 ? matches[0] : undefined;
 }

@@ -128,11 +128,7 @@ describe('ToolPreparationService', () => {
     it('registers client ownership with the public shape of function, custom and namespace tools', async () => {
       const { prep } = service();
       const registry = await prep.prepare(
-        [
-          fn('run_shell'),
-          { type: 'custom', name: 'apply_patch' },
-          { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] },
-        ],
+        [fn('run_shell'), { type: 'custom', name: 'apply_patch' }, { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] }],
         ctx,
       );
 
@@ -155,7 +151,13 @@ describe('ToolPreparationService', () => {
 
     it('binds gateway-owned tools to their executor with parameters and same-tool policy', async () => {
       const { prep, probe } = service();
-      const registry = await prep.prepare([{ type: 'probe', name: 'serial' }, { type: 'probe', name: 'overlap', parallel: true, server_label: 'srv' }], ctx);
+      const registry = await prep.prepare(
+        [
+          { type: 'probe', name: 'serial' },
+          { type: 'probe', name: 'overlap', parallel: true, server_label: 'srv' },
+        ],
+        ctx,
+      );
 
       const serial = registry.lookup('serial')!;
       expect(serial.ownership.kind).toBe('gateway');
@@ -171,7 +173,7 @@ describe('ToolPreparationService', () => {
       expect(registry.findByIdentity('probe', 'overlap', 'srv')).toBe(overlap);
     });
 
-    it('takes the executor\'s own timeout first, then the per-type setting, then the default', async () => {
+    it("takes the executor's own timeout first, then the per-type setting, then the default", async () => {
       const timeout = async (config: Record<string, unknown>, decl: JsonObject) => {
         const registry = await service({ config }).prep.prepare([decl], ctx);
         const entry = registry.lookup(String(decl.name))!;
@@ -210,7 +212,15 @@ describe('ToolPreparationService', () => {
 
     it('rejects a client tool named like a gateway tool', async () => {
       const { prep } = service();
-      const err = await invalidAsync(() => prep.prepare([{ type: 'probe', name: 'lookup' }, { type: 'custom', name: 'lookup' }], ctx));
+      const err = await invalidAsync(() =>
+        prep.prepare(
+          [
+            { type: 'probe', name: 'lookup' },
+            { type: 'custom', name: 'lookup' },
+          ],
+          ctx,
+        ),
+      );
       expect(err.code).toBe('duplicate_tool_name');
     });
 
@@ -243,7 +253,13 @@ describe('ToolPreparationService', () => {
     it('runs discoveries concurrently', async () => {
       const listing = new ListingHandler();
       const { prep } = service({ listing });
-      const prepared = prep.prepare([{ type: 'listing', server_label: 'a' }, { type: 'listing', server_label: 'b' }], ctx);
+      const prepared = prep.prepare(
+        [
+          { type: 'listing', server_label: 'a' },
+          { type: 'listing', server_label: 'b' },
+        ],
+        ctx,
+      );
       await flush();
       // Both are in flight before either is answered.
       expect(listing.peakInFlight).toBe(2);
@@ -255,7 +271,14 @@ describe('ToolPreparationService', () => {
     it('takes about as long as the slowest discovery, not the sum', async () => {
       const { prep } = service({ listing: new SlowListingHandler() });
       const started = Date.now();
-      const registry = await prep.prepare([{ type: 'listing', server_label: 'a' }, { type: 'listing', server_label: 'b' }, { type: 'listing', server_label: 'c' }], ctx);
+      const registry = await prep.prepare(
+        [
+          { type: 'listing', server_label: 'a' },
+          { type: 'listing', server_label: 'b' },
+          { type: 'listing', server_label: 'c' },
+        ],
+        ctx,
+      );
       const elapsed = Date.now() - started;
       expect(elapsed).toBeLessThan(160); // sequential would be >= 240
       expect(registry.discoveryItems.map((i) => i.id)).toEqual(['a', 'b', 'c']);
@@ -274,10 +297,7 @@ describe('ToolPreparationService', () => {
 
 describe('ToolPreparationService: tools loaded by history items', () => {
   const toolSearch = new ToolSearchToolHandler();
-  const prep = new ToolPreparationService(
-    explorerWith([new FunctionToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), toolSearch]),
-    testConfig(),
-  );
+  const prep = new ToolPreparationService(explorerWith([new FunctionToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), toolSearch]), testConfig());
   const output = (tools: unknown, id = 'tso_1'): PublicItem => ({ type: 'tool_search_output', id, call_id: 'c1', execution: 'client', tools }) as PublicItem;
   const declared = [{ type: 'tool_search', execution: 'client' }, fn('shell')];
 

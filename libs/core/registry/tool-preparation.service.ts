@@ -29,7 +29,11 @@ export class ToolPreparationService {
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
     const limit = this.config.tools.maxToolsPerRequest;
     if (tools.length > limit) {
-      throw new InvalidRequestError(`'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`, 'tools', 'too_many_tools');
+      throw new InvalidRequestError(
+        `'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`,
+        'tools',
+        'too_many_tools',
+      );
     }
     const validated: ValidatedDeclaration[] = [];
     tools.forEach((declaration, index) => {
@@ -171,10 +175,7 @@ export class ToolPreparationService {
         executor,
         params,
         parallelSafe: executor.supportsParallelExecution?.(params) ?? false,
-        timeoutMs:
-          executor.timeoutMs?.(params) ??
-          this.config.tools.timeoutMsByType[handler.type] ??
-          this.config.tools.defaultTimeoutMs,
+        timeoutMs: executor.timeoutMs?.(params) ?? this.config.tools.timeoutMsByType[handler.type] ?? this.config.tools.defaultTimeoutMs,
       },
     };
   }

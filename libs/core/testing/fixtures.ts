@@ -57,11 +57,7 @@ export function responseRequest(overrides: Partial<ResponseRequest> = {}): Respo
 
 /** Model events of one assistant message, streamed in `pieces`. */
 export function messageEvents(key: string, pieces: string[]): ModelEvent[] {
-  return [
-    { type: 'message.start', key },
-    ...pieces.map((delta): ModelEvent => ({ type: 'message.delta', key, delta })),
-    { type: 'message.done', key, text: pieces.join('') },
-  ];
+  return [{ type: 'message.start', key }, ...pieces.map((delta): ModelEvent => ({ type: 'message.delta', key, delta })), { type: 'message.done', key, text: pieces.join('') }];
 }
 
 /** Model events of one function call, its arguments streamed in `pieces`. */

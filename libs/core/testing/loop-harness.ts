@@ -24,11 +24,7 @@ export interface LoopHarness {
  * The real core (explorer, preparation, scheduler, loop) wired by Nest, with
  * the given tool modules and upstream. No HTTP anywhere.
  */
-export async function createLoopHarness(options: {
-  upstream: UpstreamClient;
-  toolModules: Array<Type | DynamicModule>;
-  config?: Record<string, unknown>;
-}): Promise<LoopHarness> {
+export async function createLoopHarness(options: { upstream: UpstreamClient; toolModules: Array<Type | DynamicModule>; config?: Record<string, unknown> }): Promise<LoopHarness> {
   const config = testConfig(options.config);
   const host: DynamicModule = {
     module: LoopHostModule,

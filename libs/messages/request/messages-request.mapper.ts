@@ -26,8 +26,22 @@ export interface MessagesMappingOptions {
 
 /** Fields this gateway maps onto the loop. */
 const MAPPED = new Set([
-  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'mcp_servers', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata', 'thinking', 'output_config', 'context_management',
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'mcp_servers',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'thinking',
+  'output_config',
+  'context_management',
 ]);
 
 /** What `POST /v1/messages/count_tokens` takes (Anthropic's `MessageCountTokensParams`). */

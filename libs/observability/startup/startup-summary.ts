@@ -28,7 +28,10 @@ export function storageSummary(config: GatewayConfig): LogFields {
  * Each tool type and what this gateway does with it, with the reason when it
  * cannot run it: the question an operator has when a model's call fails.
  */
-export function toolSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>): {
+export function toolSummary(
+  config: GatewayConfig,
+  explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>,
+): {
   active: Record<string, string>;
   inactive: Record<string, string>;
 } {
@@ -64,11 +67,7 @@ export function toolSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExp
 }
 
 /** The start-up line: where it listens, what it talks to, what it stores where, which tools run. */
-export function startupSummary(
-  config: GatewayConfig,
-  explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>,
-  listen: string,
-): LogFields {
+export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>, listen: string): LogFields {
   return {
     listen,
     upstream: {

@@ -46,7 +46,11 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
     // Nest's router says "Cannot GET /path"; keep the method and path, which is what the caller needs to see.
     const unrouted = /^Cannot (\S+) (\S+)$/.exec(err.message);
     const message =
-      status !== 404 ? err.message : unrouted ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).` : 'Not found.';
+      status !== 404
+        ? err.message
+        : unrouted
+          ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).`
+          : 'Not found.';
     return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
   }
   return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');

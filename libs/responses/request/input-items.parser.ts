@@ -118,12 +118,7 @@ export function canonicalItem(item: PublicItem): PublicItem {
  * Item types contributed by tool modules (MCP, web search...) are accepted
  * when a module claims them; anything else is a 400 naming its index.
  */
-export function parseInputItems(
-  input: unknown,
-  explorer: ToolHandlerExplorer,
-  extraTypes: ReadonlyMap<string, ExtraItemValidator | undefined>,
-  root = 'input',
-): PublicItem[] {
+export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, extraTypes: ReadonlyMap<string, ExtraItemValidator | undefined>, root = 'input'): PublicItem[] {
   if (typeof input === 'string') {
     return [{ type: 'message', id: newId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   }

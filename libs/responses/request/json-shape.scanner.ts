@@ -19,10 +19,7 @@ const COMMA = 0x2c;
  * Multi-byte UTF-8 sequences never contain the ASCII bytes looked at, and
  * malformed JSON is left for the parser to report.
  */
-export function scanJsonShape(
-  bytes: Uint8Array,
-  limits: { depth?: number; keys?: number; topLevelArrays?: Readonly<Record<string, number>> } = {},
-): JsonShapeViolation | null {
+export function scanJsonShape(bytes: Uint8Array, limits: { depth?: number; keys?: number; topLevelArrays?: Readonly<Record<string, number>> } = {}): JsonShapeViolation | null {
   const depthLimit = limits.depth ?? MAX_JSON_DEPTH;
   const keyLimit = limits.keys ?? MAX_OBJECT_KEYS;
   const arrayLimits = limits.topLevelArrays ?? {};

@@ -36,7 +36,7 @@ describe('JSON shape limits (byte scan and object walk)', () => {
   });
 
   it('decodes escaped and non-ASCII keys in the path', () => {
-    const value = { 'ké\\y"': { 'é': wide(3) } };
+    const value = { 'ké\\y"': { é: wide(3) } };
     expect(both(value, { keys: 2 }).scanned).toMatchObject({ path: 'ké\\y".é' });
   });
 
@@ -49,7 +49,8 @@ describe('JSON shape limits (byte scan and object walk)', () => {
 
   it('counts the elements of a limited top-level array, and only that one', () => {
     const limits = { topLevelArrays: { tools: 3 } };
-    const body = (n: number, extra: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ ...extra, tools: Array.from({ length: n }, (_, i) => ({ name: `t${i}`, list: [1, 2, 3, 4, 5] })) }));
+    const body = (n: number, extra: Record<string, unknown> = {}) =>
+      Buffer.from(JSON.stringify({ ...extra, tools: Array.from({ length: n }, (_, i) => ({ name: `t${i}`, list: [1, 2, 3, 4, 5] })) }));
     expect(scanJsonShape(body(3), limits)).toBeNull();
     expect(scanJsonShape(body(4), limits)).toEqual({ kind: 'items', limit: 3, path: 'tools' });
     // Other arrays, and a `tools` that is not at the top level, are not counted.

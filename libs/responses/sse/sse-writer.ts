@@ -55,9 +55,12 @@ export class SseWriter {
       'X-Accel-Buffering': 'no',
     });
     this.res.socket?.setNoDelay(true);
-    this.keepAlive = setInterval(() => {
-      if (Date.now() - this.lastWrite >= this.keepAliveMs) this.raw(': keep-alive\n\n');
-    }, Math.max(50, Math.floor(this.keepAliveMs / 2)));
+    this.keepAlive = setInterval(
+      () => {
+        if (Date.now() - this.lastWrite >= this.keepAliveMs) this.raw(': keep-alive\n\n');
+      },
+      Math.max(50, Math.floor(this.keepAliveMs / 2)),
+    );
     this.keepAlive.unref();
   }
 

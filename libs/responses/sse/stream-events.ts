@@ -12,12 +12,7 @@ import { SseWriter } from './sse-writer.js';
  * plain HTTP error; after it, an `error` event ends the stream. The client
  * leaving unsubscribes, which is what cancels whatever the Observable runs.
  */
-export function streamEvents(
-  res: Response,
-  events: Observable<ResponseStreamEvent>,
-  server: GatewayConfig['server'],
-  flow?: FlowGate,
-): void {
+export function streamEvents(res: Response, events: Observable<ResponseStreamEvent>, server: GatewayConfig['server'], flow?: FlowGate): void {
   let subscription: Subscription | undefined;
   const sse = new SseWriter(res, server.keepAliveMs, server.sseWrites, flow);
   cancelWhenClientLeaves(res, () => subscription, sse);

@@ -55,13 +55,14 @@ export class OidcVerifier {
     if (typeof subject !== 'string' && typeof subject !== 'number') {
       throw new AuthenticationError(`The bearer token has no "${this.config.ownerClaim}" claim to identify its caller.`);
     }
-    return createHash('sha256').update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8').digest('hex');
+    return createHash('sha256')
+      .update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8')
+      .digest('hex');
   }
 
   private keySet(): Promise<JWTVerifyGetKey> {
     this.keys ??= this.discover().then(
-      (uri) =>
-        createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
+      (uri) => createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
       (err: unknown) => {
         this.keys = undefined;
         throw err;

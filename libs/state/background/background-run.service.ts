@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { Observable, type Subscription } from 'rxjs';
 import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#core/errors/gateway-error.js';
 import { newId } from '#core/ids.js';

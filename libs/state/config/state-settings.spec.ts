@@ -14,9 +14,7 @@ describe('readStateSettings', () => {
   });
 
   it('reads a full section (as a YAML config file would carry it)', () => {
-    expect(
-      read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0, background: { maxRuns: 9, leaseMs: 5000 } }),
-    ).toEqual({
+    expect(read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0, background: { maxRuns: 9, leaseMs: 5000 } })).toEqual({
       compactionKey: 'k'.repeat(32),
       socketCacheSize: 3,
       compactionKeepItems: 0,

@@ -128,11 +128,7 @@ export class StoredResponsesController {
   }
 
   @Get(':id/input_items')
-  async inputItems(
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
-    @Req() req: Request,
-  ): Promise<{ object: 'list' } & Page<PublicItem>> {
+  async inputItems(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<{ object: 'list' } & Page<PublicItem>> {
     const page = await this.store.listInputItems(id, requestOwner(req), parseListQuery(query));
     if (!page) throw responseNotFound(id);
     return { object: 'list', ...page, data: page.data.map(canonicalItem) };

@@ -15,8 +15,7 @@ import { StoredResponseState } from './stored-response.state.js';
 /** Answers every summary request with the same text. */
 const upstream: UpstreamClient = {
   dialect: 'responses',
-  infer: () =>
-    of<ModelEvent[]>({ type: 'message.start', key: 'k' }, { type: 'message.done', key: 'k', text: 'SUMMARY' }, { type: 'finish', status: 'completed' }),
+  infer: () => of<ModelEvent[]>({ type: 'message.start', key: 'k' }, { type: 'message.done', key: 'k', text: 'SUMMARY' }, { type: 'finish', status: 'completed' }),
   listModels: async () => [],
   probe: async () => undefined,
 };

@@ -83,10 +83,16 @@ export class ResponsesSocketSession {
     }
     const type = (event as JsonObject).type;
     if (type !== 'response.create') {
-      return this.send(errorFrame(new InvalidRequestError(`Unknown event type ${JSON.stringify(type ?? null)}; this socket accepts "response.create".`, 'type', 'unknown_event_type')));
+      return this.send(
+        errorFrame(new InvalidRequestError(`Unknown event type ${JSON.stringify(type ?? null)}; this socket accepts "response.create".`, 'type', 'unknown_event_type')),
+      );
     }
     if (this.queue.length >= MAX_QUEUED) {
-      return this.send(errorFrame(new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429)));
+      return this.send(
+        errorFrame(
+          new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429),
+        ),
+      );
     }
     this.queue.push(event);
     this.pump();

@@ -30,8 +30,7 @@ function refuse(socket: Duplex, err: unknown): void {
   const { status, body } = toErrorEnvelope(err);
   const json = JSON.stringify(body);
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-      `Connection: close\r\n\r\n${json}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` + `Connection: close\r\n\r\n${json}`,
   );
 }
 

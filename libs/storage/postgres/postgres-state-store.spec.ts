@@ -20,8 +20,7 @@ const freshSchema = (): string => {
   return schema;
 };
 
-const storeIn = (schema: string): PostgresStateStore =>
-  new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
+const storeIn = (schema: string): PostgresStateStore => new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
 
 beforeAll(async () => {
   admin = new Pool({ connectionString: url, max: 2 });

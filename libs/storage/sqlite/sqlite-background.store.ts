@@ -87,9 +87,10 @@ export class SqliteBackgroundStore implements BackgroundStore {
 
   async admit(run: BackgroundRun, limits: BackgroundLimits): Promise<AdmitRefusal | null> {
     return this.write(() => {
-      const { total, owned } = this.stmt(
-        `SELECT COUNT(*) AS total, COALESCE(SUM(owner IS ?), 0) AS owned FROM background_runs WHERE ${LIVE_SQL}`,
-      ).get(run.owner) as { total: number; owned: number };
+      const { total, owned } = this.stmt(`SELECT COUNT(*) AS total, COALESCE(SUM(owner IS ?), 0) AS owned FROM background_runs WHERE ${LIVE_SQL}`).get(run.owner) as {
+        total: number;
+        owned: number;
+      };
       if (total >= limits.maxRuns) return 'total';
       if (owned >= limits.maxRunsPerOwner) return 'owner';
       this.stmt(
@@ -122,9 +123,10 @@ export class SqliteBackgroundStore implements BackgroundStore {
   }
 
   async events(id: string, after: number, limit: number): Promise<BackgroundEvent[]> {
-    const rows = this.stmt(
-      'SELECT sequence, event FROM background_events WHERE response_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
-    ).all(id, after, limit) as Array<{ sequence: number; event: string }>;
+    const rows = this.stmt('SELECT sequence, event FROM background_events WHERE response_id = ? AND sequence > ? ORDER BY sequence LIMIT ?').all(id, after, limit) as Array<{
+      sequence: number;
+      event: string;
+    }>;
     return rows.map((row) => ({ sequence: row.sequence, event: JSON.parse(row.event) as JsonObject }));
   }
 
@@ -162,11 +164,7 @@ export class SqliteBackgroundStore implements BackgroundStore {
       for (const row of rows) {
         const run = toRun(row);
         const { response, event } = expiryEvent(run, fail);
-        this.stmt("UPDATE background_runs SET status = 'failed', response = ?, last_sequence = ? WHERE id = ?").run(
-          JSON.stringify(response),
-          event.sequence,
-          run.id,
-        );
+        this.stmt("UPDATE background_runs SET status = 'failed', response = ?, last_sequence = ? WHERE id = ?").run(JSON.stringify(response), event.sequence, run.id);
         this.stmt('INSERT INTO background_events (response_id, sequence, event) VALUES (?, ?, ?)').run(run.id, event.sequence, JSON.stringify(event.event));
       }
       return rows.map((row) => row.id);

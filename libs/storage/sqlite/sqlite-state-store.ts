@@ -17,15 +17,7 @@ import {
   toJson,
   withItemId,
 } from '../shared/stored-item.util.js';
-import {
-  DEFAULT_CHAIN_DEPTH,
-  type Conversation,
-  type ConversationItem,
-  type ListOptions,
-  type Page,
-  type StateStore,
-  type StoredResponse,
-} from '../state-store.interface.js';
+import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
 export interface SqliteStateStoreOptions {
@@ -73,7 +65,6 @@ interface ConversationItemRow extends ItemRow {
   conversation_id: string;
   created_at: number;
 }
-
 
 function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
@@ -134,9 +125,7 @@ export class SqliteStateStore implements StateStore {
       db = new Database(path, { timeout: this.options.busyTimeoutMs ?? 5_000 });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message)
-        ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.'
-        : '';
+      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message) ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.' : '';
       throw new Error(`Could not open the SQLite database '${path}': ${message}.${hint}`, { cause: e });
     }
     try {
@@ -299,12 +288,7 @@ export class SqliteStateStore implements StateStore {
   async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
     this.write(() => {
       try {
-        this.stmt('INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES (?, ?, ?, ?, 0)').run(
-          c.id,
-          c.owner,
-          c.createdAt,
-          toJson(c.metadata),
-        );
+        this.stmt('INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES (?, ?, ?, ?, 0)').run(c.id, c.owner, c.createdAt, toJson(c.metadata));
       } catch (e) {
         throw isUniqueViolation(e) ? new DuplicateIdError('conversation', c.id, 'id') : e;
       }
@@ -314,24 +298,13 @@ export class SqliteStateStore implements StateStore {
   }
 
   async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
-    const row = this.stmt('SELECT * FROM conversations WHERE id = ? AND owner IS ?').get(id, owner) as
-      | ConversationRow
-      | undefined;
+    const row = this.stmt('SELECT * FROM conversations WHERE id = ? AND owner IS ?').get(id, owner) as ConversationRow | undefined;
     return row ? toConversation(row) : null;
   }
 
-  async updateConversation(
-    id: string,
-    owner: string | null,
-    metadata: Record<string, string>,
-  ): Promise<Conversation | null> {
+  async updateConversation(id: string, owner: string | null, metadata: Record<string, string>): Promise<Conversation | null> {
     const row = this.write(
-      () =>
-        this.stmt('UPDATE conversations SET metadata = ? WHERE id = ? AND owner IS ? RETURNING *').get(
-          toJson(metadata),
-          id,
-          owner,
-        ) as ConversationRow | undefined,
+      () => this.stmt('UPDATE conversations SET metadata = ? WHERE id = ? AND owner IS ? RETURNING *').get(toJson(metadata), id, owner) as ConversationRow | undefined,
     );
     return row ? toConversation(row) : null;
   }
@@ -340,11 +313,7 @@ export class SqliteStateStore implements StateStore {
     return this.write(() => this.stmt('DELETE FROM conversations WHERE id = ? AND owner IS ?').run(id, owner).changes > 0);
   }
 
-  async listConversationItems(
-    id: string,
-    owner: string | null,
-    opts: ListOptions,
-  ): Promise<Page<ConversationItem> | null> {
+  async listConversationItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<ConversationItem> | null> {
     const query = parseListOptions(opts);
     return this.read(() => {
       if (!this.stmt('SELECT 1 FROM conversations WHERE id = ? AND owner IS ?').get(id, owner)) return null;
@@ -399,15 +368,15 @@ export class SqliteStateStore implements StateStore {
    */
   /** `materialize: false` skips building the returned items (a response save does not read them). */
   private appendItems(conversationId: string, owner: string | null, items: PublicItem[], materialize = true): ConversationItem[] | undefined {
-    const reserved = this.stmt(
-      'UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position',
-    ).get(items.length, conversationId, owner) as { next_position: number } | undefined;
+    const reserved = this.stmt('UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position').get(
+      items.length,
+      conversationId,
+      owner,
+    ) as { next_position: number } | undefined;
     if (!reserved) return undefined;
     const start = reserved.next_position - items.length;
     const createdAt = nowSeconds();
-    const insert = this.stmt(
-      'INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
+    const insert = this.stmt('INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at) VALUES (?, ?, ?, ?, ?)');
     return items.map((raw, offset) => {
       const item = withItemId(raw);
       const json = toJson(item);
@@ -421,18 +390,15 @@ export class SqliteStateStore implements StateStore {
   }
 
   private inputItemsOf(responseId: string): PublicItem[] {
-    const rows = this.stmt('SELECT item FROM response_input_items WHERE response_id = ? ORDER BY position').all(
-      responseId,
-    ) as Array<{ item: string }>;
+    const rows = this.stmt('SELECT item FROM response_input_items WHERE response_id = ? ORDER BY position').all(responseId) as Array<{ item: string }>;
     return rows.map((row) => JSON.parse(row.item) as PublicItem);
   }
 
   private window<Row extends ItemRow>(source: ItemTable, key: string, query: ListQuery): Page<Row> {
     const positionOf = (param: 'after' | 'before', cursor: string | undefined): number | undefined => {
       if (cursor === undefined) return undefined;
-      const found = this.stmt(
-        `SELECT position FROM ${source.table} WHERE ${source.key} = ? AND item_id = ? ORDER BY position LIMIT 1`,
-      ).get(key, cursor) as { position: number } | undefined;
+      const found = this.stmt(`SELECT position FROM ${source.table} WHERE ${source.key} = ? AND item_id = ? ORDER BY position LIMIT 1`).get(key, cursor) as
+        { position: number } | undefined;
       if (!found) throw unknownCursor(param, cursor);
       return found.position;
     };

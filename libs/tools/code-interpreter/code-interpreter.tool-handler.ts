@@ -1,14 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type {
-  DiscoveryContext,
-  DiscoveryResult,
-  GatewayCall,
-  HistoryContext,
-  NormalizedTool,
-  ToolHandler,
-} from '#core/handlers/tool-handler.interface.js';
+import type { DiscoveryContext, DiscoveryResult, GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
@@ -99,7 +92,11 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     const it = item as JsonObject;
     const callId = String(it.id);
     const outputs = Array.isArray(it.outputs) ? (it.outputs as JsonObject[]) : null;
-    const logs = outputs?.filter((o) => o?.type === 'logs').map((o) => String(o.logs ?? '')).join('') ?? null;
+    const logs =
+      outputs
+        ?.filter((o) => o?.type === 'logs')
+        .map((o) => String(o.logs ?? ''))
+        .join('') ?? null;
     const output =
       it.status === 'failed'
         ? { status: 'failed', logs: logs ?? '' }
@@ -107,7 +104,12 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
           ? { status: 'ok', logs }
           : { status: 'ok', note: 'The output of this earlier run was not kept; files it wrote are still in /mnt/data while the container lives.' };
     return [
-      { type: 'function_call', call_id: callId, name: ctx.modelNameFor(CODE_INTERPRETER_FUNCTION) ?? CODE_INTERPRETER_FUNCTION, arguments: JSON.stringify({ code: it.code ?? '' }) },
+      {
+        type: 'function_call',
+        call_id: callId,
+        name: ctx.modelNameFor(CODE_INTERPRETER_FUNCTION) ?? CODE_INTERPRETER_FUNCTION,
+        arguments: JSON.stringify({ code: it.code ?? '' }),
+      },
       { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) },
     ];
   }

@@ -1,10 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import {
-  optionalBoolean,
-  optionalString,
-  parametersSchema,
-  requireFunctionName,
-} from '#core/handlers/declaration-validation.js';
+import { optionalBoolean, optionalString, parametersSchema, requireFunctionName } from '#core/handlers/declaration-validation.js';
 import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
 import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
 import type { JsonObject } from '#core/protocol/items.js';

@@ -240,8 +240,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
     it('asks for approval per require_approval, with an mcp_approval_request naming the tool', () => {
       const call = callFor(params, { id: '7' });
-      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) =>
-        executor.requiresApproval(call, { ...params, ...p, approval });
+      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) => executor.requiresApproval(call, { ...params, ...p, approval });
       expect(policy({ fallback: 'always' })).toBe(true);
       expect(policy({ fallback: 'never' })).toBe(false);
       expect(policy({ fallback: 'always', never: { names: new Set(['delete_item']) } })).toBe(false);

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
-import type {
-  ExecutionContext,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  GatewayExecutor,
-  ToolOutput,
-} from '#core/handlers/tool-handler.interface.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '#core/protocol/items.js';
 import { ToolType } from '#core/tool-types/tool-type.enum.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';

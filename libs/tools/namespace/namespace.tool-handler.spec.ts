@@ -35,7 +35,12 @@ describe('NamespaceToolHandler', () => {
 
   it('flattens members to <namespace>__<member> and remembers how to restore them', () => {
     const params = handler.validate(
-      { type: 'namespace', name: 'shell', description: 'Local shell', tools: [fn('run', { description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }), { type: 'custom', name: 'patch' }] },
+      {
+        type: 'namespace',
+        name: 'shell',
+        description: 'Local shell',
+        tools: [fn('run', { description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }), { type: 'custom', name: 'patch' }],
+      },
       'tools[0]',
     );
     const [run, patch] = handler.normalize(params);

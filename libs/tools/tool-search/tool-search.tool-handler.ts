@@ -17,8 +17,7 @@ export interface ToolSearchParams {
 }
 
 const DEFAULT_DESCRIPTION =
-  'Search for more tools. Some tools are not loaded yet: describe what you need to do, and the tools that match ' +
-  'are loaded for you to call in your next step.';
+  'Search for more tools. Some tools are not loaded yet: describe what you need to do, and the tools that match ' + 'are loaded for you to call in your next step.';
 
 const DEFAULT_PARAMETERS: JsonObject = {
   type: 'object',

@@ -44,8 +44,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
           type: 'function',
           name: WEB_SEARCH_FUNCTION,
           description:
-            'Search the web for current information. Returns matching pages as title, URL, snippet and date. ' +
-            'Pass several related queries in "queries" to run them at once.',
+            'Search the web for current information. Returns matching pages as title, URL, snippet and date. ' + 'Pass several related queries in "queries" to run them at once.',
           parameters: {
             type: 'object',
             properties: {
@@ -74,9 +73,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
     const echoed: JsonObject = {
       type: family,
       search_context_size: p.contextSize,
-      user_location: loc
-        ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null }
-        : null,
+      user_location: loc ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null } : null,
     };
     if (p.allowedDomains) echoed.filters = { allowed_domains: p.allowedDomains };
     if (p.externalWebAccess !== undefined) echoed.external_web_access = p.externalWebAccess;
@@ -97,14 +94,15 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
     const action = (it.action ?? {}) as JsonObject;
-    const queries = Array.isArray(action.queries) && action.queries.length > 0
-      ? action.queries.filter((q): q is string => typeof q === 'string')
-      : typeof action.query === 'string' ? [action.query] : [];
+    const queries =
+      Array.isArray(action.queries) && action.queries.length > 0
+        ? action.queries.filter((q): q is string => typeof q === 'string')
+        : typeof action.query === 'string'
+          ? [action.query]
+          : [];
     const args: JsonObject = { query: queries[0] ?? '' };
     if (queries.length > 1) args.queries = queries;
-    const sources = Array.isArray(action.sources)
-      ? action.sources.map((s) => (s as JsonObject)?.url).filter((u): u is string => typeof u === 'string')
-      : [];
+    const sources = Array.isArray(action.sources) ? action.sources.map((s) => (s as JsonObject)?.url).filter((u): u is string => typeof u === 'string') : [];
     const callId = String(it.id);
     const output =
       it.status === 'failed'

@@ -61,10 +61,7 @@ export interface ProcessPair {
 export async function startProcessPair(config: Record<string, unknown>): Promise<ProcessPair> {
   const simulator = new SimulatedUpstream({});
   const { url: upstream } = await simulator.listen(0, '127.0.0.1');
-  const [p, b] = await Promise.all([
-    startGatewayProcess({ ...config, upstream: { baseUrl: upstream }, server: { host: '127.0.0.1', port: 0 } }),
-    startStack({ config }),
-  ]);
+  const [p, b] = await Promise.all([startGatewayProcess({ ...config, upstream: { baseUrl: upstream }, server: { host: '127.0.0.1', port: 0 } }), startStack({ config })]);
   return {
     simulator,
     p,

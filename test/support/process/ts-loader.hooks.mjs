@@ -21,7 +21,6 @@ const SWC_OPTIONS = {
   sourceMaps: 'inline',
 };
 
-
 export async function resolve(specifier, context, next) {
   if (specifier.startsWith('#') && !context.conditions.includes(SOURCE_CONDITION)) {
     return next(specifier, { ...context, conditions: [SOURCE_CONDITION, ...context.conditions] });

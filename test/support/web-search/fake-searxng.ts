@@ -21,7 +21,13 @@ export class FakeSearxng {
   }
 
   static hitsFor(query: string): Hit[] {
-    const slug = query.replace(/\bsite:\S+/g, '').trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'empty';
+    const slug =
+      query
+        .replace(/\bsite:\S+/g, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '') || 'empty';
     return [1, 2, 3].map((n) => ({
       title: `${query} result ${n}`,
       url: `https://${slug}.example/page-${n}`,

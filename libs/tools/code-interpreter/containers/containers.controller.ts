@@ -82,7 +82,8 @@ export class ContainersController {
   async create(@Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
     const raw = (body ?? {}) as JsonObject;
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new InvalidRequestError('The request body must be a JSON object.', null);
-    if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256)) throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
+    if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256))
+      throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
     let idleExpiryMs: number | undefined;
     if (raw.expires_after !== undefined) {
       const e = raw.expires_after as JsonObject;
@@ -118,7 +119,10 @@ export class ContainersController {
   @Get(':id/files')
   files(@Param('id') id: string, @Query() query: Record<string, unknown>): ListPage<JsonObject> {
     const c = this.container(id);
-    const p = page([...c.files.values()].sort((a, b) => a.createdAt - b.createdAt), query);
+    const p = page(
+      [...c.files.values()].sort((a, b) => a.createdAt - b.createdAt),
+      query,
+    );
     return { ...p, data: p.data.map((f) => fileObject(c, f)) };
   }
 

@@ -35,7 +35,9 @@ export class FilesService {
     const row: FileRow = {
       id: newFileId(),
       // Multer reads the part's filename as latin1; clients send UTF-8.
-      filename: Buffer.from(file.originalname || 'upload', 'latin1').toString('utf8').slice(0, 512),
+      filename: Buffer.from(file.originalname || 'upload', 'latin1')
+        .toString('utf8')
+        .slice(0, 512),
       purpose,
       bytes: file.buffer.length,
       createdAt,

@@ -52,7 +52,19 @@ function postgres(): Backend {
 const now = () => Math.floor(Date.now() / 1000);
 
 function job(storeId: string, fileId: string): StoreFileRow {
-  return { storeId, fileId, batchId: null, status: 'in_progress', lastError: null, attributes: {}, chunking: AUTO_CHUNKING, usageBytes: 0, createdAt: now(), seq: nextSeq(), attempts: 0 };
+  return {
+    storeId,
+    fileId,
+    batchId: null,
+    status: 'in_progress',
+    lastError: null,
+    attributes: {},
+    chunking: AUTO_CHUNKING,
+    usageBytes: 0,
+    createdAt: now(),
+    seq: nextSeq(),
+    attempts: 0,
+  };
 }
 
 describe.each([

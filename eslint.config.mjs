@@ -40,10 +40,11 @@ const layers = {
 
 /**
  * Imports that break the layers today, each with the change that removes it.
- * An entry widens the layers for the files it names only; delete it once its
- * files no longer need it (the lint then keeps the debt from coming back).
+ * An entry widens the layers for the files it names only. `npm run lint` fails
+ * on an entry its files no longer need (scripts/check-known-debts.mjs): delete
+ * it, and the lint keeps the debt from coming back.
  */
-const knownDebts = [
+export const knownDebts = [
   {
     files: ['libs/core/**'],
     also: { core: ['upstream'] },
@@ -94,5 +95,6 @@ export default tseslint.config(
     plugins: { switchyard: boundaries },
     rules: { 'switchyard/dependency-direction': boundaryRule(layers) },
   },
-  ...knownDebts.map(({ files, also }) => ({ files, rules: { 'switchyard/dependency-direction': boundaryRule(widened(also)) } })),
+  // scripts/check-known-debts.mjs lints without them to find entries nothing needs any more.
+  ...(process.env.SWITCHYARD_LINT_WITHOUT_DEBTS ? [] : knownDebts).map(({ files, also }) => ({ files, rules: { 'switchyard/dependency-direction': boundaryRule(widened(also)) } })),
 );

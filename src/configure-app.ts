@@ -36,21 +36,29 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   // Keys are checked before the body is read, so that unauthenticated
   // callers cannot make the gateway parse megabytes for them.
   app.use(authenticateBeforeBody(app));
-  // Too deep or too wide bodies are refused on their bytes, before parsing (see json-shape.scanner.ts).
-  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: hostileJsonShapeGuard(config.tools.maxToolsPerRequest) }));
+  // Too deep or too wide bodies are refused on their bytes, scanned as they arrive and before
+  // parsing (see json-shape.scanner.ts). The scan must be mounted right before the parser.
+  const shapeGuard = hostileJsonShapeGuard(config.tools.maxToolsPerRequest, (err, req, res) => answerWithError(err, req as Request, res as Response));
+  app.use(shapeGuard.scanWhileReading);
+  app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));
   app.use(requireJsonBody());
   app.use(telemetry.enterMiddleware());
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();
     if (res.headersSent) return res.end();
-    // The Messages surface answers in Anthropic's envelope, even before routing.
-    const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
-    noteErrorForLog(res, err);
-    res.status(status).json(body);
+    answerWithError(err, req, res);
   });
   // A host that is only the gateway answers unknown routes in the envelope too; an
   // embedding app keeps Nest's behaviour for everything outside the gateway's controllers.
   if (options.standalone) app.useGlobalFilters(new OpenAiExceptionFilter());
   app.enableShutdownHooks();
   return app;
+}
+
+/** The answer to a request refused before routing, in the envelope of its surface. */
+function answerWithError(err: unknown, req: Request, res: Response): void {
+  // The Messages surface answers in Anthropic's envelope, even before routing.
+  const { status, body } = req.path.startsWith('/v1/messages') ? toAnthropicError(err) : toErrorEnvelope(err);
+  noteErrorForLog(res, err);
+  res.status(status).json(body);
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { MAX_OBJECT_KEYS, type JsonShapeViolation } from './json-shape.js';
@@ -11,124 +12,200 @@ const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 
+export interface JsonShapeLimits {
+  depth?: number;
+  keys?: number;
+  /** Top-level array fields and the most elements each may have (`tools`). */
+  topLevelArrays?: Readonly<Record<string, number>>;
+}
+
+/** Bytes of a key kept for error paths and field names; longer keys are cut (names of interest are short). */
+const MAX_KEY_BYTES = 256;
+
 /**
  * The same limits as `jsonShapeViolation`, checked on the raw UTF-8 bytes
- * before they are parsed: one pass over the bytes, no objects built. A body
- * with 300,000 keys in one object costs the parser (and then any walk over
- * the object) seconds of event loop; here it is refused in milliseconds.
- * Multi-byte UTF-8 sequences never contain the ASCII bytes looked at, and
- * malformed JSON is left for the parser to report.
+ * before they are parsed, no objects built. A body with 300,000 keys in one
+ * object costs the parser (and then any walk over the object) seconds of
+ * event loop; here it is refused at the first key over the limit.
+ *
+ * The scan is fed chunk by chunk (`push`), so that an HTTP body is checked
+ * while it arrives: each socket read costs the event loop a pass over that
+ * chunk only, and other requests are served between chunks instead of
+ * waiting for one pass over megabytes. Its state (open containers, a
+ * string or escape cut by a chunk boundary, the last key) is carried across
+ * chunks. Multi-byte UTF-8 sequences never contain the ASCII bytes looked
+ * at, and malformed JSON is left for the parser to report.
  */
-export function scanJsonShape(bytes: Uint8Array, limits: { depth?: number; keys?: number; topLevelArrays?: Readonly<Record<string, number>> } = {}): JsonShapeViolation | null {
-  const depthLimit = limits.depth ?? MAX_JSON_DEPTH;
-  const keyLimit = limits.keys ?? MAX_OBJECT_KEYS;
-  const arrayLimits = limits.topLevelArrays ?? {};
-  const limitedFields = Object.keys(arrayLimits);
+export class JsonShapeScanner {
+  private readonly depthLimit: number;
+  private readonly keyLimit: number;
+  private readonly arrayLimits: Readonly<Record<string, number>>;
+  private readonly limitedFields: string[];
+  private violation: JsonShapeViolation | null = null;
   /** The top-level array being counted against its limit, if any. */
-  let counted: { field: string; limit: number } | null = null;
-  let countedOpen = false;
-  let pendingField: string | null = null;
-  /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's byte span. */
-  const kinds: number[] = [];
-  const counts: number[] = [];
-  const keyStarts: number[] = [];
-  const keyEnds: number[] = [];
-  let stringStart = -1;
-  let lastStringStart = -1;
-  let lastStringEnd = -1;
-  const n = bytes.length;
-  for (let i = 0; i < n; i++) {
-    const c = bytes[i];
-    if (stringStart >= 0) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) {
-        lastStringStart = stringStart;
-        lastStringEnd = i + 1;
-        stringStart = -1;
-      }
-      continue;
-    }
-    switch (c) {
-      case QUOTE:
-        stringStart = i;
-        break;
-      case OPEN_OBJECT:
-      case OPEN_ARRAY:
-        if (kinds.length >= depthLimit) return { kind: 'depth', limit: depthLimit };
-        // `{"tools": [` at the top level: its elements are counted.
-        if (kinds.length === 1) {
-          countedOpen = c === OPEN_ARRAY && pendingField !== null;
-          if (countedOpen) counted = { field: pendingField!, limit: arrayLimits[pendingField!] };
-          pendingField = null;
-        }
-        kinds.push(c === OPEN_OBJECT ? 0 : 1);
-        counts.push(0);
-        keyStarts.push(-1);
-        keyEnds.push(-1);
-        break;
-      case CLOSE_OBJECT:
-      case CLOSE_ARRAY:
-        if (kinds.length === 2 && countedOpen) countedOpen = false;
-        kinds.pop();
-        counts.pop();
-        keyStarts.pop();
-        keyEnds.pop();
-        break;
-      case COLON: {
-        const top = kinds.length - 1;
-        if (top < 0 || kinds[top] !== 0) break;
-        keyStarts[top] = lastStringStart;
-        keyEnds[top] = lastStringEnd;
-        pendingField = top === 0 && limitedFields.length > 0 ? limitedField(bytes, lastStringStart, lastStringEnd, limitedFields) : null;
-        if (++counts[top] > keyLimit) {
-          return { kind: 'keys', limit: keyLimit, count: counts[top], path: pathTo(bytes, top, kinds, counts, keyStarts, keyEnds) };
-        }
-        break;
-      }
-      case COMMA: {
-        const top = kinds.length - 1;
-        if (top >= 0 && kinds[top] === 1) {
-          // n commas separate n + 1 elements.
-          if (++counts[top] >= (top === 1 && countedOpen && counted ? counted.limit : Infinity)) {
-            return { kind: 'items', limit: counted!.limit, path: counted!.field };
-          }
-        }
-        if (top === 0) pendingField = null;
-        break;
-      }
-    }
+  private counted: { field: string; limit: number } | null = null;
+  private countedOpen = false;
+  private pendingField: string | null = null;
+  /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's bytes. */
+  private readonly kinds: number[] = [];
+  private readonly counts: number[] = [];
+  private readonly keys: Array<Buffer | null> = [];
+  private inString = false;
+  private escaped = false;
+  /** The bytes of the string being read that earlier chunks held (at most MAX_KEY_BYTES). */
+  private carried: Buffer | null = null;
+  /** The last complete string: its bytes are only copied when a colon makes it a key. */
+  private last: { carried: Buffer | null; chunk: Uint8Array; start: number; end: number } | null = null;
+
+  constructor(limits: JsonShapeLimits = {}) {
+    this.depthLimit = limits.depth ?? MAX_JSON_DEPTH;
+    this.keyLimit = limits.keys ?? MAX_OBJECT_KEYS;
+    this.arrayLimits = limits.topLevelArrays ?? {};
+    this.limitedFields = Object.keys(this.arrayLimits);
   }
-  return null;
+
+  /** The first violation found so far, or null. */
+  get result(): JsonShapeViolation | null {
+    return this.violation;
+  }
+
+  /** Scans the next chunk of the body; once a violation is found, further chunks are ignored. */
+  push(bytes: Uint8Array): JsonShapeViolation | null {
+    if (this.violation) return this.violation;
+    const { kinds, counts } = this;
+    let stringStart = this.inString ? 0 : -1;
+    let i = 0;
+    if (this.escaped) {
+      // The escape's second byte opens this chunk.
+      this.escaped = false;
+      i = 1;
+    }
+    const n = bytes.length;
+    for (; i < n; i++) {
+      const c = bytes[i];
+      if (stringStart >= 0) {
+        if (c === BACKSLASH) i++;
+        else if (c === QUOTE) {
+          this.last = { carried: this.carried, chunk: bytes, start: stringStart, end: i + 1 };
+          this.carried = null;
+          stringStart = -1;
+        }
+        continue;
+      }
+      switch (c) {
+        case QUOTE:
+          stringStart = i;
+          break;
+        case OPEN_OBJECT:
+        case OPEN_ARRAY:
+          if (kinds.length >= this.depthLimit) return this.fail({ kind: 'depth', limit: this.depthLimit });
+          // `{"tools": [` at the top level: its elements are counted.
+          if (kinds.length === 1) {
+            this.countedOpen = c === OPEN_ARRAY && this.pendingField !== null;
+            if (this.countedOpen) this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+            this.pendingField = null;
+          }
+          kinds.push(c === OPEN_OBJECT ? 0 : 1);
+          counts.push(0);
+          this.keys.push(null);
+          break;
+        case CLOSE_OBJECT:
+        case CLOSE_ARRAY:
+          if (kinds.length === 2 && this.countedOpen) this.countedOpen = false;
+          kinds.pop();
+          counts.pop();
+          this.keys.pop();
+          break;
+        case COLON: {
+          const top = kinds.length - 1;
+          if (top < 0 || kinds[top] !== 0) break;
+          const key = this.lastString();
+          this.keys[top] = key;
+          this.pendingField = top === 0 && this.limitedFields.length > 0 ? limitedField(key, this.limitedFields) : null;
+          if (++counts[top] > this.keyLimit) {
+            return this.fail({ kind: 'keys', limit: this.keyLimit, count: counts[top], path: this.pathTo(top) });
+          }
+          break;
+        }
+        case COMMA: {
+          const top = kinds.length - 1;
+          if (top >= 0 && kinds[top] === 1) {
+            // n commas separate n + 1 elements.
+            if (++counts[top] >= (top === 1 && this.countedOpen && this.counted ? this.counted.limit : Infinity)) {
+              return this.fail({ kind: 'items', limit: this.counted!.limit, path: this.counted!.field });
+            }
+          }
+          if (top === 0) this.pendingField = null;
+          break;
+        }
+      }
+    }
+    if (i > n) this.escaped = true;
+    this.inString = stringStart >= 0;
+    if (this.inString) this.carry(bytes, stringStart);
+    return null;
+  }
+
+  private fail(violation: JsonShapeViolation): JsonShapeViolation {
+    this.violation = violation;
+    return violation;
+  }
+
+  /** Keeps the opening bytes of a string this chunk cuts, for when it turns out to be a key. */
+  private carry(bytes: Uint8Array, start: number): void {
+    const have = this.carried?.length ?? 0;
+    if (have >= MAX_KEY_BYTES) return;
+    const piece = Buffer.from(bytes.subarray(start, Math.min(bytes.length, start + MAX_KEY_BYTES - have)));
+    this.carried = this.carried ? Buffer.concat([this.carried, piece]) : piece;
+  }
+
+  /** The last string's bytes, quotes included, cut at MAX_KEY_BYTES. */
+  private lastString(): Buffer {
+    const last = this.last;
+    if (!last) return Buffer.alloc(0);
+    const own = last.chunk.subarray(last.start, Math.min(last.end, last.start + MAX_KEY_BYTES));
+    return last.carried ? Buffer.concat([last.carried, own]) : Buffer.from(own);
+  }
+
+  /** `tools[0].parameters.properties` for the container at `level`, from the keys and indexes open above it. */
+  private pathTo(level: number): string | null {
+    const parts: string[] = [];
+    for (let l = 0; l < level; l++) {
+      if (this.kinds[l] === 1) parts.push(`[${this.counts[l]}]`);
+      else {
+        const key = decodeKey(this.keys[l]);
+        parts.push(parts.length === 0 ? key : `.${key}`);
+      }
+    }
+    return parts.length === 0 ? null : parts.join('');
+  }
+}
+
+/** One pass over a whole body (WebSocket frames, tests). */
+export function scanJsonShape(bytes: Uint8Array, limits: JsonShapeLimits = {}): JsonShapeViolation | null {
+  return new JsonShapeScanner(limits).push(bytes);
 }
 
 /** The limited field a top-level key names, compared on its bytes (the names are plain ASCII). */
-function limitedField(bytes: Uint8Array, start: number, end: number, fields: string[]): string | null {
-  const length = end - start - 2;
+function limitedField(key: Buffer, fields: string[]): string | null {
+  const length = key.length - 2;
   for (const field of fields) {
     if (field.length !== length) continue;
     let same = true;
-    for (let j = 0; j < length && same; j++) same = bytes[start + 1 + j] === field.charCodeAt(j);
+    for (let j = 0; j < length && same; j++) same = key[1 + j] === field.charCodeAt(j);
     if (same) return field;
   }
   return null;
 }
 
-/** `tools[0].parameters.properties` for the container at `level`, from the keys and indexes open above it. */
-function pathTo(bytes: Uint8Array, level: number, kinds: number[], counts: number[], keyStarts: number[], keyEnds: number[]): string | null {
-  const parts: string[] = [];
-  for (let l = 0; l < level; l++) {
-    if (kinds[l] === 1) parts.push(`[${counts[l]}]`);
-    else {
-      let key: string;
-      try {
-        key = JSON.parse(Buffer.from(bytes.subarray(keyStarts[l], keyEnds[l])).toString('utf8')) as string;
-      } catch {
-        key = '?';
-      }
-      parts.push(parts.length === 0 ? key : `.${key}`);
-    }
+function decodeKey(bytes: Buffer | null): string {
+  if (!bytes) return '?';
+  try {
+    return JSON.parse(bytes.toString('utf8')) as string;
+  } catch {
+    // Cut at MAX_KEY_BYTES: show what was kept.
+    return bytes.toString('utf8').replace(/^"/, '');
   }
-  return parts.length === 0 ? null : parts.join('');
 }
 
 /** The 400 for a shape violation, the same from the byte scan and from the parsed-object check. */
@@ -145,14 +222,57 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
 }
 
 /**
- * `verify` hook for the JSON body parser: refuses a too-deep or too-wide
- * body, or one with more `tools` than a request may have, before it is
- * parsed. body-parser passes the error on with its own status.
+ * Checks a JSON request body's shape while it is read: `scanWhileReading` is
+ * mounted right before the JSON body parser and scans each chunk as the
+ * socket delivers it (see `JsonShapeScanner`). At the first violation the
+ * caller is answered at once through `refuse` (the host's error responder) on
+ * a connection that is then closed, so a hostile body is never read to its
+ * end. `verify` is the parser's hook: it refuses such a body before it is
+ * parsed, and scans a compressed body, whose chunks on the wire are not JSON,
+ * once inflated. body-parser passes that error on with its own status.
  */
-export function hostileJsonShapeGuard(maxTools: number): (req: unknown, res: unknown, body: Buffer) => void {
-  const limits = { topLevelArrays: { tools: maxTools } };
-  return (_req, _res, body) => {
-    const shape = scanJsonShape(body, limits);
-    if (shape) throw shapeError(shape);
+export function hostileJsonShapeGuard(
+  maxTools: number,
+  refuse: (err: InvalidRequestError, req: IncomingMessage, res: ServerResponse) => void,
+): {
+  scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  verify: (req: IncomingMessage, res: unknown, body: Buffer) => void;
+} {
+  const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
+  const scanners = new WeakMap<IncomingMessage, JsonShapeScanner>();
+  return {
+    scanWhileReading(req, res, next) {
+      if (readsAsJson(req)) {
+        const scanner = new JsonShapeScanner(limits);
+        scanners.set(req, scanner);
+        const onData = (chunk: Buffer) => {
+          const shape = scanner.push(chunk);
+          if (!shape) return;
+          req.off('data', onData);
+          if (res.headersSent) return;
+          res.setHeader('connection', 'close');
+          // The rest of the body is not wanted: the socket goes once the answer is out.
+          res.once('finish', () => req.socket.destroy());
+          refuse(shapeError(shape), req, res);
+        };
+        // The parser, mounted next, adds its own listener in the same tick, so both see every chunk.
+        req.on('data', onData);
+      }
+      next();
+    },
+    verify(req, _res, body) {
+      const scanner = scanners.get(req);
+      const shape = scanner ? scanner.result : scanJsonShape(body, limits);
+      if (shape) throw shapeError(shape);
+    },
   };
+}
+
+/** A body the JSON parser will read as it arrives: JSON, not compressed, not already consumed. */
+function readsAsJson(req: IncomingMessage): boolean {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  // The JSON parser's own default test: exactly application/json, parameters aside.
+  const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  return encoding === 'identity' && mediaType === 'application/json' && hasBody && !req.readableEnded;
 }

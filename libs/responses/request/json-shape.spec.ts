@@ -1,6 +1,7 @@
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { jsonShapeViolation } from './json-shape.js';
-import { scanJsonShape } from './json-shape.scanner.js';
+import fc from 'fast-check';
+import { JsonShapeScanner, scanJsonShape, type JsonShapeLimits } from './json-shape.scanner.js';
 
 const wide = (n: number) => {
   const o: Record<string, number> = {};
@@ -74,5 +75,59 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       return best;
     };
     expect(time(200_000) / time(20_000)).toBeLessThan(20);
+  });
+
+  describe('fed chunk by chunk, as an HTTP body arrives', () => {
+    /** The scan of `bytes` cut at `cuts`, one push per piece. */
+    const inPieces = (bytes: Buffer, cuts: number[], limits?: JsonShapeLimits) => {
+      const scanner = new JsonShapeScanner(limits);
+      let from = 0;
+      for (const cut of [...cuts].sort((a, b) => a - b)) {
+        scanner.push(bytes.subarray(from, cut));
+        from = cut;
+      }
+      scanner.push(bytes.subarray(from));
+      return scanner.result;
+    };
+
+    it('finds what one pass finds, wherever the chunks are cut (escapes, strings, keys and brackets cut too)', () => {
+      const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('tools', 'k\\"', 'é"{[', 'constructor'));
+      const value = fc.letrec<{ node: unknown }>((tie) => ({
+        node: fc.oneof(
+          { depthSize: 'small', withCrossShrink: true },
+          fc.string({ maxLength: 8 }),
+          fc.integer(),
+          fc.array(tie('node'), { maxLength: 5 }),
+          fc.dictionary(key, tie('node'), { maxKeys: 5 }),
+        ),
+      })).node;
+      const limits = fc.record({ depth: fc.integer({ min: 1, max: 5 }), keys: fc.integer({ min: 1, max: 4 }), topLevelArrays: fc.constant({ tools: 3 }) });
+      fc.assert(
+        fc.property(value, limits, fc.array(fc.nat(), { maxLength: 8 }), (node, lim, rawCuts) => {
+          const bytes = Buffer.from(JSON.stringify({ tools: [1, 2], body: node }));
+          const cuts = rawCuts.map((c) => c % (bytes.length + 1));
+          expect(inPieces(bytes, cuts, lim)).toEqual(scanJsonShape(bytes, lim));
+        }),
+        { seed: 1101, numRuns: 2_000 },
+      );
+    });
+
+    it('names a key that a chunk boundary cut in two, and one longer than what is kept', () => {
+      const value = { outer_key_name: { inner: wide(3) } };
+      const bytes = Buffer.from(JSON.stringify(value));
+      for (let cut = 1; cut < bytes.length; cut++) {
+        expect(inPieces(bytes, [cut], { keys: 2 })).toMatchObject({ kind: 'keys', path: 'outer_key_name.inner' });
+      }
+      const long = 'k'.repeat(1_000);
+      const cut = inPieces(Buffer.from(JSON.stringify({ [long]: wide(3) })), [300, 700], { keys: 2 });
+      expect(cut).toMatchObject({ kind: 'keys' });
+      expect((cut as { path: string }).path.startsWith('kkkk')).toBe(true);
+    });
+
+    it('stops at the first violation and ignores later chunks', () => {
+      const scanner = new JsonShapeScanner({ keys: 1 });
+      expect(scanner.push(Buffer.from('{"a":1,"b":'))).toMatchObject({ kind: 'keys', count: 2 });
+      expect(scanner.push(Buffer.from('2}'))).toMatchObject({ kind: 'keys', count: 2 });
+    });
   });
 });

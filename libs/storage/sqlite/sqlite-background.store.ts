@@ -1,7 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { JsonObject } from '#core/protocol/items.js';
 import {
   type AdmitRefusal,
@@ -13,6 +11,7 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
+import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
 
 interface RunRow {
   id: string;
@@ -45,21 +44,14 @@ function toRun(row: RunRow): BackgroundRun {
  * when its followers poll.
  */
 export class SqliteBackgroundStore implements BackgroundStore {
-  private db: Database.Database | undefined;
-  private readonly statements = new Map<string, Database.Statement>();
+  private connection: SqliteDatabase | undefined;
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  constructor(private readonly options: { path: string; busyTimeoutMs?: number }) {}
+  constructor(private readonly options: SqliteDatabaseOptions) {}
 
   async init(): Promise<void> {
-    if (this.db) return;
-    const { path } = this.options;
-    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(resolve(path)), { recursive: true });
-    const db = new Database(path, { timeout: this.options.busyTimeoutMs ?? 5_000 });
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('foreign_keys = ON');
+    if (this.connection) return;
+    this.connection = SqliteDatabase.open(this.options, (db) => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS background_runs (
           id TEXT PRIMARY KEY, owner TEXT, status TEXT NOT NULL, response TEXT NOT NULL,
@@ -71,18 +63,13 @@ export class SqliteBackgroundStore implements BackgroundStore {
           response_id TEXT NOT NULL REFERENCES background_runs (id) ON DELETE CASCADE,
           sequence INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (response_id, sequence)
         ) WITHOUT ROWID;`);
-    } catch (e) {
-      db.close();
-      throw e;
-    }
-    this.db = db;
+    });
   }
 
   async close(): Promise<void> {
-    this.statements.clear();
     this.emitter.removeAllListeners();
-    this.db?.close();
-    this.db = undefined;
+    this.connection?.close();
+    this.connection = undefined;
   }
 
   async admit(run: BackgroundRun, limits: BackgroundLimits): Promise<AdmitRefusal | null> {
@@ -179,20 +166,15 @@ export class SqliteBackgroundStore implements BackgroundStore {
   }
 
   private write<T>(fn: () => T): T {
-    return this.open().transaction(fn).immediate();
+    return this.open().write(fn);
   }
 
-  private open(): Database.Database {
-    if (!this.db) throw new Error('SqliteBackgroundStore used before init() or after close().');
-    return this.db;
+  private open(): SqliteDatabase {
+    if (!this.connection) throw new Error('SqliteBackgroundStore used before init() or after close().');
+    return this.connection;
   }
 
   private stmt(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.open().prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return this.open().stmt(sql);
   }
 }

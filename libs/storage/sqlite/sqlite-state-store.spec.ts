@@ -32,7 +32,7 @@ describe('SqliteStateStore', () => {
     const reopened = new SqliteStateStore({ path, busyTimeoutMs: 1234 });
     await reopened.init();
     // busy_timeout is per connection, so ask the store's own.
-    expect((reopened as unknown as { db: Database.Database }).db.pragma('busy_timeout', { simple: true })).toBe(1234);
+    expect((reopened as unknown as { connection: { db: Database.Database } }).connection.db.pragma('busy_timeout', { simple: true })).toBe(1234);
     await reopened.close();
   });
 

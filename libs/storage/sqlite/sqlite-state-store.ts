@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { NotFoundError } from '#core/errors/gateway-error.js';
 import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
@@ -18,14 +16,10 @@ import {
   withItemId,
 } from '../shared/stored-item.util.js';
 import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
+import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
-export interface SqliteStateStoreOptions {
-  /** Database file (its folder is created), or `:memory:`. */
-  path: string;
-  /** How long a write waits for another connection's lock before failing; default 5 s. */
-  busyTimeoutMs?: number;
-}
+export type SqliteStateStoreOptions = SqliteDatabaseOptions;
 
 interface PendingSave {
   r: StoredResponse;
@@ -110,43 +104,19 @@ function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredRes
  * kept apart by SQLite's locks (writes take the lock up front, see `write`).
  */
 export class SqliteStateStore implements StateStore {
-  private db: Database.Database | undefined;
-  private readonly statements = new Map<string, Database.Statement>();
+  private connection: SqliteDatabase | undefined;
   private pendingSaves: PendingSave[] = [];
 
   constructor(private readonly options: SqliteStateStoreOptions) {}
 
   async init(): Promise<void> {
-    if (this.db) return;
-    const { path } = this.options;
-    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(resolve(path)), { recursive: true });
-    let db: Database.Database;
-    try {
-      db = new Database(path, { timeout: this.options.busyTimeoutMs ?? 5_000 });
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message) ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.' : '';
-      throw new Error(`Could not open the SQLite database '${path}': ${message}.${hint}`, { cause: e });
-    }
-    try {
-      // WAL lets readers proceed while one connection writes; with WAL,
-      // synchronous=NORMAL stays consistent after a crash and only risks the
-      // last commits on power loss, a fair trade for a response cache.
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('foreign_keys = ON');
-      this.migrate(db);
-    } catch (e) {
-      db.close();
-      throw e;
-    }
-    this.db = db;
+    if (this.connection) return;
+    this.connection = SqliteDatabase.open(this.options, (db) => this.migrate(db));
   }
 
   async close(): Promise<void> {
-    this.statements.clear();
-    this.db?.close();
-    this.db = undefined;
+    this.connection?.close();
+    this.connection = undefined;
   }
 
   /**
@@ -169,8 +139,7 @@ export class SqliteStateStore implements StateStore {
     this.pendingSaves = [];
     const failures = new Map<PendingSave, unknown>();
     try {
-      const db = this.open();
-      const saveOne = db.transaction((save: PendingSave) => this.insertResponse(save.r, save.conversationItems));
+      const saveOne = this.open().db.transaction((save: PendingSave) => this.insertResponse(save.r, save.conversationItems));
       this.write(() => {
         for (const save of batch) {
           try {
@@ -344,21 +313,12 @@ export class SqliteStateStore implements StateStore {
     );
   }
 
-  /**
-   * Several statements that must see one snapshot: another process may commit
-   * between two statements run outside a transaction.
-   */
   private read<T>(fn: () => T): T {
-    return this.open().transaction(fn).deferred();
+    return this.open().read(fn);
   }
 
-  /**
-   * Runs `fn` in one IMMEDIATE transaction: the write lock is taken at BEGIN,
-   * so a second process waits out `busy_timeout` instead of failing at once
-   * when a read would otherwise have to upgrade to a write. A throw rolls back.
-   */
   private write<T>(fn: () => T): T {
-    return this.open().transaction(fn).immediate();
+    return this.open().write(fn);
   }
 
   /**
@@ -427,17 +387,12 @@ export class SqliteStateStore implements StateStore {
     }).immediate();
   }
 
-  private open(): Database.Database {
-    if (!this.db) throw new Error('SqliteStateStore used before init() or after close().');
-    return this.db;
+  private open(): SqliteDatabase {
+    if (!this.connection) throw new Error('SqliteStateStore used before init() or after close().');
+    return this.connection;
   }
 
   private stmt(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.open().prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return this.open().stmt(sql);
   }
 }

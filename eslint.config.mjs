@@ -22,10 +22,10 @@ const layers = {
   storage: ['core', 'config'],
   limits: ['core', 'config'],
   // A namespace groups function and custom tools, and validates its members as they do.
-  'tools/namespace': ['core', 'config', 'src', 'tools/function', 'tools/custom'],
+  'tools/namespace': ['core', 'config', 'src/tool-contract.ts', 'tools/function', 'tools/custom'],
   // Tool libraries reach the gateway through core, or the public contract (src/tool-contract.ts);
   // those with HTTP routes (Files, Containers) also use the shared HTTP pieces. Never each other.
-  'tools/*': ['core', 'config', 'http', 'src'],
+  'tools/*': ['core', 'config', 'http', 'src/tool-contract.ts'],
   tools: ['tools/*'],
   responses: ['core', 'config', 'http', 'upstream', 'limits'],
   messages: ['core', 'config', 'http', 'upstream', 'limits', 'responses'],

@@ -2,7 +2,8 @@
 // libs/, a tool library under libs/tools/, src/, an app) must
 //  - use the `#name/...` alias rather than a relative path, and
 //  - point in an allowed direction, as declared by the `layers` option
-//    (unit -> the units it may import; `tools/*` matches every tool library).
+//    (unit -> the units it may import; `tools/*` matches every tool library,
+//    a path such as `src/tool-contract.ts` one file of a unit).
 // Units are the ones scripts/source-units.mjs defines, so the rule and the
 // alias codemod agree. Spec files may also reach test helpers and any library:
 // the layers guard what ships, not how it is tested.
@@ -18,6 +19,12 @@ const isSpec = (file) => /\.(spec|e2e-spec)\.ts$/.test(file);
 
 let aliasDirs;
 const aliases = () => (aliasDirs ??= aliasDirectories(root));
+
+/** Whether a layers entry (`core`, `tools/*`, `*`, or one file such as `src/tool-contract.ts`) covers a target. */
+function covers(pattern, unit, path) {
+  if (pattern.endsWith('.ts')) return path.replace(/\.js$/, '.ts') === pattern;
+  return matches(pattern, unit);
+}
 
 function matches(pattern, unit) {
   if (pattern === '*') return true;
@@ -76,7 +83,7 @@ export const dependencyDirection = {
       if (alias) context.report({ node, messageId: 'useAlias', data: { specifier, from, alias } });
       if (!allowed) return;
       const permitted = [...allowed, ...(spec ? specsMayImport : [])];
-      if (permitted.some((pattern) => matches(pattern, to))) return;
+      if (permitted.some((pattern) => covers(pattern, to, target.path))) return;
       context.report({ node, messageId: 'forbidden', data: { from, to, allowed: allowed.length ? allowed.join(', ') : 'nothing else' } });
     }
 

@@ -46,6 +46,8 @@ describe('import boundaries (ESLint)', () => {
       'libs/tools/web-search/probe.ts': "import { McpToolModule } from '#tools/mcp/mcp-tool.module.js';\nexport const probe = McpToolModule;\n",
       'libs/tools/mcp/relative.ts': "import { newId } from '../../core/ids.js';\nexport const probe = newId;\n",
       'libs/core/loop/probe.spec.ts': "import { McpToolModule } from '#tools/mcp/mcp-tool.module.js';\nexport const probe = McpToolModule;\n",
+      'libs/tools/web-search/contract.ts': "import { GatewayError } from '#src/tool-contract.js';\nexport const probe = GatewayError;\n",
+      'libs/tools/web-search/module.ts': "import { GatewayModule } from '#src/gateway.module.js';\nexport const probe = GatewayModule;\n",
       'libs/storage/lazy.ts': "export const load = () => import('#state/state.module.js');\n",
     });
   }, 120_000);
@@ -61,6 +63,11 @@ describe('import boundaries (ESLint)', () => {
   it('keeps tool libraries off the surfaces and off each other', () => {
     expect(messagesOf(findings, 'libs/tools/mcp/probe.ts')).toEqual([expect.stringMatching(/tools\/mcp must not depend on responses/)]);
     expect(messagesOf(findings, 'libs/tools/web-search/probe.ts')).toEqual([expect.stringMatching(/tools\/web-search must not depend on tools\/mcp/)]);
+  });
+
+  it('lets a tool library reach src/ through the public tool contract only', () => {
+    expect(messagesOf(findings, 'libs/tools/web-search/contract.ts')).toEqual([]);
+    expect(messagesOf(findings, 'libs/tools/web-search/module.ts')).toEqual([expect.stringMatching(/tools\/web-search must not depend on src /)]);
   });
 
   it('checks dynamic imports too', () => {

@@ -28,4 +28,6 @@ export { modelVisibleName } from '#core/registry/model-names.js';
 export { GatewayError, InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
 export { GatewayRoutes } from '#responses/http/gateway-routes.decorator.js';
+/** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
+export { requestOwner } from '#responses/http/request-owner.js';
 export type * from '#core/protocol/items.js';

@@ -112,7 +112,9 @@ describe('the published package, from outside the repository', () => {
     const files = stdout.split('\n').filter(Boolean);
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/microservice.d.ts']));
     expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-    expect(files.filter((f) => /\.spec\.|\/testing\/|dist\/(apps|test|bench)\//.test(f))).toEqual([]);
+    // The gateway's own entry point ships for the `switchyard` command; the simulator, demo and example do not.
+    expect(files).toEqual(expect.arrayContaining(['package/bin/switchyard.mjs', 'package/dist/apps/gateway/src/main.js']));
+    expect(files.filter((f) => /\.spec\.|\/testing\/|dist\/(test|bench)\/|dist\/apps\/(?!gateway\/)/.test(f))).toEqual([]);
   });
 
   it('installs one copy of Nest and no storage driver or Redis client it was not asked for', () => {
@@ -167,6 +169,21 @@ describe('the published package, from outside the repository', () => {
     expect(streamed.types.at(-1)).toBe('response.completed');
     expect(streamed.response.output.map((item) => item.type)).toEqual(['dice_call', 'message']);
     host.kill();
+  }, 120_000);
+
+  it('installs the switchyard command, which serves the gateway from the package alone', async () => {
+    const bin = join(app(), 'node_modules/.bin/switchyard');
+    const version = await run(bin, ['--version'], { cwd: app(), env: childEnv({}) });
+    expect(version.stdout.trim()).toBe(`switchyard ${repoPackage.version}`);
+    const env = childEnv({ UPSTREAM_URL: simulatorUrl, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', WORKERS: '1' });
+    const gateway = spawn(bin, [], { cwd: app(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(gateway);
+    // The start-up line, in JSON or in text, whichever the log format is.
+    const started = await waitForLine(gateway, /"listen":"(http:[^"]+)"|listen=(http:\S+)/);
+    const openai = new OpenAI({ baseURL: `${started[1] ?? started[2]}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const response = await openai.responses.create({ model: 'm', input: '[[say from the command]]' });
+    expect(response.output_text).toBe('from the command');
+    gateway.kill();
   }, 120_000);
 
   it('names the missing optional driver when SQLite is chosen without better-sqlite3', async () => {

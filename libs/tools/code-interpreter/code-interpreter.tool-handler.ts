@@ -18,11 +18,14 @@ interface Discovered {
  * `code_interpreter`: gateway-owned. The model sees one function taking
  * `code`; calls run in the request's container.
  *
- * Which container: an explicit id must name a live one (400 otherwise);
+ * Which container: an explicit id must name a live one of the request's
+ * owner (404 otherwise);
  * `auto` reuses the container of the latest `code_interpreter_call` in the
  * conversation's history while it lives, so files and variables carry over
  * between turns of one conversation, and creates a new one otherwise.
- * `file_ids` are copied in once per container.
+ * `file_ids` are copied in once per container. Containers belong to the
+ * request's owner: another key's container, named or found in history, is
+ * not there for this one.
  */
 @Injectable()
 @ToolHandlerProvider()
@@ -47,12 +50,13 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     // boot: a gateway whose clients never use it never pays for them.
     void this.backend.warmUp?.().catch(() => undefined);
     if (p.container.kind === 'id') {
-      const found = this.containers.get(p.container.id);
+      const found = this.containers.owned(p.container.id, ctx.owner ?? null);
       if (!found) throw new InvalidRequestError(`Container '${p.container.id}' not found or expired.`, `${p.path}.container`, 'container_not_found', 404);
       return { state: { containerId: found.id } };
     }
-    const container = this.fromHistory(ctx.history) ?? (await this.containers.create({ owner: null, memoryLimit: p.container.memoryLimit }));
-    await this.copyFiles(container, p);
+    const owner = ctx.owner ?? null;
+    const container = this.fromHistory(ctx.history, owner) ?? (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }));
+    await this.copyFiles(container, p, owner);
     return { state: { containerId: container.id } };
   }
 
@@ -114,24 +118,24 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     ];
   }
 
-  private fromHistory(history: readonly PublicItem[]): Container | undefined {
+  private fromHistory(history: readonly PublicItem[], owner: string | null): Container | undefined {
     for (let i = history.length - 1; i >= 0; i--) {
       const it = history[i] as JsonObject;
       if (it?.type !== 'code_interpreter_call' || typeof it.container_id !== 'string') continue;
-      const c = this.containers.get(it.container_id);
+      const c = this.containers.owned(it.container_id, owner);
       if (c) return c;
     }
     return undefined;
   }
 
-  private async copyFiles(c: Container, p: CodeInterpreterParams): Promise<void> {
+  private async copyFiles(c: Container, p: CodeInterpreterParams, owner: string | null): Promise<void> {
     if (p.container.kind !== 'auto' || p.container.fileIds.length === 0) return;
     const done = this.copied.get(c) ?? new Set<string>();
     this.copied.set(c, done);
     for (const [i, id] of p.container.fileIds.entries()) {
       if (done.has(id)) continue;
       const param = `${p.path}.container.file_ids[${i}]`;
-      const file = await this.files.read(id);
+      const file = await this.files.read(id, { owner });
       if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
       try {
         await this.containers.addFile(c, file.filename, file.data);

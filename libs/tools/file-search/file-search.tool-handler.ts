@@ -4,6 +4,8 @@ import {
   ToolHandlerProvider,
   ToolType,
   validation,
+  type DiscoveryContext,
+  type DiscoveryResult,
   type GatewayCall,
   type HistoryContext,
   type JsonObject,
@@ -15,6 +17,7 @@ import {
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
 import { parseRankingOptions } from './api/vector-stores.service.js';
 import { parseAttributeFilter, type AttributeFilter } from './retrieval/attribute-filter.js';
+import { ownerOf, type Owner } from './storage/file-search-rows.js';
 import { queriesOf } from './tool/file-search-call.js';
 
 export interface FileSearchParams {
@@ -23,6 +26,15 @@ export interface FileSearchParams {
   filter?: AttributeFilter;
   scoreThreshold: number;
   weights?: { text: number; embedding: number };
+  /**
+   * Whose stores the calls may search: the request's owner, set by
+   * discovery. Another owner's store id fails the call as an unknown one.
+   */
+  owner?: Owner;
+}
+
+interface Discovered {
+  owner: Owner;
 }
 
 /** Stores one declaration may search; far above OpenAI's own limit, still a bound on one call's fan-out. */
@@ -35,7 +47,7 @@ export const MAX_VECTOR_STORES = 100;
  */
 @Injectable()
 @ToolHandlerProvider()
-export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
+export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Discovered> {
   readonly type = ToolType.FileSearch;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['file_search_call'];
@@ -64,7 +76,12 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
     };
   }
 
-  normalize(p: FileSearchParams): NormalizedTool[] {
+  /** Nothing to discover: this is where the contract tells a handler whose request it serves. */
+  async discover(_p: FileSearchParams, ctx: DiscoveryContext): Promise<DiscoveryResult<Discovered>> {
+    return { state: { owner: ownerOf(ctx.owner) } };
+  }
+
+  normalize(p: FileSearchParams, discovered?: Discovered): NormalizedTool[] {
     return [
       {
         fn: {
@@ -87,7 +104,7 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams> {
           },
         },
         toolName: 'file_search',
-        executionParams: p,
+        executionParams: { ...p, owner: discovered?.owner } satisfies FileSearchParams,
       },
     ];
   }

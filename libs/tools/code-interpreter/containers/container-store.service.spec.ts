@@ -30,6 +30,18 @@ describe('ContainerStore', () => {
     expect(store.get('cntr_../../etc')).toBeUndefined();
   });
 
+  it('finds a container and its files for their owner only', async () => {
+    const mine = await store.create({ owner: 'key-a' });
+    const open = await store.create({ owner: null });
+    const f = await store.addFile(mine, 'notes.txt', new TextEncoder().encode('hi'));
+    expect(store.owned(mine.id, 'key-a')).toBe(mine);
+    expect(store.owned(mine.id, 'key-b')).toBeUndefined();
+    expect(store.owned(mine.id, null)).toBeUndefined();
+    expect(store.owned(open.id, 'key-a')).toBeUndefined();
+    expect(store.findFile(f.id, 'key-a')?.file.id).toBe(f.id);
+    expect(store.findFile(f.id, 'key-b')).toBeUndefined();
+  });
+
   it('keeps a copied file under its base name only, inside the workspace', async () => {
     const c = await store.create({ owner: null });
     const f = await store.addFile(c, '../../outside/notes.txt', new TextEncoder().encode('hi'));

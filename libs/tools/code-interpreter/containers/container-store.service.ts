@@ -17,6 +17,7 @@ export interface ContainerFile {
 export interface Container {
   id: string;
   name: string;
+  /** The request's owner (API key hash, OIDC subject), null without authentication; only they reach it. */
   owner: string | null;
   createdAt: number;
   lastActiveAt: number;
@@ -102,6 +103,15 @@ export class ContainerStore {
     return c;
   }
 
+  /**
+   * A live container of the owner, or undefined: another owner's container
+   * is not found (a 404, as OpenAI answers), whether by id or in history.
+   */
+  owned(id: string, owner: string | null): Container | undefined {
+    const c = this.get(id);
+    return c && c.owner === owner ? c : undefined;
+  }
+
   list(owner: string | null): Container[] {
     return [...this.containers.values()].filter((c) => c.owner === owner && this.get(c.id)).sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -171,10 +181,10 @@ export class ContainerStore {
     return undefined;
   }
 
-  /** A file of any live container, by id: the default file source. */
-  findFile(fileId: string): { container: Container; file: ContainerFile } | undefined {
+  /** A file of any of the owner's live containers, by id: the default file source. */
+  findFile(fileId: string, owner: string | null): { container: Container; file: ContainerFile } | undefined {
     for (const c of this.containers.values()) {
-      const f = this.get(c.id) && this.fileById(c, fileId);
+      const f = this.owned(c.id, owner) && this.fileById(c, fileId);
       if (f) return { container: c, file: f };
     }
     return undefined;

@@ -65,9 +65,9 @@ function page<T extends { id: string }>(all: T[], query: Record<string, unknown>
  * A subset of OpenAI's Containers API: create, list, retrieve and delete
  * containers; upload, list, retrieve, delete and download their files.
  *
- * Containers the tool creates for a conversation belong to no API key (core
- * does not tell tools who is calling): they are reachable by id, which is
- * unguessable, and listed only when the gateway has no keys configured.
+ * Every container belongs to the owner of the request that made it (the
+ * tool's own containers too: discovery says whose request it is); other
+ * keys get 404 for it and its files and never see it listed.
  */
 @GatewayRoutes()
 @Controller('v1/containers')
@@ -105,20 +105,20 @@ export class ContainersController {
   }
 
   @Get(':id')
-  retrieve(@Param('id') id: string): JsonObject {
-    return containerObject(this.container(id));
+  retrieve(@Param('id') id: string, @Req() req: Request): JsonObject {
+    return containerObject(this.container(id, req));
   }
 
   @Delete(':id')
-  async remove(@Param('id') id: string): Promise<JsonObject> {
-    this.container(id);
+  async remove(@Param('id') id: string, @Req() req: Request): Promise<JsonObject> {
+    this.container(id, req);
     await this.store.delete(id);
     return { id, object: 'container.deleted', deleted: true };
   }
 
   @Get(':id/files')
-  files(@Param('id') id: string, @Query() query: Record<string, unknown>): ListPage<JsonObject> {
-    const c = this.container(id);
+  files(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): ListPage<JsonObject> {
+    const c = this.container(id, req);
     const p = page(
       [...c.files.values()].sort((a, b) => a.createdAt - b.createdAt),
       query,
@@ -130,8 +130,8 @@ export class ContainersController {
   @Post(':id/files')
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
-  async upload(@Param('id') id: string, @UploadedFile() part: UploadedPart | undefined, @Body() body: unknown): Promise<JsonObject> {
-    const c = this.container(id);
+  async upload(@Param('id') id: string, @UploadedFile() part: UploadedPart | undefined, @Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
+    const c = this.container(id, req);
     let name: string;
     let data: Uint8Array;
     if (part) {
@@ -140,7 +140,7 @@ export class ContainersController {
     } else {
       const fileId = (body as JsonObject | undefined)?.file_id;
       if (typeof fileId !== 'string' || fileId === '') throw new InvalidRequestError('Send a multipart "file" part or a JSON "file_id".', 'file');
-      const found = await this.fileSource.read(fileId);
+      const found = await this.fileSource.read(fileId, { owner: requestOwner(req) });
       if (!found) throw new NotFoundError(`No file with id '${fileId}'.`, 'file_not_found', 'file_id');
       name = found.filename;
       data = found.data;
@@ -156,21 +156,21 @@ export class ContainersController {
   }
 
   @Get(':id/files/:fileId')
-  file(@Param('id') id: string, @Param('fileId') fileId: string): JsonObject {
-    const c = this.container(id);
+  file(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request): JsonObject {
+    const c = this.container(id, req);
     return fileObject(c, this.fileOf(c, fileId));
   }
 
   @Delete(':id/files/:fileId')
-  async removeFile(@Param('id') id: string, @Param('fileId') fileId: string): Promise<JsonObject> {
-    const c = this.container(id);
+  async removeFile(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request): Promise<JsonObject> {
+    const c = this.container(id, req);
     await this.store.deleteFile(c, this.fileOf(c, fileId));
     return { id: fileId, object: 'container.file.deleted', deleted: true };
   }
 
   @Get(':id/files/:fileId/content')
-  async content(@Param('id') id: string, @Param('fileId') fileId: string, @Res() res: Response): Promise<void> {
-    const c = this.container(id);
+  async content(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const c = this.container(id, req);
     const f = this.fileOf(c, fileId);
     const body = await this.store.content(c, f);
     // Never rendered by a browser on the gateway's origin: what the code wrote is untrusted.
@@ -180,8 +180,9 @@ export class ContainersController {
     res.status(200).end(body);
   }
 
-  private container(id: string): Container {
-    const c = this.store.get(id);
+  /** The caller's own live container; another owner's answers 404 like an unknown id (OpenAI never says 403 here). */
+  private container(id: string, req: Request): Container {
+    const c = this.store.owned(id, requestOwner(req));
     if (!c) throw new NotFoundError(`Container with id '${id}' not found.`, 'container_not_found', 'container_id');
     return c;
   }

@@ -10,9 +10,15 @@ export interface SourceFile {
   data: Uint8Array;
 }
 
+/** Whose request reads the file: a source with owners answers only for the owner's own files. */
+export interface FileReadContext {
+  /** The request's owner (API key hash, OIDC subject), null without authentication. */
+  owner: string | null;
+}
+
 export interface CodeInterpreterFileSource {
-  /** The file's bytes, or undefined when there is no such file (a 400 naming the id). */
-  read(fileId: string): Promise<SourceFile | undefined>;
+  /** The file's bytes, or undefined when there is no such file, or it is another owner's (a 404 naming the id). */
+  read(fileId: string, ctx: FileReadContext): Promise<SourceFile | undefined>;
 }
 
 export const CODE_INTERPRETER_FILE_SOURCE = Symbol('CODE_INTERPRETER_FILE_SOURCE');

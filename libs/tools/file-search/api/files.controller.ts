@@ -3,6 +3,8 @@ import type { Request, Response } from 'express';
 import multer from 'multer';
 import { GatewayRoutes, InvalidRequestError } from '#src/tool-contract.js';
 import { FilesService } from './files.service.js';
+import { OwnerOf } from './owner.decorator.js';
+import type { Owner } from '../storage/file-search-rows.js';
 import { pageQuery } from './request-fields.js';
 
 /** Thin edge of the Files API: multipart parsing here, everything else in `FilesService`. */
@@ -18,7 +20,7 @@ export class FilesController {
 
   @Post()
   @HttpCode(200)
-  async create(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
+  async create(@OwnerOf() owner: Owner, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
     if (!req.is('multipart/form-data')) throw new InvalidRequestError('Upload files as multipart/form-data with a "file" part.', 'file');
     await new Promise<void>((resolve, reject) =>
       this.upload(req, res, (err) => {
@@ -29,22 +31,22 @@ export class FilesController {
         reject(new InvalidRequestError(`The multipart body could not be read: ${e.message ?? String(err)}`, 'file'));
       }),
     );
-    return this.files.upload(req.file, (req.body ?? {}) as Record<string, unknown>);
+    return this.files.upload(owner, req.file, (req.body ?? {}) as Record<string, unknown>);
   }
 
   @Get()
-  list(@Query() query: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.files.list(pageQuery(query), query.purpose);
+  list(@OwnerOf() owner: Owner, @Query() query: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.files.list(owner, pageQuery(query), query.purpose);
   }
 
   @Get(':id')
-  get(@Param('id') id: string): Promise<Record<string, unknown>> {
-    return this.files.get(id);
+  get(@OwnerOf() owner: Owner, @Param('id') id: string): Promise<Record<string, unknown>> {
+    return this.files.get(owner, id);
   }
 
   @Get(':id/content')
-  async content(@Param('id') id: string, @Res() res: Response): Promise<void> {
-    const { filename, bytes } = await this.files.content(id);
+  async content(@OwnerOf() owner: Owner, @Param('id') id: string, @Res() res: Response): Promise<void> {
+    const { filename, bytes } = await this.files.content(owner, id);
     res.writeHead(200, {
       'content-type': 'application/octet-stream',
       'content-length': bytes.length,
@@ -54,7 +56,7 @@ export class FilesController {
   }
 
   @Delete(':id')
-  delete(@Param('id') id: string): Promise<Record<string, unknown>> {
-    return this.files.delete(id);
+  delete(@OwnerOf() owner: Owner, @Param('id') id: string): Promise<Record<string, unknown>> {
+    return this.files.delete(owner, id);
   }
 }

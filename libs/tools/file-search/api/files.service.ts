@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
-import type { FileRow, PageQuery } from '../storage/file-search-rows.js';
+import type { FileRow, Owner, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import { fileObject, listObject } from './public-objects.js';
 import { fileExpiresAfter, type Body } from './request-fields.js';
@@ -16,7 +16,10 @@ export function fileNotFound(id: string, param: string | null = null): NotFoundE
   return new NotFoundError(`No such File object: ${id}`, 'file_not_found', param);
 }
 
-/** The Files API. Bytes live in the file-search store; an expired file reads as gone. */
+/**
+ * The Files API. Bytes live in the file-search store; an expired file reads
+ * as gone, and so does another owner's file (404, never 403, as OpenAI answers).
+ */
 @Injectable()
 export class FilesService {
   constructor(
@@ -24,7 +27,7 @@ export class FilesService {
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
   ) {}
 
-  async upload(file: { originalname: string; buffer: Buffer } | undefined, fields: Body): Promise<Record<string, unknown>> {
+  async upload(owner: Owner, file: { originalname: string; buffer: Buffer } | undefined, fields: Body): Promise<Record<string, unknown>> {
     if (!file) throw new InvalidRequestError('file is required: a multipart/form-data part named "file".', 'file');
     const purpose = fields.purpose;
     if (typeof purpose !== 'string' || !FILE_PURPOSES.includes(purpose)) {
@@ -34,6 +37,7 @@ export class FilesService {
     const createdAt = nowSeconds();
     const row: FileRow = {
       id: newFileId(),
+      owner,
       // Multer reads the part's filename as latin1; clients send UTF-8.
       filename: Buffer.from(file.originalname || 'upload', 'latin1')
         .toString('utf8')
@@ -49,33 +53,33 @@ export class FilesService {
   }
 
   /** A live file, or 404. */
-  async require(id: string, param: string | null = null): Promise<FileRow> {
-    const f = await this.store.getFile(id);
+  async require(owner: Owner, id: string, param: string | null = null): Promise<FileRow> {
+    const f = await this.store.getFile(id, owner);
     if (!f || (f.expiresAt !== null && f.expiresAt <= nowSeconds())) throw fileNotFound(id, param);
     return f;
   }
 
-  async get(id: string): Promise<Record<string, unknown>> {
-    return fileObject(await this.require(id));
+  async get(owner: Owner, id: string): Promise<Record<string, unknown>> {
+    return fileObject(await this.require(owner, id));
   }
 
-  async content(id: string): Promise<{ filename: string; bytes: Buffer }> {
-    const f = await this.require(id);
-    const bytes = await this.store.fileContent(id);
+  async content(owner: Owner, id: string): Promise<{ filename: string; bytes: Buffer }> {
+    const f = await this.require(owner, id);
+    const bytes = await this.store.fileContent(id, owner);
     if (!bytes) throw fileNotFound(id);
     return { filename: f.filename, bytes };
   }
 
-  async list(q: PageQuery, purpose: unknown): Promise<Record<string, unknown>> {
+  async list(owner: Owner, q: PageQuery, purpose: unknown): Promise<Record<string, unknown>> {
     if (purpose !== undefined && typeof purpose !== 'string') throw new InvalidRequestError('purpose must be a string.', 'purpose');
-    const page = await this.store.listFiles(q, purpose || undefined);
+    const page = await this.store.listFiles(q, owner, purpose || undefined);
     const now = nowSeconds();
     return listObject({ ...page, rows: page.rows.filter((f) => f.expiresAt === null || f.expiresAt > now) }, fileObject);
   }
 
-  async delete(id: string): Promise<Record<string, unknown>> {
-    await this.require(id);
-    await this.store.deleteFile(id);
+  async delete(owner: Owner, id: string): Promise<Record<string, unknown>> {
+    await this.require(owner, id);
+    await this.store.deleteFile(id, owner);
     return { id, object: 'file', deleted: true };
   }
 

@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { GatewayRoutes } from '#src/tool-contract.js';
+import type { Owner } from '../storage/file-search-rows.js';
+import { OwnerOf } from './owner.decorator.js';
 import { pageQuery } from './request-fields.js';
 import { VectorStoresService } from './vector-stores.service.js';
 
@@ -14,93 +16,93 @@ export class VectorStoresController {
 
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown): Obj {
-    return this.stores.create(body);
+  create(@OwnerOf() owner: Owner, @Body() body: unknown): Obj {
+    return this.stores.create(owner, body);
   }
 
   @Get()
-  list(@Query() query: Record<string, unknown>): Obj {
-    return this.stores.list(pageQuery(query));
+  list(@OwnerOf() owner: Owner, @Query() query: Record<string, unknown>): Obj {
+    return this.stores.list(owner, pageQuery(query));
   }
 
   @Get(':id')
-  get(@Param('id') id: string): Obj {
-    return this.stores.get(id);
+  get(@OwnerOf() owner: Owner, @Param('id') id: string): Obj {
+    return this.stores.get(owner, id);
   }
 
   @Post(':id')
   @HttpCode(200)
-  update(@Param('id') id: string, @Body() body: unknown): Obj {
-    return this.stores.update(id, body);
+  update(@OwnerOf() owner: Owner, @Param('id') id: string, @Body() body: unknown): Obj {
+    return this.stores.update(owner, id, body);
   }
 
   @Delete(':id')
-  delete(@Param('id') id: string): Obj {
-    return this.stores.delete(id);
+  delete(@OwnerOf() owner: Owner, @Param('id') id: string): Obj {
+    return this.stores.delete(owner, id);
   }
 
   @Post(':id/search')
   @HttpCode(200)
-  search(@Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Obj {
+  search(@OwnerOf() owner: Owner, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Obj {
     // A client that gives up stops the query embedding (the socket may be kept alive, the response is not).
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    return this.stores.search(id, body, abort.signal);
+    return this.stores.search(owner, id, body, abort.signal);
   }
 
   @Post(':id/files')
   @HttpCode(200)
-  addFile(@Param('id') id: string, @Body() body: unknown): Obj {
-    return this.stores.addFile(id, body);
+  addFile(@OwnerOf() owner: Owner, @Param('id') id: string, @Body() body: unknown): Obj {
+    return this.stores.addFile(owner, id, body);
   }
 
   @Get(':id/files')
-  listFiles(@Param('id') id: string, @Query() query: Record<string, unknown>): Obj {
-    return this.stores.listFiles(id, pageQuery(query), query.filter);
+  listFiles(@OwnerOf() owner: Owner, @Param('id') id: string, @Query() query: Record<string, unknown>): Obj {
+    return this.stores.listFiles(owner, id, pageQuery(query), query.filter);
   }
 
   @Get(':id/files/:fileId')
-  getFile(@Param('id') id: string, @Param('fileId') fileId: string): Obj {
-    return this.stores.getFile(id, fileId);
+  getFile(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('fileId') fileId: string): Obj {
+    return this.stores.getFile(owner, id, fileId);
   }
 
   @Post(':id/files/:fileId')
   @HttpCode(200)
-  updateFile(@Param('id') id: string, @Param('fileId') fileId: string, @Body() body: unknown): Obj {
-    return this.stores.updateFile(id, fileId, body);
+  updateFile(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('fileId') fileId: string, @Body() body: unknown): Obj {
+    return this.stores.updateFile(owner, id, fileId, body);
   }
 
   @Delete(':id/files/:fileId')
-  deleteFile(@Param('id') id: string, @Param('fileId') fileId: string): Obj {
-    return this.stores.deleteFile(id, fileId);
+  deleteFile(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('fileId') fileId: string): Obj {
+    return this.stores.deleteFile(owner, id, fileId);
   }
 
   @Get(':id/files/:fileId/content')
-  fileContent(@Param('id') id: string, @Param('fileId') fileId: string): Obj {
-    return this.stores.fileContent(id, fileId);
+  fileContent(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('fileId') fileId: string): Obj {
+    return this.stores.fileContent(owner, id, fileId);
   }
 
   @Post(':id/file_batches')
   @HttpCode(200)
-  createBatch(@Param('id') id: string, @Body() body: unknown): Obj {
-    return this.stores.createBatch(id, body);
+  createBatch(@OwnerOf() owner: Owner, @Param('id') id: string, @Body() body: unknown): Obj {
+    return this.stores.createBatch(owner, id, body);
   }
 
   @Get(':id/file_batches/:batchId')
-  getBatch(@Param('id') id: string, @Param('batchId') batchId: string): Obj {
-    return this.stores.getBatch(id, batchId);
+  getBatch(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('batchId') batchId: string): Obj {
+    return this.stores.getBatch(owner, id, batchId);
   }
 
   @Post(':id/file_batches/:batchId/cancel')
   @HttpCode(200)
-  cancelBatch(@Param('id') id: string, @Param('batchId') batchId: string): Obj {
-    return this.stores.cancelBatch(id, batchId);
+  cancelBatch(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('batchId') batchId: string): Obj {
+    return this.stores.cancelBatch(owner, id, batchId);
   }
 
   @Get(':id/file_batches/:batchId/files')
-  listBatchFiles(@Param('id') id: string, @Param('batchId') batchId: string, @Query() query: Record<string, unknown>): Obj {
-    return this.stores.listBatchFiles(id, batchId, pageQuery(query), query.filter);
+  listBatchFiles(@OwnerOf() owner: Owner, @Param('id') id: string, @Param('batchId') batchId: string, @Query() query: Record<string, unknown>): Obj {
+    return this.stores.listBatchFiles(owner, id, batchId, pageQuery(query), query.filter);
   }
 }

@@ -6,7 +6,7 @@ import { IngestionWorker } from '../ingestion/ingestion.worker.js';
 import { parseAttributeFilter } from '../retrieval/attribute-filter.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { rewriteQuery } from '../retrieval/query-terms.js';
-import type { ChunkingStrategy, PageQuery, StoreFileRow, StoreFileStatus, VectorStoreRow } from '../storage/file-search-rows.js';
+import type { ChunkingStrategy, Owner, PageQuery, StoreFileRow, StoreFileStatus, VectorStoreRow } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import { fileNotFound } from './files.service.js';
 import { batchObject, listObject, storeFileObject, storeObject } from './public-objects.js';
@@ -26,7 +26,11 @@ interface FileSpec {
   chunking: ChunkingStrategy;
 }
 
-/** The Vector Stores API: stores, their files, file batches and search. */
+/**
+ * The Vector Stores API: stores, their files, file batches and search.
+ * Every operation names the request's owner; another owner's store, and
+ * every file and batch in it, answers 404 as if it did not exist.
+ */
 @Injectable()
 export class VectorStoresService {
   constructor(
@@ -38,13 +42,14 @@ export class VectorStoresService {
 
   // ---- stores -------------------------------------------------------------
 
-  async create(raw: unknown): Promise<Record<string, unknown>> {
+  async create(owner: Owner, raw: unknown): Promise<Record<string, unknown>> {
     const body = asBody(raw);
     const chunking = chunkingStrategy(body.chunking_strategy, 'chunking_strategy');
     const fileIds = body.file_ids === undefined ? [] : fileIdList(body.file_ids, 'file_ids');
     const now = nowSeconds();
     const row: VectorStoreRow = {
       id: `vs_${hex()}`,
+      owner,
       name: optionalString(body, 'name', 256) ?? null,
       description: optionalString(body, 'description', 512) ?? null,
       metadata: metadata(body.metadata, 'metadata') ?? {},
@@ -53,15 +58,15 @@ export class VectorStoresService {
       lastActiveAt: now,
       expiresAfter: storeExpiresAfter(body.expires_after, 'expires_after') ?? null,
     };
-    await this.requireFiles(fileIds, 'file_ids');
+    await this.requireFiles(owner, fileIds, 'file_ids');
     await this.store.insertStore(row);
     await this.store.addStoreFiles(fileIds.map((fileId) => this.newStoreFile(row.id, { fileId, attributes: {}, chunking }, null)));
     if (fileIds.length > 0) this.worker.kick();
     return this.storeView(row);
   }
 
-  async requireStore(id: string, param: string | null = null): Promise<VectorStoreRow> {
-    const s = await this.store.getStore(id);
+  async requireStore(owner: Owner, id: string, param: string | null = null): Promise<VectorStoreRow> {
+    const s = await this.store.getStore(id, owner);
     if (!s) throw storeNotFound(id, param);
     return s;
   }
@@ -71,20 +76,20 @@ export class VectorStoresService {
     return storeObject(row, stats.get(row.id)!, nowSeconds());
   }
 
-  async get(id: string): Promise<Record<string, unknown>> {
-    return this.storeView(await this.requireStore(id));
+  async get(owner: Owner, id: string): Promise<Record<string, unknown>> {
+    return this.storeView(await this.requireStore(owner, id));
   }
 
-  async list(q: PageQuery): Promise<Record<string, unknown>> {
-    const page = await this.store.listStores(q);
+  async list(owner: Owner, q: PageQuery): Promise<Record<string, unknown>> {
+    const page = await this.store.listStores(q, owner);
     const stats = await this.store.storeStats(page.rows.map((r) => r.id));
     const now = nowSeconds();
     return listObject(page, (r) => storeObject(r, stats.get(r.id)!, now));
   }
 
-  async update(id: string, raw: unknown): Promise<Record<string, unknown>> {
+  async update(owner: Owner, id: string, raw: unknown): Promise<Record<string, unknown>> {
     const body = asBody(raw);
-    const row = await this.requireStore(id);
+    const row = await this.requireStore(owner, id);
     if ('name' in body) row.name = optionalString(body, 'name', 256) ?? null;
     const meta = metadata(body.metadata, 'metadata');
     if (meta !== undefined) row.metadata = meta;
@@ -95,9 +100,9 @@ export class VectorStoresService {
     return this.storeView(row);
   }
 
-  async delete(id: string): Promise<Record<string, unknown>> {
-    await this.requireStore(id);
-    await this.store.deleteStore(id);
+  async delete(owner: Owner, id: string): Promise<Record<string, unknown>> {
+    await this.requireStore(owner, id);
+    await this.store.deleteStore(id, owner);
     return { id, object: 'vector_store.deleted', deleted: true };
   }
 
@@ -119,39 +124,39 @@ export class VectorStoresService {
     };
   }
 
-  /** Every id must name a live file; the first missing one is reported with its index. */
-  private async requireFiles(ids: readonly string[], path: string): Promise<void> {
-    const found = new Set((await this.store.getFiles(ids)).filter((f) => f.expiresAt === null || f.expiresAt > nowSeconds()).map((f) => f.id));
+  /** Every id must name a live file of the owner; the first missing one is reported with its index. */
+  private async requireFiles(owner: Owner, ids: readonly string[], path: string): Promise<void> {
+    const found = new Set((await this.store.getFiles(ids, owner)).filter((f) => f.expiresAt === null || f.expiresAt > nowSeconds()).map((f) => f.id));
     const missing = ids.findIndex((id) => !found.has(id));
     if (missing >= 0) throw fileNotFound(ids[missing], `${path}[${missing}]`);
   }
 
-  async addFile(storeId: string, raw: unknown): Promise<Record<string, unknown>> {
+  async addFile(owner: Owner, storeId: string, raw: unknown): Promise<Record<string, unknown>> {
     const body = asBody(raw);
-    await this.requireStore(storeId);
+    await this.requireStore(owner, storeId);
     const fileId = optionalString(body, 'file_id', 256);
     if (!fileId) throw new InvalidRequestError('file_id is required.', 'file_id');
     const spec: FileSpec = { fileId, attributes: attributes(body.attributes, 'attributes'), chunking: chunkingStrategy(body.chunking_strategy, 'chunking_strategy') };
-    const file = await this.store.getFile(fileId);
+    const file = await this.store.getFile(fileId, owner);
     if (!file || (file.expiresAt !== null && file.expiresAt <= nowSeconds())) throw fileNotFound(fileId, 'file_id');
     await this.store.addStoreFiles([this.newStoreFile(storeId, spec, null)]);
     this.worker.kick();
     return storeFileObject((await this.store.getStoreFile(storeId, fileId))!);
   }
 
-  private async requireStoreFile(storeId: string, fileId: string): Promise<StoreFileRow> {
-    await this.requireStore(storeId);
+  private async requireStoreFile(owner: Owner, storeId: string, fileId: string): Promise<StoreFileRow> {
+    await this.requireStore(owner, storeId);
     const f = await this.store.getStoreFile(storeId, fileId);
     if (!f) throw new NotFoundError(`No file found with id '${fileId}' in vector store '${storeId}'.`, 'file_not_found');
     return f;
   }
 
-  async getFile(storeId: string, fileId: string): Promise<Record<string, unknown>> {
-    return storeFileObject(await this.requireStoreFile(storeId, fileId));
+  async getFile(owner: Owner, storeId: string, fileId: string): Promise<Record<string, unknown>> {
+    return storeFileObject(await this.requireStoreFile(owner, storeId, fileId));
   }
 
-  async listFiles(storeId: string, q: PageQuery, filter: unknown, batchId?: string): Promise<Record<string, unknown>> {
-    await this.requireStore(storeId);
+  async listFiles(owner: Owner, storeId: string, q: PageQuery, filter: unknown, batchId?: string): Promise<Record<string, unknown>> {
+    await this.requireStore(owner, storeId);
     if (filter !== undefined && !STATUSES.includes(filter as StoreFileStatus)) {
       throw new InvalidRequestError(`filter must be one of ${STATUSES.join(', ')}.`, 'filter');
     }
@@ -159,32 +164,32 @@ export class VectorStoresService {
     return listObject(page, storeFileObject);
   }
 
-  async updateFile(storeId: string, fileId: string, raw: unknown): Promise<Record<string, unknown>> {
+  async updateFile(owner: Owner, storeId: string, fileId: string, raw: unknown): Promise<Record<string, unknown>> {
     const body = asBody(raw);
     if (!('attributes' in body)) throw new InvalidRequestError('attributes is required.', 'attributes');
     const attrs = attributes(body.attributes, 'attributes');
-    await this.requireStoreFile(storeId, fileId);
+    await this.requireStoreFile(owner, storeId, fileId);
     await this.store.updateAttributes(storeId, fileId, attrs);
     return storeFileObject((await this.store.getStoreFile(storeId, fileId))!);
   }
 
-  async deleteFile(storeId: string, fileId: string): Promise<Record<string, unknown>> {
-    await this.requireStoreFile(storeId, fileId);
+  async deleteFile(owner: Owner, storeId: string, fileId: string): Promise<Record<string, unknown>> {
+    await this.requireStoreFile(owner, storeId, fileId);
     await this.store.deleteStoreFile(storeId, fileId);
     return { id: fileId, object: 'vector_store.file.deleted', deleted: true };
   }
 
-  async fileContent(storeId: string, fileId: string): Promise<Record<string, unknown>> {
-    await this.requireStoreFile(storeId, fileId);
+  async fileContent(owner: Owner, storeId: string, fileId: string): Promise<Record<string, unknown>> {
+    await this.requireStoreFile(owner, storeId, fileId);
     const texts = await this.store.chunkTexts(storeId, fileId);
     return { object: 'vector_store.file_content.page', data: texts.map((text) => ({ type: 'text', text })), has_more: false, next_page: null };
   }
 
   // ---- batches ------------------------------------------------------------
 
-  async createBatch(storeId: string, raw: unknown): Promise<Record<string, unknown>> {
+  async createBatch(owner: Owner, storeId: string, raw: unknown): Promise<Record<string, unknown>> {
     const body = asBody(raw);
-    await this.requireStore(storeId);
+    await this.requireStore(owner, storeId);
     let specs: FileSpec[];
     if (body.files !== undefined) {
       if (body.file_ids !== undefined) throw new InvalidRequestError('Give either file_ids or files, not both.', 'files');
@@ -203,6 +208,7 @@ export class VectorStoresService {
       const seen = new Set<string>();
       specs = specs.filter((s) => !seen.has(s.fileId) && seen.add(s.fileId));
       await this.requireFiles(
+        owner,
         specs.map((s) => s.fileId),
         'files',
       );
@@ -212,7 +218,7 @@ export class VectorStoresService {
       const attrs = attributes(body.attributes, 'attributes');
       const chunking = chunkingStrategy(body.chunking_strategy, 'chunking_strategy');
       specs = ids.map((fileId) => ({ fileId, attributes: attrs, chunking }));
-      await this.requireFiles(ids, 'file_ids');
+      await this.requireFiles(owner, ids, 'file_ids');
     }
     const batch = { id: `vsfb_${hex()}`, storeId, createdAt: nowSeconds(), cancelled: false };
     await this.store.insertBatch(
@@ -223,20 +229,20 @@ export class VectorStoresService {
     return batchObject(batch, await this.store.batchCounts(batch.id));
   }
 
-  private async requireBatch(storeId: string, batchId: string) {
-    await this.requireStore(storeId);
+  private async requireBatch(owner: Owner, storeId: string, batchId: string) {
+    await this.requireStore(owner, storeId);
     const b = await this.store.getBatch(batchId);
     if (!b || b.storeId !== storeId) throw new NotFoundError(`No file batch found with id '${batchId}' in vector store '${storeId}'.`, 'batch_not_found');
     return b;
   }
 
-  async getBatch(storeId: string, batchId: string): Promise<Record<string, unknown>> {
-    const b = await this.requireBatch(storeId, batchId);
+  async getBatch(owner: Owner, storeId: string, batchId: string): Promise<Record<string, unknown>> {
+    const b = await this.requireBatch(owner, storeId, batchId);
     return batchObject(b, await this.store.batchCounts(b.id));
   }
 
-  async cancelBatch(storeId: string, batchId: string): Promise<Record<string, unknown>> {
-    const b = await this.requireBatch(storeId, batchId);
+  async cancelBatch(owner: Owner, storeId: string, batchId: string): Promise<Record<string, unknown>> {
+    const b = await this.requireBatch(owner, storeId, batchId);
     const counts = await this.store.batchCounts(b.id);
     // A batch that already finished stays as it was, as OpenAI's does.
     if (counts.in_progress > 0) {
@@ -246,16 +252,16 @@ export class VectorStoresService {
     return batchObject(b, await this.store.batchCounts(b.id));
   }
 
-  async listBatchFiles(storeId: string, batchId: string, q: PageQuery, filter: unknown): Promise<Record<string, unknown>> {
-    await this.requireBatch(storeId, batchId);
-    return this.listFiles(storeId, q, filter, batchId);
+  async listBatchFiles(owner: Owner, storeId: string, batchId: string, q: PageQuery, filter: unknown): Promise<Record<string, unknown>> {
+    await this.requireBatch(owner, storeId, batchId);
+    return this.listFiles(owner, storeId, q, filter, batchId);
   }
 
   // ---- search -------------------------------------------------------------
 
-  async search(storeId: string, raw: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  async search(owner: Owner, storeId: string, raw: unknown, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const body = asBody(raw);
-    const store = await this.requireStore(storeId);
+    const store = await this.requireStore(owner, storeId);
     const query = body.query;
     let queries: string[];
     if (typeof query === 'string') queries = [query];

@@ -122,8 +122,9 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async ingest(job: ClaimedJob): Promise<NewChunk[]> {
-    const [file, content] = await Promise.all([this.store.getFile(job.fileId), this.store.fileContent(job.fileId)]);
-    if (!file || !content) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
+    const found = await this.store.fileForIngestion(job.fileId);
+    if (!found) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
+    const { file, content } = found;
     const text = await extractText(file.filename, content, (kind, bytes, filename) => this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs));
     const pieces = chunkText(text, job.chunking);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);

@@ -1,7 +1,19 @@
 /** Rows as the store hands them to services; JSON columns already parsed. */
 
+/**
+ * Who a file or vector store belongs to: the request's owner (API key hash
+ * or OIDC subject), `''` for requests without authentication.
+ */
+export type Owner = string;
+
+export const NO_OWNER: Owner = '';
+
+/** The stored owner for a request's owner (null without authentication). */
+export const ownerOf = (requestOwner: string | null | undefined): Owner => requestOwner ?? NO_OWNER;
+
 export interface FileRow {
   id: string;
+  owner: Owner;
   filename: string;
   purpose: string;
   bytes: number;
@@ -18,6 +30,7 @@ export interface ExpiresAfter {
 
 export interface VectorStoreRow {
   id: string;
+  owner: Owner;
   name: string | null;
   description: string | null;
   metadata: Record<string, string>;

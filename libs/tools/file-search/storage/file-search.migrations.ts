@@ -54,14 +54,39 @@ const POSTGRES = [
   `CREATE INDEX IF NOT EXISTS fs_chunks_tsv ON fs_chunks USING GIN (tsv)`,
 ];
 
-export async function migrateFileSearch(db: SqlDatabase): Promise<void> {
+/**
+ * Version 2: files and vector stores belong to an owner (the request's API
+ * key hash, or its OIDC subject). Rows from before get `''`, the owner of
+ * requests made without authentication, so a gateway without keys keeps
+ * seeing them; with keys configured they can be handed to one key with
+ * `UPDATE fs_files SET owner = '<hash>' WHERE owner = ''` (and likewise
+ * `fs_vector_stores`). Store files, batches and chunks are reached through
+ * their store, so the store's owner covers them.
+ */
+const OWNERS = [
+  `ALTER TABLE fs_files ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
+  `ALTER TABLE fs_vector_stores ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
+  `CREATE INDEX IF NOT EXISTS fs_files_owner_seq ON fs_files (owner, seq, id)`,
+  `CREATE INDEX IF NOT EXISTS fs_vector_stores_owner_seq ON fs_vector_stores (owner, seq, id)`,
+];
+
+/** Applied in order, each once; a database at version 1 gets only what came after. */
+const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabase['kind']) => readonly string[] }> = [
+  { version: 1, statements: (kind) => (kind === 'sqlite' ? SQLITE : POSTGRES) },
+  { version: 2, statements: () => OWNERS },
+];
+
+/** `upTo` stops at an older version: how the upgrade path is tested. */
+export async function migrateFileSearch(db: SqlDatabase, upTo = MIGRATIONS.at(-1)!.version): Promise<void> {
   await db.tx(async (t) => {
     // Replicas starting together: one applies the schema, the others wait and find it done.
     if (t.kind === 'postgres') await t.all(`SELECT pg_advisory_xact_lock(hashtext('switchyard:fs_schema:' || current_schema()))`);
     await t.run('CREATE TABLE IF NOT EXISTS fs_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
-    const done = await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations');
-    if (done.some((r) => Number(r.version) === 1)) return;
-    for (const statement of t.kind === 'sqlite' ? SQLITE : POSTGRES) await t.run(statement);
-    await t.run('INSERT INTO fs_schema_migrations (version, applied_at) VALUES (?, ?)', [1, Date.now()]);
+    const done = new Set((await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations')).map((r) => Number(r.version)));
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version) || m.version > upTo) continue;
+      for (const statement of m.statements(t.kind)) await t.run(statement);
+      await t.run('INSERT INTO fs_schema_migrations (version, applied_at) VALUES (?, ?)', [m.version, Date.now()]);
+    }
   });
 }

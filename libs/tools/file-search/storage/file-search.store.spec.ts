@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
 import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
+import { migrateFileSearch } from './file-search.migrations.js';
 import { FileSearchStore, nextSeq } from './file-search.store.js';
 import { PostgresDatabase, SqliteDatabase } from './sql-database.js';
 
@@ -87,9 +88,10 @@ describe.each([
   });
 
   async function seed(storeId: string, n: number): Promise<string[]> {
-    await a.insertStore({ id: storeId, name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+    await a.insertStore({ id: storeId, owner: '', name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
     const ids = Array.from({ length: n }, (_, i) => `file-${storeId}-${i}`);
-    for (const id of ids) await a.insertFile({ id, filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
+    for (const id of ids)
+      await a.insertFile({ id, owner: '', filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
     await a.addStoreFiles(ids.map((id) => job(storeId, id)));
     return ids;
   }
@@ -140,5 +142,86 @@ describe.each([
     expect(await a.getStoreFile('vs_release', y)).toMatchObject({ status: 'cancelled' });
     expect(await a.chunkTexts('vs_release', y)).toEqual([]);
     expect(await a.batchCounts(batch.id)).toEqual({ in_progress: 0, completed: 0, failed: 0, cancelled: 1, total: 1 });
+  });
+});
+
+describe.each([
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
+])('FileSearchStore owners on %s', (_name, make) => {
+  let backend: Backend;
+  let store: FileSearchStore;
+  const page = { limit: 10, order: 'asc' as const };
+
+  beforeAll(async () => {
+    backend = make();
+    [store] = await backend.open();
+    // A database from before owners existed, with a file and a store in it.
+    await migrateFileSearch(store.db, 1);
+    await store.db.run('INSERT INTO fs_files (id, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      'file-old',
+      'old.txt',
+      'assistants',
+      3,
+      now(),
+      nextSeq(),
+      null,
+      Buffer.from('old'),
+    ]);
+    await store.db.run('INSERT INTO fs_vector_stores (id, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      'vs_old',
+      'old',
+      null,
+      '{}',
+      now(),
+      nextSeq(),
+      now(),
+      null,
+    ]);
+    await store.init();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await backend?.cleanup();
+  });
+
+  it('keeps rows from before the upgrade under the unauthenticated owner, and applies the upgrade once', async () => {
+    expect(await store.getFile('file-old', '')).toMatchObject({ id: 'file-old', owner: '', filename: 'old.txt' });
+    expect(await store.fileContent('file-old', '')).toEqual(Buffer.from('old'));
+    expect((await store.listStores(page, '')).rows.map((s) => s.id)).toEqual(['vs_old']);
+    expect(await store.getFile('file-old', 'key-a')).toBeUndefined();
+    await store.init();
+    const versions = await store.db.all<{ version: unknown }>('SELECT version FROM fs_schema_migrations ORDER BY version');
+    expect(versions.map((v) => Number(v.version))).toEqual([1, 2]);
+  });
+
+  it('reads, lists and deletes files and stores for their owner only', async () => {
+    const file = (id: string, owner: string) => ({ id, owner, filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null });
+    const vs = (id: string, owner: string) => ({ id, owner, name: id, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+    await store.insertFile(file('file-a', 'key-a'), Buffer.from('a'));
+    await store.insertFile(file('file-b', 'key-b'), Buffer.from('b'));
+    await store.insertStore(vs('vs_a', 'key-a'));
+    await store.insertStore(vs('vs_b', 'key-b'));
+
+    expect((await store.listFiles(page, 'key-a')).rows.map((f) => f.id)).toEqual(['file-a']);
+    expect((await store.getFiles(['file-a', 'file-b', 'file-old'], 'key-a')).map((f) => f.id)).toEqual(['file-a']);
+    expect(await store.fileContent('file-b', 'key-a')).toBeUndefined();
+    expect((await store.listStores(page, 'key-b')).rows.map((s) => s.id)).toEqual(['vs_b']);
+    expect(await store.getStore('vs_b', 'key-a')).toBeUndefined();
+    expect([...(await store.ownedStoreIds(['vs_a', 'vs_b', 'vs_old'], 'key-a'))]).toEqual(['vs_a']);
+
+    // A cursor naming another owner's row is no cursor at all.
+    expect((await store.listFiles({ ...page, after: 'file-b' }, 'key-a')).rows.map((f) => f.id)).toEqual(['file-a']);
+
+    await store.updateStore({ ...vs('vs_b', 'key-a'), name: 'taken' });
+    expect((await store.getStore('vs_b', 'key-b'))!.name).toBe('vs_b');
+    expect(await store.deleteFile('file-b', 'key-a')).toBe(false);
+    expect(await store.deleteStore('vs_b', 'key-a')).toBe(false);
+    expect(await store.getFile('file-b', 'key-b')).toBeDefined();
+    expect(await store.getStore('vs_b', 'key-b')).toBeDefined();
+    expect(await store.deleteFile('file-b', 'key-b')).toBe(true);
+    expect(await store.deleteStore('vs_b', 'key-b')).toBe(true);
+    // The job path reads a file whoever owns it: its job was made by the owner's request.
+    expect((await store.fileForIngestion('file-a'))?.content).toEqual(Buffer.from('a'));
   });
 });

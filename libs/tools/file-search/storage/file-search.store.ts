@@ -7,6 +7,7 @@ import type {
   FileCounts,
   FileRow,
   NewChunk,
+  Owner,
   Page,
   PageQuery,
   RankedChunk,
@@ -23,6 +24,7 @@ const json = <T>(v: unknown, fallback: T): T => (typeof v === 'string' ? (JSON.p
 function fileRow(r: Row): FileRow {
   return {
     id: String(r.id),
+    owner: String(r.owner ?? ''),
     filename: String(r.filename),
     purpose: String(r.purpose),
     bytes: num(r.bytes),
@@ -35,6 +37,7 @@ function fileRow(r: Row): FileRow {
 function storeRow(r: Row): VectorStoreRow {
   return {
     id: String(r.id),
+    owner: String(r.owner ?? ''),
     name: (r.name as string | null) ?? null,
     description: (r.description as string | null) ?? null,
     metadata: json(r.metadata, {}),
@@ -90,6 +93,8 @@ export interface SearchScope {
   storeIds: readonly string[];
   fileKeys?: ReadonlyArray<{ storeId: string; fileId: string }>;
 }
+
+const FILE_COLUMNS = 'id, owner, filename, purpose, bytes, created_at, seq, expires_at';
 
 const isEmpty = (scope: SearchScope): boolean => scope.storeIds.length === 0 || (scope.fileKeys !== undefined && scope.fileKeys.length === 0);
 
@@ -150,10 +155,14 @@ export class FileSearchStore {
   }
 
   // ---- files --------------------------------------------------------------
+  //
+  // Every read and write of a file or a vector store names its owner: a row
+  // of another owner is not there (the API answers 404 for it, as OpenAI does).
 
   async insertFile(f: FileRow, content: Buffer): Promise<void> {
-    await this.db.run('INSERT INTO fs_files (id, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    await this.db.run('INSERT INTO fs_files (id, owner, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       f.id,
+      f.owner,
       f.filename,
       f.purpose,
       f.bytes,
@@ -164,30 +173,38 @@ export class FileSearchStore {
     ]);
   }
 
-  async getFile(id: string): Promise<FileRow | undefined> {
-    const [r] = await this.db.all('SELECT id, filename, purpose, bytes, created_at, seq, expires_at FROM fs_files WHERE id = ?', [id]);
+  async getFile(id: string, owner: Owner): Promise<FileRow | undefined> {
+    const [r] = await this.db.all(`SELECT ${FILE_COLUMNS} FROM fs_files WHERE id = ? AND owner = ?`, [id, owner]);
     return r ? fileRow(r) : undefined;
   }
 
-  async getFiles(ids: readonly string[]): Promise<FileRow[]> {
+  async getFiles(ids: readonly string[], owner: Owner): Promise<FileRow[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.all(`SELECT id, filename, purpose, bytes, created_at, seq, expires_at FROM fs_files WHERE id IN (${marks(ids.length)})`, [...ids]);
+    const rows = await this.db.all(`SELECT ${FILE_COLUMNS} FROM fs_files WHERE owner = ? AND id IN (${marks(ids.length)})`, [owner, ...ids]);
     return rows.map(fileRow);
   }
 
-  async fileContent(id: string): Promise<Buffer | undefined> {
-    const [r] = await this.db.all<{ content: Buffer }>('SELECT content FROM fs_files WHERE id = ?', [id]);
+  async fileContent(id: string, owner: Owner): Promise<Buffer | undefined> {
+    const [r] = await this.db.all<{ content: Buffer }>('SELECT content FROM fs_files WHERE id = ? AND owner = ?', [id, owner]);
     return r ? Buffer.from(r.content) : undefined;
   }
 
-  listFiles(q: PageQuery, purpose?: string): Promise<Page<FileRow>> {
-    const where = purpose ? 'purpose = ?' : '1 = 1';
-    return this.page('fs_files', 'id', where, purpose ? [purpose] : [], q, fileRow);
+  /** A file for its ingestion job, whoever owns it: the job was created by the owner's request. */
+  async fileForIngestion(id: string): Promise<{ file: FileRow; content: Buffer } | undefined> {
+    const [r] = await this.db.all(`SELECT ${FILE_COLUMNS}, content FROM fs_files WHERE id = ?`, [id]);
+    return r ? { file: fileRow(r), content: Buffer.from(r.content as Buffer) } : undefined;
   }
 
-  /** Deletes the file and unlinks it from every vector store (chunks included). */
-  async deleteFile(id: string): Promise<boolean> {
+  listFiles(q: PageQuery, owner: Owner, purpose?: string): Promise<Page<FileRow>> {
+    const where = purpose ? 'owner = ? AND purpose = ?' : 'owner = ?';
+    return this.page('fs_files', 'id', where, purpose ? [owner, purpose] : [owner], q, fileRow);
+  }
+
+  /** Deletes the owner's file and unlinks it from every vector store (chunks included). */
+  async deleteFile(id: string, owner: Owner): Promise<boolean> {
     return this.db.tx(async (t) => {
+      const [mine] = await t.all('SELECT id FROM fs_files WHERE id = ? AND owner = ?', [id, owner]);
+      if (!mine) return false;
       await t.run('DELETE FROM fs_chunks WHERE file_id = ?', [id]);
       await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
       return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
@@ -197,8 +214,9 @@ export class FileSearchStore {
   // ---- vector stores ------------------------------------------------------
 
   async insertStore(s: VectorStoreRow): Promise<void> {
-    await this.db.run('INSERT INTO fs_vector_stores (id, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    await this.db.run('INSERT INTO fs_vector_stores (id, owner, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       s.id,
+      s.owner,
       s.name,
       s.description,
       JSON.stringify(s.metadata),
@@ -209,22 +227,30 @@ export class FileSearchStore {
     ]);
   }
 
-  async getStore(id: string): Promise<VectorStoreRow | undefined> {
-    const [r] = await this.db.all('SELECT * FROM fs_vector_stores WHERE id = ?', [id]);
+  async getStore(id: string, owner: Owner): Promise<VectorStoreRow | undefined> {
+    const [r] = await this.db.all('SELECT * FROM fs_vector_stores WHERE id = ? AND owner = ?', [id, owner]);
     return r ? storeRow(r) : undefined;
   }
 
-  listStores(q: PageQuery): Promise<Page<VectorStoreRow>> {
-    return this.page('fs_vector_stores', 'id', '1 = 1', [], q, storeRow);
+  /** Which of `ids` name stores of the owner; the others are unknown to them. */
+  async ownedStoreIds(ids: readonly string[], owner: Owner): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM fs_vector_stores WHERE owner = ? AND id IN (${marks(ids.length)})`, [owner, ...ids]);
+    return new Set(rows.map((r) => String(r.id)));
+  }
+
+  listStores(q: PageQuery, owner: Owner): Promise<Page<VectorStoreRow>> {
+    return this.page('fs_vector_stores', 'id', 'owner = ?', [owner], q, storeRow);
   }
 
   async updateStore(s: VectorStoreRow): Promise<void> {
-    await this.db.run('UPDATE fs_vector_stores SET name = ?, metadata = ?, expires_after = ?, last_active_at = ? WHERE id = ?', [
+    await this.db.run('UPDATE fs_vector_stores SET name = ?, metadata = ?, expires_after = ?, last_active_at = ? WHERE id = ? AND owner = ?', [
       s.name,
       JSON.stringify(s.metadata),
       s.expiresAfter ? JSON.stringify(s.expiresAfter) : null,
       s.lastActiveAt,
       s.id,
+      s.owner,
     ]);
   }
 
@@ -233,8 +259,10 @@ export class FileSearchStore {
     await this.db.run(`UPDATE fs_vector_stores SET last_active_at = ? WHERE id IN (${marks(ids.length)})`, [now, ...ids]);
   }
 
-  async deleteStore(id: string): Promise<boolean> {
+  async deleteStore(id: string, owner: Owner): Promise<boolean> {
     return this.db.tx(async (t) => {
+      const [mine] = await t.all('SELECT id FROM fs_vector_stores WHERE id = ? AND owner = ?', [id, owner]);
+      if (!mine) return false;
       await t.run('DELETE FROM fs_chunks WHERE store_id = ?', [id]);
       await t.run('DELETE FROM fs_store_files WHERE store_id = ?', [id]);
       await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);

@@ -5,6 +5,7 @@ import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
 import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
+import { NO_OWNER } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import type { SqlDatabase } from '../storage/sql-database.js';
 
@@ -44,10 +45,20 @@ export async function evaluateRetrieval(corpus: LabelledCorpus, db: SqlDatabase,
   await store.init();
   const storeId = 'vs_eval';
   const t0 = performance.now();
-  await store.insertStore({ id: storeId, name: 'eval', description: null, metadata: {}, createdAt: nowSeconds(), seq: nextSeq(), lastActiveAt: nowSeconds(), expiresAfter: null });
+  await store.insertStore({
+    id: storeId,
+    owner: NO_OWNER,
+    name: 'eval',
+    description: null,
+    metadata: {},
+    createdAt: nowSeconds(),
+    seq: nextSeq(),
+    lastActiveAt: nowSeconds(),
+    expiresAfter: null,
+  });
   for (const d of corpus.documents) {
     await store.insertFile(
-      { id: d.id, filename: `${d.id}.txt`, purpose: 'assistants', bytes: Buffer.byteLength(d.text), createdAt: nowSeconds(), seq: nextSeq(), expiresAt: null },
+      { id: d.id, owner: NO_OWNER, filename: `${d.id}.txt`, purpose: 'assistants', bytes: Buffer.byteLength(d.text), createdAt: nowSeconds(), seq: nextSeq(), expiresAt: null },
       Buffer.from(d.text),
     );
   }

@@ -26,7 +26,8 @@ function errorOutput(code: string, message: string, queries: string[]): ToolOutp
  * `.in_progress` → `.searching` → (search) → `.completed` →
  * `output_item.done`. As with web search there is no `.failed` event in
  * OpenAI's set; a failed call ends with `.completed` and `status: "failed"`.
- * An unknown store id fails the call (the model reads why), not the request.
+ * An unknown store id fails the call (the model reads why), not the request;
+ * so does another owner's store, told apart from an unknown one by nothing.
  */
 @Injectable()
 @GatewayExecutorProvider()
@@ -48,8 +49,9 @@ export class FileSearchExecutor implements GatewayExecutor<FileSearchParams> {
     const parsed = parseQueries(call.arguments, this.settings.maxQueriesPerSearch);
     if ('error' in parsed) return errorOutput('invalid_arguments', parsed.error, []);
     const { queries } = parsed;
-    const missing: string[] = [];
-    for (const id of params.vectorStoreIds) if (!(await this.store.getStore(id))) missing.push(id);
+    // Without an owner from discovery nothing is searchable: the call fails rather than search unscoped.
+    const owned = params.owner === undefined ? new Set<string>() : await this.store.ownedStoreIds(params.vectorStoreIds, params.owner);
+    const missing = params.vectorStoreIds.filter((id) => !owned.has(id));
     if (missing.length > 0) {
       return errorOutput('vector_store_not_found', `No vector store found with id ${missing.map((m) => `'${m}'`).join(', ')}.`, queries);
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import type { GatewayStack } from './support/gateway-harness.js';
-import { startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway.process.js';
+import { startProcessPair, type ProcessPair, type ReplicaProcess } from './support/process/gateway-process.js';
 import { until } from './support/until.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -20,7 +20,7 @@ const config = { storage: { driver: 'postgres', postgresUrl }, state: { backgrou
 describe('background responses across two gateway processes on one PostgreSQL database', () => {
   let admin: pg.Pool;
   let simulator: SimulatedUpstream;
-  let p: GatewayProcess;
+  let p: ReplicaProcess;
   let b: GatewayStack;
   let pair: ProcessPair;
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import type { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import type { GatewayStack } from './support/gateway-harness.js';
-import { startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway.process.js';
+import { startProcessPair, type ProcessPair, type ReplicaProcess } from './support/process/gateway-process.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const keyPrefix = `sy-e2e:${randomBytes(4).toString('hex')}:`;
@@ -21,7 +21,7 @@ async function freshMinute(): Promise<void> {
 
 describe('per-key limits shared by two gateway processes through Redis', () => {
   let simulator: SimulatedUpstream;
-  let p: GatewayProcess;
+  let p: ReplicaProcess;
   let b: GatewayStack;
   let pair: ProcessPair;
   const on = (url: string, key: string) => new OpenAI({ baseURL: url, apiKey: key, maxRetries: 0 });

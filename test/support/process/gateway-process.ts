@@ -1,5 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { SimulatedUpstream } from '../../../apps/simulator/src/simulated-upstream.js';
+import { startStack, type GatewayStack } from '../gateway-harness.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const REGISTER = fileURLToPath(new URL('./ts-register.mjs', import.meta.url));
@@ -101,4 +107,51 @@ export async function startGatewayProcess(env: Record<string, string>, args: str
 /** The request log lines (JSON) printed so far. */
 export function requestLines(gateway: GatewayProcess): any[] {
   return gateway.stdout.filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+}
+
+/** A replica in a process of its own: the gateway's entry point, killable as a crash would. */
+export interface ReplicaProcess {
+  child: ChildProcess;
+  /** The API base, `/v1` included. */
+  url: string;
+  openai: OpenAI;
+  /** SIGKILL: the process gets no chance to clean up, as in a crash. */
+  kill(): Promise<void>;
+}
+
+export interface ProcessPair {
+  /** The model both replicas use: a simulated upstream owned by the test, so aborts are seen here. */
+  simulator: SimulatedUpstream;
+  /** A replica in a process of its own. */
+  p: ReplicaProcess;
+  /** A replica in this process. */
+  b: GatewayStack;
+  close(): Promise<void>;
+}
+
+/**
+ * Two replicas of one gateway config sharing one simulated upstream: one is
+ * the real entry point in a child process, given the config as a file
+ * (`--config`), the other an in-process stack.
+ */
+export async function startProcessPair(config: Record<string, unknown>): Promise<ProcessPair> {
+  const simulator = new SimulatedUpstream({});
+  const { url: upstream } = await simulator.listen(0, '127.0.0.1');
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-replica-'));
+  const file = join(dir, 'gateway.json');
+  writeFileSync(file, JSON.stringify({ ...config, upstream: { ...(config.upstream as object), baseUrl: upstream } }));
+  const [gateway, b] = await Promise.all([startGatewayProcess({}, ['--config', file]), startStack({ config })]);
+  const url = `${gateway.url}/v1`;
+  const p: ReplicaProcess = { child: gateway.child, url, openai: new OpenAI({ baseURL: url, apiKey: 'sk-test', maxRetries: 0, timeout: 20_000 }), kill: () => gateway.kill() };
+  return {
+    simulator,
+    p,
+    b,
+    async close() {
+      await p.kill();
+      await b.close();
+      await simulator.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,8 +1,13 @@
 // ESM all the way: Nest 12 ships ES modules only, so Jest runs with
 // --experimental-vm-modules and swc keeps `import` statements intact.
+import { SOURCE_CONDITION } from './scripts/source-units.mjs';
+
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
+  // Resolves the `#core/...` aliases (package.json `imports`) to the TypeScript
+  // sources instead of dist/; see scripts/source-units.mjs.
+  testEnvironmentOptions: { customExportConditions: [SOURCE_CONDITION, 'node', 'node-addons'] },
   rootDir: '.',
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { bootGateway } from '../apps/gateway/src/gateway-app.js';
-import { validateGatewayConfig } from '../src/gateway-config.loader.js';
+import { validateGatewayConfig } from '#src/gateway-config.loader.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
 
 /** The deployable gateway, hybrid (HTTP + NATS + Redis), in its own process for `broker-latency`. */

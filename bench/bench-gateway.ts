@@ -3,12 +3,12 @@ import { Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
-import { validateGatewayConfig } from '../src/gateway-config.loader.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
+import { validateGatewayConfig } from '#src/gateway-config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
-import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
+import { LOG_SINK } from '#observability/logging/log-writer.service.js';
 
 /**
  * The gateway as the benchmark runs it, in its own process: the built-in
@@ -54,7 +54,10 @@ async function main(): Promise<void> {
     // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.
     observability: { requestLog: options.requestLogFile !== undefined },
   });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), {
+    bodyParser: false,
+    logger: false,
+  });
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;

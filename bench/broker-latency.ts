@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Logger } from '@nestjs/common';
 import { type ClientProxy, ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
-import { SwitchyardRpcClient } from '../src/microservice.js';
+import { SwitchyardRpcClient } from '#src/microservice.js';
 import { ChildService } from './lib/child-service.js';
 import { describe as distribution, median, round } from './lib/stats.js';
 
@@ -36,7 +36,7 @@ async function httpCall(url: string, mode: Mode): Promise<void> {
     body: JSON.stringify({ ...BODY, stream: mode === 'streaming' }),
   });
   const text = await res.text();
-  if (res.status !== 200 || !text.includes('response.completed') && mode === 'streaming') throw new Error(`HTTP ${res.status}`);
+  if (res.status !== 200 || (!text.includes('response.completed') && mode === 'streaming')) throw new Error(`HTTP ${res.status}`);
 }
 
 async function rpcCall(rpc: SwitchyardRpcClient, mode: Mode): Promise<void> {

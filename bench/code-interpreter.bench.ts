@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../libs/tools/code-interpreter/config/code-interpreter-settings.js';
-import { CpythonSandboxBackend } from '../libs/tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.js';
-import { PyodideSandboxBackend } from '../libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.js';
-import type { SandboxBackend } from '../libs/tools/code-interpreter/sandbox/sandbox-backend.interface.js';
+import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '#tools/code-interpreter/config/code-interpreter-settings.js';
+import { CpythonSandboxBackend } from '#tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.js';
+import { PyodideSandboxBackend } from '#tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.js';
+import type { SandboxBackend } from '#tools/code-interpreter/sandbox/sandbox-backend.interface.js';
 
 /**
  * `npm run bench:code-interpreter [-- --seconds=N --calls=N]`: the code
@@ -149,11 +149,19 @@ async function main(): Promise<void> {
   out('| measure | value | ratio to baseline |');
   out('| --- | --- | --- |');
   out(`| baseline: bare \`python3 -c 'print(1)'\` process, p50 of 20 | ${ms(base)} | 1 |`);
-  out(`| Pyodide cold start, no snapshot (first interpreter; makes the snapshot): wall / host CPU | ${ms(coldNoSnapshot)} / ${ms(coldCpu)} | ${(coldNoSnapshot / base).toFixed(1)}× |`);
-  out(`| Pyodide start from the memory snapshot, median of 4: wall / host CPU | ${ms(percentile(snapshotStarts, 50))} / ${ms(percentile(snapshotCpu, 50))} | ${(percentile(snapshotStarts, 50) / base).toFixed(1)}× (CPU ${(percentile(snapshotCpu, 50) / coldCpu).toFixed(2)}× the cold start's) |`);
+  out(
+    `| Pyodide cold start, no snapshot (first interpreter; makes the snapshot): wall / host CPU | ${ms(coldNoSnapshot)} / ${ms(coldCpu)} | ${(coldNoSnapshot / base).toFixed(1)}× |`,
+  );
+  out(
+    `| Pyodide start from the memory snapshot, median of 4: wall / host CPU | ${ms(percentile(snapshotStarts, 50))} / ${ms(percentile(snapshotCpu, 50))} | ${(percentile(snapshotStarts, 50) / base).toFixed(1)}× (CPU ${(percentile(snapshotCpu, 50) / coldCpu).toFixed(2)}× the cold start's) |`,
+  );
   out(`| Pyodide warm call \`print(1)\`, p50 / p99 of ${calls} | ${ms(percentile(warm, 50))} / ${ms(percentile(warm, 99))} | ${(percentile(warm, 50) / base).toFixed(3)}× |`);
-  out(`| Pyodide calls/s, ${cores} interpreters, closed loop, ${seconds} s | ${callsPerSecond.toFixed(0)} | ${(callsPerSecond * base / 1000).toFixed(1)}× the baseline's serial rate |`);
-  out(`| Pyodide RSS per interpreter process, warm / after a 50 MB program | ${idleRss.map((r) => r.toFixed(0)).join(', ')} MiB / ${usedRss.map((r) => r.toFixed(0)).join(', ')} MiB | |`);
+  out(
+    `| Pyodide calls/s, ${cores} interpreters, closed loop, ${seconds} s | ${callsPerSecond.toFixed(0)} | ${((callsPerSecond * base) / 1000).toFixed(1)}× the baseline's serial rate |`,
+  );
+  out(
+    `| Pyodide RSS per interpreter process, warm / after a 50 MB program | ${idleRss.map((r) => r.toFixed(0)).join(', ')} MiB / ${usedRss.map((r) => r.toFixed(0)).join(', ')} MiB | |`,
+  );
   out(`| CPython + bubblewrap, one sandbox per call \`print(1)\`, p50 of 20 | ${ms(percentile(cp, 50))} | ${(percentile(cp, 50) / base).toFixed(1)}× |`);
   out(`| CPython + bubblewrap, \`import pandas, matplotlib.pyplot\`, p50 of 5 | ${ms(percentile(pandas, 50))} | ${(percentile(pandas, 50) / base).toFixed(1)}× |`);
   out(`| CPython + bubblewrap calls/s, ${cores} at once, ${seconds} s | ${(cpDone / seconds).toFixed(1)} | |`);

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { NestFactory } from '@nestjs/core';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../src/gateway-config.loader.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
+import { validateGatewayConfig } from '#src/gateway-config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 import { median } from './lib/stats.js';
 
 /**

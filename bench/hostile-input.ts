@@ -3,9 +3,9 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { NestFactory } from '@nestjs/core';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../src/gateway-config.loader.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
+import { validateGatewayConfig } from '#src/gateway-config.loader.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 
 /**
  * `npm run bench:hostile`: hostile request bodies against a gateway in this
@@ -34,7 +34,14 @@ function post(url: string, body: Buffer | string, headers: Record<string, string
   const target = new URL(url);
   return new Promise((resolve) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));

@@ -1,5 +1,5 @@
-import { mapMessagesRequest } from '../libs/messages/request/messages-request.mapper.js';
-import { ThinkingSigner } from '../libs/messages/thinking/thinking-signer.js';
+import { mapMessagesRequest } from '#messages/request/messages-request.mapper.js';
+import { ThinkingSigner } from '#messages/thinking/thinking-signer.js';
 import { percentile } from './lib/stats.js';
 
 /**
@@ -38,7 +38,10 @@ function session(n: number, signer: ThinkingSigner): Record<string, unknown> {
     thinking: { type: 'adaptive' },
     output_config: { effort: 'medium' },
     context_management: {
-      edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 10 }, keep: { type: 'tool_uses', value: 3 } }],
+      edits: [
+        { type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } },
+        { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 10 }, keep: { type: 'tool_uses', value: 3 } },
+      ],
     },
     messages,
   };
@@ -52,7 +55,10 @@ function measure(body: Record<string, unknown>, signer: ThinkingSigner): number 
     mapMessagesRequest(body, null, { signer });
     samples.push(performance.now() - started);
   }
-  return percentile(samples.sort((a, b) => a - b), 50);
+  return percentile(
+    samples.sort((a, b) => a - b),
+    50,
+  );
 }
 
 function main(): void {
@@ -62,7 +68,10 @@ function main(): void {
   const perRound = SIZES.map(() => [] as number[]);
   for (let round = 0; round < ROUNDS; round++) bodies.forEach((body, i) => perRound[i].push(measure(body, signer)));
   const rows = SIZES.map((n, i) => {
-    const ms = percentile(perRound[i].sort((a, b) => a - b), 50);
+    const ms = percentile(
+      perRound[i].sort((a, b) => a - b),
+      50,
+    );
     return { n, ms, perRoundTripUs: (ms * 1000) / n };
   });
   const base = rows[0].perRoundTripUs;

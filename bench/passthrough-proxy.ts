@@ -20,13 +20,10 @@ async function main(): Promise<void> {
   const upstream = new URL(upstreamUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 2048, scheduling: 'lifo' });
   const server = http.createServer({ keepAlive: true, noDelay: true }, (req, res) => {
-    const out = http.request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: endToEnd(req.headers), agent },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
-        answer.pipe(res);
-      },
-    );
+    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: endToEnd(req.headers), agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
+      answer.pipe(res);
+    });
     out.on('error', () => {
       if (res.headersSent) res.destroy();
       else res.writeHead(502).end();

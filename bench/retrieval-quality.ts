@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { EmbeddingsClient } from '../libs/tools/file-search/ingestion/embeddings.client.js';
-import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '../libs/tools/file-search/storage/sql-database.js';
-import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '../libs/tools/file-search/testing/retrieval-eval.js';
+import { EmbeddingsClient } from '#tools/file-search/ingestion/embeddings.client.js';
+import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#tools/file-search/storage/sql-database.js';
+import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '#tools/file-search/testing/retrieval-eval.js';
 
 /**
  * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of
@@ -82,7 +82,9 @@ async function main(): Promise<void> {
   }
 
   const cpus = os.cpus();
-  console.log(`Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; corpus \`${CORPUS_PATH}\`: ${corpus.documents.length} documents, ${corpus.queries.length} queries.\n`);
+  console.log(
+    `Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; corpus \`${CORPUS_PATH}\`: ${corpus.documents.length} documents, ${corpus.queries.length} queries.\n`,
+  );
   console.log('| backend | retrieval | recall@5 | MRR@5 | ingest time vs lexical | search time vs lexical | missed queries |');
   console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
@@ -96,7 +98,9 @@ async function main(): Promise<void> {
   for (const g of growth) {
     const base = growth.find((x) => x.mode === g.mode && x.factor === 1)!.q;
     const perDoc = (q: RetrievalQuality, f: number) => q.ingestMs / (corpus.documents.length * f);
-    console.log(`| ${g.mode} | ${corpus.documents.length * g.factor} (${g.factor}×) | ${(perDoc(g.q, g.factor) / perDoc(base, 1)).toFixed(2)}× | ${(g.q.searchMs / base.searchMs).toFixed(2)}× |`);
+    console.log(
+      `| ${g.mode} | ${corpus.documents.length * g.factor} (${g.factor}×) | ${(perDoc(g.q, g.factor) / perDoc(base, 1)).toFixed(2)}× | ${(g.q.searchMs / base.searchMs).toFixed(2)}× |`,
+    );
   }
 }
 

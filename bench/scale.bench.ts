@@ -37,7 +37,10 @@ const quick = process.argv.includes('--quick');
 const mcpOnly = process.argv.includes('--mcp-only');
 const profile = process.argv.includes('--profile');
 /** `--only=declared,operator`: just those cases of section 4 (a profile of MCP rounds alone). */
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 /** `--list-cache-ms=N`: also measure request-declared rounds on a gateway with `mcp.toolsListCacheMs: N`. */
 const listCacheArg = process.argv.find((a) => a.startsWith('--list-cache-ms='));
 const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.length)) : undefined;
@@ -70,7 +73,10 @@ async function startGateway(workers: number, upstream: string, dir: string): Pro
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -94,10 +100,18 @@ const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.syste
  * assumed), and the closed loop waits for every request it sent, so the CPU
  * read afterwards covers exactly `result.requests` requests.
  */
-async function cpuPerRequest(gateway: ChildService, body: string, expect: string, mcp?: ChildService): Promise<{ cpuUs: number; rps: number; serverCpuUs: number; serverRequests: number; serverConnections: number }> {
+async function cpuPerRequest(
+  gateway: ChildService,
+  body: string,
+  expect: string,
+  mcp?: ChildService,
+): Promise<{ cpuUs: number; rps: number; serverCpuUs: number; serverRequests: number; serverConnections: number }> {
   const load = { url: `${gateway.url}/responses`, body, concurrency: 64, expect };
   await runLoad({ ...load, maxRequests: 200, maxDurationMs: DURATION_MS });
-  const server = async () => (mcp ? { cpu: await mcp.call<CpuUsage>('cpu'), ...(await mcp.call<{ requests: number; connections: number }>('stats')) } : { cpu: { user: 0, system: 0 }, requests: 0, connections: 0 });
+  const server = async () =>
+    mcp
+      ? { cpu: await mcp.call<CpuUsage>('cpu'), ...(await mcp.call<{ requests: number; connections: number }>('stats')) }
+      : { cpu: { user: 0, system: 0 }, requests: 0, connections: 0 };
   const serverBefore = await server();
   const before = await gateway.call<CpuUsage>('cpu');
   const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
@@ -130,11 +144,21 @@ async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
   const cachedGateway = listCacheMs !== undefined ? await startGatewayChild({ toolsListCacheMs: listCacheMs }) : undefined;
   try {
     const input = (label: string) => `add [[call ${label}__add {"a": 1, "b": 2}]]`;
-    const declared = JSON.stringify({ model: 'bench', input: input('bench'), tools: [{ type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' }], store: false });
+    const declared = JSON.stringify({
+      model: 'bench',
+      input: input('bench'),
+      tools: [{ type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' }],
+      store: false,
+    });
     const cases = [
       { key: 'plain', label: 'plain', gateway, body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }) },
       { key: 'declared', label: 'MCP, request-declared `server_url`', gateway, body: declared },
-      { key: 'operator', label: 'MCP, operator-configured server', gateway, body: JSON.stringify({ model: 'bench', input: input('ops'), tools: [{ type: 'mcp', server_label: 'ops', require_approval: 'never' }], store: false }) },
+      {
+        key: 'operator',
+        label: 'MCP, operator-configured server',
+        gateway,
+        body: JSON.stringify({ model: 'bench', input: input('ops'), tools: [{ type: 'mcp', server_label: 'ops', require_approval: 'never' }], store: false }),
+      },
       ...(cachedGateway ? [{ key: 'cached', label: `MCP, request-declared, \`toolsListCacheMs: ${listCacheMs}\``, gateway: cachedGateway, body: declared }] : []),
     ].filter((c) => !only || only.includes(c.key));
     const samples = new Map(cases.map((c) => [c.key, [] as Array<Awaited<ReturnType<typeof cpuPerRequest>>>]));
@@ -144,13 +168,30 @@ async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
     if (only) return;
     const med = (key: string, field: 'cpuUs' | 'rps' | 'serverCpuUs' | 'serverRequests' | 'serverConnections') => median(samples.get(key)!.map((s) => s[field]));
     const plain = med('plain', 'cpuUs');
-    lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs plain | µs per MCP round | MCP server CPU µs/round | MCP HTTP requests/round | new MCP TCP connections/round |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(
+      '',
+      '| request (c=64) | gateway CPU µs/request | req/s | vs plain | µs per MCP round | MCP server CPU µs/round | MCP HTTP requests/round | new MCP TCP connections/round |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
     lines.push(`| plain | ${Math.round(plain)} | ${Math.round(med('plain', 'rps'))} | 1× | | | | |`);
     for (const c of cases.slice(1)) {
       const cpu = med(c.key, 'cpuUs');
-      lines.push(`| ${c.label} | ${Math.round(cpu)} | ${Math.round(med(c.key, 'rps'))} | ${round(cpu / plain)}× CPU | ${Math.round(cpu - plain)} | ${Math.round(med(c.key, 'serverCpuUs'))} | ${round(med(c.key, 'serverRequests'))} | ${round(med(c.key, 'serverConnections'))} |`);
+      lines.push(
+        `| ${c.label} | ${Math.round(cpu)} | ${Math.round(med(c.key, 'rps'))} | ${round(cpu / plain)}× CPU | ${Math.round(cpu - plain)} | ${Math.round(med(c.key, 'serverCpuUs'))} | ${round(med(c.key, 'serverRequests'))} | ${round(med(c.key, 'serverConnections'))} |`,
+      );
     }
-    lines.push('', `Samples (gateway CPU µs/request per round): ${cases.map((c) => `${c.key} ${samples.get(c.key)!.map((s) => Math.round(s.cpuUs)).join('/')}`).join(', ')}`);
+    lines.push(
+      '',
+      `Samples (gateway CPU µs/request per round): ${cases
+        .map(
+          (c) =>
+            `${c.key} ${samples
+              .get(c.key)!
+              .map((s) => Math.round(s.cpuUs))
+              .join('/')}`,
+        )
+        .join(', ')}`,
+    );
   } finally {
     await gateway.stop();
     await cachedGateway?.stop();
@@ -180,7 +221,15 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
     const gw = await startGateway(workers, simUrl, dir);
     try {
       for (let r = 0; r < ROUNDS; r++) {
-        const result = await runLoad({ url: `${gw.url}/responses`, body: plain, concurrency: 64, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, warmupRequests: 500, expect: '"completed"' });
+        const result = await runLoad({
+          url: `${gw.url}/responses`,
+          body: plain,
+          concurrency: 64,
+          maxRequests: 1_000_000,
+          maxDurationMs: DURATION_MS,
+          warmupRequests: 500,
+          expect: '"completed"',
+        });
         rps[workers].push(result.rps);
       }
     } finally {
@@ -207,7 +256,9 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
     lines.push('', '| request (c=64) | gateway CPU µs/request | req/s | vs `store: false` |', '| --- | --- | --- | --- |');
     lines.push(`| \`store: false\` | ${Math.round(cpu('storeOff'))} | ${Math.round(rate('storeOff'))} | 1× |`);
     lines.push(`| \`store: true\` (SQLite) | ${Math.round(cpu('storeOn'))} | ${Math.round(rate('storeOn'))} | ${round(cpu('storeOn') / cpu('storeOff'))}× CPU |`);
-    lines.push(`| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`);
+    lines.push(
+      `| one gateway tool round (\`nap\`, 0 ms) | ${Math.round(cpu('tool'))} | ${Math.round(rate('tool'))} | ${round(cpu('tool') / cpu('storeOff'))}× CPU; ${Math.round(cpu('tool') - cpu('storeOff'))} µs per tool round |`,
+    );
   } finally {
     await gateway.stop();
   }
@@ -217,7 +268,12 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
 function report(lines: string[]): void {
   const cpus = os.cpus();
   console.log(`Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}, Node ${process.version}${quick ? ' (--quick)' : ''}\n`);
-  console.log(`Load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  console.log(
+    `Load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
   console.log(lines.join('\n'));
 }
 

@@ -2,14 +2,14 @@ import cluster from 'node:cluster';
 import type { INestApplication } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../libs/config/gateway-config.js';
-import { toAnthropicError } from '../libs/messages/http/anthropic-error.js';
-import { RequestTelemetry } from '../libs/observability/context/request-telemetry.service.js';
-import { requireJsonBody } from '../libs/http/request/json-content-type.js';
-import { noteErrorForLog, toErrorEnvelope } from '../libs/http/errors/error-envelope.js';
-import { OpenAiExceptionFilter } from '../libs/http/errors/openai-exception.filter.js';
-import { hostileJsonShapeGuard } from '../libs/responses/request/json-shape.scanner.js';
-import { authenticateBeforeBody } from '../libs/state/auth/authenticate-before-body.middleware.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { toAnthropicError } from '#messages/http/anthropic-error.js';
+import { RequestTelemetry } from '#observability/context/request-telemetry.service.js';
+import { requireJsonBody } from '#http/request/json-content-type.js';
+import { noteErrorForLog, toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { OpenAiExceptionFilter } from '#http/errors/openai-exception.filter.js';
+import { hostileJsonShapeGuard } from '#responses/request/json-shape.scanner.js';
+import { authenticateBeforeBody } from '#state/auth/authenticate-before-body.middleware.js';
 
 /**
  * HTTP set-up every host needs: the request record (log line, metrics, span)

@@ -1,10 +1,6 @@
-import { type ConfigSection, configSectionsOf } from '../libs/config/config-section.js';
-import {
-  type LoadConfigOptions,
-  loadGatewayConfig as loadWithSections,
-  validateGatewayConfig as validateWithSections,
-} from '../libs/config/config.loader.js';
-import type { GatewayConfig } from '../libs/config/gateway-config.js';
+import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
+import { type LoadConfigOptions, loadGatewayConfig as loadWithSections, validateGatewayConfig as validateWithSections } from '#config/config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import { gatewayModules } from './gateway.module.js';
 import type { GatewayModuleExtras } from './gateway.module-definition.js';
 
@@ -24,9 +20,6 @@ export function loadGatewayConfig(options: LoadConfigOptions = {}): GatewayConfi
 }
 
 /** Validates raw settings against core and the built-in modules' sections (or the `sections` given). */
-export function validateGatewayConfig(
-  raw: Record<string, unknown> | GatewayConfig,
-  options: { sections?: readonly ConfigSection[] } = {},
-): GatewayConfig {
+export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig, options: { sections?: readonly ConfigSection[] } = {}): GatewayConfig {
   return validateWithSections(raw, { sections: options.sections ?? gatewayConfigSections() });
 }

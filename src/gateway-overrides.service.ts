@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { assertImplements, closeOverride } from '../libs/core/overrides/gateway-override.js';
+import { assertImplements, closeOverride } from '#core/overrides/gateway-override.js';
 
 /** One host override the gateway module checks at init (and maybe closes at shutdown). */
 export interface OverrideCheck {

@@ -1,9 +1,9 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
-import type { GatewayConfig } from '../libs/config/gateway-config.js';
-import type { ResponseStateStore } from '../libs/core/loop/response-state.interface.js';
-import type { StateStore } from '../libs/storage/state-store.interface.js';
-import type { UpstreamClient } from '../libs/core/upstream/upstream-client.interface.js';
-import type { GatewayOverride } from '../libs/core/overrides/gateway-override.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { ResponseStateStore } from '#core/loop/response-state.interface.js';
+import type { StateStore } from '#storage/state-store.interface.js';
+import type { UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import type { GatewayOverride } from '#core/overrides/gateway-override.js';
 
 /** What `forRoot` takes, and what a `forRootAsync` factory resolves to. */
 export interface GatewayModuleOptions {

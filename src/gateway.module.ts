@@ -1,18 +1,18 @@
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
-import { type ConfigSection, configSectionsOf } from '../libs/config/config-section.js';
-import { validateGatewayConfig } from '../libs/config/config.loader.js';
-import { GATEWAY_CONFIG, GatewayConfig } from '../libs/config/gateway-config.js';
-import { CoreModule } from '../libs/core/core.module.js';
-import { RESPONSE_STATE } from '../libs/core/loop/response-state.interface.js';
-import { LimitsModule } from '../libs/limits/limits.module.js';
-import { MessagesModule } from '../libs/messages/messages.module.js';
-import { ObservabilityModule } from '../libs/observability/observability.module.js';
-import { ResponsesModule } from '../libs/responses/responses.module.js';
-import { ApiKeyAuthModule } from '../libs/state/auth/api-key-auth.module.js';
-import { StateModule } from '../libs/state/state.module.js';
-import { STATE_STORE_OVERRIDE } from '../libs/storage/storage.module.js';
-import { BUILTIN_TOOL_MODULES } from '../libs/tools/builtin-tool-modules.js';
-import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '../libs/upstream/upstream.module.js';
+import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { CoreModule } from '#core/core.module.js';
+import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
+import { LimitsModule } from '#limits/limits.module.js';
+import { MessagesModule } from '#messages/messages.module.js';
+import { ObservabilityModule } from '#observability/observability.module.js';
+import { ResponsesModule } from '#responses/responses.module.js';
+import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
+import { StateModule } from '#state/state.module.js';
+import { STATE_STORE_OVERRIDE } from '#storage/storage.module.js';
+import { BUILTIN_TOOL_MODULES } from '#tools/builtin-tool-modules.js';
+import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '#upstream/upstream.module.js';
 import {
   GATEWAY_MODULE_OPTIONS,
   GatewayModuleBase,
@@ -21,14 +21,13 @@ import {
   type GatewayModuleExtras,
   type GatewayModuleForRootOptions,
 } from './gateway.module-definition.js';
-import { GatewayOverrideError, overrideProvider } from '../libs/core/overrides/gateway-override.js';
+import { GatewayOverrideError, overrideProvider } from '#core/overrides/gateway-override.js';
 import { GatewayOverrides, OVERRIDE_CHECKS, type OverrideCheck } from './gateway-overrides.service.js';
 
 export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptions } from './gateway.module-definition.js';
 
 const UPSTREAM_METHODS = ['infer', 'listModels', 'probe'] as const;
 const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
-
 
 /** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
 function configOf(options: GatewayModuleAsyncFactoryResult | undefined, sections: readonly ConfigSection[]): GatewayConfig {
@@ -71,9 +70,7 @@ function checkCombination(extras: GatewayModuleExtras): void {
     throw new GatewayOverrideError('stateStore cannot take effect with state: false: only the built-in state module reads STATE_STORE.');
   }
   if (extras.stateStore && extras.responseState) {
-    throw new GatewayOverrideError(
-      'stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.',
-    );
+    throw new GatewayOverrideError('stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.');
   }
   if (extras.upstream && extras.upstreamClient) {
     throw new GatewayOverrideError('Give either upstream or upstreamClient, not both: one of them would be ignored.');

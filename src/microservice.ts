@@ -3,11 +3,11 @@
  * A separate entry point so that an app serving only HTTP needs neither
  * `@nestjs/microservices` nor a broker client installed.
  */
-export { GatewayMicroserviceModule } from '../libs/responses/rpc/responses-microservice.module.js';
-export { ResponsesRpcController, responsesRpcController, type ResponsesRpcHandlers } from '../libs/responses/rpc/responses.rpc-controller.js';
-export { RpcRunRegistry } from '../libs/responses/rpc/rpc-run.registry.js';
-export { RESPONSES_PATTERNS, responsesPatterns, type ResponsesPatterns, type ResponsesRpcRequest, type ResponsesRpcCancel } from '../libs/responses/rpc/responses-rpc.patterns.js';
-export { SwitchyardRpcClient, SwitchyardRpcError } from '../libs/responses/rpc/switchyard-rpc.client.js';
-export { OpenAiRpcExceptionFilter } from '../libs/responses/rpc/openai-rpc-exception.filter.js';
-export { gatewayTransports, connectGatewayTransports } from '../libs/responses/rpc/gateway-transports.js';
-export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '../libs/http/errors/rpc-error.js';
+export { GatewayMicroserviceModule } from '#responses/rpc/responses-microservice.module.js';
+export { ResponsesRpcController, responsesRpcController, type ResponsesRpcHandlers } from '#responses/rpc/responses.rpc-controller.js';
+export { RpcRunRegistry } from '#responses/rpc/rpc-run.registry.js';
+export { RESPONSES_PATTERNS, responsesPatterns, type ResponsesPatterns, type ResponsesRpcRequest, type ResponsesRpcCancel } from '#responses/rpc/responses-rpc.patterns.js';
+export { SwitchyardRpcClient, SwitchyardRpcError } from '#responses/rpc/switchyard-rpc.client.js';
+export { OpenAiRpcExceptionFilter } from '#responses/rpc/openai-rpc-exception.filter.js';
+export { gatewayTransports, connectGatewayTransports } from '#responses/rpc/gateway-transports.js';
+export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '#http/errors/rpc-error.js';

@@ -50,14 +50,22 @@ describe('background responses across two gateway processes on one PostgreSQL da
   it('a cancel on one process stops the run on the other: its upstream request is aborted, followers end', async () => {
     const aborted = new Promise((resolve) => simulator.once('aborted', resolve));
     const created = await p.openai.responses.create({ model: 'm', input: `Go on. ${SLOW}`, background: true });
-    await until(async () => simulator.stats.active, (n) => n > 0, 'the upstream request of P');
+    await until(
+      async () => simulator.stats.active,
+      (n) => n > 0,
+      'the upstream request of P',
+    );
 
     const following = (async () => {
       const seen: any[] = [];
       for await (const event of await b.openai.responses.retrieve(created.id, { stream: true })) seen.push(event);
       return seen;
     })();
-    await until(() => b.openai.responses.retrieve(created.id), (r) => r.status === 'in_progress', 'B to see it running');
+    await until(
+      () => b.openai.responses.retrieve(created.id),
+      (r) => r.status === 'in_progress',
+      'B to see it running',
+    );
 
     expect((await b.openai.responses.cancel(created.id)).status).toBe('cancelled');
     await aborted;
@@ -69,10 +77,18 @@ describe('background responses across two gateway processes on one PostgreSQL da
 
   it('a process killed mid-run leaves its response failed, found by the other when the lease lapses', async () => {
     const created = await p.openai.responses.create({ model: 'm', input: `Long. ${SLOW}`, background: true });
-    await until(() => b.openai.responses.retrieve(created.id), (r) => r.status === 'in_progress', 'the run to start');
+    await until(
+      () => b.openai.responses.retrieve(created.id),
+      (r) => r.status === 'in_progress',
+      'the run to start',
+    );
     await p.kill();
 
-    const failed = await until(() => b.openai.responses.retrieve(created.id), (r) => r.status !== 'in_progress', 'the lease to lapse');
+    const failed = await until(
+      () => b.openai.responses.retrieve(created.id),
+      (r) => r.status !== 'in_progress',
+      'the lease to lapse',
+    );
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatchObject({ code: 'server_error', message: expect.stringContaining('stopped before it finished') });
     const events: any[] = [];

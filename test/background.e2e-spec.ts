@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { until } from './support/until.js';
@@ -67,8 +67,16 @@ describe('background responses (openai client, simulated upstream)', () => {
   it('cancels a running response: the upstream request is aborted and the status stays cancelled', async () => {
     const aborted = new Promise((resolve) => stack.simulator.once('aborted', resolve));
     const created = await client.responses.create({ model: 'm', input: `Talk at length. ${SLOW}`, background: true });
-    await until(() => client.responses.retrieve(created.id), (r) => r.status === 'in_progress', 'the run to start');
-    await until(async () => stack.simulator.stats.active, (n) => n > 0, 'the upstream request');
+    await until(
+      () => client.responses.retrieve(created.id),
+      (r) => r.status === 'in_progress',
+      'the run to start',
+    );
+    await until(
+      async () => stack.simulator.stats.active,
+      (n) => n > 0,
+      'the upstream request',
+    );
 
     const cancelled = await client.responses.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled' });
@@ -106,7 +114,10 @@ describe('background responses (openai client, simulated upstream)', () => {
     expect(resumed[resumed.length - 1].type).toBe('response.completed');
 
     // The text the two halves carry is the whole answer, as the stored response has it.
-    const text = all.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const text = all
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     const stored = await client.responses.retrieve(id);
     expect(stored.status).toBe('completed');
     validator.assertResponse(stored);
@@ -119,7 +130,11 @@ describe('background responses (openai client, simulated upstream)', () => {
 
   it('deletes a background response: running ones are cancelled first, and it is gone from every route', async () => {
     const created = await client.responses.create({ model: 'm', input: SLOW, background: true });
-    await until(async () => stack.simulator.stats.active, (n) => n > 0, 'the upstream request');
+    await until(
+      async () => stack.simulator.stats.active,
+      (n) => n > 0,
+      'the upstream request',
+    );
     const aborted = new Promise((resolve) => stack.simulator.once('aborted', resolve));
     expect(await client.responses.delete(created.id)).toMatchObject({ id: created.id, deleted: true });
     await aborted;
@@ -133,9 +148,10 @@ describe('background responses (openai client, simulated upstream)', () => {
       status: 400,
       param: 'background',
     });
-    await expect(
-      client.responses.create({ model: 'm', input: 'x', background: true, previous_response_id: 'resp_missing' }),
-    ).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+    await expect(client.responses.create({ model: 'm', input: 'x', background: true, previous_response_id: 'resp_missing' })).rejects.toMatchObject({
+      status: 404,
+      code: 'previous_response_not_found',
+    });
     const foreground = await client.responses.create({ model: 'm', input: '[[say hi]]' });
     await expect(client.responses.retrieve(foreground.id, { stream: true })).rejects.toMatchObject({ status: 400, param: 'stream' });
     const background = await client.responses.create({ model: 'm', input: '[[say hi]]', background: true });
@@ -181,7 +197,11 @@ describe('a gateway that stops mid-run', () => {
     const storage = { driver: 'sqlite', sqlitePath: join(root, 'state.sqlite') };
     const first = await startStack({ config: { storage } });
     const created = await first.openai.responses.create({ model: 'm', input: SLOW, background: true });
-    await until(() => first.openai.responses.retrieve(created.id), (r) => r.status === 'in_progress', 'the run to start');
+    await until(
+      () => first.openai.responses.retrieve(created.id),
+      (r) => r.status === 'in_progress',
+      'the run to start',
+    );
     await first.close();
 
     const second = await startStack({ config: { storage } });

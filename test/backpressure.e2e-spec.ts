@@ -27,10 +27,7 @@ describe('backpressure from a slow streaming client', () => {
     const before = stack.simulator.stats;
     const url = new URL(`${stack.url}/responses`);
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json' } },
-        resolve,
-      );
+      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
       req.on('error', reject);
       req.end(JSON.stringify({ model: 'm', input: `[[tokens ${tokens}]]`, stream: true }));
     });

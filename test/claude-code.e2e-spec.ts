@@ -106,7 +106,10 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
     expect(res.status).toBe(200);
     const events = parseSse(await res.text());
     expect(events.at(-1)?.event).toBe('message_stop');
-    const text = events.filter((e) => e.data.delta?.type === 'text_delta').map((e) => e.data.delta.text).join('');
+    const text = events
+      .filter((e) => e.data.delta?.type === 'text_delta')
+      .map((e) => e.data.delta.text)
+      .join('');
     expect(text).toBe('Based on the tool result: 1\thello\n2\t');
     // Without a signing key the recorded thinking is passed on as it stands (responses dialect carries it).
     if (dialect === 'responses') expect(upstreamText(stack)).toContain('Open it first.');
@@ -115,9 +118,21 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
   it('continues the session: tool_result answered, a mid-conversation system entry folded into the user turn', async () => {
     const body = claudeCodeFirstRequest('Run the tests.');
     body.messages.push(
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'Run them.', signature: '' }, { type: 'tool_use', id: 'toolu_01A', name: 'Bash', input: { command: 'npm test' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Run them.', signature: '' },
+          { type: 'tool_use', id: 'toolu_01A', name: 'Bash', input: { command: 'npm test' } },
+        ],
+      },
       { role: 'system', content: 'The user switched to plan mode.' },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: '3 passing, 1 failing' }, { type: 'text', text: 'What failed? [[say The fourth one.]]' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_01A', content: '3 passing, 1 failing' },
+          { type: 'text', text: 'What failed? [[say The fourth one.]]' },
+        ],
+      },
     );
     const message = await client.beta.messages.create({ ...body, stream: false, betas: CLAUDE_CODE_BETAS } as any, { headers: CLI_HEADERS });
     expect(message.stop_reason).toBe('end_turn');
@@ -173,7 +188,9 @@ describe.each(['responses', 'chat'] as const)("Claude Code's default request, of
           model: MODEL,
           max_tokens: 1000,
           messages: sessionWithToolUses(n),
-          context_management: { edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 1 } }] },
+          context_management: {
+            edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 1 } }],
+          },
           betas: ['context-management-2025-06-27'],
         } as any),
         client.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: '[[say still here]]' }] }),
@@ -343,9 +360,13 @@ describe('thinking signatures with a signing key', () => {
   afterAll(() => stack.close());
 
   it('signs thinking blocks, replays verified ones to the model, and leaves out changed ones', async () => {
-    const params = { model: MODEL, max_tokens: 1000, thinking: { type: 'adaptive' as const }, messages: [{ role: 'user' as const, content: '[[reason Check the lockfile.]] [[call Bash {"command":"ls"}]]' }] };
-    const replayedReasoning = (): string[] =>
-      (lastUpstream(stack).input as any[]).filter((i) => i.type === 'reasoning').map((i) => i.content.map((c: any) => c.text).join(''));
+    const params = {
+      model: MODEL,
+      max_tokens: 1000,
+      thinking: { type: 'adaptive' as const },
+      messages: [{ role: 'user' as const, content: '[[reason Check the lockfile.]] [[call Bash {"command":"ls"}]]' }],
+    };
+    const replayedReasoning = (): string[] => (lastUpstream(stack).input as any[]).filter((i) => i.type === 'reasoning').map((i) => i.content.map((c: any) => c.text).join(''));
     const streamed = await client.beta.messages.stream(params as any).finalMessage();
     const blocking = await client.messages.create(params as any);
     const thinking = streamed.content[0] as Anthropic.Beta.BetaThinkingBlock;

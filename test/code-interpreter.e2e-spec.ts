@@ -140,7 +140,12 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
 
   it('keeps one container across the turns of a Conversations API conversation', async () => {
     const conversation = await client.conversations.create({});
-    const first = await client.responses.create({ model: MODEL, conversation: conversation.id, input: `Save. ${run('open("/mnt/data/turn1.txt", "w").write("one")\nseen = 1')}`, tools: [TOOL] });
+    const first = await client.responses.create({
+      model: MODEL,
+      conversation: conversation.id,
+      input: `Save. ${run('open("/mnt/data/turn1.txt", "w").write("one")\nseen = 1')}`,
+      tools: [TOOL],
+    });
     const second = await client.responses.create({
       model: MODEL,
       conversation: conversation.id,
@@ -240,7 +245,13 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
     expect(modelSaw[0]).toMatchObject({ status: 'failed', note: expect.stringContaining('time limit') });
     expect(modelSaw[1]).toMatchObject({ status: 'failed', note: expect.stringContaining('out of memory') });
     expect((await fetch(`${stack.url.replace('/v1', '')}/health`)).status).toBe(200);
-    const after = await client.responses.create({ model: MODEL, previous_response_id: response.id, input: `Still there? ${run('print("alive")')}`, tools: [TOOL], include: OUTPUTS });
+    const after = await client.responses.create({
+      model: MODEL,
+      previous_response_id: response.id,
+      input: `Still there? ${run('print("alive")')}`,
+      tools: [TOOL],
+      include: OUTPUTS,
+    });
     expect((after.output[0] as any).outputs).toEqual([{ type: 'logs', logs: 'alive\n' }]);
   }, 90_000);
 

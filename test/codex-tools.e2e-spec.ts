@@ -89,9 +89,7 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
         tools: [shell, TOOL_SEARCH as any],
       });
       expect(upstreamTools(stack)).toEqual(['shell', 'tool_search', 'open_ticket']);
-      expect(second.output).toEqual([
-        expect.objectContaining({ type: 'function_call', name: 'open_ticket', arguments: '{"title": "crash on start"}', status: 'completed' }),
-      ]);
+      expect(second.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'open_ticket', arguments: '{"title": "crash on start"}', status: 'completed' })]);
       // Loaded tools are not echoed as declared ones.
       expect(second.tools.map((t: any) => t.type)).toEqual(['function', 'tool_search']);
       // The model read its own search and its result as a function call and output.
@@ -196,18 +194,12 @@ describe.each(['responses', 'chat'] as const)('Codex tool types over the openai 
       const response = await client.responses.create({
         model: MODEL,
         store: false,
-        input: [
-          { role: 'user', content: 'Echo hi with the MCP tool. [[call@2 mcp__everything__echo {"message":"hi there"}]]' },
-          codex.toolSearchCall,
-          codex.toolSearchOutput,
-        ],
+        input: [{ role: 'user', content: 'Echo hi with the MCP tool. [[call@2 mcp__everything__echo {"message":"hi there"}]]' }, codex.toolSearchCall, codex.toolSearchOutput],
         tools: [shell, ...codex.toolDeclarations],
       });
       // Codex's web_search declaration (external_web_access: false) is not offered; the loaded namespace member is.
       expect(upstreamTools(stack)).toEqual(['shell', 'tool_search', 'mcp__everything__echo']);
-      expect(response.output).toEqual([
-        expect.objectContaining({ type: 'function_call', name: 'echo', namespace: 'mcp__everything', call_id: expect.any(String) }),
-      ]);
+      expect(response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'echo', namespace: 'mcp__everything', call_id: expect.any(String) })]);
       expect(JSON.parse((response.output[0] as any).arguments)).toEqual({ message: 'hi there' });
       expect(response.tools.map((t: any) => t.type)).toEqual(['function', 'tool_search', 'web_search']);
     });

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SocketClient } from './support/socket-client.js';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { weatherTool } from './support/fixtures.js';
 
 /**
@@ -313,7 +313,13 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       const items = await stack.openai.responses.inputItems.list(response.id, { order: 'asc' });
       expect(items.data).toEqual([
         { id: expect.stringMatching(/^msg_/), type: 'message', role: 'developer', status: 'completed', content: [{ type: 'input_text', text: 'Be terse.' }] },
-        { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Earlier answer.', annotations: [] }] },
+        {
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Earlier answer.', annotations: [] }],
+        },
         { id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: '[[say ok]]' }] },
       ]);
       const plain = await stack.openai.responses.create({ model: 'm', input: '[[say plain]]' });
@@ -359,7 +365,10 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
     it('conversation items: created items and response turns alike', async () => {
       const conversation = await stack.openai.conversations.create({ items: [{ type: 'message', role: 'user', content: 'seeded' }] as any });
       await stack.openai.conversations.items.create(conversation.id, {
-        items: [{ type: 'function_call', call_id: 'call_seed', name: 'get_weather', arguments: '{}' } as any, { type: 'function_call_output', call_id: 'call_seed', output: 'mild' } as any],
+        items: [
+          { type: 'function_call', call_id: 'call_seed', name: 'get_weather', arguments: '{}' } as any,
+          { type: 'function_call_output', call_id: 'call_seed', output: 'mild' } as any,
+        ],
       });
       await stack.openai.responses.create({ model: 'm', conversation: conversation.id, input: '[[say stored]]' });
       const items = (await stack.openai.conversations.items.list(conversation.id, { order: 'asc' })).data as any[];
@@ -391,7 +400,13 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
 
     it('refuses an unknown id, naming the reference, over HTTP and WebSocket', async () => {
       const before = upstreamCalls();
-      const refused = await post(stack, { model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_unknown_ref' }] });
+      const refused = await post(stack, {
+        model: 'm',
+        input: [
+          { role: 'user', content: 'x' },
+          { type: 'item_reference', id: 'msg_unknown_ref' },
+        ],
+      });
       expect(refused.status).toBe(400);
       expect(refused.body.error).toMatchObject({ param: 'input[1].id', code: 'item_not_found' });
       for (const bad of [{ type: 'item_reference' }, { type: 'item_reference', id: 7 }, { type: 'item_reference', id: '' }]) {
@@ -413,7 +428,12 @@ describe.each(Object.keys(STORES) as Array<keyof typeof STORES>)('continuation r
       const refused = await fetch(`${stack.url}/conversations/${conversation.id}/items`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ items: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'msg_nowhere' }] }),
+        body: JSON.stringify({
+          items: [
+            { role: 'user', content: 'x' },
+            { type: 'item_reference', id: 'msg_nowhere' },
+          ],
+        }),
       });
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as any).error).toMatchObject({ param: 'items[1].id', code: 'item_not_found' });
@@ -454,9 +474,7 @@ describe.each(['responses', 'chat'] as const)('max_output_tokens fitted to the m
   it('the simulated upstream, like vLLM, refuses a budget larger than its context', async () => {
     const path = dialect === 'responses' ? 'responses' : 'chat/completions';
     const body =
-      dialect === 'responses'
-        ? { model: 'm', input: 'hello', max_output_tokens: 32_000 }
-        : { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 32_000 };
+      dialect === 'responses' ? { model: 'm', input: 'hello', max_output_tokens: 32_000 } : { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 32_000 };
     const direct = await fetch(`${stack.simulator.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(direct.status).toBe(400);
     expect(((await direct.json()) as any).error.message).toContain('maximum context length is 600');

@@ -6,8 +6,8 @@ import OpenAI from 'openai';
 import { firstValueFrom } from 'rxjs';
 import { bootGateway } from '../apps/gateway/src/gateway-app.js';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { loadGatewayConfig } from '../src/gateway-config.loader.js';
-import { SwitchyardRpcClient } from '../src/microservice.js';
+import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { SwitchyardRpcClient } from '#src/microservice.js';
 
 describe('the deployable gateway with NATS_URL and REDIS_URL set', () => {
   let simulator: SimulatedUpstream;

@@ -1,14 +1,5 @@
 import 'reflect-metadata';
-import {
-  Controller,
-  Get,
-  Inject,
-  Injectable,
-  type INestApplication,
-  Module,
-  NotFoundException,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, type INestApplication, Module, NotFoundException, type OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import WebSocket from 'ws';
@@ -30,7 +21,7 @@ import {
   ResponsesService,
   type UpstreamClient,
   configureGatewayApp,
-} from '../src/index.js';
+} from '#src/index.js';
 import { parseSse } from './support/gateway-harness.js';
 
 /** A host's own route, next to the gateway's. */
@@ -292,7 +283,7 @@ describe('RESPONSE_STATE override', () => {
     ],
   ])('%s: the loop saves to it, continues from it, and it is shut down with the app', async (_how, module) => {
     const { app, openai } = await serve(module());
-    const state = app.get<RecordingState>((await import('../src/index.js')).RESPONSE_STATE);
+    const state = app.get<RecordingState>((await import('#src/index.js')).RESPONSE_STATE);
     const first = await openai.responses.create({ model: 'm', input: '[[say one]]' });
     const second = await openai.responses.create({ model: 'm', input: 'and again', previous_response_id: first.id });
     expect(state.saved.map((r) => r.response.id)).toEqual([first.id, second.id]);
@@ -403,4 +394,3 @@ describe('ResponsesService: the API without HTTP', () => {
     expect(next.status).toBe('completed');
   });
 });
-

@@ -139,11 +139,30 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     ['tool without type', { model: 'm', input: 'x', tools: [{ name: 'f' }] }, 'tools[0].type'],
     ['function without name', { model: 'm', input: 'x', tools: [{ type: 'function' }] }, 'tools[0].name'],
     ['function bad name', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'has space' }] }, 'tools[0].name'],
-    ['custom bad grammar syntax', { model: 'm', input: 'x', tools: [{ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'ebnf', definition: 'x' } }] }, 'tools[0].format.syntax'],
+    [
+      'custom bad grammar syntax',
+      { model: 'm', input: 'x', tools: [{ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'ebnf', definition: 'x' } }] },
+      'tools[0].format.syntax',
+    ],
     ['namespace member without name', { model: 'm', input: 'x', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function' }] }] }, 'tools[0].tools[0].name'],
     ['file_search without stores', { model: 'm', input: 'x', tools: [{ type: 'file_search' }] }, 'tools[0].vector_store_ids'],
-    ['duplicate tool names', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }, { type: 'function', name: 'f' }] }, 'tools[1].name'],
-    ['tool_choice names an undeclared tool', { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function', name: 'g' } }, 'tool_choice.name'],
+    [
+      'duplicate tool names',
+      {
+        model: 'm',
+        input: 'x',
+        tools: [
+          { type: 'function', name: 'f' },
+          { type: 'function', name: 'f' },
+        ],
+      },
+      'tools[1].name',
+    ],
+    [
+      'tool_choice names an undeclared tool',
+      { model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function', name: 'g' } },
+      'tool_choice.name',
+    ],
     ['tool_choice required without tools', { model: 'm', input: 'x', tool_choice: 'required' }, 'tool_choice'],
     ['tool_choice bad string', { model: 'm', input: 'x', tool_choice: 'sometimes' }, 'tool_choice'],
     ['text.format json_schema without schema', { model: 'm', input: 'x', text: { format: { type: 'json_schema', name: 's' } } }, 'text.format.schema'],

@@ -66,9 +66,7 @@ describe.each([
       expires_after: { anchor: 'created_at', seconds: 3600 },
     });
     expect(f.expires_at).toBe(f.created_at + 3600);
-    const bad = await apiError(
-      client.files.create({ file: await toFile(Buffer.from('x'), 'x.txt'), purpose: 'assistants', expires_after: { anchor: 'created_at', seconds: 5 } }),
-    );
+    const bad = await apiError(client.files.create({ file: await toFile(Buffer.from('x'), 'x.txt'), purpose: 'assistants', expires_after: { anchor: 'created_at', seconds: 5 } }));
     expect(bad.status).toBe(400);
     expect(bad.param).toBe('expires_after.seconds');
     const noPurpose = await apiError(client.files.create({ file: await toFile(Buffer.from('x'), 'x.txt'), purpose: 'wrong' as any }));
@@ -115,7 +113,11 @@ describe.each([
     expect(retrieved.usage_bytes).toBeGreaterThan(0);
 
     const pdfFile = await client.vectorStores.files.retrieve(pdf.id, { vector_store_id: store.id });
-    expect(pdfFile).toMatchObject({ status: 'completed', attributes: { kind: 'manual', year: 2024 }, chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 800, chunk_overlap_tokens: 400 } } });
+    expect(pdfFile).toMatchObject({
+      status: 'completed',
+      attributes: { kind: 'manual', year: 2024 },
+      chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 800, chunk_overlap_tokens: 400 } },
+    });
     const pdfText = (await client.vectorStores.files.content(pdf.id, { vector_store_id: store.id })).data.map((p) => p.text).join(' ');
     expect(pdfText).toContain('thirty-six months');
     const docxText = (await client.vectorStores.files.content(docx.id, { vector_store_id: store.id })).data.map((p) => p.text).join(' ');
@@ -124,8 +126,7 @@ describe.each([
     expect(htmlText).toContain('Rotterdam');
     expect(htmlText).not.toContain('var x');
 
-    const top = async (query: string | string[], extra: Record<string, unknown> = {}) =>
-      (await client.vectorStores.search(store.id, { query, ...extra } as any)).data;
+    const top = async (query: string | string[], extra: Record<string, unknown> = {}) => (await client.vectorStores.search(store.id, { query, ...extra } as any)).data;
 
     expect((await top('How long is the warranty on the heating element?'))[0]).toMatchObject({ file_id: pdf.id, filename: 'kettle-manual.pdf' });
     expect((await top('limescale citric acid'))[0].file_id).toBe(docx.id);
@@ -143,17 +144,31 @@ describe.each([
     const policies = await top('warranty kettle refund shipping', { filters: { type: 'eq', key: 'kind', value: 'policy' } });
     expect(new Set(policies.map((r) => r.file_id))).toEqual(new Set([html.id, md.id]));
     const recent = await top('warranty kettle refund shipping limescale', {
-      filters: { type: 'and', filters: [{ type: 'gte', key: 'year', value: 2024 }, { type: 'ne', key: 'kind', value: 'code' }] },
+      filters: {
+        type: 'and',
+        filters: [
+          { type: 'gte', key: 'year', value: 2024 },
+          { type: 'ne', key: 'kind', value: 'code' },
+        ],
+      },
     });
     expect(new Set(recent.map((r) => r.file_id))).toEqual(new Set([pdf.id, html.id]));
-    const either = await top('kettle', { filters: { type: 'or', filters: [{ type: 'eq', key: 'kind', value: 'guide' }, { type: 'eq', key: 'kind', value: 'manual' }] } });
+    const either = await top('kettle', {
+      filters: {
+        type: 'or',
+        filters: [
+          { type: 'eq', key: 'kind', value: 'guide' },
+          { type: 'eq', key: 'kind', value: 'manual' },
+        ],
+      },
+    });
     expect(new Set(either.map((r) => r.file_id))).toEqual(new Set([pdf.id, docx.id]));
 
     // A list of queries: each result keeps its best rank over the queries.
     const multi = await client.vectorStores.search(store.id, { query: ['warranty thermostat', 'Rotterdam'], max_num_results: 2 });
     expect(new Set(multi.data.map((r) => r.file_id))).toEqual(new Set([pdf.id, html.id]));
     // The SDK's page keeps only `data`; the page's own fields are read from the body.
-    const rewritten = await (await client.vectorStores.search(store.id, { query: 'What is the warranty of the kettle?', rewrite_query: true }).asResponse()).json() as any;
+    const rewritten = (await (await client.vectorStores.search(store.id, { query: 'What is the warranty of the kettle?', rewrite_query: true }).asResponse()).json()) as any;
     expect(rewritten).toMatchObject({ object: 'vector_store.search_results.page', search_query: ['warranty kettle'], has_more: false, next_page: null });
     expect(rewritten.data[0].file_id).toBe(pdf.id);
     const strict = await top('warranty', { ranking_options: { score_threshold: 1 } });
@@ -202,9 +217,7 @@ describe.each([
     const store = await client.vectorStores.create({ name: 'errors' });
     const missing = await apiError(client.vectorStores.create({ file_ids: [f.id, 'file-nope'] }));
     expect([missing.status, missing.param, missing.code]).toEqual([404, 'file_ids[1]', 'file_not_found']);
-    const chunking = await apiError(
-      client.vectorStores.create({ chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 150 } } }),
-    );
+    const chunking = await apiError(client.vectorStores.create({ chunking_strategy: { type: 'static', static: { max_chunk_size_tokens: 200, chunk_overlap_tokens: 150 } } }));
     expect([chunking.status, chunking.param]).toEqual([400, 'chunking_strategy.static.chunk_overlap_tokens']);
     const filter = await apiError(client.vectorStores.search(store.id, { query: 'x', filters: { type: 'like', key: 'a', value: 'b' } as any }));
     expect([filter.status, filter.param]).toEqual([400, 'filters.type']);
@@ -229,10 +242,7 @@ describe.each([
     const ids = files.map((f) => f.id);
     for (const n of [2, 20, 200]) {
       const store = await client.vectorStores.create({ name: `grow-${n}` });
-      const [batch, other] = await Promise.all([
-        client.vectorStores.fileBatches.createAndPoll(store.id, { file_ids: ids.slice(0, n) }, poll),
-        client.files.retrieve(ids[0]),
-      ]);
+      const [batch, other] = await Promise.all([client.vectorStores.fileBatches.createAndPoll(store.id, { file_ids: ids.slice(0, n) }, poll), client.files.retrieve(ids[0])]);
       expect(other.id).toBe(ids[0]);
       expect(batch.file_counts).toMatchObject({ completed: n, total: n });
       const listed = await client.vectorStores.fileBatches.listFiles(batch.id, { vector_store_id: store.id, limit: 100 });

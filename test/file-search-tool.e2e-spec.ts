@@ -56,7 +56,13 @@ describe.each([
     expect(response.output.map((i) => i.type)).toEqual(['file_search_call', 'message']);
     const call = response.output[0] as any;
     expect(call).toMatchObject({ id: expect.stringMatching(/^fs_/), type: 'file_search_call', status: 'completed', queries: ['kettle warranty months'] });
-    expect(call.results[0]).toEqual({ file_id: ids['manual.pdf'], filename: 'manual.pdf', score: expect.any(Number), text: expect.stringContaining('thirty-six months'), attributes: {} });
+    expect(call.results[0]).toEqual({
+      file_id: ids['manual.pdf'],
+      filename: 'manual.pdf',
+      score: expect.any(Number),
+      text: expect.stringContaining('thirty-six months'),
+      attributes: {},
+    });
     expect(call.results.length).toBeLessThanOrEqual(3);
     expect(response.output_text).toMatch(/^Based on the tool result: /);
     expect(response.output_text).toContain('thirty-six months');
@@ -289,12 +295,14 @@ describe('file_search input sizes and limits', () => {
 
   it('fails a call with more queries than allowed, and refuses a declaration with too many stores', async () => {
     const queries = Array.from({ length: 101 }, (_, i) => `q${i}`);
-    const response = await client.responses.create({ model: MODEL, input: `x ${searchFiles(...queries)}`, tools: [{ type: 'file_search', vector_store_ids: storeIds.slice(0, 1) }] });
+    const response = await client.responses.create({
+      model: MODEL,
+      input: `x ${searchFiles(...queries)}`,
+      tools: [{ type: 'file_search', vector_store_ids: storeIds.slice(0, 1) }],
+    });
     expect(response.output[0]).toMatchObject({ type: 'file_search_call', status: 'failed' });
     expect(response.output_text).toContain('At most 100 queries');
-    const tooMany = await client.responses
-      .create({ model: MODEL, input: 'x', tools: [{ type: 'file_search', vector_store_ids: [...storeIds, 'vs_extra'] }] })
-      .catch((e) => e);
+    const tooMany = await client.responses.create({ model: MODEL, input: 'x', tools: [{ type: 'file_search', vector_store_ids: [...storeIds, 'vs_extra'] }] }).catch((e) => e);
     expect([tooMany.status, tooMany.param]).toEqual([400, 'tools[0].vector_store_ids']);
   });
 

@@ -16,8 +16,7 @@ const AMBIENT = 'declare const process: { argv: string[] };\ndeclare const conso
 describe('start from the built output when it is current', () => {
   let dir: string;
   const source = () => join(dir, 'apps', 'hello', 'src', 'main.ts');
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [join(dir, 'scripts', 'run-built.mjs'), 'apps/hello/src/main', ...args], { cwd: dir, encoding: 'utf8' });
+  const run = (...args: string[]) => spawnSync(process.execPath, [join(dir, 'scripts', 'run-built.mjs'), 'apps/hello/src/main', ...args], { cwd: dir, encoding: 'utf8' });
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-first-run-'));
@@ -76,6 +75,6 @@ describe('start from the built output when it is current', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     for (const script of ['start', 'simulator', 'demo']) expect(pkg.scripts[script]).toMatch(/^node scripts\/run-built\.mjs apps\/\w+\/src\/main$/);
     expect(pkg.bin.switchyard).toBe('bin/switchyard.mjs');
-    expect(readFileSync(join(ROOT, 'bin', 'switchyard.mjs'), 'utf8')).toContain("runBuilt(");
+    expect(readFileSync(join(ROOT, 'bin', 'switchyard.mjs'), 'utf8')).toContain('runBuilt(');
   });
 });

@@ -4,11 +4,11 @@ import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { Observable } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
-import { ToolHandlerProvider, defineConfigSection, registerConfigSection } from '../src/index.js';
-import type { ModelEvent, ModelRequest, UpstreamClient } from '../src/index.js';
-import { FunctionToolHandler } from '../libs/tools/function/function.tool-handler.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
+import { ToolHandlerProvider, defineConfigSection, registerConfigSection } from '#src/index.js';
+import type { ModelEvent, ModelRequest, UpstreamClient } from '#src/index.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 
 /** A host's own settings source, resolved through DI like any enterprise config service. */
 @Injectable()

@@ -1,5 +1,5 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { DrainState } from '../libs/observability/lifecycle/drain-state.service.js';
+import { DrainState } from '#observability/lifecycle/drain-state.service.js';
 import { parseSse, startStack } from './support/gateway-harness.js';
 import { startGatewayProcess } from './support/process/gateway-process.js';
 

@@ -14,7 +14,14 @@ function headersOnly(url: string, length: number, headers: Record<string, string
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': length, ...headers } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': length, ...headers },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
@@ -58,7 +65,9 @@ describe('authentication before the body (finding 9)', () => {
 
   it('keeps /health fast while 20 unauthenticated 15 MB bodies arrive', async () => {
     // The bodies come from a process of their own: their upload is not the gateway's work.
-    const flood = spawn(process.execPath, [resolve(process.cwd(), 'test/support/hardening/body-flood.mjs'), `${stack.url}/responses`, '20', String(15 * 1024 * 1024)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const flood = spawn(process.execPath, [resolve(process.cwd(), 'test/support/hardening/body-flood.mjs'), `${stack.url}/responses`, '20', String(15 * 1024 * 1024)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const lines: string[] = [];
     const output = new Promise<void>((done) => {
       let buffered = '';

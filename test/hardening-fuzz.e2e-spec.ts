@@ -1,6 +1,6 @@
 import http from 'node:http';
 import fc from 'fast-check';
-import { NapToolModule } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule } from '#core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { FrameSocket } from './support/hardening/socket-frames.js';
 import { rawRequest, type RawAnswer } from './support/hardening/raw-request.js';
@@ -19,7 +19,11 @@ const BODY_LIMIT = 64 * 1024;
 /** Keys that once reached code which treated them as something other than data. */
 const HOSTILE_KEYS = ['constructor', '__proto__', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'then', 'toJSON', 'length'];
 
-const key = fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 12 }), fc.constantFrom('model', 'input', 'tools', 'metadata', 'items', 'type', 'role', 'content', 'id'));
+const key = fc.oneof(
+  fc.constantFrom(...HOSTILE_KEYS),
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('model', 'input', 'tools', 'metadata', 'items', 'type', 'role', 'content', 'id'),
+);
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -36,7 +40,10 @@ const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 /** Bodies weighted towards plausible ones, so that many get past the first checks. */
 function bodyFor(kind: 'responses' | 'conversation' | 'items' | 'messages' | 'compact' | 'any'): fc.Arbitrary<unknown> {
   const item = fc.oneof(
-    fc.record({ type: fc.constant('message'), role: fc.constantFrom('user', 'assistant', 'system', 'developer', 'x'), content: fc.oneof(fc.string({ maxLength: 20 }), json) }, { requiredKeys: ['type'] }),
+    fc.record(
+      { type: fc.constant('message'), role: fc.constantFrom('user', 'assistant', 'system', 'developer', 'x'), content: fc.oneof(fc.string({ maxLength: 20 }), json) },
+      { requiredKeys: ['type'] },
+    ),
     fc.dictionary(key, json, { maxKeys: 5 }),
   );
   const plausible: Record<string, fc.Arbitrary<unknown>> = {
@@ -44,7 +51,10 @@ function bodyFor(kind: 'responses' | 'conversation' | 'items' | 'messages' | 'co
       {
         model: fc.oneof(fc.constant('m'), json),
         input: fc.oneof(fc.constant('[[say fuzz]]'), fc.array(item, { maxLength: 3 }), json),
-        tools: fc.oneof(fc.array(fc.record({ type: fc.constantFrom('function', 'nap', 'custom', 'namespace', 'mcp', 'web_search'), name: fc.stringMatching(/^[a-z_]{1,8}$/) }), { maxLength: 3 }), json),
+        tools: fc.oneof(
+          fc.array(fc.record({ type: fc.constantFrom('function', 'nap', 'custom', 'namespace', 'mcp', 'web_search'), name: fc.stringMatching(/^[a-z_]{1,8}$/) }), { maxLength: 3 }),
+          json,
+        ),
         metadata: fc.oneof(fc.dictionary(key, fc.string({ maxLength: 10 }), { maxKeys: 4 }), json),
         text: json,
         reasoning: json,
@@ -54,7 +64,10 @@ function bodyFor(kind: 'responses' | 'conversation' | 'items' | 'messages' | 'co
       },
       { requiredKeys: [] },
     ),
-    conversation: fc.record({ items: fc.oneof(fc.array(item, { maxLength: 3 }), json), metadata: fc.oneof(fc.dictionary(key, fc.string({ maxLength: 10 }), { maxKeys: 4 }), json) }, { requiredKeys: [] }),
+    conversation: fc.record(
+      { items: fc.oneof(fc.array(item, { maxLength: 3 }), json), metadata: fc.oneof(fc.dictionary(key, fc.string({ maxLength: 10 }), { maxKeys: 4 }), json) },
+      { requiredKeys: [] },
+    ),
     items: fc.record({ items: fc.oneof(fc.array(item, { maxLength: 3 }), json) }, { requiredKeys: [] }),
     messages: fc.record(
       {
@@ -162,17 +175,27 @@ describe('fuzzing every route and WebSocket frames (fast-check, seeded, real soc
   const query = fc.oneof(
     fc.constant(''),
     fc
-      .dictionary(fc.constantFrom('limit', 'order', 'after', 'before', 'include[]', 'stream', 'constructor', '__proto__'), fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('1', '100', '101', '-1', 'asc', 'desc', 'true')), { maxKeys: 3 })
-      .map((q) => '?' + Object.entries(q).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')),
+      .dictionary(
+        fc.constantFrom('limit', 'order', 'after', 'before', 'include[]', 'stream', 'constructor', '__proto__'),
+        fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('1', '100', '101', '-1', 'asc', 'desc', 'true')),
+        { maxKeys: 3 },
+      )
+      .map(
+        (q) =>
+          '?' +
+          Object.entries(q)
+            .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+            .join('&'),
+      ),
     fc.constantFrom('?limit=1&limit=2', '?order[]=asc', '?a[b][c]=1', '?__proto__[x]=1'),
   );
 
   it('HTTP: every route, any ids, query and body', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom(...ROUTES).chain((route) =>
-          fc.tuple(fc.constant(route), idText, idText, idText, query, route.body ? bodyFor(route.body) : fc.constant(undefined), fc.boolean()),
-        ),
+        fc
+          .constantFrom(...ROUTES)
+          .chain((route) => fc.tuple(fc.constant(route), idText, idText, idText, query, route.body ? bodyFor(route.body) : fc.constant(undefined), fc.boolean())),
         async ([route, id, conv, item, q, body, raw]) => {
           const fill = (value: string, which: keyof typeof known) => (value === 'known' ? known[which] : value);
           const path = route.path.replace('{id}', fill(id, 'id')).replace('{conv}', fill(conv, 'conv')).replace('{item}', fill(item, 'item')) + q;

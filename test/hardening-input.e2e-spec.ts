@@ -48,7 +48,6 @@ describe('hostile request bodies', () => {
       const large = await medianMs(async () => expect((await post(manyTools(10_000))).status).toBe(200));
       expect(large / small).toBeLessThan(20);
     }, 120_000);
-
   });
 
   describe('object keys (finding 2)', () => {
@@ -151,7 +150,10 @@ describe('the tools-per-request cap (finding 1)', () => {
 
   it('counts namespace members: a namespace past the cap is refused at its index', async () => {
     const members = Array.from({ length: 600 }, (_, i) => ({ type: 'function', name: `m_${i}` }));
-    const res = await rawPost(`${stack.url}/responses`, JSON.stringify({ model: 'm', input: 'hi', tools: [fnTool(0), { type: 'namespace', name: 'big', description: 'many', tools: members }] }));
+    const res = await rawPost(
+      `${stack.url}/responses`,
+      JSON.stringify({ model: 'm', input: 'hi', tools: [fnTool(0), { type: 'namespace', name: 'big', description: 'many', tools: members }] }),
+    );
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text).error).toMatchObject({ code: 'too_many_tools', param: 'tools[1]' });
   });

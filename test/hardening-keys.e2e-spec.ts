@@ -19,7 +19,10 @@ function bodiesWith(key: string): Array<{ where: string; body: string }> {
     { where: 'text', body: `{${base},"input":"[[say ok]]","text":${o('{"a":1}')}}` },
     { where: 'reasoning', body: `{${base},"input":"[[say ok]]","reasoning":${o('"y"')}}` },
     { where: 'stream_options', body: `{${base},"stream":true,"input":"[[say ok]]","stream_options":${o('true')}}` },
-    { where: 'tool schema property', body: `{${base},"input":"[[say ok]]","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":${o('{"type":"string"}')}}}]}` },
+    {
+      where: 'tool schema property',
+      body: `{${base},"input":"[[say ok]]","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":${o('{"type":"string"}')}}}]}`,
+    },
     { where: 'tool declaration', body: `{${base},"input":"[[say ok]]","tools":[{"type":"function","name":"f","${key}":1}]}` },
     { where: 'input item', body: `{${base},"input":[{"type":"message","role":"user","content":"[[say ok]]","${key}":{"a":1}}]}` },
     { where: 'input content part', body: `{${base},"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"[[say ok]]","${key}":"x"}]}]}` },

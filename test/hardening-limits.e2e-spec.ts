@@ -1,4 +1,4 @@
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
 /**
@@ -27,7 +27,10 @@ describe('gateway calls per request (tools.maxGatewayCallsPerRequest)', () => {
     const response = (await stack.openai.responses.create(body() as any)) as any;
     expect(napLedger.records).toHaveLength(7);
     expect(response.output.filter((i: any) => i.type === 'nap_call')).toHaveLength(7);
-    const rounds = stack.simulator.requests.filter((r) => (r.body as any).input !== undefined).slice(-4).map((r) => r.body as any);
+    const rounds = stack.simulator.requests
+      .filter((r) => (r.body as any).input !== undefined)
+      .slice(-4)
+      .map((r) => r.body as any);
     const last = rounds.at(-1);
     // The last round has no tools to call, and the model saw why the extra calls did not run.
     expect(last.tool_choice).toBe('none');

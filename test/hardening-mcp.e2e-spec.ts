@@ -1,4 +1,4 @@
-import { McpConnectionPool } from '../libs/tools/mcp/mcp-connection-pool.service.js';
+import { McpConnectionPool } from '#tools/mcp/mcp-connection-pool.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SseTestServer, StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { openSseStream, rawPost } from './support/robustness/raw-http.js';
@@ -73,7 +73,12 @@ describe('cancelled MCP calls stay contained (real MCP server)', () => {
       const next = await rawPost(`${short.url}/responses`, JSON.stringify({ model: 'm', input: '[[call demo__echo {"text":"after"}]]', tools: [tool()] }), { timeoutMs: 20_000 });
       expect(JSON.parse(next.text).output.find((i: any) => i.type === 'mcp_call')).toMatchObject({ status: 'completed', output: 'echo: after' });
       // Still the one session this gateway opened.
-      const sessions = new Set(server.log.httpRequests.slice(seenBefore).map((r) => r.headers['mcp-session-id']).filter(Boolean));
+      const sessions = new Set(
+        server.log.httpRequests
+          .slice(seenBefore)
+          .map((r) => r.headers['mcp-session-id'])
+          .filter(Boolean),
+      );
       expect(sessions.size).toBe(1);
     } finally {
       await short.close();
@@ -127,7 +132,11 @@ describe('MCP connections are kept apart per owner and per credentials (real MCP
   const call = (key: string, text: string, extra: Record<string, unknown> = {}) =>
     rawPost(
       `${stack.url}/responses`,
-      JSON.stringify({ model: 'm', input: `[[call demo__echo {"text":"${text}"}]]`, tools: [{ type: 'mcp', server_label: 'demo', server_url: server.url, require_approval: 'never', ...extra }] }),
+      JSON.stringify({
+        model: 'm',
+        input: `[[call demo__echo {"text":"${text}"}]]`,
+        tools: [{ type: 'mcp', server_label: 'demo', server_url: server.url, require_approval: 'never', ...extra }],
+      }),
       { headers: { authorization: `Bearer ${key}` } },
     );
 

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { get } from './support/hardening/growth.js';
 import { FrameSocket } from './support/hardening/socket-frames.js';
@@ -129,7 +129,11 @@ describe('MCP server_url secrets and approval replays (findings 6 and 7, real MC
   it('an MCP error message naming the URL does not carry the query token', async () => {
     const res = await rawPost(
       `${stack.url}/responses`,
-      JSON.stringify({ model: 'm', input: 'hi', tools: [{ type: 'mcp', server_label: 'gone', server_url: `http://127.0.0.1:${await deadPort()}/mcp?token=${MCP_TOKEN}`, require_approval: 'never' }] }),
+      JSON.stringify({
+        model: 'm',
+        input: 'hi',
+        tools: [{ type: 'mcp', server_label: 'gone', server_url: `http://127.0.0.1:${await deadPort()}/mcp?token=${MCP_TOKEN}`, require_approval: 'never' }],
+      }),
     );
     expect(res.status).toBeLessThan(500);
     expectClean(res.text, MCP_TOKEN);

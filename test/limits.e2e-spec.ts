@@ -74,7 +74,9 @@ describe('per-key limits shared by two gateway processes through Redis', () => {
     const big = await on(p.url, 'sk-tokens').responses.create({ model: 'm', input: '[[tokens 350]]' });
     expect(big.usage!.total_tokens).toBeGreaterThan(300);
     await new Promise((r) => setTimeout(r, 50));
-    const refused = await on(b.url, 'sk-tokens').responses.create({ model: 'm', input: 'x' }).catch((e) => e);
+    const refused = await on(b.url, 'sk-tokens')
+      .responses.create({ model: 'm', input: 'x' })
+      .catch((e) => e);
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
     expect(refused.message).toMatch(/300 tokens per minute/);
   }, 45_000);

@@ -271,11 +271,7 @@ describe('MCP tools through the gateway (openai client)', () => {
     const second = await client.responses.create({
       model: MODEL,
       tools,
-      input: [
-        { role: 'user', content: prompt },
-        ...first.output,
-        { type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'not today' },
-      ] as any,
+      input: [{ role: 'user', content: prompt }, ...first.output, { type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'not today' }] as any,
     });
     validator.assertResponse(second);
     expect(second.status).toBe('completed');
@@ -348,7 +344,10 @@ describe('MCP tools through the gateway (openai client)', () => {
       for (const stream of [false, true]) {
         const err = await badRequest({
           stream,
-          tools: [{ type: 'function', name: 'noop', parameters: { type: 'object', properties: {} } }, { type: 'mcp', server_label: 'x', server_url: url, authorization: SECRET }],
+          tools: [
+            { type: 'function', name: 'noop', parameters: { type: 'object', properties: {} } },
+            { type: 'mcp', server_label: 'x', server_url: url, authorization: SECRET },
+          ],
         });
         expect(err.status).toBe(400);
         expect((err.error as any).param).toBe('tools[1].server_url');

@@ -119,7 +119,12 @@ describe.each(['responses', 'chat'] as const)('POST /v1/messages, official Anthr
     expect(message.stop_reason).toBe('end_turn');
     expect(message.content).toEqual([
       { type: 'mcp_tool_use', id: expect.stringMatching(/^mcp_/), name: 'echo', server_name: 'demo', input: { text: 'hello' } },
-      { type: 'mcp_tool_result', tool_use_id: message.content[0].type === 'mcp_tool_use' ? message.content[0].id : '', is_error: false, content: [{ type: 'text', text: 'echo: hello' }] },
+      {
+        type: 'mcp_tool_result',
+        tool_use_id: message.content[0].type === 'mcp_tool_use' ? message.content[0].id : '',
+        is_error: false,
+        content: [{ type: 'text', text: 'echo: hello' }],
+      },
       { type: 'text', text: 'Based on the tool result: echo: hello' },
     ]);
     expect(mcp.log.calls.slice(before)).toEqual([{ name: 'echo', args: { text: 'hello' } }]);
@@ -151,7 +156,12 @@ describe.each(['responses', 'chat'] as const)('POST /v1/messages, official Anthr
       error: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } },
     });
     // Refused by the MCP module during preparation, named as the client's own field.
-    const refused = await postMessages(stack, { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }], mcp_servers: [{ type: 'url', name: 'far', url: 'http://elsewhere.test/mcp' }] });
+    const refused = await postMessages(stack, {
+      model: MODEL,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'x' }],
+      mcp_servers: [{ type: 'url', name: 'far', url: 'http://elsewhere.test/mcp' }],
+    });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as any).error.message).toMatch(/^mcp_servers\.0\.url/);
     // Even a body that never reaches the route answers in Anthropic's envelope.
@@ -172,7 +182,12 @@ describe('POST /v1/messages: reasoning, wire format, failures, disconnects', () 
   afterAll(() => stack.close());
 
   it('returns simulated reasoning as thinking blocks, blocking and streaming', async () => {
-    const params = { model: MODEL, max_tokens: 4096, thinking: { type: 'enabled' as const, budget_tokens: 2048 }, messages: [{ role: 'user' as const, content: '[[reason Think it over.]] [[say Done]]' }] };
+    const params = {
+      model: MODEL,
+      max_tokens: 4096,
+      thinking: { type: 'enabled' as const, budget_tokens: 2048 },
+      messages: [{ role: 'user' as const, content: '[[reason Think it over.]] [[say Done]]' }],
+    };
     const message = await client.messages.create(params);
     expect(message.content).toEqual([
       { type: 'thinking', thinking: 'Think it over.', signature: '' },
@@ -246,7 +261,7 @@ describe('POST /v1/messages with inbound API keys', () => {
   });
   afterAll(() => stack.close());
 
-  it('accepts the key as x-api-key (what Anthropic clients send) and refuses others in Anthropic\'s envelope', async () => {
+  it("accepts the key as x-api-key (what Anthropic clients send) and refuses others in Anthropic's envelope", async () => {
     const message = await anthropicClient(stack, KEY).messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: '[[say in]]' }] });
     expect(message.content).toEqual([{ type: 'text', text: 'in' }]);
     await expect(anthropicClient(stack, 'wrong').messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({

@@ -5,16 +5,9 @@ import { NestFactory } from '@nestjs/core';
 import { type ClientProxy, ClientProxyFactory, MessagePattern, type MicroserviceOptions, RpcException, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { configureGatewayApp } from '../src/configure-app.js';
-import { GatewayModule } from '../src/gateway.module.js';
-import {
-  GatewayMicroserviceModule,
-  RpcRunRegistry,
-  SwitchyardRpcClient,
-  SwitchyardRpcError,
-  connectGatewayTransports,
-  responsesPatterns,
-} from '../src/microservice.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
+import { GatewayMicroserviceModule, RpcRunRegistry, SwitchyardRpcClient, SwitchyardRpcError, connectGatewayTransports, responsesPatterns } from '#src/microservice.js';
 import { parseSse } from './support/gateway-harness.js';
 
 // Real brokers on this machine (and in CI): NATS (JetStream enabled) and Redis.

@@ -1,4 +1,4 @@
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import WebSocket from 'ws';
-import { LOG_SINK } from '../libs/observability/logging/log-writer.service.js';
+import { LOG_SINK } from '#observability/logging/log-writer.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 
@@ -42,28 +42,32 @@ describe('observability as a response grows', () => {
     await mcp.close();
   });
 
-  it.each([1, 10, 100])('%i gateway calls in one response: counted in its log line and in the metrics', async (n) => {
-    const before = metricValue(await metrics(), 'switchyard_gateway_tool_calls_total{type="mcp",outcome="completed"}');
-    const directives = Array.from({ length: n }, (_, i) => `[[call demo__echo {"text":"t${i}"}]]`).join(' ');
-    const big = stack.openai.responses.create({
-      model: 'm',
-      input: `Echo all. ${directives}`,
-      tools: [{ type: 'mcp', server_label: 'demo', server_url: mcp.url, require_approval: 'never' } as any],
-    });
-    // Another request meanwhile is answered, and logged on its own.
-    const small = await stack.openai.responses.create({ model: 'm', input: 'Just say hi.' });
-    const response = await big;
-    expect(response.output.filter((item) => item.type === 'mcp_call')).toHaveLength(n);
+  it.each([1, 10, 100])(
+    '%i gateway calls in one response: counted in its log line and in the metrics',
+    async (n) => {
+      const before = metricValue(await metrics(), 'switchyard_gateway_tool_calls_total{type="mcp",outcome="completed"}');
+      const directives = Array.from({ length: n }, (_, i) => `[[call demo__echo {"text":"t${i}"}]]`).join(' ');
+      const big = stack.openai.responses.create({
+        model: 'm',
+        input: `Echo all. ${directives}`,
+        tools: [{ type: 'mcp', server_label: 'demo', server_url: mcp.url, require_approval: 'never' } as any],
+      });
+      // Another request meanwhile is answered, and logged on its own.
+      const small = await stack.openai.responses.create({ model: 'm', input: 'Just say hi.' });
+      const response = await big;
+      expect(response.output.filter((item) => item.type === 'mcp_call')).toHaveLength(n);
 
-    const line = lines.find((l) => l.response_id === response.id);
-    expect(line).toMatchObject({ msg: 'request', status: 200, rounds: 2, tool_calls: { mcp: { completed: n } } });
-    expect(lines.find((l) => l.response_id === small.id)).toMatchObject({ status: 200, rounds: 1 });
-    expect(lines.find((l) => l.response_id === small.id).tool_calls).toBeUndefined();
-    // One line per request, whatever it did: the line does not grow with the calls' arguments.
-    expect(JSON.stringify(line)).not.toContain('t0');
-    const after = metricValue(await metrics(), 'switchyard_gateway_tool_calls_total{type="mcp",outcome="completed"}');
-    expect(after - before).toBe(n);
-  }, 60_000);
+      const line = lines.find((l) => l.response_id === response.id);
+      expect(line).toMatchObject({ msg: 'request', status: 200, rounds: 2, tool_calls: { mcp: { completed: n } } });
+      expect(lines.find((l) => l.response_id === small.id)).toMatchObject({ status: 200, rounds: 1 });
+      expect(lines.find((l) => l.response_id === small.id).tool_calls).toBeUndefined();
+      // One line per request, whatever it did: the line does not grow with the calls' arguments.
+      expect(JSON.stringify(line)).not.toContain('t0');
+      const after = metricValue(await metrics(), 'switchyard_gateway_tool_calls_total{type="mcp",outcome="completed"}');
+      expect(after - before).toBe(n);
+    },
+    60_000,
+  );
 
   it('failed tool calls are counted by outcome', async () => {
     const response = await stack.openai.responses.create({
@@ -114,4 +118,3 @@ describe('observability as a response grows', () => {
     expect(lines.indexOf(run)).toBeGreaterThan(lines.indexOf(queuing));
   });
 });
-

@@ -64,10 +64,7 @@ describe('request logs, metrics and traces of a scripted run', () => {
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: API_KEY, maxRetries: 0, timeout: 20_000 });
 
     // 1. a success, carrying the client's trace context
-    const ok = await client.responses.create(
-      { model: 'm', input: 'Say hello.' },
-      { headers: { traceparent: `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01` } },
-    );
+    const ok = await client.responses.create({ model: 'm', input: 'Say hello.' }, { headers: { traceparent: `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01` } });
     ids.ok = ok.id;
     // 2. a 400
     await expect(client.responses.create({ model: 'm', input: 'x', temperature: 9 })).rejects.toMatchObject({ status: 400 });

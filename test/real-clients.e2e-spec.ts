@@ -43,8 +43,7 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
         return `sunny in ${city}`;
       },
     });
-    const agent = () =>
-      new Agent({ name: 'Forecaster', instructions: 'Answer briefly.', model: new OpenAIResponsesModel(stack.openai as any, MODEL), tools: [weather] });
+    const agent = () => new Agent({ name: 'Forecaster', instructions: 'Answer briefly.', model: new OpenAIResponsesModel(stack.openai as any, MODEL), tools: [weather] });
 
     it('keeps a conversation in OpenAIConversationsSession across runs, reading canonical items back', async () => {
       const session = new OpenAIConversationsSession({ client: stack.openai as any });
@@ -75,7 +74,9 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       for await (const event of streamed) kinds.add(event.type === 'run_item_stream_event' ? `item:${event.item.type}` : event.type);
       await streamed.completed;
       expect(streamed.finalOutput).toBe('Based on the tool result: sunny in Turku');
-      expect([...kinds]).toEqual(expect.arrayContaining(['raw_model_stream_event', 'item:reasoning_item', 'item:tool_call_item', 'item:tool_call_output_item', 'item:message_output_item']));
+      expect([...kinds]).toEqual(
+        expect.arrayContaining(['raw_model_stream_event', 'item:reasoning_item', 'item:tool_call_item', 'item:tool_call_output_item', 'item:message_output_item']),
+      );
     });
 
     it('chains runs with previousResponseId', async () => {
@@ -141,7 +142,11 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       expect(first.text).toBe('The first answer.');
       const second = await generateText({
         model: openai.responses(MODEL),
-        messages: [{ role: 'user', content: '[[reason Thinking first.]] [[say The first answer.]]' }, ...first.response.messages, { role: 'user', content: '[[say The second answer.]]' }],
+        messages: [
+          { role: 'user', content: '[[reason Thinking first.]] [[say The first answer.]]' },
+          ...first.response.messages,
+          { role: 'user', content: '[[say The second answer.]]' },
+        ],
       });
       expect(second.text).toBe('The second answer.');
       expect(referencesIn(sent[1])).toEqual([expect.stringMatching(/^rs_/), expect.stringMatching(/^msg_/)]);
@@ -156,7 +161,13 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       // The AI SDK treats gpt-5* ids as reasoning models: it sends `reasoning` and references text only after reasoning.
       const model = openai.responses('gpt-5-switchyard');
       const providerOptions = { openai: { reasoningEffort: 'low', reasoningSummary: 'auto' } };
-      const first = await generateText({ model, prompt: '[[reason Plan it.]] What is the weather in "Oulu"?', tools: { get_weather: weatherTool() }, stopWhen: stepCountIs(3), providerOptions });
+      const first = await generateText({
+        model,
+        prompt: '[[reason Plan it.]] What is the weather in "Oulu"?',
+        tools: { get_weather: weatherTool() },
+        stopWhen: stepCountIs(3),
+        providerOptions,
+      });
       expect(first.text).toBe('Based on the tool result: rain in Oulu');
       expect(sent[0].reasoning).toEqual({ effort: 'low', summary: 'auto' });
       const upstreamBody = stack.simulator.requests.at(-1)!.body as any;
@@ -198,7 +209,13 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
       const response = await fetch(`${stack.url}/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'rs_does_not_exist' }] }),
+        body: JSON.stringify({
+          model: MODEL,
+          input: [
+            { role: 'user', content: 'hi' },
+            { type: 'item_reference', id: 'rs_does_not_exist' },
+          ],
+        }),
       });
       expect(response.status).toBe(400);
       const body: any = await response.json();

@@ -41,7 +41,10 @@ describe.each(['responses', 'chat'] as const)('POST /v1/responses over the %s di
     const tail = types.slice(types.indexOf('response.output_text.done'));
     expect(tail).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
-    const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const text = events
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     expect(text).toBe('Streaming works fine.');
     expect(types).toContain('response.reasoning_text.delta');
     const final = events[events.length - 1].response;
@@ -86,7 +89,10 @@ describe.each(['responses', 'chat'] as const)('POST /v1/responses over the %s di
       }),
     );
     events.forEach((e) => validator.assertEvent(e));
-    const deltas = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta).join('');
+    const deltas = events
+      .filter((e) => e.type === 'response.function_call_arguments.delta')
+      .map((e) => e.delta)
+      .join('');
     const done = events.find((e) => e.type === 'response.function_call_arguments.done');
     expect(deltas).toBe(done.arguments);
     expect(JSON.parse(done.arguments)).toEqual({ city: 'San Francisco' });

@@ -29,7 +29,10 @@ describe('wire details of the Responses surface', () => {
     expect(r.text).not.toContain('reasoning_part');
     expect(r.text).not.toContain('kv_transfer_params');
     expect(r.text).not.toContain('input_messages');
-    const reasoning = events.filter((e) => e.data.type === 'response.reasoning_text.delta').map((e) => e.data.delta).join('');
+    const reasoning = events
+      .filter((e) => e.data.type === 'response.reasoning_text.delta')
+      .map((e) => e.data.delta)
+      .join('');
     expect(reasoning).toBe('thinking hard');
   });
 
@@ -47,7 +50,14 @@ describe('wire details of the Responses surface', () => {
       model: 'm',
       input: [
         { type: 'message', role: 'developer', content: 'Be brief.' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: image, detail: 'low' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is this?' },
+            { type: 'input_image', image_url: image, detail: 'low' },
+          ],
+        },
         { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'earlier thought' }] },
         { type: 'message', role: 'assistant', phase: 'commentary', content: [{ type: 'output_text', text: 'Looking.' }] },
         { type: 'message', role: 'user', content: '[[say A tiny PNG.]]' },
@@ -84,7 +94,17 @@ describe('wire details of the Responses surface', () => {
       text: { format: { type: 'text' } },
     });
     expect(body.completed_at).toEqual(expect.any(Number));
-    for (const key of ['previous_response_id', 'instructions', 'error', 'incomplete_details', 'max_output_tokens', 'max_tool_calls', 'reasoning', 'safety_identifier', 'prompt_cache_key']) {
+    for (const key of [
+      'previous_response_id',
+      'instructions',
+      'error',
+      'incomplete_details',
+      'max_output_tokens',
+      'max_tool_calls',
+      'reasoning',
+      'safety_identifier',
+      'prompt_cache_key',
+    ]) {
       expect(body).toHaveProperty(key);
     }
   });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { rawPost, type RawResponse } from './support/robustness/raw-http.js';
-import { NapToolModule } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule } from '#core/testing/nap-tool.module.js';
 
 /**
  * Property-based fuzzing of `POST /v1/responses` over real HTTP: whatever the
@@ -19,11 +19,35 @@ const settings = (numRuns: number, timeLimitMs: number) => ({ numRuns, interrupt
 
 /** Every top-level field of the request body the gateway reads. */
 const FIELDS = [
-  'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'temperature', 'top_p',
-  'max_output_tokens', 'max_tool_calls', 'text', 'reasoning', 'truncation', 'metadata', 'store',
-  'previous_response_id', 'conversation', 'include', 'stream', 'stream_options', 'prompt_cache_key',
-  'safety_identifier', 'user', 'service_tier', 'background', 'top_logprobs', 'presence_penalty',
-  'frequency_penalty', 'prompt',
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'temperature',
+  'top_p',
+  'max_output_tokens',
+  'max_tool_calls',
+  'text',
+  'reasoning',
+  'truncation',
+  'metadata',
+  'store',
+  'previous_response_id',
+  'conversation',
+  'include',
+  'stream',
+  'stream_options',
+  'prompt_cache_key',
+  'safety_identifier',
+  'user',
+  'service_tier',
+  'background',
+  'top_logprobs',
+  'presence_penalty',
+  'frequency_penalty',
+  'prompt',
 ] as const;
 
 describe('fuzzing POST /v1/responses (fast-check, real HTTP)', () => {
@@ -74,13 +98,7 @@ describe('fuzzing POST /v1/responses (fast-check, real HTTP)', () => {
       throw new Error(`4xx without a JSON body: ${show()}`);
     }
     const error = envelope?.error;
-    const ok =
-      error &&
-      typeof error.message === 'string' &&
-      error.message.length > 0 &&
-      typeof error.type === 'string' &&
-      'param' in error &&
-      'code' in error;
+    const ok = error && typeof error.message === 'string' && error.message.length > 0 && typeof error.type === 'string' && 'param' in error && 'code' in error;
     if (!ok) throw new Error(`4xx without the error envelope: ${show()}`);
   }
 
@@ -95,7 +113,8 @@ describe('fuzzing POST /v1/responses (fast-check, real HTTP)', () => {
     const malformed = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 200 }),
       fc.nat({ max: valid.length - 1 }).map((n) => valid.slice(0, n)),
-      fc.tuple(fc.nat({ max: valid.length }), fc.constantFrom('}', ']', ',', '"', ':', '\\', '{{', 'NaN', 'undefined'))
+      fc
+        .tuple(fc.nat({ max: valid.length }), fc.constantFrom('}', ']', ',', '"', ':', '\\', '{{', 'NaN', 'undefined'))
         .map(([at, junk]) => valid.slice(0, at) + junk + valid.slice(at)),
     );
     await fc.assert(
@@ -179,7 +198,22 @@ describe('fuzzing POST /v1/responses (fast-check, real HTTP)', () => {
     const name = fc.string({ minLength: 1, maxLength: 20 });
     const item = fc.oneof(
       fc.record({ type: name, id: fc.option(fc.string(), { nil: undefined }) }),
-      fc.record({ type: fc.constantFrom('message', 'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'mcp_approval_response', 'item_reference', 'compaction', 'nap_call') }, { requiredKeys: [] }),
+      fc.record(
+        {
+          type: fc.constantFrom(
+            'message',
+            'function_call',
+            'function_call_output',
+            'reasoning',
+            'custom_tool_call',
+            'mcp_approval_response',
+            'item_reference',
+            'compaction',
+            'nap_call',
+          ),
+        },
+        { requiredKeys: [] },
+      ),
       fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }),
     );
     const tool = fc.oneof(
@@ -246,15 +280,39 @@ describe('fuzzing POST /v1/responses (fast-check, real HTTP)', () => {
     // Weighted towards plausible declarations, so that many bodies get past validation into the loop.
     const tool = fc.oneof(
       { weight: 6, arbitrary: fc.record({ type: fc.constant('function'), name: fnName, parameters: fc.constant({ type: 'object', properties: { q: { type: 'string' } } }) }) },
-      fc.record({ type: fc.constant('function'), name: fnName, description: fc.option(fc.string(), { nil: undefined }), parameters: schema, strict: fc.option(fc.boolean(), { nil: undefined }) }, { requiredKeys: ['type'] }),
+      fc.record(
+        {
+          type: fc.constant('function'),
+          name: fnName,
+          description: fc.option(fc.string(), { nil: undefined }),
+          parameters: schema,
+          strict: fc.option(fc.boolean(), { nil: undefined }),
+        },
+        { requiredKeys: ['type'] },
+      ),
       { weight: 3, arbitrary: fc.record({ type: fc.constant('nap'), name: fnName, parallel: fc.boolean() }) },
       fc.record({ type: fc.constant('nap'), name: fnName, parallel: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ['type'] }),
       fc.record({ type: fc.constant('custom'), name: fnName, format: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ['type'] }),
-      fc.record({ type: fc.constant('namespace'), name: fnName, tools: fc.array(fc.record({ type: fc.constantFrom('function', 'custom', 'x'), name: fnName }), { maxLength: 3 }) }, { requiredKeys: ['type'] }),
-      fc.record({ type: fc.constantFrom('mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter'), server_label: fc.string({ maxLength: 10 }), server_url: fc.constantFrom('http://127.0.0.1:9/mcp', 'not a url', 'file:///etc/passwd'), vector_store_ids: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: ['type'] }),
+      fc.record(
+        { type: fc.constant('namespace'), name: fnName, tools: fc.array(fc.record({ type: fc.constantFrom('function', 'custom', 'x'), name: fnName }), { maxLength: 3 }) },
+        { requiredKeys: ['type'] },
+      ),
+      fc.record(
+        {
+          type: fc.constantFrom('mcp', 'web_search', 'web_search_preview', 'file_search', 'code_interpreter'),
+          server_label: fc.string({ maxLength: 10 }),
+          server_url: fc.constantFrom('http://127.0.0.1:9/mcp', 'not a url', 'file:///etc/passwd'),
+          vector_store_ids: fc.jsonValue({ maxDepth: 1 }),
+        },
+        { requiredKeys: ['type'] },
+      ),
       fc.jsonValue({ maxDepth: 2 }),
     );
-    const choice = fc.oneof(fc.constantFrom('auto', 'none', 'required', 'sometimes'), fc.record({ type: fc.constantFrom('function', 'custom', 'allowed_tools', 'mcp'), name: fnName }), fc.jsonValue({ maxDepth: 2 }));
+    const choice = fc.oneof(
+      fc.constantFrom('auto', 'none', 'required', 'sometimes'),
+      fc.record({ type: fc.constantFrom('function', 'custom', 'allowed_tools', 'mcp'), name: fnName }),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
     await fc.assert(
       fc.asyncProperty(fc.array(tool, { maxLength: 6 }), fc.option(choice, { nil: undefined }), fc.boolean(), async (tools, tool_choice, stream) => {
         await checked(JSON.stringify({ model: 'm', input: 'What is the weather?', tools, tool_choice, stream, store: false }));

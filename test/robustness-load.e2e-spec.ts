@@ -49,7 +49,10 @@ describe('concurrent streams', () => {
       results.forEach((res, i) => {
         if (res.status !== 200) return problems.push(`#${i}: HTTP ${res.status} ${res.text.slice(0, 120)}`);
         const events = parseSse(res.text).map((e) => e.data);
-        const deltas = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+        const deltas = events
+          .filter((e) => e.type === 'response.output_text.delta')
+          .map((e) => e.delta)
+          .join('');
         const last = events[events.length - 1];
         const finalText = last?.response?.output?.at(-1)?.content?.[0]?.text;
         if (last?.type !== 'response.completed') return problems.push(`#${i}: ended with ${last?.type}`);

@@ -5,7 +5,7 @@ import { settleAndReport, activeTimeouts, waitFor } from './support/robustness/l
 import { FlakyToolModule, flakyLedger } from './support/robustness/flaky-tool.module.js';
 import { openSseStream } from './support/robustness/raw-http.js';
 import { startToolServerProcess } from './support/robustness/tool-server.process.js';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 
 /**
  * Gateway tools that fail (too slow, throwing, their server killed mid-call):

@@ -100,7 +100,10 @@ describe.each(['responses', 'chat'] as const)('the openai SDK stream helper (%s 
     expect(new Set(trace.slice(2, -3))).toEqual(new Set([`${textEvents}.delta`]));
     expect(trace.slice(-3)).toEqual([`${textEvents}.done`, 'response.content_part.done', 'response.output_item.done']);
     expect(run.events.some((e) => String(e.type).includes('reasoning_part'))).toBe(false);
-    const deltas = run.events.filter((e) => e.type === `${textEvents}.delta`).map((e) => e.delta).join('');
+    const deltas = run.events
+      .filter((e) => e.type === `${textEvents}.delta`)
+      .map((e) => e.delta)
+      .join('');
     expect(deltas).toBe('Weighing two options first.');
   });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
 const KEY_A = 'sk-alpha-0123456789';

@@ -159,9 +159,7 @@ describe('compaction (openai client, signed compaction items)', () => {
   });
 
   it('validates context_management', async () => {
-    const err = await client.responses
-      .create({ model: 'm', input: 'x', context_management: [{ type: 'compaction', compact_threshold: -1 }] } as any)
-      .catch((e) => e);
+    const err = await client.responses.create({ model: 'm', input: 'x', context_management: [{ type: 'compaction', compact_threshold: -1 }] } as any).catch((e) => e);
     expect(err.status).toBe(400);
     expect(err.error.param).toBe('context_management[0].compact_threshold');
   });

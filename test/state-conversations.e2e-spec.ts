@@ -36,10 +36,7 @@ describe('the Conversations API and responses in a conversation (openai client)'
   it('manages items: add, list with pagination, retrieve, delete', async () => {
     const conversation = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'first' }] });
     const added = await client.conversations.items.create(conversation.id, {
-      items: [
-        { type: 'message', role: 'user', content: 'second' },
-        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'third' }] } as any,
-      ],
+      items: [{ type: 'message', role: 'user', content: 'second' }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'third' }] } as any],
     });
     expect(added.data).toHaveLength(2);
     expect(added).toMatchObject({ object: 'list', has_more: false, first_id: added.data[0].id });

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { STATE_STORE, type StateStore } from '../libs/storage/index.js';
+import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
@@ -32,9 +32,7 @@ describe('stored state with MCP tools (real MCP server)', () => {
 
     // Without the credentials the call would reach the server as someone else.
     const requestsBefore = server.log.httpRequests.length;
-    const refused = await client.responses
-      .create({ model: 'm', previous_response_id: first.id, input: 'Echo two. [[call demo__echo {"text":"two"}]]' })
-      .catch((e) => e);
+    const refused = await client.responses.create({ model: 'm', previous_response_id: first.id, input: 'Echo two. [[call demo__echo {"text":"two"}]]' }).catch((e) => e);
     expect(refused).toMatchObject({ status: 400, param: 'tools', code: 'mcp_credentials_required' });
     expect(server.log.httpRequests.length).toBe(requestsBefore);
 

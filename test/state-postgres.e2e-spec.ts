@@ -17,7 +17,7 @@ describe('two gateway replicas on one PostgreSQL database', () => {
     try {
       await admin.query(`CREATE SCHEMA ${schema}`);
     } catch (e) {
-      throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`);
+      throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`, { cause: e });
     }
     const storage = { driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` };
     // Both start (and migrate) at once, as replicas of one deployment do.

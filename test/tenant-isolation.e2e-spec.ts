@@ -109,7 +109,7 @@ describe.each([
     expect(found.data[0]).toMatchObject({ file_id: aliceFile, filename: 'warranty.md' });
   });
 
-  it('refuses another key\'s file in one\'s own store with a 404 naming the file id', async () => {
+  it("refuses another key's file in one's own store with a 404 naming the file id", async () => {
     const bobStore = await bob.vectorStores.create({ name: 'bob docs' });
     const single = await expect404(bob.vectorStores.files.create(bobStore.id, { file_id: aliceFile }));
     expect([single.param, single.message]).toEqual(['file_id', expect.stringContaining(aliceFile)]);
@@ -123,7 +123,7 @@ describe.each([
     expect((await bob.vectorStores.files.list(bobStore.id)).data).toEqual([]);
   });
 
-  it('lets the file_search tool search only the stores of the request\'s key', async () => {
+  it("lets the file_search tool search only the stores of the request's key", async () => {
     const own = await alice.responses.create({
       model: MODEL,
       input: `Warranty? ${searchFiles('kettle warranty')}`,
@@ -205,17 +205,13 @@ describe('containers per API key', () => {
     expect((await alice.containers.files.list(box.id)).data.map((f) => f.id)).toEqual([note.id]);
   });
 
-  it('runs the code_interpreter tool only in containers of the request\'s key', async () => {
+  it("runs the code_interpreter tool only in containers of the request's key", async () => {
     const box = (await alice.containers.list()).data[0];
     const [note] = (await alice.containers.files.list(box.id)).data;
 
-    const named = await expect404(
-      bob.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'code_interpreter', container: box.id }] }),
-    );
+    const named = await expect404(bob.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'code_interpreter', container: box.id }] }));
     expect([named.code, named.param]).toEqual(['container_not_found', 'tools[0].container']);
-    const copied = await expect404(
-      bob.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: [note.id] } }] }),
-    );
+    const copied = await expect404(bob.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: [note.id] } }] }));
     expect([copied.code, copied.param]).toEqual(['file_not_found', 'tools[0].container.file_ids[0]']);
 
     // The owner may, and the container the tool makes for the request is the owner's.

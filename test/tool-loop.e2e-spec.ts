@@ -1,11 +1,10 @@
 import type OpenAI from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { NapToolModule, napLedger } from '../libs/core/testing/nap-tool.module.js';
+import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
 import { collect } from './support/fixtures.js';
 
 const nap = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'nap', name, ...extra }) as any;
-const fn = (name: string) =>
-  ({ type: 'function', name, description: `client tool ${name}`, parameters: { type: 'object', properties: { x: { type: 'string' } } } }) as const;
+const fn = (name: string) => ({ type: 'function', name, description: `client tool ${name}`, parameters: { type: 'object', properties: { x: { type: 'string' } } } }) as const;
 
 describe('the tool loop (test-only "nap" gateway tool type, openai client, simulated upstream)', () => {
   let stack: GatewayStack;
@@ -67,8 +66,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
   it('runs parallel gateway calls under the window and returns them in model order', async () => {
     const response = await client.responses.create({
       model: 'm',
-      input:
-        'Parallel. [[call nap_a {"ms": 150, "tag": "1"}]] [[call nap_b {"ms": 10, "tag": "2"}]] [[call nap_c {"ms": 80, "tag": "3"}]] [[call nap_d {"ms": 10, "tag": "4"}]]',
+      input: 'Parallel. [[call nap_a {"ms": 150, "tag": "1"}]] [[call nap_b {"ms": 10, "tag": "2"}]] [[call nap_c {"ms": 80, "tag": "3"}]] [[call nap_d {"ms": 10, "tag": "4"}]]',
       tools: [nap('nap_a'), nap('nap_b'), nap('nap_c'), nap('nap_d')],
     });
     const calls = (response.output as any[]).filter((i) => i.type === 'nap_call') as any[];
@@ -102,7 +100,7 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
     expect(napLedger.peakByName.get('nap_p')).toBe(2);
   });
 
-  it('turns a timed-out call into that call\'s error output without failing its siblings', async () => {
+  it("turns a timed-out call into that call's error output without failing its siblings", async () => {
     const response = await client.responses.create({
       model: 'm',
       input: '[[call nap_a {"ms": 5000, "tag": "slow"}]] [[call nap_b {"ms": 5, "tag": "fast"}]]',
@@ -132,12 +130,12 @@ describe('the tool loop (test-only "nap" gateway tool type, openai client, simul
   });
 
   it('honours max_tool_calls: calls past the limit are not run and the model is told', async () => {
-    const response = await client.responses.create({
+    const response = (await client.responses.create({
       model: 'm',
       input: '[[call nap_a {"ms": 1, "tag": "x"}]] [[call nap_b {"ms": 1, "tag": "y"}]]',
       tools: [nap('nap_a'), nap('nap_b')],
       max_tool_calls: 1,
-    } as any) as OpenAI.Responses.Response;
+    } as any)) as OpenAI.Responses.Response;
     expect(napLedger.records.map((r) => r.tag)).toEqual(['x']);
     expect((response.output as any[]).filter((i) => i.type === 'nap_call')).toHaveLength(1);
     expect(response.output_text).toContain('max_tool_calls');

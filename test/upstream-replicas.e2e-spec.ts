@@ -1,6 +1,6 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { UPSTREAM_CLIENT } from '../libs/core/upstream/upstream-client.interface.js';
-import type { UpstreamPool } from '../libs/upstream/upstream-pool.client.js';
+import { UPSTREAM_CLIENT } from '#core/upstream/upstream-client.interface.js';
+import type { UpstreamPool } from '#upstream/upstream-pool.client.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { until } from './support/until.js';
 
@@ -65,9 +65,7 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
   it('gives way to the less loaded replica when one conversation floods its own', async () => {
     const before = [s1.stats.requests, s2.stats.requests];
     await Promise.all(
-      Array.from({ length: 8 }, () =>
-        stack.openai.responses.create({ model: 'm', input: 'flood [[tokens 20]] [[delay token=20]]', prompt_cache_key: 'one-hot-conversation' }),
-      ),
+      Array.from({ length: 8 }, () => stack.openai.responses.create({ model: 'm', input: 'flood [[tokens 20]] [[delay token=20]]', prompt_cache_key: 'one-hot-conversation' })),
     );
     const served = [s1.stats.requests - before[0], s2.stats.requests - before[1]];
     expect(served[0] + served[1]).toBe(8);
@@ -108,13 +106,24 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
     const moved = await stack.openai.responses.create({ model: 'm', previous_response_id: first.id, input: '[[say on the other one]]' });
     expect(moved.output_text).toBe('on the other one');
     expect(openers(s2)).toContain(opener);
-    expect(pool().status().find((r) => r.url === s1.url)?.healthy).toBe(false);
+    expect(
+      pool()
+        .status()
+        .find((r) => r.url === s1.url)?.healthy,
+    ).toBe(false);
 
     // s1 returns on its port: the health check brings it back, and the conversation with it.
     const url1 = s1.url;
     s1 = new SimulatedUpstream({});
     await s1.listen(port1, '127.0.0.1');
-    await until(() => pool().status().find((r) => r.url === url1)?.healthy, (h) => h === true, 's1 to be healthy again');
+    await until(
+      () =>
+        pool()
+          .status()
+          .find((r) => r.url === url1)?.healthy,
+      (h) => h === true,
+      's1 to be healthy again',
+    );
     const back = await stack.openai.responses.create({ model: 'm', previous_response_id: first.id, input: '[[say home again]]' });
     expect(back.output_text).toBe('home again');
     expect(openers(s1)).toContain(opener);

@@ -200,9 +200,10 @@ describe('web_search over the openai client (SearXNG provider)', () => {
   });
 
   it('answers 400 naming the field of a bad declaration', async () => {
-    await expect(
-      client.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'web_search', search_context_size: 'huge' } as any] }),
-    ).rejects.toMatchObject({ status: 400, param: 'tools[0].search_context_size' });
+    await expect(client.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'web_search', search_context_size: 'huge' } as any] })).rejects.toMatchObject({
+      status: 400,
+      param: 'tools[0].search_context_size',
+    });
   });
 
   it('accepts web_search_call items in the input and shows them to the model as a call without results', async () => {

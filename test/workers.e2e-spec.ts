@@ -49,7 +49,16 @@ describe('worker mode: one command, two gateway processes on one port (SQLite sh
     const { url } = await simulator.listen(0, '127.0.0.1');
     port = await freePort();
     gateway = spawn(process.execPath, ['--import', here('./support/process/ts-register.mjs'), here('../apps/gateway/src/main.ts')], {
-      env: { ...process.env, NODE_OPTIONS: '', WORKERS: '2', HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: url, STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(root, 'state.sqlite') },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        WORKERS: '2',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        UPSTREAM_URL: url,
+        STORAGE_DRIVER: 'sqlite',
+        SQLITE_PATH: join(root, 'state.sqlite'),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     gateway.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -103,8 +112,7 @@ describe('worker mode: one command, two gateway processes on one port (SQLite sh
   });
 
   it('replaces a worker that dies, and stops all of them on SIGTERM', async () => {
-    const children = () =>
-      readFileSync(`/proc/${gateway.pid}/task/${gateway.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const children = () => readFileSync(`/proc/${gateway.pid}/task/${gateway.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
     const before = children();
     expect(before).toHaveLength(2);
     process.kill(before[0], 'SIGKILL');

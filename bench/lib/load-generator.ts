@@ -146,15 +146,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
 }
 
-async function closedLoop(
-  agent: http.Agent,
-  target: URL,
-  body: Buffer,
-  options: LoadOptions,
-  count: number,
-  durationMs: number,
-  record: (sample: Sample) => void,
-): Promise<void> {
+async function closedLoop(agent: http.Agent, target: URL, body: Buffer, options: LoadOptions, count: number, durationMs: number, record: (sample: Sample) => void): Promise<void> {
   let issued = 0;
   const deadline = performance.now() + durationMs;
   const worker = async (): Promise<void> => {

@@ -96,7 +96,15 @@ export function renderReport(r: BenchResults): string {
       `${r.durationSeconds ?? '?'} s in all${r.settings.quick ? ' (--quick: smoke run, not a measurement)' : ''}.`,
   );
   if (r.targets?.length) {
-    out.push('', '### Targets', '', table(['target', 'measured', 'result'], r.targets.map((t) => [t.target, t.measured, t.pass ? 'pass' : '**miss**'])));
+    out.push(
+      '',
+      '### Targets',
+      '',
+      table(
+        ['target', 'measured', 'result'],
+        r.targets.map((t) => [t.target, t.measured, t.pass ? 'pass' : '**miss**']),
+      ),
+    );
   }
   if (r.overhead) {
     out.push(
@@ -105,16 +113,7 @@ export function renderReport(r: BenchResults): string {
       '',
       table(
         ['mode', 'target', 'p50 (c=1)', 'p99 (c=1)', 'TTFB p50 (c=1)', 'req/s (c=64)', 'CPU µs/request (c=64)', 'errors'],
-        r.overhead.rows.map((row) => [
-          row.mode,
-          row.target,
-          ms(row.p50Ms),
-          ms(row.p99Ms),
-          ms(row.ttfbP50Ms),
-          row.rps.toFixed(0),
-          row.cpuUsPerRequest.toFixed(0),
-          row.errors,
-        ]),
+        r.overhead.rows.map((row) => [row.mode, row.target, ms(row.p50Ms), ms(row.p99Ms), ms(row.ttfbP50Ms), row.rps.toFixed(0), row.cpuUsPerRequest.toFixed(0), row.errors]),
       ),
     );
   }
@@ -193,15 +192,17 @@ export function renderReport(r: BenchResults): string {
       '',
       table(
         ['requests', 'errors', 'samples', 'heap first → last', 'heap slope', 'RSS first → last', 'RSS slope'],
-        [[
-          s.requests,
-          s.errors,
-          s.samples.length,
-          `${mib(first?.heapUsed ?? 0)} → ${mib(last?.heapUsed ?? 0)}`,
-          `${kib(s.heapSlopeBytesPerMin)}/min`,
-          `${mib(first?.rss ?? 0)} → ${mib(last?.rss ?? 0)}`,
-          `${kib(s.rssSlopeBytesPerMin)}/min`,
-        ]],
+        [
+          [
+            s.requests,
+            s.errors,
+            s.samples.length,
+            `${mib(first?.heapUsed ?? 0)} → ${mib(last?.heapUsed ?? 0)}`,
+            `${kib(s.heapSlopeBytesPerMin)}/min`,
+            `${mib(first?.rss ?? 0)} → ${mib(last?.rss ?? 0)}`,
+            `${kib(s.rssSlopeBytesPerMin)}/min`,
+          ],
+        ],
       ),
     );
   }

@@ -29,7 +29,10 @@ export function describe(values: readonly number[]): Distribution {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export interface LinearFit {

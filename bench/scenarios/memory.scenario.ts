@@ -149,13 +149,36 @@ export async function soakScenario(ctx: BenchContext): Promise<SoakResult> {
     const url = `${gateway.url}/responses`;
     const durationMs = seconds * 1000;
     const loads = Promise.all([
-      runLoad({ url, concurrency: 4, maxRequests: Infinity, maxDurationMs: durationMs, expect: 'response.completed',
-        body: JSON.stringify({ model: 'bench', input: '[[tokens 50]]', stream: true, store: false }) }),
-      runLoad({ url, concurrency: 3, maxRequests: Infinity, maxDurationMs: durationMs, expect: '"status":"completed"',
-        body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }) }),
-      runLoad({ url, concurrency: 1, maxRequests: Infinity, maxDurationMs: durationMs, expect: 'response.completed',
-        body: JSON.stringify({ model: 'bench', input: '[[call nap {"ms": 5}]] [[call nap {"ms": 5}]] [[say ok]]', stream: true, store: false,
-          tools: [{ type: 'nap', name: 'nap', parallel: true }] }) }),
+      runLoad({
+        url,
+        concurrency: 4,
+        maxRequests: Infinity,
+        maxDurationMs: durationMs,
+        expect: 'response.completed',
+        body: JSON.stringify({ model: 'bench', input: '[[tokens 50]]', stream: true, store: false }),
+      }),
+      runLoad({
+        url,
+        concurrency: 3,
+        maxRequests: Infinity,
+        maxDurationMs: durationMs,
+        expect: '"status":"completed"',
+        body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false }),
+      }),
+      runLoad({
+        url,
+        concurrency: 1,
+        maxRequests: Infinity,
+        maxDurationMs: durationMs,
+        expect: 'response.completed',
+        body: JSON.stringify({
+          model: 'bench',
+          input: '[[call nap {"ms": 5}]] [[call nap {"ms": 5}]] [[say ok]]',
+          stream: true,
+          store: false,
+          tools: [{ type: 'nap', name: 'nap', parallel: true }],
+        }),
+      }),
     ]);
     const samples: SoakSample[] = [];
     const started = Date.now();
@@ -170,8 +193,14 @@ export async function soakScenario(ctx: BenchContext): Promise<SoakResult> {
     const fitted = samples.slice(Math.floor(samples.length * 0.2));
     const xs = fitted.map((s) => s.t);
     const span = xs.length > 1 ? xs[xs.length - 1] - xs[0] : 0;
-    const heap = linearFit(xs, fitted.map((s) => s.heapUsed));
-    const rss = linearFit(xs, fitted.map((s) => s.rss));
+    const heap = linearFit(
+      xs,
+      fitted.map((s) => s.heapUsed),
+    );
+    const rss = linearFit(
+      xs,
+      fitted.map((s) => s.rss),
+    );
     const result: SoakResult = {
       seconds,
       requests: results.reduce((n, r) => n + r.requests, 0),

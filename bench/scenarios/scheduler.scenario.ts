@@ -41,9 +41,7 @@ export async function schedulerScenario(ctx: BenchContext): Promise<SchedulerRow
     const agent = keepAliveAgent(1);
     try {
       const calls = Array.from({ length: c.calls }, () => `[[call nap {"ms": ${c.latencyMs}}]]`).join(' ');
-      const body = Buffer.from(
-        JSON.stringify({ model: 'bench', input: `${calls} [[say done]]`, tools: [{ type: 'nap', name: 'nap', parallel: true }], store: false }),
-      );
+      const body = Buffer.from(JSON.stringify({ model: 'bench', input: `${calls} [[say done]]`, tools: [{ type: 'nap', name: 'nap', parallel: true }], store: false }));
       const target = new URL(`${gateway.url}/responses`);
       // One warm-up so JIT and first-connection costs stay out of the numbers.
       await sendOnce(agent, target, body, 'done');

@@ -52,9 +52,7 @@ describe('loadGatewayConfig', () => {
   });
 
   it("runs the section's validation at load, naming the setting and its variable", () => {
-    expect(() => loadGatewayConfig({ env: { PLANET_NAME: 'pluto' }, sections: [planetSection] })).toThrow(
-      'Invalid configuration: planet.name (PLANET_NAME): must not be "pluto"',
-    );
+    expect(() => loadGatewayConfig({ env: { PLANET_NAME: 'pluto' }, sections: [planetSection] })).toThrow('Invalid configuration: planet.name (PLANET_NAME): must not be "pluto"');
   });
   it('has documented defaults for the request, socket and store limits, and reads them from the environment', () => {
     const defaults = loadGatewayConfig();
@@ -164,9 +162,7 @@ describe('unknown config keys', () => {
 
   it("refuses a key inside one of core's sections, at any depth", () => {
     expect(load({ server: { prot: 80 } })).toThrow('unknown config key "server.prot" (did you mean "server.port"?)');
-    expect(load({ auth: { oidc: { issuer: 'https://id.example', audiance: ['x'] } } })).toThrow(
-      'unknown config key "auth.oidc.audiance" (did you mean "auth.oidc.audience"?)',
-    );
+    expect(load({ auth: { oidc: { issuer: 'https://id.example', audiance: ['x'] } } })).toThrow('unknown config key "auth.oidc.audiance" (did you mean "auth.oidc.audience"?)');
     // A map's keys are the operator's own.
     expect(load({ tools: { timeoutMsByType: { mcp: 1000, anything: 5 } } })().tools.timeoutMsByType).toEqual({ mcp: 1000, anything: 5 });
   });

@@ -86,9 +86,7 @@ function crossChecks(config: GatewayConfig): string[] {
   const problems: string[] = [];
   const storage = config.storage;
   if (storage?.driver === 'postgres' && !storage.postgresUrl?.trim()) {
-    problems.push(
-      'storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database',
-    );
+    problems.push('storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database');
   }
   return problems;
 }
@@ -152,7 +150,11 @@ function parseEnvValue(setting: SectionEnvSetting, path: string, value: string):
     if (!Number.isInteger(parsed)) throw new ConfigError(`${path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
     return parsed;
   }
-  if (setting.kind === 'list') return value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (setting.kind === 'list')
+    return value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (setting.kind === 'bool') {
     const word = value.trim().toLowerCase();
     if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
@@ -207,7 +209,10 @@ function splitUpstreamUrls(raw: Record<string, any>): Record<string, any> {
   const upstream = raw.upstream;
   if (!upstream || typeof upstream !== 'object') return raw;
   if (typeof upstream.baseUrl === 'string' && upstream.baseUrl.includes(',')) {
-    const urls = upstream.baseUrl.split(',').map((u: string) => u.trim()).filter((u: string) => u.length > 0);
+    const urls = upstream.baseUrl
+      .split(',')
+      .map((u: string) => u.trim())
+      .filter((u: string) => u.length > 0);
     upstream.baseUrls = urls;
     upstream.baseUrl = urls[0] ?? '';
   } else if (Array.isArray(upstream.baseUrls) && upstream.baseUrls.length > 0 && upstream.baseUrl === undefined) {
@@ -229,7 +234,10 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
     section.parse(config[section.key], config);
     return [];
   } catch (err) {
-    const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = (err instanceof Error ? err.message : String(err))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     const details = lines.length > 1 ? lines.slice(1) : lines;
     return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration: /, '')));
   }
@@ -241,15 +249,17 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
  * A key that neither core nor a section present knows is an error naming the
  * closest valid name.
  */
-export function validateGatewayConfig(
-  raw: Record<string, unknown> | GatewayConfig,
-  options: { sections?: readonly ConfigSection[] } = {},
-): GatewayConfig {
+export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig, options: { sections?: readonly ConfigSection[] } = {}): GatewayConfig {
   if (raw instanceof GatewayConfig) return raw;
   const sections = options.sections ?? [];
   const plain = splitUpstreamUrls(merge({}, raw as Record<string, any>));
   const config = plainToInstance(GatewayConfig, plain, { exposeDefaultValues: true });
-  const unknown = unknownKeysByClass(plain, config, '', sections.map((s) => s.key));
+  const unknown = unknownKeysByClass(
+    plain,
+    config,
+    '',
+    sections.map((s) => s.key),
+  );
   const problems = [...unknown, ...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
   // A section's validation may read core's settings (file search follows `storage`), so it
   // runs only on a valid core: one mistake, one message.

@@ -1,19 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
 
 export class UpstreamConfig {
   /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */

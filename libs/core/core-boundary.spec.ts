@@ -41,9 +41,7 @@ function sourceFiles(dir: string): string[] {
 
 /** Comments blanked out, line structure kept, so that hits keep their line numbers. */
 export function withoutComments(source: string): string {
-  return source
-    .replace(/\/\*[\s\S]*?\*\//g, (block) => block.replace(/[^\n]/g, ' '))
-    .replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+  return source.replace(/\/\*[\s\S]*?\*\//g, (block) => block.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 }
 
 export function violations(file: string, source: string): string[] {

@@ -1,16 +1,11 @@
-import { RateLimitError } from '../core/errors/gateway-error.js';
+import { RateLimitError } from '#core/errors/gateway-error.js';
 
 export type LimitKind = 'concurrency' | 'requests' | 'tokens';
 
 /** OpenAI's wording for rate limits, with what was hit and when to come back. */
 export function limitRefusal(kind: LimitKind, limit: number, retryAfterMs: number): RateLimitError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  const what =
-    kind === 'concurrency'
-      ? `${limit} concurrent requests`
-      : kind === 'requests'
-        ? `${limit} requests per minute`
-        : `${limit} tokens per minute`;
+  const what = kind === 'concurrency' ? `${limit} concurrent requests` : kind === 'requests' ? `${limit} requests per minute` : `${limit} tokens per minute`;
   return new RateLimitError(`Rate limit reached for this key: ${what}. Please try again in ${seconds}s.`, 'rate_limit_exceeded', seconds);
 }
 

@@ -1,4 +1,4 @@
-import { defineConfigSection } from '../config/config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import { LIMITS_KEYS, type LimitsSettings, readLimitsSettings } from './limits.settings.js';
 
 /** Nest token for the validated `limits` section; null when no limit is set. */

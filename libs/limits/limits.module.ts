@@ -1,6 +1,6 @@
 import { Global, Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { registerConfigSection } from '../config/config-section.js';
-import { REQUEST_LIMITER, type RequestLimiter } from '../core/loop/request-limiter.interface.js';
+import { registerConfigSection } from '#config/config-section.js';
+import { REQUEST_LIMITER, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import { LIMITS_SETTINGS, limitsConfigSection } from './limits.config-section.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';

@@ -1,4 +1,4 @@
-import type { GatewayConfig } from '../config/gateway-config.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 
 /** Thrown at start-up; the message names the offending setting. */
 export class LimitsConfigError extends Error {}

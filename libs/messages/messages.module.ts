@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CoreModule } from '../core/core.module.js';
+import { CoreModule } from '#core/core.module.js';
 import { MessagesTokenCounter } from './count-tokens/messages-token-counter.service.js';
 import { MessagesController } from './http/messages.controller.js';
 import { thinkingSignerProvider } from './thinking/thinking-signer.provider.js';

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { RUN_OBSERVER } from '../core/loop/run-observer.interface.js';
-import { STORE_OBSERVER } from '../storage/store-observer.js';
+import { RUN_OBSERVER } from '#core/loop/run-observer.interface.js';
+import { STORE_OBSERVER } from '#storage/store-observer.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
 import { DrainState } from './lifecycle/drain-state.service.js';
 import { LogWriter } from './logging/log-writer.service.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CoreModule } from '../core/core.module.js';
+import { CoreModule } from '#core/core.module.js';
 import { ModelsController } from './http/models.controller.js';
 import { ResponsesController } from './http/responses.controller.js';
 import { CreateResponseParser } from './request/create-response.parser.js';

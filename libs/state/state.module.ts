@@ -1,18 +1,18 @@
 import { Global, Module } from '@nestjs/common';
-import { RESPONSE_STATE } from '../core/loop/response-state.interface.js';
-import { ResponsesModule } from '../responses/responses.module.js';
-import { StorageModule } from '../storage/index.js';
+import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
+import { ResponsesModule } from '#responses/responses.module.js';
+import { StorageModule } from '#storage/index.js';
 import { ApiKeyAuthModule } from './auth/api-key-auth.module.js';
 import { CompactionInputItem } from './compaction/compaction-input-item.js';
 import { CompactionService } from './compaction/compaction.service.js';
-import { registerConfigSection } from '../config/config-section.js';
+import { registerConfigSection } from '#config/config-section.js';
 import { stateConfigSection } from './config/state.config-section.js';
 import { ConversationsController } from './http/conversations.controller.js';
 import { StoredResponsesController } from './http/stored-responses.controller.js';
 import { StoredResponseState } from './persistence/stored-response.state.js';
 import { ResponsesWebSocketServer } from './websocket/responses-websocket.server.js';
 import { BackgroundRunService } from './background/background-run.service.js';
-import { BACKGROUND_RUNNER } from '../core/loop/background-runner.interface.js';
+import { BACKGROUND_RUNNER } from '#core/loop/background-runner.interface.js';
 
 /**
  * Stored state for the Responses API: `store`, `previous_response_id`,

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pg from 'pg';
-import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '#config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { PostgresStateStore } from './postgres/postgres-state-store.js';
 import { SqliteStateStore } from './sqlite/sqlite-state-store.js';
@@ -62,9 +62,7 @@ describe('StorageModule', () => {
     const admin = new pg.Pool({ connectionString: url, max: 1 });
     await admin.query(`CREATE SCHEMA ${schema}`);
     try {
-      const moduleRef = await boot(
-        configWith({ driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` }),
-      );
+      const moduleRef = await boot(configWith({ driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` }));
       const store = moduleRef.get<StateStore>(STATE_STORE);
       expect(store).toBeInstanceOf(PostgresStateStore);
       expect(await store.getConversation('conv_none', null)).toBeNull();

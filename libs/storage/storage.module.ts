@@ -1,12 +1,12 @@
-import { redactUrl } from '../config/url-redaction.js';
+import { redactUrl } from '#config/url-redaction.js';
 import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '#config/gateway-config.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
 import { MemoryBackgroundStore } from './memory/memory-background.store.js';
-import { assertImplements } from '../core/overrides/gateway-override.js';
+import { assertImplements } from '#core/overrides/gateway-override.js';
 
 /**
  * A store the host supplies instead of the configured driver's (provided by
@@ -76,9 +76,7 @@ export async function createStateStore(storage: StorageConfig): Promise<StateSto
       }
     case 'postgres':
       if (typeof storage.postgresUrl !== 'string' || storage.postgresUrl.trim() === '') {
-        throw new Error(
-          "storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).",
-        );
+        throw new Error("storage.postgresUrl is required when storage.driver is 'postgres' (e.g. postgres://user:password@host:5432/database).");
       }
       {
         const { PostgresStateStore } = await loadDriver(() => import('./postgres/postgres-state-store.js'), 'postgres', 'pg');

@@ -1,12 +1,12 @@
 import type { DynamicModule, Type } from '@nestjs/common';
-import { CodeInterpreterToolModule } from './code-interpreter/code-interpreter-tool.module.js';
-import { CustomToolModule } from './custom/custom-tool.module.js';
-import { FileSearchToolModule } from './file-search/file-search-tool.module.js';
-import { FunctionToolModule } from './function/function-tool.module.js';
-import { McpToolModule } from './mcp/mcp-tool.module.js';
-import { NamespaceToolModule } from './namespace/namespace-tool.module.js';
-import { ToolSearchToolModule } from './tool-search/tool-search-tool.module.js';
-import { WebSearchToolModule } from './web-search/web-search-tool.module.js';
+import { CodeInterpreterToolModule } from '#tools/code-interpreter/code-interpreter-tool.module.js';
+import { CustomToolModule } from '#tools/custom/custom-tool.module.js';
+import { FileSearchToolModule } from '#tools/file-search/file-search-tool.module.js';
+import { FunctionToolModule } from '#tools/function/function-tool.module.js';
+import { McpToolModule } from '#tools/mcp/mcp-tool.module.js';
+import { NamespaceToolModule } from '#tools/namespace/namespace-tool.module.js';
+import { ToolSearchToolModule } from '#tools/tool-search/tool-search-tool.module.js';
+import { WebSearchToolModule } from '#tools/web-search/web-search-tool.module.js';
 
 /**
  * The tool-type modules a gateway loads unless told otherwise. Core never

@@ -1,7 +1,7 @@
-import type { JsonObject, Usage } from '../core/protocol/items.js';
-import type { ModelEvent } from '../core/protocol/model-events.js';
-import { emptyUsage } from '../core/protocol/items.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { JsonObject, Usage } from '#core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import { emptyUsage } from '#core/protocol/items.js';
+import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { toUsage } from './usage.mapper.js';
 import { argumentsText, isJsonObject, newCallId, stringOr } from './wire-values.js';
 
@@ -106,11 +106,7 @@ export class ChatCompletionDecoder {
     const item = this.current;
     if (!item) return;
     this.current = undefined;
-    this.emit(
-      item.kind === 'message'
-        ? { type: 'message.done', key: item.key, text: item.text }
-        : { type: 'reasoning.done', key: item.key, text: item.text },
-    );
+    this.emit(item.kind === 'message' ? { type: 'message.done', key: item.key, text: item.text } : { type: 'reasoning.done', key: item.key, text: item.text });
   }
 
   private toolCall(raw: JsonObject): void {
@@ -179,11 +175,7 @@ export class ChatCompletionDecoder {
 
   private failed(chunk: JsonObject): UpstreamUnavailableError {
     const error = chunk.error;
-    const message =
-      (isJsonObject(error) && stringOr(error.message, '')) ||
-      stringOr(error, '') ||
-      stringOr(chunk.message, '') ||
-      `Upstream ${this.url} failed while generating.`;
+    const message = (isJsonObject(error) && stringOr(error.message, '')) || stringOr(error, '') || stringOr(chunk.message, '') || `Upstream ${this.url} failed while generating.`;
     return new UpstreamUnavailableError(message, 'upstream_failed');
   }
 }

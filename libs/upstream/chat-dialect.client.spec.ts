@@ -1,5 +1,5 @@
-import type { JsonObject } from '../core/protocol/items.js';
-import type { ModelEvent } from '../core/protocol/model-events.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import { ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { collect, modelRequest } from './testing/upstream-test.helpers.js';
@@ -96,8 +96,7 @@ describe('ChatDialectClient', () => {
     });
 
     it('newer vLLM: reasoning arrives as `reasoning`', async () => {
-      upstream.handler = (_req, res) =>
-        sendSse(res, [chunk({ reasoning: 'Hmm.' }), chunk({ content: 'Hi' }), chunk({}, 'stop'), '[DONE]']);
+      upstream.handler = (_req, res) => sendSse(res, [chunk({ reasoning: 'Hmm.' }), chunk({ content: 'Hi' }), chunk({}, 'stop'), '[DONE]']);
 
       const events = await collect(client.infer(modelRequest({ stream: true })));
 
@@ -218,9 +217,7 @@ describe('ChatDialectClient', () => {
 
       const events = await collect(client.infer(modelRequest({ stream: true })));
 
-      expect(events.filter((event) => event.type === 'call.done')).toEqual([
-        { type: 'call.done', key: 'call_0', call_id: 'c1', name: 'f', arguments: '{"a":1}' },
-      ]);
+      expect(events.filter((event) => event.type === 'call.done')).toEqual([{ type: 'call.done', key: 'call_0', call_id: 'c1', name: 'f', arguments: '{"a":1}' }]);
     });
 
     it.each([
@@ -302,10 +299,7 @@ describe('ChatDialectClient', () => {
               message: {
                 role: 'assistant',
                 content: '',
-                tool_calls: [
-                  { function: { name: 'a', arguments: { x: 1 } } },
-                  { function: { name: 'b', arguments: { y: [2] } } },
-                ],
+                tool_calls: [{ function: { name: 'a', arguments: { x: 1 } } }, { function: { name: 'b', arguments: { y: [2] } } }],
               },
               finish_reason: 'length',
             },
@@ -327,8 +321,7 @@ describe('ChatDialectClient', () => {
 
   describe('failures', () => {
     it('errors with upstream_failed on an error chunk mid-stream', async () => {
-      upstream.handler = (_req, res) =>
-        sendSse(res, [chunk({ content: 'a' }), { error: { object: 'error', message: 'Engine crashed', type: 'InternalServerError', code: 500 } }]);
+      upstream.handler = (_req, res) => sendSse(res, [chunk({ content: 'a' }), { error: { object: 'error', message: 'Engine crashed', type: 'InternalServerError', code: 500 } }]);
       await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
         status: 502,
         code: 'upstream_failed',
@@ -371,8 +364,7 @@ describe('ChatDialectClient', () => {
     });
 
     it('passes an Ollama 404 through with its message', async () => {
-      upstream.handler = (_req, res) =>
-        sendJson(res, 404, { error: { message: 'model "llama9" not found, try pulling it first', type: 'api_error', param: null, code: null } });
+      upstream.handler = (_req, res) => sendJson(res, 404, { error: { message: 'model "llama9" not found, try pulling it first', type: 'api_error', param: null, code: null } });
       await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
         status: 404,
         message: 'model "llama9" not found, try pulling it first',
@@ -416,7 +408,14 @@ describe('ChatDialectClient', () => {
                 { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'high' },
               ],
             },
-            { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Line one' }, { type: 'input_text', text: 'Line two' }] },
+            {
+              type: 'message',
+              role: 'user',
+              content: [
+                { type: 'input_text', text: 'Line one' },
+                { type: 'input_text', text: 'Line two' },
+              ],
+            },
             { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'hidden' }] },
             { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Let me check.', annotations: [] }] },
             { type: 'reasoning', id: 'rs_2', summary: [], content: [{ type: 'reasoning_text', text: 'hidden too' }] },

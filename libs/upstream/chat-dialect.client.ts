@@ -1,9 +1,9 @@
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
 import { toChatCompletionRequest } from './chat-request.mapper.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';
-import type { InferOptions } from '../core/upstream/upstream-client.interface.js';
+import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { isJsonObject } from './wire-values.js';
 
@@ -28,10 +28,7 @@ export class ChatDialectClient extends DialectClient {
       // Every server in this family ends with `[DONE]`; a body that just stops
       // is accepted only when a choice already said why it finished.
       if (!sawDone && !decoder.sawFinishReason) {
-        throw new UpstreamUnavailableError(
-          `Upstream ${body.url} ended the stream before the completion finished.`,
-          'upstream_stream_error',
-        );
+        throw new UpstreamUnavailableError(`Upstream ${body.url} ended the stream before the completion finished.`, 'upstream_stream_error');
       }
       decoder.end();
       return;

@@ -1,5 +1,5 @@
-import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '../core/protocol/items.js';
-import type { ModelRequest } from '../core/protocol/model-events.js';
+import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '#core/protocol/items.js';
+import type { ModelRequest } from '#core/protocol/model-events.js';
 import { isJsonObject, omitNullish } from './wire-values.js';
 
 type ChatContent = string | JsonObject[] | null;

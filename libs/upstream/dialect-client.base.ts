@@ -1,11 +1,10 @@
 import { Observable } from 'rxjs';
-import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import { UpstreamHttpError, UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
-import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '../core/upstream/upstream-client.interface.js';
-import type { FlowGate } from '../core/protocol/flow-gate.js';
-import type { JsonObject } from '../core/protocol/items.js';
+import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { toChatMessages, toChatTool } from './chat-request.mapper.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
@@ -50,10 +49,7 @@ export abstract class DialectClient implements UpstreamClient {
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
     const body = await this.transport.json({ method: 'GET', path: '/models', signal });
     if (!isJsonObject(body) || !Array.isArray(body.data)) {
-      throw new UpstreamUnavailableError(
-        `Upstream ${this.transport.displayUrl}/models did not answer with a model list.`,
-        'upstream_bad_response',
-      );
+      throw new UpstreamUnavailableError(`Upstream ${this.transport.displayUrl}/models did not answer with a model list.`, 'upstream_bad_response');
     }
     return body.data.filter(isJsonObject).map((model) => ({
       ...model,

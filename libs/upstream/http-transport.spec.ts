@@ -1,15 +1,6 @@
-import { FlowGate } from '../core/protocol/flow-gate.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
-import {
-  deadPort,
-  ScriptedUpstream,
-  sendJson,
-  sleep,
-  SHORT_MS,
-  startSse,
-  testTimeouts,
-  upstreamConfig,
-} from './testing/scripted-upstream.server.js';
+import { deadPort, ScriptedUpstream, sendJson, sleep, SHORT_MS, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 
 /**
  * Tracks the timers the transport arms while `run` executes: every one must

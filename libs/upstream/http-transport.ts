@@ -1,14 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { upstreamHeaderProblem } from './upstream-headers.js';
-import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
-import { redactUrl } from '../config/url-redaction.js';
-import {
-  UpstreamHttpError,
-  UpstreamTimeoutError,
-  UpstreamUnavailableError,
-} from '../core/errors/gateway-error.js';
-import type { FlowGate } from '../core/protocol/flow-gate.js';
+import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
+import { redactUrl } from '#config/url-redaction.js';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -228,13 +224,7 @@ class Exchange implements UpstreamBody {
       }
       this.settler = { resolve: resolve as (value: unknown) => void, reject };
       signal?.addEventListener('abort', this.onAbort, { once: true });
-      this.arm('total', this.limits.totalMs, () =>
-        this.fail(
-          new UpstreamTimeoutError(
-            `Upstream ${this.url} did not finish within ${this.limits.totalMs} ms (total timeout).`,
-          ),
-        ),
-      );
+      this.arm('total', this.limits.totalMs, () => this.fail(new UpstreamTimeoutError(`Upstream ${this.url} did not finish within ${this.limits.totalMs} ms (total timeout).`)));
       this.send();
     });
   }
@@ -248,10 +238,7 @@ class Exchange implements UpstreamBody {
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          throw new UpstreamUnavailableError(
-            `Upstream ${this.url} answered with a body that is not valid JSON.`,
-            'upstream_bad_response',
-          );
+          throw new UpstreamUnavailableError(`Upstream ${this.url} answered with a body that is not valid JSON.`, 'upstream_bad_response');
         }
       },
     );
@@ -307,11 +294,7 @@ class Exchange implements UpstreamBody {
       // A pooled socket is already connected; only a fresh one has a connect phase to time.
       if (!socket.connecting) return;
       this.arm('connect', this.limits.connectMs, () =>
-        this.fail(
-          new UpstreamTimeoutError(
-            `Upstream ${this.url} did not accept a connection within ${this.limits.connectMs} ms (connect timeout).`,
-          ),
-        ),
+        this.fail(new UpstreamTimeoutError(`Upstream ${this.url} did not accept a connection within ${this.limits.connectMs} ms (connect timeout).`)),
       );
       socket.once('connect', () => {
         if (req === this.req) this.disarm('connect');
@@ -322,11 +305,7 @@ class Exchange implements UpstreamBody {
     req.on('finish', () => {
       if (req !== this.req || this.phase !== 'pending') return;
       this.arm('firstByte', this.limits.firstByteMs, () =>
-        this.fail(
-          new UpstreamTimeoutError(
-            `Upstream ${this.url} sent no response headers within ${this.limits.firstByteMs} ms (first-byte timeout).`,
-          ),
-        ),
+        this.fail(new UpstreamTimeoutError(`Upstream ${this.url} sent no response headers within ${this.limits.firstByteMs} ms (first-byte timeout).`)),
       );
     });
     req.on('response', (res) => this.onResponse(req, res));
@@ -351,9 +330,7 @@ class Exchange implements UpstreamBody {
       return;
     }
     const reason = UNREACHABLE_REASONS[code] ?? error.message;
-    this.fail(
-      new UpstreamUnavailableError(`Upstream ${this.url} is unreachable: ${reason}${code ? ` (${code})` : ''}.`),
-    );
+    this.fail(new UpstreamUnavailableError(`Upstream ${this.url} is unreachable: ${reason}${code ? ` (${code})` : ''}.`));
   }
 
   private onResponse(req: http.ClientRequest, res: http.IncomingMessage): void {
@@ -395,8 +372,7 @@ class Exchange implements UpstreamBody {
     };
     this.onEnd = () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const message =
-        upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
+      const message = upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
       this.fail(new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined), true);
@@ -406,9 +382,7 @@ class Exchange implements UpstreamBody {
 
   private consume<T>(onChunk: (chunk: Buffer) => void, onEnd: () => T): Promise<T> {
     if (this.phase !== 'open') {
-      return Promise.reject(
-        this.failure ?? new Error(`The body of ${this.url} was already consumed.`),
-      );
+      return Promise.reject(this.failure ?? new Error(`The body of ${this.url} was already consumed.`));
     }
     return new Promise<T>((resolve, reject) => {
       this.phase = 'reading';
@@ -457,12 +431,7 @@ class Exchange implements UpstreamBody {
       this.fail(undefined);
       return;
     }
-    this.fail(
-      new UpstreamUnavailableError(
-        `Upstream ${this.url} closed the connection in the middle of the response.`,
-        'upstream_stream_error',
-      ),
-    );
+    this.fail(new UpstreamUnavailableError(`Upstream ${this.url} closed the connection in the middle of the response.`, 'upstream_stream_error'));
   }
 
   private readonly onAbort = (): void => {
@@ -507,13 +476,7 @@ class Exchange implements UpstreamBody {
   }
 
   private armIdle(): void {
-    this.arm('idle', this.limits.idleMs, () =>
-      this.fail(
-        new UpstreamTimeoutError(
-          `Upstream ${this.url} sent nothing for ${this.limits.idleMs} ms (idle timeout).`,
-        ),
-      ),
-    );
+    this.arm('idle', this.limits.idleMs, () => this.fail(new UpstreamTimeoutError(`Upstream ${this.url} sent nothing for ${this.limits.idleMs} ms (idle timeout).`)));
   }
 
   private arm(name: TimerName, ms: number, onFire: () => void): void {
@@ -565,9 +528,7 @@ export function upstreamErrorMessage(raw: string): string | undefined {
   if (typeof detail === 'string' && detail) return detail;
   if (Array.isArray(detail)) {
     // FastAPI validation errors: [{loc, msg, type}, ...]
-    const parts = detail
-      .map((entry) => (isJsonObject(entry) && typeof entry.msg === 'string' ? entry.msg : undefined))
-      .filter((msg): msg is string => !!msg);
+    const parts = detail.map((entry) => (isJsonObject(entry) && typeof entry.msg === 'string' ? entry.msg : undefined)).filter((msg): msg is string => !!msg);
     if (parts.length) return parts.join('; ');
   }
   return undefined;

@@ -1,4 +1,4 @@
-export { UPSTREAM_CLIENT, type ModelInfo, type UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+export { UPSTREAM_CLIENT, type ModelInfo, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 export { UpstreamModule } from './upstream.module.js';
 export { createUpstreamClient } from './upstream-client.factory.js';
 export { DialectClient } from './dialect-client.base.js';

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
-import type { JsonObject } from '../core/protocol/items.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import type { UpstreamBody } from './http-transport.js';
 import { isJsonObject } from './wire-values.js';
 
@@ -20,10 +20,7 @@ export interface JsonEventStreamEnd {
  * the SSE `event` field is ignored. `onEvent` returns `true` once it has seen
  * a terminal event: the rest of the body is then drained, not parsed.
  */
-export async function readJsonEventStream(
-  body: UpstreamBody,
-  onEvent: (event: JsonObject) => boolean | void,
-): Promise<JsonEventStreamEnd> {
+export async function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObject) => boolean | void): Promise<JsonEventStreamEnd> {
   const end: JsonEventStreamEnd = { sawDone: false, stopped: false };
   const malformed = (detail: string): UpstreamUnavailableError =>
     new UpstreamUnavailableError(`Upstream ${body.url} sent a malformed stream event: ${detail}`, 'upstream_stream_error');

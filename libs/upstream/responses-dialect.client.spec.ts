@@ -1,18 +1,8 @@
 import { Subscription } from 'rxjs';
-import type { ModelEvent } from '../core/protocol/model-events.js';
-import type { JsonObject, ModelItem } from '../core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import type { JsonObject, ModelItem } from '#core/protocol/items.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
-import {
-  deadPort,
-  ScriptedUpstream,
-  sendJson,
-  sendSse,
-  SHORT_MS,
-  sleep,
-  startSse,
-  testTimeouts,
-  upstreamConfig,
-} from './testing/scripted-upstream.server.js';
+import { deadPort, ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { collect, loadVllmFixture, modelRequest } from './testing/upstream-test.helpers.js';
 
 const gemma = loadVllmFixture('function-call-vllm-gemma4.yaml');
@@ -38,7 +28,12 @@ describe('ResponsesDialectClient', () => {
   describe('recorded vLLM traffic', () => {
     it('decodes the streamed gemma-4 function call', async () => {
       const lines: string[] = gemma.sse;
-      upstream.handler = (_req, res) => sendSse(res, lines.map((line) => line.replace(/^data: /, '')), { gapMs: 1 });
+      upstream.handler = (_req, res) =>
+        sendSse(
+          res,
+          lines.map((line) => line.replace(/^data: /, '')),
+          { gapMs: 1 },
+        );
 
       const events = await collect(client.infer(modelRequest({ model: gemma.model, stream: true })));
 
@@ -69,13 +64,7 @@ describe('ResponsesDialectClient', () => {
 
       const events = await collect(client.infer(modelRequest({ stream: true })));
 
-      expect(events.map((event) => event.type)).toEqual([
-        'call.start',
-        ...Array(8).fill('call.delta'),
-        'call.done',
-        'usage',
-        'finish',
-      ]);
+      expect(events.map((event) => event.type)).toEqual(['call.start', ...Array(8).fill('call.delta'), 'call.done', 'usage', 'finish']);
       expect(events[9]).toMatchObject({ arguments: '{"city": "San Francisco"}' });
     });
 
@@ -396,7 +385,17 @@ describe('ResponsesDialectClient', () => {
           status: 'incomplete',
           incomplete_details: { reason: 'content_filter' },
           output: [
-            { id: 'msg_1', type: 'message', role: 'assistant', status: null, phase: 'commentary', content: [{ type: 'output_text', text: 'a' }, { type: 'output_text', text: 'b' }] },
+            {
+              id: 'msg_1',
+              type: 'message',
+              role: 'assistant',
+              status: null,
+              phase: 'commentary',
+              content: [
+                { type: 'output_text', text: 'a' },
+                { type: 'output_text', text: 'b' },
+              ],
+            },
             { id: 'fc_1', type: 'function_call', name: 'f', arguments: { x: 1 }, status: null },
             { id: 'ws_1', type: 'web_search_call', status: 'completed' },
             { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 's' }], encrypted_content: 'enc' },
@@ -418,8 +417,7 @@ describe('ResponsesDialectClient', () => {
     });
 
     it('fails with upstream_failed when the response status is failed', async () => {
-      upstream.handler = (_req, res) =>
-        sendJson(res, 200, { object: 'response', status: 'failed', output: [], error: { code: 'server_error', message: 'engine died' } });
+      upstream.handler = (_req, res) => sendJson(res, 200, { object: 'response', status: 'failed', output: [], error: { code: 'server_error', message: 'engine died' } });
       await expect(collect(client.infer(modelRequest()))).rejects.toMatchObject({ status: 502, code: 'upstream_failed', message: 'engine died' });
     });
   });
@@ -478,7 +476,9 @@ describe('ResponsesDialectClient', () => {
       };
       const events: ModelEvent[] = [];
       await expect(
-        new Promise((resolve, reject) => client.infer(modelRequest({ stream: true })).subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(undefined) })),
+        new Promise((resolve, reject) =>
+          client.infer(modelRequest({ stream: true })).subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(undefined) }),
+        ),
       ).rejects.toMatchObject({ status: 502, code: 'upstream_stream_error' });
       expect(events).toEqual([{ type: 'reasoning.start', key: 'rs_1' }]);
     });
@@ -575,7 +575,14 @@ describe('ResponsesDialectClient', () => {
           instructions: 'Be brief.',
           input: [
             { type: 'message', role: 'developer', content: 'Use tools.' },
-            { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' }] },
+            {
+              type: 'message',
+              role: 'user',
+              content: [
+                { type: 'input_text', text: 'Weather?' },
+                { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' },
+              ],
+            },
             { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Need weather.' }], encrypted_content: null, status: 'completed' },
             { type: 'reasoning', id: 'rs_empty', summary: [], content: [] },
             { type: 'reasoning', summary: [], encrypted_content: 'opaque' },
@@ -608,7 +615,14 @@ describe('ResponsesDialectClient', () => {
         instructions: 'Be brief.',
         input: [
           { type: 'message', role: 'developer', content: 'Use tools.' },
-          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather?' }, { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' }] },
+          {
+            type: 'message',
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'Weather?' },
+              { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' },
+            ],
+          },
           { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Need weather.' }] },
           { type: 'reasoning', id: expect.stringMatching(/^rs_[0-9a-f]{24}$/), summary: [], encrypted_content: 'opaque' },
           { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
@@ -637,9 +651,7 @@ describe('ResponsesDialectClient', () => {
       client = new ResponsesDialectClient(upstreamConfig(upstream.baseUrl, { defaultModel: 'fallback-model' }), testTimeouts());
       upstream.handler = (_req, res) => sendSse(res, [{ type: 'response.completed', response: { status: 'completed' } }]);
 
-      await collect(
-        client.infer(modelRequest({ model: '', tool_choice: 'auto', parallel_tool_calls: true, reasoning: { effort: null }, instructions: '', stream: true })),
-      );
+      await collect(client.infer(modelRequest({ model: '', tool_choice: 'auto', parallel_tool_calls: true, reasoning: { effort: null }, instructions: '', stream: true })));
 
       expect(upstream.requests[0].body).toEqual({
         model: 'fallback-model',

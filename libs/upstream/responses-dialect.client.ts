@@ -1,7 +1,7 @@
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';
-import type { InferOptions } from '../core/upstream/upstream-client.interface.js';
+import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { ResponsesEventDecoder } from './responses-event.decoder.js';
 import { toResponsesRequest } from './responses-request.mapper.js';

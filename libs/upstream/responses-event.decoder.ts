@@ -1,6 +1,6 @@
-import type { JsonObject } from '../core/protocol/items.js';
-import type { ModelEvent } from '../core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '../core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
 import { toUsage } from './usage.mapper.js';
 import { argumentsText, isJsonObject, newCallId, numberOr, stringOr } from './wire-values.js';
 
@@ -26,12 +26,7 @@ const ITEM_KINDS: Record<string, ItemKind> = {
   function_call: 'call',
 };
 
-const REASONING_DELTAS = new Set([
-  'response.reasoning_text.delta',
-  'response.reasoning.delta',
-  'response.reasoning_summary_text.delta',
-  'response.reasoning_summary.delta',
-]);
+const REASONING_DELTAS = new Set(['response.reasoning_text.delta', 'response.reasoning.delta', 'response.reasoning_summary_text.delta', 'response.reasoning_summary.delta']);
 
 const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
@@ -112,10 +107,7 @@ export class ResponsesEventDecoder {
   /** The body ended: without a terminal event the response is incomplete in an unknown way. */
   end(): void {
     if (this.ended) return;
-    throw new UpstreamUnavailableError(
-      `Upstream ${this.url} ended the stream before the response finished.`,
-      'upstream_stream_error',
-    );
+    throw new UpstreamUnavailableError(`Upstream ${this.url} ended the stream before the response finished.`, 'upstream_stream_error');
   }
 
   private finishWith(response: JsonObject, type: string): void {
@@ -246,11 +238,7 @@ export class ResponsesEventDecoder {
 
   private failed(body: JsonObject): UpstreamUnavailableError {
     const error = isJsonObject(body.error) ? body.error : undefined;
-    const message =
-      (error && stringOr(error.message, '')) ||
-      stringOr(body.error, '') ||
-      stringOr(body.message, '') ||
-      `Upstream ${this.url} failed to produce a response.`;
+    const message = (error && stringOr(error.message, '')) || stringOr(body.error, '') || stringOr(body.message, '') || `Upstream ${this.url} failed to produce a response.`;
     return new UpstreamUnavailableError(message, 'upstream_failed');
   }
 }

@@ -1,8 +1,8 @@
-import type { TimeoutConfig, UpstreamConfig } from '../config/gateway-config.js';
+import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import type { DialectClient } from './dialect-client.base.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
-import type { UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+import type { UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { UpstreamPool } from './upstream-pool.client.js';
 
 /**

@@ -1,7 +1,7 @@
 import { firstValueFrom, Observable, toArray } from 'rxjs';
-import { UpstreamHttpError, UpstreamUnavailableError } from '../core/errors/gateway-error.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import type { ModelInfo, UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import type { ModelInfo, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { affinityKey, UpstreamPool } from './upstream-pool.client.js';
 
 /**
@@ -50,7 +50,13 @@ describe('UpstreamPool', () => {
   beforeEach(() => {
     a = new ScriptedReplica('a');
     b = new ScriptedReplica('b');
-    pool = new UpstreamPool([{ url: 'http://a/v1', client: a }, { url: 'http://b/v1', client: b }], { healthCheckMs: 60_000 });
+    pool = new UpstreamPool(
+      [
+        { url: 'http://a/v1', client: a },
+        { url: 'http://b/v1', client: b },
+      ],
+      { healthCheckMs: 60_000 },
+    );
   });
   afterEach(() => pool.close());
 
@@ -99,7 +105,10 @@ describe('UpstreamPool', () => {
     a.behaviour = 'hang';
     b.behaviour = 'hang';
     const subs = Array.from({ length: 10 }, () => pool.infer(request('hot')).subscribe());
-    const loads = pool.status().map((r) => r.outstanding).sort((x, y) => x - y);
+    const loads = pool
+      .status()
+      .map((r) => r.outstanding)
+      .sort((x, y) => x - y);
     expect(loads[0] + loads[1]).toBe(10);
     expect(loads[0]).toBeGreaterThanOrEqual(3);
     for (const s of subs) s.unsubscribe();

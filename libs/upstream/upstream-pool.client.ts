@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Observable, type Subscription } from 'rxjs';
-import {
-  isGatewayError,
-  UpstreamHttpError,
-  UpstreamTimeoutError,
-  UpstreamUnavailableError,
-} from '../core/errors/gateway-error.js';
-import type { ModelEvent, ModelRequest } from '../core/protocol/model-events.js';
-import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+import { isGatewayError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 
 /** One model server behind the pool, with what the pool knows of it. */
 interface Replica {

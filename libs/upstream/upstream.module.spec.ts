@@ -1,10 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { GATEWAY_CONFIG, GatewayConfig, TimeoutConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig, TimeoutConfig } from '#config/gateway-config.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
 import { createUpstreamClient } from './upstream-client.factory.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { UpstreamModule } from './upstream.module.js';
 import { ScriptedUpstream, sendJson, sleep, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 

@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { createUpstreamClient } from './upstream-client.factory.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../core/upstream/upstream-client.interface.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 
 /**
  * The client built from `upstream.*` config, provided whatever `UPSTREAM_CLIENT`

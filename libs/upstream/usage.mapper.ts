@@ -1,4 +1,4 @@
-import { type Usage } from '../core/protocol/items.js';
+import { type Usage } from '#core/protocol/items.js';
 import { isJsonObject, numberOr } from './wire-values.js';
 
 /**
@@ -8,11 +8,7 @@ import { isJsonObject, numberOr } from './wire-values.js';
  */
 export function toUsage(raw: unknown): Usage {
   const usage = isJsonObject(raw) ? raw : {};
-  const inputDetails = isJsonObject(usage.input_tokens_details)
-    ? usage.input_tokens_details
-    : isJsonObject(usage.prompt_tokens_details)
-      ? usage.prompt_tokens_details
-      : {};
+  const inputDetails = isJsonObject(usage.input_tokens_details) ? usage.input_tokens_details : isJsonObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
   const outputDetails = isJsonObject(usage.output_tokens_details)
     ? usage.output_tokens_details
     : isJsonObject(usage.completion_tokens_details)

@@ -3,10 +3,10 @@ import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { SimulatedUpstream, type SimulatedUpstreamOptions } from '../../apps/simulator/src/simulated-upstream.js';
-import { validateGatewayConfig } from '../../src/gateway-config.loader.js';
-import type { GatewayConfig } from '../../libs/config/gateway-config.js';
-import { configureGatewayApp } from '../../src/configure-app.js';
-import { GatewayModule } from '../../src/gateway.module.js';
+import { validateGatewayConfig } from '#src/gateway-config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 
 export interface GatewayStack {
   app: INestApplication;
@@ -54,10 +54,7 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
       options.config ?? {},
     ),
   );
-  const app = await NestFactory.create(
-    GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }),
-    { bodyParser: false, logger: false },
-  );
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), { bodyParser: false, logger: false });
   // The harness stands for the deployable gateway, which owns the whole app.
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');

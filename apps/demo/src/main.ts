@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../../simulator/src/simulated-upstream.js';
-import { loadGatewayConfig } from '../../../src/gateway-config.loader.js';
-import { redactUrl } from '../../../libs/config/url-redaction.js';
-import { GatewayModule } from '../../../src/gateway.module.js';
-import { configureGatewayApp } from '../../../src/configure-app.js';
+import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { redactUrl } from '#config/url-redaction.js';
+import { GatewayModule } from '#src/gateway.module.js';
+import { configureGatewayApp } from '#src/configure-app.js';
 import { startOrdersMcpServer } from './orders-mcp.server.js';
 
 /**

@@ -18,9 +18,7 @@ async function main(): Promise<void> {
   const gateway = new SwitchyardRpcClient(proxy, { prefix: config.transports.patternPrefix });
   try {
     const input = process.argv.slice(2).join(' ') || 'Roll two dice for me [[call roll_dice {"count": 2}]]';
-    const events = await lastValueFrom(
-      gateway.stream({ model: config.upstream.defaultModel ?? 'example', input, tools: [{ type: 'dice', sides: 6 }] }).pipe(toArray()),
-    );
+    const events = await lastValueFrom(gateway.stream({ model: config.upstream.defaultModel ?? 'example', input, tools: [{ type: 'dice', sides: 6 }] }).pipe(toArray()));
     const final = events.at(-1);
     console.log(JSON.stringify({ types: events.map((e) => e.type), response: final?.response }));
   } finally {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../../../libs/config/config.loader.js';
-import { loadGatewayConfig } from '../../../src/gateway-config.loader.js';
+import { ConfigError } from '#config/config.loader.js';
+import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 
 export const HELP = `Usage: switchyard [options]
        switchyard check-config [file]
@@ -23,11 +23,7 @@ Settings come from defaults, then the config file, then environment variables
 flags. See README.md, "Configuration".
 `;
 
-export type CliCommand =
-  | { kind: 'help' }
-  | { kind: 'version' }
-  | { kind: 'check-config'; configFile?: string }
-  | { kind: 'serve'; configFile?: string; port?: number };
+export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number };
 
 export class UsageError extends Error {}
 
@@ -92,7 +88,10 @@ export function checkConfig(env: Record<string, string | undefined>, configFile?
     loadGatewayConfig({ env, file: configFile });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    const lines = err.message.split('\n').map((l) => l.trim()).filter((l) => l && l !== 'Invalid configuration:');
+    const lines = err.message
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && l !== 'Invalid configuration:');
     return { ok: false, lines: lines.map((l) => `error: ${l}`) };
   }
   const source = configFile ?? env.SWITCHYARD_CONFIG;

@@ -1,15 +1,15 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
-import { loadGatewayConfig } from '../../../src/gateway-config.loader.js';
-import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
-import { ToolHandlerExplorer } from '../../../libs/core/handlers/tool-handler.explorer.js';
-import { installGracefulDrain } from '../../../libs/observability/lifecycle/graceful-drain.js';
-import { LogWriter, type LineSink } from '../../../libs/observability/logging/log-writer.service.js';
-import { NestLogBridge } from '../../../libs/observability/logging/nest-log.bridge.js';
-import { startupSummary } from '../../../libs/observability/startup/startup-summary.js';
-import { configureGatewayApp } from '../../../src/configure-app.js';
-import { GatewayModule } from '../../../src/gateway.module.js';
+import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js';
+import { LogWriter, type LineSink } from '#observability/logging/log-writer.service.js';
+import { NestLogBridge } from '#observability/logging/nest-log.bridge.js';
+import { startupSummary } from '#observability/startup/startup-summary.js';
+import { configureGatewayApp } from '#src/configure-app.js';
+import { GatewayModule } from '#src/gateway.module.js';
 import { StartupError, describeStartupError } from './startup-error.js';
 import { isWorker, runPrimary, workerCount } from './workers.js';
 
@@ -33,14 +33,10 @@ export interface BootOptions {
  * are set (a hybrid app). Listening is left to the caller (`startGateway`
  * does all of it: config, workers, drain, listen, the start-up line).
  */
-export async function bootGateway(
-  config: GatewayConfig,
-  logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'],
-  options: BootOptions = {},
-): Promise<BootedGateway> {
+export async function bootGateway(config: GatewayConfig, logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'], options: BootOptions = {}): Promise<BootedGateway> {
   const brokers = [config.transports?.natsUrl && 'NATS', config.transports?.redisUrl && 'Redis'].filter((name): name is string => !!name);
   // Loaded only when a broker is configured: an HTTP-only gateway needs no broker client installed.
-  const microservice = brokers.length > 0 ? await import('../../../src/microservice.js') : undefined;
+  const microservice = brokers.length > 0 ? await import('#src/microservice.js') : undefined;
   const imports = microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: config.transports.patternPrefix })] : [];
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports }), { bodyParser: false, logger, abortOnError: false });
   try {
@@ -113,9 +109,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
     app = booted.app;
-    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
-      writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }),
-    );
+    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) => writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }));
     await app.listen(config.server.port, config.server.host);
     nestLogger.booting = false;
     // The first signal drains (Nest's shutdown hooks); a second one means "now", as an operator at a terminal expects.

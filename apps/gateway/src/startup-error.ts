@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
-import { ConfigError } from '../../../libs/config/config.loader.js';
-import type { GatewayConfig } from '../../../libs/config/gateway-config.js';
-import { redactUrl } from '../../../libs/observability/startup/startup-summary.js';
+import { ConfigError } from '#config/config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { redactUrl } from '#observability/startup/startup-summary.js';
 
 /** A start-up failure in the words an operator needs: what, which setting, and the fix. */
 export class StartupError extends Error {

@@ -182,7 +182,11 @@ describe('SimulatedUpstream over /v1/chat/completions', () => {
       ]);
       const pieces = calls.filter((c) => !('id' in c));
       for (const piece of pieces) expect(Object.keys(piece).sort()).toEqual(['function', 'index']);
-      const argsOf = (index: number) => pieces.filter((p) => p.index === index).map((p) => p.function.arguments).join('');
+      const argsOf = (index: number) =>
+        pieces
+          .filter((p) => p.index === index)
+          .map((p) => p.function.arguments)
+          .join('');
       expect(argsOf(0)).toBe('{}');
       expect(argsOf(1)).toBe('{"city": "Nice"}');
       expect(chunks.at(-1)?.choices[0]).toMatchObject({ delta: {}, finish_reason: 'tool_calls' });

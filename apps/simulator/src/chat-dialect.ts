@@ -66,8 +66,7 @@ export function chatBody(input: DialectInput): Json {
 export function* chatFrames(input: DialectInput, includeUsage: boolean): Generator<SseFrame> {
   const { plan, chunkChars } = input;
   const envelope = { id: `chatcmpl-${hexId(32)}`, object: 'chat.completion.chunk', created: unixSeconds(), model: input.model };
-  const chunk = (delta: Json, token = false): SseFrame =>
-    frame('', { ...envelope, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] }, token);
+  const chunk = (delta: Json, token = false): SseFrame => frame('', { ...envelope, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] }, token);
 
   yield chunk({ role: 'assistant', content: '' });
   if (plan.reasoning !== null) {
@@ -83,12 +82,7 @@ export function* chatFrames(input: DialectInput, includeUsage: boolean): Generat
     for (const piece of splitIntoDeltas(plan.text, chunkChars)) yield chunk({ content: piece }, true);
   }
   const finalDelta = plan.calls.length > 0 ? {} : { content: '' };
-  yield frame(
-    '',
-    { ...envelope, choices: [{ index: 0, delta: finalDelta, logprobs: null, finish_reason: finishReason(plan), stop_reason: null }] },
-    false,
-    true,
-  );
+  yield frame('', { ...envelope, choices: [{ index: 0, delta: finalDelta, logprobs: null, finish_reason: finishReason(plan), stop_reason: null }] }, false, true);
   if (includeUsage) yield frame('', { ...envelope, choices: [], usage: usage(plan) });
   yield frame('', '[DONE]');
 }

@@ -16,9 +16,7 @@ export interface ToolSpec {
   parameters: JsonSchema | undefined;
 }
 
-export type ToolChoice =
-  | { mode: 'auto' | 'none' | 'required' }
-  | { mode: 'named'; name: string };
+export type ToolChoice = { mode: 'auto' | 'none' | 'required' } | { mode: 'named'; name: string };
 
 export interface Conversation {
   turns: Turn[];
@@ -137,9 +135,7 @@ export function fromChatRequest(body: Json): Conversation {
     turns,
     tools: normaliseTools(body.tools),
     toolChoice: normaliseToolChoice(body.tool_choice),
-    maxOutputTokens:
-      positiveInteger(body.max_completion_tokens, 'max_completion_tokens') ??
-      positiveInteger(body.max_tokens, 'max_tokens'),
+    maxOutputTokens: positiveInteger(body.max_completion_tokens, 'max_completion_tokens') ?? positiveInteger(body.max_tokens, 'max_tokens'),
   };
 }
 

@@ -28,9 +28,7 @@ describe('parseDirectives', () => {
   });
 
   it('reads every fault setting', () => {
-    const d = parseDirectives(
-      '[[fault status=429 message="slow down" retry_after=3 stall=10 stall_after=2 ms=50 reset_after=4 malformed_after=5 truncate times=2]]',
-    );
+    const d = parseDirectives('[[fault status=429 message="slow down" retry_after=3 stall=10 stall_after=2 ms=50 reset_after=4 malformed_after=5 truncate times=2]]');
     expect(d.fault).toEqual({
       status: 429,
       message: 'slow down',

@@ -31,10 +31,8 @@ describe('fault injection', () => {
   });
   afterAll(() => sim.close());
 
-  const responses = (input: string, extra: Record<string, unknown> = {}) =>
-    postJson(url, '/responses', { model: 'm', input, ...extra });
-  const chat = (content: string, extra: Record<string, unknown> = {}) =>
-    postJson(url, '/chat/completions', { model: 'm', messages: [{ role: 'user', content }], ...extra });
+  const responses = (input: string, extra: Record<string, unknown> = {}) => postJson(url, '/responses', { model: 'm', input, ...extra });
+  const chat = (content: string, extra: Record<string, unknown> = {}) => postJson(url, '/chat/completions', { model: 'm', messages: [{ role: 'user', content }], ...extra });
 
   describe('status', () => {
     it('answers the status in the vLLM error envelope, streaming or not', async () => {

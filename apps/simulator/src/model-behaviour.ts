@@ -1,4 +1,4 @@
-import type { Conversation, ConversationFocus, ToolSpec, Turn } from './conversation.js';
+import type { Conversation, ConversationFocus, ToolSpec } from './conversation.js';
 import type { Directives } from './directives.js';
 import { fillSchema } from './schema-filler.js';
 
@@ -29,12 +29,7 @@ export interface BehaviourOptions {
 
 export const TOOL_RESULT_PREFIX = 'Based on the tool result: ';
 
-export function planTurn(
-  conversation: Conversation,
-  focus: ConversationFocus,
-  directives: Directives,
-  options: BehaviourOptions,
-): ModelPlan {
+export function planTurn(conversation: Conversation, focus: ConversationFocus, directives: Directives, options: BehaviourOptions): ModelPlan {
   const prompt = directives.cleanText;
   const calls = conversation.toolChoice.mode === 'none' ? [] : chooseCalls(conversation, focus, directives, prompt);
   let text: string | null = null;
@@ -44,21 +39,11 @@ export function planTurn(
     else if (focus.lastKind === 'tool_output') text = TOOL_RESULT_PREFIX + focus.trailingOutputs.join('\n');
     else text = defaultAnswer(prompt);
   }
-  const reasoning =
-    directives.reason ?? (options.reasoning ? defaultReasoning(prompt, calls, focus.lastKind === 'tool_output') : null);
-  return budget(
-    { reasoning, calls, text },
-    conversation.maxOutputTokens,
-    inputTokens(conversation),
-  );
+  const reasoning = directives.reason ?? (options.reasoning ? defaultReasoning(prompt, calls, focus.lastKind === 'tool_output') : null);
+  return budget({ reasoning, calls, text }, conversation.maxOutputTokens, inputTokens(conversation));
 }
 
-function chooseCalls(
-  conversation: Conversation,
-  focus: ConversationFocus,
-  directives: Directives,
-  prompt: string,
-): PlannedCall[] {
+function chooseCalls(conversation: Conversation, focus: ConversationFocus, directives: Directives, prompt: string): PlannedCall[] {
   const scripted = directives.calls.filter((c) => c.round === 'always' || c.round === focus.round);
   if (scripted.length > 0) return scripted.map((c) => ({ name: c.name, arguments: pythonJson(c.args) }));
   // Only a fresh user turn can trigger unscripted calls; after a tool result the model answers,
@@ -105,9 +90,7 @@ export function bestMatch(tools: ToolSpec[], prompt: string): { tool: ToolSpec; 
 }
 
 function words(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-    .filter((w) => w.length > 1 && !MATCH_STOP_WORDS.has(w))
-    .map(stem);
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1 && !MATCH_STOP_WORDS.has(w)).map(stem);
 }
 
 function stem(word: string): string {
@@ -239,11 +222,7 @@ export function tokenId(token: string): number {
   return (hash >>> 0) % 151643;
 }
 
-function budget(
-  draft: { reasoning: string | null; calls: PlannedCall[]; text: string | null },
-  limit: number | undefined,
-  input: number,
-): ModelPlan {
+function budget(draft: { reasoning: string | null; calls: PlannedCall[]; text: string | null }, limit: number | undefined, input: number): ModelPlan {
   let left = limit ?? Infinity;
   let incomplete = false;
   let reasoning = draft.reasoning;

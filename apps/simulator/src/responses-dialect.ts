@@ -17,9 +17,7 @@ export interface DialectInput {
 }
 
 type OutputItem =
-  | { kind: 'reasoning'; id: string; text: string }
-  | { kind: 'call'; hex: string; callId: string; name: string; arguments: string }
-  | { kind: 'message'; id: string; text: string };
+  { kind: 'reasoning'; id: string; text: string } | { kind: 'call'; hex: string; callId: string; name: string; arguments: string } | { kind: 'message'; id: string; text: string };
 
 function outputItems(plan: ModelPlan): OutputItem[] {
   const items: OutputItem[] = [];
@@ -105,13 +103,7 @@ interface Envelope {
   createdAt: number;
 }
 
-function responseObject(
-  input: DialectInput,
-  envelope: Envelope,
-  status: 'in_progress' | 'completed' | 'incomplete',
-  output: Json[],
-  usageValue: Json | null,
-): Json {
+function responseObject(input: DialectInput, envelope: Envelope, status: 'in_progress' | 'completed' | 'incomplete', output: Json[], usageValue: Json | null): Json {
   const { body, plan } = input;
   return {
     id: envelope.id,
@@ -162,8 +154,7 @@ export function responsesBody(input: DialectInput): Json {
 export function* responsesFrames(input: DialectInput): Generator<SseFrame> {
   const envelope = { id: `resp_${hexId()}`, createdAt: unixSeconds() };
   let sequence = 0;
-  const event = (type: string, payload: Json, token = false, terminal = false): SseFrame =>
-    frame(type, { type, ...payload, sequence_number: sequence++ }, token, terminal);
+  const event = (type: string, payload: Json, token = false, terminal = false): SseFrame => frame(type, { type, ...payload, sequence_number: sequence++ }, token, terminal);
 
   const initial = responseObject(input, envelope, 'in_progress', [], null);
   yield event('response.created', { response: initial });

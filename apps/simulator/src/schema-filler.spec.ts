@@ -142,7 +142,10 @@ describe('fillSchema', () => {
     expect(value.site).toBe('https://example.com');
     expect(value.code.length).toBeLessThanOrEqual(3);
     const formats = new Ajv({ strict: false });
-    formats.addFormat('email', /@/).addFormat('uri', /^https?:/).addFormat('date-time', /T/);
+    formats
+      .addFormat('email', /@/)
+      .addFormat('uri', /^https?:/)
+      .addFormat('date-time', /T/);
     expect(formats.validate(schema, value)).toBe(true);
   });
 });

@@ -36,8 +36,7 @@ const STOP_WORDS = new Set(
 );
 
 /** Property names whose value is best the user's own words, verbatim. */
-const FREE_TEXT_NAME =
-  /(query|question|prompt|text|message|content|body|search|expression|instruction|input|description|request|keywords?)$/i;
+const FREE_TEXT_NAME = /(query|question|prompt|text|message|content|body|search|expression|instruction|input|description|request|keywords?)$/i;
 const IDENTIFIER_NAME = /(^|_|-)(id|key|ref|code|path|file|filename|name|slug|sku|ticker|symbol)$|Id$/;
 
 function fill(schemaIn: unknown, propName: string, ctx: FillContext): unknown {
@@ -117,10 +116,7 @@ function fillNumber(schema: JsonSchema, integer: boolean, ctx: FillContext): num
   const max = numeric(schema.maximum) ?? (exclusiveMax !== undefined ? exclusiveMax - step : undefined);
   const multipleOf = numeric(schema.multipleOf);
   const fits = (n: number) =>
-    (!integer || Number.isInteger(n)) &&
-    (min === undefined || n >= min) &&
-    (max === undefined || n <= max) &&
-    (multipleOf === undefined || Number.isInteger(n / multipleOf));
+    (!integer || Number.isInteger(n)) && (min === undefined || n >= min) && (max === undefined || n <= max) && (multipleOf === undefined || Number.isInteger(n / multipleOf));
   const fromPrompt = ctx.hints.numbers.find(fits);
   if (fromPrompt !== undefined) return fromPrompt;
   let value = min ?? (max !== undefined && max < 1 ? max : 1);
@@ -168,11 +164,7 @@ function promptHints(prompt: string): PromptHints {
   const urls = text.match(/https?:\/\/[^\s"']+/g) ?? [];
   const words = text.split(/\s+/).map((w) => w.replace(/^[^\w@/.-]+|[^\w]+$/g, ''));
   // Things like job-382, v2.1, src/main.ts: tokens mixing letters with digits or path separators.
-  const identifiers = words.filter(
-    (w) =>
-      (/\d/.test(w) && /[A-Za-z]/.test(w) && /^[\w./@:-]+$/.test(w)) ||
-      (/^[\w-]+[/.][\w./-]+$/.test(w) && !/^https?:/.test(w)),
-  );
+  const identifiers = words.filter((w) => (/\d/.test(w) && /[A-Za-z]/.test(w) && /^[\w./@:-]+$/.test(w)) || (/^[\w-]+[/.][\w./-]+$/.test(w) && !/^https?:/.test(w)));
   const numbers = [...text.matchAll(/(?<![\w.-])(-?\d+(?:\.\d+)?)(?![\w-]|\.\d)/g)].map((m) => Number(m[1]));
   // Runs of capitalised words that do not open a sentence: "San Francisco", "Paris".
   const properNouns: string[] = [];
@@ -194,10 +186,7 @@ function promptHints(prompt: string): PromptHints {
     flush();
   }
   const contentWords = words.filter((w) => /^[\p{L}][\p{L}\p{N}'-]*$/u.test(w) && !STOP_WORDS.has(w.toLowerCase()));
-  const longestWord = contentWords.reduce<string | undefined>(
-    (best, w) => (best === undefined || w.length > best.length ? w : best),
-    undefined,
-  );
+  const longestWord = contentWords.reduce<string | undefined>((best, w) => (best === undefined || w.length > best.length ? w : best), undefined);
   return { text, quoted, properNouns, identifiers, emails, urls, numbers, longestWord };
 }
 
@@ -205,7 +194,11 @@ function resolve(schema: unknown, root: JsonSchema, seen = 0): JsonSchema {
   if (typeof schema === 'boolean' || schema === null || typeof schema !== 'object') return {};
   const s = schema as JsonSchema;
   if (typeof s.$ref === 'string' && s.$ref.startsWith('#') && seen < 16) {
-    const path = s.$ref.slice(1).split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const path = s.$ref
+      .slice(1)
+      .split('/')
+      .filter(Boolean)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     let target: unknown = root;
     for (const segment of path) target = (target as Record<string, unknown> | undefined)?.[segment];
     const { $ref: _ref, ...rest } = s;

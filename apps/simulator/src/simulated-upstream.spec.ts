@@ -20,11 +20,37 @@ const emailTool = {
 
 // Every top-level field of the recorded vLLM response object (shared/fixtures/vllm).
 const VLLM_RESPONSE_FIELDS = [
-  'background', 'created_at', 'frequency_penalty', 'id', 'incomplete_details', 'input_messages', 'instructions',
-  'kv_transfer_params', 'max_output_tokens', 'max_tool_calls', 'metadata', 'model', 'object', 'output',
-  'output_messages', 'parallel_tool_calls', 'presence_penalty', 'previous_response_id', 'prompt', 'reasoning',
-  'service_tier', 'status', 'temperature', 'text', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'truncation',
-  'usage', 'user',
+  'background',
+  'created_at',
+  'frequency_penalty',
+  'id',
+  'incomplete_details',
+  'input_messages',
+  'instructions',
+  'kv_transfer_params',
+  'max_output_tokens',
+  'max_tool_calls',
+  'metadata',
+  'model',
+  'object',
+  'output',
+  'output_messages',
+  'parallel_tool_calls',
+  'presence_penalty',
+  'previous_response_id',
+  'prompt',
+  'reasoning',
+  'service_tier',
+  'status',
+  'temperature',
+  'text',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'truncation',
+  'usage',
+  'user',
 ].sort();
 
 describe('SimulatedUpstream over /v1/responses', () => {
@@ -294,16 +320,17 @@ describe('SimulatedUpstream over /v1/responses', () => {
       ]);
       const added = events.find((e) => e.type === 'response.reasoning_part.added');
       expect(added.part).toEqual({ text: '', type: 'reasoning_text' });
-      const text = events.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta).join('');
+      const text = events
+        .filter((e) => e.type === 'response.reasoning_text.delta')
+        .map((e) => e.delta)
+        .join('');
       expect(text).toBe('Because it is.');
       expect(events.find((e) => e.type === 'response.reasoning_part.done').part.text).toBe('Because it is.');
       expect(events.find((e) => e.type === 'response.output_item.added' && e.output_index === 1).item.type).toBe('message');
     });
 
     it('streams function calls like the gemma recording, bare item ids included', async () => {
-      const events = (await stream({ input: 'What is the weather in San Francisco?', tools: [weatherTool], tool_choice: 'required' })).map((b) =>
-        JSON.parse(b.data),
-      );
+      const events = (await stream({ input: 'What is the weather in San Francisco?', tools: [weatherTool], tool_choice: 'required' })).map((b) => JSON.parse(b.data));
       const added = events.find((e) => e.type === 'response.output_item.added');
       expect(added.item).toEqual({
         arguments: '',
@@ -480,8 +507,14 @@ describe('SimulatedUpstream POST /tokenize (vLLM, at the server root)', () => {
     { role: 'user', content: 'What is the weather in Paris today?' },
   ];
 
-  it("counts a chat prompt as vLLM answers it, equal to the input_tokens of the same chat completion", async () => {
-    const res = await postJson(root, '/tokenize', { model: 'switchyard-sim', messages, tools: [{ type: 'function', function: weatherTool }], add_generation_prompt: true, return_token_strs: true });
+  it('counts a chat prompt as vLLM answers it, equal to the input_tokens of the same chat completion', async () => {
+    const res = await postJson(root, '/tokenize', {
+      model: 'switchyard-sim',
+      messages,
+      tools: [{ type: 'function', function: weatherTool }],
+      add_generation_prompt: true,
+      return_token_strs: true,
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { count: number; max_model_len: number; tokens: number[]; token_strs: string[] };
     expect(Object.keys(body).sort()).toEqual(['count', 'max_model_len', 'token_strs', 'tokens']);

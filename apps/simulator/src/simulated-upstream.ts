@@ -2,14 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatBody, chatFrames } from './chat-dialect.js';
-import {
-  BadRequestError,
-  focusOf,
-  fromChatRequest,
-  fromResponsesRequest,
-  type Conversation,
-  type ConversationFocus,
-} from './conversation.js';
+import { BadRequestError, focusOf, fromChatRequest, fromResponsesRequest, type Conversation, type ConversationFocus } from './conversation.js';
 import { EmbeddingRequestError, embeddingsBody } from './embeddings.js';
 import { DirectiveError, parseDirectives, parseFaultText, type Directives, type FaultSpec } from './directives.js';
 import { deltaCount, planTurn, promptTokens, tokenId } from './model-behaviour.js';
@@ -356,8 +349,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
         maxModelLen: this.options.maxModelLen,
       };
       if (request.stream === true) {
-        const frames =
-          dialect === 'responses' ? responsesFrames(input) : chatFrames(input, includeUsage(request.stream_options));
+        const frames = dialect === 'responses' ? responsesFrames(input) : chatFrames(input, includeUsage(request.stream_options));
         await this.writeStream(res, frames, latency, fault, flight, dialect === 'responses' && this.options.sseEventLines);
       } else {
         const reply = dialect === 'responses' ? responsesBody(input) : chatBody(input);
@@ -467,14 +459,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     res.end(json);
   }
 
-  private async writeStream(
-    res: ServerResponse,
-    frames: Iterable<SseFrame>,
-    latency: Latency,
-    fault: FaultSpec,
-    flight: InFlight,
-    eventLines: boolean,
-  ): Promise<void> {
+  private async writeStream(res: ServerResponse, frames: Iterable<SseFrame>, latency: Latency, fault: FaultSpec, flight: InFlight, eventLines: boolean): Promise<void> {
     const signal = flight.controller.signal;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     res.flushHeaders();
@@ -579,13 +564,7 @@ function sendJson(res: ServerResponse, status: number, payload: unknown, headers
 }
 
 /** vLLM's error envelope. */
-function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  param: string | null = null,
-  headers: Record<string, string> = {},
-): void {
+function sendError(res: ServerResponse, status: number, message: string, param: string | null = null, headers: Record<string, string> = {}): void {
   sendJson(res, status, { error: { message, type: ERROR_TYPES[status] ?? 'Error', param, code: status } }, headers);
 }
 
@@ -631,12 +610,7 @@ function nonNegative(value: number | undefined, name: string): number | undefine
  * `max_model_len` (HTTP 400, before generating), rather than shortening the
  * budget itself: a gateway has to fit the budget to the context.
  */
-function contextOverflow(
-  request: Record<string, unknown>,
-  dialect: Dialect,
-  inputTokens: number,
-  maxModelLen: number,
-): { message: string; param: string | null } | null {
+function contextOverflow(request: Record<string, unknown>, dialect: Dialect, inputTokens: number, maxModelLen: number): { message: string; param: string | null } | null {
   if (inputTokens >= maxModelLen) {
     return {
       message: `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${inputTokens} input tokens. Please reduce the length of the input messages.`,

@@ -17,7 +17,9 @@ export function frame(event: string, payload: unknown, token = false, terminal =
 
 /** Ids are the only random part of a response: vLLM's are random too, and they must not collide. */
 export function hexId(length = 16): string {
-  return randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length);
+  return randomBytes(Math.ceil(length / 2))
+    .toString('hex')
+    .slice(0, length);
 }
 
 export function unixSeconds(): number {

@@ -2,14 +2,7 @@
  * Domain errors. Deep code throws these; the edge (HTTP filter, SSE writer)
  * maps them to the OpenAI error envelope or a `response.failed` event.
  */
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'not_found_error'
-  | 'authentication_error'
-  | 'rate_limit_error'
-  | 'server_error'
-  | 'upstream_error'
-  | 'timeout_error';
+export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'authentication_error' | 'rate_limit_error' | 'server_error' | 'upstream_error' | 'timeout_error';
 
 export class GatewayError extends Error {
   /** Response headers that belong with the error (e.g. `retry-after`). */

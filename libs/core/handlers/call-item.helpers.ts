@@ -1,6 +1,16 @@
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
-import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict, GatewayCall, GatewayCallResult, GatewayEventPlan } from '../handlers/tool-handler.interface.js';
+import type {
+  ApprovalAnswer,
+  ApprovalContract,
+  ApprovalVerdict,
+  ClientCallShape,
+  GatewayCall,
+  GatewayCallResult,
+  GatewayEventPlan,
+  HistoryContext,
+} from '../handlers/tool-handler.interface.js';
+import { modelVisibleName } from '../registry/model-names.js';
 import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
 
 /**
@@ -108,4 +118,15 @@ export function simpleApprovalToModelItems(item: PublicItem, modelName: string):
     return [{ type: 'function_call_output', call_id: it.approval_request_id, output: String(it.output ?? it.error ?? '') }];
   }
   return null;
+}
+
+/**
+ * The model-visible name of a client call found in history: the declared
+ * tool's, else (a grouped member the request no longer declares) the same
+ * stable joined name the group would have given it.
+ */
+export function clientCallModelName(kind: ClientCallShape['kind'], name: string, namespace: string | undefined, ctx: HistoryContext): string {
+  const declared = ctx.clientCallName(kind, name, namespace);
+  if (declared) return declared;
+  return namespace ? modelVisibleName([namespace, name], new Set()) : name;
 }

@@ -1,7 +1,7 @@
 import { Injectable, Scope, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
 import type { InputItemHandler } from './input-item-handler.interface.js';
 import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
@@ -205,7 +205,7 @@ describe('ToolHandlerExplorer (Nest discovery)', () => {
     await expect(explore(FunctionToolHandler, FunctionExecutor)).rejects.toThrow(/"function" is client-owned/);
   });
 
-  it('rejects a type that collides with another handler\'s alias, in either order', async () => {
+  it("rejects a type that collides with another handler's alias, in either order", async () => {
     await expect(explore(SearchHandler, PreviewHandler)).rejects.toThrow(/wire tag "web_search_preview" is claimed twice/);
     await expect(explore(PreviewHandler, SearchHandler)).rejects.toThrow(/wire tag "web_search_preview" is claimed twice/);
   });

@@ -1,8 +1,8 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
-import { ToolSearchToolHandler } from '../../tools/tool-search/tool-search.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
+import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
 import type { ModelEvent } from '../protocol/model-events.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
@@ -22,7 +22,14 @@ beforeAll(async () => {
     [
       { type: 'function', name: 'run_shell' },
       { type: 'custom', name: 'apply_patch' },
-      { type: 'namespace', name: 'files', tools: [{ type: 'function', name: 'read' }, { type: 'custom', name: 'write' }] },
+      {
+        type: 'namespace',
+        name: 'files',
+        tools: [
+          { type: 'function', name: 'read' },
+          { type: 'custom', name: 'write' },
+        ],
+      },
       { type: 'probe', name: 'lookup' },
       { type: 'file_search', vector_store_ids: ['vs_1'] },
       { type: 'tool_search', execution: 'client' },
@@ -80,20 +87,29 @@ describe('RoundAccumulator', () => {
     });
 
     it('relays a non-streamed message (done without deltas) as exactly one delta', () => {
-      const { emitted, types } = accumulate([{ type: 'message.start', key: 'm' }, { type: 'message.done', key: 'm', text: 'All at once' }]);
+      const { emitted, types } = accumulate([
+        { type: 'message.start', key: 'm' },
+        { type: 'message.done', key: 'm', text: 'All at once' },
+      ]);
       const deltas = emitted.filter((e) => e.type === 'response.output_text.delta');
       expect(deltas.map((e) => e.delta)).toEqual(['All at once']);
       expect(types().indexOf('response.output_text.delta')).toBeLessThan(types().indexOf('response.output_text.done'));
     });
 
     it('opens the message itself when the upstream skips message.start', () => {
-      const { types, ledger } = accumulate([{ type: 'message.delta', key: 'm', delta: 'x' }, { type: 'message.done', key: 'm', text: 'x' }]);
+      const { types, ledger } = accumulate([
+        { type: 'message.delta', key: 'm', delta: 'x' },
+        { type: 'message.done', key: 'm', text: 'x' },
+      ]);
       expect(types()[0]).toBe('response.output_item.added');
       expect(ledger.items).toHaveLength(1);
     });
 
     it('carries the phase of commentary messages', () => {
-      const { emitted } = accumulate([{ type: 'message.start', key: 'm', phase: 'commentary' }, { type: 'message.done', key: 'm', text: 'thinking aloud' }]);
+      const { emitted } = accumulate([
+        { type: 'message.start', key: 'm', phase: 'commentary' },
+        { type: 'message.done', key: 'm', text: 'thinking aloud' },
+      ]);
       expect(emitted[0].item).toMatchObject({ phase: 'commentary' });
       expect(emitted[emitted.length - 1].item).toMatchObject({ phase: 'commentary' });
     });
@@ -112,15 +128,7 @@ describe('RoundAccumulator', () => {
       ['openresponses', 'response.reasoning.delta', 'response.reasoning.done'],
     ])('uses the %s event names', (style, delta, done) => {
       const { types, emitted } = accumulate(events, { reasoningEvents: style });
-      expect(types()).toEqual([
-        'response.output_item.added',
-        'response.content_part.added',
-        delta,
-        delta,
-        done,
-        'response.content_part.done',
-        'response.output_item.done',
-      ]);
+      expect(types()).toEqual(['response.output_item.added', 'response.content_part.added', delta, delta, done, 'response.content_part.done', 'response.output_item.done']);
       expect(emitted[0].item).toMatchObject({ content: [] });
       expect(emitted[1]).toMatchObject({ content_index: 0, part: { type: 'reasoning_text', text: '' } });
       expect(emitted[4]).toMatchObject({ content_index: 0, text: 'step 1; step 2' });
@@ -170,7 +178,10 @@ describe('RoundAccumulator', () => {
     });
 
     it('relays non-streamed reasoning as one delta', () => {
-      const { emitted } = accumulate([{ type: 'reasoning.start', key: 'r' }, { type: 'reasoning.done', key: 'r', text: 'whole' }]);
+      const { emitted } = accumulate([
+        { type: 'reasoning.start', key: 'r' },
+        { type: 'reasoning.done', key: 'r', text: 'whole' },
+      ]);
       expect(emitted.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta)).toEqual(['whole']);
     });
   });
@@ -197,12 +208,7 @@ describe('RoundAccumulator', () => {
 
     it('gives a call that arrives whole (call.done only) a full lifecycle with one delta', () => {
       const { types, emitted } = accumulate([{ type: 'call.done', key: 'c', call_id: 'call_1', name: 'run_shell', arguments: '{}' }]);
-      expect(types()).toEqual([
-        'response.output_item.added',
-        'response.function_call_arguments.delta',
-        'response.function_call_arguments.done',
-        'response.output_item.done',
-      ]);
+      expect(types()).toEqual(['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done']);
       expect(emitted[1].delta).toBe('{}');
     });
 
@@ -235,7 +241,12 @@ describe('RoundAccumulator', () => {
       ]);
       expect(emitted[0].item).toMatchObject({ type: 'custom_tool_call', call_id: 'call_c', name: 'apply_patch', input: '', status: 'in_progress' });
       const input = '*** Begin\n+line "q"\n*** End';
-      expect(emitted.filter((e) => e.type === 'response.custom_tool_call_input.delta').map((e) => e.delta).join('')).toBe(input);
+      expect(
+        emitted
+          .filter((e) => e.type === 'response.custom_tool_call_input.delta')
+          .map((e) => e.delta)
+          .join(''),
+      ).toBe(input);
       expect(emitted[4].input).toBe(input);
       expect(ledger.items[0]).toMatchObject({ type: 'custom_tool_call', status: 'completed', input });
       expect(acc.clientCalls).toBe(1);
@@ -266,7 +277,14 @@ describe('RoundAccumulator', () => {
     it('hands a tool search back as tool_search_call with its arguments as JSON, and no argument deltas', () => {
       const { emitted, acc, ledger, types } = accumulate(callEvents('c', 'call_s', 'tool_search', ['{"query":', '"tickets"}']));
       expect(types()).toEqual(['response.output_item.added', 'response.output_item.done']);
-      expect(emitted[0].item).toEqual({ id: expect.stringMatching(/^tsc_/), type: 'tool_search_call', status: 'in_progress', call_id: 'call_s', execution: 'client', arguments: {} });
+      expect(emitted[0].item).toEqual({
+        id: expect.stringMatching(/^tsc_/),
+        type: 'tool_search_call',
+        status: 'in_progress',
+        call_id: 'call_s',
+        execution: 'client',
+        arguments: {},
+      });
       expect(ledger.items[0]).toEqual({ ...(emitted[0].item as object), status: 'completed', arguments: { query: 'tickets' } });
       expect(acc.clientCalls).toBe(1);
       expect(acc.modelItems[0]).toEqual({ type: 'function_call', call_id: 'call_s', name: 'tool_search', arguments: '{"query":"tickets"}' });
@@ -274,7 +292,10 @@ describe('RoundAccumulator', () => {
 
     it('keeps tool-search arguments that are not JSON as text, and ends a cut-off search incomplete', () => {
       expect(accumulate(callEvents('c', 'call_s', 'tool_search', ['tickets please'])).ledger.items[0]).toMatchObject({ arguments: 'tickets please' });
-      const { acc, ledger } = accumulate([{ type: 'call.start', key: 'c', call_id: 'call_s', name: 'tool_search' }, { type: 'call.delta', key: 'c', delta: '{"query":"ti' }]);
+      const { acc, ledger } = accumulate([
+        { type: 'call.start', key: 'c', call_id: 'call_s', name: 'tool_search' },
+        { type: 'call.delta', key: 'c', delta: '{"query":"ti' },
+      ]);
       acc.closeDangling();
       expect(ledger.items[0]).toMatchObject({ type: 'tool_search_call', status: 'incomplete', arguments: '{"query":"ti' });
     });

@@ -329,9 +329,7 @@ export class RoundAccumulator {
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
       else if (open.kind === 'client_call') {
         // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
-        const partial = open.field
-          ? { [open.field.name]: open.field.soFar }
-          : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
+        const partial = open.field ? { [open.field.name]: open.field.soFar } : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
         this.ledger.set(open.outputIndex, item as unknown as PublicItem);
         this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });

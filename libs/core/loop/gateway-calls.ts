@@ -1,4 +1,4 @@
-import type { GatewayConfig } from '../../config/gateway-config.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, GatewayExecutor, PlannedEvent } from '../handlers/tool-handler.interface.js';
 import { newId } from '../ids.js';
 import type { FunctionCallItem, PublicItem } from '../protocol/items.js';

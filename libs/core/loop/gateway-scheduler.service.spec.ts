@@ -1,12 +1,5 @@
 import { Observable, of } from 'rxjs';
-import type {
-  AnyToolHandler,
-  ExecutionContext,
-  GatewayCall,
-  GatewayEventPlan,
-  GatewayExecutor,
-  ToolOutput,
-} from '../handlers/tool-handler.interface.js';
+import type { AnyToolHandler, ExecutionContext, GatewayCall, GatewayEventPlan, GatewayExecutor, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import { deferred, flush, sleep, until, type Deferred } from '../testing/deferred.js';
 import { testConfig } from '../testing/fixtures.js';
@@ -211,7 +204,7 @@ describe('GatewayScheduler / RoundExecution', () => {
     expect(ctx.signal.aborted).toBe(false);
   });
 
-  it('turns a timeout into that call\'s failed result and aborts its signal; siblings are unaffected', async () => {
+  it("turns a timeout into that call's failed result and aborts its signal; siblings are unaffected", async () => {
     const exec = new RecordingExecutor();
     const { execution, submit, byCall } = open(3);
     submit('slow', entry('tool_slow', exec, { timeoutMs: 25 }));

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable, Subject, Subscription, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolCallTrace } from './run-observer.interface.js';
@@ -142,12 +142,7 @@ function failure(call: GatewayCall, code: string, message: string): GatewayCallR
  * exception becomes that call's error output, never its siblings' failure.
  * Unsubscribing (client gone) aborts the executor's signal.
  */
-function executeWithDeadline(
-  scheduled: ScheduledCall,
-  requestId: string,
-  include: readonly string[],
-  trace?: ToolCallTrace,
-): Observable<ScheduledResult> {
+function executeWithDeadline(scheduled: ScheduledCall, requestId: string, include: readonly string[], trace?: ToolCallTrace): Observable<ScheduledResult> {
   const { call, entry, slot } = scheduled;
   return new Observable<ScheduledResult>((subscriber) => {
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;

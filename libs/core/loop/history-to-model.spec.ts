@@ -1,7 +1,7 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { ModelItem, PublicItem } from '../protocol/items.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
@@ -22,7 +22,14 @@ beforeAll(async () => {
     [
       { type: 'function', name: 'run_shell' },
       { type: 'custom', name: 'apply_patch' },
-      { type: 'namespace', name: 'files', tools: [{ type: 'function', name: 'read' }, { type: 'custom', name: 'write' }] },
+      {
+        type: 'namespace',
+        name: 'files',
+        tools: [
+          { type: 'function', name: 'read' },
+          { type: 'custom', name: 'write' },
+        ],
+      },
       { type: 'probe', name: 'lookup', server_label: 'srv' },
       { type: 'file_search', vector_store_ids: ['vs_1'] },
     ],
@@ -96,7 +103,15 @@ describe('HistoryTranslator', () => {
 
   it('reads content-part outputs as text', () => {
     const { into } = translate([
-      { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_text', text: 'part 1, ' }, { type: 'input_image', image_url: 'x' }, { type: 'input_text', text: 'part 2' }] },
+      {
+        type: 'function_call_output',
+        call_id: 'c',
+        output: [
+          { type: 'input_text', text: 'part 1, ' },
+          { type: 'input_image', image_url: 'x' },
+          { type: 'input_text', text: 'part 2' },
+        ],
+      },
     ]);
     expect(into[0]).toEqual({ type: 'function_call_output', call_id: 'c', output: 'part 1, part 2' });
     expect(outputText(null)).toBe('');

@@ -1,8 +1,7 @@
 import { LoopDecision, classifyRound } from './loop-decision.js';
 
 describe('classifyRound', () => {
-  const round = (hasClientAction: boolean, gatewayResults: number, n: number, maxRounds = 3) =>
-    classifyRound({ hasClientAction, gatewayResults, round: n, maxRounds });
+  const round = (hasClientAction: boolean, gatewayResults: number, n: number, maxRounds = 3) => classifyRound({ hasClientAction, gatewayResults, round: n, maxRounds });
 
   it('is Done when the model made no tool calls', () => {
     expect(round(false, 0, 1)).toBe(LoopDecision.Done);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { conversationNotFound, previousResponseNotFound } from '../errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';

@@ -1,4 +1,4 @@
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { explorerWith, finished, messageEvents, testConfig } from '../testing/fixtures.js';
 import { RoundAccumulator } from './gateway-accumulator.js';

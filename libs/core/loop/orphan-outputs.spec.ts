@@ -8,9 +8,14 @@ const withCustom = new Set(['function_call_output', 'custom_tool_call_output']);
 
 describe('tool outputs must answer a call', () => {
   it('accepts outputs for calls earlier in the input, in the prior public items or in the prior transcript', () => {
-    expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')], [call('b')], [
-      { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
-    ], withCustom)).not.toThrow();
+    expect(() =>
+      assertOutputsAnswerCalls(
+        [call('a'), output('a'), output('b'), output('c', 'custom_tool_call_output')],
+        [call('b')],
+        [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }],
+        withCustom,
+      ),
+    ).not.toThrow();
     expect(() => assertOutputsAnswerCalls([call('k', 'custom_tool_call'), output('k', 'custom_tool_call_output')], [], [], withCustom)).not.toThrow();
   });
 

@@ -45,12 +45,7 @@ export function reasoningEventNames(style: ReasoningEventStyle): { delta: string
 }
 
 /** Emits the four events that bracket a complete item produced all at once. */
-export function emitWholeItem(
-  sink: ResponseEventSink,
-  ledger: OutputLedger,
-  item: PublicItem,
-  between: (outputIndex: number) => void = () => undefined,
-): number {
+export function emitWholeItem(sink: ResponseEventSink, ledger: OutputLedger, item: PublicItem, between: (outputIndex: number) => void = () => undefined): number {
   const outputIndex = ledger.open(item);
   sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, status: 'in_progress' } });
   between(outputIndex);

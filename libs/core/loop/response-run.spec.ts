@@ -1,8 +1,8 @@
 import { NEVER, Observable, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
-import { CustomToolModule } from '../../tools/custom/custom-tool.module.js';
-import { FileSearchToolModule } from '../../tools/file-search/file-search-tool.module.js';
-import { FunctionToolModule } from '../../tools/function/function-tool.module.js';
-import { NamespaceToolModule } from '../../tools/namespace/namespace-tool.module.js';
+import { CustomToolModule } from '#tools/custom/custom-tool.module.js';
+import { FileSearchToolModule } from '#tools/file-search/file-search-tool.module.js';
+import { FunctionToolModule } from '#tools/function/function-tool.module.js';
+import { NamespaceToolModule } from '#tools/namespace/namespace-tool.module.js';
 import { UpstreamUnavailableError } from '../errors/gateway-error.js';
 import type { ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { JsonObject, PublicItem } from '../protocol/items.js';
@@ -43,8 +43,7 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
     harness = undefined;
   });
 
-  const run = (request: Partial<ResponseRequest>): Promise<ResponseStreamEvent[]> =>
-    lastValueFrom(harness!.loop.run(responseRequest(request), { state }).pipe(toArray()));
+  const run = (request: Partial<ResponseRequest>): Promise<ResponseStreamEvent[]> => lastValueFrom(harness!.loop.run(responseRequest(request), { state }).pipe(toArray()));
 
   const responseOf = (events: ResponseStreamEvent[]) => events[events.length - 1].response as Record<string, any>;
   const outputTypes = (events: ResponseStreamEvent[]) => (responseOf(events).output as PublicItem[]).map((i) => i.type);
@@ -132,7 +131,10 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
   });
 
   it('applies a forcing tool_choice to the first round only', async () => {
-    await setUp([[...callEvents('g', 'call_1', 'lookup', ['{}']), finished], [...messageEvents('m', ['ok']), finished]]);
+    await setUp([
+      [...callEvents('g', 'call_1', 'lookup', ['{}']), finished],
+      [...messageEvents('m', ['ok']), finished],
+    ]);
     await run({ tools: [probe('lookup')], toolChoice: { type: 'function', name: 'lookup' } });
     expect(upstream.requests.map((r) => r.tool_choice)).toEqual([{ type: 'function', name: 'lookup' }, 'auto']);
   });
@@ -216,8 +218,13 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
   });
 
   describe('errors', () => {
-    const failingRound = (err: Error, before: ModelEvent[] = messageEvents('m', ['partial']).slice(0, 2)): ScriptedRound =>
-      () => concat(from(before), throwError(() => err));
+    const failingRound =
+      (err: Error, before: ModelEvent[] = messageEvents('m', ['partial']).slice(0, 2)): ScriptedRound =>
+      () =>
+        concat(
+          from(before),
+          throwError(() => err),
+        );
 
     it('blocking mode: the error propagates to the caller, even after output began', async () => {
       await setUp([failingRound(new UpstreamUnavailableError('upstream reset the connection'))]);
@@ -286,7 +293,10 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
     });
 
     it('while only gateway calls are running: aborts them and neither infers again nor saves', async () => {
-      await setUp([[...callEvents('g', 'call_1', 'lookup', ['{}']), finished], [...messageEvents('m', ['never sent']), finished]]);
+      await setUp([
+        [...callEvents('g', 'call_1', 'lookup', ['{}']), finished],
+        [...messageEvents('m', ['never sent']), finished],
+      ]);
       executor.behaviour = hang;
       const subscription = harness!.loop.run(responseRequest({ tools: [probe('lookup')] }), { state }).subscribe();
       await until(() => executor.calls.length === 1);
@@ -346,13 +356,16 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
       expect(responseOf(events).status).toBe('completed');
     });
 
-    it("fits max_output_tokens to the context the upstream reports, per round, and leaves it alone when unknown", async () => {
+    it('fits max_output_tokens to the context the upstream reports, per round, and leaves it alone when unknown', async () => {
       class ContextUpstream extends ScriptedUpstreamClient {
         override async listModels() {
           return [{ id: 'test-model', object: 'model' as const, created: 0, owned_by: 'test', max_model_len: 1_000 }];
         }
       }
-      upstream = new ContextUpstream([[...messageEvents('m', ['ok']), finished], [...messageEvents('m', ['ok']), finished]]);
+      upstream = new ContextUpstream([
+        [...messageEvents('m', ['ok']), finished],
+        [...messageEvents('m', ['ok']), finished],
+      ]);
       harness = await createLoopHarness({ upstream, toolModules: [FunctionToolModule] });
       state = new RecordingStateStore();
       await run({ maxOutputTokens: 32_000 });

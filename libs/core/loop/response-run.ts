@@ -1,5 +1,5 @@
 import { defer, finalize, firstValueFrom, Observable, takeUntil } from 'rxjs';
-import type { GatewayConfig } from '../../config/gateway-config.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
@@ -171,11 +171,7 @@ export class ResponseRun {
     const index = this.req.input.findIndex((item) => item.type === 'item_reference');
     if (index < 0) return;
     if (!this.deps.state.resolveReferences) {
-      throw new InvalidRequestError(
-        `input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`,
-        `input[${index}].id`,
-        'item_not_found',
-      );
+      throw new InvalidRequestError(`input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`, `input[${index}].id`, 'item_not_found');
     }
     this.req = { ...this.req, input: await this.deps.state.resolveReferences(this.req) };
   }
@@ -188,10 +184,7 @@ export class ResponseRun {
    */
   private async prepareOnly(approvals: ApprovalSlot[]): Promise<void> {
     if (approvals.length > 0) {
-      throw new InvalidRequestError(
-        `'generate: false' cannot carry ${approvals[0].itemType} items: approved calls run only on a turn that generates.`,
-        'generate',
-      );
+      throw new InvalidRequestError(`'generate: false' cannot carry ${approvals[0].itemType} items: approved calls run only on a turn that generates.`, 'generate');
     }
     return this.finish('completed', null);
   }

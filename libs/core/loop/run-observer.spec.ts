@@ -68,8 +68,7 @@ describe('the loop reports to a RUN_OBSERVER', () => {
     harness = undefined;
   });
 
-  const run = (request: Partial<ResponseRequest> = {}) =>
-    lastValueFrom(harness!.loop.run(responseRequest(request), { state: new RecordingStateStore() }).pipe(toArray()));
+  const run = (request: Partial<ResponseRequest> = {}) => lastValueFrom(harness!.loop.run(responseRequest(request), { state: new RecordingStateStore() }).pipe(toArray()));
 
   it('a run with a gateway call: rounds, the upstream calls, the tool call and its outcome, in order, and one end', async () => {
     await setUp([

@@ -38,12 +38,9 @@ export function overrideProvider<T>(token: InjectionToken, override: GatewayOver
  * default, or failing the first request, would both hide the mistake.
  */
 export function assertImplements<T>(value: unknown, name: string, methods: readonly string[]): T {
-  const missing =
-    value && typeof value === 'object'
-      ? methods.filter((m) => typeof (value as Record<string, unknown>)[m] !== 'function')
-      : [...methods];
+  const missing = value && typeof value === 'object' ? methods.filter((m) => typeof (value as Record<string, unknown>)[m] !== 'function') : [...methods];
   if (missing.length > 0) {
-    const what = value === null || value === undefined ? String(value) : (value as object).constructor?.name ?? typeof value;
+    const what = value === null || value === undefined ? String(value) : ((value as object).constructor?.name ?? typeof value);
     throw new GatewayOverrideError(`The ${name} override (${what}) does not implement ${missing.map((m) => `${m}()`).join(', ')}.`);
   }
   return value as T;

@@ -71,12 +71,7 @@ export interface ReasoningItem {
 }
 
 /** Any item a client may send or receive; tool modules contribute more types. */
-export type PublicItem =
-  | MessageItem
-  | FunctionCallItem
-  | FunctionCallOutputItem
-  | ReasoningItem
-  | ({ type: string; id?: string; status?: ItemStatus } & JsonObject);
+export type PublicItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | ({ type: string; id?: string; status?: ItemStatus } & JsonObject);
 
 /** Items a function-calling-only model is shown. */
 export type ModelItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;

@@ -1,11 +1,11 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler } from '../handlers/tool-handler.interface.js';
 import type { PublicToolChoice } from '../loop/response-request.js';
 import type { JsonObject } from '../protocol/items.js';
-import { mcpToolChoice } from '../../tools/mcp/mcp.tool-handler.js';
+import { mcpToolChoice } from '#tools/mcp/mcp.tool-handler.js';
 import { firstOfferedToolChoice } from '../handlers/tool-choice.helpers.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { resolveToolChoice } from './tool-choice.resolver.js';
@@ -175,7 +175,15 @@ describe('resolveToolChoice', () => {
   describe('allowed_tools', () => {
     it('narrows the offered tools without forcing in auto mode', () => {
       const resolved = resolveToolChoice(
-        { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'run_shell' }, { type: 'mcp', server_label: 'docs' }, { type: 'custom', name: 'write', namespace: 'files' }] },
+        {
+          type: 'allowed_tools',
+          mode: 'auto',
+          tools: [
+            { type: 'function', name: 'run_shell' },
+            { type: 'mcp', server_label: 'docs' },
+            { type: 'custom', name: 'write', namespace: 'files' },
+          ],
+        },
         registry,
         explorer,
       );
@@ -191,7 +199,10 @@ describe('resolveToolChoice', () => {
     });
 
     it('defaults to auto mode', () => {
-      expect(resolveToolChoice({ type: 'allowed_tools', tools: [{ type: 'function', name: 'run_shell' }] } as never, registry, explorer)).toMatchObject({ choice: 'auto', forcing: false });
+      expect(resolveToolChoice({ type: 'allowed_tools', tools: [{ type: 'function', name: 'run_shell' }] } as never, registry, explorer)).toMatchObject({
+        choice: 'auto',
+        forcing: false,
+      });
     });
 
     it('names the bad field', () => {
@@ -205,9 +216,19 @@ describe('resolveToolChoice', () => {
     });
 
     it('names the field inside the entry that is wrong', () => {
-      expect(rejects({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'run_shell' }, { type: 'function', name: 'nope' }] }, registry).param).toBe(
-        'tool_choice.tools[1].name',
-      );
+      expect(
+        rejects(
+          {
+            type: 'allowed_tools',
+            mode: 'auto',
+            tools: [
+              { type: 'function', name: 'run_shell' },
+              { type: 'function', name: 'nope' },
+            ],
+          },
+          registry,
+        ).param,
+      ).toBe('tool_choice.tools[1].name');
       expect(rejects({ type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'nowhere' }] }, registry).param).toBe('tool_choice.tools[0].server_label');
     });
   });

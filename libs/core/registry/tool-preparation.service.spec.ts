@@ -1,8 +1,8 @@
-import { CustomToolHandler } from '../../tools/custom/custom.tool-handler.js';
-import { FileSearchToolHandler } from '../../tools/file-search/file-search.tool-handler.js';
-import { FunctionToolHandler } from '../../tools/function/function.tool-handler.js';
-import { NamespaceToolHandler } from '../../tools/namespace/namespace.tool-handler.js';
-import { ToolSearchToolHandler } from '../../tools/tool-search/tool-search.tool-handler.js';
+import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
+import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
+import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
+import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import { requireString } from '../handlers/declaration-validation.js';
 import type { DiscoveryContext, DiscoveryResult, NormalizedTool, ToolHandler } from '../handlers/tool-handler.interface.js';
@@ -128,11 +128,7 @@ describe('ToolPreparationService', () => {
     it('registers client ownership with the public shape of function, custom and namespace tools', async () => {
       const { prep } = service();
       const registry = await prep.prepare(
-        [
-          fn('run_shell'),
-          { type: 'custom', name: 'apply_patch' },
-          { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] },
-        ],
+        [fn('run_shell'), { type: 'custom', name: 'apply_patch' }, { type: 'namespace', name: 'files', tools: [fn('read'), { type: 'custom', name: 'write' }] }],
         ctx,
       );
 
@@ -144,9 +140,25 @@ describe('ToolPreparationService', () => {
         declarationIndex: 0,
         ownership: { kind: 'client', shape: { kind: 'function_call', name: 'run_shell' } },
       });
-      expect(registry.lookup('apply_patch')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'apply_patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc' } });
-      expect(registry.lookup('files__read')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'read', scope: 'files', trailingFields: { namespace: 'files' } } });
-      expect(registry.lookup('files__write')?.ownership).toEqual({ kind: 'client', shape: { kind: 'custom_tool_call', name: 'write', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc', scope: 'files', trailingFields: { namespace: 'files' } } });
+      expect(registry.lookup('apply_patch')?.ownership).toEqual({
+        kind: 'client',
+        shape: { kind: 'custom_tool_call', name: 'apply_patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc' },
+      });
+      expect(registry.lookup('files__read')?.ownership).toEqual({
+        kind: 'client',
+        shape: { kind: 'function_call', name: 'read', scope: 'files', trailingFields: { namespace: 'files' } },
+      });
+      expect(registry.lookup('files__write')?.ownership).toEqual({
+        kind: 'client',
+        shape: {
+          kind: 'custom_tool_call',
+          name: 'write',
+          relay: { kind: 'string-field', field: 'input' },
+          idPrefix: 'ctc',
+          scope: 'files',
+          trailingFields: { namespace: 'files' },
+        },
+      });
       expect(registry.findByIdentity('namespace', 'read', 'files')?.modelName).toBe('files__read');
       expect(registry.findByIdentity('custom', 'apply_patch')?.modelName).toBe('apply_patch');
       // The custom tool reaches the model as a function taking one string.
@@ -155,7 +167,13 @@ describe('ToolPreparationService', () => {
 
     it('binds gateway-owned tools to their executor with parameters and same-tool policy', async () => {
       const { prep, probe } = service();
-      const registry = await prep.prepare([{ type: 'probe', name: 'serial' }, { type: 'probe', name: 'overlap', parallel: true, server_label: 'srv' }], ctx);
+      const registry = await prep.prepare(
+        [
+          { type: 'probe', name: 'serial' },
+          { type: 'probe', name: 'overlap', parallel: true, server_label: 'srv' },
+        ],
+        ctx,
+      );
 
       const serial = registry.lookup('serial')!;
       expect(serial.ownership.kind).toBe('gateway');
@@ -171,7 +189,7 @@ describe('ToolPreparationService', () => {
       expect(registry.findByIdentity('probe', 'overlap', 'srv')).toBe(overlap);
     });
 
-    it('takes the executor\'s own timeout first, then the per-type setting, then the default', async () => {
+    it("takes the executor's own timeout first, then the per-type setting, then the default", async () => {
       const timeout = async (config: Record<string, unknown>, decl: JsonObject) => {
         const registry = await service({ config }).prep.prepare([decl], ctx);
         const entry = registry.lookup(String(decl.name))!;
@@ -210,7 +228,15 @@ describe('ToolPreparationService', () => {
 
     it('rejects a client tool named like a gateway tool', async () => {
       const { prep } = service();
-      const err = await invalidAsync(() => prep.prepare([{ type: 'probe', name: 'lookup' }, { type: 'custom', name: 'lookup' }], ctx));
+      const err = await invalidAsync(() =>
+        prep.prepare(
+          [
+            { type: 'probe', name: 'lookup' },
+            { type: 'custom', name: 'lookup' },
+          ],
+          ctx,
+        ),
+      );
       expect(err.code).toBe('duplicate_tool_name');
     });
 
@@ -243,7 +269,13 @@ describe('ToolPreparationService', () => {
     it('runs discoveries concurrently', async () => {
       const listing = new ListingHandler();
       const { prep } = service({ listing });
-      const prepared = prep.prepare([{ type: 'listing', server_label: 'a' }, { type: 'listing', server_label: 'b' }], ctx);
+      const prepared = prep.prepare(
+        [
+          { type: 'listing', server_label: 'a' },
+          { type: 'listing', server_label: 'b' },
+        ],
+        ctx,
+      );
       await flush();
       // Both are in flight before either is answered.
       expect(listing.peakInFlight).toBe(2);
@@ -255,7 +287,14 @@ describe('ToolPreparationService', () => {
     it('takes about as long as the slowest discovery, not the sum', async () => {
       const { prep } = service({ listing: new SlowListingHandler() });
       const started = Date.now();
-      const registry = await prep.prepare([{ type: 'listing', server_label: 'a' }, { type: 'listing', server_label: 'b' }, { type: 'listing', server_label: 'c' }], ctx);
+      const registry = await prep.prepare(
+        [
+          { type: 'listing', server_label: 'a' },
+          { type: 'listing', server_label: 'b' },
+          { type: 'listing', server_label: 'c' },
+        ],
+        ctx,
+      );
       const elapsed = Date.now() - started;
       expect(elapsed).toBeLessThan(160); // sequential would be >= 240
       expect(registry.discoveryItems.map((i) => i.id)).toEqual(['a', 'b', 'c']);
@@ -274,10 +313,7 @@ describe('ToolPreparationService', () => {
 
 describe('ToolPreparationService: tools loaded by history items', () => {
   const toolSearch = new ToolSearchToolHandler();
-  const prep = new ToolPreparationService(
-    explorerWith([new FunctionToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), toolSearch]),
-    testConfig(),
-  );
+  const prep = new ToolPreparationService(explorerWith([new FunctionToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), toolSearch]), testConfig());
   const output = (tools: unknown, id = 'tso_1'): PublicItem => ({ type: 'tool_search_output', id, call_id: 'c1', execution: 'client', tools }) as PublicItem;
   const declared = [{ type: 'tool_search', execution: 'client' }, fn('shell')];
 
@@ -288,8 +324,14 @@ describe('ToolPreparationService: tools loaded by history items', () => {
     expect(registry.lookup('shell')?.toolType).toBe('function');
     expect(registry.functions.find((f) => f.name === 'shell')?.description ?? null).toBeNull();
     expect(registry.lookup('open_ticket')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'open_ticket' } });
-    expect(registry.lookup('jira__search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'function_call', name: 'search', scope: 'jira', trailingFields: { namespace: 'jira' } } });
-    expect(registry.lookup('tool_search')?.ownership).toEqual({ kind: 'client', shape: { kind: 'tool_search_call', name: 'tool_search', relay: { kind: 'json' }, idPrefix: 'tsc', omitName: true, leadingFields: { execution: 'client' } } });
+    expect(registry.lookup('jira__search')?.ownership).toEqual({
+      kind: 'client',
+      shape: { kind: 'function_call', name: 'search', scope: 'jira', trailingFields: { namespace: 'jira' } },
+    });
+    expect(registry.lookup('tool_search')?.ownership).toEqual({
+      kind: 'client',
+      shape: { kind: 'tool_search_call', name: 'tool_search', relay: { kind: 'json' }, idPrefix: 'tsc', omitName: true, leadingFields: { execution: 'client' } },
+    });
     // Loaded tools are not the request's declarations.
     expect(registry.publicTools.map((t) => t.type)).toEqual(['tool_search', 'function']);
   });

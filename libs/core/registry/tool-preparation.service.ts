@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
@@ -29,7 +29,11 @@ export class ToolPreparationService {
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
     const limit = this.config.tools.maxToolsPerRequest;
     if (tools.length > limit) {
-      throw new InvalidRequestError(`'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`, 'tools', 'too_many_tools');
+      throw new InvalidRequestError(
+        `'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`,
+        'tools',
+        'too_many_tools',
+      );
     }
     const validated: ValidatedDeclaration[] = [];
     tools.forEach((declaration, index) => {
@@ -170,10 +174,7 @@ export class ToolPreparationService {
         executor,
         params,
         parallelSafe: executor.supportsParallelExecution?.(params) ?? false,
-        timeoutMs:
-          executor.timeoutMs?.(params) ??
-          this.config.tools.timeoutMsByType[handler.type] ??
-          this.config.tools.defaultTimeoutMs,
+        timeoutMs: executor.timeoutMs?.(params) ?? this.config.tools.timeoutMsByType[handler.type] ?? this.config.tools.defaultTimeoutMs,
       },
     };
   }

@@ -100,4 +100,3 @@ export class ToolRegistry {
 function identityKey(toolType: string, toolName: string, scope?: string): string {
   return `${toolType}\u0000${scope ?? ''}\u0000${toolName}`;
 }
-

@@ -1,5 +1,5 @@
-import { validateGatewayConfig } from '../../config/config.loader.js';
-import type { GatewayConfig } from '../../config/gateway-config.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { AnyGatewayExecutor, AnyToolHandler } from '../handlers/tool-handler.interface.js';
 import type { ModelEvent } from '../protocol/model-events.js';
@@ -53,11 +53,7 @@ export function responseRequest(overrides: Partial<ResponseRequest> = {}): Respo
 
 /** Model events of one assistant message, streamed in `pieces`. */
 export function messageEvents(key: string, pieces: string[]): ModelEvent[] {
-  return [
-    { type: 'message.start', key },
-    ...pieces.map((delta): ModelEvent => ({ type: 'message.delta', key, delta })),
-    { type: 'message.done', key, text: pieces.join('') },
-  ];
+  return [{ type: 'message.start', key }, ...pieces.map((delta): ModelEvent => ({ type: 'message.delta', key, delta })), { type: 'message.done', key, text: pieces.join('') }];
 }
 
 /** Model events of one function call, its arguments streamed in `pieces`. */

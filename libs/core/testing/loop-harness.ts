@@ -1,6 +1,6 @@
 import { Global, Module, type DynamicModule, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { CoreModule } from '../core.module.js';
 import { LoopService } from '../loop/loop.service.js';
@@ -24,11 +24,7 @@ export interface LoopHarness {
  * The real core (explorer, preparation, scheduler, loop) wired by Nest, with
  * the given tool modules and upstream. No HTTP anywhere.
  */
-export async function createLoopHarness(options: {
-  upstream: UpstreamClient;
-  toolModules: Array<Type | DynamicModule>;
-  config?: Record<string, unknown>;
-}): Promise<LoopHarness> {
+export async function createLoopHarness(options: { upstream: UpstreamClient; toolModules: Array<Type | DynamicModule>; config?: Record<string, unknown> }): Promise<LoopHarness> {
   const config = testConfig(options.config);
   const host: DynamicModule = {
     module: LoopHostModule,

@@ -47,7 +47,8 @@ export const napToolChoice: ToolChoiceContract = {
   resolve(choice: JsonObject, ctx: ToolChoiceContext): ToolChoiceTarget {
     const naps = ctx.entries.filter((e) => e.toolType === NAP_TYPE && e.offered);
     const wanted = typeof choice.name === 'string' ? naps.find((e) => e.toolName === choice.name) : naps[0];
-    if (!wanted) throw new InvalidRequestError(`tool_choice asks for a nap${typeof choice.name === 'string' ? ` named "${choice.name}"` : ''}, and none is declared.`, 'tool_choice');
+    if (!wanted)
+      throw new InvalidRequestError(`tool_choice asks for a nap${typeof choice.name === 'string' ? ` named "${choice.name}"` : ''}, and none is declared.`, 'tool_choice');
     return { force: wanted.modelName };
   },
 };

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import type { Response } from 'express';
-import { GatewayError, isGatewayError } from '../../core/errors/gateway-error.js';
+import { GatewayError, isGatewayError } from '#core/errors/gateway-error.js';
 
 export interface ErrorEnvelope {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -46,7 +46,11 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
     // Nest's router says "Cannot GET /path"; keep the method and path, which is what the caller needs to see.
     const unrouted = /^Cannot (\S+) (\S+)$/.exec(err.message);
     const message =
-      status !== 404 ? err.message : unrouted ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).` : 'Not found.';
+      status !== 404
+        ? err.message
+        : unrouted
+          ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).`
+          : 'Not found.';
     return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
   }
   return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');

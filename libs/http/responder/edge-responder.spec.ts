@@ -1,6 +1,6 @@
 import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
-import { GatewayError } from '../../core/errors/gateway-error.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { GatewayError } from '#core/errors/gateway-error.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { respond, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeAnswer, EdgeFrame, EdgeSurface } from './edge-surface.js';
@@ -76,7 +76,14 @@ describe('respond', () => {
     const sink = new RecordingSink();
     const { lines, logger } = quietLogger();
     const failure = new GatewayError('upstream down', 502, 'upstream_error', 'upstream_unavailable', null);
-    const outcome = await lastValueFrom(respond(throwError(() => failure), surface, sink, { mode: 'stream', logger }));
+    const outcome = await lastValueFrom(
+      respond(
+        throwError(() => failure),
+        surface,
+        sink,
+        { mode: 'stream', logger },
+      ),
+    );
     expect(sink.log).toEqual(['stop', 'answer 502 "failed" (error)']);
     expect(outcome).toMatchObject({ status: 502, failed: true });
     expect(lines).toEqual(['warn Test: the run ended with 502 upstream_error (upstream_unavailable)']);
@@ -100,7 +107,12 @@ describe('respond', () => {
   it('stops the run when a translator throws, instead of leaving it running unseen', async () => {
     const sink = new RecordingSink();
     const run = new Subject<ResponseStreamEvent>();
-    const throwing: EdgeSurface = { ...surface, frames: () => { throw new Error('cannot translate'); } };
+    const throwing: EdgeSurface = {
+      ...surface,
+      frames: () => {
+        throw new Error('cannot translate');
+      },
+    };
     const outcome = lastValueFrom(respond(run, throwing, sink, { mode: 'stream', logger: quietLogger().logger }));
     run.next(event('a'));
     expect(run.observed).toBe(false);

@@ -1,6 +1,6 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import { Observable, type Subscription } from 'rxjs';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { logEdgeError } from './edge-error-log.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeFrame, EdgeSurface } from './edge-surface.js';

@@ -1,4 +1,4 @@
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 
 /** Anything a surface sends as one unit: an SSE event (named by `type`) or a WebSocket frame. */
 export interface EdgeFrame {

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { noteErrorForLog } from '../errors/error-envelope.js';
 import { onClientGone } from '../response/client-disconnect.js';
 import { sendJson } from '../response/send-json.js';

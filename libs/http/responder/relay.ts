@@ -1,5 +1,5 @@
 import { Observable, type Subscriber } from 'rxjs';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { respond } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeAnswer, EdgeFrame, EdgeSurface } from './edge-surface.js';

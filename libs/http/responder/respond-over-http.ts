@@ -1,8 +1,8 @@
 import type { Response } from 'express';
 import { type Observable, defer, map } from 'rxjs';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { respond, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeFrame, EdgeSurface } from './edge-surface.js';
 import { LastValueFolder, asValueFrame } from './value-frame.js';
@@ -24,9 +24,7 @@ export function respondOverHttp<F extends EdgeFrame>(
   options: HttpRespondOptions,
 ): Observable<EdgeOutcome> {
   return defer(() =>
-    options.stream
-      ? respond(events, surface, new SseSink(res, options.server, options.flow), { mode: 'stream' })
-      : respond(events, surface, new JsonSink(res), { mode: 'fold' }),
+    options.stream ? respond(events, surface, new SseSink(res, options.server, options.flow), { mode: 'stream' }) : respond(events, surface, new JsonSink(res), { mode: 'fold' }),
   );
 }
 

@@ -1,5 +1,5 @@
-import { TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import { TERMINAL_EVENTS } from '#core/loop/loop.service.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { toErrorEnvelope } from '../errors/error-envelope.js';
 import type { EdgeAnswer, EdgeFolder, EdgeSurface } from './edge-surface.js';
 

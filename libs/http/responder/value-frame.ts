@@ -1,4 +1,4 @@
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { EdgeAnswer, EdgeFolder } from './edge-surface.js';
 
 /**

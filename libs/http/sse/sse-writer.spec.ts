@@ -39,12 +39,7 @@ describe('SseWriter', () => {
     });
     expect(status).toBe(200);
     expect(type).toBe('text/event-stream; charset=utf-8');
-    expect(writes).toEqual([
-      'event: a\ndata: {"n":1}\n\n',
-      'event: b\ndata: {"n":2}\n\n',
-      'event: c\ndata: {"n":3}\n\n',
-      'event: d\ndata: {"n":4}\n\n',
-    ]);
+    expect(writes).toEqual(['event: a\ndata: {"n":1}\n\n', 'event: b\ndata: {"n":2}\n\n', 'event: c\ndata: {"n":3}\n\n', 'event: d\ndata: {"n":4}\n\n']);
     // Corked while the tick's events were written, flushed before the next tick.
     expect(corkedDuringTick).toEqual([1, 0]);
     expect(body).toBe(writes.join(''));

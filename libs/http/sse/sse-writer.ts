@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { FlowGate } from '../../core/protocol/flow-gate.js';
+import type { FlowGate } from '#core/protocol/flow-gate.js';
 
 /**
  * Writes Server-Sent Events to one HTTP response (`event:` line + `data:`
@@ -61,9 +61,12 @@ export class SseWriter {
       'X-Accel-Buffering': 'no',
     });
     this.res.socket?.setNoDelay(true);
-    this.keepAlive = setInterval(() => {
-      if (Date.now() - this.lastWrite >= this.keepAliveMs) this.raw(': keep-alive\n\n');
-    }, Math.max(50, Math.floor(this.keepAliveMs / 2)));
+    this.keepAlive = setInterval(
+      () => {
+        if (Date.now() - this.lastWrite >= this.keepAliveMs) this.raw(': keep-alive\n\n');
+      },
+      Math.max(50, Math.floor(this.keepAliveMs / 2)),
+    );
     this.keepAlive.unref();
   }
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import { newId } from '../../core/ids.js';
-import { HistoryTranslator } from '../../core/loop/history-to-model.js';
-import type { ModelItem } from '../../core/protocol/items.js';
-import { ToolPreparationService } from '../../core/registry/tool-preparation.service.js';
-import { UPSTREAM_CLIENT, type TokenizeRequest, type UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
+import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { newId } from '#core/ids.js';
+import { HistoryTranslator } from '#core/loop/history-to-model.js';
+import type { ModelItem } from '#core/protocol/items.js';
+import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
+import { UPSTREAM_CLIENT, type TokenizeRequest, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import type { MappedMessagesRequest } from '../request/messages-request.mapper.js';
 
 /** Characters per token for the estimate: the usual figure for English text and code with BPE tokenizers. */

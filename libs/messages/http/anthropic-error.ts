@@ -1,5 +1,5 @@
-import { isGatewayError } from '../../core/errors/gateway-error.js';
-import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
+import { isGatewayError } from '#core/errors/gateway-error.js';
+import { toErrorEnvelope } from '#http/errors/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
 
@@ -29,10 +29,7 @@ function errorType(status: number): string {
  * error is; a core error naming a tool declaration is renamed to the field
  * the Messages client sent.
  */
-export function toAnthropicError(
-  err: unknown,
-  toolOrigins: readonly ToolOrigin[] = [],
-): { status: number; body: AnthropicErrorBody; headers?: Record<string, string> } {
+export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[] = []): { status: number; body: AnthropicErrorBody; headers?: Record<string, string> } {
   const { status, body, headers } = toErrorEnvelope(err);
   let message = body.error.message;
   const param = isGatewayError(err) ? err.param : null;

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { applyContextEdits, CLEARED_TOOL_RESULT, estimateTokens, parseContextManagement } from './context-edits.js';
 
 /** A session of `n` tool round trips; use `i` is a Read when `i % 4 === 3`, a Bash otherwise. */
@@ -29,9 +29,11 @@ function paramOf(run: () => unknown): string | null {
 }
 
 const resultsOf = (messages: any) =>
-  (messages as any[]).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result').map((b: any) => b.content);
-const thinkingTurns = (messages: any) =>
-  (messages as any[]).filter((m) => m.role === 'assistant' && m.content.some((b: any) => b.type === 'thinking')).length;
+  (messages as any[])
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b: any) => b.type === 'tool_result')
+    .map((b: any) => b.content);
+const thinkingTurns = (messages: any) => (messages as any[]).filter((m) => m.role === 'assistant' && m.content.some((b: any) => b.type === 'thinking')).length;
 
 describe('parseContextManagement', () => {
   it("fills in Anthropic's defaults", () => {
@@ -75,7 +77,10 @@ describe('applyContextEdits', () => {
   it('clear_thinking keeps the newest N thinking turns, drops the rest, and leaves the input untouched', () => {
     const messages = session(5);
     const snapshot = JSON.stringify(messages);
-    const { messages: edited, appliedEdits } = applyContextEdits(messages, parseContextManagement({ edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } }] }));
+    const { messages: edited, appliedEdits } = applyContextEdits(
+      messages,
+      parseContextManagement({ edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } }] }),
+    );
     expect(thinkingTurns(edited)).toBe(2);
     expect(JSON.stringify(edited)).not.toContain('thought 2');
     expect(JSON.stringify(edited)).toContain('thought 3');
@@ -90,23 +95,38 @@ describe('applyContextEdits', () => {
   });
 
   it('clear_tool_uses waits for its trigger', () => {
-    const edits = (value: number) => parseContextManagement({ edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value }, keep: { type: 'tool_uses', value: 1 } }] });
+    const edits = (value: number) =>
+      parseContextManagement({ edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value }, keep: { type: 'tool_uses', value: 1 } }] });
     expect(applyContextEdits(session(4), edits(5)).appliedEdits).toEqual([]);
     expect(applyContextEdits(session(5), edits(5)).appliedEdits).toHaveLength(1);
     const tokens = estimateTokens(session(4));
     const byTokens = (value: number) => parseContextManagement({ edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value } }] });
     expect(applyContextEdits(session(4), byTokens(tokens + 1)).appliedEdits).toEqual([]);
-    expect(applyContextEdits(session(4), byTokens(tokens)).appliedEdits).toEqual([{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: expect.any(Number) }]);
+    expect(applyContextEdits(session(4), byTokens(tokens)).appliedEdits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: expect.any(Number) },
+    ]);
   });
 
   it('clears the oldest results, keeps the newest and excluded tools, and clears inputs only where asked', () => {
     const config = (clearToolInputs: unknown) =>
       parseContextManagement({
-        edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 2 }, exclude_tools: ['Read'], clear_tool_inputs: clearToolInputs }],
+        edits: [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 1 },
+            keep: { type: 'tool_uses', value: 2 },
+            exclude_tools: ['Read'],
+            clear_tool_inputs: clearToolInputs,
+          },
+        ],
       });
     const { messages, appliedEdits } = applyContextEdits(session(8), config(['Bash']));
     // Uses 0..5 are candidates; 3 is a Read: 0, 1, 2, 4, 5 cleared.
-    expect(resultsOf(messages).map((c: string, i: number) => (c === CLEARED_TOOL_RESULT ? i : null)).filter((i) => i !== null)).toEqual([0, 1, 2, 4, 5]);
+    expect(
+      resultsOf(messages)
+        .map((c: string, i: number) => (c === CLEARED_TOOL_RESULT ? i : null))
+        .filter((i) => i !== null),
+    ).toEqual([0, 1, 2, 4, 5]);
     expect(appliedEdits).toEqual([{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 5, cleared_input_tokens: expect.any(Number) }]);
     const inputs = (messages as any[]).flatMap((m: any) => (m.role === 'assistant' ? m.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.input) : []));
     expect(inputs.map((input: any) => Object.keys(input).length)).toEqual([0, 0, 0, 1, 0, 0, 1, 1]);
@@ -117,7 +137,16 @@ describe('applyContextEdits', () => {
 
   it('applies nothing when it cannot clear clear_at_least tokens, and clears again only what is left', () => {
     const edit = (atLeast: number) =>
-      parseContextManagement({ edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 3 }, clear_at_least: { type: 'input_tokens', value: atLeast } }] });
+      parseContextManagement({
+        edits: [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 1 },
+            keep: { type: 'tool_uses', value: 3 },
+            clear_at_least: { type: 'input_tokens', value: atLeast },
+          },
+        ],
+      });
     const once = applyContextEdits(session(4), edit(0));
     expect(once.appliedEdits).toHaveLength(1);
     const freed = once.appliedEdits[0].cleared_input_tokens;
@@ -129,14 +158,19 @@ describe('applyContextEdits', () => {
   it('runs both edits in order and reports each', () => {
     const { appliedEdits } = applyContextEdits(
       session(4),
-      parseContextManagement({ edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 1 } }] }),
+      parseContextManagement({
+        edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 1 } }],
+      }),
     );
     expect(appliedEdits.map((e) => e.type)).toEqual(['clear_thinking_20251015', 'clear_tool_uses_20250919']);
   });
 
   it('edits 10x and 100x the tool uses, every one accounted for', () => {
     const edits = parseContextManagement({
-      edits: [{ type: 'clear_thinking_20251015' }, { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 3 }, exclude_tools: ['Read'] }],
+      edits: [
+        { type: 'clear_thinking_20251015' },
+        { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 1 }, keep: { type: 'tool_uses', value: 3 }, exclude_tools: ['Read'] },
+      ],
     });
     for (const n of [20, 200, 2000]) {
       const { messages, appliedEdits } = applyContextEdits(session(n), edits);

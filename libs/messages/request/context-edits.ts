@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { arrayAt, booleanAt, invalid, isObject, numberAt, objectAt, present, stringAt, unsupported } from './request-fields.js';
 
 /**
@@ -78,7 +78,10 @@ function parseEdit(raw: unknown, path: string): ContextEdit {
     case 'compact_20260112':
       // Compaction asks the model for a summary mid-request; this edit set is
       // pure history transformations, so it is refused rather than skipped.
-      unsupported(`${path}.type`, 'server-side compaction is not run for the Messages API; send the edits clear_thinking_20251015 and clear_tool_uses_20250919, or compact on the client.');
+      unsupported(
+        `${path}.type`,
+        'server-side compaction is not run for the Messages API; send the edits clear_thinking_20251015 and clear_tool_uses_20250919, or compact on the client.',
+      );
     // falls through (unsupported throws)
     default:
       invalid(`${path}.type`, 'must be "clear_thinking_20251015" or "clear_tool_uses_20250919".');

@@ -1,5 +1,5 @@
-import { newId } from '../../core/ids.js';
-import type { ContentPart, JsonObject, PublicItem } from '../../core/protocol/items.js';
+import { newId } from '#core/ids.js';
+import type { ContentPart, JsonObject, PublicItem } from '#core/protocol/items.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { arrayAt, invalid, isObject, objectAt, present, stringAt } from './request-fields.js';
 
@@ -36,9 +36,7 @@ export function mapMessageHistory(value: unknown, signer: ThinkingSigner): Mappe
     const role = message.role;
     if (role !== 'user' && role !== 'assistant' && role !== 'system') invalid(`${path}.role`, 'must be "user", "assistant" or "system".');
     if (role === 'system') {
-      const texts = typeof message.content === 'string'
-        ? [message.content]
-        : arrayAt(message.content, `${path}.content`).map((b, j) => textBlock(b, `${path}.content.${j}`));
+      const texts = typeof message.content === 'string' ? [message.content] : arrayAt(message.content, `${path}.content`).map((b, j) => textBlock(b, `${path}.content.${j}`));
       if (items.length === 0) leadingSystem.push(...texts);
       else pendingSystem.push(...texts.map((text): ContentPart => ({ type: 'input_text', text: systemNote(text) })));
       return;

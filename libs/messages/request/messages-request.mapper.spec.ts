@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { mapMessagesRequest } from './messages-request.mapper.js';
 import { toAnthropicParam } from './tool-origin.js';
@@ -22,7 +22,10 @@ describe('mapMessagesRequest', () => {
       {
         ...base,
         max_tokens: 4096,
-        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Be kind.' }],
+        system: [
+          { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'Be kind.' },
+        ],
         temperature: 0.2,
         top_p: 0.9,
         stream: true,
@@ -57,7 +60,13 @@ describe('mapMessagesRequest', () => {
       {
         ...base,
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'weather?' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+            ],
+          },
           {
             role: 'assistant',
             content: [
@@ -175,7 +184,13 @@ describe('mapMessagesRequest', () => {
           { role: 'user', content: 'hi' },
           { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
           { role: 'system', content: [{ type: 'text', text: 'Mode changed.' }] },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }, { type: 'text', text: 'next' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 't1', content: 'ok' },
+              { type: 'text', text: 'next' },
+            ],
+          },
           { role: 'assistant', content: 'done' },
           { role: 'system', content: 'Trailing.' },
         ],
@@ -206,7 +221,13 @@ describe('mapMessagesRequest', () => {
       ...base,
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'mine', ...(signature === undefined ? {} : { signature }) }, { type: 'text', text: 'a' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'mine', ...(signature === undefined ? {} : { signature }) },
+            { type: 'text', text: 'a' },
+          ],
+        },
         { role: 'user', content: 'q2' },
       ],
     });
@@ -227,7 +248,10 @@ describe('mapMessagesRequest', () => {
     const disabled = mapMessagesRequest({ ...base, thinking: { type: 'disabled' } }, null, opts);
     expect(disabled.request.reasoning).toBeNull();
     expect(disabled.hideThinking).toBe(true);
-    const counted = mapMessagesRequest({ model: 'm', messages: base.messages, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } }, null, { ...opts, counting: true });
+    const counted = mapMessagesRequest({ model: 'm', messages: base.messages, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } }, null, {
+      ...opts,
+      counting: true,
+    });
     expect(counted.request.maxOutputTokens).toBeNull();
     expect(counted.contextManagement).toEqual({ appliedEdits: [] });
     expect(mapMessagesRequest(base, null, opts).contextManagement).toBeNull();
@@ -239,7 +263,16 @@ describe('mapMessagesRequest', () => {
     [{ model: 5 }, 'model'],
     [{ messages: [] }, 'messages'],
     [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.role'],
-    [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'audio' }] }] }, 'messages.2.content.0.type'],
+    [
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: [{ type: 'audio' }] },
+        ],
+      },
+      'messages.2.content.0.type',
+    ],
     [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }, 'messages.0.content.0.source.type'],
     [{ messages: [{ role: 'user', content: [{ type: 'tool_result' }] }] }, 'messages.0.content.0.tool_use_id'],
     [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],

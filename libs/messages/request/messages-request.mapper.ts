@@ -1,6 +1,6 @@
-import type { JsonObject } from '../../core/protocol/items.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../responses/request/json-depth.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '#responses/request/json-depth.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { applyContextEdits, parseContextManagement, type AppliedEdit } from './context-edits.js';
 import { mapMessageHistory } from './message-history.mapper.js';
@@ -26,8 +26,22 @@ export interface MessagesMappingOptions {
 
 /** Fields this gateway maps onto the loop. */
 const MAPPED = new Set([
-  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'mcp_servers', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata', 'thinking', 'output_config', 'context_management',
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'mcp_servers',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'thinking',
+  'output_config',
+  'context_management',
 ]);
 
 /** What `POST /v1/messages/count_tokens` takes (Anthropic's `MessageCountTokensParams`). */

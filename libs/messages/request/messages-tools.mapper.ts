@@ -1,5 +1,5 @@
-import type { JsonObject } from '../../core/protocol/items.js';
-import type { PublicToolChoice } from '../../core/loop/response-request.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { PublicToolChoice } from '#core/loop/response-request.js';
 import { arrayAt, booleanAt, invalid, objectAt, present, stringAt, unsupported } from './request-fields.js';
 import type { ToolOrigin } from './tool-origin.js';
 

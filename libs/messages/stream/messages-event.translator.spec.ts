@@ -1,4 +1,4 @@
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { AnthropicStreamEvent } from './anthropic-events.js';
 import { MessageFolder } from './message-folder.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
@@ -107,9 +107,15 @@ describe('MessagesEventTranslator', () => {
     // Blocks never overlap: every start follows the previous block's stop.
     let open = -1;
     for (const e of out) {
-      if (e.type === 'content_block_start') (expect(open).toBe(-1), (open = e.index));
+      if (e.type === 'content_block_start') {
+        expect(open).toBe(-1);
+        open = e.index;
+      }
       if (e.type === 'content_block_delta') expect(e.index).toBe(open);
-      if (e.type === 'content_block_stop') (expect(e.index).toBe(open), (open = -1));
+      if (e.type === 'content_block_stop') {
+        expect(e.index).toBe(open);
+        open = -1;
+      }
     }
     expect(fold(out).result).toMatchObject({
       stop_reason: 'end_turn',

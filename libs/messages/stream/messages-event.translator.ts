@@ -1,5 +1,5 @@
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { JsonObject, Usage } from '../../core/protocol/items.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { JsonObject, Usage } from '#core/protocol/items.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import type { AnthropicStreamEvent, AnthropicUsage, ContextManagementResult, StopReason } from './anthropic-events.js';
 import { BlockSequencer, type BlockLane } from './block-sequencer.js';
@@ -110,10 +110,7 @@ export class MessagesEventTranslator {
         this.lanes.set(index, this.blocks.open({ type: 'tool_use', id: String(item.call_id), name: String(item.name), input: {} }));
         return;
       case 'mcp_call':
-        this.lanes.set(
-          index,
-          this.blocks.open({ type: 'mcp_tool_use', id: String(item.id), name: String(item.name), server_name: String(item.server_label), input: {} }),
-        );
+        this.lanes.set(index, this.blocks.open({ type: 'mcp_tool_use', id: String(item.id), name: String(item.name), server_name: String(item.server_label), input: {} }));
         return;
     }
   }

@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '../../config/config.loader.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
 import { LogWriter } from './log-writer.service.js';
 
 function sink(isTTY: boolean) {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 
 export type LogFields = Record<string, unknown>;
 export type LogLevel = 'info' | 'warn' | 'error';

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import type { RequestRecord } from '../context/request-record.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import { LogWriter } from './log-writer.service.js';

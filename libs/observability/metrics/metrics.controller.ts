@@ -1,7 +1,7 @@
 import { Controller, Get, NotFoundException, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
-import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { GatewayMetrics } from './gateway-metrics.service.js';
 
 /** Prometheus text exposition; a gateway route, so behind the API-key guard like every route but the probes. */

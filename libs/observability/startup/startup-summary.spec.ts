@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '../../config/config.loader.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
 import { redactUrl, startupSummary, toolSummary } from './startup-summary.js';
 
 const handler = (type: string, gatewayOwned: boolean) => ({ type, gatewayOwned }) as any;

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import { redactUrl as redactConfiguredUrl } from '../../config/url-redaction.js';
-import type { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import { ToolType } from '../../tools/tool-type.enum.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
+import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { ToolType } from '#tools/tool-type.enum.js';
 import type { LogFields } from '../logging/log-writer.service.js';
 
 /** A URL fit for a log: the one redaction every place that shows a URL uses (`libs/config/url-redaction.ts`). */
@@ -28,7 +28,10 @@ export function storageSummary(config: GatewayConfig): LogFields {
  * Each tool type and what this gateway does with it, with the reason when it
  * cannot run it: the question an operator has when a model's call fails.
  */
-export function toolSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>): {
+export function toolSummary(
+  config: GatewayConfig,
+  explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>,
+): {
   active: Record<string, string>;
   inactive: Record<string, string>;
 } {
@@ -64,11 +67,7 @@ export function toolSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExp
 }
 
 /** The start-up line: where it listens, what it talks to, what it stores where, which tools run. */
-export function startupSummary(
-  config: GatewayConfig,
-  explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>,
-  listen: string,
-): LogFields {
+export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>, listen: string): LogFields {
   return {
     listen,
     upstream: {

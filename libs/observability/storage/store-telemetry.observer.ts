@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { StoreObserver } from '../../storage/store-observer.js';
+import type { StoreObserver } from '#storage/store-observer.js';
 import { requestContext } from '../context/request-record.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';

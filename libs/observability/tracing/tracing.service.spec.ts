@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '../../config/config.loader.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
 import { TracingService } from './tracing.service.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -16,7 +16,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingHttpHeaders } from 'node:http';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 
 const propagator = new W3CTraceContextPropagator();
 

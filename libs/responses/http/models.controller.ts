@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
 import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
-import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
-import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
+import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import { toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 
 @Controller()
 @GatewayRoutes()

@@ -1,18 +1,18 @@
 import { Body, Controller, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { type Observable, defer, switchMap } from 'rxjs';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { BACKGROUND_RUNNER, type BackgroundRunner } from '../../core/loop/background-runner.interface.js';
-import { LoopService } from '../../core/loop/loop.service.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import { FlowGate } from '../../core/protocol/flow-gate.js';
-import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
-import { answerOverHttp, respondOverHttp } from '../../http/responder/respond-over-http.js';
-import { responsesSurface } from '../../http/responder/responses.surface.js';
-import { forwardedHeaders } from '../../http/request/forwarded-headers.js';
-import { requestOwner } from '../../http/request/request-owner.js';
-import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { BACKGROUND_RUNNER, type BackgroundRunner } from '#core/loop/background-runner.interface.js';
+import { LoopService } from '#core/loop/loop.service.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
+import type { EdgeOutcome } from '#http/responder/edge-responder.js';
+import { answerOverHttp, respondOverHttp } from '#http/responder/respond-over-http.js';
+import { responsesSurface } from '#http/responder/responses.surface.js';
+import { forwardedHeaders } from '#http/request/forwarded-headers.js';
+import { requestOwner } from '#http/request/request-owner.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /**
@@ -54,7 +54,12 @@ export class ResponsesController {
         'unsupported_parameter',
       );
     }
-    if (!request.stream) return answerOverHttp(res, defer(() => runner.start(request)), responsesSurface);
+    if (!request.stream)
+      return answerOverHttp(
+        res,
+        defer(() => runner.start(request)),
+        responsesSurface,
+      );
     const events = defer(() => runner.start(request)).pipe(switchMap((queued) => runner.follow(queued.id as string, request.owner, -1)));
     return respondOverHttp(res, events, responsesSurface, { stream: true, server: this.config.server });
   }

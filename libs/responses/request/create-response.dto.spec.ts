@@ -10,7 +10,12 @@ describe('toCreateResponseDto', () => {
     expect(dto.store).toBe(true);
     expect(dto.reasoning).toBeInstanceOf(ReasoningDto);
     expect(dto.reasoning).toEqual(Object.assign(new ReasoningDto(), { effort: 'low' }));
-    expect(Object.entries(dto).filter(([, v]) => v !== undefined).map(([k]) => k).sort()).toEqual(['generate', 'model', 'reasoning', 'store']);
+    expect(
+      Object.entries(dto)
+        .filter(([, v]) => v !== undefined)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['generate', 'model', 'reasoning', 'store']);
     expect((dto as any).polluted).toBeUndefined();
     expect(({} as any).polluted).toBeUndefined();
   });

@@ -1,18 +1,4 @@
-import {
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-  getMetadataStorage,
-} from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested, getMetadataStorage } from 'class-validator';
 
 /** Values of `include[]` the gateway knows; anything else is a 400. */
 export const INCLUDE_VALUES = [
@@ -78,7 +64,13 @@ const declared = new Map<Function, readonly string[]>();
 function declaredFields(cls: Function): readonly string[] {
   let fields = declared.get(cls);
   if (!fields) {
-    fields = [...new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName))];
+    fields = [
+      ...new Set(
+        getMetadataStorage()
+          .getTargetValidationMetadatas(cls, '', true, false)
+          .map((m) => m.propertyName),
+      ),
+    ];
     declared.set(cls, fields);
   }
   return fields;

@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import type { PublicToolChoice, ResponseRequest } from '../../core/loop/response-request.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
-import { requestBody, validateFields } from './request-validation.js';
+import { requestBody, validateFields } from '#http/request/request-validation.js';
 
 function unsupported(param: string, why: string): never {
   throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');
@@ -126,7 +126,7 @@ export class CreateResponseParser {
     if (value === undefined || value === null) return null;
     if (typeof value === 'string' && value.length > 0) return value;
     if (typeof value === 'object' && typeof (value as JsonObject).id === 'string') return (value as JsonObject).id as string;
-    throw new InvalidRequestError("'conversation' must be a conversation id or {\"id\": ...}.", 'conversation');
+    throw new InvalidRequestError('\'conversation\' must be a conversation id or {"id": ...}.', 'conversation');
   }
 
   private tools(value: unknown): JsonObject[] {
@@ -142,7 +142,7 @@ export class CreateResponseParser {
     if (value === undefined || value === null) return 'auto';
     if (typeof value === 'string') {
       if (value === 'auto' || value === 'none' || value === 'required') return value;
-      throw new InvalidRequestError("'tool_choice' must be \"auto\", \"none\", \"required\" or a tool object.", 'tool_choice');
+      throw new InvalidRequestError('\'tool_choice\' must be "auto", "none", "required" or a tool object.', 'tool_choice');
     }
     if (typeof value !== 'object' || Array.isArray(value)) throw new InvalidRequestError("'tool_choice' must be a string or an object.", 'tool_choice');
     const choice = value as JsonObject;
@@ -173,15 +173,14 @@ export class CreateResponseParser {
         }
         break;
       default:
-        throw new InvalidRequestError("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\".", 'text.format.type');
+        throw new InvalidRequestError('\'text.format.type\' must be "text", "json_object" or "json_schema".', 'text.format.type');
     }
     const verbosity = value.verbosity;
     if (verbosity !== undefined && verbosity !== null && !['low', 'medium', 'high'].includes(String(verbosity))) {
-      throw new InvalidRequestError("'text.verbosity' must be \"low\", \"medium\" or \"high\".", 'text.verbosity');
+      throw new InvalidRequestError('\'text.verbosity\' must be "low", "medium" or "high".', 'text.verbosity');
     }
     const out: JsonObject = { format };
     if (verbosity) out.verbosity = verbosity;
     return out;
   }
-
 }

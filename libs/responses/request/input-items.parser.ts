@@ -1,7 +1,7 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { ToolHandlerExplorer } from '../../core/handlers/tool-handler.explorer.js';
-import { newId } from '../../core/ids.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { newId } from '#core/ids.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
 const ID_PREFIX: Record<string, string> = {
@@ -115,11 +115,7 @@ export function canonicalItem(item: PublicItem): PublicItem {
  * Item types contributed by tool modules (MCP, web search...) are accepted
  * when a module claims them; anything else is a 400 naming its index.
  */
-export function parseInputItems(
-  input: unknown,
-  explorer: ToolHandlerExplorer,
-  root = 'input',
-): PublicItem[] {
+export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, root = 'input'): PublicItem[] {
   if (typeof input === 'string') {
     return [{ type: 'message', id: newId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   }
@@ -171,13 +167,12 @@ export function parseInputItems(
         str(item, 'approval_request_id', path);
         if (typeof item.approve !== 'boolean') fail(`${path}.approve must be a boolean.`, `${path}.approve`);
         break;
-      default:
-        {
-          // Tools' history items, or item types other modules own (`@InputItemProvider`), with their checks.
-          const own = explorer.inputItemHandler(type);
-          if (!explorer.handlerForItemType(type) && !own) fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
-          own?.validate?.(item, path);
-        }
+      default: {
+        // Tools' history items, or item types other modules own (`@InputItemProvider`), with their checks.
+        const own = explorer.inputItemHandler(type);
+        if (!explorer.handlerForItemType(type) && !own) fail(`${path}.type "${type}" is not a supported input item type.`, `${path}.type`);
+        own?.validate?.(item, path);
+      }
     }
     if (typeof item.id !== 'string' || item.id.length === 0) item.id = newId(ID_PREFIX[type] ?? 'item');
     canonicalize(item);

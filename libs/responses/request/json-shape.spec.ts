@@ -37,7 +37,7 @@ describe('JSON shape limits (byte scan and object walk)', () => {
   });
 
   it('decodes escaped and non-ASCII keys in the path', () => {
-    const value = { 'ké\\y"': { 'é': wide(3) } };
+    const value = { 'ké\\y"': { é: wide(3) } };
     expect(both(value, { keys: 2 }).scanned).toMatchObject({ path: 'ké\\y".é' });
   });
 
@@ -50,7 +50,8 @@ describe('JSON shape limits (byte scan and object walk)', () => {
 
   it('counts the elements of a limited top-level array, and only that one', () => {
     const limits = { topLevelArrays: { tools: 3 } };
-    const body = (n: number, extra: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ ...extra, tools: Array.from({ length: n }, (_, i) => ({ name: `t${i}`, list: [1, 2, 3, 4, 5] })) }));
+    const body = (n: number, extra: Record<string, unknown> = {}) =>
+      Buffer.from(JSON.stringify({ ...extra, tools: Array.from({ length: n }, (_, i) => ({ name: `t${i}`, list: [1, 2, 3, 4, 5] })) }));
     expect(scanJsonShape(body(3), limits)).toBeNull();
     expect(scanJsonShape(body(4), limits)).toEqual({ kind: 'items', limit: 3, path: 'tools' });
     // Other arrays, and a `tools` that is not at the top level, are not counted.
@@ -92,7 +93,13 @@ describe('JSON shape limits (byte scan and object walk)', () => {
     it('finds what one pass finds, wherever the chunks are cut (escapes, strings, keys and brackets cut too)', () => {
       const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('tools', 'k\\"', 'é"{[', 'constructor'));
       const value = fc.letrec<{ node: unknown }>((tie) => ({
-        node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.string({ maxLength: 8 }), fc.integer(), fc.array(tie('node'), { maxLength: 5 }), fc.dictionary(key, tie('node'), { maxKeys: 5 })),
+        node: fc.oneof(
+          { depthSize: 'small', withCrossShrink: true },
+          fc.string({ maxLength: 8 }),
+          fc.integer(),
+          fc.array(tie('node'), { maxLength: 5 }),
+          fc.dictionary(key, tie('node'), { maxKeys: 5 }),
+        ),
       })).node;
       const limits = fc.record({ depth: fc.integer({ min: 1, max: 5 }), keys: fc.integer({ min: 1, max: 4 }), topLevelArrays: fc.constant({ tools: 3 }) });
       fc.assert(

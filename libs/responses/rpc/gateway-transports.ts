@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
-import { GATEWAY_CONFIG, type GatewayConfig, type TransportsConfig } from '../../config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig, type TransportsConfig } from '#config/gateway-config.js';
 
 /** Nest microservice options for the configured brokers (`transports.natsUrl`, `transports.redisUrl`). */
 export function gatewayTransports(transports: TransportsConfig | undefined): MicroserviceOptions[] {

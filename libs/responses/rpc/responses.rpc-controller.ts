@@ -1,12 +1,12 @@
 import { Controller, type Type, UseFilters } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { type Observable, defer, map } from 'rxjs';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import { relay } from '../../http/responder/relay.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import { relay } from '#http/responder/relay.js';
 import { ResponsesService, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
 import { RESPONSES_PATTERNS, type ResponsesPatterns } from './responses-rpc.patterns.js';
-import { asValueFrame } from '../../http/responder/value-frame.js';
+import { asValueFrame } from '#http/responder/value-frame.js';
 import { rpcSurface } from './rpc.surface.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
 import { parseCancel, parseRpcRequest } from './rpc-request.parser.js';

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { type Observable, defer, filter, last, map } from 'rxjs';
-import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { upstreamHeaderProblem } from '../../upstream/upstream-headers.js';
+import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { upstreamHeaderProblem } from '#upstream/upstream-headers.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /** Who is calling, for a caller that is not an HTTP request. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { AuthenticationError } from '../../core/errors/gateway-error.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { AuthenticationError } from '#core/errors/gateway-error.js';
 import { OidcVerifier } from './oidc.verifier.js';
 
 /** Three base64url segments: a compact JWS, as OIDC access and ID tokens are. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { OidcConfig } from '../../config/gateway-config.js';
-import { AuthenticationError, GatewayError } from '../../core/errors/gateway-error.js';
+import type { OidcConfig } from '#config/gateway-config.js';
+import { AuthenticationError, GatewayError } from '#core/errors/gateway-error.js';
 
 /** The identity provider could not be asked for its keys: the caller is not at fault. */
 export class IdentityProviderUnavailableError extends GatewayError {
@@ -55,13 +55,14 @@ export class OidcVerifier {
     if (typeof subject !== 'string' && typeof subject !== 'number') {
       throw new AuthenticationError(`The bearer token has no "${this.config.ownerClaim}" claim to identify its caller.`);
     }
-    return createHash('sha256').update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8').digest('hex');
+    return createHash('sha256')
+      .update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8')
+      .digest('hex');
   }
 
   private keySet(): Promise<JWTVerifyGetKey> {
     this.keys ??= this.discover().then(
-      (uri) =>
-        createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
+      (uri) => createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
       (err: unknown) => {
         this.keys = undefined;
         throw err;

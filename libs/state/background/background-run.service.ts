@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { Observable, type Subscription } from 'rxjs';
-import { respond } from '../../http/responder/edge-responder.js';
+import { respond } from '#http/responder/edge-responder.js';
 import { RunLogSink, runLogSurface } from './run-log.surface.js';
-import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { BackgroundRunner } from '../../core/loop/background-runner.interface.js';
-import { LoopService, TERMINAL_EVENTS } from '../../core/loop/loop.service.js';
-import { buildResponseObject } from '../../core/loop/response-object.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { BACKGROUND_STORE, LIVE_STATUSES, STATE_STORE, type BackgroundRun, type BackgroundStore, type StateStore } from '../../storage/index.js';
+import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { BackgroundRunner } from '#core/loop/background-runner.interface.js';
+import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
+import { buildResponseObject } from '#core/loop/response-object.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { BACKGROUND_STORE, LIVE_STATUSES, STATE_STORE, type BackgroundRun, type BackgroundStore, type StateStore } from '#storage/index.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';
 import { storableTools } from '../persistence/tool-declarations.util.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';

@@ -1,7 +1,7 @@
-import { isGatewayError } from '../../core/errors/gateway-error.js';
-import type { ResponseStreamEvent } from '../../core/loop/response-events.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import { LIVE_STATUSES, type BackgroundEvent, type BackgroundStatus, type BackgroundStore } from '../../storage/index.js';
+import { isGatewayError } from '#core/errors/gateway-error.js';
+import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { LIVE_STATUSES, type BackgroundEvent, type BackgroundStatus, type BackgroundStore } from '#storage/index.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
@@ -11,9 +11,7 @@ export function failedResponse(current: JsonObject, error: { code: string; messa
 }
 
 export function errorOf(err: unknown): { code: string; message: string } {
-  return isGatewayError(err)
-    ? { code: err.code ?? err.type, message: err.message }
-    : { code: 'server_error', message: 'The gateway failed while producing this response.' };
+  return isGatewayError(err) ? { code: err.code ?? err.type, message: err.message } : { code: 'server_error', message: 'The gateway failed while producing this response.' };
 }
 
 /**

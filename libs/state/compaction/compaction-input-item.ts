@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InputItemProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { InputItemHandler } from '../../core/handlers/input-item-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { InputItemProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { InputItemHandler } from '#core/handlers/input-item-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { CompactionService } from './compaction.service.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 
 /** What a compaction item carries, inside its opaque `encrypted_content`. */
 export interface CompactionPayload {
@@ -45,8 +45,7 @@ export class CompactionTokenCodec {
 
   /** Throws a 400 naming `param` for anything this gateway did not produce. */
   decode(token: unknown, param: string): CompactionPayload {
-    const invalid = (why: string) =>
-      new InvalidRequestError(`${param} is not a valid compaction item from this gateway: ${why}.`, param, 'invalid_compaction');
+    const invalid = (why: string) => new InvalidRequestError(`${param} is not a valid compaction item from this gateway: ${why}.`, param, 'invalid_compaction');
     if (typeof token !== 'string' || token.length === 0) throw invalid('encrypted_content must be a non-empty string');
     const parts = token.split('.');
     if (parts[0] !== PREFIX || parts.length < 2 || parts.length > 3) throw invalid('unknown format');

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError, UpstreamUnavailableError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { ResponseRequest, PriorState } from '../../core/loop/response-request.js';
-import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '../../core/protocol/items.js';
-import type { ModelRequest } from '../../core/protocol/model-events.js';
-import { UPSTREAM_CLIENT, type UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
+import { GatewayError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { ResponseRequest, PriorState } from '#core/loop/response-request.js';
+import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '#core/protocol/items.js';
+import type { ModelRequest } from '#core/protocol/model-events.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';
 import { CompactionTokenCodec } from './compaction-token.codec.js';
 import { estimateTokens, renderTranscript, splitForCompaction, type TranscriptItem } from './transcript.util.js';

@@ -1,4 +1,4 @@
-import { loadGatewayConfig, validateGatewayConfig } from '../../config/config.loader.js';
+import { loadGatewayConfig, validateGatewayConfig } from '#config/config.loader.js';
 import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
 import { stateConfigSection } from './state.config-section.js';
 
@@ -16,9 +16,7 @@ describe('readStateSettings', () => {
   });
 
   it('reads a full section (as a YAML config file would carry it)', () => {
-    expect(
-      read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0, background: { maxRuns: 9, leaseMs: 5000 } }),
-    ).toEqual({
+    expect(read({ compactionKey: 'k'.repeat(32), socketCacheSize: 3, compactionKeepItems: 0, background: { maxRuns: 9, leaseMs: 5000 } })).toEqual({
       compactionKey: 'k'.repeat(32),
       socketCacheSize: 3,
       compactionKeepItems: 0,

@@ -1,4 +1,4 @@
-import type { GatewayConfig } from '../../config/gateway-config.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 
 /**
  * The `state` section of the gateway config, owned by the state module the

@@ -1,4 +1,4 @@
-import { defineConfigSection } from '../../config/config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import { DEFAULT_BACKGROUND_SETTINGS, STATE_KEYS, STATE_SETTINGS, type StateSettings, readStateSettings } from './state-settings.js';
 
 /** The `state` section: compaction, the WebSocket cache, background runs. */

@@ -1,17 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { requestOwner } from '../../http/request/request-owner.js';
-import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
-import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '../../storage/index.js';
-import { conversationNotFound } from '../../core/errors/gateway-error.js';
-import { listQuery, requestBody } from '../../responses/request/request-validation.js';
-import { parseMetadata } from '../../responses/request/metadata.parser.js';
-import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
+import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { requestOwner } from '#http/request/request-owner.js';
+import { CreateResponseParser } from '#responses/request/create-response.parser.js';
+import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '#storage/index.js';
+import { conversationNotFound } from '#core/errors/gateway-error.js';
+import { listQuery, requestBody } from '#http/request/request-validation.js';
+import { parseMetadata } from '#responses/request/metadata.parser.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
-import { canonicalItem } from '../../responses/request/input-items.parser.js';
+import { canonicalItem } from '#responses/request/input-items.parser.js';
 
 /** The API creates at most this many items per call, as OpenAI's does. */
 const MAX_ITEMS_PER_CALL = 20;

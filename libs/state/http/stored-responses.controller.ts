@@ -1,24 +1,24 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { InvalidRequestError, NotFoundError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { JsonObject, PublicItem, Usage } from '../../core/protocol/items.js';
-import { requestOwner } from '../../http/request/request-owner.js';
-import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
-import { STATE_STORE, type Page, type StateStore } from '../../storage/index.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { JsonObject, PublicItem, Usage } from '#core/protocol/items.js';
+import { requestOwner } from '#http/request/request-owner.js';
+import { CreateResponseParser } from '#responses/request/create-response.parser.js';
+import { STATE_STORE, type Page, type StateStore } from '#storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { BackgroundRunService } from '../background/background-run.service.js';
-import { sendJson } from '../../http/response/send-json.js';
+import { sendJson } from '#http/response/send-json.js';
 import type { Observable } from 'rxjs';
-import type { EdgeOutcome } from '../../http/responder/edge-responder.js';
-import { respondOverHttp } from '../../http/responder/respond-over-http.js';
-import { responsesSurface } from '../../http/responder/responses.surface.js';
-import { listQuery, requestBody } from '../../responses/request/request-validation.js';
-import { GatewayRoutes } from '../../http/routes/gateway-routes.decorator.js';
+import type { EdgeOutcome } from '#http/responder/edge-responder.js';
+import { respondOverHttp } from '#http/responder/respond-over-http.js';
+import { responsesSurface } from '#http/responder/responses.surface.js';
+import { listQuery, requestBody } from '#http/request/request-validation.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
-import { canonicalItem } from '../../responses/request/input-items.parser.js';
+import { canonicalItem } from '#responses/request/input-items.parser.js';
 
 function responseNotFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, 'response_not_found', 'response_id');
@@ -131,11 +131,7 @@ export class StoredResponsesController {
   }
 
   @Get(':id/input_items')
-  async inputItems(
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
-    @Req() req: Request,
-  ): Promise<{ object: 'list' } & Page<PublicItem>> {
+  async inputItems(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<{ object: 'list' } & Page<PublicItem>> {
     const page = await this.store.listInputItems(id, requestOwner(req), listQuery(query));
     if (!page) throw responseNotFound(id);
     return { object: 'list', ...page, data: page.data.map(canonicalItem) };

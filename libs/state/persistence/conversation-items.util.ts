@@ -1,5 +1,5 @@
-import type { PublicItem } from '../../core/protocol/items.js';
-import { MAX_LIST_LIMIT, type StateStore } from '../../storage/index.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { MAX_LIST_LIMIT, type StateStore } from '#storage/index.js';
 
 /** Every item of a conversation, oldest first; null when it is missing or foreign. */
 export async function readConversationItems(store: StateStore, id: string, owner: string | null): Promise<PublicItem[] | null> {

@@ -1,6 +1,6 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { canonicalItem } from '../../responses/request/input-items.parser.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { canonicalItem } from '#responses/request/input-items.parser.js';
 
 /** Finds stored items by id, for one owner; absent ids are missing from the map. */
 export type ItemLookup = (ids: readonly string[]) => Promise<Map<string, PublicItem>>;

@@ -1,22 +1,21 @@
 import { DEFAULT_BACKGROUND_SETTINGS } from '../config/state-settings.js';
 import { of } from 'rxjs';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import type { CompletedRun } from '../../core/loop/response-state.interface.js';
-import type { ModelItem, PublicItem } from '../../core/protocol/items.js';
-import type { ModelEvent } from '../../core/protocol/model-events.js';
-import { MemoryStateStore } from '../../storage/index.js';
-import type { UpstreamClient } from '../../core/upstream/upstream-client.interface.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import type { CompletedRun } from '#core/loop/response-state.interface.js';
+import type { ModelItem, PublicItem } from '#core/protocol/items.js';
+import type { ModelEvent } from '#core/protocol/model-events.js';
+import { MemoryStateStore } from '#storage/index.js';
+import type { UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { SocketResponseCache } from '../websocket/socket-response-cache.js';
 import { SocketScopedResponseState } from '../websocket/socket-scoped.response-state.js';
-import { responseRequest } from '../../core/testing/fixtures.js';
+import { responseRequest } from '#core/testing/fixtures.js';
 import { StoredResponseState } from './stored-response.state.js';
 
 /** Answers every summary request with the same text. */
 const upstream: UpstreamClient = {
   dialect: 'responses',
-  infer: () =>
-    of<ModelEvent[]>({ type: 'message.start', key: 'k' }, { type: 'message.done', key: 'k', text: 'SUMMARY' }, { type: 'finish', status: 'completed' }),
+  infer: () => of<ModelEvent[]>({ type: 'message.start', key: 'k' }, { type: 'message.done', key: 'k', text: 'SUMMARY' }, { type: 'finish', status: 'completed' }),
   listModels: async () => [],
   probe: async () => undefined,
 };

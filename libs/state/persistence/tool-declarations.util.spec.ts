@@ -9,7 +9,9 @@ describe('storableTools', () => {
   });
 
   it('hides query values of an MCP server_url (tokens travel there too)', () => {
-    expect(storableTools([{ type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=abc' }])).toEqual([{ type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=***' }]);
+    expect(storableTools([{ type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=abc' }])).toEqual([
+      { type: 'mcp', server_label: 's', server_url: 'https://mcp/x?token=***' },
+    ]);
   });
 
   it('stores nothing for a value that is not a list', () => {

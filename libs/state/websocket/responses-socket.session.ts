@@ -1,16 +1,16 @@
 import type { Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { LoopService } from '../../core/loop/loop.service.js';
-import type { ResponseRequest } from '../../core/loop/response-request.js';
-import { FlowGate } from '../../core/protocol/flow-gate.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
-import { scanJsonShape, shapeError } from '../../responses/request/json-shape.scanner.js';
-import type { CreateResponseParser } from '../../responses/request/create-response.parser.js';
-import { respond } from '../../http/responder/edge-responder.js';
-import type { EdgeSink } from '../../http/responder/edge-sink.js';
-import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '../../http/responder/edge-surface.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { LoopService } from '#core/loop/loop.service.js';
+import type { ResponseRequest } from '#core/loop/response-request.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { scanJsonShape, shapeError } from '#responses/request/json-shape.scanner.js';
+import type { CreateResponseParser } from '#responses/request/create-response.parser.js';
+import { respond } from '#http/responder/edge-responder.js';
+import type { EdgeSink } from '#http/responder/edge-sink.js';
+import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '#http/responder/edge-surface.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
 
 export interface SocketSessionDeps {
@@ -127,10 +127,16 @@ export class ResponsesSocketSession {
     }
     const type = (event as JsonObject).type;
     if (type !== 'response.create') {
-      return this.send(errorFrame(new InvalidRequestError(`Unknown event type ${JSON.stringify(type ?? null)}; this socket accepts "response.create".`, 'type', 'unknown_event_type')));
+      return this.send(
+        errorFrame(new InvalidRequestError(`Unknown event type ${JSON.stringify(type ?? null)}; this socket accepts "response.create".`, 'type', 'unknown_event_type')),
+      );
     }
     if (this.queue.length >= MAX_QUEUED) {
-      return this.send(errorFrame(new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429)));
+      return this.send(
+        errorFrame(
+          new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429),
+        ),
+      );
     }
     this.queue.push(event);
     this.pump();

@@ -3,13 +3,13 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { NotFoundError, TooManyConnectionsError } from '../../core/errors/gateway-error.js';
-import { LoopService } from '../../core/loop/loop.service.js';
-import { RESPONSE_STATE, type ResponseStateStore } from '../../core/loop/response-state.interface.js';
-import { toErrorEnvelope } from '../../http/errors/error-envelope.js';
-import { forwardedHeaders } from '../../http/request/forwarded-headers.js';
-import { CreateResponseParser } from '../../responses/request/create-response.parser.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { NotFoundError, TooManyConnectionsError } from '#core/errors/gateway-error.js';
+import { LoopService } from '#core/loop/loop.service.js';
+import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
+import { toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { forwardedHeaders } from '#http/request/forwarded-headers.js';
+import { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';
@@ -30,8 +30,7 @@ function refuse(socket: Duplex, err: unknown): void {
   const { status, body } = toErrorEnvelope(err);
   const json = JSON.stringify(body);
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-      `Connection: close\r\n\r\n${json}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` + `Connection: close\r\n\r\n${json}`,
   );
 }
 

@@ -1,4 +1,4 @@
-import type { PriorState } from '../../core/loop/response-request.js';
+import type { PriorState } from '#core/loop/response-request.js';
 
 /**
  * The last few responses of one WebSocket, each as the full state a

@@ -1,17 +1,9 @@
-import { NotFoundError } from '../../core/errors/gateway-error.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import { NotFoundError } from '#core/errors/gateway-error.js';
+import type { PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { nowSeconds, outputItemsOf, withItemId, type IdentifiedItem } from '../shared/stored-item.util.js';
-import {
-  DEFAULT_CHAIN_DEPTH,
-  type Conversation,
-  type ConversationItem,
-  type ListOptions,
-  type Page,
-  type StateStore,
-  type StoredResponse,
-} from '../state-store.interface.js';
+import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 
 interface ConversationRecord {
   conversation: Conversation;
@@ -123,11 +115,7 @@ export class MemoryStateStore implements StateStore {
     return record ? clone(record.conversation) : null;
   }
 
-  async updateConversation(
-    id: string,
-    owner: string | null,
-    metadata: Record<string, string>,
-  ): Promise<Conversation | null> {
+  async updateConversation(id: string, owner: string | null, metadata: Record<string, string>): Promise<Conversation | null> {
     const record = this.ownedConversation(id, owner);
     if (!record) return null;
     record.conversation.metadata = clone(metadata);
@@ -159,11 +147,7 @@ export class MemoryStateStore implements StateStore {
     return found;
   }
 
-  async listConversationItems(
-    id: string,
-    owner: string | null,
-    opts: ListOptions,
-  ): Promise<Page<ConversationItem> | null> {
+  async listConversationItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<ConversationItem> | null> {
     const record = this.ownedConversation(id, owner);
     if (!record) return null;
     const page = this.window(record.items, parseListOptions(opts));

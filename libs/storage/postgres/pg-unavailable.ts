@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreUnavailableError, isGatewayError } from '../../core/errors/gateway-error.js';
+import { StoreUnavailableError, isGatewayError } from '#core/errors/gateway-error.js';
 
 /** Socket error codes that mean the database cannot be reached right now. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);

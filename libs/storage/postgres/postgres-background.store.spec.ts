@@ -58,9 +58,7 @@ describe('PostgresBackgroundStore', () => {
     const replicas = [0, 1, 2].map(() => new PostgresBackgroundStore({ connectionString: url, schema }));
     await Promise.all(replicas.map((r) => r.init()));
     try {
-      const outcomes = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => replicas[i % 3].admit(backgroundRun(), { maxRuns: 5, maxRunsPerOwner: 100 })),
-      );
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => replicas[i % 3].admit(backgroundRun(), { maxRuns: 5, maxRunsPerOwner: 100 })));
       expect(outcomes.filter((o) => o === null)).toHaveLength(5);
       expect(outcomes.filter((o) => o === 'total')).toHaveLength(7);
     } finally {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import {
   type AdmitRefusal,
   type BackgroundAppend,
@@ -138,10 +138,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {
-    const { rows } = await this.query<RunRow>(
-      'SELECT * FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
-      [id, owner],
-    );
+    const { rows } = await this.query<RunRow>('SELECT * FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     return rows[0] ? toRun(rows[0]) : null;
   }
 
@@ -177,19 +174,13 @@ export class PostgresBackgroundStore implements BackgroundStore {
 
   async cancel(id: string, owner: string | null, response: (current: JsonObject) => JsonObject): Promise<BackgroundRun | null> {
     return this.transaction(this.open(), async (client) => {
-      const { rows } = await client.query<RunRow>(
-        'SELECT * FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 FOR UPDATE',
-        [id, owner],
-      );
+      const { rows } = await client.query<RunRow>('SELECT * FROM background_runs WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 FOR UPDATE', [id, owner]);
       if (!rows[0]) return null;
       const run = toRun(rows[0]);
       if (run.status !== 'queued' && run.status !== 'in_progress') return run;
       run.status = 'cancelled';
       run.response = response(run.response);
-      await client.query("UPDATE background_runs SET status = 'cancelled', response = $2::jsonb WHERE id = $1", [
-        id,
-        JSON.stringify(run.response),
-      ]);
+      await client.query("UPDATE background_runs SET status = 'cancelled', response = $2::jsonb WHERE id = $1", [id, JSON.stringify(run.response)]);
       await client.query('SELECT pg_notify($1, $2)', [BACKGROUND_CHANNEL, notice(id, true)]);
       return run;
     });
@@ -202,10 +193,11 @@ export class PostgresBackgroundStore implements BackgroundStore {
 
   async renew(nodeId: string, ids: readonly string[], until: number): Promise<string[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.query<{ id: string }>(
-      `UPDATE background_runs SET lease_expires_at = $3 WHERE id = ANY($1) AND node_id = $2 AND ${LIVE_SQL} RETURNING id`,
-      [ids, nodeId, until],
-    );
+    const { rows } = await this.query<{ id: string }>(`UPDATE background_runs SET lease_expires_at = $3 WHERE id = ANY($1) AND node_id = $2 AND ${LIVE_SQL} RETURNING id`, [
+      ids,
+      nodeId,
+      until,
+    ]);
     const renewed = new Set(rows.map((row) => row.id));
     return ids.filter((id) => !renewed.has(id));
   }
@@ -213,10 +205,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
   async expire(now: number, fail: (run: BackgroundRun) => { response: JsonObject; event: JsonObject }): Promise<string[]> {
     return this.transaction(this.open(), async (client) => {
       // SKIP LOCKED: two replicas sweeping at once split the work instead of waiting on each other.
-      const { rows } = await client.query<RunRow>(
-        `SELECT * FROM background_runs WHERE ${LIVE_SQL} AND lease_expires_at < $1 FOR UPDATE SKIP LOCKED`,
-        [now],
-      );
+      const { rows } = await client.query<RunRow>(`SELECT * FROM background_runs WHERE ${LIVE_SQL} AND lease_expires_at < $1 FOR UPDATE SKIP LOCKED`, [now]);
       for (const row of rows) {
         const run = toRun(row);
         const { response, event } = expiryEvent(run, fail);
@@ -225,11 +214,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
           JSON.stringify(response),
           event.sequence,
         ]);
-        await client.query('INSERT INTO background_events (response_id, sequence, event) VALUES ($1, $2, $3::jsonb)', [
-          run.id,
-          event.sequence,
-          JSON.stringify(event.event),
-        ]);
+        await client.query('INSERT INTO background_events (response_id, sequence, event) VALUES ($1, $2, $3::jsonb)', [run.id, event.sequence, JSON.stringify(event.event)]);
         await client.query('SELECT pg_notify($1, $2)', [BACKGROUND_CHANNEL, notice(run.id, true)]);
       }
       return rows.map((row) => row.id);
@@ -294,5 +279,4 @@ export class PostgresBackgroundStore implements BackgroundStore {
   private transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return inTransaction(pool, fn, translateUnavailable);
   }
-
 }

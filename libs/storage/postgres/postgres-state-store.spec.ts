@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { newId } from '../../core/ids.js';
+import { newId } from '#core/ids.js';
 import type { StoredResponse } from '../state-store.interface.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
@@ -20,8 +20,7 @@ const freshSchema = (): string => {
   return schema;
 };
 
-const storeIn = (schema: string): PostgresStateStore =>
-  new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
+const storeIn = (schema: string): PostgresStateStore => new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
 
 beforeAll(async () => {
   admin = new Pool({ connectionString: url, max: 2 });
@@ -29,7 +28,7 @@ beforeAll(async () => {
   try {
     await admin.query('SELECT 1');
   } catch (e) {
-    throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`);
+    throw new Error(`PostgreSQL is not reachable at ${url} (set DATABASE_URL): ${(e as Error).message}`, { cause: e });
   }
 });
 

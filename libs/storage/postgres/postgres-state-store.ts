@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { InvalidRequestError, NotFoundError, isGatewayError } from '../../core/errors/gateway-error.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError, NotFoundError, isGatewayError } from '#core/errors/gateway-error.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
@@ -15,15 +15,7 @@ import {
   toJson,
   withItemId,
 } from '../shared/stored-item.util.js';
-import {
-  DEFAULT_CHAIN_DEPTH,
-  type Conversation,
-  type ConversationItem,
-  type ListOptions,
-  type Page,
-  type StateStore,
-  type StoredResponse,
-} from '../state-store.interface.js';
+import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { inTransaction } from './pg-transaction.js';
 import { isUnavailable, translateUnavailable } from './pg-unavailable.js';
@@ -92,7 +84,6 @@ interface ConversationRow {
   metadata: Record<string, string>;
 }
 
-
 /** Lower-case on purpose: an unquoted name in search_path is folded to lower case. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -117,11 +108,7 @@ function translateDbError(e: unknown): unknown {
   if (isGatewayError(e)) return e;
   if (isUnavailable(e)) return translateUnavailable(e);
   if (e instanceof pg.DatabaseError && e.code === '22P05') {
-    return new InvalidRequestError(
-      'Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.',
-      null,
-      'unsupported_unicode',
-    );
+    return new InvalidRequestError('Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.', null, 'unsupported_unicode');
   }
   return e;
 }
@@ -244,7 +231,8 @@ export class PostgresStateStore implements StateStore {
   async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {
     const found = new Map<string, PublicItem>();
     if (itemIds.length === 0) return found;
-    const { rows } = await this.query<{ item_id: string; item: PublicItem }>(this.open(),
+    const { rows } = await this.query<{ item_id: string; item: PublicItem }>(
+      this.open(),
       `SELECT item_id, item FROM (
          SELECT o.item_id, o.item, 0 AS source FROM response_output_items o JOIN responses r ON r.id = o.response_id
          WHERE o.item_id = ANY($1::text[]) AND r.owner IS NOT DISTINCT FROM $2
@@ -262,19 +250,13 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {
-    const { rows } = await this.query<ResponseRow>(this.open(), 
-      `SELECT ${RESPONSE_COLUMNS} FROM responses r WHERE r.id = $1 AND r.owner IS NOT DISTINCT FROM $2`,
-      [id, owner],
-    );
+    const { rows } = await this.query<ResponseRow>(this.open(), `SELECT ${RESPONSE_COLUMNS} FROM responses r WHERE r.id = $1 AND r.owner IS NOT DISTINCT FROM $2`, [id, owner]);
     return rows.length > 0 ? toStoredResponse(rows[0]) : null;
   }
 
   async deleteResponse(id: string, owner: string | null): Promise<boolean> {
     // Input items go with it through ON DELETE CASCADE.
-    const { rowCount } = await this.query(this.open(), 'DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
-      id,
-      owner,
-    ]);
+    const { rowCount } = await this.query(this.open(), 'DELETE FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     return (rowCount ?? 0) > 0;
   }
 
@@ -288,7 +270,8 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getChain(id: string, owner: string | null, maxDepth = DEFAULT_CHAIN_DEPTH): Promise<StoredResponse[] | null> {
-    const { rows } = await this.query<ResponseRow>(this.open(), 
+    const { rows } = await this.query<ResponseRow>(
+      this.open(),
       `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
          SELECT id, previous_response_id, 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
          UNION ALL
@@ -332,18 +315,14 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
-    const { rows } = await this.query<ConversationRow>(this.open(), 
-      'SELECT id, owner, created_at, metadata FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
-      [id, owner],
-    );
+    const { rows } = await this.query<ConversationRow>(this.open(), 'SELECT id, owner, created_at, metadata FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
+      id,
+      owner,
+    ]);
     return rows.length > 0 ? toConversation(rows[0]) : null;
   }
 
-  async updateConversation(
-    id: string,
-    owner: string | null,
-    metadata: Record<string, string>,
-  ): Promise<Conversation | null> {
+  async updateConversation(id: string, owner: string | null, metadata: Record<string, string>): Promise<Conversation | null> {
     const { rows } = await this.open()
       .query<ConversationRow>(
         `UPDATE conversations SET metadata = $3::jsonb WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
@@ -357,24 +336,14 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversation(id: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.query(this.open(), 
-      'DELETE FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2',
-      [id, owner],
-    );
+    const { rowCount } = await this.query(this.open(), 'DELETE FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     return (rowCount ?? 0) > 0;
   }
 
-  async listConversationItems(
-    id: string,
-    owner: string | null,
-    opts: ListOptions,
-  ): Promise<Page<ConversationItem> | null> {
+  async listConversationItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<ConversationItem> | null> {
     const query = parseListOptions(opts);
     const pool = this.open();
-    const owned = await this.query(pool, 'SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [
-      id,
-      owner,
-    ]);
+    const owned = await this.query(pool, 'SELECT 1 FROM conversations WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [id, owner]);
     if (owned.rowCount === 0) return null;
     const page = await this.window<ConversationItemRow>(pool, CONVERSATION_ITEMS, id, query);
     return { ...page, data: page.data.map(toConversationItem) };
@@ -385,7 +354,8 @@ export class PostgresStateStore implements StateStore {
   }
 
   async getConversationItem(id: string, itemId: string, owner: string | null): Promise<ConversationItem | null> {
-    const { rows } = await this.query<ConversationItemRow>(this.open(), 
+    const { rows } = await this.query<ConversationItemRow>(
+      this.open(),
       `SELECT ci.* FROM conversation_items ci JOIN conversations c ON c.id = ci.conversation_id
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -394,7 +364,8 @@ export class PostgresStateStore implements StateStore {
   }
 
   async deleteConversationItem(id: string, itemId: string, owner: string | null): Promise<boolean> {
-    const { rowCount } = await this.query(this.open(), 
+    const { rowCount } = await this.query(
+      this.open(),
       `DELETE FROM conversation_items ci USING conversations c
        WHERE ci.conversation_id = $1 AND ci.item_id = $2 AND c.id = ci.conversation_id AND c.owner IS NOT DISTINCT FROM $3`,
       [id, itemId, owner],
@@ -408,12 +379,7 @@ export class PostgresStateStore implements StateStore {
    * concurrent appends from any replica get disjoint positions. Undefined when
    * the conversation is missing or foreign. Must run inside `transaction`.
    */
-  private async appendItems(
-    client: pg.PoolClient,
-    conversationId: string,
-    owner: string | null,
-    items: PublicItem[],
-  ): Promise<ConversationItem[] | undefined> {
+  private async appendItems(client: pg.PoolClient, conversationId: string, owner: string | null, items: PublicItem[]): Promise<ConversationItem[] | undefined> {
     const reserved = await client.query<{ start: Int8 }>(
       `UPDATE conversations SET next_position = next_position + $3
        WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 RETURNING next_position - $3 AS start`,
@@ -431,34 +397,24 @@ export class PostgresStateStore implements StateStore {
       );
       return rows.map(toConversationItem).sort((a, b) => a.position - b.position);
     } catch (e) {
-      throw uniqueViolation(e, 'conversation_items_pkey')
-        ? new DuplicateIdError('conversation_item', duplicateItemId(e), 'items')
-        : e;
+      throw uniqueViolation(e, 'conversation_items_pkey') ? new DuplicateIdError('conversation_item', duplicateItemId(e), 'items') : e;
     }
   }
 
-  private async window<Row extends ItemRow>(
-    db: Queryable,
-    source: ItemTable,
-    key: string,
-    query: ListQuery,
-  ): Promise<Page<Row>> {
+  private async window<Row extends ItemRow>(db: Queryable, source: ItemTable, key: string, query: ListQuery): Promise<Page<Row>> {
     const positionOf = async (param: 'after' | 'before', cursor: string | undefined): Promise<number | undefined> => {
       if (cursor === undefined) return undefined;
-      const { rows } = await this.query<{ position: Int8 }>(db, 
-        `SELECT position FROM ${source.table} WHERE ${source.key} = $1 AND item_id = $2 ORDER BY position LIMIT 1`,
-        [key, cursor],
-      );
+      const { rows } = await this.query<{ position: Int8 }>(db, `SELECT position FROM ${source.table} WHERE ${source.key} = $1 AND item_id = $2 ORDER BY position LIMIT 1`, [
+        key,
+        cursor,
+      ]);
       if (rows.length === 0) throw unknownCursor(param, cursor);
       return Number(rows[0].position);
     };
-    const { lo, hi } = positionRange(
-      query.order,
-      await positionOf('after', query.after),
-      await positionOf('before', query.before),
-    );
+    const { lo, hi } = positionRange(query.order, await positionOf('after', query.after), await positionOf('before', query.before));
     const direction = query.order === 'asc' ? 'ASC' : 'DESC';
-    const { rows } = await this.query<Row>(db, 
+    const { rows } = await this.query<Row>(
+      db,
       `SELECT * FROM ${source.table} WHERE ${source.key} = $1 AND position > $2 AND position < $3
        ORDER BY position ${direction} LIMIT $4`,
       [key, lo, hi, query.limit + 1],
@@ -474,10 +430,9 @@ export class PostgresStateStore implements StateStore {
    */
   private async migrate(pool: pg.Pool): Promise<void> {
     await this.transaction(async (client) => {
-      await client.query(
-        `SELECT pg_advisory_xact_lock(hashtext('switchyard:schema_migrations:' || coalesce($1::text, current_schema()::text, '')))`,
-        [this.options.schema ?? null],
-      );
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('switchyard:schema_migrations:' || coalesce($1::text, current_schema()::text, '')))`, [
+        this.options.schema ?? null,
+      ]);
       if (this.options.schema !== undefined) {
         // Checked first because CREATE SCHEMA IF NOT EXISTS still demands the
         // CREATE privilege on the database, which a locked-down role lacks.
@@ -495,11 +450,7 @@ export class PostgresStateStore implements StateStore {
         rows.map((row) => row.version),
       )) {
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-          migration.version,
-          migration.name,
-          nowSeconds(),
-        ]);
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, nowSeconds()]);
       }
     }, pool);
   }
@@ -516,7 +467,6 @@ export class PostgresStateStore implements StateStore {
   private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
     return inTransaction(pool, fn, translateDbError);
   }
-
 
   private open(): pg.Pool {
     if (!this.pool) throw new Error('PostgresStateStore used before init() or after close().');

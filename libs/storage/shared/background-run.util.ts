@@ -1,8 +1,11 @@
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import type { BackgroundEvent, BackgroundRun } from '../background-store.interface.js';
 
 /** The final event an expired run gets: one past the last it had, so followers see it end in order. */
-export function expiryEvent(run: BackgroundRun, fail: (run: BackgroundRun) => { response: JsonObject; event: JsonObject }): {
+export function expiryEvent(
+  run: BackgroundRun,
+  fail: (run: BackgroundRun) => { response: JsonObject; event: JsonObject },
+): {
   response: JsonObject;
   event: BackgroundEvent;
 } {

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 
 /**
  * A write reused an id that must be unique: a response id, a conversation id,
@@ -14,9 +14,7 @@ export class DuplicateIdError extends InvalidRequestError {
     const what = kind === 'conversation_item' ? 'An item' : kind === 'response' ? 'A response' : 'A conversation';
     const where = kind === 'conversation_item' ? ' in this conversation' : '';
     super(
-      duplicateId === null
-        ? `${what} with the same id already exists${where}.`
-        : `${what} with id '${duplicateId}' already exists${where}.`,
+      duplicateId === null ? `${what} with the same id already exists${where}.` : `${what} with id '${duplicateId}' already exists${where}.`,
       param,
       `duplicate_${kind}_id`,
       409,

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import type { ListOptions, Page } from '../state-store.interface.js';
 
 export const DEFAULT_LIST_LIMIT = 20;
@@ -35,11 +35,7 @@ export function unknownCursor(param: 'after' | 'before', id: string): InvalidReq
  * Exclusive position bounds for a cursor window. `after` means "further along
  * in the chosen order", so in `desc` order it bounds positions from above.
  */
-export function positionRange(
-  order: 'asc' | 'desc',
-  afterPosition: number | undefined,
-  beforePosition: number | undefined,
-): { lo: number; hi: number } {
+export function positionRange(order: 'asc' | 'desc', afterPosition: number | undefined, beforePosition: number | undefined): { lo: number; hi: number } {
   const [loCursor, hiCursor] = order === 'asc' ? [afterPosition, beforePosition] : [beforePosition, afterPosition];
   return { lo: loCursor ?? -1, hi: hiCursor ?? Number.MAX_SAFE_INTEGER };
 }

@@ -1,5 +1,5 @@
-import { newId } from '../../core/ids.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import { newId } from '#core/ids.js';
+import type { PublicItem } from '#core/protocol/items.js';
 import type { StoredResponse } from '../state-store.interface.js';
 
 export type IdentifiedItem = PublicItem & { id: string };
@@ -30,8 +30,7 @@ export const INPUT_ITEMS: ItemTable = { table: 'response_input_items', key: 'res
 export const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key: 'conversation_id' };
 
 /** Columns of a `responses` row, in the order `responseRowValues` gives them. */
-export const RESPONSE_COLUMNS_SQL =
-  'id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra';
+export const RESPONSE_COLUMNS_SQL = 'id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra';
 
 /** A response's row values for both drivers; JSON columns go over as text. */
 export function responseRowValues(r: StoredResponse): unknown[] {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import {
   type AdmitRefusal,
   type BackgroundAppend,
@@ -72,12 +72,12 @@ export class SqliteBackgroundStore implements BackgroundStore {
     this.connection = undefined;
   }
 
-
   async admit(run: BackgroundRun, limits: BackgroundLimits): Promise<AdmitRefusal | null> {
     return this.write(() => {
-      const { total, owned } = this.stmt(
-        `SELECT COUNT(*) AS total, COALESCE(SUM(owner IS ?), 0) AS owned FROM background_runs WHERE ${LIVE_SQL}`,
-      ).get(run.owner) as { total: number; owned: number };
+      const { total, owned } = this.stmt(`SELECT COUNT(*) AS total, COALESCE(SUM(owner IS ?), 0) AS owned FROM background_runs WHERE ${LIVE_SQL}`).get(run.owner) as {
+        total: number;
+        owned: number;
+      };
       if (total >= limits.maxRuns) return 'total';
       if (owned >= limits.maxRunsPerOwner) return 'owner';
       this.stmt(
@@ -110,9 +110,10 @@ export class SqliteBackgroundStore implements BackgroundStore {
   }
 
   async events(id: string, after: number, limit: number): Promise<BackgroundEvent[]> {
-    const rows = this.stmt(
-      'SELECT sequence, event FROM background_events WHERE response_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
-    ).all(id, after, limit) as Array<{ sequence: number; event: string }>;
+    const rows = this.stmt('SELECT sequence, event FROM background_events WHERE response_id = ? AND sequence > ? ORDER BY sequence LIMIT ?').all(id, after, limit) as Array<{
+      sequence: number;
+      event: string;
+    }>;
     return rows.map((row) => ({ sequence: row.sequence, event: JSON.parse(row.event) as JsonObject }));
   }
 
@@ -150,11 +151,7 @@ export class SqliteBackgroundStore implements BackgroundStore {
       for (const row of rows) {
         const run = toRun(row);
         const { response, event } = expiryEvent(run, fail);
-        this.stmt("UPDATE background_runs SET status = 'failed', response = ?, last_sequence = ? WHERE id = ?").run(
-          JSON.stringify(response),
-          event.sequence,
-          run.id,
-        );
+        this.stmt("UPDATE background_runs SET status = 'failed', response = ?, last_sequence = ? WHERE id = ?").run(JSON.stringify(response), event.sequence, run.id);
         this.stmt('INSERT INTO background_events (response_id, sequence, event) VALUES (?, ?, ?)').run(run.id, event.sequence, JSON.stringify(event.event));
       }
       return rows.map((row) => row.id);

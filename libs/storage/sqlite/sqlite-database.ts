@@ -29,9 +29,7 @@ export class SqliteDatabase {
       db = new Database(path, { timeout: options.busyTimeoutMs ?? 5_000 });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message)
-        ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.'
-        : '';
+      const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message) ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.' : '';
       throw new Error(`Could not open the SQLite database '${path}': ${message}.${hint}`, { cause: e });
     }
     try {

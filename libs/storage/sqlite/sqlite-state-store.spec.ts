@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { newId } from '../../core/ids.js';
+import { newId } from '#core/ids.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
 import { SqliteStateStore } from './sqlite-state-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
@@ -40,9 +40,7 @@ describe('SqliteStateStore', () => {
     const path = freshPath();
     const first = new SqliteStateStore({ path });
     await first.init();
-    await first.createConversation({ id: 'conv_keep', owner: null, createdAt: 1, metadata: {} }, [
-      { type: 'message', role: 'user', content: 'hi' },
-    ]);
+    await first.createConversation({ id: 'conv_keep', owner: null, createdAt: 1, metadata: {} }, [{ type: 'message', role: 'user', content: 'hi' }]);
     await first.close();
 
     const second = new SqliteStateStore({ path });
@@ -72,9 +70,7 @@ describe('SqliteStateStore', () => {
       old.exec('CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
       old.prepare('INSERT INTO schema_migrations VALUES (1, ?, 0)').run(SQLITE_MIGRATIONS[0].name);
       const output = [{ id: 'msg_before', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'old', annotations: [] }] }];
-      old
-        .prepare(`INSERT INTO responses VALUES ('resp_before', NULL, 1, NULL, NULL, 'completed', ?, '[]', '[]', 'null', NULL)`)
-        .run(JSON.stringify({ id: 'resp_before', output }));
+      old.prepare(`INSERT INTO responses VALUES ('resp_before', NULL, 1, NULL, NULL, 'completed', ?, '[]', '[]', 'null', NULL)`).run(JSON.stringify({ id: 'resp_before', output }));
     } finally {
       old.close();
     }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { NotFoundError } from '../../core/errors/gateway-error.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { NotFoundError } from '#core/errors/gateway-error.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
@@ -15,15 +15,7 @@ import {
   toJson,
   withItemId,
 } from '../shared/stored-item.util.js';
-import {
-  DEFAULT_CHAIN_DEPTH,
-  type Conversation,
-  type ConversationItem,
-  type ListOptions,
-  type Page,
-  type StateStore,
-  type StoredResponse,
-} from '../state-store.interface.js';
+import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
@@ -67,7 +59,6 @@ interface ConversationItemRow extends ItemRow {
   conversation_id: string;
   created_at: number;
 }
-
 
 function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
@@ -127,7 +118,6 @@ export class SqliteStateStore implements StateStore {
     this.connection?.close();
     this.connection = undefined;
   }
-
 
   /**
    * Group commit: saves that arrive within one tick are written in one
@@ -267,12 +257,7 @@ export class SqliteStateStore implements StateStore {
   async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
     this.write(() => {
       try {
-        this.stmt('INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES (?, ?, ?, ?, 0)').run(
-          c.id,
-          c.owner,
-          c.createdAt,
-          toJson(c.metadata),
-        );
+        this.stmt('INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES (?, ?, ?, ?, 0)').run(c.id, c.owner, c.createdAt, toJson(c.metadata));
       } catch (e) {
         throw isUniqueViolation(e) ? new DuplicateIdError('conversation', c.id, 'id') : e;
       }
@@ -282,24 +267,13 @@ export class SqliteStateStore implements StateStore {
   }
 
   async getConversation(id: string, owner: string | null): Promise<Conversation | null> {
-    const row = this.stmt('SELECT * FROM conversations WHERE id = ? AND owner IS ?').get(id, owner) as
-      | ConversationRow
-      | undefined;
+    const row = this.stmt('SELECT * FROM conversations WHERE id = ? AND owner IS ?').get(id, owner) as ConversationRow | undefined;
     return row ? toConversation(row) : null;
   }
 
-  async updateConversation(
-    id: string,
-    owner: string | null,
-    metadata: Record<string, string>,
-  ): Promise<Conversation | null> {
+  async updateConversation(id: string, owner: string | null, metadata: Record<string, string>): Promise<Conversation | null> {
     const row = this.write(
-      () =>
-        this.stmt('UPDATE conversations SET metadata = ? WHERE id = ? AND owner IS ? RETURNING *').get(
-          toJson(metadata),
-          id,
-          owner,
-        ) as ConversationRow | undefined,
+      () => this.stmt('UPDATE conversations SET metadata = ? WHERE id = ? AND owner IS ? RETURNING *').get(toJson(metadata), id, owner) as ConversationRow | undefined,
     );
     return row ? toConversation(row) : null;
   }
@@ -308,11 +282,7 @@ export class SqliteStateStore implements StateStore {
     return this.write(() => this.stmt('DELETE FROM conversations WHERE id = ? AND owner IS ?').run(id, owner).changes > 0);
   }
 
-  async listConversationItems(
-    id: string,
-    owner: string | null,
-    opts: ListOptions,
-  ): Promise<Page<ConversationItem> | null> {
+  async listConversationItems(id: string, owner: string | null, opts: ListOptions): Promise<Page<ConversationItem> | null> {
     const query = parseListOptions(opts);
     return this.read(() => {
       if (!this.stmt('SELECT 1 FROM conversations WHERE id = ? AND owner IS ?').get(id, owner)) return null;
@@ -358,15 +328,15 @@ export class SqliteStateStore implements StateStore {
    */
   /** `materialize: false` skips building the returned items (a response save does not read them). */
   private appendItems(conversationId: string, owner: string | null, items: PublicItem[], materialize = true): ConversationItem[] | undefined {
-    const reserved = this.stmt(
-      'UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position',
-    ).get(items.length, conversationId, owner) as { next_position: number } | undefined;
+    const reserved = this.stmt('UPDATE conversations SET next_position = next_position + ? WHERE id = ? AND owner IS ? RETURNING next_position').get(
+      items.length,
+      conversationId,
+      owner,
+    ) as { next_position: number } | undefined;
     if (!reserved) return undefined;
     const start = reserved.next_position - items.length;
     const createdAt = nowSeconds();
-    const insert = this.stmt(
-      'INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
+    const insert = this.stmt('INSERT INTO conversation_items (conversation_id, item_id, position, item, created_at) VALUES (?, ?, ?, ?, ?)');
     return items.map((raw, offset) => {
       const item = withItemId(raw);
       const json = toJson(item);
@@ -380,18 +350,15 @@ export class SqliteStateStore implements StateStore {
   }
 
   private inputItemsOf(responseId: string): PublicItem[] {
-    const rows = this.stmt('SELECT item FROM response_input_items WHERE response_id = ? ORDER BY position').all(
-      responseId,
-    ) as Array<{ item: string }>;
+    const rows = this.stmt('SELECT item FROM response_input_items WHERE response_id = ? ORDER BY position').all(responseId) as Array<{ item: string }>;
     return rows.map((row) => JSON.parse(row.item) as PublicItem);
   }
 
   private window<Row extends ItemRow>(source: ItemTable, key: string, query: ListQuery): Page<Row> {
     const positionOf = (param: 'after' | 'before', cursor: string | undefined): number | undefined => {
       if (cursor === undefined) return undefined;
-      const found = this.stmt(
-        `SELECT position FROM ${source.table} WHERE ${source.key} = ? AND item_id = ? ORDER BY position LIMIT 1`,
-      ).get(key, cursor) as { position: number } | undefined;
+      const found = this.stmt(`SELECT position FROM ${source.table} WHERE ${source.key} = ? AND item_id = ? ORDER BY position LIMIT 1`).get(key, cursor) as
+        { position: number } | undefined;
       if (!found) throw unknownCursor(param, cursor);
       return found.position;
     };

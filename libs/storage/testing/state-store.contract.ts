@@ -1,7 +1,7 @@
 /// <reference types="jest" />
-import { NotFoundError } from '../../core/errors/gateway-error.js';
-import { newId } from '../../core/ids.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import { NotFoundError } from '#core/errors/gateway-error.js';
+import { newId } from '#core/ids.js';
+import type { PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import type { Conversation, StateStore, StoredResponse } from '../state-store.interface.js';
 
@@ -73,8 +73,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
       ...overrides,
     });
 
-    const texts = (items: PublicItem[]): string[] =>
-      items.map((item) => ((item as { content: Array<{ text: string }> }).content[0] ?? { text: '' }).text);
+    const texts = (items: PublicItem[]): string[] => items.map((item) => ((item as { content: Array<{ text: string }> }).content[0] ?? { text: '' }).text);
 
     describe('responses', () => {
       it('round-trips every field', async () => {
@@ -96,11 +95,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
 
       it('gives input items without an id one, keeps given ids and their order', async () => {
         const r = response({
-          inputItems: [
-            message('one'),
-            message('two', 'msg_given'),
-            { type: 'function_call_output', call_id: 'call_9', output: 'done' },
-          ],
+          inputItems: [message('one'), message('two', 'msg_given'), { type: 'function_call_output', call_id: 'call_9', output: 'done' }],
         });
         await store.saveResponse(r);
         const got = await store.getResponse(r.id, A);
@@ -327,9 +322,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
 
       it('creates nothing when its items clash with each other', async () => {
         const c = conversation();
-        await expect(store.createConversation(c, [message('a', 'msg_same'), message('b', 'msg_same')])).rejects.toBeInstanceOf(
-          DuplicateIdError,
-        );
+        await expect(store.createConversation(c, [message('a', 'msg_same'), message('b', 'msg_same')])).rejects.toBeInstanceOf(DuplicateIdError);
         expect(await store.getConversation(c.id, A)).toBeNull();
       });
 
@@ -377,7 +370,10 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
 
       it('pages items like input items', async () => {
         const c = conversation();
-        await store.createConversation(c, ['a', 'b', 'c', 'd'].map((x) => message(x, `msg_${x}`)));
+        await store.createConversation(
+          c,
+          ['a', 'b', 'c', 'd'].map((x) => message(x, `msg_${x}`)),
+        );
         const page = (await store.listConversationItems(c.id, A, { limit: 2 }))!;
         expect(page).toMatchObject({ first_id: 'msg_d', last_id: 'msg_c', has_more: true });
         const next = (await store.listConversationItems(c.id, A, { limit: 2, after: page.last_id! }))!;
@@ -389,9 +385,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
       it('gives concurrent appends distinct positions', async () => {
         const c = conversation();
         await store.createConversation(c, []);
-        await Promise.all(
-          Array.from({ length: 8 }, (_, i) => store.addConversationItems(c.id, A, [message(`${i}a`), message(`${i}b`)])),
-        );
+        await Promise.all(Array.from({ length: 8 }, (_, i) => store.addConversationItems(c.id, A, [message(`${i}a`), message(`${i}b`)])));
         const page = (await store.listConversationItems(c.id, A, { order: 'asc', limit: 100 }))!;
         expect(page.data.map((entry) => entry.position)).toEqual(Array.from({ length: 16 }, (_, i) => i));
         // Each batch stays contiguous.

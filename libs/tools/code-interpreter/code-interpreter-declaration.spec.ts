@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { MAX_FILE_IDS, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 
 function param(decl: Record<string, unknown>): string | null {
@@ -14,11 +14,13 @@ function param(decl: Record<string, unknown>): string | null {
 describe('validateCodeInterpreterDeclaration', () => {
   it('accepts "auto", {type: "auto", ...} and a container id', () => {
     expect(validateCodeInterpreterDeclaration({ type: 'code_interpreter', container: 'auto' }, 'tools[0]').container).toEqual({ kind: 'auto', fileIds: [], memoryLimit: null });
-    expect(validateCodeInterpreterDeclaration({ type: 'code_interpreter', container: { type: 'auto', file_ids: ['f1', 'f2'], memory_limit: '4g' } }, 'tools[0]').container).toEqual({
-      kind: 'auto',
-      fileIds: ['f1', 'f2'],
-      memoryLimit: '4g',
-    });
+    expect(validateCodeInterpreterDeclaration({ type: 'code_interpreter', container: { type: 'auto', file_ids: ['f1', 'f2'], memory_limit: '4g' } }, 'tools[0]').container).toEqual(
+      {
+        kind: 'auto',
+        fileIds: ['f1', 'f2'],
+        memoryLimit: '4g',
+      },
+    );
     expect(validateCodeInterpreterDeclaration({ type: 'code_interpreter', container: 'cntr_abc' }, 'tools[0]').container).toEqual({ kind: 'id', id: 'cntr_abc' });
   });
 

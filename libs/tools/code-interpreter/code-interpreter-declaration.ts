@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 
 export type ContainerRef = { kind: 'auto'; fileIds: string[]; memoryLimit: string | null } | { kind: 'id'; id: string };
 

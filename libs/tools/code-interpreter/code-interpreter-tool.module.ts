@@ -1,5 +1,5 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
-import { registerConfigSection } from '../../config/config-section.js';
+import { registerConfigSection } from '#config/config-section.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';

@@ -1,16 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type {
-  ExecutionContext,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  GatewayExecutor,
-  ToolOutput,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../tool-type.enum.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
@@ -111,9 +104,10 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     for (const f of recorded.files) {
       const media = imageMediaType(f.path);
       if (!media) continue;
-      const url = f.bytes <= INLINE_IMAGE_BYTES
-        ? `data:${media};base64,${(await this.containers.content(container, f)).toString('base64')}`
-        : `/v1/containers/${container.id}/files/${f.id}/content`;
+      const url =
+        f.bytes <= INLINE_IMAGE_BYTES
+          ? `data:${media};base64,${(await this.containers.content(container, f)).toString('base64')}`
+          : `/v1/containers/${container.id}/files/${f.id}/content`;
       data.images.push({ fileId: f.id, url });
     }
     if (!['ok', 'error'].includes(result.status) && !ctx.signal.aborted) {

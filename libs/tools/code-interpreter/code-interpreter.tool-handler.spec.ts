@@ -1,8 +1,8 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { PublicItem } from '#core/protocol/items.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
 import { ContainerStore } from './containers/container-store.service.js';

@@ -1,17 +1,10 @@
-import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
+import { firstOfferedToolChoice } from '#core/handlers/tool-choice.helpers.js';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type {
-  DiscoveryContext,
-  DiscoveryResult,
-  GatewayCall,
-  HistoryContext,
-  NormalizedTool,
-  ToolHandler,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../tool-type.enum.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { DiscoveryContext, DiscoveryResult, GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
 import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 import { type Container, ContainerFullError, ContainerStore } from './containers/container-store.service.js';
@@ -106,7 +99,11 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     const it = item as JsonObject;
     const callId = String(it.id);
     const outputs = Array.isArray(it.outputs) ? (it.outputs as JsonObject[]) : null;
-    const logs = outputs?.filter((o) => o?.type === 'logs').map((o) => String(o.logs ?? '')).join('') ?? null;
+    const logs =
+      outputs
+        ?.filter((o) => o?.type === 'logs')
+        .map((o) => String(o.logs ?? ''))
+        .join('') ?? null;
     const output =
       it.status === 'failed'
         ? { status: 'failed', logs: logs ?? '' }
@@ -114,7 +111,12 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
           ? { status: 'ok', logs }
           : { status: 'ok', note: 'The output of this earlier run was not kept; files it wrote are still in /mnt/data while the container lives.' };
     return [
-      { type: 'function_call', call_id: callId, name: ctx.modelNameFor(CODE_INTERPRETER_FUNCTION) ?? CODE_INTERPRETER_FUNCTION, arguments: JSON.stringify({ code: it.code ?? '' }) },
+      {
+        type: 'function_call',
+        call_id: callId,
+        name: ctx.modelNameFor(CODE_INTERPRETER_FUNCTION) ?? CODE_INTERPRETER_FUNCTION,
+        arguments: JSON.stringify({ code: it.code ?? '' }),
+      },
       { type: 'function_call_output', call_id: callId, output: JSON.stringify(output) },
     ];
   }

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import { CustomToolHandler } from './custom.tool-handler.js';
 
 const handler = new CustomToolHandler();
@@ -28,7 +28,9 @@ describe('CustomToolHandler', () => {
     expect(paramOf(() => handler.validate({ type: 'custom', name: 'c', format: 'text' }, 'tools[1]'))).toBe('tools[1].format');
     expect(paramOf(() => handler.validate({ type: 'custom', name: 'c', format: { type: 'json' } }, 'tools[1]'))).toBe('tools[1].format.type');
     expect(paramOf(() => handler.validate({ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'ebnf', definition: 'x' } }, 'tools[1]'))).toBe('tools[1].format.syntax');
-    expect(paramOf(() => handler.validate({ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'lark', definition: '' } }, 'tools[1]'))).toBe('tools[1].format.definition');
+    expect(paramOf(() => handler.validate({ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'lark', definition: '' } }, 'tools[1]'))).toBe(
+      'tools[1].format.definition',
+    );
   });
 
   it('offers the tool as a strict function taking the freeform input as one string', () => {

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalObject, optionalString, requireFunctionName } from '../../core/handlers/declaration-validation.js';
-import { namedClientToolChoice } from '../../core/handlers/tool-choice.helpers.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { ClientCallShape, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import { outputText } from '../../core/loop/history-to-model.js';
-import type { FunctionToolDef, JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { clientCallModelName } from '../function/function.tool-handler.js';
-import { ToolType } from '../tool-type.enum.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { optionalObject, optionalString, requireFunctionName } from '#core/handlers/declaration-validation.js';
+import { namedClientToolChoice } from '#core/handlers/tool-choice.helpers.js';
+import { clientCallModelName } from '#core/handlers/call-item.helpers.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { ClientCallShape, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import { outputText } from '#core/loop/history-to-model.js';
+import type { FunctionToolDef, JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 
 export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
 

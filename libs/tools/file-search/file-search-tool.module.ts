@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { registerConfigSection } from '../../../src/tool-contract.js';
+import { registerConfigSection } from '#src/tool-contract.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
 import { VectorStoresController } from './api/vector-stores.controller.js';

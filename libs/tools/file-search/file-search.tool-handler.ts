@@ -14,7 +14,7 @@ import {
   type NormalizedTool,
   type PublicItem,
   type ToolHandler,
-} from '../../../src/tool-contract.js';
+} from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
 import { parseRankingOptions } from './api/vector-stores.service.js';
 import { parseAttributeFilter, type AttributeFilter } from './retrieval/attribute-filter.js';

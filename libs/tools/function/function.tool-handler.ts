@@ -1,16 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import {
-  optionalBoolean,
-  optionalString,
-  parametersSchema,
-  requireFunctionName,
-} from '../../core/handlers/declaration-validation.js';
-import { namedClientToolChoice } from '../../core/handlers/tool-choice.helpers.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { modelVisibleName } from '../../core/registry/model-names.js';
-import { ToolType } from '../tool-type.enum.js';
+import { optionalBoolean, optionalString, parametersSchema, requireFunctionName } from '#core/handlers/declaration-validation.js';
+import { namedClientToolChoice } from '#core/handlers/tool-choice.helpers.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import { clientCallModelName } from '#core/handlers/call-item.helpers.js';
+import type { HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 
 export interface FunctionToolParams {
   name: string;
@@ -26,17 +21,6 @@ export function validateFunctionTool(decl: JsonObject, path: string): FunctionTo
     parameters: parametersSchema(decl, path),
     strict: optionalBoolean(decl, 'strict', path) ?? null,
   };
-}
-
-/**
- * The model-visible name of a client call found in history: the declared
- * tool's, else (a grouped member the request no longer declares) the same
- * stable joined name the group would have given it.
- */
-export function clientCallModelName(kind: 'function_call' | 'custom_tool_call', name: string, namespace: string | undefined, ctx: HistoryContext): string {
-  const declared = ctx.clientCallName(kind, name, namespace);
-  if (declared) return declared;
-  return namespace ? modelVisibleName([namespace, name], new Set()) : name;
 }
 
 /** `function`: client-owned, passed to the model unchanged, calls handed back as they are. */

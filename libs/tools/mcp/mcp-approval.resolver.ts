@@ -1,8 +1,8 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import type { ToolEntry } from '../../core/registry/tool-registry.js';
-import { ToolType } from '../tool-type.enum.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import type { ToolEntry } from '#core/registry/tool-registry.js';
+import { ToolType } from '#src/tool-contract.js';
 
 /**
  * MCP's side of the approval contract: `mcp_approval_response` items answer
@@ -43,9 +43,7 @@ export class McpApprovalResolver implements ApprovalContract {
         const reason = answer.reason ? ` Reason: ${answer.reason}` : '';
         return { kind: 'denied', output: JSON.stringify({ error: { code: 'approval_denied', message: `The user denied this call.${reason}` } }) };
       }
-      const entry = ctx.entries.find(
-        (e) => e.toolType === ToolType.Mcp && e.scope === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway',
-      );
+      const entry = ctx.entries.find((e) => e.toolType === ToolType.Mcp && e.scope === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway');
       if (!entry) {
         throw new InvalidRequestError(
           `The approved call to "${String(request.name)}" on server "${String(request.server_label)}" has no matching tool declaration in this request.`,

@@ -21,7 +21,15 @@ async function streamingServer() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  return { url, closed, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    closed,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 const rpc = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -14,8 +14,7 @@ describe('McpConnectionPool', () => {
   afterAll(() => server.close());
 
   const initializations = () => server.log.httpRequests.filter((r) => r.method === 'POST' && !r.headers['mcp-session-id']).length;
-  const listTools = (pool: McpConnectionPool, target: McpTarget) =>
-    pool.use(target, new AbortController().signal, (client, signal) => client.listTools({}, { signal }));
+  const listTools = (pool: McpConnectionPool, target: McpTarget) => pool.use(target, new AbortController().signal, (client, signal) => client.listTools({}, { signal }));
 
   it('shares one connection between concurrent and later users of the same target', async () => {
     const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));

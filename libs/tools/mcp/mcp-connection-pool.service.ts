@@ -153,12 +153,7 @@ export class McpConnectionPool implements OnModuleDestroy {
    * without the pool noticing forgets its sessions. Only for idempotent
    * requests such as `tools/list`; a tool call is never sent twice.
    */
-  async use<T>(
-    target: McpTarget,
-    signal: AbortSignal,
-    op: (client: Client, signal: AbortSignal) => Promise<T>,
-    options: { retryStale?: boolean } = {},
-  ): Promise<T> {
+  async use<T>(target: McpTarget, signal: AbortSignal, op: (client: Client, signal: AbortSignal) => Promise<T>, options: { retryStale?: boolean } = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const { conn, fresh } = await this.acquire(target, signal);
       conn.inUse++;

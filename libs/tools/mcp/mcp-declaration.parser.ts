@@ -1,6 +1,6 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalObject, optionalString, requireString } from '../../core/handlers/declaration-validation.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { optionalObject, optionalString, requireString } from '#core/handlers/declaration-validation.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { SERVER_LABEL } from './mcp.config.js';
 import type { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { RefusedDestinationError } from './mcp-host.policy.js';
@@ -166,11 +166,7 @@ export function parseMcpDeclaration(decl: JsonObject, path: string, pool: McpCon
   let target: McpTarget;
   if (serverUrl === undefined || serverUrl === '') {
     if (!operator) {
-      fail(
-        `${path}.server_url is required: no MCP server labelled "${serverLabel}" is configured on this gateway.`,
-        `${path}.server_url`,
-        'missing_required_parameter',
-      );
+      fail(`${path}.server_url is required: no MCP server labelled "${serverLabel}" is configured on this gateway.`, `${path}.server_url`, 'missing_required_parameter');
     }
     // Operator servers are pooled across requests under the operator's own
     // credentials; per-request ones would need a connection of their own.
@@ -179,10 +175,7 @@ export function parseMcpDeclaration(decl: JsonObject, path: string, pool: McpCon
     target = operator;
   } else {
     if (operator) {
-      fail(
-        `${path}.server_url: "${serverLabel}" is the label of an operator-configured server; omit server_url to use it, or choose another server_label.`,
-        `${path}.server_url`,
-      );
+      fail(`${path}.server_url: "${serverLabel}" is the label of an operator-configured server; omit server_url to use it, or choose another server_label.`, `${path}.server_url`);
     }
     const url = parseServerUrl(serverUrl, `${path}.server_url`);
     try {

@@ -100,8 +100,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): FetchLike {
               policy.vet(target, 'MCP server redirect target');
             } catch (err) {
               res.destroy();
-              const refusal =
-                err instanceof RefusedDestinationError ? err : new RefusedDestinationError('MCP server sent a redirect with an unreadable Location.');
+              const refusal = err instanceof RefusedDestinationError ? err : new RefusedDestinationError('MCP server sent a redirect with an unreadable Location.');
               options.onRefusal(refusal);
               return reject(refusal);
             }

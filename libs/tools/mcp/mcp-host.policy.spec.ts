@@ -26,9 +26,7 @@ describe('isNonPublicAddress', () => {
     '::ffff:a9fe:a9fe',
   ])('%s is not public', (address) => expect(isNonPublicAddress(address)).toBe(true));
 
-  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '1.1.1.1'])('%s is public', (address) =>
-    expect(isNonPublicAddress(address)).toBe(false),
-  );
+  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '1.1.1.1'])('%s is public', (address) => expect(isNonPublicAddress(address)).toBe(false));
 });
 
 describe('HostPolicy', () => {
@@ -41,7 +39,7 @@ describe('HostPolicy', () => {
     expect(vet('http://127.0.0.1:8931/mcp')).toBe('explicit');
     expect(vet('http://[::1]:9000/mcp')).toBe('explicit');
     expect(vet('https://a.b.corp.internal/mcp')).toBe('wildcard');
-    expect(() => vet('https://corp.internal/mcp')).toThrow('is not in the gateway\'s allowed MCP hosts');
+    expect(() => vet('https://corp.internal/mcp')).toThrow("is not in the gateway's allowed MCP hosts");
     expect(() => vet('http://127.0.0.1:8932/mcp')).toThrow(RefusedDestinationError);
     expect(() => vet('https://evil.com/mcp')).toThrow('host "evil.com"');
     expect(() => vet('https://example.com.evil.com/mcp')).toThrow(RefusedDestinationError);

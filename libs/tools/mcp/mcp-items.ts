@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '../../core/handlers/tool-handler.interface.js';
-import { newId } from '../../core/ids.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import { newId } from '#core/ids.js';
+import type { PublicItem } from '#core/protocol/items.js';
 
 /**
  * The public MCP items, shaped as `wire-notes.md` and the OpenAI SDK types
@@ -84,7 +84,10 @@ function blockText(block: ContentBlock): string {
 export function toToolOutput(result: Record<string, unknown>): ToolOutput {
   const isError = result.isError === true;
   const content = Array.isArray(result.content) ? (result.content as ContentBlock[]) : [];
-  const text = content.map(blockText).filter((t) => t.length > 0).join('\n');
+  const text = content
+    .map(blockText)
+    .filter((t) => t.length > 0)
+    .join('\n');
   const structured = result.structuredContent;
   let output: string;
   if (structured !== undefined && structured !== null && !(isError && text)) output = JSON.stringify(structured);

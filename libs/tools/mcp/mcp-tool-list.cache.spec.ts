@@ -23,7 +23,7 @@ describe('McpToolListCache', () => {
     expect(cache.get(connection, '["a"]', 1)).toBeUndefined();
   });
 
-  it('drops a connection\'s listings on invalidate, and does not store a listing that was in flight across it', () => {
+  it("drops a connection's listings on invalidate, and does not store a listing that was in flight across it", () => {
     const cache = new McpToolListCache(1_000);
     cache.set(connection, 'null', tools('a'), cache.generation(connection), 0);
     const started = cache.generation(connection);

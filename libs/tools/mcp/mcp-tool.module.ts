@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { registerConfigSection } from '../../config/config-section.js';
+import { registerConfigSection } from '#config/config-section.js';
 import { mcpConfigSection } from './mcp.config-section.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';
@@ -13,12 +13,7 @@ import { McpToolHandler } from './mcp.tool-handler.js';
  * setting stops the boot with a message naming it.
  */
 @Module({
-  providers: [
-    registerConfigSection(mcpConfigSection),
-    McpConnectionPool,
-    McpToolHandler,
-    McpGatewayExecutor,
-  ],
+  providers: [registerConfigSection(mcpConfigSection), McpConnectionPool, McpToolHandler, McpGatewayExecutor],
   exports: [McpConnectionPool, McpToolHandler, McpGatewayExecutor],
 })
 export class McpToolModule {}

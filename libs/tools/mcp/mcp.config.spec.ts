@@ -32,7 +32,15 @@ describe('parseMcpSettings', () => {
     [{ servers: [{ label: 'a', transport: 'streamable-http', url: 'ftp://x' }] }, 'mcp.servers[0].url: must be an absolute http(s) URL'],
     [{ servers: [{ label: 'a b', transport: 'stdio', command: 'x' }] }, 'mcp.servers[0].label: must match'],
     [{ servers: [{ label: 'a', transport: 'websocket', url: 'http://x' }] }, 'mcp.servers[0].transport'],
-    [{ servers: [{ label: 'a', transport: 'stdio', command: 'x' }, { label: 'a', transport: 'stdio', command: 'y' }] }, 'mcp.servers[1].label: "a" is already used by servers[0]'],
+    [
+      {
+        servers: [
+          { label: 'a', transport: 'stdio', command: 'x' },
+          { label: 'a', transport: 'stdio', command: 'y' },
+        ],
+      },
+      'mcp.servers[1].label: "a" is already used by servers[0]',
+    ],
     [{ allowedHosts: ['http://example.com/'] }, 'mcp.allowedHosts[0]: must be a host name'],
     [{ allowedHosts: ['a.*.com'] }, 'mcp.allowedHosts[0]'],
     [{ maxServersPerRequest: 0 }, 'mcp.maxServersPerRequest'],

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { GatewayConfig } from '../../config/gateway-config.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '../../core/handlers/tool-handler.interface.js';
-import { GatewayScheduler, type ScheduledResult } from '../../core/loop/gateway-scheduler.service.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import type { ToolEntry } from '../../core/registry/tool-registry.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import { GatewayScheduler, type ScheduledResult } from '#core/loop/gateway-scheduler.service.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import type { ToolEntry } from '#core/registry/tool-registry.js';
 import { SseTestServer, StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
@@ -240,8 +240,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
     it('asks for approval per require_approval, with an mcp_approval_request naming the tool', () => {
       const call = callFor(params, { id: '7' });
-      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) =>
-        executor.requiresApproval(call, { ...params, ...p, approval });
+      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) => executor.requiresApproval(call, { ...params, ...p, approval });
       expect(policy({ fallback: 'always' })).toBe(true);
       expect(policy({ fallback: 'never' })).toBe(false);
       expect(policy({ fallback: 'always', never: { names: new Set(['delete_item']) } })).toBe(false);

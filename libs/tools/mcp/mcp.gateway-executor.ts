@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type {
-  ExecutionContext,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  GatewayExecutor,
-  ToolOutput,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../tool-type.enum.js';
+import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
 import { needsApproval } from './mcp-declaration.parser.js';
 import { approvalRequestItem, callItem, finishedCallItem, toToolOutput } from './mcp-items.js';

@@ -1,16 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { HistoryContext } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../../core/protocol/items.js';
-import {
-  SseTestServer,
-  StreamableTestServer,
-  buildPagedServer,
-  type ServerLog,
-  startRedirectServer,
-  startSilentServer,
-} from '../../../test/support/mcp/mcp-test-servers.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { HistoryContext } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { SseTestServer, StreamableTestServer, buildPagedServer, type ServerLog, startRedirectServer, startSilentServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import type { McpDeclaration } from './mcp-declaration.parser.js';
@@ -182,9 +175,7 @@ describe('McpToolHandler', () => {
       const result = await discover(validate({ server_label: 'legacy', server_url: sse.url }));
       expect(result.state.error).toBeNull();
       expect(result.state.tools.map((t) => t.name)).toContain('echo');
-      expect(sse.log.httpRequests.map((r) => `${r.method} ${r.path.split('?')[0]}`)).toEqual(
-        expect.arrayContaining(['POST /sse', 'GET /sse', 'POST /messages']),
-      );
+      expect(sse.log.httpRequests.map((r) => `${r.method} ${r.path.split('?')[0]}`)).toEqual(expect.arrayContaining(['POST /sse', 'GET /sse', 'POST /messages']));
     });
 
     it('reads every page of tools/list and caps the total at maxToolsPerServer', async () => {
@@ -333,16 +324,24 @@ describe('McpToolHandler', () => {
       ]);
     });
 
-    it('turns an approved mcp_call into the output of its approval request\'s call', () => {
-      const approved = { type: 'mcp_call', id: 'mcp_3', server_label: 'demo', name: 'echo', arguments: '{}', output: 'ok', error: null, status: 'completed', approval_request_id: 'mcpr_1' };
+    it("turns an approved mcp_call into the output of its approval request's call", () => {
+      const approved = {
+        type: 'mcp_call',
+        id: 'mcp_3',
+        server_label: 'demo',
+        name: 'echo',
+        arguments: '{}',
+        output: 'ok',
+        error: null,
+        status: 'completed',
+        approval_request_id: 'mcpr_1',
+      };
       expect(handler.toModelItems(approved as PublicItem, ctx)).toEqual([{ type: 'function_call_output', call_id: 'mcpr_1', output: 'ok' }]);
     });
 
     it('turns an approval request into the call alone, and a listing into nothing', () => {
       const request = { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 'demo', name: 'delete_item', arguments: '{"id":"7"}' };
-      expect(handler.toModelItems(request as PublicItem, ctx)).toEqual([
-        { type: 'function_call', call_id: 'mcpr_1', name: 'demo__delete_item', arguments: '{"id":"7"}' },
-      ]);
+      expect(handler.toModelItems(request as PublicItem, ctx)).toEqual([{ type: 'function_call', call_id: 'mcpr_1', name: 'demo__delete_item', arguments: '{"id":"7"}' }]);
       expect(handler.toModelItems({ type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'demo', tools: [] } as PublicItem, ctx)).toEqual([]);
     });
   });
@@ -379,7 +378,7 @@ describe('McpToolHandler', () => {
       await server.close();
     });
 
-    it('answers a repeated discovery from the connection\'s listing, items unchanged', async () => {
+    it("answers a repeated discovery from the connection's listing, items unchanged", async () => {
       const before = listings();
       const first = await discoverAs('alice');
       const second = await discoverAs('alice');
@@ -388,7 +387,7 @@ describe('McpToolHandler', () => {
       expect(second.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'cached', error: null, tools: (first.items![0] as JsonObject).tools })]);
     });
 
-    it('never hands one owner\'s or one credential\'s listing to another', async () => {
+    it("never hands one owner's or one credential's listing to another", async () => {
       await discoverAs('alice');
       const before = listings();
       await discoverAs('bob');

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
 import type {
   DiscoveryContext,
   DiscoveryResult,
@@ -12,13 +12,13 @@ import type {
   ToolChoiceContract,
   ToolChoiceTarget,
   ToolHandler,
-} from '../../core/handlers/tool-handler.interface.js';
+} from '#core/handlers/tool-handler.interface.js';
 import { McpApprovalResolver } from './mcp-approval.resolver.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { redactUrl } from '../../config/url-redaction.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { redactUrl } from '#config/url-redaction.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
-import { modelVisibleName, type TakenNames } from '../../core/registry/model-names.js';
-import { ToolType } from '../tool-type.enum.js';
+import { modelVisibleName, type TakenNames } from '#core/registry/model-names.js';
+import { ToolType } from '#src/tool-contract.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { filterAdmits, parseMcpDeclaration, type ApprovalPolicy, type McpDeclaration } from './mcp-declaration.parser.js';

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { NamespaceToolHandler, namespaceMemberName } from './namespace.tool-handler.js';
 
 const handler = new NamespaceToolHandler();
@@ -35,7 +35,12 @@ describe('NamespaceToolHandler', () => {
 
   it('flattens members to <namespace>__<member> and remembers how to restore them', () => {
     const params = handler.validate(
-      { type: 'namespace', name: 'shell', description: 'Local shell', tools: [fn('run', { description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }), { type: 'custom', name: 'patch' }] },
+      {
+        type: 'namespace',
+        name: 'shell',
+        description: 'Local shell',
+        tools: [fn('run', { description: 'Run a command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } }), { type: 'custom', name: 'patch' }],
+      },
       'tools[0]',
     );
     const [run, patch] = handler.normalize(params);
@@ -53,7 +58,14 @@ describe('NamespaceToolHandler', () => {
     expect(patch.fn.name).toBe('shell__patch');
     expect(patch.fn.description?.startsWith('[shell: Local shell] ')).toBe(true);
     expect(patch.fn.parameters).toMatchObject({ required: ['input'] });
-    expect(patch.clientShape).toEqual({ kind: 'custom_tool_call', name: 'patch', relay: { kind: 'string-field', field: 'input' }, idPrefix: 'ctc', scope: 'shell', trailingFields: { namespace: 'shell' } });
+    expect(patch.clientShape).toEqual({
+      kind: 'custom_tool_call',
+      name: 'patch',
+      relay: { kind: 'string-field', field: 'input' },
+      idPrefix: 'ctc',
+      scope: 'shell',
+      trailingFields: { namespace: 'shell' },
+    });
   });
 
   it('names members the same way in every request, within 64 characters', () => {

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalString, requireString } from '../../core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject } from '../../core/protocol/items.js';
-import { modelVisibleName } from '../../core/registry/model-names.js';
-import { ToolType } from '../tool-type.enum.js';
-import { CustomToolParams, customAsFunction, customCallShape, validateCustomTool } from '../custom/custom.tool-handler.js';
-import { FunctionToolParams, validateFunctionTool } from '../function/function.tool-handler.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { optionalString, requireString } from '#core/handlers/declaration-validation.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { modelVisibleName } from '#core/registry/model-names.js';
+import { ToolType } from '#src/tool-contract.js';
+import { CustomToolParams, customAsFunction, customCallShape, validateCustomTool } from '#tools/custom/custom.tool-handler.js';
+import { FunctionToolParams, validateFunctionTool } from '#tools/function/function.tool-handler.js';
 
 type Member = { kind: 'function'; params: FunctionToolParams } | { kind: 'custom'; params: CustomToolParams };
 

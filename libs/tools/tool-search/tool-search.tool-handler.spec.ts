@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { PublicItem } from '#core/protocol/items.js';
 import { ToolSearchToolHandler } from './tool-search.tool-handler.js';
 
 const handler = new ToolSearchToolHandler();
@@ -15,7 +15,14 @@ describe('ToolSearchToolHandler', () => {
   it('offers one search function, with the client own description and schema when it sends them', () => {
     const [plain] = handler.normalize(handler.validate({ type: 'tool_search', execution: 'client' }, 'tools[0]'));
     expect(plain.fn).toMatchObject({ type: 'function', name: 'tool_search', parameters: { type: 'object', required: ['query'] } });
-    expect(plain.clientShape).toEqual({ kind: 'tool_search_call', name: 'tool_search', relay: { kind: 'json' }, idPrefix: 'tsc', omitName: true, leadingFields: { execution: 'client' } });
+    expect(plain.clientShape).toEqual({
+      kind: 'tool_search_call',
+      name: 'tool_search',
+      relay: { kind: 'json' },
+      idPrefix: 'tsc',
+      omitName: true,
+      leadingFields: { execution: 'client' },
+    });
     const parameters = { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } }, required: ['paths'] };
     const params = handler.validate({ type: 'tool_search', execution: 'client', description: 'Load tools by path.', parameters }, 'tools[0]');
     expect(handler.normalize(params)[0].fn).toEqual({ type: 'function', name: 'tool_search', description: 'Load tools by path.', parameters });

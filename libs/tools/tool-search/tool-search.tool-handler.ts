@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import { optionalString, parametersSchema } from '../../core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { optionalString, parametersSchema } from '#core/handlers/declaration-validation.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 
 /** The model-visible name of the search function (the type has no name of its own). */
 export const TOOL_SEARCH_FUNCTION = 'tool_search';
@@ -17,8 +17,7 @@ export interface ToolSearchParams {
 }
 
 const DEFAULT_DESCRIPTION =
-  'Search for more tools. Some tools are not loaded yet: describe what you need to do, and the tools that match ' +
-  'are loaded for you to call in your next step.';
+  'Search for more tools. Some tools are not loaded yet: describe what you need to do, and the tools that match ' + 'are loaded for you to call in your next step.';
 
 const DEFAULT_PARAMETERS: JsonObject = {
   type: 'object',

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../core/protocol/items.js';
+import type { JsonObject } from '#core/protocol/items.js';
 
 /** What the gateway keeps of one call for its public item; results themselves are not kept. */
 export interface WebSearchCallData {
@@ -22,7 +22,14 @@ export function parseSearchArguments(args: string, maxQueries: number): { querie
   }
   const { query, queries } = parsed as { query?: unknown; queries?: unknown };
   const listed: unknown[] = [query, ...(Array.isArray(queries) ? queries : [])];
-  const unique = [...new Set(listed.filter((q): q is string => typeof q === 'string').map((q) => q.trim()).filter(Boolean))];
+  const unique = [
+    ...new Set(
+      listed
+        .filter((q): q is string => typeof q === 'string')
+        .map((q) => q.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (unique.length === 0) return { error: 'No query given; call web_search with {"query": "..."}.' };
   return { queries: unique.slice(0, maxQueries) };
 }

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { registerConfigSection } from '../../config/config-section.js';
+import { registerConfigSection } from '#config/config-section.js';
 import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { WebSearchExecutor } from './web-search.executor.js';
@@ -12,12 +12,7 @@ import { WebSearchToolHandler } from './web-search.tool-handler.js';
  * validated, and each call fails with an explanation instead of vanishing.
  */
 @Module({
-  providers: [
-    registerConfigSection(webSearchConfigSection),
-    WebSearchService,
-    WebSearchToolHandler,
-    WebSearchExecutor,
-  ],
+  providers: [registerConfigSection(webSearchConfigSection), WebSearchService, WebSearchToolHandler, WebSearchExecutor],
   exports: [WebSearchService],
 })
 export class WebSearchToolModule {}

@@ -1,16 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '../../config/gateway-config.js';
-import { GatewayExecutorProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type {
-  ExecutionContext,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  GatewayExecutor,
-  ToolOutput,
-} from '../../core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../tool-type.enum.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import type { PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 import { compactResults } from './search/result-budget.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, type WebSearchCallData } from './web-search-call.js';
@@ -65,7 +58,11 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
     if ('error' in parsed) return errorOutput('invalid_arguments', parsed.error, { queries: [], sources: [] });
     const { queries } = parsed;
     if (params.externalWebAccess === false) {
-      return errorOutput('external_web_access_disabled', 'live web access is switched off for this request (external_web_access: false), and this gateway has no cached index to search.', { queries, sources: [] });
+      return errorOutput(
+        'external_web_access_disabled',
+        'live web access is switched off for this request (external_web_access: false), and this gateway has no cached index to search.',
+        { queries, sources: [] },
+      );
     }
     if (!this.search.provider) {
       return errorOutput('not_configured', 'web search is not configured on this gateway (no webSearch.provider is set).', { queries, sources: [] });

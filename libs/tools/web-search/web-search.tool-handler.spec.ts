@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 import { parseWebSearchSettings } from './config/web-search-settings.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
 import { WebSearchService } from './search/web-search.service.js';
@@ -128,7 +128,10 @@ describe('WebSearchToolHandler', () => {
         output: JSON.stringify({ note: 'The results of this earlier search were not kept; search again if you need them.', sources: ['https://x.example/'] }),
       },
     ]);
-    const failed = handler.toModelItems({ type: 'web_search_call', id: 'ws_2', status: 'failed', action: { type: 'search', query: 'c' } }, { modelNameFor: () => undefined, clientCallName: () => undefined });
+    const failed = handler.toModelItems(
+      { type: 'web_search_call', id: 'ws_2', status: 'failed', action: { type: 'search', query: 'c' } },
+      { modelNameFor: () => undefined, clientCallName: () => undefined },
+    );
     expect(failed[0]).toMatchObject({ name: 'web_search', arguments: '{"query":"c"}' });
     expect(JSON.parse(failed[1].type === 'function_call_output' ? (failed[1].output as string) : '')).toEqual({ error: { code: 'search_failed', message: 'This search failed.' } });
   });

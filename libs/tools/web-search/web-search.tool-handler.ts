@@ -1,9 +1,9 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { firstOfferedToolChoice } from '../../core/handlers/tool-choice.helpers.js';
-import { ToolHandlerProvider } from '../../core/handlers/tool-handler.decorators.js';
-import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '../../core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../../core/protocol/items.js';
-import { ToolType } from '../tool-type.enum.js';
+import { firstOfferedToolChoice } from '#core/handlers/tool-choice.helpers.js';
+import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
+import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { ToolType } from '#src/tool-contract.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { queriesOf, searchAction } from './web-search-call.js';
 import { validateWebSearchDeclaration, type WebSearchParams } from './web-search-declaration.js';
@@ -48,8 +48,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
           type: 'function',
           name: WEB_SEARCH_FUNCTION,
           description:
-            'Search the web for current information. Returns matching pages as title, URL, snippet and date. ' +
-            'Pass several related queries in "queries" to run them at once.',
+            'Search the web for current information. Returns matching pages as title, URL, snippet and date. ' + 'Pass several related queries in "queries" to run them at once.',
           parameters: {
             type: 'object',
             properties: {
@@ -78,9 +77,7 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
     const echoed: JsonObject = {
       type: family,
       search_context_size: p.contextSize,
-      user_location: loc
-        ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null }
-        : null,
+      user_location: loc ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null } : null,
     };
     if (p.allowedDomains) echoed.filters = { allowed_domains: p.allowedDomains };
     if (p.externalWebAccess !== undefined) echoed.external_web_access = p.externalWebAccess;
@@ -101,14 +98,15 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
     const action = (it.action ?? {}) as JsonObject;
-    const queries = Array.isArray(action.queries) && action.queries.length > 0
-      ? action.queries.filter((q): q is string => typeof q === 'string')
-      : typeof action.query === 'string' ? [action.query] : [];
+    const queries =
+      Array.isArray(action.queries) && action.queries.length > 0
+        ? action.queries.filter((q): q is string => typeof q === 'string')
+        : typeof action.query === 'string'
+          ? [action.query]
+          : [];
     const args: JsonObject = { query: queries[0] ?? '' };
     if (queries.length > 1) args.queries = queries;
-    const sources = Array.isArray(action.sources)
-      ? action.sources.map((s) => (s as JsonObject)?.url).filter((u): u is string => typeof u === 'string')
-      : [];
+    const sources = Array.isArray(action.sources) ? action.sources.map((s) => (s as JsonObject)?.url).filter((u): u is string => typeof u === 'string') : [];
     const callId = String(it.id);
     const output =
       it.status === 'failed'

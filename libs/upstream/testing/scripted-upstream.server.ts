@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TimeoutConfig, UpstreamConfig } from '../../config/gateway-config.js';
+import { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 
 /**
  * A real HTTP server standing in for a model server in tests: each request is
@@ -21,11 +21,7 @@ export interface RecordedRequest {
   remotePort: number;
 }
 
-export type UpstreamHandler = (
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  recorded: RecordedRequest,
-) => void | Promise<void>;
+export type UpstreamHandler = (req: http.IncomingMessage, res: http.ServerResponse, recorded: RecordedRequest) => void | Promise<void>;
 
 export class ScriptedUpstream {
   readonly requests: RecordedRequest[] = [];
@@ -112,11 +108,7 @@ export function startSse(res: http.ServerResponse): void {
 }
 
 /** Writes each payload as one SSE event (`data: <payload>\n\n`), one write per event, then ends. */
-export async function sendSse(
-  res: http.ServerResponse,
-  payloads: Array<string | object>,
-  options: { gapMs?: number; end?: boolean } = {},
-): Promise<void> {
+export async function sendSse(res: http.ServerResponse, payloads: Array<string | object>, options: { gapMs?: number; end?: boolean } = {}): Promise<void> {
   startSse(res);
   for (const payload of payloads) {
     if (res.destroyed) return;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { lastValueFrom, type Observable, toArray } from 'rxjs';
 import { parse as parseYaml } from 'yaml';
-import type { ModelEvent, ModelRequest } from '../../core/protocol/model-events.js';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 
 /** CI copies `shared/` beside the repository, so fixtures resolve from the working directory. */
 export const VLLM_FIXTURES = path.resolve(process.cwd(), '../shared/fixtures/vllm');

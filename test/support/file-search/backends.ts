@@ -27,7 +27,7 @@ export async function postgresBackend(): Promise<Backend> {
     await admin.query(`CREATE SCHEMA ${schema}`);
   } catch (e) {
     await admin.end();
-    throw new Error(`PostgreSQL is not reachable at ${PG_URL} (set DATABASE_URL): ${(e as Error).message}`);
+    throw new Error(`PostgreSQL is not reachable at ${PG_URL} (set DATABASE_URL): ${(e as Error).message}`, { cause: e });
   }
   return {
     name: 'postgres',

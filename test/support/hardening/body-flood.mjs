@@ -12,7 +12,14 @@ body.write('{"model":"m","input":"', 0);
 const one = () =>
   new Promise((resolve) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));

@@ -86,12 +86,7 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
  * resolves with the gateway's answer (parsed JSON line) and how long
  * `/health` waited (see `probeHealth`).
  */
-export async function probeHealthDuringWideBody(
-  base: string,
-  mode: 'http' | 'ws',
-  url: string,
-  keys: number,
-): Promise<{ answer: any; health: { ms: number; status: number } }> {
+export async function probeHealthDuringWideBody(base: string, mode: 'http' | 'ws', url: string, keys: number): Promise<{ answer: any; health: { ms: number; status: number } }> {
   const sender = spawn(process.execPath, [fileURLToPath(new URL('./wide-body.sender.mjs', import.meta.url)), mode, url, String(keys)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   let wake = () => {};

@@ -7,14 +7,7 @@ export interface RawAnswer {
 }
 
 /** Any method to any path, exact bytes out, the whole answer back; rejects only on a broken connection or no answer in time. */
-export function rawRequest(
-  origin: string,
-  method: string,
-  path: string,
-  body?: Buffer | string,
-  headers: Record<string, string> = {},
-  agent?: http.Agent,
-): Promise<RawAnswer> {
+export function rawRequest(origin: string, method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}, agent?: http.Agent): Promise<RawAnswer> {
   const target = new URL(origin);
   const payload = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : body;
   return new Promise((resolve, reject) => {

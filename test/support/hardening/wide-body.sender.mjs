@@ -30,7 +30,14 @@ if (mode === 'ws') {
     process.stdout.write(`${JSON.stringify({ status, body: text })}\n`);
   };
   const req = http.request(
-    { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': payload.length } },
+    {
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': payload.length },
+    },
     (res) => {
       let text = '';
       res.on('data', (c) => (text += c));

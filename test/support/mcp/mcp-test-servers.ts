@@ -63,14 +63,10 @@ function waitForAbort(signal: AbortSignal, ms: number, shutdown: AbortSignal): P
 /** The demo tool set: read-only and destructive tools, errors of both kinds, slow and hung calls. */
 export function buildDemoServer(log: ServerLog): McpServer {
   const server = new McpServer({ name: 'switchyard-test', version: '1.0.0' });
-  server.registerTool(
-    'echo',
-    { description: 'Echo the text back', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
-    async ({ text }) => {
-      log.record('echo', { text });
-      return { content: [{ type: 'text', text: `echo: ${text}` }] };
-    },
-  );
+  server.registerTool('echo', { description: 'Echo the text back', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text }) => {
+    log.record('echo', { text });
+    return { content: [{ type: 'text', text: `echo: ${text}` }] };
+  });
   server.registerTool(
     'add',
     {
@@ -84,14 +80,15 @@ export function buildDemoServer(log: ServerLog): McpServer {
       return { content: [{ type: 'text', text: `${a + b}` }], structuredContent: { sum: a + b } };
     },
   );
-  server.registerTool(
-    'delete_item',
-    { description: 'Delete an item by id', inputSchema: { id: z.string() }, annotations: { destructiveHint: true } },
-    async ({ id }) => {
-      log.record('delete_item', { id });
-      return { content: [{ type: 'text', text: `deleted ${id}` }, { type: 'text', text: 'done' }] };
-    },
-  );
+  server.registerTool('delete_item', { description: 'Delete an item by id', inputSchema: { id: z.string() }, annotations: { destructiveHint: true } }, async ({ id }) => {
+    log.record('delete_item', { id });
+    return {
+      content: [
+        { type: 'text', text: `deleted ${id}` },
+        { type: 'text', text: 'done' },
+      ],
+    };
+  });
   server.registerTool('fail', { description: 'Report a tool-level failure' }, async () => {
     log.record('fail', {});
     return { isError: true, content: [{ type: 'text', text: 'the widget is broken' }] };
@@ -100,18 +97,14 @@ export function buildDemoServer(log: ServerLog): McpServer {
     log.record('explode', {});
     throw new Error('kaboom');
   });
-  server.registerTool(
-    'hang',
-    { description: 'Never answer until cancelled', inputSchema: { ms: z.number().optional() } },
-    async ({ ms }, extra) => {
-      log.record('hang', { ms });
-      log.peakHanging = Math.max(log.peakHanging, ++log.hanging);
-      const outcome = await waitForAbort(extra.signal, ms ?? 60_000, log.shutdown.signal);
-      log.hanging--;
-      if (outcome === 'aborted') log.cancelled.push('hang');
-      return { content: [{ type: 'text', text: `hang ${outcome}` }] };
-    },
-  );
+  server.registerTool('hang', { description: 'Never answer until cancelled', inputSchema: { ms: z.number().optional() } }, async ({ ms }, extra) => {
+    log.record('hang', { ms });
+    log.peakHanging = Math.max(log.peakHanging, ++log.hanging);
+    const outcome = await waitForAbort(extra.signal, ms ?? 60_000, log.shutdown.signal);
+    log.hanging--;
+    if (outcome === 'aborted') log.cancelled.push('hang');
+    return { content: [{ type: 'text', text: `hang ${outcome}` }] };
+  });
   return server;
 }
 

@@ -59,9 +59,7 @@ export function spawnGateway(env: Record<string, string>, args: string[] = []): 
   });
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return {
     child,
     stdout,

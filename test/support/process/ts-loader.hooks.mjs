@@ -6,6 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
+// The package.json `imports` condition that points `#core/...` at the sources;
+// without it the aliases resolve into dist/.
+import { SOURCE_CONDITION } from '../../../scripts/source-units.mjs';
 
 const SWC_OPTIONS = {
   jsc: {
@@ -19,6 +22,9 @@ const SWC_OPTIONS = {
 };
 
 export async function resolve(specifier, context, next) {
+  if (specifier.startsWith('#') && !context.conditions.includes(SOURCE_CONDITION)) {
+    return next(specifier, { ...context, conditions: [SOURCE_CONDITION, ...context.conditions] });
+  }
   // Sources import each other as `./x.js`; only the `.ts` file exists.
   if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('file:')) && context.parentURL?.startsWith('file:')) {
     const candidate = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);

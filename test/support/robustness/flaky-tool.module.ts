@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
-import { requireFunctionName } from '../../../libs/core/handlers/declaration-validation.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '../../../libs/core/handlers/tool-handler.decorators.js';
+import { requireFunctionName } from '#core/handlers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
 import type {
   ExecutionContext,
   GatewayCall,
@@ -10,9 +10,9 @@ import type {
   NormalizedTool,
   ToolHandler,
   ToolOutput,
-} from '../../../libs/core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../../../libs/core/protocol/items.js';
-import { simpleCallOutput, simpleCallPlan } from '../../../libs/core/testing/simple-call-items.js';
+} from '#core/handlers/tool-handler.interface.js';
+import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { simpleCallOutput, simpleCallPlan } from '#core/testing/simple-call-items.js';
 
 /**
  * A test-only gateway tool type, `flaky`, that fails in the ways real tools

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DialectClient } from '../../../libs/upstream/dialect-client.base.js';
-import type { UpstreamPoolStats } from '../../../libs/upstream/http-transport.js';
-import { UPSTREAM_CLIENT } from '../../../libs/core/upstream/upstream-client.interface.js';
+import type { DialectClient } from '#upstream/dialect-client.base.js';
+import type { UpstreamPoolStats } from '#upstream/http-transport.js';
+import { UPSTREAM_CLIENT } from '#core/upstream/upstream-client.interface.js';
 import type { GatewayStack } from '../gateway-harness.js';
 
 /**

@@ -101,7 +101,10 @@ export function openSseStream(url: string, body: unknown): OpenStream {
           if (!block.trim() || block.startsWith(':')) continue;
           const lines = block.split('\n');
           const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null;
-          const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          const data = lines
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n');
           let parsed: unknown;
           try {
             parsed = JSON.parse(data);

@@ -1,4 +1,4 @@
-import { FakeSearchApi, searxngBody, sendJson, type Hit } from '../../../libs/tools/web-search/testing/fake-search-api.server.js';
+import { FakeSearchApi, searxngBody, sendJson, type Hit } from '#tools/web-search/testing/fake-search-api.server.js';
 
 /**
  * A SearXNG instance for end-to-end tests: a real HTTP server answering
@@ -21,7 +21,13 @@ export class FakeSearxng {
   }
 
   static hitsFor(query: string): Hit[] {
-    const slug = query.replace(/\bsite:\S+/g, '').trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'empty';
+    const slug =
+      query
+        .replace(/\bsite:\S+/g, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '') || 'empty';
     return [1, 2, 3].map((n) => ({
       title: `${query} result ${n}`,
       url: `https://${slug}.example/page-${n}`,

@@ -59,8 +59,17 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
   wheels: [],
 };
 
-type IntKey = 'maxWorkers' | 'warmWorkers' | 'timeoutMs' | 'graceMs' | 'memoryLimitMb' | 'maxOutputBytes' | 'maxFileBytesPerCall' |
-  'maxContainerBytes' | 'maxCallsPerContainer' | 'idleExpiryMs';
+type IntKey =
+  | 'maxWorkers'
+  | 'warmWorkers'
+  | 'timeoutMs'
+  | 'graceMs'
+  | 'memoryLimitMb'
+  | 'maxOutputBytes'
+  | 'maxFileBytesPerCall'
+  | 'maxContainerBytes'
+  | 'maxCallsPerContainer'
+  | 'idleExpiryMs';
 
 const RANGES: Record<IntKey, [number, number]> = {
   maxWorkers: [1, 64],

@@ -1,10 +1,5 @@
-import { defineConfigSection, type KeyShape } from '../../../config/config-section.js';
-import {
-  CODE_INTERPRETER_SETTINGS,
-  type CodeInterpreterSettings,
-  DEFAULT_CODE_INTERPRETER_SETTINGS,
-  parseCodeInterpreterSettings,
-} from './code-interpreter-settings.js';
+import { defineConfigSection, type KeyShape } from '#config/config-section.js';
+import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_INTERPRETER_SETTINGS, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
 
 const keys: KeyShape = {
   ...Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS).map((k) => [k, true as const])),

@@ -50,7 +50,7 @@ describe('ContainerStore', () => {
     expect(existsSync(join(dir, 'outside'))).toBe(false);
   });
 
-  it('records what a run wrote, keeps a path\'s file id, and refuses files past the byte budget', async () => {
+  it("records what a run wrote, keeps a path's file id, and refuses files past the byte budget", async () => {
     const c = await store.create({ owner: null });
     writeFileSync(join(c.dir, 'a.csv'), 'x'.repeat(400));
     const first = await store.recordChanges(c, ['a.csv']);

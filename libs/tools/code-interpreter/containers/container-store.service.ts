@@ -207,9 +207,7 @@ export class ContainerStore {
 
   private record(c: Container, path: string, bytes: number, source: ContainerFile['source']): ContainerFile {
     const existing = c.files.get(path);
-    const f: ContainerFile = existing
-      ? { ...existing, bytes }
-      : { id: newId('cfile'), path: posix.normalize(path), bytes, createdAt: Date.now(), source };
+    const f: ContainerFile = existing ? { ...existing, bytes } : { id: newId('cfile'), path: posix.normalize(path), bytes, createdAt: Date.now(), source };
     c.files.set(path, f);
     return f;
   }

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
-import { InvalidRequestError, NotFoundError } from '../../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../../core/protocol/items.js';
-import { GatewayRoutes } from '../../../http/routes/gateway-routes.decorator.js';
-import { requestOwner } from '../../../http/request/request-owner.js';
-import { listQuery, requestBody } from '../../../responses/request/request-validation.js';
+import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
+import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { requestOwner } from '#http/request/request-owner.js';
+import { listQuery, requestBody } from '#http/request/request-validation.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
 
@@ -79,7 +79,8 @@ export class ContainersController {
   @HttpCode(200)
   async create(@Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
     const raw = requestBody(body ?? undefined, { optional: true });
-    if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256)) throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
+    if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name.length > 256))
+      throw new InvalidRequestError('name must be a string of at most 256 characters.', 'name');
     let idleExpiryMs: number | undefined;
     if (raw.expires_after !== undefined) {
       const e = raw.expires_after as JsonObject;
@@ -115,7 +116,10 @@ export class ContainersController {
   @Get(':id/files')
   files(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): ListPage<JsonObject> {
     const c = this.container(id, req);
-    const p = page([...c.files.values()].sort((a, b) => a.createdAt - b.createdAt), query);
+    const p = page(
+      [...c.files.values()].sort((a, b) => a.createdAt - b.createdAt),
+      query,
+    );
     return { ...p, data: p.data.map((f) => fileObject(c, f)) };
   }
 

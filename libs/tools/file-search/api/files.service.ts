@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError, NotFoundError } from '../../../../src/tool-contract.js';
+import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import type { FileRow, Owner, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
@@ -39,7 +39,9 @@ export class FilesService {
       id: newFileId(),
       owner,
       // Multer reads the part's filename as latin1; clients send UTF-8.
-      filename: Buffer.from(file.originalname || 'upload', 'latin1').toString('utf8').slice(0, 512),
+      filename: Buffer.from(file.originalname || 'upload', 'latin1')
+        .toString('utf8')
+        .slice(0, 512),
       purpose,
       bytes: file.buffer.length,
       createdAt,

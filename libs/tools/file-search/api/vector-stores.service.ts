@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError, NotFoundError } from '../../../../src/tool-contract.js';
+import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
 import { parseAttributeFilter } from '../retrieval/attribute-filter.js';
@@ -10,18 +10,7 @@ import type { ChunkingStrategy, Owner, PageQuery, StoreFileRow, StoreFileStatus,
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import { fileNotFound } from './files.service.js';
 import { batchObject, listObject, storeFileObject, storeObject } from './public-objects.js';
-import {
-  MAX_FILE_IDS,
-  asBody,
-  attributes,
-  chunkingStrategy,
-  fileIdList,
-  metadata,
-  optionalInt,
-  optionalString,
-  storeExpiresAfter,
-  type Body,
-} from './request-fields.js';
+import { MAX_FILE_IDS, asBody, attributes, chunkingStrategy, fileIdList, metadata, optionalInt, optionalString, storeExpiresAfter, type Body } from './request-fields.js';
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 const hex = (): string => randomBytes(12).toString('hex');
@@ -320,7 +309,8 @@ export function parseRankingOptions(raw: unknown, path: string): { scoreThreshol
   const h = r.hybrid_search as Body;
   const weight = (field: string): number => {
     const v = h[field];
-    if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new InvalidRequestError(`${path}.hybrid_search.${field} must be a non-negative number.`, `${path}.hybrid_search.${field}`);
+    if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v))
+      throw new InvalidRequestError(`${path}.hybrid_search.${field} must be a non-negative number.`, `${path}.hybrid_search.${field}`);
     return v;
   };
   const weights = { embedding: weight('embedding_weight'), text: weight('text_weight') };

@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '../../../../src/index.js';
+import { validateGatewayConfig } from '#src/index.js';
 import { parseFileSearchSettings } from './file-search-settings.js';
 
 const settings = (raw: Record<string, unknown>) => parseFileSearchSettings(validateGatewayConfig(raw));

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import type { GatewayConfig } from '../../../../src/tool-contract.js';
+import type { GatewayConfig } from '#src/tool-contract.js';
 
 export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
 

@@ -94,9 +94,12 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async process(job: ClaimedJob): Promise<void> {
-    const renew = setInterval(() => {
-      this.store.renewLease(job, this.workerId, Date.now() + this.settings.ingestion.leaseMs).catch(() => undefined);
-    }, Math.max(50, Math.floor(this.settings.ingestion.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        this.store.renewLease(job, this.workerId, Date.now() + this.settings.ingestion.leaseMs).catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.settings.ingestion.leaseMs / 3)),
+    );
     try {
       const chunks = await this.ingest(job);
       if (this.stop.signal.aborted) return void (await this.store.releaseJob(job, this.workerId));
@@ -122,9 +125,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     const found = await this.store.fileForIngestion(job.fileId);
     if (!found) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
     const { file, content } = found;
-    const text = await extractText(file.filename, content, (kind, bytes, filename) =>
-      this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs),
-    );
+    const text = await extractText(file.filename, content, (kind, bytes, filename) => this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs));
     const pieces = chunkText(text, job.chunking);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];

@@ -27,8 +27,26 @@ describe('attribute filters', () => {
     [{ type: 'in', key: 'kind', value: ['guide', 'manual'] }, true],
     [{ type: 'nin', key: 'kind', value: ['guide', 'manual'] }, false],
     [{ type: 'eq', key: 'missing', value: 1 }, false],
-    [{ type: 'and', filters: [{ type: 'eq', key: 'kind', value: 'manual' }, { type: 'lt', key: 'year', value: 2020 }] }, false],
-    [{ type: 'or', filters: [{ type: 'eq', key: 'kind', value: 'guide' }, { type: 'gte', key: 'year', value: 2020 }] }, true],
+    [
+      {
+        type: 'and',
+        filters: [
+          { type: 'eq', key: 'kind', value: 'manual' },
+          { type: 'lt', key: 'year', value: 2020 },
+        ],
+      },
+      false,
+    ],
+    [
+      {
+        type: 'or',
+        filters: [
+          { type: 'eq', key: 'kind', value: 'guide' },
+          { type: 'gte', key: 'year', value: 2020 },
+        ],
+      },
+      true,
+    ],
   ])('%j → %s', (filter, expected) => {
     expect(matchesFilter(parseAttributeFilter(filter, 'filters'), doc)).toBe(expected);
   });
@@ -41,7 +59,15 @@ describe('attribute filters', () => {
     expect(param({ type: 'in', key: 'a', value: 'x' })).toBe('filters.value');
     expect(param({ type: 'gt', key: 'a', value: true })).toBe('filters.value');
     expect(param({ type: 'and', filters: [] })).toBe('filters.filters');
-    expect(param({ type: 'or', filters: [{ type: 'eq', key: 'a', value: 1 }, { type: 'eq', key: 'b' }] })).toBe('filters.filters[1].value');
+    expect(
+      param({
+        type: 'or',
+        filters: [
+          { type: 'eq', key: 'a', value: 1 },
+          { type: 'eq', key: 'b' },
+        ],
+      }),
+    ).toBe('filters.filters[1].value');
   });
 
   it('bounds nesting instead of recursing without end', () => {

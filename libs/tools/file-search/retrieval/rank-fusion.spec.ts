@@ -9,7 +9,7 @@ describe('fuseRankings', () => {
       { weight: 1, ranking: ranking(7, 9) },
     ]);
     expect(fused.get(7)).toBeCloseTo(1);
-    expect(fused.get(8)).toBeCloseTo(0.5 * (RRF_K + 1) / (RRF_K + 2));
+    expect(fused.get(8)).toBeCloseTo((0.5 * (RRF_K + 1)) / (RRF_K + 2));
   });
 
   it('lets a chunk ranked well in both lists beat one that tops only one', () => {

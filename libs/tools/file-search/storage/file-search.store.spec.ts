@@ -53,7 +53,19 @@ function postgres(): Backend {
 const now = () => Math.floor(Date.now() / 1000);
 
 function job(storeId: string, fileId: string): StoreFileRow {
-  return { storeId, fileId, batchId: null, status: 'in_progress', lastError: null, attributes: {}, chunking: AUTO_CHUNKING, usageBytes: 0, createdAt: now(), seq: nextSeq(), attempts: 0 };
+  return {
+    storeId,
+    fileId,
+    batchId: null,
+    status: 'in_progress',
+    lastError: null,
+    attributes: {},
+    chunking: AUTO_CHUNKING,
+    usageBytes: 0,
+    createdAt: now(),
+    seq: nextSeq(),
+    attempts: 0,
+  };
 }
 
 describe.each([
@@ -78,7 +90,8 @@ describe.each([
   async function seed(storeId: string, n: number): Promise<string[]> {
     await a.insertStore({ id: storeId, owner: '', name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
     const ids = Array.from({ length: n }, (_, i) => `file-${storeId}-${i}`);
-    for (const id of ids) await a.insertFile({ id, owner: '', filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
+    for (const id of ids)
+      await a.insertFile({ id, owner: '', filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
     await a.addStoreFiles(ids.map((id) => job(storeId, id)));
     return ids;
   }
@@ -146,10 +159,24 @@ describe.each([
     // A database from before owners existed, with a file and a store in it.
     await migrateFileSearch(store.db, 1);
     await store.db.run('INSERT INTO fs_files (id, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      'file-old', 'old.txt', 'assistants', 3, now(), nextSeq(), null, Buffer.from('old'),
+      'file-old',
+      'old.txt',
+      'assistants',
+      3,
+      now(),
+      nextSeq(),
+      null,
+      Buffer.from('old'),
     ]);
     await store.db.run('INSERT INTO fs_vector_stores (id, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      'vs_old', 'old', null, '{}', now(), nextSeq(), now(), null,
+      'vs_old',
+      'old',
+      null,
+      '{}',
+      now(),
+      nextSeq(),
+      now(),
+      null,
     ]);
     await store.init();
   });

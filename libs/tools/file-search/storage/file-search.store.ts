@@ -135,14 +135,7 @@ export class FileSearchStore {
 
   // ---- paging -------------------------------------------------------------
 
-  private async page<T>(
-    table: string,
-    idColumn: string,
-    where: string,
-    params: SqlValue[],
-    q: PageQuery,
-    map: (r: Row) => T,
-  ): Promise<Page<T>> {
+  private async page<T>(table: string, idColumn: string, where: string, params: SqlValue[], q: PageQuery, map: (r: Row) => T): Promise<Page<T>> {
     const clauses = [where];
     const args = [...params];
     for (const [cursor, forward] of [
@@ -157,10 +150,7 @@ export class FileSearchStore {
       args.push(num(c.seq), num(c.seq), cursor);
     }
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
-    const rows = await this.db.all(
-      `SELECT * FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY seq ${dir}, ${idColumn} ${dir} LIMIT ?`,
-      [...args, q.limit + 1],
-    );
+    const rows = await this.db.all(`SELECT * FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY seq ${dir}, ${idColumn} ${dir} LIMIT ?`, [...args, q.limit + 1]);
     return { rows: rows.slice(0, q.limit).map(map), hasMore: rows.length > q.limit };
   }
 
@@ -170,10 +160,17 @@ export class FileSearchStore {
   // of another owner is not there (the API answers 404 for it, as OpenAI does).
 
   async insertFile(f: FileRow, content: Buffer): Promise<void> {
-    await this.db.run(
-      'INSERT INTO fs_files (id, owner, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [f.id, f.owner, f.filename, f.purpose, f.bytes, f.createdAt, f.seq, f.expiresAt, content],
-    );
+    await this.db.run('INSERT INTO fs_files (id, owner, filename, purpose, bytes, created_at, seq, expires_at, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      f.id,
+      f.owner,
+      f.filename,
+      f.purpose,
+      f.bytes,
+      f.createdAt,
+      f.seq,
+      f.expiresAt,
+      content,
+    ]);
   }
 
   async getFile(id: string, owner: Owner): Promise<FileRow | undefined> {
@@ -217,10 +214,17 @@ export class FileSearchStore {
   // ---- vector stores ------------------------------------------------------
 
   async insertStore(s: VectorStoreRow): Promise<void> {
-    await this.db.run(
-      'INSERT INTO fs_vector_stores (id, owner, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [s.id, s.owner, s.name, s.description, JSON.stringify(s.metadata), s.createdAt, s.seq, s.lastActiveAt, s.expiresAfter ? JSON.stringify(s.expiresAfter) : null],
-    );
+    await this.db.run('INSERT INTO fs_vector_stores (id, owner, name, description, metadata, created_at, seq, last_active_at, expires_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      s.id,
+      s.owner,
+      s.name,
+      s.description,
+      JSON.stringify(s.metadata),
+      s.createdAt,
+      s.seq,
+      s.lastActiveAt,
+      s.expiresAfter ? JSON.stringify(s.expiresAfter) : null,
+    ]);
   }
 
   async getStore(id: string, owner: Owner): Promise<VectorStoreRow | undefined> {
@@ -295,7 +299,17 @@ export class FileSearchStore {
         await t.run(
           `INSERT INTO fs_store_files (store_id, file_id, batch_id, status, last_error, attributes, chunking, usage_bytes, created_at, seq)
            VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (store_id, file_id) DO NOTHING`,
-          [r.storeId, r.fileId, r.batchId, r.status, r.lastError ? JSON.stringify(r.lastError) : null, JSON.stringify(r.attributes), JSON.stringify(r.chunking), r.createdAt, r.seq],
+          [
+            r.storeId,
+            r.fileId,
+            r.batchId,
+            r.status,
+            r.lastError ? JSON.stringify(r.lastError) : null,
+            JSON.stringify(r.attributes),
+            JSON.stringify(r.chunking),
+            r.createdAt,
+            r.seq,
+          ],
         );
       }
     });
@@ -401,10 +415,12 @@ export class FileSearchStore {
     const claimed = await this.db.tx(async (t) => {
       const [row] = await t.all<{ store_id: string; file_id: string }>(pick, [nowMs]);
       if (!row) return undefined;
-      const [r] = await t.all(
-        `UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`,
-        [worker, nowMs + leaseMs, row.store_id, row.file_id],
-      );
+      const [r] = await t.all(`UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`, [
+        worker,
+        nowMs + leaseMs,
+        row.store_id,
+        row.file_id,
+      ]);
       return r ? storeFileRow(r) : undefined;
     });
     return claimed && { storeId: claimed.storeId, fileId: claimed.fileId, chunking: claimed.chunking, attempts: claimed.attempts };
@@ -446,11 +462,7 @@ export class FileSearchStore {
 
   /** Gives a job back (shutdown): another replica, or this one after a restart, takes it at once. */
   async releaseJob(job: ClaimedJob, worker: string): Promise<void> {
-    await this.db.run(`UPDATE fs_store_files SET claimed_by = NULL, lease_until = NULL WHERE store_id = ? AND file_id = ? AND claimed_by = ?`, [
-      job.storeId,
-      job.fileId,
-      worker,
-    ]);
+    await this.db.run(`UPDATE fs_store_files SET claimed_by = NULL, lease_until = NULL WHERE store_id = ? AND file_id = ? AND claimed_by = ?`, [job.storeId, job.fileId, worker]);
   }
 
   async renewLease(job: ClaimedJob, worker: string, until: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { GatewayError } from '../../../../src/tool-contract.js';
+import { GatewayError } from '#src/tool-contract.js';
 import type pg from 'pg';
 
 /**

@@ -45,12 +45,37 @@ export async function evaluateRetrieval(corpus: LabelledCorpus, db: SqlDatabase,
   await store.init();
   const storeId = 'vs_eval';
   const t0 = performance.now();
-  await store.insertStore({ id: storeId, owner: NO_OWNER, name: 'eval', description: null, metadata: {}, createdAt: nowSeconds(), seq: nextSeq(), lastActiveAt: nowSeconds(), expiresAfter: null });
+  await store.insertStore({
+    id: storeId,
+    owner: NO_OWNER,
+    name: 'eval',
+    description: null,
+    metadata: {},
+    createdAt: nowSeconds(),
+    seq: nextSeq(),
+    lastActiveAt: nowSeconds(),
+    expiresAfter: null,
+  });
   for (const d of corpus.documents) {
-    await store.insertFile({ id: d.id, owner: NO_OWNER, filename: `${d.id}.txt`, purpose: 'assistants', bytes: Buffer.byteLength(d.text), createdAt: nowSeconds(), seq: nextSeq(), expiresAt: null }, Buffer.from(d.text));
+    await store.insertFile(
+      { id: d.id, owner: NO_OWNER, filename: `${d.id}.txt`, purpose: 'assistants', bytes: Buffer.byteLength(d.text), createdAt: nowSeconds(), seq: nextSeq(), expiresAt: null },
+      Buffer.from(d.text),
+    );
   }
   await store.addStoreFiles(
-    corpus.documents.map((d) => ({ storeId, fileId: d.id, batchId: null, status: 'in_progress', lastError: null, attributes: {}, chunking: AUTO_CHUNKING, usageBytes: 0, createdAt: nowSeconds(), seq: nextSeq(), attempts: 0 })),
+    corpus.documents.map((d) => ({
+      storeId,
+      fileId: d.id,
+      batchId: null,
+      status: 'in_progress',
+      lastError: null,
+      attributes: {},
+      chunking: AUTO_CHUNKING,
+      usageBytes: 0,
+      createdAt: nowSeconds(),
+      seq: nextSeq(),
+      attempts: 0,
+    })),
   );
   const settings = { ingestion: { enabled: true, concurrency: 4, pollMs: 10, leaseMs: 60_000, extractTimeoutMs: 60_000 } } as FileSearchSettings;
   const worker = new IngestionWorker(store, settings, embeddings);

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../../../src/tool-contract.js';
+import type { JsonObject } from '#src/tool-contract.js';
 import type { SearchResult } from '../retrieval/file-search.service.js';
 
 export const RESULTS_INCLUDE = 'file_search_call.results';
@@ -29,7 +29,14 @@ export function parseQueries(args: string, max: number): { queries: string[] } |
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: 'The arguments must be a JSON object such as {"queries": ["..."]}.' };
   const { query, queries } = parsed as { query?: unknown; queries?: unknown };
   const listed: unknown[] = [...(Array.isArray(queries) ? queries : typeof queries === 'string' ? [queries] : []), query];
-  const unique = [...new Set(listed.filter((q): q is string => typeof q === 'string').map((q) => q.trim()).filter(Boolean))];
+  const unique = [
+    ...new Set(
+      listed
+        .filter((q): q is string => typeof q === 'string')
+        .map((q) => q.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (unique.length === 0) return { error: 'No query given; call file_search with {"queries": ["..."]}.' };
   if (unique.length > max) return { error: `At most ${max} queries per call (got ${unique.length}); split them over several calls.` };
   return { queries: unique };

@@ -9,7 +9,7 @@ import {
   type GatewayExecutor,
   type PublicItem,
   type ToolOutput,
-} from '../../../../src/tool-contract.js';
+} from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { FileSearchStore } from '../storage/file-search.store.js';

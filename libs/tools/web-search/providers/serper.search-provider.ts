@@ -29,15 +29,18 @@ export class SerperSearchProvider implements SearchProvider {
     if (options.city) {
       body.location = [options.city, options.region, options.country ? countryName(options.country) : undefined].filter(Boolean).join(', ');
     }
-    const answer = objectBody(this.name, await requestJson({
-      provider: this.name,
-      method: 'POST',
-      url: new URL(`${this.endpoint.baseUrl}/search`),
-      headers: { 'x-api-key': this.endpoint.apiKey ?? '' },
-      body,
-      signal,
-      deadline: options.deadline,
-    }));
+    const answer = objectBody(
+      this.name,
+      await requestJson({
+        provider: this.name,
+        method: 'POST',
+        url: new URL(`${this.endpoint.baseUrl}/search`),
+        headers: { 'x-api-key': this.endpoint.apiKey ?? '' },
+        body,
+        signal,
+        deadline: options.deadline,
+      }),
+    );
     // No hits: Serper leaves `organic` out.
     const results = arrayField(this.name, answer.organic, 'organic', true);
     return results.flatMap((r) => {

@@ -32,15 +32,18 @@ export class TavilySearchProvider implements SearchProvider {
     // Deployments from before bearer auth read the key from the body.
     if (this.endpoint.apiKeyInBody) body.api_key = this.endpoint.apiKey;
 
-    const answer = objectBody(this.name, await requestJson({
-      provider: this.name,
-      method: 'POST',
-      url: new URL(`${this.endpoint.baseUrl}/search`),
-      headers: { authorization: `Bearer ${this.endpoint.apiKey ?? ''}` },
-      body,
-      signal,
-      deadline: options.deadline,
-    }));
+    const answer = objectBody(
+      this.name,
+      await requestJson({
+        provider: this.name,
+        method: 'POST',
+        url: new URL(`${this.endpoint.baseUrl}/search`),
+        headers: { authorization: `Bearer ${this.endpoint.apiKey ?? ''}` },
+        body,
+        signal,
+        deadline: options.deadline,
+      }),
+    );
     const results = arrayField(this.name, answer.results, 'results');
     return results.flatMap((r) => {
       const item = (r ?? {}) as Record<string, unknown>;

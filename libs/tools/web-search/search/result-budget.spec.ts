@@ -5,7 +5,10 @@ function results(n: number, snippetChars: number): SearchResult[] {
   return Array.from({ length: n }, (_, i) => ({
     title: `Result ${i + 1}`,
     url: `https://example.com/${i + 1}`,
-    snippet: `word `.repeat(Math.ceil(snippetChars / 5)).slice(0, snippetChars).trim(),
+    snippet: `word `
+      .repeat(Math.ceil(snippetChars / 5))
+      .slice(0, snippetChars)
+      .trim(),
     ...(i === 0 ? { date: '2024-05-01' } : {}),
   }));
 }

@@ -42,12 +42,7 @@ function render(queries: readonly string[], results: SearchResult[], omitted: nu
  * where the least relevant ones are. JSON keeps the output unambiguous for
  * the model and cheap to test; a result is never cut mid-URL.
  */
-export function compactResults(
-  queries: readonly string[],
-  results: readonly SearchResult[],
-  budgetChars: number,
-  failures: readonly QueryFailure[] = [],
-): CompactedResults {
+export function compactResults(queries: readonly string[], results: readonly SearchResult[], budgetChars: number, failures: readonly QueryFailure[] = []): CompactedResults {
   const originals = results.map((r) => ({ ...r, title: truncateText(r.title, MAX_TITLE_CHARS) }));
   let cap = MAX_SNIPPET_CHARS;
   let kept = originals.map((r) => ({ ...r, snippet: truncateText(r.snippet, cap) }));

@@ -36,7 +36,11 @@ describe('WebSearchService', () => {
     api.handler = (r, res) => sendJson(res, 200, r.path === '/search' ? searxngBody(r.query.q, hits('a', 12)) : braveBody(r.query.q, hits('a', 12)));
     const searx = new WebSearchService(settings(api));
     const brave = new WebSearchService(settings(api, {}, 'brave'));
-    for (const [size, count] of [['low', 3], ['medium', 5], ['high', 10]] as const) {
+    for (const [size, count] of [
+      ['low', 3],
+      ['medium', 5],
+      ['high', 10],
+    ] as const) {
       const out = await run(searx, ['q'], { contextSize: size });
       expect(out.results).toHaveLength(count);
       await run(brave, ['q'], { contextSize: size });
@@ -56,7 +60,11 @@ describe('WebSearchService', () => {
 
   it('restricts results to the allowed domains even when the engine ignores site:', async () => {
     api.handler = (r, res) =>
-      sendJson(res, 200, searxngBody(r.query.q, [...hits('x', 2, 'other.org'), ...hits('y', 2, 'docs.example.com'), ...hits('z', 1, 'example.com'), ...hits('w', 1, 'notexample.com')]));
+      sendJson(
+        res,
+        200,
+        searxngBody(r.query.q, [...hits('x', 2, 'other.org'), ...hits('y', 2, 'docs.example.com'), ...hits('z', 1, 'example.com'), ...hits('w', 1, 'notexample.com')]),
+      );
     const out = await run(new WebSearchService(settings(api)), ['q'], { contextSize: 'medium', allowedDomains: ['example.com'] });
     expect(api.last.query.q).toBe('q site:example.com');
     expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(['docs.example.com', 'docs.example.com', 'example.com']);
@@ -72,12 +80,7 @@ describe('WebSearchService', () => {
     };
     const out = await run(new WebSearchService(settings(api)), ['alpha', 'beta']);
     expect(api.requests.map((r) => r.query.q).sort()).toEqual(['alpha', 'beta']);
-    expect(out.results.map((r) => r.url)).toEqual([
-      'https://example.com/a/1',
-      'http://www.shared.example/page/#top',
-      'https://example.com/b/1',
-      'https://example.com/a/2',
-    ]);
+    expect(out.results.map((r) => r.url)).toEqual(['https://example.com/a/1', 'http://www.shared.example/page/#top', 'https://example.com/b/1', 'https://example.com/a/2']);
   });
 
   it('keeps at most maxConcurrentQueries requests in flight, across calls too', async () => {

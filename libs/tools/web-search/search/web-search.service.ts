@@ -95,13 +95,7 @@ export class WebSearchService {
     return options;
   }
 
-  private async runQuery(
-    provider: SearchProvider,
-    query: string,
-    options: SearchOptions,
-    waitSignal: AbortSignal,
-    clientSignal: AbortSignal,
-  ): Promise<QueryOutcome> {
+  private async runQuery(provider: SearchProvider, query: string, options: SearchOptions, waitSignal: AbortSignal, clientSignal: AbortSignal): Promise<QueryOutcome> {
     try {
       const found = await this.limiter.run(
         // A slot that frees up just as the deadline passes is no use: count it as never having come.
@@ -119,11 +113,7 @@ export class WebSearchService {
     if (err instanceof SearchProviderError) return err;
     if (clientSignal.aborted) return new SearchProviderError(`the search on ${name} was cancelled`, name, 'aborted');
     if (err instanceof SlotWaitAborted) {
-      return new SearchProviderError(
-        `${name} had no free request slot before the deadline (webSearch.maxConcurrentQueries is ${this.limiter.limit})`,
-        name,
-        'timeout',
-      );
+      return new SearchProviderError(`${name} had no free request slot before the deadline (webSearch.maxConcurrentQueries is ${this.limiter.limit})`, name, 'timeout');
     }
     return new SearchProviderError(`${name} search failed: ${(err as Error)?.message ?? String(err)}`, name, 'malformed');
   }

@@ -18,11 +18,7 @@ export interface RecordedSearchRequest {
   body: any;
 }
 
-export type SearchApiHandler = (
-  recorded: RecordedSearchRequest,
-  res: http.ServerResponse,
-  req: http.IncomingMessage,
-) => void | Promise<void>;
+export type SearchApiHandler = (recorded: RecordedSearchRequest, res: http.ServerResponse, req: http.IncomingMessage) => void | Promise<void>;
 
 export class FakeSearchApi {
   readonly requests: RecordedSearchRequest[] = [];

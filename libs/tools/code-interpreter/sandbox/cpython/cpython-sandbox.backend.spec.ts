@@ -36,19 +36,26 @@ describe('CpythonSandboxBackend (bubblewrap, OS packages)', () => {
   });
 
   it('runs pandas and matplotlib; a shown figure and a CSV land in the workspace', async () => {
-    const r = await run('ds', `import pandas as pd, numpy as np
+    const r = await run(
+      'ds',
+      `import pandas as pd, numpy as np
 import matplotlib.pyplot as plt
 df = pd.DataFrame({"n": np.arange(1, 6)})
 df["square"] = df.n ** 2
 df.to_csv("squares.csv", index=False)
 plt.plot(df.n, df.square)
 plt.show()
-int(df.square.sum())`);
+int(df.square.sum())`,
+    );
     expect(r.stderr).toBe('');
     expect(r).toMatchObject({ status: 'ok', stdout: '55\n' });
     expect(r.changedFiles.sort()).toEqual(['figure_1.png', 'squares.csv']);
     expect(readFileSync(join(root, 'ds', 'squares.csv'), 'utf8')).toBe('n,square\n1,1\n2,4\n3,9\n4,16\n5,25\n');
-    expect(readFileSync(join(root, 'ds', 'figure_1.png')).subarray(1, 4).toString()).toBe('PNG');
+    expect(
+      readFileSync(join(root, 'ds', 'figure_1.png'))
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
   }, 120_000);
 
   it('keeps no interpreter state between calls, only files', async () => {
@@ -61,14 +68,17 @@ int(df.square.sum())`);
     it('sees no host files and cannot write outside /mnt/data', async () => {
       const secret = join(tmpdir(), `switchyard-cpython-secret-${process.pid}`);
       writeFileSync(secret, 'host secret');
-      const r = await run('esc', `import os
+      const r = await run(
+        'esc',
+        `import os
 print([os.path.exists(p) for p in ["${secret}", "/etc/passwd", "${process.cwd()}/package.json", "/root"]])
 for target in ["/usr/evil", "/etc/evil", "/evil", "/mnt/data/../evil"]:
     try:
         open(target, "w").write("x")
         print("wrote", target)
     except OSError as e:
-        print("refused", target)`);
+        print("refused", target)`,
+      );
       rmSync(secret, { force: true });
       expect(r.status).toBe('ok');
       expect(r.stdout.split('\n')[0]).toBe('[False, False, False, False]');
@@ -77,10 +87,13 @@ for target in ["/usr/evil", "/etc/evil", "/evil", "/mnt/data/../evil"]:
     }, 60_000);
 
     it('spawned processes stay inside the sandbox and die with it', async () => {
-      const r = await run('spawn', `import subprocess
+      const r = await run(
+        'spawn',
+        `import subprocess
 print(subprocess.run(["/usr/bin/id", "-u"], capture_output=True, text=True).stdout.strip())
 subprocess.Popen(["/usr/bin/sleep", "300"])
-print(open("/proc/1/cmdline").read().split("\\0")[0])`);
+print(open("/proc/1/cmdline").read().split("\\0")[0])`,
+      );
       expect(r.status).toBe('ok');
       // An unprivileged user in its own PID namespace: PID 1 is the sandbox's, not the host's init.
       expect(r.stdout.split('\n')[0]).toBe('1000');
@@ -89,12 +102,15 @@ print(open("/proc/1/cmdline").read().split("\\0")[0])`);
 
     it('opens no network connection', async () => {
       const before = connections;
-      const r = await run('net', `import socket
+      const r = await run(
+        'net',
+        `import socket
 try:
     socket.create_connection(("127.0.0.1", ${port}), timeout=2)
     print("connected")
 except OSError as e:
-    print("refused", e.errno)`);
+    print("refused", e.errno)`,
+      );
       expect(r.status).toBe('ok');
       expect(r.stdout).toMatch(/^refused/);
       expect(connections).toBe(before);

@@ -132,7 +132,13 @@ export class PyodideHostProcess {
         this.exited = true;
         rejectReady(new Error(`sandbox host exited before it was ready (${signal ?? code}): ${stderr.trim().slice(0, 500)}`));
         this.settle({
-          status: 'crashed', stdout: '', stderr: '', outputTruncated: false, filesTruncated: false, files: [], deleted: [],
+          status: 'crashed',
+          stdout: '',
+          stderr: '',
+          outputTruncated: false,
+          filesTruncated: false,
+          files: [],
+          deleted: [],
           message: 'the interpreter process stopped unexpectedly',
         });
         for (const l of this.exitListeners) l();
@@ -168,10 +174,13 @@ export class PyodideHostProcess {
     if (this.exited) return Promise.resolve(crashed('the interpreter process is not running'));
     const id = this.nextId++;
     return new Promise<HostRunResult>((resolveRun) => {
-      const killTimer = setTimeout(() => {
-        this.kill();
-        this.settle({ ...crashed('the program did not stop after its time limit; its interpreter was stopped'), status: 'timeout' });
-      }, message.limits.timeoutMs + message.limits.graceMs + 3_000);
+      const killTimer = setTimeout(
+        () => {
+          this.kill();
+          this.settle({ ...crashed('the program did not stop after its time limit; its interpreter was stopped'), status: 'timeout' });
+        },
+        message.limits.timeoutMs + message.limits.graceMs + 3_000,
+      );
       const onAbort = (): void => {
         this.kill();
         this.settle({ ...crashed('the call was cancelled'), status: 'aborted' });

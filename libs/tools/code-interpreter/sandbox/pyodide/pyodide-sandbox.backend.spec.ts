@@ -108,12 +108,18 @@ describe('PyodideSandboxBackend', () => {
     it('cannot import the JS bridge modules', async () => {
       for (const mod of ['js', 'pyodide_js', 'pyodide.ffi', 'pyodide.code', 'pyodide.http', '_pyodide_core', 'micropip']) {
         const r = await run('esc', `import ${mod}`);
-        expect({ mod, status: r.status, err: r.stderr.trim().split('\n').at(-1) }).toEqual({ mod, status: 'error', err: `ImportError: module '${mod}' is not available in this sandbox` });
+        expect({ mod, status: r.status, err: r.stderr.trim().split('\n').at(-1) }).toEqual({
+          mod,
+          status: 'error',
+          err: `ImportError: module '${mod}' is not available in this sandbox`,
+        });
       }
     }, 60_000);
 
     it('finds nothing to call on the JS side once the import guard is gone', async () => {
-      const r = await run('esc', `${UNGUARDED}import js
+      const r = await run(
+        'esc',
+        `${UNGUARDED}import js
 out = []
 for name in ['process', 'require', 'fetch', 'WebSocket', 'Worker', 'BroadcastChannel', 'navigator']:
     out.append((name, hasattr(js, name) and getattr(js, name) is not None))
@@ -123,18 +129,22 @@ for attempt in ['js.eval("globalThis.process")', 'js.Function("return process")(
         out.append((attempt, 'ran'))
     except Exception as e:
         out.append((attempt, 'EvalError' in str(e)))
-print(out)`);
+print(out)`,
+      );
       expect(r.status).toBe('ok');
       expect(r.stdout.trim()).toBe(
         "[('process', False), ('require', False), ('fetch', False), ('WebSocket', False), ('Worker', False), ('BroadcastChannel', False), ('navigator', False), " +
-          "('js.eval(\"globalThis.process\")', True), ('js.Function(\"return process\")()', True), ('js.Object.constructor(\"return 1\")()', True)]",
+          '(\'js.eval("globalThis.process")\', True), (\'js.Function("return process")()\', True), (\'js.Object.constructor("return 1")()\', True)]',
       );
     }, 60_000);
 
     it('cannot read host files, directly or by mounting them through the bridge', async () => {
       const direct = await run('esc', `print([__import__("os").path.exists(p) for p in ["${hostSecret}", "/etc/passwd", "${process.cwd()}/package.json"]])`);
       expect(direct).toMatchObject({ status: 'ok', stdout: '[False, False, False]\n' });
-      const mounted = await run('esc2', `${UNGUARDED}import pyodide_js\npyodide_js.mountNodeFS("/host", "${tmpdir()}")\nprint(open("/host/${hostSecret.split('/').pop()}").read())`);
+      const mounted = await run(
+        'esc2',
+        `${UNGUARDED}import pyodide_js\npyodide_js.mountNodeFS("/host", "${tmpdir()}")\nprint(open("/host/${hostSecret.split('/').pop()}").read())`,
+      );
       // Node's permission model refuses the read; the interpreter is then stopped and replaced.
       expect(mounted.status).not.toBe('ok');
       expect(mounted.stdout).not.toContain('host secret');
@@ -142,10 +152,13 @@ print(out)`);
 
     it('writes nothing outside the workspace on the host', async () => {
       const target = join(root, 'outside.txt');
-      const r = await run('esc', `open("/tmp/x.txt", "w").write("memfs only")
+      const r = await run(
+        'esc',
+        `open("/tmp/x.txt", "w").write("memfs only")
 open("/mnt/data/../../escape.txt", "w").write("nope")
 import os
-print(os.path.exists("/tmp/x.txt"))`);
+print(os.path.exists("/tmp/x.txt"))`,
+      );
       expect(r.status).toBe('ok');
       expect(existsSync(target)).toBe(false);
       expect(existsSync(join(root, 'escape.txt'))).toBe(false);
@@ -166,7 +179,9 @@ print(os.path.exists("/tmp/x.txt"))`);
 
     it('opens no network connection, through sockets, urllib or the bridge', async () => {
       const before = connections;
-      const r = await run('net', `${UNGUARDED}import socket, urllib.request
+      const r = await run(
+        'net',
+        `${UNGUARDED}import socket, urllib.request
 results = []
 try:
     socket.create_connection(("127.0.0.1", ${port}), timeout=1); results.append('socket connected')
@@ -178,7 +193,9 @@ except Exception:
     results.append('urllib refused')
 import js
 results.append('fetch' if getattr(js, 'fetch', None) else 'no fetch')
-print(results)`, { limits: { ...limits, timeoutMs: 20_000 } });
+print(results)`,
+        { limits: { ...limits, timeoutMs: 20_000 } },
+      );
       expect(r).toMatchObject({ status: 'ok', stdout: "['socket refused', 'urllib refused', 'no fetch']\n" });
       expect(connections).toBe(before);
     }, 60_000);

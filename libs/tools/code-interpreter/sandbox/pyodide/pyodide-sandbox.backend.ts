@@ -86,7 +86,10 @@ export class PyodideSandboxBackend implements SandboxBackend {
 
   /** Live host processes (bound and spare), for tests and the benchmark. */
   processIds(): number[] {
-    return [...this.spares, ...this.bound.values()].filter((h) => h.alive).map((h) => h.pid!).filter(Boolean);
+    return [...this.spares, ...this.bound.values()]
+      .filter((h) => h.alive)
+      .map((h) => h.pid!)
+      .filter(Boolean);
   }
 
   private async runOn(host: PyodideHostProcess, req: SandboxRunRequest): Promise<SandboxRunResult> {
@@ -191,7 +194,9 @@ export class PyodideSandboxBackend implements SandboxBackend {
       // meanwhile wait for it rather than competing for the CPU cold.
       let deliver!: (s: Uint8Array | undefined) => void;
       this.snapshot = new Promise((resolveSnapshot) => (deliver = resolveSnapshot));
-      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, Promise.resolve({ makeSnapshot: true, wheels: this.wheels }), (data) => deliver(data));
+      host = new PyodideHostProcess(this.hostDir, this.pyodideDir, this.settings.memoryLimitMb, Promise.resolve({ makeSnapshot: true, wheels: this.wheels }), (data) =>
+        deliver(data),
+      );
       host.ready.then(
         () => deliver(undefined),
         () => {

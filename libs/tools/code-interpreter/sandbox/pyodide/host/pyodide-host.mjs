@@ -58,7 +58,17 @@ worker.on('error', (err) => {
   die(`worker ${reason}: ${err?.message ?? err}`);
 });
 worker.on('exit', (code) => {
-  if (current) finish({ type: 'result', id: current.id, status: current.interrupted ? 'timeout' : 'crashed', stdout: '', stderr: '', message: `the interpreter stopped (exit ${code})`, files: [], deleted: [] });
+  if (current)
+    finish({
+      type: 'result',
+      id: current.id,
+      status: current.interrupted ? 'timeout' : 'crashed',
+      stdout: '',
+      stderr: '',
+      message: `the interpreter stopped (exit ${code})`,
+      files: [],
+      deleted: [],
+    });
   die(`worker exited with ${code}`);
 });
 

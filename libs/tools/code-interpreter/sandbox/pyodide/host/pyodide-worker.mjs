@@ -134,10 +134,37 @@ const run = pyodide.globals.get('_run');
 // another thread or process. What stays is computation (the language
 // built-ins, WebAssembly, codecs, timers, crypto.getRandomValues for
 // os.urandom), which Pyodide itself keeps using.
-const HOST_REACHING = ['process', 'fetch', 'Request', 'Response', 'Headers', 'FormData', 'WebSocket', 'EventSource',
-  'XMLHttpRequest', 'navigator', 'require', 'module', 'exports', '__filename', '__dirname', 'importScripts', 'Worker',
-  'SharedWorker', 'BroadcastChannel', 'MessageChannel', 'MessagePort', 'MessageEvent', 'Deno', 'Bun', 'localStorage',
-  'sessionStorage', 'caches', 'indexedDB', 'WebTransport'];
+const HOST_REACHING = [
+  'process',
+  'fetch',
+  'Request',
+  'Response',
+  'Headers',
+  'FormData',
+  'WebSocket',
+  'EventSource',
+  'XMLHttpRequest',
+  'navigator',
+  'require',
+  'module',
+  'exports',
+  '__filename',
+  '__dirname',
+  'importScripts',
+  'Worker',
+  'SharedWorker',
+  'BroadcastChannel',
+  'MessageChannel',
+  'MessagePort',
+  'MessageEvent',
+  'Deno',
+  'Bun',
+  'localStorage',
+  'sessionStorage',
+  'caches',
+  'indexedDB',
+  'WebTransport',
+];
 for (const name of HOST_REACHING) {
   try {
     delete globalThis[name];

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min, type ValidationError, validateSync } from 'class-validator';
-import { InvalidRequestError } from '../../core/errors/gateway-error.js';
-import type { JsonObject } from '../../core/protocol/items.js';
+import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#core/protocol/items.js';
 
 /**
  * The one validation path of request bodies and query strings, used by every
@@ -49,7 +49,9 @@ function single(query: Record<string, unknown>, name: string): string | undefine
 
 /** `limit`, `order`, `after` and `before` of the OpenAI list endpoints. */
 export class ListQueryDto {
-  @IsInt({ message: 'must be an integer from 1 to 100' }) @Min(1, { message: 'must be an integer from 1 to 100' }) @Max(100, { message: 'must be an integer from 1 to 100' })
+  @IsInt({ message: 'must be an integer from 1 to 100' })
+  @Min(1, { message: 'must be an integer from 1 to 100' })
+  @Max(100, { message: 'must be an integer from 1 to 100' })
   limit!: number;
   @IsIn(['asc', 'desc'], { message: 'must be "asc" or "desc"' }) order!: 'asc' | 'desc';
   @IsOptional() @IsString() after?: string;

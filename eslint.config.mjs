@@ -1,0 +1,95 @@
+// ESLint: the dependency direction between libraries (eslint/boundaries.mjs)
+// plus the recommended JavaScript and TypeScript rules. Formatting is
+// Prettier's (npm run format:check), so no stylistic rule is enabled here.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+import boundaries from './eslint/boundaries.mjs';
+
+/**
+ * Which units each unit may import (besides itself). Read bottom-up: config is
+ * the base, core the framework on it, the edge libraries (http, upstream,
+ * storage, limits) implement core's ports, the surfaces (responses, messages,
+ * state, observability) sit on those, tool libraries see only core and config
+ * (or the public tool contract in src/), and src/, the apps, test/ and bench/
+ * are on top.
+ */
+const layers = {
+  config: [],
+  core: ['config'],
+  http: ['core', 'config'],
+  upstream: ['core', 'config'],
+  storage: ['core', 'config'],
+  limits: ['core', 'config'],
+  // A namespace groups function and custom tools, and validates its members as they do.
+  'tools/namespace': ['core', 'config', 'src/tool-contract.ts', 'tools/function', 'tools/custom'],
+  // Tool libraries reach the gateway through core, or the public contract (src/tool-contract.ts);
+  // those with HTTP routes (Files, Containers) also use the shared HTTP pieces. Never each other.
+  'tools/*': ['core', 'config', 'http', 'src/tool-contract.ts'],
+  tools: ['tools/*'],
+  responses: ['core', 'config', 'http', 'upstream', 'limits'],
+  messages: ['core', 'config', 'http', 'upstream', 'limits', 'responses'],
+  state: ['core', 'config', 'http', 'upstream', 'storage', 'responses'],
+  observability: ['core', 'config', 'http', 'storage', 'responses'],
+  src: ['config', 'core', 'http', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
+  'apps/simulator': ['src', 'config', 'core'],
+  'apps/*': ['src', 'config', 'core', 'observability', 'state', 'tools/*', 'apps/simulator'],
+  test: ['*'],
+  bench: ['*'],
+};
+
+/**
+ * Imports that break the layers today, each with the change that removes it.
+ * An entry widens the layers for the files it names only. `npm run lint` fails
+ * on an entry its files no longer need (scripts/check-known-debts.mjs): delete
+ * it, and the lint keeps the debt from coming back.
+ */
+export const knownDebts = [
+  {
+    files: ['libs/observability/startup/startup-summary.ts'],
+    also: { observability: ['tools'] },
+    why: 'the start-up summary names the built-in tool types and reads their sections; each module should describe its own state',
+  },
+  {
+    files: ['libs/messages/thinking/thinking-signer.provider.ts'],
+    also: { messages: ['state'] },
+    why: 'the thinking signer reads its key from the state settings instead of its own config section',
+  },
+];
+
+/** The layers with a debt's extra edges added. */
+function widened(also) {
+  return Object.fromEntries(Object.entries(layers).map(([unit, allowed]) => [unit, [...allowed, ...(also[unit] ?? [])]]));
+}
+
+const boundaryRule = (table) => ['error', { layers: table, specsMayImport: ['*'] }];
+
+export default tseslint.config(
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'bench/results/', '**/*.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      // The code types its loose edges (test doubles, parsed JSON) with `any` on purpose, ~500 places.
+      '@typescript-eslint/no-explicit-any': 'off',
+      // `_name` marks a value left out on purpose (destructuring it away, an unused parameter).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      // A subscription is declared before the callback that reads it and assigned once after.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // Class-validator metadata is keyed by class constructors, typed as `Function`.
+      '@typescript-eslint/no-unsafe-function-type': 'off',
+      // ANSI escapes in log and terminal handling are matched deliberately.
+      'no-control-regex': 'off',
+      // Object-literal getters forward to the instance through `self`.
+      '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['self'] }],
+    },
+  },
+  {
+    files: ['**/*.ts', '**/*.mts'],
+    plugins: { switchyard: boundaries },
+    rules: { 'switchyard/dependency-direction': boundaryRule(layers) },
+  },
+  // scripts/check-known-debts.mjs lints without them to find entries nothing needs any more.
+  ...(process.env.SWITCHYARD_LINT_WITHOUT_DEBTS ? [] : knownDebts).map(({ files, also }) => ({ files, rules: { 'switchyard/dependency-direction': boundaryRule(widened(also)) } })),
+);

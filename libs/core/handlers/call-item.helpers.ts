@@ -125,8 +125,8 @@ export function simpleApprovalToModelItems(item: PublicItem, modelName: string):
  * tool's, else (a grouped member the request no longer declares) the same
  * stable joined name the group would have given it.
  */
-export function clientCallModelName(kind: ClientCallShape['kind'], name: string, namespace: string | undefined, ctx: HistoryContext): string {
-  const declared = ctx.clientCallName(kind, name, namespace);
+export function clientCallModelName(kind: ClientCallShape['kind'], name: string, scope: string | undefined, ctx: HistoryContext): string {
+  const declared = ctx.clientCallName(kind, name, scope);
   if (declared) return declared;
-  return namespace ? modelVisibleName([namespace, name], new Set()) : name;
+  return scope ? modelVisibleName([scope, name], new Set()) : name;
 }

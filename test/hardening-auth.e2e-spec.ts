@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import { resolve } from 'node:path';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
@@ -80,9 +81,12 @@ describe('authentication before the body (finding 9)', () => {
       });
       flood.on('exit', () => done());
     });
+    const closed = once(flood, 'close');
     while (lines.length === 0 && flood.exitCode === null) await new Promise((r) => setTimeout(r, 10));
     const health = await probeHealth(origin);
     await output;
+    // Its last line is out; wait for the process itself, so that it does not outlive the suite.
+    await closed;
     expect(health.status).toBe(200);
     // Before the fix /health took 2.6 s here; the bound tells that stall from a busy moment on a
     // shared machine (one clean CI run measured 385 ms), not the 100 ms target.

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -53,6 +54,21 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpExecAr
   });
 }
 
+/**
+ * Ends a child and resolves once it is gone and its stdio pipes are closed:
+ * a child only signalled (the host drains its HTTP server and NATS link on
+ * SIGTERM) would outlive the suite and keep this test worker from exiting.
+ */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    // Already exited; its pipes may still be draining.
+    return child.stdout?.closed === false || child.stderr?.closed === false ? once(child, 'close').then(() => undefined) : Promise.resolve();
+  }
+  const closed = once(child, 'close').then(() => undefined);
+  child.kill();
+  return closed;
+}
+
 describe('the published package, from outside the repository', () => {
   let scratch: string;
   let tarball: string;
@@ -100,7 +116,7 @@ describe('the published package, from outside the repository', () => {
   }, 480_000);
 
   afterAll(async () => {
-    for (const child of children) if (child.exitCode === null) child.kill();
+    await Promise.all(children.map(stop));
     await simulator?.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
@@ -168,7 +184,7 @@ describe('the published package, from outside the repository', () => {
     expect(streamed.types[0]).toBe('response.created');
     expect(streamed.types.at(-1)).toBe('response.completed');
     expect(streamed.response.output.map((item) => item.type)).toEqual(['dice_call', 'message']);
-    host.kill();
+    await stop(host);
   }, 120_000);
 
   it('installs the switchyard command, which serves the gateway from the package alone', async () => {
@@ -183,7 +199,7 @@ describe('the published package, from outside the repository', () => {
     const openai = new OpenAI({ baseURL: `${started[1] ?? started[2]}/v1`, apiKey: 'unused', maxRetries: 0 });
     const response = await openai.responses.create({ model: 'm', input: '[[say from the command]]' });
     expect(response.output_text).toBe('from the command');
-    gateway.kill();
+    await stop(gateway);
   }, 120_000);
 
   it('names the missing optional driver when SQLite is chosen without better-sqlite3', async () => {

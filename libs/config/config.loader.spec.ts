@@ -59,13 +59,10 @@ describe('loadGatewayConfig', () => {
     expect(defaults.tools.maxToolsPerRequest).toBe(512);
     expect(defaults.tools.maxGatewayCallsPerRequest).toBe(256);
     expect(defaults.auth.maxSocketsPerOwner).toBe(64);
-    expect(defaults.storage.connectTimeoutMs).toBe(3_000);
-    expect(defaults.storage.queryTimeoutMs).toBe(5_000);
     const config = loadGatewayConfig({
-      env: { MAX_TOOLS_PER_REQUEST: '128', MAX_GATEWAY_CALLS_PER_REQUEST: '40', MAX_SOCKETS_PER_OWNER: '3', STORE_CONNECT_TIMEOUT_MS: '700', STORE_QUERY_TIMEOUT_MS: '900' },
+      env: { MAX_TOOLS_PER_REQUEST: '128', MAX_GATEWAY_CALLS_PER_REQUEST: '40', MAX_SOCKETS_PER_OWNER: '3' },
     });
     expect([config.tools.maxToolsPerRequest, config.tools.maxGatewayCallsPerRequest, config.auth.maxSocketsPerOwner]).toEqual([128, 40, 3]);
-    expect([config.storage.connectTimeoutMs, config.storage.queryTimeoutMs]).toEqual([700, 900]);
     expect(() => loadGatewayConfig({ env: { MAX_TOOLS_PER_REQUEST: '0' } })).toThrow(/tools\.maxToolsPerRequest \(MAX_TOOLS_PER_REQUEST\)/);
   });
 
@@ -112,24 +109,12 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ file })).toThrow(/must hold an object of settings/);
   });
 
-  it('postgres without DATABASE_URL is a configuration error naming the variable, before any module starts', () => {
-    expect(() => loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres' } })).toThrow(ConfigError);
-    expect(() => loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres' } })).toThrow(/storage\.postgresUrl \(DATABASE_URL\) is required/);
-    expect(loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres', DATABASE_URL: 'postgres://db/x' } }).storage.postgresUrl).toBe('postgres://db/x');
-  });
-
-  it('reads the observability settings, with the OpenTelemetry endpoint convention', () => {
-    const defaults = loadGatewayConfig();
-    expect(defaults.observability).toMatchObject({ logFormat: 'auto', requestLog: true, metrics: true, serviceName: 'switchyard' });
-    expect(defaults.observability.otlpTracesUrl).toBeUndefined();
-    expect(defaults.server.shutdownGraceMs).toBe(30_000);
-    const base = loadGatewayConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', LOG_FORMAT: 'json', REQUEST_LOG: 'false', SHUTDOWN_GRACE_MS: '5000' } });
-    expect(base.observability).toMatchObject({ otlpTracesUrl: 'http://collector:4318/v1/traces', logFormat: 'json', requestLog: false });
-    expect(base.server.shutdownGraceMs).toBe(5000);
-    const explicit = loadGatewayConfig({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/traces' } });
-    expect(explicit.observability.otlpTracesUrl).toBe('http://b:4318/traces');
-    expect(() => loadGatewayConfig({ env: { REQUEST_LOG: 'maybe' } })).toThrow(/observability\.requestLog \(REQUEST_LOG\) must be true or false/);
-    expect(() => loadGatewayConfig({ env: { LOG_FORMAT: 'xml' } })).toThrow(/observability\.logFormat \(LOG_FORMAT\)/);
+  it('leaves storage, observability and transports to the modules that own them', () => {
+    // Without their sections the keys are unknown to core, and their variables fill nothing.
+    expect(() => validateGatewayConfig({ storage: { driver: 'memory' } })).toThrow('unknown config key "storage"');
+    expect(() => validateGatewayConfig({ observability: { metrics: false } })).toThrow('unknown config key "observability"');
+    expect(() => validateGatewayConfig({ transports: { patternPrefix: 'a.' } })).toThrow('unknown config key "transports"');
+    expect(loadGatewayConfig({ env: { STORAGE_DRIVER: 'postgres', LOG_FORMAT: 'xml', NATS_URL: 'nats://x:4222' } })).not.toHaveProperty('storage');
   });
 
   it('reads several upstream replicas from a comma-separated UPSTREAM_URL', () => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
 
 export class UpstreamConfig {
   /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
@@ -134,51 +134,15 @@ export class AuthConfig {
   @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
 }
 
-export class StorageConfig {
-  @IsIn(['sqlite', 'postgres', 'memory']) driver: 'sqlite' | 'postgres' | 'memory' = 'sqlite';
-  @IsString() sqlitePath = '.switchyard/state.sqlite';
-  @IsOptional() @IsString() postgresUrl?: string;
-  /**
-   * PostgreSQL: longest wait for a connection (new or pooled). An
-   * unreachable database then answers 503 quickly instead of holding requests.
-   */
-  @IsInt() @Min(1) connectTimeoutMs = 3_000;
-  /** PostgreSQL: longest wait for one query's answer. */
-  @IsInt() @Min(1) queryTimeoutMs = 5_000;
-}
-
-export class ObservabilityConfig {
-  /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
-  @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
-  /** One log line per request. */
-  @IsBoolean() requestLog = true;
-  /** Prometheus metrics at `GET /metrics`. */
-  @IsBoolean() metrics = true;
-  /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
-  /** `service.name` of the exported spans. */
-  @IsString() serviceName = 'switchyard';
-}
-
-/** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
-export class TransportsConfig {
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
-  /** Prefix of the served patterns (`tenant-a.` → `tenant-a.responses.create`), for several gateways on one broker. */
-  @IsString() patternPrefix = '';
-}
-
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
   @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
   @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
-  @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
-  @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
-  @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
   /**
-   * Sections owned by modules (`mcp`, `state`, `limits`, ...): each module
+   * Sections owned by modules (`mcp`, `state`, `limits`, `storage`,
+   * `observability`, `transports`, ...): each module
    * declares its own (`ConfigSection`) and validates it; core never reads them.
    */
   [section: string]: unknown;

@@ -12,4 +12,5 @@ export {
   parseObservabilitySettings,
   readObservabilitySettings,
 } from '#observability/config/observability.config-section.js';
+export { AuthConfig, OidcConfig, AUTH_SETTINGS, authConfigSection, parseAuthSettings, readAuthSettings } from '#state/auth/auth.config-section.js';
 export { TransportsConfig, TRANSPORTS_SETTINGS, transportsConfigSection, parseTransportsSettings, readTransportsSettings } from '#responses/rpc/transports.config-section.js';

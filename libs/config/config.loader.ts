@@ -35,12 +35,6 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'TOOL_TIMEOUT_MS', path: 'tools.defaultTimeoutMs', kind: 'int' },
   { env: 'MAX_TOOLS_PER_REQUEST', path: 'tools.maxToolsPerRequest', kind: 'int' },
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
-  { env: 'MAX_SOCKETS_PER_OWNER', path: 'auth.maxSocketsPerOwner', kind: 'int' },
-  { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
-  { env: 'OIDC_ISSUER', path: 'auth.oidc.issuer', kind: 'string' },
-  { env: 'OIDC_AUDIENCE', path: 'auth.oidc.audience', kind: 'list' },
-  { env: 'OIDC_OWNER_CLAIM', path: 'auth.oidc.ownerClaim', kind: 'string' },
-  { env: 'OIDC_JWKS_URI', path: 'auth.oidc.jwksUri', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
 ];
 

@@ -107,42 +107,14 @@ export class ToolsConfig {
   @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
 }
 
-/** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
-export class OidcConfig {
-  /** The identity provider's issuer URL; its `/.well-known/openid-configuration` names the key set. */
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) issuer!: string;
-  /** Accepted `aud` values: a token must name one of them. */
-  @IsArray() @IsString({ each: true }) audience: string[] = [];
-  /** The claim whose value is the caller's identity (stored state is scoped to it). */
-  @IsString() ownerClaim = 'sub';
-  /** Skips discovery when set. */
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) jwksUri?: string;
-  /** Accepted signature algorithms. */
-  @IsArray() @IsString({ each: true }) algorithms: string[] = ['RS256', 'ES256', 'PS256', 'EdDSA'];
-  @IsInt() @Min(0) clockToleranceSec = 30;
-  /** How long a fetched key set is trusted before it is fetched again. */
-  @IsInt() @Min(0) jwksCacheMs = 600_000;
-  /** An unknown key id refetches the key set (rotation), at most once per this long. */
-  @IsInt() @Min(0) jwksCooldownMs = 30_000;
-}
-
-export class AuthConfig {
-  /** Inbound API keys; empty means no authentication (unless `oidc` is set). */
-  @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
-  /** Open WebSocket connections per owner (per key, or in total without keys); the next upgrade gets a 429. */
-  @IsInt() @Min(1) maxSocketsPerOwner = 64;
-  @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
-}
-
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
   @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
-  @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
   /**
    * Sections owned by modules (`mcp`, `state`, `limits`, `storage`,
-   * `observability`, `transports`, ...): each module
+   * `observability`, `transports`, `auth`, ...): each module
    * declares its own (`ConfigSection`) and validates it; core never reads them.
    */
   [section: string]: unknown;

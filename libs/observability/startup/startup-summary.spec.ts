@@ -1,4 +1,5 @@
 import { validateGatewayConfig } from '#config/config.loader.js';
+import { authConfigSection } from '#state/auth/auth.config-section.js';
 import { storageConfigSection } from '#storage/config/storage.config-section.js';
 import { redactUrl, startupSummary, toolSummary } from './startup-summary.js';
 
@@ -49,7 +50,7 @@ describe('start-up summary', () => {
         auth: { apiKeys: ['sk-in-1', 'sk-in-2'] },
         storage: { driver: 'postgres', postgresUrl: 'postgres://app:pw-2@db/x' },
       },
-      { sections: [storageConfigSection] },
+      { sections: [storageConfigSection, authConfigSection] },
     );
     const text = JSON.stringify(startupSummary(config, explorerWith([]), 'http://0.0.0.0:8080'));
     for (const secret of ['pw-1', 'sk-upstream-9', 'sk-in-1', 'sk-in-2', 'pw-2']) expect(text).not.toContain(secret);

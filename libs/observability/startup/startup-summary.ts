@@ -71,6 +71,8 @@ export function toolSummary(
 /** The start-up line: where it listens, what it talks to, what it stores where, which tools run. */
 export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>, listen: string): LogFields {
   const observability = readObservabilitySettings(config);
+  // The auth section is the state library's; like mcp and webSearch above, the summary only counts what it holds.
+  const apiKeys = ((config.auth as { apiKeys?: unknown[] } | undefined)?.apiKeys ?? []).length;
   return {
     listen,
     upstream: {
@@ -81,7 +83,7 @@ export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandler
       default_model: config.upstream.defaultModel,
     },
     storage: storageSummary(config),
-    auth: config.auth.apiKeys.length > 0 ? `${config.auth.apiKeys.length} API key(s)` : 'off (no API_KEYS)',
+    auth: apiKeys > 0 ? `${apiKeys} API key(s)` : 'off (no API_KEYS)',
     tools: toolSummary(config, explorer),
     metrics: observability.metrics ? '/metrics' : 'off',
     tracing: observability.otlpTracesUrl ? redactUrl(observability.otlpTracesUrl) : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)',

@@ -10,6 +10,7 @@ import { ObservabilityModule } from '#observability/observability.module.js';
 import { ResponsesModule } from '#responses/responses.module.js';
 import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
 import { StateModule } from '#state/state.module.js';
+import { StorageSettingsModule } from '#storage/config/storage-settings.module.js';
 import { STATE_STORE_OVERRIDE } from '#storage/storage.module.js';
 import { BUILTIN_TOOL_MODULES } from '#tools/builtin-tool-modules.js';
 import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '#upstream/upstream.module.js';
@@ -55,6 +56,7 @@ export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | D
     MessagesModule,
     ApiKeyAuthModule,
     LimitsModule,
+    StorageSettingsModule,
     ...(withState ? [StateModule] : []),
     ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
   ];

@@ -42,4 +42,5 @@ export type { InferOptions, UpstreamCallContext, ModelInfo } from '#core/upstrea
 export { STATE_STORE, type StateStore, type StoredResponse, type Conversation, type ConversationItem, type ListOptions, type Page } from '#storage/state-store.interface.js';
 export { MemoryStateStore } from '#storage/memory/memory-state-store.js';
 export { StorageModule, createStateStore } from '#storage/storage.module.js';
-export { UpstreamConfig, TimeoutConfig, ServerConfig, ToolsConfig, AuthConfig, StorageConfig, TransportsConfig, ObservabilityConfig } from '#config/gateway-config.js';
+export { UpstreamConfig, TimeoutConfig, ServerConfig, ToolsConfig } from '#config/gateway-config.js';
+export * from './config-sections.js';

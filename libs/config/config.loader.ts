@@ -19,9 +19,6 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string' },
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
   { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },
-  { env: 'NATS_URL', path: 'transports.natsUrl', kind: 'string' },
-  { env: 'REDIS_URL', path: 'transports.redisUrl', kind: 'string' },
-  { env: 'TRANSPORT_PATTERN_PREFIX', path: 'transports.patternPrefix', kind: 'string' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
   { env: 'WORKERS', path: 'server.workers', kind: 'int' },
@@ -38,23 +35,7 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'TOOL_TIMEOUT_MS', path: 'tools.defaultTimeoutMs', kind: 'int' },
   { env: 'MAX_TOOLS_PER_REQUEST', path: 'tools.maxToolsPerRequest', kind: 'int' },
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
-  { env: 'MAX_SOCKETS_PER_OWNER', path: 'auth.maxSocketsPerOwner', kind: 'int' },
-  { env: 'STORAGE_DRIVER', path: 'storage.driver', kind: 'string' },
-  { env: 'SQLITE_PATH', path: 'storage.sqlitePath', kind: 'string' },
-  { env: 'DATABASE_URL', path: 'storage.postgresUrl', kind: 'string' },
-  { env: 'STORE_CONNECT_TIMEOUT_MS', path: 'storage.connectTimeoutMs', kind: 'int' },
-  { env: 'STORE_QUERY_TIMEOUT_MS', path: 'storage.queryTimeoutMs', kind: 'int' },
-  { env: 'API_KEYS', path: 'auth.apiKeys', kind: 'list' },
-  { env: 'OIDC_ISSUER', path: 'auth.oidc.issuer', kind: 'string' },
-  { env: 'OIDC_AUDIENCE', path: 'auth.oidc.audience', kind: 'list' },
-  { env: 'OIDC_OWNER_CLAIM', path: 'auth.oidc.ownerClaim', kind: 'string' },
-  { env: 'OIDC_JWKS_URI', path: 'auth.oidc.jwksUri', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
-  { env: 'LOG_FORMAT', path: 'observability.logFormat', kind: 'string' },
-  { env: 'REQUEST_LOG', path: 'observability.requestLog', kind: 'bool' },
-  { env: 'METRICS', path: 'observability.metrics', kind: 'bool' },
-  { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'observability.otlpTracesUrl', kind: 'string' },
-  { env: 'OTEL_SERVICE_NAME', path: 'observability.serviceName', kind: 'string' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -79,16 +60,6 @@ function describe(errors: ValidationError[], prefix = ''): string[] {
     const here = Object.values(e.constraints ?? {}).map((m) => `${path}${env ? ` (${env})` : ''}: ${m} (got ${JSON.stringify(e.value)})`);
     return [...here, ...describe(e.children ?? [], path)];
   });
-}
-
-/** Rules that tie settings together, checked with the rest so that boot fails before any module starts. */
-function crossChecks(config: GatewayConfig): string[] {
-  const problems: string[] = [];
-  const storage = config.storage;
-  if (storage?.driver === 'postgres' && !storage.postgresUrl?.trim()) {
-    problems.push('storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database');
-  }
-  return problems;
 }
 
 function readFile(file: string): Record<string, unknown> {
@@ -187,10 +158,6 @@ export function loadGatewayConfig(options: LoadConfigOptions = {}): GatewayConfi
   const file = options.file ?? env.SWITCHYARD_CONFIG;
   if (file) merge(raw, readFile(file));
   applyEnv(raw, env, ENV_SETTINGS, '');
-  // The OpenTelemetry convention: a base endpoint, to which the signal's path is appended.
-  if (env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
-    setPath(raw, 'observability.otlpTracesUrl', `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
-  }
   for (const section of sections) {
     applyEnv(raw, env, section.env ?? [], section.key);
     const computed = section.fromEnv?.(env);
@@ -260,8 +227,8 @@ export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConf
     '',
     sections.map((s) => s.key),
   );
-  const problems = [...unknown, ...describe(validateSync(config, { forbidUnknownValues: false })), ...crossChecks(config)];
-  // A section's validation may read core's settings (file search follows `storage`), so it
+  const problems = [...unknown, ...describe(validateSync(config, { forbidUnknownValues: false }))];
+  // A section's validation may read core's settings (file search uses `upstream`), so it
   // runs only on a valid core: one mistake, one message.
   const coreValid = problems.length === 0;
   for (const section of sections) {

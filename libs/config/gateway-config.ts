@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
 
 export class UpstreamConfig {
   /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
@@ -107,78 +107,14 @@ export class ToolsConfig {
   @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
 }
 
-/** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
-export class OidcConfig {
-  /** The identity provider's issuer URL; its `/.well-known/openid-configuration` names the key set. */
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) issuer!: string;
-  /** Accepted `aud` values: a token must name one of them. */
-  @IsArray() @IsString({ each: true }) audience: string[] = [];
-  /** The claim whose value is the caller's identity (stored state is scoped to it). */
-  @IsString() ownerClaim = 'sub';
-  /** Skips discovery when set. */
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) jwksUri?: string;
-  /** Accepted signature algorithms. */
-  @IsArray() @IsString({ each: true }) algorithms: string[] = ['RS256', 'ES256', 'PS256', 'EdDSA'];
-  @IsInt() @Min(0) clockToleranceSec = 30;
-  /** How long a fetched key set is trusted before it is fetched again. */
-  @IsInt() @Min(0) jwksCacheMs = 600_000;
-  /** An unknown key id refetches the key set (rotation), at most once per this long. */
-  @IsInt() @Min(0) jwksCooldownMs = 30_000;
-}
-
-export class AuthConfig {
-  /** Inbound API keys; empty means no authentication (unless `oidc` is set). */
-  @IsArray() @IsString({ each: true }) apiKeys: string[] = [];
-  /** Open WebSocket connections per owner (per key, or in total without keys); the next upgrade gets a 429. */
-  @IsInt() @Min(1) maxSocketsPerOwner = 64;
-  @IsOptional() @ValidateNested() @Type(() => OidcConfig) oidc?: OidcConfig;
-}
-
-export class StorageConfig {
-  @IsIn(['sqlite', 'postgres', 'memory']) driver: 'sqlite' | 'postgres' | 'memory' = 'sqlite';
-  @IsString() sqlitePath = '.switchyard/state.sqlite';
-  @IsOptional() @IsString() postgresUrl?: string;
-  /**
-   * PostgreSQL: longest wait for a connection (new or pooled). An
-   * unreachable database then answers 503 quickly instead of holding requests.
-   */
-  @IsInt() @Min(1) connectTimeoutMs = 3_000;
-  /** PostgreSQL: longest wait for one query's answer. */
-  @IsInt() @Min(1) queryTimeoutMs = 5_000;
-}
-
-export class ObservabilityConfig {
-  /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
-  @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
-  /** One log line per request. */
-  @IsBoolean() requestLog = true;
-  /** Prometheus metrics at `GET /metrics`. */
-  @IsBoolean() metrics = true;
-  /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
-  /** `service.name` of the exported spans. */
-  @IsString() serviceName = 'switchyard';
-}
-
-/** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
-export class TransportsConfig {
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['nats', 'tls', 'ws', 'wss'], require_protocol: true }) natsUrl?: string;
-  @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
-  /** Prefix of the served patterns (`tenant-a.` → `tenant-a.responses.create`), for several gateways on one broker. */
-  @IsString() patternPrefix = '';
-}
-
 export class GatewayConfig {
   @ValidateNested() @Type(() => UpstreamConfig) upstream = new UpstreamConfig();
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
   @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
-  @ValidateNested() @Type(() => AuthConfig) auth = new AuthConfig();
-  @ValidateNested() @Type(() => StorageConfig) storage = new StorageConfig();
-  @ValidateNested() @Type(() => ObservabilityConfig) observability = new ObservabilityConfig();
-  @ValidateNested() @Type(() => TransportsConfig) transports = new TransportsConfig();
   /**
-   * Sections owned by modules (`mcp`, `state`, `limits`, ...): each module
+   * Sections owned by modules (`mcp`, `state`, `limits`, `storage`,
+   * `observability`, `transports`, `auth`, ...): each module
    * declares its own (`ConfigSection`) and validates it; core never reads them.
    */
   [section: string]: unknown;

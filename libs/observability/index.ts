@@ -6,3 +6,10 @@ export { LogWriter, LOG_SINK, type LineSink, type LogFields } from './logging/lo
 export { installGracefulDrain } from './lifecycle/graceful-drain.js';
 export { DrainState } from './lifecycle/drain-state.service.js';
 export { startupSummary, redactUrl } from './startup/startup-summary.js';
+export {
+  ObservabilityConfig,
+  OBSERVABILITY_SETTINGS,
+  observabilityConfigSection,
+  parseObservabilitySettings,
+  readObservabilitySettings,
+} from './config/observability.config-section.js';

@@ -1,6 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { registerConfigSection } from '#config/config-section.js';
 import { RUN_OBSERVER } from '#core/loop/run-observer.interface.js';
 import { STORE_OBSERVER } from '#storage/store-observer.js';
+import { OBSERVABILITY_SETTINGS, observabilityConfigSection } from './config/observability.config-section.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
 import { DrainState } from './lifecycle/drain-state.service.js';
 import { LogWriter } from './logging/log-writer.service.js';
@@ -17,12 +19,14 @@ import { TracingService } from './tracing/tracing.service.js';
  * rest only through ports (`RUN_OBSERVER` for the loop, `STORE_OBSERVER` for
  * storage) and two express middlewares (`configureGatewayApp`), so the
  * modules it watches do not know it. Global: those ports are resolved by
- * token from modules that do not import this one. Expects `GATEWAY_CONFIG`.
+ * token from modules that do not import this one. Expects `GATEWAY_CONFIG`;
+ * owns the `observability` section.
  */
 @Global()
 @Module({
   controllers: [MetricsController],
   providers: [
+    registerConfigSection(observabilityConfigSection),
     GatewayMetrics,
     TracingService,
     LogWriter,
@@ -35,6 +39,6 @@ import { TracingService } from './tracing/tracing.service.js';
     { provide: RUN_OBSERVER, useExisting: RunTelemetry },
     { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
   ],
-  exports: [GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, STORE_OBSERVER],
+  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, STORE_OBSERVER],
 })
 export class ObservabilityModule {}

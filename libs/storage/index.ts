@@ -12,3 +12,5 @@ export { DuplicateIdError } from './shared/duplicate-id.error.js';
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, parseListOptions } from './shared/list-window.util.js';
 export { withItemId } from './shared/stored-item.util.js';
 export { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
+export { StorageConfig, STORAGE_SETTINGS, storageConfigSection, parseStorageSettings, readStorageSettings } from './config/storage.config-section.js';
+export { StorageSettingsModule } from './config/storage-settings.module.js';

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pg from 'pg';
-import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '#config/gateway-config.js';
+import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import type { StorageConfig } from './config/storage.config-section.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { PostgresStateStore } from './postgres/postgres-state-store.js';
 import { SqliteStateStore } from './sqlite/sqlite-state-store.js';
@@ -18,7 +19,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function configWith(storage: Partial<StorageConfig>): GatewayConfig {
   const config = new GatewayConfig();
-  Object.assign(config.storage, storage);
+  // The section as the loader leaves it: the raw settings, which StorageModule's section parses.
+  config.storage = storage;
   return config;
 }
 
@@ -74,7 +76,7 @@ describe('StorageModule', () => {
   });
 
   it('names the missing setting at boot', async () => {
-    await expect(boot(configWith({ driver: 'postgres', postgresUrl: undefined }))).rejects.toThrow(/storage\.postgresUrl is required/);
+    await expect(boot(configWith({ driver: 'postgres', postgresUrl: undefined }))).rejects.toThrow(/storage\.postgresUrl .*is required/);
     await expect(boot(configWith({ driver: 'sqlite', sqlitePath: '' }))).rejects.toThrow(/storage\.sqlitePath/);
     await expect(boot(configWith({ driver: 'mongo' as 'memory' }))).rejects.toThrow(/storage\.driver/);
   });

@@ -1,6 +1,7 @@
 import { redactUrl } from '#config/url-redaction.js';
 import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig, StorageConfig } from '#config/gateway-config.js';
+import { StorageSettingsModule } from './config/storage-settings.module.js';
+import { STORAGE_SETTINGS, StorageConfig } from './config/storage.config-section.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
@@ -49,11 +50,6 @@ async function loadDriver<T>(load: () => Promise<T>, driver: string, pkg: string
     }
     throw e;
   }
-}
-
-function storageOf(config: GatewayConfig): StorageConfig {
-  // A hand-built config may omit the section; the class defaults are the documented ones.
-  return config.storage ?? new StorageConfig();
 }
 
 /**
@@ -128,25 +124,27 @@ function describeTarget(storage: StorageConfig): string {
  * Provides `STATE_STORE` for the configured driver. Migrations run at module
  * init, before the app listens; the store closes at application shutdown,
  * the last hook, so requests finishing during shutdown can still save.
- * Expects `GATEWAY_CONFIG` to be provided globally.
+ * Expects `GATEWAY_CONFIG` to be provided globally; the `storage` section is
+ * read from it (`StorageSettingsModule`).
  */
 @Module({
+  imports: [StorageSettingsModule],
   providers: [
     {
       provide: STATE_STORE,
-      inject: [GATEWAY_CONFIG, { token: STATE_STORE_OVERRIDE, optional: true }, { token: STORE_OBSERVER, optional: true }],
+      inject: [STORAGE_SETTINGS, { token: STATE_STORE_OVERRIDE, optional: true }, { token: STORE_OBSERVER, optional: true }],
       // (An override is then held under two tokens: a store class with Nest hooks of
       // its own sees them twice. Its StateStore init() and close() run once, from here.)
       // The observer wraps whichever store serves, the host's override included.
-      useFactory: async (config: GatewayConfig, override?: StateStore, observer?: StoreObserver): Promise<StateStore> => {
-        const store = override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : await createStateStore(storageOf(config));
-        return observer ? observeStore(store, override ? 'override' : storageOf(config).driver, observer) : store;
+      useFactory: async (storage: StorageConfig, override?: StateStore, observer?: StoreObserver): Promise<StateStore> => {
+        const store = override ? assertImplements<StateStore>(override, 'STATE_STORE', STATE_STORE_METHODS) : await createStateStore(storage);
+        return observer ? observeStore(store, override ? 'override' : storage.driver, observer) : store;
       },
     },
     {
       provide: BACKGROUND_STORE,
-      inject: [GATEWAY_CONFIG, STATE_STORE],
-      useFactory: (config: GatewayConfig): Promise<BackgroundStore> => createBackgroundStore(storageOf(config)),
+      inject: [STORAGE_SETTINGS, STATE_STORE],
+      useFactory: (storage: StorageConfig): Promise<BackgroundStore> => createBackgroundStore(storage),
     },
   ],
   exports: [STATE_STORE, BACKGROUND_STORE],
@@ -155,7 +153,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,
     @Inject(BACKGROUND_STORE) private readonly background: BackgroundStore,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(STORAGE_SETTINGS) private readonly storage: StorageConfig,
     @Optional() @Inject(STATE_STORE_OVERRIDE) private readonly override?: StateStore,
   ) {}
 
@@ -165,7 +163,7 @@ export class StorageModule implements OnModuleInit, OnApplicationShutdown {
       await this.background.init();
     } catch (e) {
       if (this.override) throw new Error(`Could not start the STATE_STORE override: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-      const storage = storageOf(this.config);
+      const storage = this.storage;
       const reason = e instanceof Error ? e.message : String(e);
       throw new Error(`Could not start the '${storage.driver}' state store (${describeTarget(storage)}): ${reason}`, {
         cause: e,

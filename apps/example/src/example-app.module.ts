@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { DEFAULT_UPSTREAM_CLIENT, type GatewayConfig, GatewayModule, type UpstreamClient } from 'switchyard';
+import { DEFAULT_UPSTREAM_CLIENT, type GatewayConfig, GatewayModule, type UpstreamClient, readTransportsSettings } from 'switchyard';
 import { GatewayMicroserviceModule } from 'switchyard/microservice';
 import { DenyListGuard } from './deny-list.guard.js';
 import { DiceToolModule } from './dice.tool-module.js';
@@ -22,7 +22,7 @@ export class ExampleAppModule {
       imports: [
         GatewayModule.forRoot({
           config,
-          imports: [DiceToolModule, GatewayMicroserviceModule.forRoot({ prefix: config.transports.patternPrefix })],
+          imports: [DiceToolModule, GatewayMicroserviceModule.forRoot({ prefix: readTransportsSettings(config).patternPrefix })],
           upstream: {
             inject: [DEFAULT_UPSTREAM_CLIENT],
             useFactory: (configured: UpstreamClient) => new TenantHeaderUpstreamClient(configured, EXAMPLE_TENANT),

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom, toArray } from 'rxjs';
-import { loadGatewayConfig } from 'switchyard';
+import { loadGatewayConfig, readTransportsSettings } from 'switchyard';
 import { SwitchyardRpcClient } from 'switchyard/microservice';
 
 /**
@@ -13,9 +13,10 @@ async function main(): Promise<void> {
   // stdout carries the one JSON line; the client's connection notices are not wanted there.
   Logger.overrideLogger(['error', 'warn']);
   const config = loadGatewayConfig({ env: process.env });
-  if (!config.transports.natsUrl) throw new Error('Set NATS_URL to the broker the gateway listens on.');
-  const proxy = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [config.transports.natsUrl] } });
-  const gateway = new SwitchyardRpcClient(proxy, { prefix: config.transports.patternPrefix });
+  const transports = readTransportsSettings(config);
+  if (!transports.natsUrl) throw new Error('Set NATS_URL to the broker the gateway listens on.');
+  const proxy = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [transports.natsUrl] } });
+  const gateway = new SwitchyardRpcClient(proxy, { prefix: transports.patternPrefix });
   try {
     const input = process.argv.slice(2).join(' ') || 'Roll two dice for me [[call roll_dice {"count": 2}]]';
     const events = await lastValueFrom(gateway.stream({ model: config.upstream.defaultModel ?? 'example', input, tools: [{ type: 'dice', sides: 6 }] }).pipe(toArray()));

@@ -8,6 +8,7 @@ import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js
 import { LogWriter, type LineSink } from '#observability/logging/log-writer.service.js';
 import { NestLogBridge } from '#observability/logging/nest-log.bridge.js';
 import { startupSummary } from '#observability/startup/startup-summary.js';
+import { readObservabilitySettings, readStorageSettings, readTransportsSettings } from '#src/config-sections.js';
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { StartupError, describeStartupError } from './startup-error.js';
@@ -34,10 +35,11 @@ export interface BootOptions {
  * does all of it: config, workers, drain, listen, the start-up line).
  */
 export async function bootGateway(config: GatewayConfig, logger: LoggerService | LogLevel[] | false = ['error', 'warn', 'log'], options: BootOptions = {}): Promise<BootedGateway> {
-  const brokers = [config.transports?.natsUrl && 'NATS', config.transports?.redisUrl && 'Redis'].filter((name): name is string => !!name);
+  const transports = readTransportsSettings(config);
+  const brokers = [transports.natsUrl && 'NATS', transports.redisUrl && 'Redis'].filter((name): name is string => !!name);
   // Loaded only when a broker is configured: an HTTP-only gateway needs no broker client installed.
   const microservice = brokers.length > 0 ? await import('#src/microservice.js') : undefined;
-  const imports = microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: config.transports.patternPrefix })] : [];
+  const imports = microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: transports.patternPrefix })] : [];
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports }), { bodyParser: false, logger, abortOnError: false });
   try {
     // Registered before configureGatewayApp's own call (which then keeps these): exit 0 once shut
@@ -90,9 +92,10 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     });
     // Broker patterns are served from one process (see below), so with a broker and no
     // WORKERS setting the gateway runs as one process rather than one per core.
-    const withBrokers = !!(config.transports.natsUrl || config.transports.redisUrl);
+    const transports = readTransportsSettings(config);
+    const withBrokers = !!(transports.natsUrl || transports.redisUrl);
     const workers = withBrokers && config.server.workers === undefined ? 1 : workerCount(config.server.workers);
-    if (workers > 1 && config.storage.driver === 'memory') {
+    if (workers > 1 && readStorageSettings(config).driver === 'memory') {
       throw new StartupError('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).', 2);
     }
     if (workers > 1 && withBrokers) {
@@ -105,7 +108,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       runPrimary(workers);
       return null;
     }
-    const writer = new LogWriter(config, out);
+    const writer = new LogWriter(readObservabilitySettings(config), out);
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
     app = booted.app;

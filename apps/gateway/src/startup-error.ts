@@ -2,6 +2,7 @@ import { resolve, sep } from 'node:path';
 import { ConfigError } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#observability/startup/startup-summary.js';
+import { type StorageConfig, readStorageSettings } from '#src/config-sections.js';
 
 /** A start-up failure in the words an operator needs: what, which setting, and the fix. */
 export class StartupError extends Error {
@@ -10,6 +11,15 @@ export class StartupError extends Error {
     readonly exitCode = 1,
   ) {
     super(message);
+  }
+}
+
+/** The storage settings a failure may be about; none when they are themselves what failed. */
+function storageOf(config: GatewayConfig): StorageConfig | undefined {
+  try {
+    return readStorageSettings(config);
+  } catch {
+    return undefined;
   }
 }
 
@@ -77,7 +87,7 @@ export function describeStartupError(err: unknown, config?: GatewayConfig): Star
   }
   // A driver whose package is not installed (an optional peer dependency): that message already says what to do.
   if (/optional peer dependency/.test(firstLine(err))) return new StartupError(firstLine(err));
-  const storage = config?.storage;
+  const storage = config && storageOf(config);
   if (storage?.driver === 'postgres' && (UNREACHABLE.has(code ?? '') || /connect|password authentication|database .* does not exist/i.test(firstLine(err)))) {
     const target = redactUrl(storage.postgresUrl);
     // The innermost cause says what the driver saw (refused, timed out, bad password).

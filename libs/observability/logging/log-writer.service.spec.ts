@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '#config/config.loader.js';
+import { parseObservabilitySettings } from '../config/observability.config-section.js';
 import { LogWriter } from './log-writer.service.js';
 
 function sink(isTTY: boolean) {
@@ -9,7 +9,7 @@ function sink(isTTY: boolean) {
 describe('LogWriter', () => {
   it('writes one JSON object per line when the output is not a terminal', () => {
     const out = sink(false);
-    new LogWriter(validateGatewayConfig({}), out).write('info', 'request', { status: 200, tool_calls: { mcp: { completed: 1 } } });
+    new LogWriter(parseObservabilitySettings(undefined), out).write('info', 'request', { status: 200, tool_calls: { mcp: { completed: 1 } } });
     expect(out.lines).toHaveLength(1);
     expect(out.lines[0].endsWith('\n')).toBe(true);
     expect(JSON.parse(out.lines[0])).toMatchObject({ level: 'info', msg: 'request', status: 200, tool_calls: { mcp: { completed: 1 } } });
@@ -17,17 +17,17 @@ describe('LogWriter', () => {
 
   it('writes key=value text on a terminal, without colour codes', () => {
     const out = sink(true);
-    new LogWriter(validateGatewayConfig({}), out).write('warn', 'request', { route: '/v1/responses', note: 'two words', n: 3 });
+    new LogWriter(parseObservabilitySettings(undefined), out).write('warn', 'request', { route: '/v1/responses', note: 'two words', n: 3 });
     expect(out.lines[0]).toMatch(/ WARN request route=\/v1\/responses note="two words" n=3\n$/);
     expect(out.lines[0]).not.toMatch(/\u001b\[/);
   });
 
   it('follows an explicit format whatever the output is', () => {
     const tty = sink(true);
-    new LogWriter(validateGatewayConfig({ observability: { logFormat: 'json' } }), tty).write('info', 'x');
+    new LogWriter(parseObservabilitySettings({ logFormat: 'json' }), tty).write('info', 'x');
     expect(() => JSON.parse(tty.lines[0])).not.toThrow();
     const pipe = sink(false);
-    new LogWriter(validateGatewayConfig({ observability: { logFormat: 'text' } }), pipe).write('info', 'x');
+    new LogWriter(parseObservabilitySettings({ logFormat: 'text' }), pipe).write('info', 'x');
     expect(pipe.lines[0]).toMatch(/ INFO x\n$/);
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 
 export type LogFields = Record<string, unknown>;
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -23,9 +23,9 @@ export class LogWriter {
 
   private readonly sink: LineSink;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, @Optional() @Inject(LOG_SINK) sink?: LineSink) {
+  constructor(@Inject(OBSERVABILITY_SETTINGS) settings: ObservabilityConfig, @Optional() @Inject(LOG_SINK) sink?: LineSink) {
     this.sink = sink ?? process.stdout;
-    const format = config.observability?.logFormat ?? 'auto';
+    const format = settings.logFormat;
     this.json = format === 'json' || (format === 'auto' && !this.sink.isTTY);
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 import type { RequestRecord } from '../context/request-record.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import { LogWriter } from './log-writer.service.js';
@@ -11,12 +11,12 @@ export class RequestLog {
   constructor(
     private readonly writer: LogWriter,
     private readonly tracing: TracingService,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(OBSERVABILITY_SETTINGS) private readonly settings: ObservabilityConfig,
   ) {}
 
   finish(record: RequestRecord, owner: string | null | undefined): void {
     const fields = requestLogFields(record, owner);
-    if (this.config.observability?.requestLog !== false) {
+    if (this.settings.requestLog) {
       const level = (record.status ?? 0) >= 500 ? 'error' : 'info';
       this.writer.write(level, 'request', fields);
     }

@@ -1,6 +1,6 @@
 import { Controller, Get, NotFoundException, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { GatewayMetrics } from './gateway-metrics.service.js';
 
@@ -10,12 +10,12 @@ import { GatewayMetrics } from './gateway-metrics.service.js';
 export class MetricsController {
   constructor(
     private readonly metrics: GatewayMetrics,
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(OBSERVABILITY_SETTINGS) private readonly settings: ObservabilityConfig,
   ) {}
 
   @Get('metrics')
   async scrape(@Res() res: Response): Promise<void> {
-    if (this.config.observability?.metrics === false) throw new NotFoundException();
+    if (!this.settings.metrics) throw new NotFoundException();
     const body = await this.metrics.scrape();
     res.status(200).setHeader('Content-Type', this.metrics.contentType).end(body);
   }

@@ -1,4 +1,6 @@
 import { validateGatewayConfig } from '#config/config.loader.js';
+import { authConfigSection } from '#state/auth/auth.config-section.js';
+import { storageConfigSection } from '#storage/config/storage.config-section.js';
 import { redactUrl, startupSummary, toolSummary } from './startup-summary.js';
 
 const handler = (type: string, gatewayOwned: boolean) => ({ type, gatewayOwned }) as any;
@@ -42,11 +44,14 @@ describe('start-up summary', () => {
   });
 
   it('never prints the upstream key, the inbound keys or the database password', () => {
-    const config = validateGatewayConfig({
-      upstream: { baseUrl: 'http://user:pw-1@vllm:8000/v1', apiKey: 'sk-upstream-9' },
-      auth: { apiKeys: ['sk-in-1', 'sk-in-2'] },
-      storage: { driver: 'postgres', postgresUrl: 'postgres://app:pw-2@db/x' },
-    });
+    const config = validateGatewayConfig(
+      {
+        upstream: { baseUrl: 'http://user:pw-1@vllm:8000/v1', apiKey: 'sk-upstream-9' },
+        auth: { apiKeys: ['sk-in-1', 'sk-in-2'] },
+        storage: { driver: 'postgres', postgresUrl: 'postgres://app:pw-2@db/x' },
+      },
+      { sections: [storageConfigSection, authConfigSection] },
+    );
     const text = JSON.stringify(startupSummary(config, explorerWith([]), 'http://0.0.0.0:8080'));
     for (const secret of ['pw-1', 'sk-upstream-9', 'sk-in-1', 'sk-in-2', 'pw-2']) expect(text).not.toContain(secret);
     expect(text).toContain('2 API key(s)');

@@ -2,7 +2,9 @@ import { resolve } from 'node:path';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
+import { readStorageSettings } from '#storage/config/storage.config-section.js';
 import { ToolType } from '#tools/tool-type.enum.js';
+import { readObservabilitySettings } from '../config/observability.config-section.js';
 import type { LogFields } from '../logging/log-writer.service.js';
 
 /** A URL fit for a log: the one redaction every place that shows a URL uses (`libs/config/url-redaction.ts`). */
@@ -13,7 +15,7 @@ export function redactUrl(raw: string | undefined): string | undefined {
 }
 
 export function storageSummary(config: GatewayConfig): LogFields {
-  const storage = config.storage;
+  const storage = readStorageSettings(config);
   switch (storage.driver) {
     case 'sqlite':
       return { driver: 'sqlite', location: storage.sqlitePath === ':memory:' ? ':memory:' : resolve(storage.sqlitePath) };
@@ -68,6 +70,9 @@ export function toolSummary(
 
 /** The start-up line: where it listens, what it talks to, what it stores where, which tools run. */
 export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandlerExplorer, 'types' | 'handlerForType' | 'executorForType'>, listen: string): LogFields {
+  const observability = readObservabilitySettings(config);
+  // The auth section is the state library's; like mcp and webSearch above, the summary only counts what it holds.
+  const apiKeys = ((config.auth as { apiKeys?: unknown[] } | undefined)?.apiKeys ?? []).length;
   return {
     listen,
     upstream: {
@@ -78,10 +83,10 @@ export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandler
       default_model: config.upstream.defaultModel,
     },
     storage: storageSummary(config),
-    auth: config.auth.apiKeys.length > 0 ? `${config.auth.apiKeys.length} API key(s)` : 'off (no API_KEYS)',
+    auth: apiKeys > 0 ? `${apiKeys} API key(s)` : 'off (no API_KEYS)',
     tools: toolSummary(config, explorer),
-    metrics: config.observability.metrics ? '/metrics' : 'off',
-    tracing: config.observability.otlpTracesUrl ? redactUrl(config.observability.otlpTracesUrl) : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)',
+    metrics: observability.metrics ? '/metrics' : 'off',
+    tracing: observability.otlpTracesUrl ? redactUrl(observability.otlpTracesUrl) : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)',
     shutdown_grace_ms: config.server.shutdownGraceMs,
   };
 }

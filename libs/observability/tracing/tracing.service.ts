@@ -16,7 +16,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingHttpHeaders } from 'node:http';
-import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 
 const propagator = new W3CTraceContextPropagator();
 
@@ -31,11 +31,11 @@ export class TracingService implements OnApplicationShutdown {
   private readonly provider?: BasicTracerProvider;
   private readonly tracer?: Tracer;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    const url = config.observability?.otlpTracesUrl;
+  constructor(@Inject(OBSERVABILITY_SETTINGS) settings: ObservabilityConfig) {
+    const url = settings.otlpTracesUrl;
     if (!url) return;
     this.provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': config.observability.serviceName }),
+      resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
       // A short export deadline: an unreachable collector then delays a shutdown by seconds, not the default ten.
       spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, timeoutMillis: 3000 }), { scheduledDelayMillis: 1000, exportTimeoutMillis: 3000 })],
     });

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
-import { GATEWAY_CONFIG, type GatewayConfig, type TransportsConfig } from '#config/gateway-config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { type TransportsConfig, readTransportsSettings } from './transports.config-section.js';
 
 /** Nest microservice options for the configured brokers (`transports.natsUrl`, `transports.redisUrl`). */
 export function gatewayTransports(transports: TransportsConfig | undefined): MicroserviceOptions[] {
@@ -31,7 +32,7 @@ export function gatewayTransports(transports: TransportsConfig | undefined): Mic
  */
 export async function connectGatewayTransports(app: INestApplication): Promise<number> {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
-  const transports = gatewayTransports(config.transports);
+  const transports = gatewayTransports(readTransportsSettings(config));
   for (const options of transports) app.connectMicroservice<MicroserviceOptions>(options, { inheritAppConfig: true });
   if (transports.length > 0) await app.startAllMicroservices();
   return transports.length;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { AuthenticationError } from '#core/errors/gateway-error.js';
+import { AUTH_SETTINGS, type AuthConfig } from './auth.config-section.js';
 import { OidcVerifier } from './oidc.verifier.js';
 
 /** Three base64url segments: a compact JWS, as OIDC access and ID tokens are. */
@@ -26,9 +26,9 @@ export class ApiKeyAuthenticator {
   private readonly keyHashes: Buffer[];
   private readonly oidc?: OidcVerifier;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.keyHashes = (config.auth?.apiKeys ?? []).map(sha256);
-    if (config.auth?.oidc) this.oidc = new OidcVerifier(config.auth.oidc);
+  constructor(@Inject(AUTH_SETTINGS) auth: AuthConfig) {
+    this.keyHashes = auth.apiKeys.map(sha256);
+    if (auth.oidc) this.oidc = new OidcVerifier(auth.oidc);
   }
 
   get enabled(): boolean {

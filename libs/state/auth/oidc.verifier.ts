@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { OidcConfig } from '#config/gateway-config.js';
+import type { OidcConfig } from './auth.config-section.js';
 import { AuthenticationError, GatewayError } from '#core/errors/gateway-error.js';
 
 /** The identity provider could not be asked for its keys: the caller is not at fault. */

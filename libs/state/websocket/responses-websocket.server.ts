@@ -12,6 +12,7 @@ import { forwardedHeaders } from '#http/request/forwarded-headers.js';
 import { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import { ApiKeyAuthenticator } from '../auth/api-key.authenticator.js';
 import { CompactionService } from '../compaction/compaction.service.js';
+import { AUTH_SETTINGS, type AuthConfig } from '../auth/auth.config-section.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';
 import { ResponsesSocketSession } from './responses-socket.session.js';
 import { SocketResponseCache } from './socket-response-cache.js';
@@ -57,6 +58,7 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
     @Inject(RESPONSE_STATE) private readonly state: ResponseStateStore,
     @Inject(STATE_SETTINGS) private readonly settings: StateSettings,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(AUTH_SETTINGS) private readonly authSettings: AuthConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -93,7 +95,7 @@ export class ResponsesWebSocketServer implements OnApplicationBootstrap, BeforeA
         // a time, so one key cannot open them without bound.
         const key = owner ?? NO_OWNER;
         const open = this.openByOwner.get(key) ?? 0;
-        const limit = this.config.auth.maxSocketsPerOwner;
+        const limit = this.authSettings.maxSocketsPerOwner;
         if (open >= limit) {
           refuse(socket, new TooManyConnectionsError(`This key already has ${open} open WebSocket connections, the most allowed (auth.maxSocketsPerOwner); close one first.`));
           return;

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import type { GatewayConfig } from '#src/tool-contract.js';
+import { type GatewayConfig, type StorageConfig, parseStorageSettings, readStorageSettings } from '#src/tool-contract.js';
 
 export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
 
@@ -67,6 +67,19 @@ function str(raw: Raw, key: string, path: string): string | undefined {
 }
 
 /**
+ * The state store's settings, which file search follows. A mistake in them is
+ * the `storage` section's to report (once, naming its variable); file search
+ * then validates its own settings against the defaults.
+ */
+function storageSettingsOf(config: GatewayConfig): StorageConfig {
+  try {
+    return readStorageSettings(config);
+  } catch {
+    return parseStorageSettings(undefined);
+  }
+}
+
+/**
  * `config.fileSearch`, validated when the module's providers are built so
  * that a bad value stops the boot with the setting's name. Storage follows
  * the gateway's own `storage` section: the same PostgreSQL database, or a
@@ -74,7 +87,7 @@ function str(raw: Raw, key: string, path: string): string | undefined {
  */
 export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
   const raw = (config.fileSearch ?? {}) as Raw;
-  const storage = config.storage;
+  const storage = storageSettingsOf(config);
   const driver = storage?.driver === 'postgres' ? 'postgres' : 'sqlite';
   const statePath = storage?.sqlitePath ?? '.switchyard/state.sqlite';
   const defaultPath = storage?.driver === 'memory' || statePath === ':memory:' ? ':memory:' : join(dirname(statePath), 'files.sqlite');

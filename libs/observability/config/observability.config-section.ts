@@ -1,0 +1,53 @@
+import { IsBoolean, IsIn, IsOptional, IsString, IsUrl } from 'class-validator';
+import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
+import { type Env, defineConfigSection } from '#config/config-section.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
+
+/** The `observability` section: request log, metrics, traces. */
+export class ObservabilityConfig {
+  /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
+  @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
+  /** One log line per request. */
+  @IsBoolean() requestLog = true;
+  /** Prometheus metrics at `GET /metrics`. */
+  @IsBoolean() metrics = true;
+  /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
+  @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
+  /** `service.name` of the exported spans. */
+  @IsString() serviceName = 'switchyard';
+}
+
+/** Nest token for the validated `observability` section. */
+export const OBSERVABILITY_SETTINGS = Symbol('OBSERVABILITY_SETTINGS');
+
+/** The `observability` section of a raw or validated section value (defaults when absent). */
+export function parseObservabilitySettings(section: unknown): ObservabilityConfig {
+  return parseClassSection('observability', ObservabilityConfig, section);
+}
+
+/** The observability settings of a gateway config, for code that runs before the Nest container (the host's log writer). */
+export function readObservabilitySettings(config: GatewayConfig): ObservabilityConfig {
+  return parseObservabilitySettings(config.observability);
+}
+
+/** The OpenTelemetry convention: a base endpoint, to which the signal's path is appended. */
+function tracesUrlFromBase(env: Env): Record<string, unknown> | undefined {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!base || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  return { otlpTracesUrl: `${base.replace(/\/+$/, '')}/v1/traces` };
+}
+
+export const observabilityConfigSection = defineConfigSection<ObservabilityConfig>({
+  key: 'observability',
+  token: OBSERVABILITY_SETTINGS,
+  env: [
+    { env: 'LOG_FORMAT', path: 'logFormat', kind: 'string' },
+    { env: 'REQUEST_LOG', path: 'requestLog', kind: 'bool' },
+    { env: 'METRICS', path: 'metrics', kind: 'bool' },
+    { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'otlpTracesUrl', kind: 'string' },
+    { env: 'OTEL_SERVICE_NAME', path: 'serviceName', kind: 'string' },
+  ],
+  fromEnv: tracesUrlFromBase,
+  keys: classSectionKeys(ObservabilityConfig),
+  parse: (section) => parseObservabilitySettings(section),
+});

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync } from 'class-validator';
-import type { KeyShape } from './config-section.js';
+import type { ConfigSection, KeyShape } from './config-section.js';
+import type { GatewayConfig } from './gateway-config.js';
 import { declaredProperties } from './unknown-keys.js';
 
 type SectionClass<T extends object> = new () => T;
@@ -35,4 +36,24 @@ export function parseClassSection<T extends object>(key: string, type: SectionCl
   if (problems.length === 1) throw new Error(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return settings;
+}
+
+/** A section held by a class-validator class: `parse` checks a raw section, `read` a gateway config's. */
+export interface ClassConfigSection<T extends object> extends ConfigSection<T> {
+  readonly parse: (section: unknown) => T;
+  /** The section's settings of a gateway config, for code that runs outside the Nest container. */
+  readonly read: (config: GatewayConfig) => T;
+}
+
+/**
+ * Declares a section whose settings are a class-validator class (see
+ * `parseClassSection`); its keys are the class's properties unless `keys`
+ * says more (a nested class's own keys).
+ */
+export function defineClassSection<T extends object>(
+  options: Omit<ConfigSection<T>, 'keys' | 'parse'> & { type: SectionClass<T>; keys?: KeyShape; extra?: (settings: T) => string[] },
+): ClassConfigSection<T> {
+  const { type, extra, keys, ...section } = options;
+  const parse = (raw: unknown): T => parseClassSection(section.key, type, raw, extra);
+  return { ...section, keys: keys ?? classSectionKeys(type), parse, read: (config) => parse(config[section.key]) };
 }

@@ -1,7 +1,6 @@
 import { IsBoolean, IsIn, IsOptional, IsString, IsUrl } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-import { type Env, defineConfigSection } from '#config/config-section.js';
-import type { GatewayConfig } from '#config/gateway-config.js';
+import { defineClassSection } from '#config/class-config-section.js';
+import type { Env } from '#config/config-section.js';
 
 /** The `observability` section: request log, metrics, traces. */
 export class ObservabilityConfig {
@@ -20,16 +19,6 @@ export class ObservabilityConfig {
 /** Nest token for the validated `observability` section. */
 export const OBSERVABILITY_SETTINGS = Symbol('OBSERVABILITY_SETTINGS');
 
-/** The `observability` section of a raw or validated section value (defaults when absent). */
-export function parseObservabilitySettings(section: unknown): ObservabilityConfig {
-  return parseClassSection('observability', ObservabilityConfig, section);
-}
-
-/** The observability settings of a gateway config, for code that runs before the Nest container (the host's log writer). */
-export function readObservabilitySettings(config: GatewayConfig): ObservabilityConfig {
-  return parseObservabilitySettings(config.observability);
-}
-
 /** The OpenTelemetry convention: a base endpoint, to which the signal's path is appended. */
 function tracesUrlFromBase(env: Env): Record<string, unknown> | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -37,8 +26,9 @@ function tracesUrlFromBase(env: Env): Record<string, unknown> | undefined {
   return { otlpTracesUrl: `${base.replace(/\/+$/, '')}/v1/traces` };
 }
 
-export const observabilityConfigSection = defineConfigSection<ObservabilityConfig>({
+export const observabilityConfigSection = defineClassSection({
   key: 'observability',
+  type: ObservabilityConfig,
   token: OBSERVABILITY_SETTINGS,
   env: [
     { env: 'LOG_FORMAT', path: 'logFormat', kind: 'string' },
@@ -48,6 +38,9 @@ export const observabilityConfigSection = defineConfigSection<ObservabilityConfi
     { env: 'OTEL_SERVICE_NAME', path: 'serviceName', kind: 'string' },
   ],
   fromEnv: tracesUrlFromBase,
-  keys: classSectionKeys(ObservabilityConfig),
-  parse: (section) => parseObservabilitySettings(section),
 });
+
+/** The `observability` section of a raw or validated section value (defaults when absent). */
+export const parseObservabilitySettings = observabilityConfigSection.parse;
+/** The observability settings of a gateway config, for code outside the Nest container. */
+export const readObservabilitySettings = observabilityConfigSection.read;

@@ -1,7 +1,5 @@
 import { IsOptional, IsString, IsUrl } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-import { defineConfigSection } from '#config/config-section.js';
-import type { GatewayConfig } from '#config/gateway-config.js';
+import { defineClassSection } from '#config/class-config-section.js';
 
 /** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
 export class TransportsConfig {
@@ -14,24 +12,18 @@ export class TransportsConfig {
 /** Nest token for the validated `transports` section. */
 export const TRANSPORTS_SETTINGS = Symbol('TRANSPORTS_SETTINGS');
 
-/** The `transports` section of a raw or validated section value (defaults when absent). */
-export function parseTransportsSettings(section: unknown): TransportsConfig {
-  return parseClassSection('transports', TransportsConfig, section);
-}
-
-/** The transports of a gateway config, for a host deciding at start-up which brokers to connect. */
-export function readTransportsSettings(config: GatewayConfig): TransportsConfig {
-  return parseTransportsSettings(config.transports);
-}
-
-export const transportsConfigSection = defineConfigSection<TransportsConfig>({
+export const transportsConfigSection = defineClassSection({
   key: 'transports',
+  type: TransportsConfig,
   token: TRANSPORTS_SETTINGS,
   env: [
     { env: 'NATS_URL', path: 'natsUrl', kind: 'string' },
     { env: 'REDIS_URL', path: 'redisUrl', kind: 'string' },
     { env: 'TRANSPORT_PATTERN_PREFIX', path: 'patternPrefix', kind: 'string' },
   ],
-  keys: classSectionKeys(TransportsConfig),
-  parse: (section) => parseTransportsSettings(section),
 });
+
+/** The `transports` section of a raw or validated section value (defaults when absent). */
+export const parseTransportsSettings = transportsConfigSection.parse;
+/** The transports settings of a gateway config, for code outside the Nest container. */
+export const readTransportsSettings = transportsConfigSection.read;

@@ -1,8 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsArray, IsInt, IsOptional, IsString, IsUrl, Min, ValidateNested } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-import { defineConfigSection } from '#config/config-section.js';
-import type { GatewayConfig } from '#config/gateway-config.js';
+import { classSectionKeys, defineClassSection } from '#config/class-config-section.js';
 
 /** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
 export class OidcConfig {
@@ -35,18 +33,9 @@ export class AuthConfig {
 /** Nest token for the validated `auth` section. */
 export const AUTH_SETTINGS = Symbol('AUTH_SETTINGS');
 
-/** The `auth` section of a raw or validated section value (defaults when absent). */
-export function parseAuthSettings(section: unknown): AuthConfig {
-  return parseClassSection('auth', AuthConfig, section);
-}
-
-/** The auth settings of a gateway config, for code outside the Nest container. */
-export function readAuthSettings(config: GatewayConfig): AuthConfig {
-  return parseAuthSettings(config.auth);
-}
-
-export const authConfigSection = defineConfigSection<AuthConfig>({
+export const authConfigSection = defineClassSection({
   key: 'auth',
+  type: AuthConfig,
   token: AUTH_SETTINGS,
   env: [
     { env: 'API_KEYS', path: 'apiKeys', kind: 'list' },
@@ -58,5 +47,9 @@ export const authConfigSection = defineConfigSection<AuthConfig>({
   ],
   // `oidc` is checked against its own keys, as the whole section used to be.
   keys: { ...(classSectionKeys(AuthConfig) as Record<string, true>), oidc: classSectionKeys(OidcConfig) },
-  parse: (section) => parseAuthSettings(section),
 });
+
+/** The `auth` section of a raw or validated section value (defaults when absent). */
+export const parseAuthSettings = authConfigSection.parse;
+/** The auth settings of a gateway config, for code outside the Nest container. */
+export const readAuthSettings = authConfigSection.read;

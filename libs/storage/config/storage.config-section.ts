@@ -1,7 +1,5 @@
 import { IsIn, IsInt, IsOptional, IsString, Min } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-import { defineConfigSection } from '#config/config-section.js';
-import type { GatewayConfig } from '#config/gateway-config.js';
+import { defineClassSection } from '#config/class-config-section.js';
 
 /** The `storage` section: where stored responses, conversations and background runs live. */
 export class StorageConfig {
@@ -26,22 +24,10 @@ function postgresNeedsUrl(storage: StorageConfig): string[] {
   return ['storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database'];
 }
 
-/** The `storage` section of a raw or validated section value (defaults when absent). */
-export function parseStorageSettings(section: unknown): StorageConfig {
-  return parseClassSection('storage', StorageConfig, section, postgresNeedsUrl);
-}
-
-/**
- * The storage settings of a gateway config, for code that runs before (or
- * outside) the Nest container: the host's start-up checks, file search, which
- * follows the state store's database.
- */
-export function readStorageSettings(config: GatewayConfig): StorageConfig {
-  return parseStorageSettings(config.storage);
-}
-
-export const storageConfigSection = defineConfigSection<StorageConfig>({
+export const storageConfigSection = defineClassSection({
   key: 'storage',
+  type: StorageConfig,
+  extra: postgresNeedsUrl,
   token: STORAGE_SETTINGS,
   env: [
     { env: 'STORAGE_DRIVER', path: 'driver', kind: 'string' },
@@ -50,6 +36,9 @@ export const storageConfigSection = defineConfigSection<StorageConfig>({
     { env: 'STORE_CONNECT_TIMEOUT_MS', path: 'connectTimeoutMs', kind: 'int' },
     { env: 'STORE_QUERY_TIMEOUT_MS', path: 'queryTimeoutMs', kind: 'int' },
   ],
-  keys: classSectionKeys(StorageConfig),
-  parse: (section) => parseStorageSettings(section),
 });
+
+/** The `storage` section of a raw or validated section value (defaults when absent). */
+export const parseStorageSettings = storageConfigSection.parse;
+/** The storage settings of a gateway config, for code outside the Nest container. */
+export const readStorageSettings = storageConfigSection.read;

@@ -257,14 +257,9 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
 
   /** `/v1/embeddings` (see embeddings.ts); recorded in `embeddingRequests`, not counted as inference. */
   private async embed(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req, new AbortController().signal);
-    if (raw === undefined) return sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      return sendError(res, 400, 'Request body is not valid JSON');
-    }
+    const parsed = await readJsonBody(req, res);
+    if (!parsed) return;
+    const { body } = parsed;
     this.embeddingRequests.push({ path: '/v1/embeddings', body, headers: { ...req.headers }, receivedAt: Date.now() });
     if (this.embeddingRequests.length > REQUEST_LOG_LIMIT) this.embeddingRequests.shift();
     try {
@@ -371,14 +366,9 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
    * `input_tokens` an inference call with the same messages reports.
    */
   private async tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req, new AbortController().signal);
-    if (raw === undefined) return sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      return sendError(res, 400, 'Request body is not valid JSON');
-    }
+    const parsed = await readJsonBody(req, res);
+    if (!parsed) return;
+    const { body } = parsed;
     const record: RecordedRequest = { path: '/tokenize', body, headers: { ...req.headers }, receivedAt: Date.now() };
     this.tokenizeRequests.push(record);
     if (this.tokenizeRequests.length > REQUEST_LOG_LIMIT) this.tokenizeRequests.shift();
@@ -566,6 +556,17 @@ function sendJson(res: ServerResponse, status: number, payload: unknown, headers
 /** vLLM's error envelope. */
 function sendError(res: ServerResponse, status: number, message: string, param: string | null = null, headers: Record<string, string> = {}): void {
   sendJson(res, status, { error: { message, type: ERROR_TYPES[status] ?? 'Error', param, code: status } }, headers);
+}
+
+/** The body parsed as JSON; undefined once its 413 or 400 has been sent. */
+async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | undefined> {
+  const raw = await readBody(req, new AbortController().signal);
+  if (raw === undefined) return void sendError(res, 413, `Request body exceeds ${BODY_LIMIT_BYTES} bytes`);
+  try {
+    return { body: JSON.parse(raw) as unknown };
+  } catch {
+    return void sendError(res, 400, 'Request body is not valid JSON');
+  }
 }
 
 /** The body as text, or undefined when it is larger than the limit. */

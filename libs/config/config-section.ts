@@ -33,6 +33,12 @@ export interface ConfigSection<T = unknown> {
   readonly env?: readonly SectionEnvSetting[];
   /** Settings whose place only the environment's values name (e.g. keys under a provider's name). */
   readonly fromEnv?: (env: Env) => Record<string, unknown> | undefined;
+  /**
+   * Defaults of the section's writable paths under the gateway's data
+   * directory (`server.dataDir`, `SWITCHYARD_DATA_DIR`), so that one setting
+   * moves every file the gateway writes. Settings given explicitly win.
+   */
+  readonly fromDataDir?: (dataDir: string) => Record<string, unknown>;
   /** The keys the section accepts; `parse` is not reached while one is unknown. */
   readonly keys: KeyShape;
   /**

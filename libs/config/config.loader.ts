@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { ConfigSection, Env, SectionEnvSetting } from './config-section.js';
-import { GatewayConfig } from './gateway-config.js';
+import { DEFAULT_DATA_DIR, GatewayConfig } from './gateway-config.js';
 import { unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
 
 /** A configuration the gateway refuses to boot with; the message names the setting. */
@@ -22,6 +22,7 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
   { env: 'WORKERS', path: 'server.workers', kind: 'int' },
+  { env: 'SWITCHYARD_DATA_DIR', path: 'server.dataDir', kind: 'string' },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },
@@ -164,7 +165,18 @@ export function loadGatewayConfig(options: LoadConfigOptions = {}): GatewayConfi
     if (computed) merge(raw, { [section.key]: computed });
   }
   if (options.overrides) merge(raw, options.overrides);
-  return validateGatewayConfig(raw, { sections });
+  return validateGatewayConfig(withDataDirDefaults(raw, sections), { sections });
+}
+
+/** The sections' paths under `server.dataDir`, beneath whatever was set explicitly. */
+function withDataDirDefaults(raw: Record<string, any>, sections: readonly ConfigSection[]): Record<string, any> {
+  const dataDir = typeof raw.server?.dataDir === 'string' && raw.server.dataDir !== '' ? raw.server.dataDir : DEFAULT_DATA_DIR;
+  const defaults: Record<string, any> = {};
+  for (const section of sections) {
+    const paths = section.fromDataDir?.(dataDir);
+    if (paths) defaults[section.key] = paths;
+  }
+  return merge(defaults, raw);
 }
 
 /**

@@ -60,6 +60,9 @@ export class TimeoutConfig {
   @IsInt() @Min(1) totalMs = 600_000;
 }
 
+/** Where the gateway writes (relative to the working directory) unless `server.dataDir` says otherwise. */
+export const DEFAULT_DATA_DIR = '.switchyard';
+
 export class ServerConfig {
   @IsString() host = '0.0.0.0';
   @IsInt() @Min(0) @Max(65535) port = 8080;
@@ -82,6 +85,12 @@ export class ServerConfig {
   @IsInt() @Min(0) shutdownGraceMs = 30_000;
   /** Gateway processes sharing the port (`apps/gateway` only); unset: one per core. */
   @IsOptional() @IsInt() @Min(1) @Max(256) workers?: number;
+  /**
+   * The one directory the gateway writes to (`SWITCHYARD_DATA_DIR`): the
+   * SQLite files and the code-interpreter containers default to paths under
+   * it. A container image makes it its only writable volume.
+   */
+  @IsString() dataDir = DEFAULT_DATA_DIR;
 }
 
 export class ToolsConfig {

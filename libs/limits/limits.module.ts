@@ -4,16 +4,20 @@ import { REQUEST_LIMITER, type RequestLimiter } from '#core/loop/request-limiter
 import { LIMITS_SETTINGS, limitsConfigSection } from './limits.config-section.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
+import { LIMITS_SERVICE, PrimaryLimiter } from './primary.limiter.js';
+import { primaryOffers } from '#core/cluster/primary-channel.js';
 import type { RedisLimiter } from './redis.limiter.js';
 
 /**
  * The configured limiter, or null when no limit is set (then the loop counts
  * nothing). The Redis one is loaded only when `limits.redisUrl` is set:
- * `ioredis` is an optional peer dependency of the package.
+ * `ioredis` is an optional peer dependency of the package. Without Redis, a
+ * worker of worker mode asks the primary, which counts for all workers; a
+ * single process counts in its own memory.
  */
 export async function createLimiter(settings: LimitsSettings | null): Promise<RequestLimiter | null> {
   if (!settings) return null;
-  if (!settings.redisUrl) return new MemoryLimiter(settings);
+  if (!settings.redisUrl) return primaryOffers(LIMITS_SERVICE) ? new PrimaryLimiter() : new MemoryLimiter(settings);
   const { RedisLimiter } = await import('./redis.limiter.js').catch((e: unknown) => {
     if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes("'ioredis'")) {
       throw new Error('limits.redisUrl (LIMITS_REDIS_URL) needs the package ioredis, an optional peer dependency: npm install ioredis', { cause: e });

@@ -7,7 +7,8 @@ export class LimitsConfigError extends Error {}
  * The `limits` section: per owner (API key or OIDC identity; all
  * unauthenticated callers are one owner). Each limit is off when unset.
  * Windows are fixed minutes; with `redisUrl` the counts are shared by every
- * gateway using that Redis, else they are this process's own.
+ * gateway using that Redis, else they are this gateway's: the primary of
+ * worker mode counts for all its workers.
  */
 export interface LimitsSettings {
   concurrentRequests: number | null;

@@ -1,6 +1,12 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { resolve } from 'node:path';
+import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
+import { serveMetricsPort } from '#observability/metrics/cluster-metrics.js';
+import { GatewayMetrics } from '#observability/metrics/gateway-metrics.service.js';
+import { primaryServices } from '#src/primary-services.js';
 import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
@@ -12,7 +18,7 @@ import { readObservabilitySettings, readStorageSettings, readTransportsSettings 
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { StartupError, describeStartupError } from './startup-error.js';
-import { isWorker, runPrimary, workerCount } from './workers.js';
+import { STARTED_SERVICE, isWorker, runPrimary, workerCount } from './workers.js';
 
 export interface BootedGateway {
   app: INestApplication;
@@ -71,6 +77,31 @@ export interface HostOptions {
   /** `--port`: overrides PORT. */
   port?: number;
   out?: LineSink;
+  /**
+   * Worker mode: the entry point each worker runs and its arguments (the
+   * program's main module and the arguments after it). Needed when the
+   * gateway runs more than one worker.
+   */
+  worker?: { entry: string; args: readonly string[] };
+}
+
+/**
+ * `server.dataDir` exists and this user may write to it: the files under it
+ * (the SQLite state, the containers) would otherwise fail later, naming a
+ * path but not the one setting that moves them all.
+ */
+export function ensureDataDir(config: GatewayConfig): void {
+  const dir = resolve(config.server.dataDir);
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? (err as Error).message;
+    const user = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+    throw new StartupError(
+      `Cannot write to the data directory ${dir} (setting server.dataDir, variable SWITCHYARD_DATA_DIR): ${code}. Make it writable by the gateway's user${user}, or point SWITCHYARD_DATA_DIR at a writable directory (in a container: the mounted volume).`,
+    );
+  }
 }
 
 /**
@@ -103,12 +134,19 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       // (Redis has no queue groups; a NATS queue group would deliver a cancel to one worker only).
       throw new StartupError('NATS_URL / REDIS_URL serve the broker patterns from one process: set WORKERS=1, or run a separate replica for the brokers.', 2);
     }
+    ensureDataDir(config);
+    const observability = readObservabilitySettings(config);
+    const writer = new LogWriter(observability, out);
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
     if (workers > 1 && !isWorker()) {
-      runPrimary(workers);
+      if (!options.worker) throw new StartupError('Worker mode needs the entry point to fork (options.worker); set WORKERS=1 to run one process.');
+      const { services, metrics } = primaryServices(config);
+      if (observability.metricsPort !== undefined && metrics) {
+        await listenMetrics(observability.metricsPort, config.server.host, async () => ({ text: await metrics.scrape(), contentType: metrics.contentType }));
+      }
+      runPrimary({ count: workers, entry: options.worker.entry, args: options.worker.args, writer, services });
       return null;
     }
-    const writer = new LogWriter(readObservabilitySettings(config), out);
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
     app = booted.app;
@@ -127,14 +165,34 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const address = (app.getHttpServer() as Server).address();
     const port = typeof address === 'object' && address ? address.port : config.server.port;
     const url = `http://${config.server.host}:${port}`;
-    writer.write('info', 'listening', {
+    // One process serves its own metrics port; in worker mode the primary does, for all of them.
+    if (observability.metricsPort !== undefined && observability.metrics && !isWorker()) {
+      const metrics = app.get(GatewayMetrics);
+      const server = await listenMetrics(observability.metricsPort, config.server.host, async () => ({ text: await metrics.scrape(), contentType: metrics.contentType }));
+      app.getHttpServer().once('close', () => server.close());
+    }
+    const summary = {
       ...startupSummary(config, app.get(ToolHandlerExplorer), url),
       ...(booted.brokers.length > 0 ? { brokers: booted.brokers } : {}),
-    });
+    };
+    // In worker mode the primary prints one summary for all the workers.
+    if (primaryOffers(STARTED_SERVICE)) await notifyPrimary(STARTED_SERVICE, summary);
+    else writer.write('info', 'listening', summary);
     return { app, config, url };
   } catch (err) {
     // Whatever the partial start opened (pools, sockets, timers) must not keep the process alive.
     await Promise.race([app?.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     throw describeStartupError(err, config);
+  }
+}
+
+/** The metrics port, or a start-up error naming its setting. */
+async function listenMetrics(port: number, host: string, scrape: () => Promise<{ text: string; contentType: string }>): Promise<Server> {
+  try {
+    return await serveMetricsPort(port, host, scrape);
+  } catch (err) {
+    throw new StartupError(
+      `Cannot listen on the metrics port ${port} on ${host} (setting observability.metricsPort, variable METRICS_PORT): ${(err as Error).message}. Choose another port, or unset METRICS_PORT.`,
+    );
   }
 }

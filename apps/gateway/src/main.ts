@@ -1,6 +1,9 @@
 import 'reflect-metadata';
+import { fileURLToPath } from 'node:url';
+import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
 import { StartupError } from './startup-error.js';
+import { STARTUP_ERROR_SERVICE } from './workers.js';
 
 /**
  * `npm start` and the `switchyard` command. Start-up failures print one line
@@ -25,7 +28,8 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'serve': {
       // Loaded here so that --help, --version and check-config answer without loading Nest.
       const { startGateway } = await import('./gateway-app.js');
-      await startGateway({ env: process.env, configFile: command.configFile, port: command.port });
+      // Workers run this module with the same arguments, whatever launcher started the primary.
+      await startGateway({ env: process.env, configFile: command.configFile, port: command.port, worker: { entry: fileURLToPath(import.meta.url), args: argv } });
     }
   }
 }
@@ -36,6 +40,11 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.exit(64);
   }
   const message = err instanceof StartupError ? err.message : `The gateway could not start: ${err instanceof Error ? err.message : String(err)}`;
-  process.stderr.write(`${message}\n`);
-  process.exit(err instanceof StartupError ? err.exitCode : 1);
+  const exitCode = err instanceof StartupError ? err.exitCode : 1;
+  // A worker tells the primary, which prints the line once for all workers and exits with the code.
+  if (primaryOffers(STARTUP_ERROR_SERVICE)) void notifyPrimary(STARTUP_ERROR_SERVICE, { message, exitCode }).then(() => process.exit(exitCode));
+  else {
+    process.stderr.write(`${message}\n`);
+    process.exit(exitCode);
+  }
 });

@@ -1,52 +1,157 @@
 import cluster, { type Worker } from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Logger } from '@nestjs/common';
+import { join } from 'node:path';
+import { PRIMARY_SERVICES_ENV, servePrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
+import type { LogWriter } from '#observability/logging/log-writer.service.js';
 
-/** `server.workers`, or one per core. */
-export function workerCount(configured: number | undefined): number {
-  return configured ?? availableParallelism();
+/**
+ * The CPUs the cgroup lets this process use, when a quota is set (a
+ * container's CPU limit): cgroup v2 `cpu.max` ("200000 100000"), else v1
+ * `cpu.cfs_quota_us` / `cpu.cfs_period_us`. Null without a quota.
+ */
+export function cgroupCpuLimit(root = '/sys/fs/cgroup'): number | null {
+  const read = (file: string): string | null => {
+    try {
+      return readFileSync(join(root, file), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const fraction = (quota: number, period: number): number | null => (quota > 0 && period > 0 ? quota / period : null);
+  const v2 = read('cpu.max');
+  if (v2 !== null) {
+    const [quota, period] = v2.split(/\s+/);
+    return quota === 'max' ? null : fraction(Number(quota), Number(period ?? 100_000));
+  }
+  for (const dir of ['cpu', 'cpu,cpuacct', '']) {
+    const quota = read(join(dir, 'cpu.cfs_quota_us'));
+    const period = read(join(dir, 'cpu.cfs_period_us'));
+    if (quota !== null && period !== null) return fraction(Number(quota), Number(period));
+  }
+  return null;
+}
+
+/**
+ * `server.workers`, or one per CPU this process may use: the cgroup quota when
+ * one is set (a pod limited to 1.5 CPUs on a 64-core node runs 2, not 64),
+ * else the cores Node sees.
+ */
+export function workerCount(configured: number | undefined, cgroupRoot?: string): number {
+  if (configured !== undefined) return configured;
+  const cores = availableParallelism();
+  const quota = cgroupCpuLimit(cgroupRoot);
+  return quota === null ? cores : Math.max(1, Math.min(cores, Math.ceil(quota)));
+}
+
+/** Primary services of worker mode's own start-up (see `#core/cluster/primary-channel.js`). */
+export const STARTED_SERVICE = 'started';
+export const STARTUP_ERROR_SERVICE = 'startup-error';
+
+export interface PrimaryOptions {
+  count: number;
+  /** The entry point each worker runs (this program's main module), and its arguments. */
+  entry: string;
+  args: readonly string[];
+  /** The primary's log lines, in the format the workers use. */
+  writer: LogWriter;
+  /** The services the workers may call (limits, metrics, ...), besides start-up's own. */
+  services: Record<string, PrimaryService>;
+  /** Where a one-line start-up failure goes (stderr). */
+  errors?: { write(line: string): unknown };
 }
 
 /**
  * The primary of worker mode: forks `count` gateways that share the listening
  * port (the primary hands connections out round-robin), replaces a worker
- * that dies, and on SIGTERM/SIGINT passes the signal on and exits when every
- * worker has drained. Each worker is a full gateway; state they must share
- * lives in the store (SQLite in WAL mode across processes, or PostgreSQL).
+ * that dies after it started, and on SIGTERM/SIGINT passes the signal on and
+ * exits when every worker has drained.
+ *
+ * Each worker runs the same entry point with the same arguments
+ * (`cluster.setupPrimary`: a launcher such as `scripts/run-built.mjs` that
+ * took its own arguments out of `process.argv` is not re-run). The protocol
+ * between them is `#core/cluster/primary-channel.js`:
+ * - `started` (notify, from a worker that listens): its start-up summary; the
+ *   primary prints one `listening` line, with `workers`, once all have started.
+ * - `startup-error` (notify): `{ message, exitCode }`, the one-line error of a
+ *   worker that could not start; the primary prints it once, stops the
+ *   others and exits with that code (a supervisor must not read it as a stop).
+ * - the `services` given (the limits' counts, the merged metrics, ...).
+ * The names are passed to the workers in `SWITCHYARD_PRIMARY_SERVICES`.
  */
-export function runPrimary(count: number): void {
-  const logger = new Logger('Switchyard');
+export function runPrimary(options: PrimaryOptions): void {
+  const { count, writer } = options;
+  const errors = options.errors ?? process.stderr;
   let stopping = false;
-  // A worker that dies before it ever listened failed to boot (bad config, port
-  // taken): respawning it would only loop, so the whole gateway stops.
-  const listening = new Set<number>();
-  const fork = (): Worker => cluster.fork();
-  cluster.on('listening', (worker) => listening.add(worker.id));
+  let failure: { message: string; exitCode: number } | null = null;
+  let summaryPrinted = false;
+  // Workers that listened: one that dies before that failed to boot, and respawning it would only loop.
+  const started = new Set<number>();
+  const live = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w);
+  const stopAll = (signal: NodeJS.Signals) => {
+    for (const worker of live()) worker.process.kill(signal);
+  };
+  const exitWhenEmpty = () => {
+    if (live().length === 0) process.exit(failure?.exitCode ?? (typeof process.exitCode === 'number' ? process.exitCode : 0));
+  };
+  const fail = (message: string, exitCode: number) => {
+    if (failure) return;
+    failure = { message, exitCode: exitCode || 1 };
+    errors.write(`${message}\n`);
+    stopping = true;
+    stopAll('SIGTERM');
+    exitWhenEmpty();
+  };
+
+  const names = servePrimary({
+    ...options.services,
+    [STARTED_SERVICE]: {
+      handle(payload, worker) {
+        started.add(worker.id);
+        if (!summaryPrinted && started.size >= count) {
+          summaryPrinted = true;
+          writer.write('info', 'listening', { ...(payload as Record<string, unknown>), workers: count });
+        } else if (summaryPrinted) {
+          writer.write('info', 'worker started', { worker: worker.id, pid: worker.process.pid });
+        }
+        return null;
+      },
+    },
+    [STARTUP_ERROR_SERVICE]: {
+      handle(payload) {
+        const { message, exitCode } = payload as { message: string; exitCode: number };
+        fail(message, exitCode);
+        return null;
+      },
+    },
+  });
+  cluster.setupPrimary({ exec: options.entry, args: [...options.args] });
+  const fork = (): Worker => cluster.fork({ [PRIMARY_SERVICES_ENV]: names.join(',') });
+
   cluster.on('exit', (worker, code, signal) => {
-    const booted = listening.delete(worker.id);
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-      return;
-    }
+    const booted = started.delete(worker.id);
+    if (stopping) return exitWhenEmpty();
     if (!booted) {
-      logger.error(`worker ${worker.process.pid} exited during start-up (${signal ?? code}); stopping.`);
-      stopping = true;
-      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
-      process.exitCode = typeof code === 'number' && code !== 0 ? code : 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode);
+      // It died without saying why (killed, crashed before its error handler): still one line.
+      fail(
+        `The gateway could not start: worker ${worker.process.pid} exited during start-up (${signal ?? `exit code ${code}`}).`,
+        typeof code === 'number' && code !== 0 ? code : 1,
+      );
       return;
     }
-    logger.warn(`worker ${worker.process.pid} exited (${signal ?? code}); starting another.`);
+    writer.write('warn', 'worker exited; starting another', { worker: worker.id, pid: worker.process.pid, ...(signal ? { signal } : { code }) });
     fork();
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+    writer.write('info', 'stopping', { signal, workers: live().length });
+    stopAll(signal);
+    exitWhenEmpty();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  logger.log(`starting ${count} workers`);
+  writer.write('info', 'starting workers', { workers: count, pid: process.pid });
   for (let i = 0; i < count; i++) fork();
 }
 

@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsOptional, IsString, IsUrl } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
 import { defineClassSection } from '#config/class-config-section.js';
 import type { Env } from '#config/config-section.js';
 
@@ -10,6 +10,12 @@ export class ObservabilityConfig {
   @IsBoolean() requestLog = true;
   /** Prometheus metrics at `GET /metrics`. */
   @IsBoolean() metrics = true;
+  /**
+   * A second port that serves only the metrics, without an API key, for a
+   * scraper on the cluster network (`GET /metrics` on the main port needs a
+   * tenant key when keys are set). Unset: no such port.
+   */
+  @IsOptional() @IsInt() @Min(0) @Max(65535) metricsPort?: number;
   /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
   /** `service.name` of the exported spans. */
@@ -34,6 +40,7 @@ export const observabilityConfigSection = defineClassSection({
     { env: 'LOG_FORMAT', path: 'logFormat', kind: 'string' },
     { env: 'REQUEST_LOG', path: 'requestLog', kind: 'bool' },
     { env: 'METRICS', path: 'metrics', kind: 'bool' },
+    { env: 'METRICS_PORT', path: 'metricsPort', kind: 'int' },
     { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'otlpTracesUrl', kind: 'string' },
     { env: 'OTEL_SERVICE_NAME', path: 'serviceName', kind: 'string' },
   ],

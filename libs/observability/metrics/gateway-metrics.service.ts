@@ -1,5 +1,8 @@
+import cluster from 'node:cluster';
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { callPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
+import { METRICS_SERVICE, exposeToPrimary } from './cluster-metrics.js';
 
 /** Seconds: from a fast JSON answer to a long generation. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -8,7 +11,9 @@ const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 /**
  * The gateway's Prometheus series. Each gateway instance has its own
  * registry (several can live in one process, as the tests do); labels are
- * bounded sets: route patterns, status codes, tool types, outcomes.
+ * bounded sets: route patterns, status codes, tool types, outcomes. In
+ * worker mode a scrape answers with every worker's series merged by the
+ * primary (`ClusterMetrics`), so totals never depend on which worker answers.
  */
 @Injectable()
 export class GatewayMetrics {
@@ -84,15 +89,32 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** In worker mode: 1 per worker that answered the scrape (a worker that is gone is missing). */
+  readonly workerUp = new Gauge({
+    name: 'switchyard_worker_up',
+    help: 'Gateway workers that answered this scrape, by cluster worker id (worker mode only).',
+    labelNames: ['worker'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly clustered = primaryOffers(METRICS_SERVICE);
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    if (this.clustered) {
+      this.workerUp.set({ worker: String(cluster.worker?.id ?? 0) }, 1);
+      exposeToPrimary(this.registry);
+    }
   }
 
   get contentType(): string {
     return this.registry.contentType;
   }
 
-  scrape(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition: this registry's, or in worker mode the whole gateway's. */
+  async scrape(): Promise<string> {
+    if (!this.clustered) return this.registry.metrics();
+    const { text } = await callPrimary<{ text: string }>(METRICS_SERVICE, null, 10_000);
+    return text;
   }
 }

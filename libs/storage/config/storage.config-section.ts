@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { IsIn, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import { defineClassSection } from '#config/class-config-section.js';
 
@@ -29,6 +30,7 @@ export const storageConfigSection = defineClassSection({
   type: StorageConfig,
   extra: postgresNeedsUrl,
   token: STORAGE_SETTINGS,
+  fromDataDir: (dataDir) => ({ sqlitePath: join(dataDir, 'state.sqlite') }),
   env: [
     { env: 'STORAGE_DRIVER', path: 'driver', kind: 'string' },
     { env: 'SQLITE_PATH', path: 'sqlitePath', kind: 'string' },

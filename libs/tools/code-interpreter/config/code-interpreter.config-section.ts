@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { defineConfigSection, type KeyShape } from '#config/config-section.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_INTERPRETER_SETTINGS, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
 
@@ -12,5 +13,6 @@ export const codeInterpreterConfigSection = defineConfigSection<CodeInterpreterS
   token: CODE_INTERPRETER_SETTINGS,
   env: [{ env: 'CODE_INTERPRETER_BACKEND', path: 'backend', kind: 'string' }],
   keys,
+  fromDataDir: (dataDir) => ({ dataDir: join(dataDir, 'containers') }),
   parse: (section) => parseCodeInterpreterSettings(section as Record<string, unknown> | undefined),
 });

@@ -1,0 +1,85 @@
+import type { Worker } from 'node:cluster';
+import { callPrimary, notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
+import { GatewayError, RateLimitError } from '#core/errors/gateway-error.js';
+import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
+import type { Usage } from '#core/protocol/items.js';
+import type { LimitsSettings } from './limits.settings.js';
+import { MemoryLimiter } from './memory.limiter.js';
+
+/** The primary service's name in worker mode (see `#core/cluster/primary-channel.js`). */
+export const LIMITS_SERVICE = 'limits';
+
+type LimitsCall = { op: 'acquire'; owner: string | null } | { op: 'release'; lease: number; tokens: number };
+type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number } };
+
+/**
+ * In the primary of worker mode: one `MemoryLimiter` for every worker, so
+ * that an owner's places and minute counts are the gateway's, not a
+ * process's. A worker that dies gives back the places it held.
+ */
+export function limitsPrimaryService(settings: LimitsSettings, now: () => number = Date.now): PrimaryService {
+  const limiter = new MemoryLimiter(settings, now);
+  const leases = new Map<number, { lease: RequestLease; worker: number }>();
+  let nextLease = 1;
+  return {
+    async handle(payload: unknown, worker: Worker): Promise<AcquireAnswer | null> {
+      const call = payload as LimitsCall;
+      if (call.op === 'release') {
+        const held = leases.get(call.lease);
+        leases.delete(call.lease);
+        held?.lease.release(call.tokens > 0 ? ({ total_tokens: call.tokens } as Usage) : null);
+        return null;
+      }
+      try {
+        const lease = await limiter.acquire(call.owner);
+        const id = nextLease++;
+        leases.set(id, { lease, worker: worker.id });
+        return { lease: id };
+      } catch (err) {
+        if (!(err instanceof RateLimitError)) throw err;
+        return { refused: { message: err.message, retryAfter: Number(err.headers['retry-after']) } };
+      }
+    },
+    workerExited(worker: Worker): void {
+      for (const [id, held] of leases) {
+        if (held.worker !== worker.id) continue;
+        leases.delete(id);
+        held.lease.release(null);
+      }
+    },
+  };
+}
+
+/**
+ * In a worker: the limits counted by the primary (`limitsPrimaryService`),
+ * one question per admission over the cluster channel. Exact across the
+ * workers of one gateway; several replicas share counts through Redis
+ * (`limits.redisUrl`) instead.
+ */
+export class PrimaryLimiter implements RequestLimiter {
+  async acquire(owner: string | null): Promise<RequestLease> {
+    let answer: AcquireAnswer;
+    try {
+      answer = await callPrimary<AcquireAnswer>(LIMITS_SERVICE, { op: 'acquire', owner } satisfies LimitsCall);
+    } catch (err) {
+      throw new PrimaryLimitsUnavailableError((err as Error).message);
+    }
+    if ('refused' in answer) throw new RateLimitError(answer.refused.message, 'rate_limit_exceeded', answer.refused.retryAfter);
+    let released = false;
+    return {
+      release: (usage: Usage | null) => {
+        if (released) return;
+        released = true;
+        void notifyPrimary(LIMITS_SERVICE, { op: 'release', lease: answer.lease, tokens: usage?.total_tokens ?? 0 } satisfies LimitsCall);
+      },
+    };
+  }
+}
+
+/** The primary did not answer: refusing is safer than admitting without limits. */
+export class PrimaryLimitsUnavailableError extends GatewayError {
+  constructor(detail: string) {
+    super(`The rate limiter is unavailable (${detail}); try again shortly.`, 503, 'server_error', 'limits_unavailable');
+    this.headers['retry-after'] = '1';
+  }
+}

@@ -51,7 +51,8 @@ describe('upstream credentials never leave the gateway (finding 5)', () => {
       expect(JSON.parse(res.text).error.message).toContain(`127.0.0.1:${port}`);
       expectClean(res.text, UPSTREAM_PASSWORD, UPSTREAM_QUERY_KEY);
       const ready = await get(`${stack.url.replace(/\/v1$/, '')}/ready`);
-      expect(ready.status).toBe(503);
+      expect(ready.status).toBe(200);
+      expect(JSON.parse(ready.text).upstream_error.message).toContain(`127.0.0.1:${port}`);
       expectClean(ready.text, UPSTREAM_PASSWORD, UPSTREAM_QUERY_KEY);
       const models = await get(`${stack.url}/models`);
       expect(models.status).toBeGreaterThanOrEqual(500);

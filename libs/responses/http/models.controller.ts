@@ -27,25 +27,24 @@ export class ModelsController {
   }
 
   /**
-   * Readiness: the upstream answers, and so does the state store (a replica
+   * Readiness: this gateway can serve. The state store must answer (a replica
    * whose database is out of reach would fail every stateful request, so a
-   * load balancer should stop sending it traffic). Both are asked at once.
+   * load balancer should stop sending it traffic): 503 otherwise. The
+   * upstream's health is reported in the body but does not fail the probe:
+   * a model-server outage hits every replica at once, and taking them all out
+   * of the load balancer would turn the gateway's retryable 5xx answers into
+   * connection errors. Both are asked at once.
    */
   @Get('ready')
   async ready(@Res() res: Response): Promise<void> {
     const [upstream, state] = await Promise.allSettled([this.upstream.probe(AbortSignal.timeout(5_000)), this.state?.probe?.()]);
-    if (upstream.status === 'fulfilled' && state.status === 'fulfilled') {
-      res.status(200).json({ status: 'ready', upstream: 'ok', state: 'ok' });
+    const upstreamReport = upstream.status === 'fulfilled' ? { upstream: 'ok' } : { upstream: 'unavailable', upstream_error: toErrorEnvelope(upstream.reason).body.error };
+    if (state.status === 'fulfilled') {
+      res.status(200).json({ status: 'ready', ...upstreamReport, state: 'ok' });
       return;
     }
-    const failure = upstream.status === 'rejected' ? upstream.reason : (state as PromiseRejectedResult).reason;
-    const { body, headers } = toErrorEnvelope(failure);
+    const { body, headers } = toErrorEnvelope(state.reason);
     for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-    res.status(503).json({
-      status: 'not_ready',
-      upstream: upstream.status === 'fulfilled' ? 'ok' : 'unavailable',
-      state: state.status === 'fulfilled' ? 'ok' : 'unavailable',
-      ...body,
-    });
+    res.status(503).json({ status: 'not_ready', ...upstreamReport, state: 'unavailable', ...body });
   }
 }

@@ -1,0 +1,39 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cgroupCpuLimit, workerCount } from './workers.js';
+
+describe('the default worker count follows the cgroup CPU quota', () => {
+  const roots: string[] = [];
+  const cgroup = (files: Record<string, string>): string => {
+    const root = mkdtempSync(join(tmpdir(), 'sy-cgroup-'));
+    roots.push(root);
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(join(root, file, '..'), { recursive: true });
+      writeFileSync(join(root, file), text);
+    }
+    return root;
+  };
+  afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+  it('reads cgroup v2 cpu.max: a quota in CPUs, none for "max"', () => {
+    expect(cgroupCpuLimit(cgroup({ 'cpu.max': '150000 100000\n' }))).toBe(1.5);
+    expect(cgroupCpuLimit(cgroup({ 'cpu.max': 'max 100000\n' }))).toBeNull();
+  });
+
+  it('reads cgroup v1 cfs_quota_us / cfs_period_us; -1 is no quota', () => {
+    expect(cgroupCpuLimit(cgroup({ 'cpu/cpu.cfs_quota_us': '50000\n', 'cpu/cpu.cfs_period_us': '100000\n' }))).toBe(0.5);
+    expect(cgroupCpuLimit(cgroup({ 'cpu,cpuacct/cpu.cfs_quota_us': '-1\n', 'cpu,cpuacct/cpu.cfs_period_us': '100000\n' }))).toBeNull();
+    expect(cgroupCpuLimit(cgroup({}))).toBeNull();
+  });
+
+  it('runs one worker per CPU of the quota (rounded up, at least 1, at most the cores), or one per core without one', () => {
+    const cores = availableParallelism();
+    expect(workerCount(undefined, cgroup({ 'cpu.max': '50000 100000' }))).toBe(1);
+    expect(workerCount(undefined, cgroup({ 'cpu.max': '100000 100000' }))).toBe(1);
+    expect(workerCount(undefined, cgroup({ 'cpu.max': `${cores * 100000 + 1} 100000` }))).toBe(cores);
+    expect(workerCount(undefined, cgroup({ 'cpu.max': 'max 100000' }))).toBe(cores);
+    // WORKERS wins over the quota.
+    expect(workerCount(3, cgroup({ 'cpu.max': '50000 100000' }))).toBe(3);
+  });
+});

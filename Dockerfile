@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Switchyard gateway image. Build: docker build -t switchyard .
-# Run:   docker run -p 8080:8080 -e UPSTREAM_URL=http://vllm:8000/v1 switchyard
+# Run:   docker run -p 8080:8080 -e UPSTREAM_URL=http://vllm:8000/v1 --read-only -v switchyard-data:/data switchyard
 # (See deploy/README.md; the build steps are the ones CI runs: npm ci, npm run build.)
 
 # --- build: full install (dev deps for tsc, toolchain for better-sqlite3's addon) ---
@@ -16,29 +16,34 @@ COPY apps ./apps
 COPY libs ./libs
 COPY src ./src
 COPY bench ./bench
-# No `npm prune --omit=dev`: Nest, the storage drivers and the broker clients are the package's
-# (optional) peer dependencies, installed here as devDependencies, and the deployable gateway needs them.
-RUN npm run build
+# Then keep only what runs: the dependencies and the peer dependencies (Nest, the storage drivers and
+# the broker clients, installed as devDependencies, so `npm prune --omit=dev` would drop them) with
+# everything they need; the compiler, test runner and linters go.
+RUN npm run build && node scripts/runtime-deps.mjs --prune
 
-# --- runtime: production dependencies and dist/ only, as an unprivileged user ---
+# --- runtime: the pruned node_modules and dist/ only, as an unprivileged user, on a read-only root ---
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    SQLITE_PATH=/data/state.sqlite \
+    SWITCHYARD_DATA_DIR=/data \
     LOG_FORMAT=json
 WORKDIR /app
-COPY --from=build /app/package.json ./
+COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/scripts ./scripts
-# The `node` user (uid 1000) exists in the official image; SQLite state goes to /data.
+# The code interpreter's sandbox host: plain ES modules run by a bare node, not compiled to dist/.
+COPY --from=build /app/libs/tools/code-interpreter/sandbox/pyodide/host ./libs/tools/code-interpreter/sandbox/pyodide/host
+# The `node` user (uid 1000) exists in the official image. Everything the gateway writes (SQLite
+# state, file-search store, code-interpreter containers) is under SWITCHYARD_DATA_DIR=/data, the
+# one writable volume; /app stays root-owned and the root file system may be read-only.
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# Liveness, not readiness: /ready also probes the upstream, which is not this container's health.
+# Liveness: /health answers while the process serves (/ready also checks the state store).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node itself is PID 1 and gets SIGTERM, which starts the graceful drain (SHUTDOWN_GRACE_MS).

@@ -11,7 +11,9 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
  * built gateway (the image's CMD, `node dist/apps/gateway/src/main.js`) runs
  * as an unprivileged user, in a read-only file system where only the data
  * directory is writable (bubblewrap, which CI installs), with the default
- * worker count.
+ * worker count, from a tree laid out like the image's `/app`: `dist/`, the
+ * launcher, the sandbox host scripts and `node_modules` pruned to the
+ * run-time packages (`scripts/runtime-deps.mjs --prune`, the Dockerfile's step).
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NOBODY = 65534;
@@ -26,7 +28,7 @@ function freePort(): Promise<number> {
 }
 
 /** The image's CMD as `nobody`, with `/` read-only and `writable` bound read-write. */
-function confined(writable: string, env: Record<string, string>): { child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> } {
+function confined(app: string, writable: string, env: Record<string, string>): { child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> } {
   const setenv = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
   const child = spawn(
     'setpriv',
@@ -47,7 +49,7 @@ function confined(writable: string, env: Record<string, string>): { child: Child
       '/proc',
       '--die-with-parent',
       '--chdir',
-      ROOT,
+      app,
       '--clearenv',
       '--setenv',
       'PATH',
@@ -68,6 +70,7 @@ function confined(writable: string, env: Record<string, string>): { child: Child
 
 describe('the image as shipped: unprivileged, read-only root, one writable data directory', () => {
   const root = mkdtempSync(join(tmpdir(), 'sy-image-'));
+  const app = join(root, 'app');
   let simulator: SimulatedUpstream;
   let upstream: string;
 
@@ -81,6 +84,14 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
       stdio: 'inherit',
     });
     expect(built.status).toBe(0);
+    // The image's /app: what the Dockerfile's runtime stage copies (hard links: quick, and the checkout is untouched).
+    mkdirSync(join(app, 'libs/tools/code-interpreter/sandbox/pyodide'), { recursive: true });
+    for (const part of ['dist', 'bin', 'node_modules', 'package.json', 'package-lock.json', 'scripts', 'libs/tools/code-interpreter/sandbox/pyodide/host']) {
+      expect(spawnSync('cp', ['-al', join(ROOT, part), join(app, part)]).status).toBe(0);
+    }
+    const pruned = spawnSync(process.execPath, [join(app, 'scripts/runtime-deps.mjs'), '--prune', '--root', app], { encoding: 'utf8' });
+    expect(pruned.status).toBe(0);
+    for (const dev of ['typescript', 'jest', 'eslint', '@swc/core', 'openai']) expect(existsSync(join(app, 'node_modules', dev))).toBe(false);
     simulator = new SimulatedUpstream({});
     upstream = (await simulator.listen(0, '127.0.0.1')).url;
   }, 300_000);
@@ -94,7 +105,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
     mkdirSync(data);
     chownSync(data, NOBODY, NOBODY);
     const port = await freePort();
-    const gateway = confined(data, { SWITCHYARD_DATA_DIR: data, HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: upstream, NODE_ENV: 'production' });
+    const gateway = confined(app, data, { SWITCHYARD_DATA_DIR: data, HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: upstream, NODE_ENV: 'production' });
     try {
       for (let i = 0; i < 1_200 && !gateway.out().includes('"msg":"listening"'); i++) {
         if (gateway.child.exitCode !== null) break;
@@ -117,6 +128,21 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
       const { id } = (await created.json()) as { id: string };
       // Stored in the SQLite file under the data directory, readable from every worker.
       for (let i = 0; i < 4; i++) expect((await fetch(`${base}/v1/responses/${id}`, { headers: { connection: 'close' } })).status).toBe(200);
+      // The code interpreter's sandbox starts and runs with nothing writable but the data directory.
+      const code = 'print(6 * 7)';
+      const ran = await fetch(`${base}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'm',
+          input: `[[call code_interpreter ${JSON.stringify({ code })}]]`,
+          tools: [{ type: 'code_interpreter', container: { type: 'auto' } }],
+          include: ['code_interpreter_call.outputs'],
+        }),
+      });
+      const ranBody = (await ran.json()) as any;
+      expect({ status: ran.status, stderr: gateway.err() }).toMatchObject({ status: 200 });
+      expect(ranBody.output[0]).toMatchObject({ type: 'code_interpreter_call', status: 'completed', outputs: [{ type: 'logs', logs: '42\n' }] });
       expect(readdirSync(data).sort()).toEqual(expect.arrayContaining(['containers', 'files.sqlite', 'state.sqlite']));
     } finally {
       // SIGTERM to the gateway (bwrap's child), as the container runtime sends it to PID 1; bwrap exits with its code.
@@ -132,7 +158,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
     const scratch = join(root, 'scratch');
     mkdirSync(scratch);
     chownSync(scratch, NOBODY, NOBODY);
-    const gateway = confined(scratch, { SWITCHYARD_DATA_DIR: data, HOST: '127.0.0.1', PORT: String(await freePort()), UPSTREAM_URL: upstream });
+    const gateway = confined(app, scratch, { SWITCHYARD_DATA_DIR: data, HOST: '127.0.0.1', PORT: String(await freePort()), UPSTREAM_URL: upstream });
     const code = await gateway.exited;
     expect(code).not.toBe(0);
     const lines = gateway

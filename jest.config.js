@@ -15,8 +15,8 @@ export default {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // The example app imports the package by its public name, as a consumer would.
-    '^switchyard$': '<rootDir>/src/index.ts',
-    '^switchyard/microservice$': '<rootDir>/src/microservice.ts',
+    '^switchyard-gateway$': '<rootDir>/src/index.ts',
+    '^switchyard-gateway/microservice$': '<rootDir>/src/microservice.ts',
   },
   transform: {
     '^.+\\.ts$': [

@@ -14,7 +14,7 @@ import { aliasDirectories, aliasSpecifier, aliasTarget, unitOf } from '../script
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const toPosix = (path) => path.split(sep).join('/');
 // The package's own public names, mapped to src/ by tsconfig `paths` and the Jest config.
-const SELF_NAMES = new Set(['switchyard', 'switchyard/microservice']);
+const SELF_NAMES = new Set(['switchyard-gateway', 'switchyard-gateway/microservice']);
 const isSpec = (file) => /\.(spec|e2e-spec)\.ts$/.test(file);
 
 let aliasDirs;

@@ -1,5 +1,5 @@
 /**
- * Switchyard over Nest microservice transports (`switchyard/microservice`).
+ * Switchyard over Nest microservice transports (`switchyard-gateway/microservice`).
  * A separate entry point so that an app serving only HTTP needs neither
  * `@nestjs/microservices` nor a broker client installed.
  */

@@ -12,7 +12,7 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 /**
  * The package as a consumer gets it: `npm pack`, installed from the tarball
  * into a scratch Nest application outside the repository (the example app's
- * sources, which import only `switchyard` and `switchyard/microservice`),
+ * sources, which import only `switchyard-gateway` and `switchyard-gateway/microservice`),
  * compiled with `tsc` against the shipped declarations, booted, and used.
  * The npm cache is reused (`--prefer-offline`): nothing here needs the network
  * once the repository's own install has run.
@@ -33,7 +33,7 @@ const NATS_URL = 'nats://127.0.0.1:4222';
 function hostDependencies(tarball: string): Record<string, string> {
   const dev = repoPackage.devDependencies;
   const pick = ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', '@nestjs/microservices', '@nats-io/transport-node', 'rxjs', 'reflect-metadata', '@types/node'];
-  return { switchyard: `file:${tarball}`, ...Object.fromEntries(pick.map((name) => [name, dev[name]])) };
+  return { 'switchyard-gateway': `file:${tarball}`, ...Object.fromEntries(pick.map((name) => [name, dev[name]])) };
 }
 
 /** Only what a child needs to run; nothing of this test's own settings leaks in. */
@@ -136,8 +136,8 @@ describe('the published package, from outside the repository', () => {
 
   it('installs one copy of Nest and no storage driver or Redis client it was not asked for', () => {
     const modules = join(app(), 'node_modules');
-    expect(existsSync(join(modules, 'switchyard/dist/src/index.d.ts'))).toBe(true);
-    expect(existsSync(join(modules, 'switchyard/node_modules/@nestjs'))).toBe(false);
+    expect(existsSync(join(modules, 'switchyard-gateway/dist/src/index.d.ts'))).toBe(true);
+    expect(existsSync(join(modules, 'switchyard-gateway/node_modules/@nestjs'))).toBe(false);
     expect(existsSync(join(modules, 'better-sqlite3'))).toBe(false);
     expect(existsSync(join(modules, 'pg'))).toBe(false);
     expect(existsSync(join(modules, 'ioredis'))).toBe(false);

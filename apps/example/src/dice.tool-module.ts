@@ -18,7 +18,7 @@ import {
   simpleCallOutput,
   simpleCallPlan,
   simpleCallToModelItems,
-} from 'switchyard';
+} from 'switchyard-gateway';
 
 /** `{"type": "dice", "sides": 6}`: a gateway-owned tool the model can call to roll dice. */
 export interface DiceParams {

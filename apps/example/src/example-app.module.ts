@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { DEFAULT_UPSTREAM_CLIENT, type GatewayConfig, GatewayModule, type UpstreamClient, readTransportsSettings } from 'switchyard';
-import { GatewayMicroserviceModule } from 'switchyard/microservice';
+import { DEFAULT_UPSTREAM_CLIENT, type GatewayConfig, GatewayModule, type UpstreamClient, readTransportsSettings } from 'switchyard-gateway';
+import { GatewayMicroserviceModule } from 'switchyard-gateway/microservice';
 import { DenyListGuard } from './deny-list.guard.js';
 import { DiceToolModule } from './dice.tool-module.js';
 import { TenantHeaderUpstreamClient } from './tenant-header.upstream-client.js';

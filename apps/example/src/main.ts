@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, configureGatewayApp, loadGatewayConfig } from 'switchyard';
-import { connectGatewayTransports } from 'switchyard/microservice';
+import { ConfigError, configureGatewayApp, loadGatewayConfig } from 'switchyard-gateway';
+import { connectGatewayTransports } from 'switchyard-gateway/microservice';
 import { ExampleAppModule } from './example-app.module.js';
 
 /** The example host: HTTP, plus NATS / Redis when NATS_URL / REDIS_URL are set (a hybrid app). */

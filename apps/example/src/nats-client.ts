@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom, toArray } from 'rxjs';
-import { loadGatewayConfig, readTransportsSettings } from 'switchyard';
-import { SwitchyardRpcClient } from 'switchyard/microservice';
+import { loadGatewayConfig, readTransportsSettings } from 'switchyard-gateway';
+import { SwitchyardRpcClient } from 'switchyard-gateway/microservice';
 
 /**
  * Calls the gateway as a microservice over NATS: streams one response and

@@ -1,4 +1,4 @@
-import type { InferOptions, ModelEvent, ModelRequest, UpstreamClient } from 'switchyard';
+import type { InferOptions, ModelEvent, ModelRequest, UpstreamClient } from 'switchyard-gateway';
 import type { Observable } from 'rxjs';
 
 /**

@@ -73,7 +73,7 @@ export function packageVersion(): string {
   for (let dir = new URL('./', import.meta.url); dir.pathname !== '/'; dir = new URL('../', dir)) {
     try {
       const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'switchyard') return pkg.version ?? '0.0.0';
+      if (pkg.name === 'switchyard-gateway') return pkg.version ?? '0.0.0';
     } catch {
       // not here; look one level up
     }

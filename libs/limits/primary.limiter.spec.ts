@@ -1,0 +1,32 @@
+import type { Worker } from 'node:cluster';
+import { limitsPrimaryService } from './primary.limiter.js';
+
+const worker = (id: number) => ({ id }) as Worker;
+const settings = { concurrentRequests: 2, requestsPerMinute: null, tokensPerMinute: 100, redisUrl: null, keyPrefix: 't:' };
+
+describe('the primary’s limits service (worker mode)', () => {
+  it('counts one owner’s places across workers, and refuses past the limit with the 429’s words', async () => {
+    const service = limitsPrimaryService(settings);
+    const a = (await service.handle({ op: 'acquire', owner: 'o' }, worker(1))) as { lease: number };
+    await service.handle({ op: 'acquire', owner: 'o' }, worker(2));
+    expect(await service.handle({ op: 'acquire', owner: 'o' }, worker(2))).toEqual({ refused: { message: expect.stringMatching(/2 concurrent requests/), retryAfter: 1 } });
+    await service.handle({ op: 'release', lease: a.lease, tokens: 0 }, worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o' }, worker(2))).toEqual({ lease: expect.any(Number) });
+  });
+
+  it('charges the tokens a worker reports on release', async () => {
+    const service = limitsPrimaryService({ ...settings, concurrentRequests: null });
+    const lease = (await service.handle({ op: 'acquire', owner: 'o' }, worker(1))) as { lease: number };
+    await service.handle({ op: 'release', lease: lease.lease, tokens: 150 }, worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o' }, worker(1))).toMatchObject({ refused: { message: expect.stringMatching(/100 tokens per minute/) } });
+  });
+
+  it('gives back the places of a worker that died', async () => {
+    const service = limitsPrimaryService(settings);
+    await service.handle({ op: 'acquire', owner: 'o' }, worker(1));
+    await service.handle({ op: 'acquire', owner: 'o' }, worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o' }, worker(2))).toHaveProperty('refused');
+    service.workerExited!(worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o' }, worker(2))).toHaveProperty('lease');
+  });
+});

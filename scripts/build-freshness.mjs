@@ -2,7 +2,7 @@
 // simulator`, `npm run demo` and the `switchyard` command compile only when a
 // source changed since the last build (a full `tsc` takes ~40 s on 2 cores).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -41,13 +41,43 @@ export function staleReason(root) {
   return newest > built ? 'sources changed since the last build' : null;
 }
 
-/** Compiles when stale. Returns whether it compiled. */
+const LOCK = join('dist', '.build-lock');
+/** A lock older than this was left by a build that died. */
+const STALE_LOCK_MS = 10 * 60_000;
+
+/**
+ * Compiles when stale. Returns whether it compiled. Two starts at once (two
+ * terminals, two test files) build once: the second waits for the first's
+ * lock, then finds dist/ current.
+ */
 export function ensureBuilt(root, log = (line) => process.stderr.write(line + '\n')) {
-  const reason = staleReason(root);
-  if (!reason) return false;
-  log(`switchyard: building (${reason})...`);
-  build(root, log);
-  return true;
+  if (!staleReason(root)) return false;
+  const lock = join(root, LOCK);
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  for (let waited = false; ; waited = true) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // removed meanwhile
+      }
+      if (!waited) log('switchyard: waiting for another build to finish...');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
+    }
+  }
+  try {
+    const reason = staleReason(root);
+    if (!reason) return false;
+    log(`switchyard: building (${reason})...`);
+    build(root, log);
+    return true;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** `tsc -p tsconfig.build.json`, then the stamp, dated when the sources were read. */
@@ -57,6 +87,8 @@ export function build(root, log = (line) => process.stderr.write(line + '\n')) {
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) {
     log('switchyard: the build failed; fix the errors above.');
+    // process.exit skips ensureBuilt's finally: let the next start try again at once.
+    rmSync(join(root, LOCK), { recursive: true, force: true });
     process.exit(result.status ?? 1);
   }
   // Dated at the start: a source saved during the build makes the next start rebuild.

@@ -1,5 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,25 @@ describe('start from the built output when it is current', () => {
     expect(readFileSync(output, 'utf8')).toContain('hello changed');
   }, 120_000);
 
+  it('two starts at once build once: the second waits for the first, then runs the same build', async () => {
+    writeFileSync(source(), `${AMBIENT}console.log('hello twice');\n`);
+    const later = new Date(statSync(join(dir, 'dist', '.build-stamp')).mtimeMs + 10_000);
+    utimesSync(source(), later, later);
+    const start = () =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(dir, 'scripts', 'run-built.mjs'), 'apps/hello/src/main'], { cwd: dir });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+        child.on('exit', (code) => resolve({ code, out, err }));
+      });
+    const both = await Promise.all([start(), start()]);
+    for (const run of both) expect(run).toMatchObject({ code: 0, out: 'hello twice\n' });
+    expect(both.filter((r) => r.err.includes('building (')).length).toBe(1);
+    expect(existsSync(join(dir, 'dist', '.build-lock'))).toBe(false);
+  }, 120_000);
+
   it('a tree with only dist/ (an image) starts without looking for sources', () => {
     const image = mkdtempSync(join(tmpdir(), 'switchyard-image-'));
     try {
@@ -65,7 +84,7 @@ describe('start from the built output when it is current', () => {
       cpSync(join(dir, 'dist'), join(image, 'dist'), { recursive: true });
       cpSync(join(dir, 'package.json'), join(image, 'package.json'));
       const out = execFileSync(process.execPath, [join(image, 'scripts', 'run-built.mjs'), 'apps/hello/src/main'], { cwd: image, encoding: 'utf8' });
-      expect(out.trim()).toBe('hello changed');
+      expect(out.trim()).toBe('hello twice');
     } finally {
       rmSync(image, { recursive: true, force: true });
     }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -154,4 +154,22 @@ describe('worker mode shares limits and metrics across two workers', () => {
     expect(sample(open.text, 'switchyard_http_requests_total', { route: '/v1/responses', status: '200' })).toBe(main);
     expect(sample(open.text, 'switchyard_worker_up', {})).toBe(2);
   }, 30_000);
+
+  it('keeps answering scrapes while a worker that died is replaced (only ready workers are asked)', async () => {
+    const children = () => readFileSync(`/proc/${gateway.pid}/task/${gateway.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const [victim] = children();
+    process.kill(victim, 'SIGKILL');
+    const statuses: number[] = [];
+    let up = 0;
+    for (let i = 0; i < 400 && up !== 2; i++) {
+      const r = await call(metricsPort, 'GET', '/metrics', undefined, null);
+      statuses.push(r.status);
+      up = sample(r.text, 'switchyard_worker_up', {});
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(up).toBe(2);
+    expect(children()).not.toContain(victim);
+    // A scrape during the replacement may fail once (the worker that died was asked); none stalls or keeps failing.
+    expect(statuses.filter((s) => s !== 200).length).toBeLessThanOrEqual(1);
+  }, 60_000);
 });

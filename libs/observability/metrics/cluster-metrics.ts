@@ -1,38 +1,93 @@
+import cluster, { type Worker } from 'node:cluster';
 import { createServer, type Server } from 'node:http';
-import type { PrimaryService } from '#core/cluster/primary-channel.js';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
+import { AggregatorRegistry, Registry } from 'prom-client';
 
 /** The primary service's name in worker mode (see `#core/cluster/primary-channel.js`). */
 export const METRICS_SERVICE = 'metrics';
 
+const REQUEST = 'switchyard:metrics-request';
+const ANSWER = 'switchyard:metrics-answer';
+
+type WorkerMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+type MetricsCall = { op: 'ready' } | { op: 'scrape' };
+
 /**
  * In the primary of worker mode: every worker's series merged into one view
- * (prom-client's cluster aggregator: counters and histograms summed, so a
- * scrape sees the gateway's totals whichever worker answers it). Series that
- * carry a `worker` label stay one per worker.
+ * (prom-client's `AggregatorRegistry.aggregate`: counters and histograms
+ * summed, so a scrape sees the gateway's totals whichever worker answers it).
+ * Series that carry a `worker` label stay one per worker. Only workers that
+ * said their registry is ready are asked, so a worker still booting (or
+ * replacing one that died) does not stall the scrape; one that exits during a
+ * scrape fails that scrape rather than under-count it (a lower total would
+ * read as a counter reset).
  */
 export class ClusterMetrics {
-  private readonly aggregator = new AggregatorRegistry();
+  private readonly ready = new Set<number>();
+  private readonly pending = new Map<number, { waiting: Set<number>; answers: WorkerMetrics[]; done(err: Error | null): void }>();
+  private nextId = 1;
+
+  constructor(private readonly timeoutMs = 5_000) {
+    cluster.on('message', (worker: Worker, message: { type?: string; id?: number; metrics?: WorkerMetrics }) => {
+      if (message?.type !== ANSWER || message.id === undefined) return;
+      const scrape = this.pending.get(message.id);
+      if (!scrape || !scrape.waiting.delete(worker.id)) return;
+      scrape.answers.push(message.metrics ?? []);
+      if (scrape.waiting.size === 0) scrape.done(null);
+    });
+    cluster.on('exit', (worker: Worker) => {
+      this.ready.delete(worker.id);
+      for (const scrape of this.pending.values()) if (scrape.waiting.has(worker.id)) scrape.done(new Error(`worker ${worker.id} exited during the scrape`));
+    });
+  }
 
   get contentType(): string {
-    return this.aggregator.contentType;
+    return Registry.PROMETHEUS_CONTENT_TYPE;
   }
 
-  scrape(): Promise<string> {
-    return this.aggregator.clusterMetrics();
+  async scrape(): Promise<string> {
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w && this.ready.has(w.id) && w.isConnected());
+    const id = this.nextId++;
+    const answers: WorkerMetrics[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error(`workers did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const finish = (err: Error | null) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      this.pending.set(id, { waiting: new Set(workers.map((w) => w.id)), answers, done: finish });
+      if (workers.length === 0) return finish(null);
+      for (const worker of workers) worker.send({ type: REQUEST, id });
+    });
+    return AggregatorRegistry.aggregate(answers as never).metrics();
   }
 
-  /** What a worker's `GET /metrics` asks for. */
+  /** What a worker calls: `ready` once its registry answers, `scrape` for its `GET /metrics`. */
   service(): PrimaryService {
-    return { handle: async () => ({ text: await this.scrape(), contentType: this.contentType }) };
+    return {
+      handle: async (payload: unknown, worker: Worker) => {
+        if ((payload as MetricsCall)?.op === 'ready') {
+          this.ready.add(worker.id);
+          return null;
+        }
+        return { text: await this.scrape(), contentType: this.contentType };
+      },
+    };
   }
 }
 
-/** In a worker: answers the primary's aggregator with this registry's series. */
+/** In a worker: answers the primary's requests with this registry's series, then tells it so. */
 export function exposeToPrimary(registry: Registry): void {
-  // Constructing one installs prom-client's worker-side listener; the registry list is global.
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([registry]);
+  process.on('message', (message: { type?: string; id?: number }) => {
+    if (message?.type !== REQUEST) return;
+    void registry.getMetricsAsJSON().then(
+      (metrics) => process.send?.({ type: ANSWER, id: message.id, metrics }),
+      () => process.send?.({ type: ANSWER, id: message.id, metrics: [] }),
+    );
+  });
+  void notifyPrimary(METRICS_SERVICE, { op: 'ready' } satisfies MetricsCall);
 }
 
 /**

@@ -114,7 +114,7 @@ export class GatewayMetrics {
   /** The exposition: this registry's, or in worker mode the whole gateway's. */
   async scrape(): Promise<string> {
     if (!this.clustered) return this.registry.metrics();
-    const { text } = await callPrimary<{ text: string }>(METRICS_SERVICE, null, 10_000);
+    const { text } = await callPrimary<{ text: string }>(METRICS_SERVICE, { op: 'scrape' }, 10_000);
     return text;
   }
 }

@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { isGatewayError } from '#core/errors/gateway-error.js';
 import { unstorableTextError } from '#core/protocol/storable-text.js';
-import { isUnavailable, translateUnavailable } from './pg-unavailable.js';
+import { isUnavailable, sqlStateOf, translateUnavailable } from './pg-unavailable.js';
 
 /**
  * `\u0000` and lone-surrogate escapes as `JSON.stringify` writes them, preceded by an even run of
@@ -30,9 +29,10 @@ export function pgJson(value: unknown): string {
  * escape in `jsonb` (22P02 with a Unicode detail).
  */
 export function isUnstorableText(e: unknown): boolean {
-  if (!(e instanceof pg.DatabaseError)) return false;
-  if (e.code === '22021' || e.code === '22P05') return true;
-  return e.code === '22P02' && /surrogate|unicode/i.test(`${e.message} ${e.detail ?? ''}`);
+  const code = sqlStateOf(e);
+  if (code === '22021' || code === '22P05') return true;
+  const { message, detail } = e as { message?: unknown; detail?: unknown };
+  return code === '22P02' && /surrogate|unicode/i.test(`${String(message)} ${String(detail ?? '')}`);
 }
 
 /**

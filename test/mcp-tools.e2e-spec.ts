@@ -265,7 +265,7 @@ describe('MCP tools through the gateway (openai client)', () => {
     await refused(client.responses.create({ model: MODEL, tools: [asked], input: edited as any }));
     // None of them ran the call or the model, on either server.
     expect(stack.simulator.requests.length).toBe(before);
-    expect(callsTo('delete_item').filter((c) => ['11', '12'].includes(c.args.id))).toHaveLength(0);
+    expect(callsTo('delete_item').filter((c) => ['11', '12'].includes(String(c.args.id)))).toHaveLength(0);
     expect(other.log.calls).toHaveLength(0);
 
     // The declaration the user saw: the approval holds, on each path, and the call runs.

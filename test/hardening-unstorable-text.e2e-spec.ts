@@ -6,6 +6,7 @@ import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { rawPost } from './support/robustness/raw-http.js';
+import { SocketClient } from './support/socket-client.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const LONE = 'a\ud800b';
@@ -87,6 +88,14 @@ describe.each(['sqlite', 'postgres'] as const)('unstorable text on %s', (driver)
     await refused(stack.openai.vectorStores.files.retrieve(NUL, { vector_store_id: store.id }), 'fileId');
     await refused(stack.openai.responses.inputItems.list('resp_x', { after: NUL }), 'after');
     await refused(stack.openai.files.list({ purpose: NUL }), 'purpose');
+    await refused(stack.openai.containers.retrieve(NUL), 'id');
+    await refused(stack.openai.containers.files.list(NUL), 'id');
+    // Percent-encoded by hand, as a client without the SDK's encoding sends it.
+    for (const path of ['/responses/%00', '/responses/%00/input_items', '/conversations/%00', '/files/%00', '/vector_stores/%00', '/containers/%00']) {
+      const res = await fetch(`${stack.url}${path}`);
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(((await res.json()) as any).error).toMatchObject({ code: 'unsupported_unicode', param: 'id' });
+    }
   });
 
   it('refuses them in Conversations, Files and Vector Stores bodies and in an uploaded file name', async () => {
@@ -100,6 +109,20 @@ describe.each(['sqlite', 'postgres'] as const)('unstorable text on %s', (driver)
     expect((named as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'file' });
     const file = await stack.openai.files.create({ file: await toFile(Buffer.from('hello'), 'résumé.txt'), purpose: 'assistants' });
     expect(file.filename).toBe('résumé.txt');
+  });
+
+  it('refuses them in a WebSocket response.create frame with an error frame, and the socket serves on', async () => {
+    const before = stack.simulator.requests.length;
+    const socket = await SocketClient.open(stack);
+    try {
+      socket.send('{"type":"response.create","model":"m","input":"x\\ud800"}');
+      expect(await socket.next()).toMatchObject({ type: 'error', status: 400, error: { code: 'unsupported_unicode', param: 'input' } });
+      expect(stack.simulator.requests.length).toBe(before);
+      socket.create({ model: 'm', input: '[[say still here]]' });
+      expect((await socket.untilDone()).at(-1).type).toBe('response.completed');
+    } finally {
+      socket.ws.close();
+    }
   });
 
   it('answers raw JSON escapes the same way (no SDK in between)', async () => {

@@ -46,3 +46,5 @@ export { requestBody, validateFields, listQuery, ListQueryDto } from '#http/requ
 /** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
 export { requestOwner } from '#http/request/request-owner.js';
 export type * from '#core/protocol/items.js';
+// The SQL port a tool module keeps tables of its own through (file search), on the gateway's drivers with its error mapping.
+export { DriverMissingError, PostgresDatabase, SqliteDatabase, type PostgresDatabaseOptions, type Row, type SqlDatabase, type SqlValue } from '#storage/sql/sql-database.js';

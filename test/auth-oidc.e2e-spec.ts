@@ -96,6 +96,25 @@ describe('OIDC bearer tokens beside static API keys (local JWKS server, jose-sig
     await expect(client('sk-wrong').responses.create({ model: 'm', input: 'x' })).rejects.toMatchObject({ status: 401 });
   });
 
+  it('refuses a token whose owner claim is empty, blank or not a string, in the envelope, before any work', async () => {
+    const before = stack.simulator.requests.length;
+    for (const sub of ['', '   ', '\t\n', 42, 0, true, null, ['alice'], { id: 'alice' }]) {
+      const bearer = await token(k1, { sub });
+      const err = await client(bearer)
+        .responses.create({ model: 'm', input: 'x' })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((err as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({
+        type: 'authentication_error',
+        code: 'invalid_api_key',
+        message: expect.stringMatching(/"sub" claim .*non-empty string/),
+      });
+      // Stored state is refused the same way: an empty subject is nobody's, not everybody's.
+      await expect(client(bearer).conversations.create({})).rejects.toMatchObject({ status: 401 });
+    }
+    expect(stack.simulator.requests.length).toBe(before);
+  });
+
   it('follows a key rotation: a token with a new key id refetches the key set; the retired key stops working', async () => {
     const fetchesBefore = idp.jwksFetches;
     idp.keys = [k2.jwk];

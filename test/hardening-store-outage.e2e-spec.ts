@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { get, timed } from './support/hardening/growth.js';
@@ -85,6 +86,73 @@ describe('state store outage (real PostgreSQL behind a cut proxy)', () => {
     const resumed = await create({ input: '[[say resumed]]', previous_response_id: firstId });
     expect(resumed.status).toBe(200);
     expect(JSON.parse(resumed.text).output.at(-1).content[0].text).toBe('resumed');
+  }, 60_000);
+
+  it('Files and Vector Stores routes answer 503 store_unavailable too, and a file_search call fails for the model, not the request', async () => {
+    const file = await stack.openai.files.create({ file: await toFile(Buffer.from('The kettle warranty lasts 24 months.'), 'kettle.txt'), purpose: 'assistants' });
+    const store = await stack.openai.vectorStores.create({ name: 'manuals', file_ids: [file.id] });
+    let status = 'in_progress';
+    for (let i = 0; i < 100 && status === 'in_progress'; i++) {
+      status = (await stack.openai.vectorStores.files.retrieve(file.id, { vector_store_id: store.id })).status;
+      if (status === 'in_progress') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe('completed');
+    const tools = [{ type: 'file_search' as const, vector_store_ids: [store.id] }];
+    const search = '[[call file_search {"queries":["kettle warranty"]}]]';
+
+    await proxy.cut();
+    try {
+      const unavailable = async (call: Promise<unknown>) => {
+        const err = await call.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(OpenAI.APIError);
+        const api = err as InstanceType<typeof OpenAI.APIError>;
+        expect(api.status).toBe(503);
+        expect(api.headers?.get('retry-after')).toMatch(/^\d+$/);
+        expect(api.error).toMatchObject({ code: 'store_unavailable', type: 'server_error' });
+      };
+      await unavailable(stack.openai.files.list());
+      await unavailable(stack.openai.files.retrieve(file.id));
+      await unavailable(stack.openai.files.content(file.id));
+      await unavailable(stack.openai.files.create({ file: await toFile(Buffer.from('more'), 'more.txt'), purpose: 'assistants' }));
+      await unavailable(stack.openai.files.delete(file.id));
+      await unavailable(stack.openai.vectorStores.list());
+      await unavailable(stack.openai.vectorStores.create({ name: 'new' }));
+      await unavailable(stack.openai.vectorStores.retrieve(store.id));
+      await unavailable(stack.openai.vectorStores.search(store.id, { query: 'kettle' }));
+      await unavailable(stack.openai.vectorStores.files.list(store.id));
+      await unavailable(stack.openai.vectorStores.fileBatches.create(store.id, { file_ids: [file.id] }));
+
+      // The tool call cannot reach its index: a failed call the model reads, the response itself completes.
+      const answered = await stack.openai.responses.create({ model: 'm', input: search, tools, store: false });
+      expect(answered.status).toBe('completed');
+      const call = answered.output.find((i) => i.type === 'file_search_call');
+      expect(call).toMatchObject({ status: 'failed', queries: ['kettle warranty'] });
+      const toModel = (stack.simulator.requests.at(-1)!.body as any).input.find((i: any) => i.type === 'function_call_output');
+      expect(JSON.parse(toModel.output).error).toMatchObject({ code: 'store_unavailable' });
+      // Streamed the same way: the stream completes, never response.failed.
+      const stream = await stack.openai.responses.create({ model: 'm', input: search, tools, store: false, stream: true });
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      expect(types).toContain('response.file_search_call.completed');
+      expect(types.at(-1)).toBe('response.completed');
+    } finally {
+      await proxy.restore();
+    }
+
+    let back = 0;
+    for (let i = 0; i < 50 && back !== 200; i++) {
+      back = await stack.openai.files
+        .retrieve(file.id)
+        .then(() => 200)
+        .catch((e: { status?: number }) => e.status ?? 0);
+      if (back !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(back).toBe(200);
+    const found = await stack.openai.vectorStores.search(store.id, { query: 'kettle warranty' });
+    expect(found.data[0].filename).toBe('kettle.txt');
   }, 60_000);
 
   it('a database that stops answering on open connections is a 503 after the query timeout, then recovers', async () => {

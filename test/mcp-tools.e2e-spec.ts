@@ -23,6 +23,7 @@ function eventTrace(events: any[]): string[] {
 
 describe('MCP tools through the gateway (openai client)', () => {
   let server: StreamableTestServer;
+  let other: StreamableTestServer;
   let deadUrl: string;
   let redirect: Awaited<ReturnType<typeof startRedirectServer>>;
   let stack: GatewayStack;
@@ -30,6 +31,7 @@ describe('MCP tools through the gateway (openai client)', () => {
 
   beforeAll(async () => {
     server = await StreamableTestServer.start();
+    other = await StreamableTestServer.start();
     const dead = await StreamableTestServer.start();
     deadUrl = dead.url;
     await dead.close();
@@ -38,7 +40,7 @@ describe('MCP tools through the gateway (openai client)', () => {
     stack = await startStack({
       config: {
         mcp: {
-          allowedHosts: [`127.0.0.1:${server.port}`, new URL(deadUrl).host, new URL(redirect.url).host],
+          allowedHosts: [`127.0.0.1:${server.port}`, `127.0.0.1:${other.port}`, new URL(deadUrl).host, new URL(redirect.url).host],
           discoveryTimeoutMs: 5_000,
           servers: [
             { label: 'ops', transport: 'streamable-http', url: server.url, headers: { 'X-Operator-Key': OPERATOR_KEY } },
@@ -53,7 +55,7 @@ describe('MCP tools through the gateway (openai client)', () => {
 
   afterAll(async () => {
     await stack.close();
-    await Promise.all([server.close(), redirect.close()]);
+    await Promise.all([server.close(), other.close(), redirect.close()]);
   });
 
   const demo = (extra: Record<string, unknown> = {}) => ({ type: 'mcp', server_label: 'demo', server_url: server.url, ...extra }) as any;
@@ -227,6 +229,51 @@ describe('MCP tools through the gateway (openai client)', () => {
     const outputs = upstreamInput.filter((i) => i.type === 'function_call_output');
     expect(calls.map((c) => c.call_id)).toEqual([request.id]);
     expect(outputs).toEqual([{ type: 'function_call_output', call_id: request.id, output: 'deleted 8\ndone' }]);
+  });
+
+  it('holds an approval only for the server_url and credentials it was asked under, on both continuation paths', async () => {
+    const prompt = 'Delete item 11. [[call demo__delete_item {"id":"11"}]]';
+    const asked = demo({ authorization: SECRET, headers: { 'X-Team': 'blue' } });
+    const first = await client.responses.create({ model: MODEL, input: prompt, tools: [asked], store: true });
+    const request = first.output.find((i) => i.type === 'mcp_approval_request') as any;
+    // Nothing secret is in the id the client keeps and the store holds.
+    expect(request.id).toMatch(/^mcpr_[0-9a-f]{48}$/);
+    expect(JSON.stringify(first)).not.toContain(SECRET);
+    const answer = { type: 'mcp_approval_response', approval_request_id: request.id, approve: true };
+    const replay = [{ role: 'user', content: prompt }, ...first.output, answer];
+    const sentAgain = [
+      demo({ authorization: 'sk-someone-elses-token', headers: { 'X-Team': 'blue' } }),
+      demo({ headers: { 'X-Team': 'blue' } }),
+      demo({ authorization: SECRET, headers: { 'X-Team': 'red' } }),
+      demo({ authorization: SECRET, headers: { 'X-Team': 'blue' }, server_url: other.url }),
+    ];
+    const refused = async (call: Promise<unknown>) => {
+      const err = await call.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'tools', code: 'approval_declaration_mismatch' });
+    };
+    const before = stack.simulator.requests.length;
+    for (const tool of sentAgain) {
+      await refused(client.responses.create({ model: MODEL, tools: [tool], input: replay as any }));
+      await refused(client.responses.create({ model: MODEL, tools: [tool], previous_response_id: first.id, input: [answer] as any }));
+    }
+    // A replayed request item whose call was edited is not what the user approved either.
+    const edited = replay.map((i: any) => (i.id === request.id ? { ...i, arguments: '{"id":"12"}' } : i));
+    await refused(client.responses.create({ model: MODEL, tools: [asked], input: edited as any }));
+    // None of them ran the call or the model, on either server.
+    expect(stack.simulator.requests.length).toBe(before);
+    expect(callsTo('delete_item').filter((c) => ['11', '12'].includes(String(c.args.id)))).toHaveLength(0);
+    expect(other.log.calls).toHaveLength(0);
+
+    // The declaration the user saw: the approval holds, on each path, and the call runs.
+    const viaHistory = await client.responses.create({ model: MODEL, tools: [asked], input: replay as any });
+    expect(viaHistory.output[0]).toMatchObject({ type: 'mcp_call', status: 'completed', approval_request_id: request.id });
+    const viaStored = await client.responses.create({ model: MODEL, tools: [asked], previous_response_id: first.id, input: [answer] as any });
+    expect(viaStored.output[0]).toMatchObject({ type: 'mcp_call', status: 'completed', approval_request_id: request.id });
+    expect(callsTo('delete_item').filter((c) => c.args.id === '11')).toHaveLength(2);
   });
 
   it('answers an approval on a stored conversation through previous_response_id', async () => {

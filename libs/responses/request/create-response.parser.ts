@@ -10,6 +10,7 @@ import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
 import { requestBody, validateFields } from '#http/request/request-validation.js';
+import { assertStorableText } from '#core/protocol/storable-text.js';
 
 function unsupported(param: string, why: string): never {
   throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');
@@ -32,6 +33,8 @@ export class CreateResponseParser {
     // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
     const shape = jsonShapeViolation(raw);
     if (shape) throw shapeError(shape);
+    // HTTP routes checked this in their guard; WebSocket frames and RPC requests are checked here.
+    assertStorableText(raw);
     const dto = validateFields(toCreateResponseDto(raw));
 
     if (raw.background === true && raw.store === false) {

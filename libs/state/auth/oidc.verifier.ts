@@ -52,12 +52,13 @@ export class OidcVerifier {
       throw refusal(err, this.config.ownerClaim);
     }
     const subject = payload[this.config.ownerClaim];
-    if (typeof subject !== 'string' && typeof subject !== 'number') {
-      throw new AuthenticationError(`The bearer token has no "${this.config.ownerClaim}" claim to identify its caller.`);
+    // The owner claim is the identity every stored object is scoped to: an empty or blank one
+    // would make every such token one shared caller, and a number or object is not an identifier
+    // the issuer promised (RFC 7519 makes `sub` a string). Refused, never coerced.
+    if (typeof subject !== 'string' || subject.trim() === '') {
+      throw new AuthenticationError(`The bearer token has no "${this.config.ownerClaim}" claim to identify its caller: it must be a non-empty string.`);
     }
-    return createHash('sha256')
-      .update(`oidc\0${this.config.issuer}\0${String(subject)}`, 'utf8')
-      .digest('hex');
+    return createHash('sha256').update(`oidc\0${this.config.issuer}\0${subject}`, 'utf8').digest('hex');
   }
 
   private keySet(): Promise<JWTVerifyGetKey> {

@@ -14,6 +14,10 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     throw translate(e);
   }
   let broken: Error | undefined;
+  // A checked-out connection the server drops emits 'error' with no pool listener on it, which
+  // would end the process; the query in flight rejects with it anyway, and release discards it.
+  const dropped = (e: Error) => (broken = e);
+  client.on('error', dropped);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -25,6 +29,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     });
     throw translate(e);
   } finally {
+    client.off('error', dropped);
     client.release(broken);
   }
 }

@@ -1,5 +1,14 @@
-import pg from 'pg';
 import { StoreUnavailableError, isGatewayError } from '#core/errors/gateway-error.js';
+
+/**
+ * A server's error report (node-postgres' `DatabaseError`), told by its shape: this module is
+ * also used by stores that load the driver lazily (the SQL port), so it must not import `pg`.
+ */
+export function sqlStateOf(e: unknown): string | undefined {
+  if (e === null || typeof e !== 'object') return undefined;
+  const { code, severity } = e as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
 
 /** Socket error codes that mean the database cannot be reached right now. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -19,7 +28,8 @@ function unavailableSqlState(code: string | undefined): boolean {
  * connect and query timeouts, a server shutting down.
  */
 export function isUnavailable(e: unknown): boolean {
-  if (e instanceof pg.DatabaseError) return unavailableSqlState(e.code);
+  const sqlState = sqlStateOf(e);
+  if (sqlState) return unavailableSqlState(sqlState);
   // Duck-typed: socket errors may come from another realm than this module's `Error`.
   if (e === null || typeof e !== 'object') return false;
   const { code, message } = e as { code?: unknown; message?: unknown };

@@ -12,7 +12,7 @@ import {
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
 import { inTransaction } from './pg-transaction.js';
-import { translateUnavailable } from './pg-unavailable.js';
+import { pgJson, translatePgError } from './pg-text.js';
 
 type Int8 = string | number;
 
@@ -131,7 +131,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
       await client.query(
         `INSERT INTO background_runs (id, owner, status, response, node_id, lease_expires_at, last_sequence)
          VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`,
-        [run.id, run.owner, run.status, JSON.stringify(run.response), run.nodeId, run.leaseExpiresAt, run.lastSequence],
+        [run.id, run.owner, run.status, pgJson(run.response), run.nodeId, run.leaseExpiresAt, run.lastSequence],
       );
       return null;
     });
@@ -148,7 +148,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
       const updated = await client.query(
         `UPDATE background_runs SET status = $2, response = $3::jsonb, last_sequence = COALESCE($4, last_sequence)
          WHERE id = $1 AND ${LIVE_SQL}`,
-        [id, append.status, JSON.stringify(append.response), last],
+        [id, append.status, pgJson(append.response), last],
       );
       if (updated.rowCount === 0) return false;
       if (append.events.length > 0) {
@@ -156,7 +156,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
         await client.query(
           `INSERT INTO background_events (response_id, sequence, event)
            SELECT $1, (e.value->>'sequence_number')::bigint, e.value FROM jsonb_array_elements($2::jsonb) AS e (value)`,
-          [id, JSON.stringify(append.events.map((e) => ({ ...e.event, sequence_number: e.sequence })))],
+          [id, pgJson(append.events.map((e) => ({ ...e.event, sequence_number: e.sequence })))],
         );
       }
       await client.query('SELECT pg_notify($1, $2)', [BACKGROUND_CHANNEL, notice(id, append.status !== 'queued' && append.status !== 'in_progress')]);
@@ -180,7 +180,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
       if (run.status !== 'queued' && run.status !== 'in_progress') return run;
       run.status = 'cancelled';
       run.response = response(run.response);
-      await client.query("UPDATE background_runs SET status = 'cancelled', response = $2::jsonb WHERE id = $1", [id, JSON.stringify(run.response)]);
+      await client.query("UPDATE background_runs SET status = 'cancelled', response = $2::jsonb WHERE id = $1", [id, pgJson(run.response)]);
       await client.query('SELECT pg_notify($1, $2)', [BACKGROUND_CHANNEL, notice(id, true)]);
       return run;
     });
@@ -209,12 +209,8 @@ export class PostgresBackgroundStore implements BackgroundStore {
       for (const row of rows) {
         const run = toRun(row);
         const { response, event } = expiryEvent(run, fail);
-        await client.query("UPDATE background_runs SET status = 'failed', response = $2::jsonb, last_sequence = $3 WHERE id = $1", [
-          run.id,
-          JSON.stringify(response),
-          event.sequence,
-        ]);
-        await client.query('INSERT INTO background_events (response_id, sequence, event) VALUES ($1, $2, $3::jsonb)', [run.id, event.sequence, JSON.stringify(event.event)]);
+        await client.query("UPDATE background_runs SET status = 'failed', response = $2::jsonb, last_sequence = $3 WHERE id = $1", [run.id, pgJson(response), event.sequence]);
+        await client.query('INSERT INTO background_events (response_id, sequence, event) VALUES ($1, $2, $3::jsonb)', [run.id, event.sequence, pgJson(event.event)]);
         await client.query('SELECT pg_notify($1, $2)', [BACKGROUND_CHANNEL, notice(run.id, true)]);
       }
       return rows.map((row) => row.id);
@@ -231,7 +227,7 @@ export class PostgresBackgroundStore implements BackgroundStore {
     try {
       return await this.open().query<R>(text, values);
     } catch (e) {
-      throw translateUnavailable(e);
+      throw translatePgError(e);
     }
   }
 
@@ -277,6 +273,6 @@ export class PostgresBackgroundStore implements BackgroundStore {
   }
 
   private transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(pool, fn, translateUnavailable);
+    return inTransaction(pool, fn, translatePgError);
   }
 }

@@ -147,14 +147,33 @@ describe('PostgresStateStore', () => {
     }
   });
 
-  it('refuses text with a NUL character with a 400 and stores nothing', async () => {
+  it('keeps a response whose model or tool text holds NUL or a lone surrogate, with U+FFFD in their place', async () => {
     const store = storeIn(freshSchema());
     await store.init();
     try {
       const r = response('key');
-      r.inputItems.push({ type: 'message', role: 'user', content: 'a\u0000b' });
+      // Client text is refused at the edge; this is what a model or a tool may still produce.
+      r.inputItems.push({ type: 'message', role: 'user', content: 'a\u0000b \ud800c \\u0000 \ud83d\ude00' });
+      (r.response as any).output = [{ id: 'msg_x', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x\udc00\u0000', annotations: [] }] }];
+      (r.response as any).metadata = { 'k\u0000': 'v' };
+      await store.saveResponse(r);
+      const back = await store.getResponse(r.id, 'key');
+      expect(back!.inputItems.at(-1)).toMatchObject({ content: 'a\ufffdb \ufffdc \\u0000 \ud83d\ude00' });
+      expect((back!.response as any).output[0].content[0].text).toBe('x\ufffd\ufffd');
+      expect((back!.response as any).metadata).toEqual({ 'k\ufffd': 'v' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('answers a NUL in an id or owner with a 400, not a driver error', async () => {
+    const store = storeIn(freshSchema());
+    await store.init();
+    try {
+      await expect(store.getResponse('resp_\u0000', 'key')).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      await expect(store.getConversation('conv_\u0000', 'key')).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      const r = response('key\u0000');
       await expect(store.saveResponse(r)).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
-      expect(await store.getResponse(r.id, 'key')).toBeNull();
     } finally {
       await store.close();
     }

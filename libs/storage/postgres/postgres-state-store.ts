@@ -1,24 +1,14 @@
 import pg from 'pg';
-import { InvalidRequestError, NotFoundError, isGatewayError } from '#core/errors/gateway-error.js';
+import { NotFoundError } from '#core/errors/gateway-error.js';
 import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import {
-  CONVERSATION_ITEMS,
-  INPUT_ITEMS,
-  type ItemTable,
-  nowSeconds,
-  outputItemsOf,
-  RESPONSE_COLUMNS_SQL,
-  responseRowValues,
-  toJson,
-  withItemId,
-} from '../shared/stored-item.util.js';
+import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, outputItemsOf, RESPONSE_COLUMNS_SQL, responseRowValues, withItemId } from '../shared/stored-item.util.js';
 import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { inTransaction } from './pg-transaction.js';
-import { isUnavailable, translateUnavailable } from './pg-unavailable.js';
+import { pgJson, translatePgError } from './pg-text.js';
 
 const { Pool } = pg;
 
@@ -98,19 +88,6 @@ function uniqueViolation(e: unknown, constraint: string): e is pg.DatabaseError 
 /** The clashing item id from "Key (conversation_id, item_id)=(conv_1, msg_2) already exists." */
 function duplicateItemId(e: pg.DatabaseError): string | null {
   return /\)=\(.*?, (.*)\) already exists/.exec(e.detail ?? '')?.[1] ?? null;
-}
-
-/**
- * jsonb cannot hold U+0000 in a string (SQLite can). Refusing with a 400 that
- * says so beats a bare 500, and silently rewriting the text would corrupt it.
- */
-function translateDbError(e: unknown): unknown {
-  if (isGatewayError(e)) return e;
-  if (isUnavailable(e)) return translateUnavailable(e);
-  if (e instanceof pg.DatabaseError && e.code === '22P05') {
-    return new InvalidRequestError('Text containing a NUL character (\\u0000) cannot be stored in PostgreSQL.', null, 'unsupported_unicode');
-  }
-  return e;
 }
 
 function toStoredResponse(row: ResponseRow): StoredResponse {
@@ -200,7 +177,7 @@ export class PostgresStateStore implements StateStore {
         await client.query(
           `INSERT INTO responses (${RESPONSE_COLUMNS_SQL})
            VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb)`,
-          responseRowValues(r),
+          responseRowValues(r, pgJson),
         );
       } catch (e) {
         throw uniqueViolation(e, 'responses_pkey') ? new DuplicateIdError('response', r.id, 'id') : e;
@@ -210,7 +187,7 @@ export class PostgresStateStore implements StateStore {
         await client.query(
           `INSERT INTO response_input_items (response_id, position, item_id, item)
            SELECT $1, e.ord - 1, e.value->>'id', e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e (value, ord)`,
-          [r.id, toJson(r.inputItems.map(withItemId))],
+          [r.id, pgJson(r.inputItems.map(withItemId))],
         );
       }
       const outputs = outputItemsOf(r);
@@ -219,7 +196,7 @@ export class PostgresStateStore implements StateStore {
           `INSERT INTO response_output_items (response_id, position, item_id, item)
            SELECT $1, e.ord - 1, e.value->>'id', e.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e (value, ord)
            WHERE e.value->>'id' IS NOT NULL`,
-          [r.id, toJson(outputs)],
+          [r.id, pgJson(outputs)],
         );
       }
       if (r.conversationId !== null && !(await this.appendItems(client, r.conversationId, r.owner, conversationItems))) {
@@ -304,7 +281,7 @@ export class PostgresStateStore implements StateStore {
         } = await client.query<ConversationRow>(
           `INSERT INTO conversations (id, owner, created_at, metadata, next_position) VALUES ($1, $2, $3, $4::jsonb, 0)
            RETURNING id, owner, created_at, metadata`,
-          [c.id, c.owner, c.createdAt, toJson(c.metadata)],
+          [c.id, c.owner, c.createdAt, pgJson(c.metadata)],
         ));
       } catch (e) {
         throw uniqueViolation(e, 'conversations_pkey') ? new DuplicateIdError('conversation', c.id, 'id') : e;
@@ -327,10 +304,10 @@ export class PostgresStateStore implements StateStore {
       .query<ConversationRow>(
         `UPDATE conversations SET metadata = $3::jsonb WHERE id = $1 AND owner IS NOT DISTINCT FROM $2
          RETURNING id, owner, created_at, metadata`,
-        [id, owner, toJson(metadata)],
+        [id, owner, pgJson(metadata)],
       )
       .catch((e: unknown) => {
-        throw translateDbError(e);
+        throw translatePgError(e);
       });
     return rows.length > 0 ? toConversation(rows[0]) : null;
   }
@@ -393,7 +370,7 @@ export class PostgresStateStore implements StateStore {
          SELECT $1, e.value->>'id', $2::bigint + e.ord - 1, e.value, $3
          FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e (value, ord)
          RETURNING *`,
-        [conversationId, reserved.rows[0].start, nowSeconds(), toJson(items.map(withItemId))],
+        [conversationId, reserved.rows[0].start, nowSeconds(), pgJson(items.map(withItemId))],
       );
       return rows.map(toConversationItem).sort((a, b) => a.position - b.position);
     } catch (e) {
@@ -460,12 +437,12 @@ export class PostgresStateStore implements StateStore {
     try {
       return await on.query<R>(text, values);
     } catch (e) {
-      throw translateDbError(e);
+      throw translatePgError(e);
     }
   }
 
   private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, pool = this.open()): Promise<T> {
-    return inTransaction(pool, fn, translateDbError);
+    return inTransaction(pool, fn, translatePgError);
   }
 
   private open(): pg.Pool {

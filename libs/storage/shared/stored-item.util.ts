@@ -32,8 +32,8 @@ export const CONVERSATION_ITEMS: ItemTable = { table: 'conversation_items', key:
 /** Columns of a `responses` row, in the order `responseRowValues` gives them. */
 export const RESPONSE_COLUMNS_SQL = 'id, owner, created_at, previous_response_id, conversation_id, status, response, model_items, tools, tool_choice, extra';
 
-/** A response's row values for both drivers; JSON columns go over as text. */
-export function responseRowValues(r: StoredResponse): unknown[] {
+/** A response's row values for both drivers; JSON columns go over as text, written by the driver's `json`. */
+export function responseRowValues(r: StoredResponse, json: (value: unknown) => string = toJson): unknown[] {
   return [
     r.id,
     r.owner,
@@ -41,11 +41,11 @@ export function responseRowValues(r: StoredResponse): unknown[] {
     r.previousResponseId,
     r.conversationId,
     r.status,
-    toJson(r.response),
-    toJson(r.modelItems),
-    toJson(r.tools),
-    toJson(r.toolChoice),
-    r.extra === undefined ? null : toJson(r.extra),
+    json(r.response),
+    json(r.modelItems),
+    json(r.tools),
+    json(r.toolChoice),
+    r.extra === undefined ? null : json(r.extra),
   ];
 }
 

@@ -17,7 +17,10 @@ import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 
 function openStore(settings: FileSearchSettings): FileSearchStore {
-  if (settings.driver === 'postgres') return new FileSearchStore(new PostgresDatabase(settings.postgresUrl!));
+  if (settings.driver === 'postgres') {
+    const { postgresUrl, connectTimeoutMs, queryTimeoutMs } = settings;
+    return new FileSearchStore(new PostgresDatabase({ connectionString: postgresUrl!, connectTimeoutMs, queryTimeoutMs }));
+  }
   if (settings.sqlitePath !== ':memory:') mkdirSync(dirname(settings.sqlitePath), { recursive: true });
   return new FileSearchStore(new SqliteDatabase(settings.sqlitePath));
 }
@@ -26,7 +29,8 @@ function openStore(settings: FileSearchSettings): FileSearchStore {
  * The `file_search` tool type with the Files and Vector Stores APIs it
  * searches. It uses only the gateway's public contract (`src/index.ts`):
  * the tool decorators, `GATEWAY_CONFIG` and the domain errors. Its tables
- * are its own, on the database `storage` names.
+ * are its own, on the database `storage` names, reached through the storage
+ * library's SQL port (same timeouts and error mapping as the state store).
  */
 @Module({
   controllers: [FilesController, VectorStoresController],

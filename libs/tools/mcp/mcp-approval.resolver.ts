@@ -3,6 +3,8 @@ import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict } from '#core/ha
 import type { JsonObject, PublicItem } from '#core/protocol/items.js';
 import type { ToolEntry } from '#core/registry/tool-registry.js';
 import { ToolType } from '#src/tool-contract.js';
+import { approvalBindingHolds } from './mcp-approval-binding.js';
+import type { McpExecutionParams } from './mcp.tool-handler.js';
 
 /**
  * MCP's side of the approval contract: `mcp_approval_response` items answer
@@ -52,6 +54,16 @@ export class McpApprovalResolver implements ApprovalContract {
         );
       }
       const args = typeof request.arguments === 'string' ? request.arguments : JSON.stringify(request.arguments ?? {});
+      // The approval holds for the call and declaration the user was shown: a request sent again with
+      // another server_url or other credentials, or an edited call, must be approved again.
+      const target = (entry.ownership.kind === 'gateway' ? (entry.ownership.binding?.params as McpExecutionParams | undefined) : undefined)?.target;
+      if (!target || !approvalBindingHolds(answer.requestId, { serverLabel: String(request.server_label), toolName: String(request.name), arguments: args }, target)) {
+        throw new InvalidRequestError(
+          `Approval request "${answer.requestId}" was approved for another declaration of server "${String(request.server_label)}" (its server_url or credentials differ from this request's tools), or for another call; ask for approval again.`,
+          'tools',
+          'approval_declaration_mismatch',
+        );
+      }
       return { kind: 'approved', entry, arguments: args };
     });
   }

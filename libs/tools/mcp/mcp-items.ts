@@ -2,6 +2,8 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
 import { newId } from '#core/ids.js';
 import type { PublicItem } from '#core/protocol/items.js';
+import { boundApprovalRequestId } from './mcp-approval-binding.js';
+import type { McpTarget } from './mcp-target.js';
 
 /**
  * The public MCP items, shaped as `wire-notes.md` and the OpenAI SDK types
@@ -52,8 +54,10 @@ export function finishedCallItem(result: GatewayCallResult, serverLabel: string,
   });
 }
 
-export function approvalRequestItem(call: GatewayCall, serverLabel: string, toolName: string): PublicItem {
-  return { id: newId('mcpr'), type: 'mcp_approval_request', server_label: serverLabel, name: toolName, arguments: call.arguments };
+/** The request for approval, its id bound to the call and the declaration it was asked under (`mcp-approval-binding.ts`). */
+export function approvalRequestItem(call: GatewayCall, serverLabel: string, toolName: string, target: McpTarget): PublicItem {
+  const id = boundApprovalRequestId({ serverLabel, toolName, arguments: call.arguments }, target);
+  return { id, type: 'mcp_approval_request', server_label: serverLabel, name: toolName, arguments: call.arguments };
 }
 
 type ContentBlock = CallToolResult['content'][number];

@@ -60,6 +60,20 @@ export class McpTarget {
     return { ...this.#headers };
   }
 
+  /**
+   * A digest of what an approval is given for: the server (kind, label, URL
+   * with its query) and the credentials calls carry, never the credentials
+   * themselves. The same for every owner (`forOwner` keeps it).
+   */
+  declarationDigest(): string {
+    const headers = Object.entries(this.#headers)
+      .map(([k, v]) => [k.toLowerCase(), v])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return createHash('sha256')
+      .update(JSON.stringify([this.kind, this.label, this.url?.href ?? null, this.operator?.command ?? null, headers]))
+      .digest('hex');
+  }
+
   /** True when calls carry request-declared credentials: headers, or secrets in the URL's query. */
   carriesCredentials(): boolean {
     return Object.keys(this.#headers).length > 0 || Boolean(this.url?.search);

@@ -11,6 +11,8 @@ import { parseMcpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';
 import { McpToolHandler, type McpExecutionParams } from './mcp.tool-handler.js';
+import { approvalBindingHolds } from './mcp-approval-binding.js';
+import { McpTarget } from './mcp-target.js';
 
 const SECRET = 'sk-executor-secret-456';
 const STDIO_SERVER = resolve(process.cwd(), 'test/support/mcp/stdio-test-server.mjs');
@@ -209,6 +211,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       toolName: 'delete_item',
       readOnlyHint: false,
       approval: { fallback: 'always' },
+      target: McpTarget.remote('demo', new URL('http://127.0.0.1:9/mcp'), { authorization: 'Bearer t-1' }),
     } as McpExecutionParams;
 
     it('plans the mcp_call lifecycle of wire-notes', () => {
@@ -249,7 +252,11 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       expect(policy({ fallback: 'always', never: {} })).toBe(true);
       expect(policy({ fallback: 'always', always: { names: new Set(['delete_item']) }, never: { names: new Set(['delete_item']) } })).toBe(true);
       const item = executor.approvalRequestItem(call, params);
-      expect(item).toEqual({ id: expect.stringMatching(/^mcpr_/), type: 'mcp_approval_request', server_label: 'demo', name: 'delete_item', arguments: '{"id":"7"}' });
+      expect(item).toEqual({ id: expect.stringMatching(/^mcpr_[0-9a-f]{48}$/), type: 'mcp_approval_request', server_label: 'demo', name: 'delete_item', arguments: '{"id":"7"}' });
+      // Its id is bound to the call and the declaration it was asked under (mcp-approval-binding.spec.ts).
+      const approved = { serverLabel: 'demo', toolName: 'delete_item', arguments: '{"id":"7"}' };
+      expect(approvalBindingHolds(String(item.id), approved, params.target)).toBe(true);
+      expect(approvalBindingHolds(String(item.id), approved, McpTarget.remote('demo', new URL('http://127.0.0.1:9/mcp'), { authorization: 'Bearer t-2' }))).toBe(false);
     });
   });
 });

@@ -79,7 +79,7 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
   }
 
   approvalRequestItem(call: GatewayCall, params: McpExecutionParams): PublicItem {
-    return approvalRequestItem(call, params.serverLabel, params.toolName);
+    return approvalRequestItem(call, params.serverLabel, params.toolName, params.target);
   }
 
   private describeFailure(err: unknown, params: McpExecutionParams): string {

@@ -4,6 +4,7 @@ import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import type { FileRow, Owner, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
+import { assertStorableText, isStorableText, unstorableTextError } from '#core/protocol/storable-text.js';
 import { fileObject, listObject } from './public-objects.js';
 import { fileExpiresAfter, type Body } from './request-fields.js';
 
@@ -11,6 +12,19 @@ export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'use
 
 export const newFileId = (): string => `file-${randomBytes(12).toString('hex')}`;
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * The part's filename as the client sent it: multer reads it as latin1,
+ * clients send UTF-8. Cut at 512 code points (never inside a surrogate
+ * pair); a name with NUL or a broken surrogate is a 400 naming `file`.
+ */
+function uploadedFilename(originalname: string): string {
+  const name = Array.from(Buffer.from(originalname || 'upload', 'latin1').toString('utf8'))
+    .slice(0, 512)
+    .join('');
+  if (!isStorableText(name)) throw unstorableTextError('file');
+  return name;
+}
 
 export function fileNotFound(id: string, param: string | null = null): NotFoundError {
   return new NotFoundError(`No such File object: ${id}`, 'file_not_found', param);
@@ -29,6 +43,8 @@ export class FilesService {
 
   async upload(owner: Owner, file: { originalname: string; buffer: Buffer } | undefined, fields: Body): Promise<Record<string, unknown>> {
     if (!file) throw new InvalidRequestError('file is required: a multipart/form-data part named "file".', 'file');
+    // Multipart fields are read by the route, after the text guard of every route has run.
+    assertStorableText(fields);
     const purpose = fields.purpose;
     if (typeof purpose !== 'string' || !FILE_PURPOSES.includes(purpose)) {
       throw new InvalidRequestError(`purpose must be one of ${FILE_PURPOSES.join(', ')}.`, 'purpose');
@@ -38,10 +54,7 @@ export class FilesService {
     const row: FileRow = {
       id: newFileId(),
       owner,
-      // Multer reads the part's filename as latin1; clients send UTF-8.
-      filename: Buffer.from(file.originalname || 'upload', 'latin1')
-        .toString('utf8')
-        .slice(0, 512),
+      filename: uploadedFilename(file.originalname),
       purpose,
       bytes: file.buffer.length,
       createdAt,

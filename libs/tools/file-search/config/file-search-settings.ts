@@ -20,6 +20,9 @@ export interface FileSearchSettings {
   driver: 'sqlite' | 'postgres';
   sqlitePath: string;
   postgresUrl?: string;
+  /** The state store's `storage.connectTimeoutMs` / `storage.queryTimeoutMs`: an outage answers 503 within them on every route. */
+  connectTimeoutMs?: number;
+  queryTimeoutMs?: number;
   /** Unset: lexical (BM25) retrieval only. */
   embeddings?: EmbeddingSettings;
   maxFileBytes: number;
@@ -116,6 +119,8 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
     driver,
     sqlitePath: str(raw, 'sqlitePath', 'fileSearch') ?? defaultPath,
     postgresUrl: storage?.postgresUrl,
+    connectTimeoutMs: storage?.connectTimeoutMs,
+    queryTimeoutMs: storage?.queryTimeoutMs,
     embeddings,
     maxFileBytes: int(raw, 'maxFileBytes', 'fileSearch', 64 * 1024 * 1024, 1, 2 ** 31 - 1),
     maxQueriesPerSearch: int(raw, 'maxQueriesPerSearch', 'fileSearch', 100, 1, 1000),

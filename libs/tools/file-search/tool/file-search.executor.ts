@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  GatewayError,
   GatewayExecutorProvider,
   ToolType,
   type ExecutionContext,
@@ -46,6 +47,18 @@ export class FileSearchExecutor implements GatewayExecutor<FileSearchParams> {
   }
 
   async execute(call: GatewayCall, params: FileSearchParams, ctx: ExecutionContext): Promise<ToolOutput> {
+    try {
+      return await this.search(call, params, ctx);
+    } catch (e) {
+      // The store's outage is the call's failure, told to the model in words it can act on; the request goes on.
+      if (e instanceof GatewayError && e.code === 'store_unavailable') {
+        return errorOutput('store_unavailable', 'The file search index cannot be reached right now; answer without it or try again later.', queriesOf(call.arguments));
+      }
+      throw e;
+    }
+  }
+
+  private async search(call: GatewayCall, params: FileSearchParams, ctx: ExecutionContext): Promise<ToolOutput> {
     const parsed = parseQueries(call.arguments, this.settings.maxQueriesPerSearch);
     if ('error' in parsed) return errorOutput('invalid_arguments', parsed.error, []);
     const { queries } = parsed;

@@ -1,0 +1,22 @@
+import type { CanActivate, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { assertStorableText } from '#core/protocol/storable-text.js';
+
+/**
+ * Every gateway route (`@GatewayRoutes()`) refuses NUL and unpaired
+ * surrogates in its path ids, query string and JSON body with a 400 naming
+ * the field, before the controller runs: a lookup, a save or a model run
+ * never sees text that one store keeps and the other refuses. Runs after
+ * routing, so that a path id is named by its route parameter. Multipart
+ * bodies are read by their routes, which check their own fields.
+ */
+export class TextIntegrityGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    if (context.getType() !== 'http') return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    for (const [name, value] of Object.entries(req.params ?? {})) assertStorableText(value, name);
+    assertStorableText(req.query ?? {});
+    if (req.body !== undefined) assertStorableText(req.body);
+    return true;
+  }
+}

@@ -1,0 +1,241 @@
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
+import { GatewayError } from '#core/errors/gateway-error.js';
+import type pg from 'pg';
+import { translatePgError } from '../postgres/pg-text.js';
+
+/**
+ * A small SQL port for stores that keep tables of their own beside the state
+ * store (file search: `fs_*`), on the same drivers and with the same error
+ * mapping as the state and background stores: a PostgreSQL outage is the 503
+ * `store_unavailable` with Retry-After, text PostgreSQL cannot hold a 400,
+ * and connections and queries are bounded by `storage.connectTimeoutMs` and
+ * `storage.queryTimeoutMs`.
+ *
+ * The database drivers are optional peers of the package: they are loaded
+ * when a store of their kind is opened, never at import, so a host that uses
+ * neither driver installs neither.
+ */
+const requireDriver = createRequire(import.meta.url);
+
+/** A 503 for every use of file search while its database driver is not installed; boot goes on without it. */
+export class DriverMissingError extends GatewayError {
+  constructor(pkg: string, kind: string) {
+    super(`file_search on ${kind} needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, 503, 'server_error', 'driver_missing');
+  }
+}
+
+function driver<T>(pkg: string, kind: string): T {
+  try {
+    return requireDriver(pkg) as T;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'MODULE_NOT_FOUND') throw new DriverMissingError(pkg, kind);
+    throw e;
+  }
+}
+
+export type SqlValue = string | number | bigint | Buffer | null;
+export type Row = Record<string, unknown>;
+
+/**
+ * The little of SQL the file-search store needs, over SQLite and PostgreSQL
+ * alike. Statements use `?` placeholders (rewritten to `$n` for PostgreSQL)
+ * and avoid literals containing `?`.
+ */
+export interface SqlDatabase {
+  readonly kind: 'sqlite' | 'postgres';
+  /** sqlite-vec is loaded: vector distances are computed in SQL. */
+  readonly hasVectorFunctions: boolean;
+  all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /** Runs `fn` in one transaction; other statements wait for it on SQLite's single connection. */
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * better-sqlite3 is synchronous, and one connection has one transaction: an
+ * async transaction body must not interleave with statements from other
+ * requests, so everything runs through one promise chain while a
+ * transaction is open.
+ */
+export class SqliteDatabase implements SqlDatabase {
+  readonly kind = 'sqlite' as const;
+  private opened?: { db: Database.Database; vec: boolean };
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly direct: SqlDatabase;
+
+  /** Opens on first use, so that a host without better-sqlite3 boots (file search then answers 503). */
+  constructor(private readonly path: string) {
+    const self = this;
+    this.direct = {
+      kind: 'sqlite',
+      get hasVectorFunctions() {
+        return self.hasVectorFunctions;
+      },
+      all: async (sql, params = []) => self.db.prepare(sql).all(...(params as SqlValue[])) as never,
+      run: async (sql, params = []) => self.db.prepare(sql).run(...(params as SqlValue[])).changes,
+      tx: (fn) => fn(self.direct),
+      close: async () => undefined,
+    };
+  }
+
+  get hasVectorFunctions(): boolean {
+    return this.open().vec;
+  }
+
+  private get db(): Database.Database {
+    return this.open().db;
+  }
+
+  private open(): { db: Database.Database; vec: boolean } {
+    if (this.opened) return this.opened;
+    const BetterSqlite3 = driver<typeof Database>('better-sqlite3', 'sqlite');
+    const db = new BetterSqlite3(this.path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    let vec = false;
+    try {
+      driver<{ load(db: Database.Database): void }>('sqlite-vec', 'sqlite').load(db);
+      vec = true;
+    } catch {
+      // No sqlite-vec binary for this platform: similarity is computed in Node instead.
+    }
+    this.opened = { db, vec };
+    return this.opened;
+  }
+
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work, work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.enqueue(() => this.direct.all<T>(sql, params));
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.enqueue(() => this.direct.run(sql, params));
+  }
+
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    return this.enqueue(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(this.direct);
+        this.db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw e;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.chain;
+    this.opened?.db.close();
+  }
+}
+
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+class PostgresClientDb implements SqlDatabase {
+  readonly kind = 'postgres' as const;
+  readonly hasVectorFunctions = false;
+  constructor(private readonly client: pg.PoolClient) {}
+  all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return translated(async () => (await this.client.query(numbered(sql), params as unknown[])).rows as T[]);
+  }
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return translated(async () => (await this.client.query(numbered(sql), params as unknown[])).rowCount ?? 0);
+  }
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+  async close(): Promise<void> {}
+}
+
+/** Runs one driver call with PostgreSQL's failures translated as every store here translates them. */
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    throw translatePgError(e);
+  }
+}
+
+export interface PostgresDatabaseOptions {
+  connectionString: string;
+  /** Pool size; default 10. */
+  max?: number;
+  /** Wait for a connection (a free pooled one, or a new one); default 10 s, as the state store. */
+  connectTimeoutMs?: number;
+  /** Wait for one query's answer; default 5 s, as the state store. */
+  queryTimeoutMs?: number;
+}
+
+export class PostgresDatabase implements SqlDatabase {
+  readonly kind = 'postgres' as const;
+  readonly hasVectorFunctions = false;
+  private readonly pool: pg.Pool;
+
+  constructor(options: PostgresDatabaseOptions | string, max = 10) {
+    const o = typeof options === 'string' ? { connectionString: options, max } : options;
+    const { Pool } = driver<typeof pg>('pg', 'postgres');
+    this.pool = new Pool({
+      connectionString: o.connectionString,
+      max: o.max ?? 10,
+      // Without these node-postgres waits forever on an unreachable host: a request would hang, not answer 503.
+      connectionTimeoutMillis: o.connectTimeoutMs ?? 10_000,
+      query_timeout: o.queryTimeoutMs ?? 5_000,
+    });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+  }
+
+  all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return translated(async () => (await this.pool.query(numbered(sql), params as unknown[])).rows as T[]);
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return translated(async () => (await this.pool.query(numbered(sql), params as unknown[])).rowCount ?? 0);
+  }
+
+  async tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+    const client = await translated(() => this.pool.connect());
+    let broken: Error | undefined;
+    // A checked-out connection the server drops emits 'error' with no pool listener on it, which
+    // would end the process; the query in flight rejects with it anyway, and release discards it.
+    const dropped = (e: Error) => (broken = e);
+    client.on('error', dropped);
+    try {
+      await translated(() => client.query('BEGIN'));
+      const out = await fn(new PostgresClientDb(client));
+      await translated(() => client.query('COMMIT'));
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        // A connection whose ROLLBACK failed is unusable: the pool discards it instead of handing it on.
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw translatePgError(e);
+    } finally {
+      client.off('error', dropped);
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

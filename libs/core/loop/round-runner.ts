@@ -46,6 +46,9 @@ export class RoundRunner {
     private readonly contextLength: number | null,
   ) {}
 
+  /** The first round's estimate, when the request carried the model server's count of that prompt. */
+  private firstEstimate: number | null = null;
+
   round$(round: number, resolved: ResolvedToolChoice): Observable<RoundOutcome> {
     return defer(() => {
       const roundTrace = this.deps.trace?.round(round);
@@ -127,8 +130,20 @@ export class RoundRunner {
     };
     if (resolved.tools.length > 0) request.tool_choice = toolChoice;
     // Each round's prompt is longer than the last, so the fit is worked out per round.
-    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, estimatePromptTokens(request));
+    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, this.promptTokens(request));
     return request;
+  }
+
+  /**
+   * The prompt's size: the model server's count when the request carries it,
+   * plus, in later rounds, the estimate of what the rounds since added.
+   */
+  private promptTokens(request: ModelRequest): number {
+    const estimate = estimatePromptTokens(request);
+    const measured = this.lifecycle.request.promptTokens;
+    if (measured === undefined) return estimate;
+    this.firstEstimate ??= estimate;
+    return measured + Math.max(0, estimate - this.firstEstimate);
   }
 
   /**

@@ -69,6 +69,11 @@ function bytesOf(value: object): number {
  * (about what tokenizers give for CJK text). Overestimating only shortens
  * the budget; underestimating gets the request refused by the model server.
  */
+/** One item's share of `estimatePromptTokens`. */
+export function estimateItemTokens(item: object): number {
+  return Math.ceil(bytesOf(item) / 3);
+}
+
 export function estimatePromptTokens(request: Pick<ModelRequest, 'instructions' | 'input' | 'tools'>): number {
   let bytes = Buffer.byteLength(request.instructions ?? '', 'utf8');
   for (const item of request.input) bytes += bytesOf(item);

@@ -7,7 +7,8 @@ import type { ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { RoundAccumulator } from './gateway-accumulator.js';
 import type { GatewayCalls } from './gateway-calls.js';
-import { clampOutputBudget, estimatePromptTokens } from './model-context.service.js';
+import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
+import { truncateOldest } from './truncation.js';
 import type { ReasoningEventStyle } from './response-events.js';
 import type { ResponseLifecycle } from './response-lifecycle.js';
 import type { RoundTrace, RunTrace } from './run-observer.interface.js';
@@ -129,9 +130,17 @@ export class RoundRunner {
       stream: r.stream,
     };
     if (resolved.tools.length > 0) request.tool_choice = toolChoice;
+    if (r.truncation === 'auto' && this.contextLength !== null) request.input = this.truncated(request);
     // Each round's prompt is longer than the last, so the fit is worked out per round.
     if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, this.promptTokens(request));
     return request;
+  }
+
+  /** `truncation: "auto"`: the newest items that fit the context beside the instructions, the tools and a useful output budget. */
+  private truncated(request: ModelRequest): ModelItem[] {
+    const fixed = estimatePromptTokens({ instructions: request.instructions, input: [], tools: request.tools });
+    const reserve = usefulOutputFloor(request.max_output_tokens ?? 1024, this.contextLength!);
+    return [...truncateOldest(request.input, estimateItemTokens, this.contextLength! - fixed - reserve)];
   }
 
   /**

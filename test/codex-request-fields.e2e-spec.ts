@@ -93,3 +93,37 @@ describe.each(['responses', 'chat'] as const)('Codex request fields (%s dialect)
     expect(kept).not.toContain('call_a');
   });
 });
+
+describe.each(['responses', 'chat'] as const)('responses.inputTokens.count, official openai client (%s dialect)', (dialect) => {
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    stack = await startStack({ dialect });
+  });
+  afterAll(() => stack.close());
+
+  it("counts with the upstream's tokenizer what a create call with the same prompt reads", async () => {
+    const params = {
+      model: MODEL,
+      instructions: 'Be brief.',
+      input: 'How many tokens is this sentence here?',
+      tools: [
+        { type: 'function' as const, name: 'lookup', description: 'Look a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } }, strict: false },
+      ],
+    };
+    const before = stack.simulator.tokenizeRequests.length;
+    const counted = await stack.openai.responses.inputTokens.count(params);
+    expect(counted).toEqual({ object: 'response.input_tokens', input_tokens: expect.any(Number) });
+    expect(stack.simulator.tokenizeRequests.length).toBe(before + 1);
+    const answered = await stack.openai.responses.create({ ...params, input: `${params.input}` });
+    if (dialect === 'chat') expect(answered.usage?.input_tokens).toBe(counted.input_tokens);
+    else expect(Math.abs(answered.usage!.input_tokens - counted.input_tokens)).toBeLessThanOrEqual(8);
+    const plain = await stack.openai.responses.inputTokens.count({ model: MODEL, input: params.input });
+    expect(plain.input_tokens).toBeLessThan(counted.input_tokens);
+  });
+
+  it('refuses what it cannot count, naming the field', async () => {
+    const refused = await stack.openai.responses.inputTokens.count({ model: MODEL, input: 'x', previous_response_id: 'resp_1' }).catch((err: unknown) => err as any);
+    expect(refused.status).toBe(400);
+    expect(refused.param).toBe('previous_response_id');
+  });
+});

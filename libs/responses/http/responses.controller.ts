@@ -13,6 +13,8 @@ import { responsesSurface } from '#http/responder/responses.surface.js';
 import { forwardedHeaders } from '#http/request/forwarded-headers.js';
 import { requestOwner } from '#http/request/request-owner.js';
 import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { sendJson } from '#http/response/send-json.js';
+import { InputTokensCounter } from '../count-tokens/input-tokens.counter.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /**
@@ -27,8 +29,26 @@ export class ResponsesController {
     private readonly parser: CreateResponseParser,
     private readonly loop: LoopService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly counter: InputTokensCounter,
     @Optional() @Inject(BACKGROUND_RUNNER) private readonly background?: BackgroundRunner,
   ) {}
+
+  /**
+   * `responses.inputTokens.count`: the body of a create request (without
+   * generation-only fields), answered `{object: "response.input_tokens",
+   * input_tokens}`; `x-switchyard-token-count` says whether the model
+   * server counted (`upstream`) or the gateway estimated (`estimate`).
+   */
+  @Post('input_tokens')
+  @HttpCode(200)
+  async inputTokens(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const request = this.parser.parse(body, requestOwner(req));
+    const ac = new AbortController();
+    res.on('close', () => ac.abort());
+    const count = await this.counter.count(request, ac.signal);
+    res.setHeader('x-switchyard-token-count', count.source);
+    sendJson(res, 200, { object: 'response.input_tokens', input_tokens: count.inputTokens });
+  }
 
   @Post()
   @HttpCode(200)

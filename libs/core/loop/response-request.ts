@@ -68,6 +68,11 @@ export interface ResponseRequest {
   /** Epoch seconds, with `responseId`. */
   createdAt?: number;
   /**
+   * This request's reasoning stream event names, when its client chose them
+   * (`x-switchyard-reasoning-events`); else `server.reasoningEvents`.
+   */
+  reasoningEvents?: 'openai' | 'openresponses';
+  /**
    * The model server's own count of the first round's prompt (its `/tokenize`), when the
    * surface measured it (Messages does, to fit Claude Code's budget); else the budget is fitted to an estimate.
    */

@@ -62,7 +62,11 @@ export class RoundRunner {
         (detected) => {
           if (this.calls.start(detected, batch)) approvalsRequested++;
         },
-        { include: this.lifecycle.request.include, reasoningEvents: this.deps.reasoningEvents, annotate: (text) => this.calls.annotate(text) },
+        {
+          include: this.lifecycle.request.include,
+          reasoningEvents: this.lifecycle.request.reasoningEvents ?? this.deps.reasoningEvents,
+          annotate: (text) => this.calls.annotate(text),
+        },
       );
       const settle = defer(async (): Promise<RoundOutcome> => {
         accumulator.closeDangling();

@@ -55,6 +55,8 @@ export class ResponsesController {
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
+    const reasoningEvents = reasoningEventsHeader(req);
+    if (reasoningEvents) request.reasoningEvents = reasoningEvents;
     if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
     return respondOverHttp(res, this.loop.run(request, { flow }), responsesSurface, { stream: request.stream, server: this.config.server, flow });
@@ -83,4 +85,20 @@ export class ResponsesController {
     const events = defer(() => runner.start(request)).pipe(switchMap((queued) => runner.follow(queued.id as string, request.owner, -1)));
     return respondOverHttp(res, events, responsesSurface, { stream: true, server: this.config.server });
   }
+}
+
+/**
+ * `x-switchyard-reasoning-events: openresponses | openai`: the reasoning
+ * stream event names for this request. The `openai` SDK's `responses.stream()`
+ * reads `response.reasoning_text.*`; the Open Responses specification names
+ * `response.reasoning.*`. One gateway serves both: the deployment's default
+ * (`server.reasoningEvents`), and each client may ask for the other.
+ */
+export const REASONING_EVENTS_HEADER = 'x-switchyard-reasoning-events';
+
+function reasoningEventsHeader(req: Request): 'openai' | 'openresponses' | null {
+  const value = req.headers[REASONING_EVENTS_HEADER];
+  if (value === undefined) return null;
+  if (value === 'openai' || value === 'openresponses') return value;
+  throw new InvalidRequestError(`The ${REASONING_EVENTS_HEADER} header must be "openai" or "openresponses".`, REASONING_EVENTS_HEADER, 'invalid_header');
 }

@@ -66,6 +66,7 @@ export class RoundRunner {
           include: this.lifecycle.request.include,
           reasoningEvents: this.lifecycle.request.reasoningEvents ?? this.deps.reasoningEvents,
           annotate: (text) => this.calls.annotate(text),
+          summary: ['auto', 'concise', 'detailed'].includes(this.lifecycle.request.reasoning?.summary ?? ''),
         },
       );
       const settle = defer(async (): Promise<RoundOutcome> => {

@@ -397,3 +397,177 @@ describe('thinking signatures with a signing key', () => {
     expect(replayedReasoning()).toEqual([]);
   });
 });
+
+/**
+ * What Claude Code 2.1.3xx sends beyond 2.1.100's recording: a billing line as the first system text,
+ * a `system` message after the last user message on every request, and deferred tools
+ * (`DeferredToolPlaceholder`, `defer_loading: true`) beside a ToolSearch tool. The bodies are built from
+ * the recorded 2.1.100 request with exactly those additions.
+ */
+describe.each(['responses', 'chat'] as const)('Claude Code 2.1.3xx requests, official Anthropic client (%s upstream dialect)', (dialect) => {
+  let stack: GatewayStack;
+  let client: Anthropic;
+  const NOTE = { role: 'system', content: 'Plan mode is off. Keep answers short.' };
+  const BILLING = { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332.e41; cc_entrypoint=sdk-cli; cch=9a3c1;' };
+
+  function newerRequest(messages: any[]): Record<string, any> {
+    const body = claudeCodeFirstRequest('unused');
+    body.system = [BILLING, ...body.system.slice(1)];
+    body.messages = [...messages, NOTE];
+    body.tools = [
+      ...body.tools,
+      { name: 'ToolSearch', description: 'Fetches full schema definitions for deferred tools.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } },
+      { name: 'DeferredToolPlaceholder', description: 'placeholder', input_schema: { type: 'object', properties: {} }, defer_loading: true },
+      { name: 'RemoteTrigger', description: 'Trigger a remote run.', input_schema: { type: 'object', properties: { id: { type: 'string' } } }, defer_loading: true },
+    ];
+    return body;
+  }
+  /** The upstream history with ids and the instructions dropped: what must not change between requests. */
+  const history = (body: any): unknown[] =>
+    (dialect === 'responses' ? body.input : body.messages.slice(1)).map(({ id: _id, ...rest }: any) =>
+      JSON.parse(JSON.stringify(rest).replace(/"(call_id|tool_call_id|id)":"[^"]*"/g, '"$1":"x"')),
+    );
+  const toolNames = (body: any): string[] => body.tools.map((t: any) => t.name ?? t.function.name);
+
+  beforeAll(async () => {
+    stack = await startStack({ dialect, simulator: { reasoning: true } });
+    client = anthropicClient(stack);
+  });
+  afterAll(() => stack.close());
+
+  it('answers the prompt, not the trailing system note; history stable from one request to the next; billing line and deferred tools kept from the model', async () => {
+    const prompt = { role: 'user', content: [{ type: 'text', text: 'List the files. [[call Bash {"command":"ls"}]]' }] };
+    const first = await client.beta.messages.create({ ...newerRequest([prompt]), stream: false, betas: CLAUDE_CODE_BETAS } as any, { headers: CLI_HEADERS });
+    expect(first.stop_reason).toBe('tool_use');
+    const sent1 = lastUpstream(stack);
+    const call = first.content.find((b: any) => b.type === 'tool_use') as any;
+
+    const second = await client.beta.messages.create(
+      {
+        ...newerRequest([
+          { ...prompt, content: [{ type: 'text', text: 'List the files. [[say Two files.]]' }] },
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'a.ts\nb.ts' }] },
+        ]),
+        stream: false,
+        betas: CLAUDE_CODE_BETAS,
+      } as any,
+      { headers: CLI_HEADERS },
+    );
+    expect(second.content.at(-1)).toEqual({ type: 'text', text: 'Two files.' });
+    const sent2 = lastUpstream(stack);
+
+    for (const sent of [sent1, sent2]) {
+      const text = JSON.stringify(sent);
+      expect(text).not.toContain('x-anthropic-billing-header');
+      // The note is part of the instructions, never a turn of its own.
+      const instructions = dialect === 'responses' ? sent.instructions : sent.messages[0].content;
+      expect(instructions).toContain('Plan mode is off.');
+      expect(instructions.startsWith("You are a Claude agent, built on Anthropic's Claude Agent SDK.")).toBe(true);
+      expect(JSON.stringify(history(sent))).not.toContain('Plan mode is off.');
+      const roles = history(sent).map((i: any) => i.role ?? i.type);
+      for (let i = 1; i < roles.length; i++) expect([roles[i - 1], roles[i]]).not.toEqual(['user', 'user']);
+      expect(toolNames(sent)).toContain('ToolSearch');
+      expect(toolNames(sent)).not.toContain('DeferredToolPlaceholder');
+      expect(toolNames(sent)).not.toContain('RemoteTrigger');
+    }
+    // The first request's user turn is the last thing the model read; the second request starts with the same history.
+    expect((history(sent1).at(-1) as any).role).toBe('user');
+    expect(JSON.stringify(history(sent1).at(-1))).toContain('List the files.');
+    const h1 = history(sent1).map((i: any) => JSON.stringify(i).replace(/\[\[[^\]]*\]\]/g, ''));
+    const h2 = history(sent2).map((i: any) => JSON.stringify(i).replace(/\[\[[^\]]*\]\]/g, ''));
+    expect(h2.slice(0, h1.length)).toEqual(h1);
+  });
+
+  it('shows a deferred tool once ToolSearch answered with a tool_reference to it', async () => {
+    const body = newerRequest([
+      { role: 'user', content: 'Fetch example.org. [[say ok]]' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_s', name: 'ToolSearch', input: { query: 'select:RemoteTrigger' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_s', content: [{ type: 'tool_reference', tool_name: 'RemoteTrigger' }] }] },
+    ]);
+    const message = await client.beta.messages.create({ ...body, stream: false, betas: CLAUDE_CODE_BETAS } as any);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(toolNames(lastUpstream(stack))).toContain('RemoteTrigger');
+    expect(toolNames(lastUpstream(stack))).not.toContain('DeferredToolPlaceholder');
+  });
+
+  it('gives requestID, a real input_tokens in message_start, and a model list the Anthropic SDK reads', async () => {
+    const { data, request_id, response } = await client.messages.create({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: '[[say hi]]' }] }).withResponse();
+    expect(request_id).toMatch(/^req_/);
+    expect(response.headers.get('request-id')).toBe(request_id);
+    expect(data.id).toBe(`msg_${request_id!.slice(4)}`);
+
+    const before = stack.simulator.tokenizeRequests.length;
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'Count these six words please. [[say hi]]' }] });
+    const starts: any[] = [];
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_start') starts.push(event.message.usage);
+    });
+    const final = await stream.finalMessage();
+    expect(stack.simulator.tokenizeRequests.length).toBe(before + 1);
+    expect(starts[0].input_tokens).toBeGreaterThan(6);
+    if (dialect === 'chat') expect(starts[0].input_tokens).toBe(final.usage.input_tokens);
+    else expect(Math.abs(starts[0].input_tokens - final.usage.input_tokens)).toBeLessThanOrEqual(8);
+
+    const models = await client.models.list();
+    const listed = models.data.find((m) => m.id === MODEL)!;
+    expect(listed).toMatchObject({ type: 'model', id: MODEL, display_name: MODEL, created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    expect(Number.isNaN(Date.parse(listed.created_at))).toBe(false);
+  });
+});
+
+describe.each(['responses', 'chat'] as const)('Claude Code near the context limit (%s upstream dialect)', (dialect) => {
+  let stack: GatewayStack;
+  let client: Anthropic;
+  const CONTEXT = 32_768;
+  /** `n` simulator tokens in ~11n bytes: the 3-bytes-a-token estimate counts them ~3.7 times over. */
+  const words = (n: number) => 'abcdefghij '.repeat(n);
+  const budgetSent = () => {
+    const body = lastUpstream(stack);
+    return dialect === 'responses' ? body.max_output_tokens : body.max_tokens;
+  };
+
+  beforeAll(async () => {
+    stack = await startStack({ dialect, simulator: { maxModelLen: CONTEXT } });
+    client = anthropicClient(stack);
+  });
+  afterAll(() => stack.close());
+
+  it("fits Claude Code's 32000 to the upstream's own count of a 15,000-token prompt, not to an estimate that fills the context", async () => {
+    const params = { model: MODEL, max_tokens: 32_000, messages: [{ role: 'user' as const, content: `${words(15_000)} [[say fits]]` }] };
+    const counted = await client.messages.countTokens({ model: MODEL, messages: params.messages });
+    const message = await client.messages.create(params);
+    expect(message.content).toEqual([{ type: 'text', text: 'fits' }]);
+    // The count with the fit's 1% headroom (at least 32 tokens).
+    expect(budgetSent()).toBeLessThan(CONTEXT - counted.input_tokens);
+    expect(budgetSent()).toBeGreaterThanOrEqual(CONTEXT - counted.input_tokens - Math.ceil(counted.input_tokens / 100) - 10);
+    expect(budgetSent()).toBeGreaterThan(17_000);
+  });
+
+  it('says an overflow as Claude Code acts on it: the budget retry, then the compaction message', async () => {
+    const messages = [{ role: 'user' as const, content: `${words(32_100)} [[say squeezed]]` }];
+    const refused = await client.messages.create({ model: MODEL, max_tokens: 32_000, messages }).catch((err: unknown) => err as InstanceType<typeof Anthropic.APIError>);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    const message = (refused as any).error.error.message as string;
+    const figures = /^input length and `max_tokens` exceed context limit: (\d+) \+ (\d+) > (\d+), decrease input length or `max_tokens` and try again$/.exec(message);
+    expect(figures).not.toBeNull();
+    const [input, output, limit] = figures!.slice(1).map(Number);
+    expect([output, limit]).toEqual([32_000, CONTEXT]);
+    // Claude Code's retry: what the figures leave.
+    const retried = await client.messages.create({ model: MODEL, max_tokens: limit - input, messages });
+    expect(retried.content).toEqual([{ type: 'text', text: 'squeezed' }]);
+
+    const tooLong = await client.messages.create({ model: MODEL, max_tokens: 1000, messages: [{ role: 'user', content: words(33_000) }] }).catch((err: unknown) => err as any);
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.error.error).toEqual({ type: 'invalid_request_error', message: expect.stringMatching(/^prompt is too long: \d+ tokens > 32768 maximum$/) });
+  });
+
+  it("answers /v1/responses overflows with OpenAI's context_length_exceeded", async () => {
+    const refused = await stack.openai.responses.create({ model: MODEL, input: words(33_000), max_output_tokens: 100 }).catch((err: unknown) => err as any);
+    expect(refused.status).toBe(400);
+    expect(refused.code).toBe('context_length_exceeded');
+    expect(refused.param).toBe('input');
+    const streamed = await stack.openai.responses.create({ model: MODEL, input: words(33_000), stream: true }).catch((err: unknown) => err as any);
+    expect(streamed.code).toBe('context_length_exceeded');
+  });
+});

@@ -172,9 +172,14 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     ['include unknown value', { model: 'm', input: 'x', include: ['everything'] }, 'include'],
     ['metadata value not a string', { model: 'm', input: 'x', metadata: { a: 1 } }, 'metadata.a'],
     ['background without store', { model: 'm', input: 'x', background: true, store: false }, 'background'],
-    ['truncation auto unsupported', { model: 'm', input: 'x', truncation: 'auto' }, 'truncation'],
+    ['truncation unknown', { model: 'm', input: 'x', truncation: 'sometimes' }, 'truncation'],
     ['prompt templates unsupported', { model: 'm', input: 'x', prompt: { id: 'pmpt_1' } }, 'prompt'],
-    ['service tier unsupported', { model: 'm', input: 'x', service_tier: 'priority' }, 'service_tier'],
+    ['service tier unknown', { model: 'm', input: 'x', service_tier: 'platinum' }, 'service_tier'],
+    [
+      'image detail unknown',
+      { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/a.png', detail: 'max' }] }] },
+      'input[0].content[0].detail',
+    ],
     ['stream_options without stream', { model: 'm', input: 'x', stream_options: { include_obfuscation: false } }, 'stream_options'],
     ['both conversation and previous_response_id', { model: 'm', input: 'x', conversation: 'conv_1', previous_response_id: 'resp_1' }, 'conversation'],
     ['input_file unsupported', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input[0].content[0].type'],
@@ -219,6 +224,21 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     const upstreamTools = (stack.simulator.requests[stack.simulator.requests.length - 1].body as any).tools;
     expect(upstreamTools.map((t: any) => t.name)).toEqual(['f']);
   });
+
+  it.each([[{ type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'browser' }], [{ type: 'image_generation' }]])(
+    'an OpenAI tool type no module runs here is a 400 naming it, not silently dropped: %j',
+    async (tool) => {
+      const before = stack.simulator.requests.length;
+      const refused = await client.responses
+        .create({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} } as any, tool as any] })
+        .catch((err: unknown) => err as any);
+      expect(refused.status).toBe(400);
+      expect(refused.param).toBe('tools[1].type');
+      expect(refused.code).toBe('unsupported_tool_type');
+      expect(refused.message).toContain(`"${tool.type}"`);
+      expect(stack.simulator.requests.length).toBe(before);
+    },
+  );
 
   it('an unknown route answers 404 in the envelope', async () => {
     const r = await fetch(`${stack.url}/nothing-here`);

@@ -219,7 +219,8 @@ describe('POST /v1/messages: reasoning, wire format, failures, disconnects', () 
       'message_delta',
       'message_stop',
     ]);
-    expect(events[0].data.message).toMatchObject({ content: [], stop_reason: null, usage: { input_tokens: 0, output_tokens: 0 } });
+    // The prompt was counted by the upstream's /tokenize before the run: message_start carries the real figure.
+    expect(events[0].data.message).toMatchObject({ content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 0 } });
   });
 
   it('answers an upstream failure before the stream as an HTTP error, and one mid-stream as an error event', async () => {

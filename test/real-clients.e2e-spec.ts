@@ -224,3 +224,45 @@ describe.each(['responses', 'chat'] as const)('real clients, unmodified (%s dial
     });
   });
 });
+
+describe.each(['responses', 'chat'] as const)('reasoning summaries clients can show (%s dialect)', (dialect) => {
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    stack = await startStack({ dialect });
+  });
+  afterAll(() => stack.close());
+  const provider = () => createOpenAI({ baseURL: stack.url, apiKey: 'sk-test' });
+  const prompt = '[[reason Check the forecast first.]] [[say Rain.]]';
+
+  it('the AI SDK shows the reasoning as its summary, blocking and streaming', async () => {
+    const openai = provider();
+    // The AI SDK sends `reasoning` only for ids it takes for reasoning models (gpt-5*).
+    const blocking = await generateText({ model: openai.responses('gpt-5-switchyard'), prompt, providerOptions: { openai: { reasoningSummary: 'auto' } } });
+    expect(blocking.text).toBe('Rain.');
+    expect(blocking.reasoningText).toBe('Check the forecast first.');
+
+    const streamed = streamText({ model: openai.responses('gpt-5-switchyard'), prompt, providerOptions: { openai: { reasoningSummary: 'detailed' } } });
+    const deltas: string[] = [];
+    for await (const part of streamed.fullStream) if (part.type === 'reasoning-delta') deltas.push(part.text);
+    expect(deltas.join('')).toBe('Check the forecast first.');
+    expect(await streamed.text).toBe('Rain.');
+  });
+
+  it("the openai SDK's stream accumulates the summary parts; without a summary asked, none", async () => {
+    const stream = stack.openai.responses.stream({ model: MODEL, input: prompt, reasoning: { summary: 'concise' } });
+    const names: string[] = [];
+    stream.on('event', (e) => names.push(e.type));
+    const final = await stream.finalResponse();
+    const reasoning = final.output[0] as any;
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Check the forecast first.' }]);
+    expect(names.filter((n) => n.startsWith('response.reasoning_summary'))).toEqual([
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+    ]);
+    expect(names.indexOf('response.reasoning_summary_part.done')).toBeLessThan(names.indexOf('response.output_item.done'));
+    const plain = await stack.openai.responses.create({ model: MODEL, input: prompt });
+    expect((plain.output[0] as any).summary).toEqual([]);
+  });
+});

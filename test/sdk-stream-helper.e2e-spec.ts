@@ -225,3 +225,40 @@ describe.each(['responses', 'chat'] as const)('reasoning part events with the Op
     expect(completed.response.output[0].content).toEqual([{ type: 'reasoning_text', text: 'Spec-named thoughts.' }]);
   });
 });
+
+describe('reasoning event names chosen per request (x-switchyard-reasoning-events)', () => {
+  const specValidator = new OpenResponsesValidator({ reasoningEventStyle: 'openresponses' });
+  let stack: GatewayStack;
+  beforeAll(async () => {
+    // A deployment that defaults to the Open Responses names.
+    stack = await startStack({ config: { server: { reasoningEvents: 'openresponses' } } });
+  });
+  afterAll(() => stack.close());
+
+  it("serves the openai SDK's responses.stream() and the Open Responses names from one gateway", async () => {
+    const input = '[[reason Both clients.]] [[say Done.]]';
+    const sdk = stack.openai.responses.stream({ model: 'm', input }, { headers: { 'x-switchyard-reasoning-events': 'openai' } });
+    const names: string[] = [];
+    sdk.on('event', (e) => names.push(e.type));
+    const final = await sdk.finalResponse();
+    expect(final.output_text).toBe('Done.');
+    expect(names).toContain('response.reasoning_text.delta');
+    expect(names).not.toContain('response.reasoning.delta');
+
+    const spec = await stack.openai.responses.create({ model: 'm', input, stream: true });
+    const events: any[] = [];
+    for await (const event of spec) events.push(event);
+    events.forEach((e) => specValidator.assertEvent(e));
+    expect(events.map((e) => e.type)).toContain('response.reasoning.delta');
+
+    const chosen = await stack.openai.responses.create({ model: 'm', input, stream: true }, { headers: { 'x-switchyard-reasoning-events': 'openresponses' } });
+    const chosenNames: string[] = [];
+    for await (const event of chosen) chosenNames.push(event.type);
+    expect(chosenNames).toContain('response.reasoning.delta');
+
+    await expect(stack.openai.responses.create({ model: 'm', input }, { headers: { 'x-switchyard-reasoning-events': 'both' } })).rejects.toMatchObject({
+      status: 400,
+      param: 'x-switchyard-reasoning-events',
+    });
+  });
+});

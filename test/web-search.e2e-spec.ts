@@ -47,6 +47,34 @@ describe('web_search over the openai client (SearXNG provider)', () => {
     expect(upstream[1].input.some((i: any) => i.type === 'function_call_output' && i.output.includes('node-22-release.example'))).toBe(true);
   });
 
+  it('cites the pages it answers from: url_citation annotations, the AI SDK sources built from them', async () => {
+    const response = await client.responses.create({ model: MODEL, input: `What is new? ${search('node 22 release')}`, tools: [{ type: 'web_search' }] });
+    const message = response.output.find((i) => i.type === 'message') as any;
+    const text = message.content[0].text as string;
+    const citations = message.content[0].annotations.filter((a: any) => a.type === 'url_citation');
+    expect(citations.length).toBeGreaterThan(0);
+    for (const c of citations) {
+      expect(c).toEqual({
+        type: 'url_citation',
+        url: expect.stringMatching(/^https:\/\/node-22-release\.example\//),
+        title: expect.any(String),
+        start_index: expect.any(Number),
+        end_index: expect.any(Number),
+      });
+      expect(text.slice(c.start_index, c.end_index)).toBe(c.url);
+    }
+
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    const { generateText } = await import('ai');
+    const openai = createOpenAI({ baseURL: stack.url, apiKey: 'sk-test' });
+    const result = await generateText({
+      model: openai.responses(MODEL),
+      prompt: `What is new? ${search('node 22 release')}`,
+      tools: { web_search: openai.tools.webSearch({}) as any },
+    });
+    expect(result.sources.map((s: any) => s.url)).toContain('https://node-22-release.example/page-1');
+  });
+
   it('streams the web_search_call lifecycle before the answer, each event valid', async () => {
     const events = await collect(
       await client.responses.create({ model: MODEL, input: `Search please. ${search('rust editions')}`, tools: [{ type: 'web_search_preview' }], stream: true }),

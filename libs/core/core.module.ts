@@ -14,6 +14,6 @@ import { ToolPreparationService } from './registry/tool-preparation.service.js';
 @Module({
   imports: [DiscoveryModule],
   providers: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService, ModelContextService],
-  exports: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService],
+  exports: [ToolHandlerExplorer, ToolPreparationService, GatewayScheduler, LoopService, ModelContextService],
 })
 export class CoreModule {}

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
 import { CoreModule } from '#core/core.module.js';
+import { InputTokensCounter } from './count-tokens/input-tokens.counter.js';
 import { ModelsController } from './http/models.controller.js';
 import { ResponsesController } from './http/responses.controller.js';
 import { CreateResponseParser } from './request/create-response.parser.js';
@@ -15,7 +16,7 @@ import { ResponsesService } from './service/responses.service.js';
 @Module({
   imports: [CoreModule],
   controllers: [ResponsesController, ModelsController],
-  providers: [CreateResponseParser, ResponsesService, registerConfigSection(transportsConfigSection)],
+  providers: [CreateResponseParser, ResponsesService, InputTokensCounter, registerConfigSection(transportsConfigSection)],
   exports: [CreateResponseParser, ResponsesService, TRANSPORTS_SETTINGS],
 })
 export class ResponsesModule {}

@@ -86,7 +86,8 @@ function toChatContent(content: string | ContentPart[]): ChatContent {
     if ((part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string') {
       parts.push({ type: 'text', text: part.text });
     } else if (part.type === 'input_image' && typeof part.image_url === 'string' && part.image_url) {
-      parts.push({ type: 'image_url', image_url: omitNullish({ url: part.image_url, detail: part.detail }) });
+      // Chat completions know `low`, `high` and `auto`; OpenAI's full-resolution `original` is nearest to `high`.
+      parts.push({ type: 'image_url', image_url: omitNullish({ url: part.image_url, detail: part.detail === 'original' ? 'high' : part.detail }) });
     }
     // Other parts (files, refusals, images known only by file id) have no chat equivalent.
   }

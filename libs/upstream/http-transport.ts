@@ -4,6 +4,7 @@ import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { isJsonObject } from './wire-values.js';
 
@@ -375,7 +376,8 @@ class Exchange implements UpstreamBody {
       const message = upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
-      this.fail(new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined), true);
+      const overflow = contextOverflowError(message, this.status);
+      this.fail(overflow ?? new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined), true);
     };
     res.on('data', (chunk: Buffer) => this.onData(chunk));
   }

@@ -58,7 +58,7 @@ function toInputItem(item: ModelItem): JsonObject | undefined {
         arguments: item.arguments,
       });
     case 'function_call_output':
-      return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+      return { type: 'function_call_output', call_id: item.call_id, output: typeof item.output === 'string' ? item.output : item.output.map(toContentPart) };
     case 'reasoning':
       return toReasoningInput(item);
     default:
@@ -71,6 +71,8 @@ function toContentPart(part: ContentPart): JsonObject {
   if (part.type === 'output_text' && !Array.isArray((part as JsonObject).annotations)) {
     return { ...part, annotations: [] };
   }
+  // OpenAI's full-resolution `original` is newer than what model servers take (`low`, `high`, `auto`): `high` is nearest.
+  if (part.type === 'input_image' && (part as JsonObject).detail === 'original') return { ...part, detail: 'high' };
   return { ...part };
 }
 

@@ -97,11 +97,29 @@ export class UpstreamHttpError extends GatewayError {
     message: string,
     readonly upstreamStatus: number,
     retryAfter?: string,
+    classified: { code: string; param: string | null } | null = null,
   ) {
     const status = upstreamStatus >= 400 && upstreamStatus < 500 ? upstreamStatus : 502;
-    super(message, status, upstreamStatus >= 500 ? 'upstream_error' : 'invalid_request_error', `upstream_${upstreamStatus}`, null);
+    super(message, status, upstreamStatus >= 500 ? 'upstream_error' : 'invalid_request_error', classified?.code ?? `upstream_${upstreamStatus}`, classified?.param ?? null);
     // A rate-limited upstream's hint is the client's to honour, so it travels with the error.
     if (retryAfter) this.headers['retry-after'] = retryAfter;
+  }
+}
+
+/**
+ * The model server refused the prompt as too long for its context, alone
+ * (`outputTokens` null) or with the output budget asked for. Carries its
+ * figures so that each edge can say it in the shape its clients act on
+ * (OpenAI's `context_length_exceeded`; Anthropic's `prompt is too long` and
+ * ``input length and `max_tokens` exceed context limit``).
+ */
+export class ContextLengthExceededError extends UpstreamHttpError {
+  constructor(
+    message: string,
+    upstreamStatus: number,
+    readonly overflow: { inputTokens: number; outputTokens: number | null; contextLength: number },
+  ) {
+    super(message, upstreamStatus, undefined, { code: 'context_length_exceeded', param: 'input' });
   }
 }
 

@@ -55,6 +55,8 @@ export interface AccumulatorOptions {
   reasoningEvents: ReasoningEventStyle;
   /** Annotations for a finished message's text (citations of gateway tool results). */
   annotate?: (text: string) => Array<Record<string, unknown>>;
+  /** `reasoning.summary` was asked for (`auto`, `concise`, `detailed`): see `reasoningSummary`. */
+  summary?: boolean;
 }
 
 /**
@@ -210,10 +212,11 @@ export class RoundAccumulator {
       this.sink.emit({ type: this.reasoningNames.done, ...base, text: finalText });
       this.sink.emit({ type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
     }
+    const shownSummary = this.reasoningSummary(open, summary, finalText);
     const item: Record<string, unknown> = {
       ...open.item,
       status,
-      summary: (summary ?? []).map((s) => ({ type: 'summary_text', text: s })),
+      summary: shownSummary.map((s) => ({ type: 'summary_text', text: s })),
       content: open.partOpen ? [{ type: 'reasoning_text', text: finalText }] : [],
     };
     if (encrypted && this.options.include.includes('reasoning.encrypted_content')) item.encrypted_content = encrypted;
@@ -226,6 +229,28 @@ export class RoundAccumulator {
       content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
       encrypted_content: encrypted ?? null,
     });
+  }
+
+  /**
+   * The summary a client that asked for one is shown. Clients that display
+   * reasoning (the AI SDK, LangChain) read only `summary[]` and the
+   * `response.reasoning_summary_*` events; an open model rarely writes a
+   * summary of its own, so without one the reasoning text itself is the
+   * summary (it is what the model thought, unshortened). The events stream
+   * each part once the reasoning is complete, before the item is done. What
+   * the model is shown on the next turn keeps only the summary it wrote.
+   */
+  private reasoningSummary(open: OpenReasoning, given: string[] | undefined, text: string): string[] {
+    const parts = given && given.length > 0 ? given : this.options.summary && text.length > 0 ? [text] : [];
+    if (!this.options.summary) return given ?? [];
+    parts.forEach((part, summaryIndex) => {
+      const base = { item_id: open.item.id, output_index: open.outputIndex, summary_index: summaryIndex };
+      this.sink.emit({ type: 'response.reasoning_summary_part.added', ...base, part: { type: 'summary_text', text: '' } });
+      this.sink.emit({ type: 'response.reasoning_summary_text.delta', ...base, delta: part });
+      this.sink.emit({ type: 'response.reasoning_summary_text.done', ...base, text: part });
+      this.sink.emit({ type: 'response.reasoning_summary_part.done', ...base, part: { type: 'summary_text', text: part } });
+    });
+    return parts;
   }
 
   // --- calls --------------------------------------------------------------

@@ -1,10 +1,16 @@
 import { clampOutputBudget, estimatePromptTokens } from './model-context.service.js';
 
 describe('fitting max_output_tokens to the context', () => {
-  it('clamps a budget larger than what the prompt leaves, keeps one that fits, and never goes below 1', () => {
+  it('clamps a budget larger than what the prompt leaves, keeps one that fits, and never clamps below a useful floor', () => {
     expect(clampOutputBudget(32_000, 4_096, 1_000)).toBe(3_096);
     expect(clampOutputBudget(500, 4_096, 1_000)).toBe(500);
-    expect(clampOutputBudget(32_000, 4_096, 5_000)).toBe(1);
+    // Claude Code's 32000 near the limit: what is left (1 token, then 200) is no budget; the model server decides.
+    expect(clampOutputBudget(32_000, 32_768, 32_767)).toBe(32_000);
+    expect(clampOutputBudget(32_000, 32_768, 32_568)).toBe(32_000);
+    expect(clampOutputBudget(32_000, 32_768, 31_744)).toBe(1_024);
+    expect(clampOutputBudget(32_000, 4_096, 5_000)).toBe(32_000);
+    // Small contexts get a floor of an eighth of them.
+    expect(clampOutputBudget(32_000, 600, 500)).toBe(100);
   });
 
   it('leaves the budget alone when the context is unknown or no budget was asked for', () => {

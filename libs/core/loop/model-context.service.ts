@@ -69,6 +69,11 @@ function bytesOf(value: object): number {
  * (about what tokenizers give for CJK text). Overestimating only shortens
  * the budget; underestimating gets the request refused by the model server.
  */
+/** One item's share of `estimatePromptTokens`. */
+export function estimateItemTokens(item: object): number {
+  return Math.ceil(bytesOf(item) / 3);
+}
+
 export function estimatePromptTokens(request: Pick<ModelRequest, 'instructions' | 'input' | 'tools'>): number {
   let bytes = Buffer.byteLength(request.instructions ?? '', 'utf8');
   for (const item of request.input) bytes += bytesOf(item);
@@ -80,10 +85,24 @@ export function estimatePromptTokens(request: Pick<ModelRequest, 'instructions' 
  * The output budget that fits the context after the prompt: a model server
  * refuses `max_output_tokens` larger than that (vLLM: 400 "max_tokens is too
  * large") instead of shortening it, and clients written for hosted models send
- * budgets bigger than a self-hosted model's whole context. Never below 1: a
- * prompt that fills the context alone is the model server's to refuse.
+ * budgets bigger than a self-hosted model's whole context.
+ *
+ * Never below a useful floor (`usefulOutputFloor`): when the prompt seems to
+ * leave less than that, the budget is left as asked and the model server, who
+ * counts the prompt exactly, has the last word. A budget cut to a handful of
+ * tokens on an estimate that ran high (the 3-bytes-a-token estimate overcounts
+ * plain text about 1.3x) only ends the answer at once; the model server's
+ * refusal instead says by how much it was over, and the edges pass that on in
+ * the shape clients act on (Claude Code retries with a smaller `max_tokens`).
  */
 export function clampOutputBudget(requested: number | null | undefined, contextLength: number | null, promptTokens: number): number | null {
   if (requested === null || requested === undefined || contextLength === null) return requested ?? null;
-  return Math.max(1, Math.min(requested, contextLength - promptTokens));
+  const fits = contextLength - promptTokens;
+  if (fits >= requested) return requested;
+  return fits >= usefulOutputFloor(requested, contextLength) ? fits : requested;
+}
+
+/** The least budget worth clamping to: 1024 tokens, less for small requests and small contexts (an eighth of it). */
+export function usefulOutputFloor(requested: number, contextLength: number): number {
+  return Math.max(1, Math.min(requested, 1024, Math.floor(contextLength / 8)));
 }

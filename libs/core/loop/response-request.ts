@@ -67,6 +67,16 @@ export interface ResponseRequest {
   responseId?: string;
   /** Epoch seconds, with `responseId`. */
   createdAt?: number;
+  /**
+   * This request's reasoning stream event names, when its client chose them
+   * (`x-switchyard-reasoning-events`); else `server.reasoningEvents`.
+   */
+  reasoningEvents?: 'openai' | 'openresponses';
+  /**
+   * The model server's own count of the first round's prompt (its `/tokenize`), when the
+   * surface measured it (Messages does, to fit Claude Code's budget); else the budget is fitted to an estimate.
+   */
+  promptTokens?: number;
   /** `context_management[].compact_threshold`: the state module shortens the prior transcript past this many estimated tokens. */
   compactThreshold?: number | null;
 }

@@ -149,7 +149,8 @@ export class ResponseRun {
     for (const item of this.registry.discoveryItems) this.lifecycle.emitDiscoveryItem(item);
     if (approvals.length > 0) await this.answerApprovals(approvals, prior.publicItems);
 
-    const contextLength = this.req.maxOutputTokens !== null && this.deps.contexts ? await this.deps.contexts.contextLength(this.req.model) : null;
+    const fitted = this.req.maxOutputTokens !== null || this.req.truncation === 'auto';
+    const contextLength = fitted && this.deps.contexts ? await this.deps.contexts.contextLength(this.req.model) : null;
     const rounds = new RoundRunner({ ...this.deps, signal: this.signal }, this.lifecycle, this.calls, this.registry, this.transcript, contextLength);
     const maxRounds = this.deps.config.tools.maxRounds;
     for (let round = 1; ; round++) {

@@ -7,7 +7,8 @@ import type { ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { RoundAccumulator } from './gateway-accumulator.js';
 import type { GatewayCalls } from './gateway-calls.js';
-import { clampOutputBudget, estimatePromptTokens } from './model-context.service.js';
+import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
+import { truncateOldest } from './truncation.js';
 import type { ReasoningEventStyle } from './response-events.js';
 import type { ResponseLifecycle } from './response-lifecycle.js';
 import type { RoundTrace, RunTrace } from './run-observer.interface.js';
@@ -46,6 +47,9 @@ export class RoundRunner {
     private readonly contextLength: number | null,
   ) {}
 
+  /** The first round's estimate, when the request carried the model server's count of that prompt. */
+  private firstEstimate: number | null = null;
+
   round$(round: number, resolved: ResolvedToolChoice): Observable<RoundOutcome> {
     return defer(() => {
       const roundTrace = this.deps.trace?.round(round);
@@ -58,7 +62,12 @@ export class RoundRunner {
         (detected) => {
           if (this.calls.start(detected, batch)) approvalsRequested++;
         },
-        { include: this.lifecycle.request.include, reasoningEvents: this.deps.reasoningEvents, annotate: (text) => this.calls.annotate(text) },
+        {
+          include: this.lifecycle.request.include,
+          reasoningEvents: this.lifecycle.request.reasoningEvents ?? this.deps.reasoningEvents,
+          annotate: (text) => this.calls.annotate(text),
+          summary: ['auto', 'concise', 'detailed'].includes(this.lifecycle.request.reasoning?.summary ?? ''),
+        },
       );
       const settle = defer(async (): Promise<RoundOutcome> => {
         accumulator.closeDangling();
@@ -126,9 +135,29 @@ export class RoundRunner {
       stream: r.stream,
     };
     if (resolved.tools.length > 0) request.tool_choice = toolChoice;
+    if (r.truncation === 'auto' && this.contextLength !== null) request.input = this.truncated(request);
     // Each round's prompt is longer than the last, so the fit is worked out per round.
-    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, estimatePromptTokens(request));
+    if (this.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, this.contextLength, this.promptTokens(request));
     return request;
+  }
+
+  /** `truncation: "auto"`: the newest items that fit the context beside the instructions, the tools and a useful output budget. */
+  private truncated(request: ModelRequest): ModelItem[] {
+    const fixed = estimatePromptTokens({ instructions: request.instructions, input: [], tools: request.tools });
+    const reserve = usefulOutputFloor(request.max_output_tokens ?? 1024, this.contextLength!);
+    return [...truncateOldest(request.input, estimateItemTokens, this.contextLength! - fixed - reserve)];
+  }
+
+  /**
+   * The prompt's size: the model server's count when the request carries it,
+   * plus, in later rounds, the estimate of what the rounds since added.
+   */
+  private promptTokens(request: ModelRequest): number {
+    const estimate = estimatePromptTokens(request);
+    const measured = this.lifecycle.request.promptTokens;
+    if (measured === undefined) return estimate;
+    this.firstEstimate ??= estimate;
+    return measured + Math.max(0, estimate - this.firstEstimate);
   }
 
   /**

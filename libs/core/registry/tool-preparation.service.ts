@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
@@ -47,8 +48,14 @@ export class ToolPreparationService {
       }
       const handler = this.explorer.handlerForWireTag(type);
       // Unknown types are recognised and skipped, never executed: newer clients
-      // may declare tools this gateway does not know yet.
-      if (!handler) return;
+      // may declare tools this gateway does not know yet. OpenAI's own types are
+      // the exception (`openai-tool-types.ts`): without their module, a 400.
+      if (!handler) {
+        if (OPENAI_TOOL_TYPES.has(type)) {
+          throw new InvalidRequestError(`${path}.type "${type}" is not available on this gateway: no module runs it here.`, `${path}.type`, 'unsupported_tool_type');
+        }
+        return;
+      }
       validated.push({ index, handler, params: handler.validate(declaration, path), declaration });
     });
     return validated;

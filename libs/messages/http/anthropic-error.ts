@@ -1,4 +1,4 @@
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { ContextLengthExceededError, isGatewayError } from '#core/errors/gateway-error.js';
 import { toErrorEnvelope } from '#http/errors/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
@@ -31,6 +31,7 @@ function errorType(status: number): string {
  */
 export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[] = []): { status: number; body: AnthropicErrorBody; headers?: Record<string, string> } {
   const { status, body, headers } = toErrorEnvelope(err);
+  if (err instanceof ContextLengthExceededError) return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: overflowMessage(err) } } };
   let message = body.error.message;
   const param = isGatewayError(err) ? err.param : null;
   if (param) {
@@ -40,4 +41,16 @@ export function toAnthropicError(err: unknown, toolOrigins: readonly ToolOrigin[
   }
   // The headers (`retry-after` on a 429 or 503) say when to come back, whichever envelope carries the error.
   return { status, body: { type: 'error', error: { type: errorType(status), message } }, headers };
+}
+
+/**
+ * A context overflow in Anthropic's words, which Claude Code acts on by
+ * their start: `prompt is too long` makes it compact the conversation, and
+ * ``input length and `max_tokens` exceed context limit: N + M > L`` makes it
+ * retry with a `max_tokens` that fits (it reads the three figures).
+ */
+function overflowMessage(err: ContextLengthExceededError): string {
+  const { inputTokens, outputTokens, contextLength } = err.overflow;
+  if (outputTokens === null || inputTokens >= contextLength) return `prompt is too long: ${inputTokens} tokens > ${contextLength} maximum`;
+  return `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${outputTokens} > ${contextLength}, decrease input length or \`max_tokens\` and try again`;
 }

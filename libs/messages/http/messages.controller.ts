@@ -1,8 +1,10 @@
 import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Observable } from 'rxjs';
+import { defer, from, switchMap, type Observable } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+import { newId } from '#core/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
+import { ModelContextService } from '#core/loop/model-context.service.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { forwardedHeaders } from '#http/request/forwarded-headers.js';
 import { requestOwner } from '#http/request/request-owner.js';
@@ -33,6 +35,7 @@ export class MessagesController {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly signer: ThinkingSigner,
     private readonly counter: MessagesTokenCounter,
+    private readonly contexts: ModelContextService,
   ) {}
 
   // `anthropic-beta` headers need no handling: every beta this gateway
@@ -41,7 +44,12 @@ export class MessagesController {
   @Post()
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
-    const { request, toolOrigins, contextManagement, hideThinking } = mapMessagesRequest(body, requestOwner(req), { signer: this.signer });
+    // Anthropic's SDKs expose this header as `requestID`; the message id is derived from the same id.
+    const responseId = newId('resp');
+    res.setHeader('request-id', `req_${responseId.replace(/^resp_/, '')}`);
+    const mapped = mapMessagesRequest(body, requestOwner(req), { signer: this.signer });
+    const { request, toolOrigins, contextManagement, hideThinking } = mapped;
+    request.responseId = responseId;
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     const flow = request.stream ? new FlowGate() : undefined;
     const translator = new MessagesEventTranslator({
@@ -49,11 +57,46 @@ export class MessagesController {
       hideThinking,
       contextManagement: contextManagement ? { applied_edits: contextManagement.appliedEdits } : null,
     });
-    return respondOverHttp(res, this.loop.run(request, { flow }), messagesSurface(translator, toolOrigins), {
+    // The prompt is measured first when that is worth a call (`measurePrompt`); the run starts after.
+    const run$ = defer(() => {
+      const ac = new AbortController();
+      res.on('close', () => ac.abort());
+      return from(this.measurePrompt(mapped, ac.signal));
+    }).pipe(
+      switchMap((inputTokens) => {
+        if (inputTokens !== null) {
+          request.promptTokens = inputTokens + countHeadroom(mapped, inputTokens);
+          translator.knownInputTokens(inputTokens);
+        }
+        return this.loop.run(request, { flow });
+      }),
+    );
+    return respondOverHttp(res, run$, messagesSurface(translator, toolOrigins), {
       stream: request.stream,
       server: this.config.server,
       flow,
     });
+  }
+
+  /**
+   * The prompt as the model server counts it (`/tokenize`), or null. Worth
+   * the extra call when the budget may not fit the model's context (Claude
+   * Code asks 32000 of any model; fitted to an estimate, a long session's
+   * budget would be cut short or refused), and for a stream, whose
+   * `message_start` reports the count. Not for a stream whose tools the
+   * gateway discovers (MCP servers), which counting would list twice. A
+   * failed count only means no count.
+   */
+  private async measurePrompt(mapped: MappedMessagesRequest, signal: AbortSignal): Promise<number | null> {
+    const { request } = mapped;
+    if (request.maxOutputTokens === null) return null;
+    const contextLength = await this.contexts.contextLength(request.model);
+    if (contextLength === null) return null;
+    const mayNotFit = request.maxOutputTokens > contextLength - roughPromptTokens(mapped);
+    const discovers = request.tools.some((tool) => tool.type !== 'function');
+    if (!mayNotFit && (!request.stream || discovers)) return null;
+    const count = await this.counter.count(mapped, null, signal).catch(() => null);
+    return count?.source === 'upstream' ? count.inputTokens : null;
   }
 
   /**
@@ -91,4 +134,21 @@ export class MessagesController {
   notFound(@Req() req: Request): never {
     throw new NotFoundError(`${req.method} ${req.path} is not served by this gateway's Messages API (POST /v1/messages and POST /v1/messages/count_tokens are).`);
   }
+}
+
+/** The estimate the loop would fit the budget to (three bytes a token, deliberately high), from the request as mapped. */
+function roughPromptTokens({ request }: MappedMessagesRequest): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify([request.instructions, request.input, request.tools]), 'utf8') / 3);
+}
+
+/**
+ * What the budget fit adds to the count. The count renders the prompt as chat messages, which leave the
+ * history's reasoning out; the responses dialect sends reasoning items, and templates frame items a little
+ * differently from one route to the other. Their reasoning text at the estimate's rate, plus 1% (at least 32
+ * tokens), keeps the fitted budget inside the context whichever route the upstream renders.
+ */
+function countHeadroom({ request }: MappedMessagesRequest, counted: number): number {
+  let reasoningBytes = 0;
+  for (const item of request.input) if (item.type === 'reasoning') reasoningBytes += Buffer.byteLength(JSON.stringify(item.content ?? []), 'utf8');
+  return Math.ceil(reasoningBytes / 3) + Math.max(32, Math.ceil(counted / 100));
 }

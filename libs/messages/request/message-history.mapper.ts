@@ -7,6 +7,8 @@ export interface MappedHistory {
   items: PublicItem[];
   /** Text of the `system` entries that open the conversation: they join the top-level `system`. */
   leadingSystem: string[];
+  /** Text of the `system` entries after the last user or assistant message: they join the instructions too. */
+  trailingSystem: string[];
 }
 
 /**
@@ -23,6 +25,16 @@ export interface MappedHistory {
  * entries that open the conversation join the top-level system prompt and
  * later ones become a note in the next user turn (after its tool results,
  * which must follow the calls they answer).
+ *
+ * Entries after the last message (Claude Code 2.1.3xx ends every request
+ * with one) have no next user turn. Appended as a user message they would
+ * be what the model answers, break templates that insist on alternating
+ * roles, and change place on the next request, where the client's next turn
+ * follows them. Joined to the instructions instead, the history items stay
+ * the same from one request to the next: the same note is then the same
+ * prompt prefix, and a note kept in the client's history becomes, on the
+ * next request, a note in the user turn after it as any mid-conversation
+ * entry does, behind everything the model already saw.
  */
 export function mapMessageHistory(value: unknown, signer: ThinkingSigner): MappedHistory {
   const messages = arrayAt(value, 'messages');
@@ -30,6 +42,7 @@ export function mapMessageHistory(value: unknown, signer: ThinkingSigner): Mappe
   const items: PublicItem[] = [];
   const leadingSystem: string[] = [];
   let pendingSystem: ContentPart[] = [];
+  let pendingTexts: string[] = [];
   messages.forEach((raw, i) => {
     const path = `messages.${i}`;
     const message = objectAt(raw, path);
@@ -38,23 +51,27 @@ export function mapMessageHistory(value: unknown, signer: ThinkingSigner): Mappe
     if (role === 'system') {
       const texts = typeof message.content === 'string' ? [message.content] : arrayAt(message.content, `${path}.content`).map((b, j) => textBlock(b, `${path}.content.${j}`));
       if (items.length === 0) leadingSystem.push(...texts);
-      else pendingSystem.push(...texts.map((text): ContentPart => ({ type: 'input_text', text: systemNote(text) })));
+      else {
+        pendingSystem.push(...texts.map((text): ContentPart => ({ type: 'input_text', text: systemNote(text) })));
+        pendingTexts.push(...texts);
+      }
       return;
     }
     if (role === 'user') {
       const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : arrayAt(message.content, `${path}.content`);
       items.push(...userItems(blocks, `${path}.content`, pendingSystem));
       pendingSystem = [];
+      pendingTexts = [];
       return;
     }
+    // An assistant turn between a system entry and the next user turn leaves the note for that turn.
     if (typeof message.content === 'string') {
       items.push(messageItem('assistant', [{ type: 'output_text', text: message.content }]));
       return;
     }
     items.push(...assistantItems(arrayAt(message.content, `${path}.content`), `${path}.content`, signer));
   });
-  if (pendingSystem.length > 0) items.push(messageItem('user', pendingSystem));
-  return { items, leadingSystem };
+  return { items, leadingSystem, trailingSystem: pendingTexts };
 }
 
 function systemNote(text: string): string {
@@ -241,7 +258,9 @@ function toolResultOutput(block: JsonObject, path: string): string | ContentPart
     const part = objectAt(raw, at);
     if (part.type === 'text') return { type: 'input_text', text: stringAt(part.text, `${at}.text`) };
     if (part.type === 'image') return imagePart(part, at);
-    invalid(`${at}.type`, 'must be "text" or "image".');
+    // A tool search result: the named deferred tool is now among the model's tools (`mapTools`).
+    if (part.type === 'tool_reference') return { type: 'input_text', text: `Tool loaded: ${stringAt(part.tool_name, `${at}.tool_name`, { nonEmpty: true })}` };
+    invalid(`${at}.type`, 'must be "text", "image" or "tool_reference".');
   });
   if (parts.every((p) => p.type === 'input_text')) return prefix + parts.map((p) => (p as { text: string }).text).join('\n');
   return failed ? [{ type: 'input_text', text: prefix.trim() }, ...parts] : parts;

@@ -174,7 +174,7 @@ describe('mapMessagesRequest', () => {
     expect(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).toBe('high');
   });
 
-  it('folds system entries: leading ones into instructions, later ones into the next user turn after its tool results', () => {
+  it('folds system entries: leading and trailing ones into instructions, later ones into the next user turn after its tool results', () => {
     const { request } = mapMessagesRequest(
       {
         ...base,
@@ -198,21 +198,81 @@ describe('mapMessagesRequest', () => {
       null,
       opts,
     );
-    expect(request.instructions).toBe('Top.\n\nLeading.');
+    expect(request.instructions).toBe('Top.\n\nLeading.\n\nTrailing.');
     expect(request.input.map((i: any) => [i.type, i.role ?? null])).toEqual([
       ['message', 'user'],
       ['function_call', null],
       ['function_call_output', null],
       ['message', 'user'],
       ['message', 'assistant'],
-      ['message', 'user'],
     ]);
     expect((request.input[3] as any).content).toEqual([
       { type: 'input_text', text: '<system-reminder>\nMode changed.\n</system-reminder>' },
       { type: 'input_text', text: 'next' },
     ]);
-    expect((request.input[5] as any).content).toEqual([{ type: 'input_text', text: '<system-reminder>\nTrailing.\n</system-reminder>' }]);
     expect(request.input.some((i: any) => i.role === 'system')).toBe(false);
+  });
+
+  it('keeps the history items the same from one request to the next when every request ends with a system note (Claude Code 2.1.3xx)', () => {
+    const note = { role: 'system', content: 'Remember the plan.' };
+    const round1 = [{ role: 'user', content: 'Fix it.' }];
+    const round2 = [
+      ...round1,
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a.ts' }] },
+    ];
+    const shape = (messages: unknown[]) => {
+      const { request } = mapMessagesRequest({ ...base, system: 'S.', messages }, null, opts);
+      return { instructions: request.instructions, items: request.input.map(({ id: _id, ...rest }: any) => rest) };
+    };
+    const first = shape([...round1, note]);
+    const second = shape([...round2, note]);
+    expect(first.instructions).toBe('S.\n\nRemember the plan.');
+    expect(second.instructions).toBe(first.instructions);
+    // The second request's items start with exactly the first's: the prefix the model server cached.
+    expect(second.items.slice(0, first.items.length)).toEqual(first.items);
+    expect(second.items.map((i: any) => i.role ?? i.type)).toEqual(['user', 'function_call', 'function_call_output']);
+    // A note the client keeps in its history becomes a note in the turn after it, behind what the model already saw.
+    const kept = shape([...round1, note, ...round2.slice(1), note]);
+    expect(kept.items.slice(0, first.items.length)).toEqual(first.items);
+  });
+
+  it("strips Claude Code's billing line from the system prompt, the rest of the prompt as sent", () => {
+    const { request } = mapMessagesRequest(
+      {
+        ...base,
+        system: [
+          { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332.a1f; cc_entrypoint=sdk-cli; cch=4f2e1;' },
+          { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." },
+        ],
+      },
+      null,
+      opts,
+    );
+    expect(request.instructions).toBe("You are a Claude agent, built on Anthropic's Claude Agent SDK.");
+    const inline = mapMessagesRequest({ ...base, system: 'x-anthropic-billing-header: cc_version=1;\nBe brief.' }, null, opts);
+    expect(inline.request.instructions).toBe('Be brief.');
+  });
+
+  it('shows a defer_loading tool to the model only once a tool_reference, a call or tool_choice loaded it', () => {
+    const tools = [
+      { name: 'ToolSearch', input_schema: { type: 'object' } },
+      { name: 'DeferredToolPlaceholder', input_schema: { type: 'object' }, defer_loading: true },
+      { name: 'WebFetch', input_schema: { type: 'object' }, defer_loading: true },
+    ];
+    const names = (body: Record<string, unknown>) => mapMessagesRequest({ ...base, tools, ...body }, null, opts).request.tools.map((t: any) => t.name);
+    expect(names({})).toEqual(['ToolSearch']);
+    const searched = {
+      messages: [
+        { role: 'user', content: 'fetch it' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'ToolSearch', input: { query: 'fetch' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'tool_reference', tool_name: 'WebFetch' }] }] },
+      ],
+    };
+    expect(names(searched)).toEqual(['ToolSearch', 'WebFetch']);
+    const { request } = mapMessagesRequest({ ...base, tools, ...searched }, null, opts);
+    expect((request.input[2] as any).output).toBe('Tool loaded: WebFetch');
+    expect(names({ tool_choice: { type: 'tool', name: 'WebFetch' } })).toEqual(['ToolSearch', 'WebFetch']);
   });
 
   it('replays thinking only with a signature this gateway made, when it has a key', () => {

@@ -92,7 +92,8 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
     unsupported('stop_sequences', 'the upstream is called without stop sequences; send an empty list or leave it out.');
   }
   const { tools, origins, toolChoice, parallelToolCalls } = mapTools(raw);
-  const system = [...(present(raw.system) ? textOrTextBlocks(raw.system, 'system') : []), ...history.leadingSystem].join('\n\n');
+  const systemBlocks = present(raw.system) ? textOrTextBlocks(raw.system, 'system') : [];
+  const system = [...withoutBillingHeader(systemBlocks), ...history.leadingSystem, ...history.trailingSystem].join('\n\n');
 
   const request: ResponseRequest = {
     model,
@@ -133,6 +134,24 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
     contextManagement: present(raw.context_management) ? { appliedEdits: edited.appliedEdits } : null,
     hideThinking: isObject(raw.thinking) && raw.thinking.type === 'disabled',
   };
+}
+
+/**
+ * Claude Code opens its system prompt with a billing line
+ * (`x-anthropic-billing-header: cc_version=...; cch=...;`) for Anthropic's
+ * accounting. It changes with every session and version, so as the first
+ * bytes of the prompt it would make every new session miss the model
+ * server's prefix cache; and it says nothing to the model. The line is
+ * removed, and a block left empty with it.
+ */
+const BILLING_LINE = /^x-anthropic-billing-header:[^\n]*(\n|$)/gm;
+
+export function withoutBillingHeader(blocks: string[]): string[] {
+  return blocks.flatMap((text) => {
+    if (!text.includes('x-anthropic-billing-header:')) return [text];
+    const rest = text.replace(BILLING_LINE, '');
+    return rest.trim().length > 0 ? [rest] : [];
+  });
 }
 
 function userId(value: unknown): string | null {

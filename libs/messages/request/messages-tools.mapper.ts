@@ -1,6 +1,6 @@
 import type { JsonObject } from '#core/protocol/items.js';
 import type { PublicToolChoice } from '#core/loop/response-request.js';
-import { arrayAt, booleanAt, invalid, objectAt, present, stringAt, unsupported } from './request-fields.js';
+import { arrayAt, booleanAt, invalid, isObject, objectAt, present, stringAt, unsupported } from './request-fields.js';
 import type { ToolOrigin } from './tool-origin.js';
 
 export interface MappedTools {
@@ -23,9 +23,13 @@ const MCP_FIELDS = { server_label: 'name', server_url: 'url', authorization: 'au
 export function mapTools(body: JsonObject): MappedTools {
   const tools: JsonObject[] = [];
   const origins: ToolOrigin[] = [];
+  const choice = toolChoice(body.tool_choice);
   if (present(body.tools)) {
+    const loaded = loadedToolNames(body.messages, choice.toolChoice);
     arrayAt(body.tools, 'tools').forEach((raw, i) => {
-      tools.push(functionTool(raw, `tools.${i}`));
+      const declaration = functionTool(raw, `tools.${i}`);
+      if (isDeferred(raw, `tools.${i}`) && !loaded.has(String(declaration.name))) return;
+      tools.push(declaration);
       origins.push({ path: `tools.${i}`, fields: FUNCTION_FIELDS });
     });
   }
@@ -37,7 +41,37 @@ export function mapTools(body: JsonObject): MappedTools {
       origins.push({ path: `mcp_servers.${i}`, fields: MCP_FIELDS });
     });
   }
-  return { tools, origins, ...toolChoice(body.tool_choice) };
+  return { tools, origins, ...choice };
+}
+
+function isDeferred(raw: unknown, path: string): boolean {
+  const tool = raw as JsonObject;
+  return present(tool.defer_loading) && booleanAt(tool.defer_loading, `${path}.defer_loading`);
+}
+
+/**
+ * Tool search (`defer_loading: true`): a deferred tool is not shown to the
+ * model until the conversation loads it, as Anthropic's API expands it only
+ * then; a client with a large catalog (Claude Code's
+ * `DeferredToolPlaceholder`, MCP servers) sends them so that they stay out
+ * of the prompt. A tool counts as loaded once a `tool_result` carried a
+ * `tool_reference` to it (what a tool search tool answers), once the model
+ * called it, or when `tool_choice` names it.
+ */
+function loadedToolNames(messages: unknown, choice: PublicToolChoice): Set<string> {
+  const names = new Set<string>();
+  if (typeof choice === 'object' && choice.type === 'function' && typeof choice.name === 'string') names.add(choice.name);
+  if (!Array.isArray(messages)) return names;
+  for (const message of messages) {
+    if (!isObject(message) || !Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (!isObject(block)) continue;
+      if (block.type === 'tool_use' && typeof block.name === 'string') names.add(block.name);
+      if (block.type !== 'tool_result' || !Array.isArray(block.content)) continue;
+      for (const part of block.content) if (isObject(part) && part.type === 'tool_reference' && typeof part.tool_name === 'string') names.add(part.tool_name);
+    }
+  }
+  return names;
 }
 
 function functionTool(raw: unknown, path: string): JsonObject {
@@ -50,7 +84,7 @@ function functionTool(raw: unknown, path: string): JsonObject {
   const declaration: JsonObject = { type: 'function', name: stringAt(tool.name, `${path}.name`, { nonEmpty: true }), parameters: schema };
   if (present(tool.description)) declaration.description = stringAt(tool.description, `${path}.description`);
   if (present(tool.strict)) declaration.strict = booleanAt(tool.strict, `${path}.strict`);
-  // cache_control, defer_loading, eager_input_streaming...: Anthropic-side hints with nothing to do here.
+  // cache_control, eager_input_streaming...: Anthropic-side hints with nothing to do here (defer_loading: `mapTools`).
   return declaration;
 }
 

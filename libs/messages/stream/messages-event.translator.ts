@@ -39,6 +39,12 @@ export class MessagesEventTranslator {
   /** Open blocks by the Responses item's `output_index`. */
   private readonly lanes = new Map<number, BlockLane>();
   private clientCalls = 0;
+  /** The prompt's size as the model server counted it before the run, for `message_start` (else 0 there; the count follows in `message_delta`). */
+  private inputTokens = 0;
+
+  knownInputTokens(count: number): void {
+    this.inputTokens = count;
+  }
 
   push(event: ResponseStreamEvent): AnthropicStreamEvent[] {
     this.translate(event);
@@ -89,7 +95,7 @@ export class MessagesEventTranslator {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: anthropicUsage(null),
+        usage: { ...anthropicUsage(null), input_tokens: this.inputTokens },
       },
     });
   }

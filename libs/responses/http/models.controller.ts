@@ -14,9 +14,16 @@ export class ModelsController {
     @Optional() @Inject(RESPONSE_STATE) private readonly state?: ResponseStateStore,
   ) {}
 
+  /**
+   * One list for both SDKs that read it: OpenAI's (`object`, `id`, `created`,
+   * `owned_by`) and Anthropic's (`type`, `id`, `display_name`, `created_at`,
+   * and the page fields `has_more`, `first_id`, `last_id`); each ignores
+   * the other's fields.
+   */
   @Get('v1/models')
-  async models(): Promise<{ object: 'list'; data: unknown[] }> {
-    return { object: 'list', data: await this.upstream.listModels() };
+  async models(): Promise<{ object: 'list'; data: unknown[]; has_more: false; first_id: string | null; last_id: string | null }> {
+    const data = (await this.upstream.listModels()).map(bothShapes);
+    return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   }
 
   /** Liveness: the process serves requests. In worker mode, `worker` says which one answered. */
@@ -47,4 +54,9 @@ export class ModelsController {
     for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
     res.status(503).json({ status: 'not_ready', ...upstreamReport, state: 'unavailable', ...body });
   }
+}
+
+function bothShapes(model: { id: string; created?: unknown; [key: string]: unknown }): { id: string; [key: string]: unknown } {
+  const created = typeof model.created === 'number' && Number.isFinite(model.created) ? model.created : 0;
+  return { ...model, type: 'model', display_name: model.id, created_at: new Date(created * 1000).toISOString() };
 }

@@ -13,6 +13,8 @@ import { responsesSurface } from '#http/responder/responses.surface.js';
 import { forwardedHeaders } from '#http/request/forwarded-headers.js';
 import { requestOwner } from '#http/request/request-owner.js';
 import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { sendJson } from '#http/response/send-json.js';
+import { InputTokensCounter } from '../count-tokens/input-tokens.counter.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /**
@@ -27,14 +29,34 @@ export class ResponsesController {
     private readonly parser: CreateResponseParser,
     private readonly loop: LoopService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly counter: InputTokensCounter,
     @Optional() @Inject(BACKGROUND_RUNNER) private readonly background?: BackgroundRunner,
   ) {}
+
+  /**
+   * `responses.inputTokens.count`: the body of a create request (without
+   * generation-only fields), answered `{object: "response.input_tokens",
+   * input_tokens}`; `x-switchyard-token-count` says whether the model
+   * server counted (`upstream`) or the gateway estimated (`estimate`).
+   */
+  @Post('input_tokens')
+  @HttpCode(200)
+  async inputTokens(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const request = this.parser.parse(body, requestOwner(req));
+    const ac = new AbortController();
+    res.on('close', () => ac.abort());
+    const count = await this.counter.count(request, ac.signal);
+    res.setHeader('x-switchyard-token-count', count.source);
+    sendJson(res, 200, { object: 'response.input_tokens', input_tokens: count.inputTokens });
+  }
 
   @Post()
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
+    const reasoningEvents = reasoningEventsHeader(req);
+    if (reasoningEvents) request.reasoningEvents = reasoningEvents;
     if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
     return respondOverHttp(res, this.loop.run(request, { flow }), responsesSurface, { stream: request.stream, server: this.config.server, flow });
@@ -63,4 +85,20 @@ export class ResponsesController {
     const events = defer(() => runner.start(request)).pipe(switchMap((queued) => runner.follow(queued.id as string, request.owner, -1)));
     return respondOverHttp(res, events, responsesSurface, { stream: true, server: this.config.server });
   }
+}
+
+/**
+ * `x-switchyard-reasoning-events: openresponses | openai`: the reasoning
+ * stream event names for this request. The `openai` SDK's `responses.stream()`
+ * reads `response.reasoning_text.*`; the Open Responses specification names
+ * `response.reasoning.*`. One gateway serves both: the deployment's default
+ * (`server.reasoningEvents`), and each client may ask for the other.
+ */
+export const REASONING_EVENTS_HEADER = 'x-switchyard-reasoning-events';
+
+function reasoningEventsHeader(req: Request): 'openai' | 'openresponses' | null {
+  const value = req.headers[REASONING_EVENTS_HEADER];
+  if (value === undefined) return null;
+  if (value === 'openai' || value === 'openresponses') return value;
+  throw new InvalidRequestError(`The ${REASONING_EVENTS_HEADER} header must be "openai" or "openresponses".`, REASONING_EVENTS_HEADER, 'invalid_header');
 }

@@ -13,7 +13,8 @@ export const INCLUDE_VALUES = [
 ] as const;
 
 export class ReasoningDto {
-  @IsOptional() @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']) effort?: string | null;
+  /** OpenAI's whole scale; mapped onto the model server's (`create-response.parser.ts`). */
+  @IsOptional() @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra']) effort?: string | null;
   @IsOptional() @IsIn(['auto', 'concise', 'detailed']) summary?: string | null;
   @IsOptional() @IsIn(['auto', 'concise', 'detailed']) generate_summary?: string | null;
 }

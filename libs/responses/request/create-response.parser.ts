@@ -17,6 +17,29 @@ function unsupported(param: string, why: string): never {
 }
 
 /**
+ * Reasoning effort on the scale OpenAI-style model servers take (vLLM:
+ * `low` / `medium` / `high`, `none` where the model can skip thinking).
+ * OpenAI's own scale is longer and grows with its models (Codex sends
+ * `xhigh`, `max`); a value beyond the server's is asked as the nearest it
+ * has, and the response's `reasoning.effort` says what was asked.
+ */
+const NEAREST_EFFORT: Readonly<Record<string, string>> = { none: 'none', minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high', ultra: 'high' };
+
+function upstreamEffort(effort: string | null | undefined): string | null {
+  return effort ? NEAREST_EFFORT[effort] : null;
+}
+
+/**
+ * A self-hosted model server has one tier. Every tier OpenAI accepts is
+ * accepted (`priority` is Codex's fast mode) and served on it; the
+ * response's `service_tier` says so, as OpenAI's names the tier that served
+ * the request. `auto` stays `auto`, as it did before tiers were mapped.
+ */
+function servedTier(tier: string | null | undefined): string {
+  return !tier || tier === 'auto' ? 'auto' : 'default';
+}
+
+/**
  * Turns a raw JSON body into a `ResponseRequest`, or a 400 that names the
  * offending field. Fields the gateway cannot honour are refused here, loudly,
  * rather than ignored.
@@ -41,10 +64,6 @@ export class CreateResponseParser {
       throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');
     }
     if (raw.prompt !== undefined && raw.prompt !== null) unsupported('prompt', 'stored prompt templates need the OpenAI platform.');
-    if (raw.truncation === 'auto') unsupported('truncation', '"auto" (dropping the oldest items to fit the context) is not implemented; use "disabled", or compaction.');
-    if (raw.service_tier && !['auto', 'default'].includes(String(raw.service_tier))) {
-      unsupported('service_tier', 'self-hosted upstreams have one tier; use "auto" or "default".');
-    }
     if (raw.stream_options && raw.stream !== true) {
       throw new InvalidRequestError("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
     }
@@ -72,8 +91,8 @@ export class CreateResponseParser {
       maxOutputTokens: dto.max_output_tokens ?? null,
       maxToolCalls: dto.max_tool_calls ?? null,
       text: this.text(dto.text ?? null),
-      reasoning: dto.reasoning ? { effort: dto.reasoning.effort ?? null, summary: dto.reasoning.summary ?? dto.reasoning.generate_summary ?? null } : null,
-      truncation: 'disabled',
+      reasoning: dto.reasoning ? { effort: upstreamEffort(dto.reasoning.effort), summary: dto.reasoning.summary ?? dto.reasoning.generate_summary ?? null } : null,
+      truncation: dto.truncation ?? 'disabled',
       metadata: parseMetadata(dto.metadata),
       store: dto.store ?? true,
       background: dto.background ?? false,
@@ -84,7 +103,7 @@ export class CreateResponseParser {
       promptCacheKey: dto.prompt_cache_key ?? null,
       safetyIdentifier: dto.safety_identifier ?? null,
       user: dto.user ?? null,
-      serviceTier: dto.service_tier ?? 'auto',
+      serviceTier: servedTier(dto.service_tier),
       topLogprobs: dto.top_logprobs ?? 0,
       presencePenalty: dto.presence_penalty ?? 0,
       frequencyPenalty: dto.frequency_penalty ?? 0,

@@ -54,8 +54,9 @@ function contentPart(part: unknown, path: string, role: string): void {
       if (typeof p.file_id === 'string' && typeof p.image_url !== 'string') {
         fail(`${path}.file_id is not supported: this gateway has no Files API; send image_url (a URL or data URL).`, `${path}.file_id`);
       }
-      if (p.detail !== undefined && p.detail !== null && !['low', 'high', 'auto'].includes(String(p.detail))) {
-        fail(`${path}.detail must be "low", "high" or "auto".`, `${path}.detail`);
+      // `original` (full resolution, Codex with newer models) is sent to the model server as `high`, its nearest.
+      if (p.detail !== undefined && p.detail !== null && !['low', 'high', 'auto', 'original'].includes(String(p.detail))) {
+        fail(`${path}.detail must be "low", "high", "auto" or "original".`, `${path}.detail`);
       }
       return;
     case 'input_file':

@@ -10,19 +10,42 @@ import type { McpTarget } from './mcp-target.js';
  * describe them. Nothing here may carry declaration headers or tokens.
  */
 
+/**
+ * Absent fields are omitted, as OpenAI omits them: clients with strict
+ * schemas (the AI SDK's) refuse `null` for a tool's `description` or
+ * `annotations` and for the item's `error`.
+ */
 export function listToolsItem(serverLabel: string, tools: readonly Tool[], error: string | null): PublicItem {
-  return {
+  const item: PublicItem = {
     id: newId('mcpl'),
     type: 'mcp_list_tools',
     server_label: serverLabel,
-    tools: tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description ?? null,
-      input_schema: tool.inputSchema,
-      annotations: tool.annotations ?? null,
-    })),
-    error,
+    tools: tools.map((tool) => {
+      const listed: Record<string, unknown> = { name: tool.name };
+      if (typeof tool.description === 'string') listed.description = tool.description;
+      listed.input_schema = tool.inputSchema;
+      const annotations = openAiAnnotations(tool.annotations);
+      if (annotations) listed.annotations = annotations;
+      return listed;
+    }),
   };
+  if (error !== null) item.error = error;
+  return item;
+}
+
+/** MCP's behaviour hints, named as OpenAI names them on a listed tool (`readOnlyHint` → `read_only`...). */
+const HINTS: ReadonlyArray<[keyof NonNullable<Tool['annotations']>, string]> = [
+  ['readOnlyHint', 'read_only'],
+  ['destructiveHint', 'destructive'],
+  ['idempotentHint', 'idempotent'],
+  ['openWorldHint', 'open_world'],
+];
+
+function openAiAnnotations(annotations: Tool['annotations']): Record<string, boolean> | null {
+  if (!annotations) return null;
+  const out: Record<string, boolean> = {};
+  for (const [hint, name] of HINTS) if (typeof annotations[hint] === 'boolean') out[name] = annotations[hint];
+  return Object.keys(out).length > 0 ? out : null;
 }
 
 export function callItem(

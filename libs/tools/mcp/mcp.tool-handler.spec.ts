@@ -160,14 +160,16 @@ describe('McpToolHandler', () => {
       expect(result.state.tools.map((t) => t.name)).toEqual(['echo', 'add', 'delete_item', 'fail', 'explode', 'hang']);
       expect(result.items).toHaveLength(1);
       const item = result.items![0] as JsonObject;
-      expect(item).toMatchObject({ type: 'mcp_list_tools', server_label: 'demo', error: null });
+      expect(item).toMatchObject({ type: 'mcp_list_tools', server_label: 'demo' });
+      // Absent means omitted, as OpenAI sends it (the AI SDK refuses `error: null`).
+      expect(item).not.toHaveProperty('error');
       expect(item.id).toMatch(/^mcpl_/);
       const echo = (item.tools as JsonObject[])[0];
       expect(echo).toEqual({
         name: 'echo',
         description: 'Echo the text back',
         input_schema: expect.objectContaining({ type: 'object', properties: { text: { type: 'string' } } }),
-        annotations: { readOnlyHint: true },
+        annotations: { read_only: true },
       });
     });
 
@@ -384,7 +386,7 @@ describe('McpToolHandler', () => {
       const second = await discoverAs('alice');
       expect(listings() - before).toBe(1);
       expect(second.state).toEqual(first.state);
-      expect(second.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'cached', error: null, tools: (first.items![0] as JsonObject).tools })]);
+      expect(second.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'cached', tools: (first.items![0] as JsonObject).tools })]);
     });
 
     it("never hands one owner's or one credential's listing to another", async () => {

@@ -5,6 +5,33 @@ export interface WebSearchCallData {
   queries: string[];
   /** URLs the model was shown. */
   sources: string[];
+  /** Their titles, by URL, for the answer's `url_citation` annotations. */
+  titles?: Record<string, string>;
+}
+
+/**
+ * `url_citation` annotations on an answer: each place it gives the URL of a
+ * page the search showed the model cites that page (with its title), as
+ * OpenAI's web search answers carry them and clients build their "sources"
+ * from them (the AI SDK's `sources`, LangChain's citations). Linear in the
+ * text per source; a URL that is the prefix of a longer one is cited once,
+ * at the longer one.
+ */
+export function urlCitations(text: string, pages: ReadonlyMap<string, string>): Array<Record<string, unknown>> {
+  const found: Array<{ url: string; title: string; start: number; end: number }> = [];
+  for (const [url, title] of pages) {
+    if (!url) continue;
+    for (let at = text.indexOf(url); at >= 0; at = text.indexOf(url, at + url.length)) found.push({ url, title, start: at, end: at + url.length });
+  }
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: Array<Record<string, unknown>> = [];
+  let covered = -1;
+  for (const hit of found) {
+    if (hit.start < covered) continue;
+    covered = hit.end;
+    out.push({ type: 'url_citation', url: hit.url, title: hit.title, start_index: hit.start, end_index: hit.end });
+  }
+  return out;
 }
 
 export const SOURCES_INCLUDE = 'web_search_call.action.sources';

@@ -51,7 +51,14 @@ describe('WebSearchExecutor', () => {
         { title: 'Node.js on GitHub', url: HITS[1].url, snippet: 'Node.js JavaScript runtime.' },
       ],
     });
-    expect(output.data).toEqual({ queries: ['node 22 release'], sources: HITS.map((h) => h.url) });
+    expect(output.data).toEqual({ queries: ['node 22 release'], sources: HITS.map((h) => h.url), titles: Object.fromEntries(HITS.map((h) => [h.url, h.title])) });
+    // The answer's url_citation annotations, from the pages shown.
+    const result = { call: call({ query: 'node 22 release' }), status: 'completed', output } as any;
+    const answer = 'See https://github.com/nodejs/node and https://nodejs.org/en/blog/release/v22.0.0 today.';
+    expect(configured.annotateText(answer, [result])).toEqual([
+      { type: 'url_citation', url: 'https://github.com/nodejs/node', title: 'Node.js on GitHub', start_index: 4, end_index: 34 },
+      { type: 'url_citation', url: 'https://nodejs.org/en/blog/release/v22.0.0', title: 'Node.js 22 released', start_index: 39, end_index: 81 },
+    ]);
   });
 
   it('runs query and queries together, without duplicates, capped at maxQueriesPerCall', async () => {

@@ -6,7 +6,7 @@ import type { PublicItem } from '#core/protocol/items.js';
 import { ToolType } from '#src/tool-contract.js';
 import { compactResults } from './search/result-budget.js';
 import { WebSearchService } from './search/web-search.service.js';
-import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, type WebSearchCallData } from './web-search-call.js';
+import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, urlCitations, type WebSearchCallData } from './web-search-call.js';
 import type { WebSearchParams } from './web-search-declaration.js';
 
 /** Search is interactive: a provider that needs longer than this is better reported as slow. */
@@ -77,7 +77,18 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
       return errorOutput('search_failed', message, { queries, sources: [] });
     }
     const compacted = compactResults(queries, outcome.results, this.search.settings.resultBudgetChars, failures);
-    return { text: compacted.text, data: { queries, sources: compacted.shown.map((r) => r.url) } satisfies WebSearchCallData };
+    const titles = Object.fromEntries(compacted.shown.map((r) => [r.url, r.title]));
+    return { text: compacted.text, data: { queries, sources: compacted.shown.map((r) => r.url), titles } satisfies WebSearchCallData };
+  }
+
+  /** `url_citation` annotations for the pages this response's searches showed the model (`urlCitations`). */
+  annotateText(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>> {
+    const pages = new Map<string, string>();
+    for (const r of results) {
+      const data = r.output.data as WebSearchCallData | undefined;
+      for (const url of data?.sources ?? []) pages.set(url, data?.titles?.[url] ?? url);
+    }
+    return urlCitations(text, pages);
   }
 
   planEvents(call: GatewayCall, _params: WebSearchParams, _ctx: { include: readonly string[] }): GatewayEventPlan {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, join, posix, resolve } from 'node:path';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
-import { insideWorkspace, workspaceStamps } from '../sandbox/workspace-files.js';
+import { ContainerDir, containerPathParts } from '../sandbox/container-fs.js';
+import { workspaceStamps } from '../sandbox/workspace-files.js';
 
 export interface ContainerFile {
   id: string;
@@ -86,7 +87,7 @@ export class ContainerStore {
       files: new Map(),
       dir: join(this.root, id),
     };
-    await mkdir(c.dir, { recursive: true });
+    await new ContainerDir(c.dir).create();
     this.containers.set(id, c);
     return c;
   }
@@ -124,7 +125,7 @@ export class ContainerStore {
     const c = this.containers.get(id);
     if (!c) return false;
     this.containers.delete(id);
-    await rm(c.dir, { recursive: true, force: true });
+    await new ContainerDir(c.dir).removeAll();
     for (const l of this.expireListeners) l(id);
     return true;
   }
@@ -132,12 +133,11 @@ export class ContainerStore {
   /** Adds a file (copied in or uploaded) under /mnt/data, keeping its base name. */
   async addFile(c: Container, filename: string, data: Uint8Array): Promise<ContainerFile> {
     const name = basename(filename.replaceAll('\\', '/')) || 'file';
-    const full = insideWorkspace(c.dir, name);
-    if (!full) throw new Error(`invalid file name: ${filename}`);
+    containerPathParts(name);
     if (this.totalBytes(c) + data.length > this.settings.maxContainerBytes) {
       throw new ContainerFullError(`the container would exceed its ${this.settings.maxContainerBytes} bytes`);
     }
-    await writeFile(full, data);
+    await new ContainerDir(c.dir).write(name, data);
     return this.record(c, name, data.length, 'user');
   }
 
@@ -151,18 +151,14 @@ export class ContainerStore {
     for (const path of [...c.files.keys()]) if (!stamps.has(path)) c.files.delete(path);
     const files: ContainerFile[] = [];
     const refused: string[] = [];
+    const workspace = new ContainerDir(c.dir);
     for (const path of changed) {
-      const full = insideWorkspace(c.dir, path);
-      if (!full) continue;
-      let size: number;
-      try {
-        size = (await stat(full)).size;
-      } catch {
-        continue;
-      }
+      // Only what is a plain file of the container now becomes a container file.
+      const size = stamps.has(path) ? (await workspace.stat(path))?.size : undefined;
+      if (size === undefined) continue;
       const previous = c.files.get(path)?.bytes ?? 0;
       if (this.totalBytes(c) - previous + size > this.settings.maxContainerBytes) {
-        await rm(full, { force: true });
+        await workspace.remove(path);
         c.files.delete(path);
         refused.push(path);
         continue;
@@ -190,13 +186,14 @@ export class ContainerStore {
     return undefined;
   }
 
+  /** The file's bytes; `UnsafeContainerFileError` when what is under its name is no longer a plain file of the container. */
   async content(c: Container, f: ContainerFile): Promise<Buffer> {
-    return readFile(insideWorkspace(c.dir, f.path)!);
+    return new ContainerDir(c.dir).read(f.path);
   }
 
   async deleteFile(c: Container, f: ContainerFile): Promise<void> {
     c.files.delete(f.path);
-    await rm(insideWorkspace(c.dir, f.path)!, { force: true });
+    await new ContainerDir(c.dir).remove(f.path);
   }
 
   private totalBytes(c: Container): number {
@@ -207,7 +204,7 @@ export class ContainerStore {
 
   private record(c: Container, path: string, bytes: number, source: ContainerFile['source']): ContainerFile {
     const existing = c.files.get(path);
-    const f: ContainerFile = existing ? { ...existing, bytes } : { id: newId('cfile'), path: posix.normalize(path), bytes, createdAt: Date.now(), source };
+    const f: ContainerFile = existing ? { ...existing, bytes } : { id: newId('cfile'), path, bytes, createdAt: Date.now(), source };
     c.files.set(path, f);
     return f;
   }
@@ -222,8 +219,8 @@ export class ContainerStore {
     for (const name of await readdir(this.root)) {
       if (!ID_PATTERN.test(name) || this.containers.has(name)) continue;
       const dir = join(this.root, name);
-      const st = await stat(dir).catch(() => undefined);
-      if (st && now - st.mtimeMs > this.settings.idleExpiryMs) await rm(dir, { recursive: true, force: true });
+      const st = await lstat(dir).catch(() => undefined);
+      if (st && now - st.mtimeMs > this.settings.idleExpiryMs) await new ContainerDir(dir).removeAll();
     }
   }
 

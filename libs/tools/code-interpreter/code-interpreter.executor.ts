@@ -104,10 +104,10 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     for (const f of recorded.files) {
       const media = imageMediaType(f.path);
       if (!media) continue;
-      const url =
-        f.bytes <= INLINE_IMAGE_BYTES
-          ? `data:${media};base64,${(await this.containers.content(container, f)).toString('base64')}`
-          : `/v1/containers/${container.id}/files/${f.id}/content`;
+      // Replaced by a link since the run (a background process of the program): not shown.
+      const inline = f.bytes <= INLINE_IMAGE_BYTES ? await this.containers.content(container, f).catch(() => undefined) : undefined;
+      if (f.bytes <= INLINE_IMAGE_BYTES && !inline) continue;
+      const url = inline ? `data:${media};base64,${inline.toString('base64')}` : `/v1/containers/${container.id}/files/${f.id}/content`;
       data.images.push({ fileId: f.id, url });
     }
     if (!['ok', 'error'].includes(result.status) && !ctx.signal.aborted) {

@@ -3,6 +3,7 @@ import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import { ContainerDir, containerPathParts } from '../sandbox/container-fs.js';
+import { ContainerFullError } from './container-errors.js';
 import { workspaceStamps } from '../sandbox/workspace-files.js';
 
 export interface ContainerFile {
@@ -232,4 +233,4 @@ export class ContainerStore {
   }
 }
 
-export class ContainerFullError extends Error {}
+export { ContainerFullError } from './container-errors.js';

@@ -43,7 +43,6 @@ export const MAX_LISTED_ENTRIES = 100_000;
 
 const TEMP_PREFIX = '.sy-write-';
 const PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**

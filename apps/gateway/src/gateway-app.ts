@@ -1,7 +1,8 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
-import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { secretEnvNames, takeSecretEnv } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js';
@@ -12,7 +13,7 @@ import { readObservabilitySettings, readStorageSettings, readTransportsSettings 
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { StartupError, describeStartupError } from './startup-error.js';
-import { isWorker, runPrimary, workerCount } from './workers.js';
+import { isWorker, runPrimary, secretsFromPrimary, workerCount } from './workers.js';
 
 export interface BootedGateway {
   app: INestApplication;
@@ -85,11 +86,16 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
   let app: INestApplication | undefined;
   const out = options.out ?? process.stdout;
   try {
+    // A worker's credentials come from the primary over the IPC channel, never through its environment.
+    const env = isWorker() ? { ...options.env, ...(await secretsFromPrimary()) } : options.env;
     config = loadGatewayConfig({
-      env: options.env,
+      env,
       file: options.configFile,
       overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
     });
+    // Loaded: the credentials leave the environment, so no child process (a sandbox, an MCP server) inherits them.
+    const secrets = takeSecretEnv(options.env, secretEnvNames(gatewayConfigSections()));
+    if (options.env !== process.env) takeSecretEnv(process.env, Object.keys(secrets));
     // Broker patterns are served from one process (see below), so with a broker and no
     // WORKERS setting the gateway runs as one process rather than one per core.
     const transports = readTransportsSettings(config);
@@ -105,7 +111,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     }
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
     if (workers > 1 && !isWorker()) {
-      runPrimary(workers);
+      runPrimary(workers, secrets);
       return null;
     }
     const writer = new LogWriter(readObservabilitySettings(config), out);

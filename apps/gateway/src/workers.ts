@@ -14,13 +14,38 @@ export function workerCount(configured: number | undefined): number {
  * worker has drained. Each worker is a full gateway; state they must share
  * lives in the store (SQLite in WAL mode across processes, or PostgreSQL).
  */
-export function runPrimary(count: number): void {
+const SECRETS_REQUEST = 'switchyard:secret-env?';
+const SECRETS_MESSAGE = 'switchyard:secret-env';
+
+/**
+ * The credentials a worker needs (`API_KEYS`, `UPSTREAM_API_KEY`, ...), sent
+ * by the primary over the cluster's IPC channel: the primary took them out
+ * of its environment, so a worker is forked without them and even its
+ * `/proc/<pid>/environ` never holds them.
+ */
+export function secretsFromPrimary(): Promise<Record<string, string>> {
+  return new Promise((resolve) => {
+    const onMessage = (msg: { type?: string; env?: Record<string, string> }) => {
+      if (msg?.type !== SECRETS_MESSAGE) return;
+      process.off('message', onMessage);
+      resolve(msg.env ?? {});
+    };
+    process.on('message', onMessage);
+    // Asked for once listening: a message that arrives before a listener is dropped.
+    process.send!({ type: SECRETS_REQUEST });
+  });
+}
+
+export function runPrimary(count: number, secrets: Record<string, string> = {}): void {
   const logger = new Logger('Switchyard');
   let stopping = false;
   // A worker that dies before it ever listened failed to boot (bad config, port
   // taken): respawning it would only loop, so the whole gateway stops.
   const listening = new Set<number>();
   const fork = (): Worker => cluster.fork();
+  cluster.on('message', (worker, msg: { type?: string }) => {
+    if (msg?.type === SECRETS_REQUEST) worker.send({ type: SECRETS_MESSAGE, env: secrets });
+  });
   cluster.on('listening', (worker) => listening.add(worker.id));
   cluster.on('exit', (worker, code, signal) => {
     const booted = listening.delete(worker.id);

@@ -118,7 +118,7 @@ export class PyodideSandboxBackend implements SandboxBackend {
     );
     const applied = await applyReport(req.workspaceDir, result.files ?? [], result.deleted ?? [], req.limits.maxFileBytes);
     host.stamps = await workspaceStamps(req.workspaceDir);
-    if (result.status !== 'ok' && result.status !== 'error') {
+    if ((result.status !== 'ok' && result.status !== 'error') || result.exited) {
       // A timed-out, exhausted or crashed interpreter is not trusted again;
       // the container's files on disk survive, its Python state does not.
       this.bound.delete(req.session);
@@ -132,7 +132,9 @@ export class PyodideSandboxBackend implements SandboxBackend {
       outputTruncated: result.outputTruncated,
       filesTruncated: result.filesTruncated || applied.truncated,
       changedFiles: applied.changed,
-      message: defaultMessage(result.status, req) ?? result.message,
+      message: result.exited
+        ? 'The program ended the interpreter (os._exit); variables from earlier calls are gone, files in /mnt/data are kept.'
+        : (defaultMessage(result.status, req) ?? result.message),
     };
   }
 

@@ -59,7 +59,11 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
       return { state: { containerId: found.id } };
     }
     const owner = ctx.owner ?? null;
-    const container = this.fromHistory(ctx.history, owner) ?? (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }));
+    const container =
+      this.fromHistory(ctx.history, owner) ??
+      (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }).catch((err: unknown) => {
+        throw containerFileError(err, `${p.path}.container`) ?? err;
+      }));
     await this.copyFiles(container, p, owner);
     return { state: { containerId: container.id } };
   }

@@ -19,7 +19,7 @@ export class QuotaExceededError extends Error {
  * client sent or on what is in the container (`param`: the field that named
  * the file), or undefined for anything else (a gateway fault).
  */
-export function containerFileError(err: unknown, param: string): GatewayError | undefined {
+export function containerFileError(err: unknown, param: string | null): GatewayError | undefined {
   if (err instanceof ContainerFullError) return new InvalidRequestError(`The file does not fit: ${err.message}.`, param, 'container_full');
   if (err instanceof QuotaExceededError) return new InvalidRequestError(err.message, param, 'quota_exceeded', 403);
   if (err instanceof ContainerFileNameError) return new InvalidRequestError(`Invalid container file name: ${err.message}.`, param, 'invalid_file_name');

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import { ContainerDir, containerPathParts } from '../sandbox/container-fs.js';
-import { ContainerFullError } from './container-errors.js';
+import { ContainerFullError, QuotaExceededError } from './container-errors.js';
 import { workspaceStamps } from '../sandbox/workspace-files.js';
 
 export interface ContainerFile {
@@ -89,8 +89,62 @@ export class ContainerStore {
       dir: join(this.root, id),
     };
     await new ContainerDir(c.dir).create();
+    // Marked first, counted after: of creations racing (in any worker) past the limit, none stays.
+    await this.markOwner(c);
+    const mine = await this.ownerContainers(c.owner);
+    if (mine.length > this.settings.maxContainersPerOwner) {
+      await this.unmarkOwner(c);
+      await new ContainerDir(c.dir).removeAll();
+      throw new QuotaExceededError(
+        'maxContainersPerOwner',
+        `You have reached the limit of ${this.settings.maxContainersPerOwner} containers (codeInterpreter.maxContainersPerOwner); delete one or let one expire first.`,
+      );
+    }
     this.containers.set(id, c);
     return c;
+  }
+
+  /**
+   * Bytes of all the owner's containers, read from their directories (so
+   * every worker counts the same), and what is left of the owner's quota.
+   */
+  async ownerRoom(owner: string | null): Promise<{ used: number; room: number }> {
+    let used = 0;
+    for (const id of await this.ownerContainers(owner)) {
+      for (const st of (await new ContainerDir(join(this.root, id)).list()).values()) used += st.size;
+    }
+    return { used, room: Math.max(0, this.settings.maxBytesPerOwner - used) };
+  }
+
+  /** The owner's containers on disk: a marker per container under `.owners/<hash of the owner>/`, kept while its directory lives. */
+  private async ownerContainers(owner: string | null): Promise<string[]> {
+    const names = await readdir(this.ownerDir(owner)).catch(() => [] as string[]);
+    const live: string[] = [];
+    for (const id of names) {
+      if (!ID_PATTERN.test(id)) continue;
+      if (await lstat(join(this.root, id)).catch(() => undefined)) live.push(id);
+      else await rm(join(this.ownerDir(owner), id), { force: true });
+    }
+    return live;
+  }
+
+  private ownerDir(owner: string | null): string {
+    return join(
+      this.root,
+      '.owners',
+      createHash('sha256')
+        .update(owner === null ? '\0anonymous' : `key:${owner}`)
+        .digest('hex'),
+    );
+  }
+
+  private async markOwner(c: Container): Promise<void> {
+    await mkdir(this.ownerDir(c.owner), { recursive: true });
+    await writeFile(join(this.ownerDir(c.owner), c.id), '');
+  }
+
+  private async unmarkOwner(c: Container): Promise<void> {
+    await rm(join(this.ownerDir(c.owner), c.id), { force: true });
   }
 
   /** A live container, or undefined (unknown, expired or deleted). */
@@ -127,6 +181,7 @@ export class ContainerStore {
     if (!c) return false;
     this.containers.delete(id);
     await new ContainerDir(c.dir).removeAll();
+    await this.unmarkOwner(c);
     for (const l of this.expireListeners) l(id);
     return true;
   }
@@ -137,6 +192,13 @@ export class ContainerStore {
     containerPathParts(name);
     if (this.totalBytes(c) + data.length > this.settings.maxContainerBytes) {
       throw new ContainerFullError(`the container would exceed its ${this.settings.maxContainerBytes} bytes`);
+    }
+    const { used, room } = await this.ownerRoom(c.owner);
+    if (data.length > room) {
+      throw new QuotaExceededError(
+        'maxBytesPerOwner',
+        `The file does not fit in your ${this.settings.maxBytesPerOwner} bytes of container files (codeInterpreter.maxBytesPerOwner; ${used} used).`,
+      );
     }
     await new ContainerDir(c.dir).write(name, data);
     return this.record(c, name, data.length, 'user');
@@ -149,6 +211,9 @@ export class ContainerStore {
    */
   async recordChanges(c: Container, changed: readonly string[]): Promise<{ files: ContainerFile[]; refused: string[] }> {
     const stamps = await workspaceStamps(c.dir);
+    // The owner's room as it was before this run's files (already on disk) were counted.
+    let ownerRoom = this.settings.maxBytesPerOwner - (await this.ownerRoom(c.owner)).used;
+    for (const path of changed) ownerRoom += Number(stamps.get(path)?.split(':')[0] ?? 0) - (c.files.get(path)?.bytes ?? 0);
     for (const path of [...c.files.keys()]) if (!stamps.has(path)) c.files.delete(path);
     const files: ContainerFile[] = [];
     const refused: string[] = [];
@@ -158,12 +223,14 @@ export class ContainerStore {
       const size = stamps.has(path) ? (await workspace.stat(path))?.size : undefined;
       if (size === undefined) continue;
       const previous = c.files.get(path)?.bytes ?? 0;
-      if (this.totalBytes(c) - previous + size > this.settings.maxContainerBytes) {
+      const grows = size - previous;
+      if (this.totalBytes(c) + grows > this.settings.maxContainerBytes || grows > ownerRoom) {
         await workspace.remove(path);
         c.files.delete(path);
         refused.push(path);
         continue;
       }
+      ownerRoom -= grows;
       files.push(this.record(c, path, size, 'assistant'));
     }
     // Files the program wrote without reporting (none expected) still count against the budget.

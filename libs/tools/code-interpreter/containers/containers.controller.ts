@@ -92,7 +92,9 @@ export class ContainersController {
       idleExpiryMs = e.minutes * 60_000;
     }
     if (raw.file_ids !== undefined) throw new InvalidRequestError('file_ids is not supported here; pass them in the code_interpreter tool declaration.', 'file_ids');
-    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs });
+    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs }).catch((err: unknown) => {
+      throw containerFileError(err, null) ?? err;
+    });
     return containerObject(c);
   }
 

@@ -218,18 +218,22 @@ export class ContainerStore {
     const files: ContainerFile[] = [];
     const refused: string[] = [];
     const workspace = new ContainerDir(c.dir);
+    let total = this.totalBytes(c);
     for (const path of changed) {
-      // Only what is a plain file of the container now becomes a container file.
-      const size = stamps.has(path) ? (await workspace.stat(path))?.size : undefined;
-      if (size === undefined) continue;
+      // Only what the listing found a plain file of the container becomes a container file.
+      const stamp = stamps.get(path);
+      if (stamp === undefined) continue;
+      const size = Number(stamp.split(':')[0]);
       const previous = c.files.get(path)?.bytes ?? 0;
       const grows = size - previous;
-      if (this.totalBytes(c) + grows > this.settings.maxContainerBytes || grows > ownerRoom) {
+      if (total + grows > this.settings.maxContainerBytes || grows > ownerRoom) {
         await workspace.remove(path);
         c.files.delete(path);
+        total -= previous;
         refused.push(path);
         continue;
       }
+      total += grows;
       ownerRoom -= grows;
       files.push(this.record(c, path, size, 'assistant'));
     }

@@ -8,6 +8,11 @@ export interface SectionEnvSetting {
   env: string;
   path: string;
   kind: 'string' | 'int' | 'list' | 'bool';
+  /**
+   * A credential (a key, a password-bearing URL): once the config is loaded
+   * it is taken out of `process.env`, so no child process inherits it.
+   */
+  secret?: boolean;
 }
 
 /**
@@ -39,6 +44,8 @@ export interface ConfigSection<T = unknown> {
    * moves every file the gateway writes. Settings given explicitly win.
    */
   readonly fromDataDir?: (dataDir: string) => Record<string, unknown>;
+  /** Credentials among the variables `fromEnv` reads (see `SectionEnvSetting.secret`). */
+  readonly secretEnv?: readonly string[];
   /** The keys the section accepts; `parse` is not reached while one is unknown. */
   readonly keys: KeyShape;
   /**

@@ -16,7 +16,7 @@ export class ConfigError extends Error {}
 export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'UPSTREAM_URL', path: 'upstream.baseUrl', kind: 'string' },
   { env: 'UPSTREAM_DIALECT', path: 'upstream.dialect', kind: 'string' },
-  { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string' },
+  { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string', secret: true },
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
   { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
@@ -144,6 +144,31 @@ function applyEnv(raw: Record<string, any>, env: Env, settings: readonly Section
     const path = prefix ? `${prefix}.${setting.path}` : setting.path;
     setPath(raw, path, parseEnvValue(setting, path, value));
   }
+}
+
+/** The variables that carry credentials: core's and those the sections declare secret. */
+export function secretEnvNames(sections: readonly ConfigSection[] = []): string[] {
+  const names = new Set<string>();
+  for (const s of [...ENV_SETTINGS, ...sections.flatMap((section) => section.env ?? [])]) if (s.secret) names.add(s.env);
+  for (const section of sections) for (const name of section.secretEnv ?? []) names.add(name);
+  return [...names];
+}
+
+/**
+ * Takes the credentials out of `env` (the gateway passes `process.env`) and
+ * returns them: once the config is loaded nothing reads them from the
+ * environment again, and a child process (a sandbox, a tool server) started
+ * with the default environment no longer inherits them.
+ */
+export function takeSecretEnv(env: Env, names: readonly string[]): Record<string, string> {
+  const taken: Record<string, string> = {};
+  for (const name of names) {
+    const value = env[name];
+    if (value === undefined) continue;
+    taken[name] = value;
+    delete env[name];
+  }
+  return taken;
 }
 
 /**

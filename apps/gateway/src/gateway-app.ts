@@ -7,7 +7,8 @@ import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { serveMetricsPort } from '#observability/metrics/cluster-metrics.js';
 import { GatewayMetrics } from '#observability/metrics/gateway-metrics.service.js';
 import { primaryServices } from '#src/primary-services.js';
-import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { secretEnvNames, takeSecretEnv } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js';
@@ -18,7 +19,7 @@ import { readObservabilitySettings, readStorageSettings, readTransportsSettings 
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { StartupError, describeStartupError } from './startup-error.js';
-import { STARTED_SERVICE, isWorker, runPrimary, workerCount } from './workers.js';
+import { SECRET_ENV_SERVICE, STARTED_SERVICE, isWorker, runPrimary, secretEnvService, secretsFromPrimary, workerCount } from './workers.js';
 
 export interface BootedGateway {
   app: INestApplication;
@@ -116,11 +117,16 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
   let app: INestApplication | undefined;
   const out = options.out ?? process.stdout;
   try {
+    // A worker's credentials come from the primary over the IPC channel, never through its environment.
+    const env = isWorker() ? { ...options.env, ...(await secretsFromPrimary()) } : options.env;
     config = loadGatewayConfig({
-      env: options.env,
+      env,
       file: options.configFile,
       overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
     });
+    // Loaded: the credentials leave the environment, so no child process (a sandbox, an MCP server) inherits them.
+    const secrets = takeSecretEnv(options.env, secretEnvNames(gatewayConfigSections()));
+    if (options.env !== process.env) takeSecretEnv(process.env, Object.keys(secrets));
     // Broker patterns are served from one process (see below), so with a broker and no
     // WORKERS setting the gateway runs as one process rather than one per core.
     const transports = readTransportsSettings(config);
@@ -144,6 +150,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       if (observability.metricsPort !== undefined && metrics) {
         await listenMetrics(observability.metricsPort, config.server.host, async () => ({ text: await metrics.scrape(), contentType: metrics.contentType }));
       }
+      services[SECRET_ENV_SERVICE] = secretEnvService(secrets);
       runPrimary({ count: workers, entry: options.worker.entry, args: options.worker.args, writer, services });
       return null;
     }

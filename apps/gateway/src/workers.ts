@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { PRIMARY_SERVICES_ENV, servePrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
+import { PRIMARY_SERVICES_ENV, callPrimary, primaryOffers, servePrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
 import type { LogWriter } from '#observability/logging/log-writer.service.js';
 
 /**
@@ -47,6 +47,24 @@ export function workerCount(configured: number | undefined, cgroupRoot?: string)
 /** Primary services of worker mode's own start-up (see `#core/cluster/primary-channel.js`). */
 export const STARTED_SERVICE = 'started';
 export const STARTUP_ERROR_SERVICE = 'startup-error';
+export const SECRET_ENV_SERVICE = 'secret-env';
+
+/**
+ * The primary's answer to `secret-env`: the credentials a worker needs
+ * (`API_KEYS`, `UPSTREAM_API_KEY`, ...). The primary took them out of its
+ * environment before forking, so a worker is forked without them and even its
+ * `/proc/<pid>/environ` never holds them; it asks for them over the IPC
+ * channel instead (a call, not a push: a message sent before the worker
+ * listens would be dropped).
+ */
+export function secretEnvService(secrets: Record<string, string>): PrimaryService {
+  return { handle: () => secrets };
+}
+
+/** In a worker: the credentials the primary holds for it (none outside worker mode). */
+export async function secretsFromPrimary(): Promise<Record<string, string>> {
+  return primaryOffers(SECRET_ENV_SERVICE) ? callPrimary<Record<string, string>>(SECRET_ENV_SERVICE, null) : {};
+}
 
 export interface PrimaryOptions {
   count: number;

@@ -17,8 +17,8 @@ export const transportsConfigSection = defineClassSection({
   type: TransportsConfig,
   token: TRANSPORTS_SETTINGS,
   env: [
-    { env: 'NATS_URL', path: 'natsUrl', kind: 'string' },
-    { env: 'REDIS_URL', path: 'redisUrl', kind: 'string' },
+    { env: 'NATS_URL', path: 'natsUrl', kind: 'string', secret: true },
+    { env: 'REDIS_URL', path: 'redisUrl', kind: 'string', secret: true },
     { env: 'TRANSPORT_PATTERN_PREFIX', path: 'patternPrefix', kind: 'string' },
   ],
 });

@@ -38,12 +38,12 @@ export const authConfigSection = defineClassSection({
   type: AuthConfig,
   token: AUTH_SETTINGS,
   env: [
-    { env: 'API_KEYS', path: 'apiKeys', kind: 'list' },
+    { env: 'API_KEYS', path: 'apiKeys', kind: 'list', secret: true },
     { env: 'MAX_SOCKETS_PER_OWNER', path: 'maxSocketsPerOwner', kind: 'int' },
-    { env: 'OIDC_ISSUER', path: 'oidc.issuer', kind: 'string' },
-    { env: 'OIDC_AUDIENCE', path: 'oidc.audience', kind: 'list' },
-    { env: 'OIDC_OWNER_CLAIM', path: 'oidc.ownerClaim', kind: 'string' },
-    { env: 'OIDC_JWKS_URI', path: 'oidc.jwksUri', kind: 'string' },
+    { env: 'OIDC_ISSUER', path: 'oidc.issuer', kind: 'string', secret: true },
+    { env: 'OIDC_AUDIENCE', path: 'oidc.audience', kind: 'list', secret: true },
+    { env: 'OIDC_OWNER_CLAIM', path: 'oidc.ownerClaim', kind: 'string', secret: true },
+    { env: 'OIDC_JWKS_URI', path: 'oidc.jwksUri', kind: 'string', secret: true },
   ],
   // `oidc` is checked against its own keys, as the whole section used to be.
   keys: { ...(classSectionKeys(AuthConfig) as Record<string, true>), oidc: classSectionKeys(OidcConfig) },

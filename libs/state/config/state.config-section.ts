@@ -6,7 +6,7 @@ export const stateConfigSection = defineConfigSection<StateSettings>({
   key: 'state',
   token: STATE_SETTINGS,
   env: [
-    { env: 'COMPACTION_KEY', path: 'compactionKey', kind: 'string' },
+    { env: 'COMPACTION_KEY', path: 'compactionKey', kind: 'string', secret: true },
     { env: 'BACKGROUND_MAX_RUNS', path: 'background.maxRuns', kind: 'int' },
     { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'background.maxRunsPerOwner', kind: 'int' },
     { env: 'BACKGROUND_LEASE_MS', path: 'background.leaseMs', kind: 'int' },

@@ -34,7 +34,7 @@ export const storageConfigSection = defineClassSection({
   env: [
     { env: 'STORAGE_DRIVER', path: 'driver', kind: 'string' },
     { env: 'SQLITE_PATH', path: 'sqlitePath', kind: 'string' },
-    { env: 'DATABASE_URL', path: 'postgresUrl', kind: 'string' },
+    { env: 'DATABASE_URL', path: 'postgresUrl', kind: 'string', secret: true },
     { env: 'STORE_CONNECT_TIMEOUT_MS', path: 'connectTimeoutMs', kind: 'int' },
     { env: 'STORE_QUERY_TIMEOUT_MS', path: 'queryTimeoutMs', kind: 'int' },
   ],

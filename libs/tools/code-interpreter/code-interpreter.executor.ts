@@ -84,6 +84,9 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     }
     container.calls++;
     this.containers.touch(container);
+    // What the run may add: the container's room and its owner's, whichever is less.
+    const held = [...container.files.values()].reduce((n, f) => n + f.bytes, 0);
+    const room = Math.max(0, Math.min(this.settings.maxContainerBytes - held, (await this.containers.ownerRoom(container.owner)).room));
     const result = await this.backend.run({
       session: container.id,
       workspaceDir: container.dir,
@@ -94,7 +97,8 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
         graceMs: this.settings.graceMs,
         memoryLimitMb: this.settings.memoryLimitMb,
         maxOutputBytes: this.settings.maxOutputBytes,
-        maxFileBytes: this.settings.maxFileBytesPerCall,
+        maxFileBytes: Math.min(this.settings.maxFileBytesPerCall, room),
+        maxWorkspaceBytes: held + room,
       },
     });
     this.containers.touch(container);
@@ -104,10 +108,10 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     for (const f of recorded.files) {
       const media = imageMediaType(f.path);
       if (!media) continue;
-      const url =
-        f.bytes <= INLINE_IMAGE_BYTES
-          ? `data:${media};base64,${(await this.containers.content(container, f)).toString('base64')}`
-          : `/v1/containers/${container.id}/files/${f.id}/content`;
+      // Replaced by a link since the run (a background process of the program): not shown.
+      const inline = f.bytes <= INLINE_IMAGE_BYTES ? await this.containers.content(container, f).catch(() => undefined) : undefined;
+      if (f.bytes <= INLINE_IMAGE_BYTES && !inline) continue;
+      const url = inline ? `data:${media};base64,${inline.toString('base64')}` : `/v1/containers/${container.id}/files/${f.id}/content`;
       data.images.push({ fileId: f.id, url });
     }
     if (!['ok', 'error'].includes(result.status) && !ctx.signal.aborted) {
@@ -116,8 +120,10 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     const notes: string[] = [];
     if (result.message) notes.push(result.message);
     if (result.filesTruncated) notes.push(`Some files were not kept: one run may write at most ${this.settings.maxFileBytesPerCall} bytes.`);
-    if (recorded.refused.length) notes.push(`Not kept (the container is full): ${recorded.refused.map((p) => `/mnt/data/${p}`).join(', ')}.`);
-    const status = result.status === 'ok' ? 'ok' : result.status === 'error' ? 'error' : 'failed';
+    if (recorded.refused.length) notes.push(`Not kept (the container or its owner's quota is full): ${recorded.refused.map((p) => `/mnt/data/${p}`).join(', ')}.`);
+    // A run whose files did not fit is a failed call: the model must not take them for written.
+    const overQuota = recorded.refused.length > 0 || (result.filesTruncated && room < this.settings.maxFileBytesPerCall);
+    const status = overQuota ? 'failed' : result.status === 'ok' ? 'ok' : result.status === 'error' ? 'error' : 'failed';
     const text = JSON.stringify({
       status,
       logs: data.logs,

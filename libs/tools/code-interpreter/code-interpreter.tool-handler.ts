@@ -7,7 +7,8 @@ import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js'
 import { ToolType } from '#src/tool-contract.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
 import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
-import { type Container, ContainerFullError, ContainerStore } from './containers/container-store.service.js';
+import { containerFileError } from './containers/container-errors.js';
+import { type Container, ContainerStore } from './containers/container-store.service.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from './files/file-source.interface.js';
 import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
 
@@ -58,7 +59,11 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
       return { state: { containerId: found.id } };
     }
     const owner = ctx.owner ?? null;
-    const container = this.fromHistory(ctx.history, owner) ?? (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }));
+    const container =
+      this.fromHistory(ctx.history, owner) ??
+      (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }).catch((err: unknown) => {
+        throw containerFileError(err, `${p.path}.container`) ?? err;
+      }));
     await this.copyFiles(container, p, owner);
     return { state: { containerId: container.id } };
   }
@@ -138,13 +143,12 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     for (const [i, id] of p.container.fileIds.entries()) {
       if (done.has(id)) continue;
       const param = `${p.path}.container.file_ids[${i}]`;
-      const file = await this.files.read(id, { owner });
-      if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
       try {
+        const file = await this.files.read(id, { owner });
+        if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
         await this.containers.addFile(c, file.filename, file.data);
       } catch (err) {
-        if (err instanceof ContainerFullError) throw new InvalidRequestError(`File '${id}' does not fit: ${err.message}.`, param, 'container_full');
-        throw err;
+        throw containerFileError(err, param) ?? err;
       }
       done.add(id);
     }

@@ -33,6 +33,10 @@ export interface CodeInterpreterSettings {
   maxFileBytesPerCall: number;
   /** Bytes one container holds at most (uploads and generated files). */
   maxContainerBytes: number;
+  /** Live containers one owner (API key, OIDC subject) may have; past it creating one is a 403 `quota_exceeded`. */
+  maxContainersPerOwner: number;
+  /** Bytes all of one owner's containers hold together (uploads and what runs write). */
+  maxBytesPerOwner: number;
   /** Calls one container (one conversation) may run; then each call fails with a message. */
   maxCallsPerContainer: number;
   /** A container unused for this long is deleted with its files and its interpreter. */
@@ -53,6 +57,8 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
   maxOutputBytes: 64 * 1024,
   maxFileBytesPerCall: 16 * 1024 * 1024,
   maxContainerBytes: 64 * 1024 * 1024,
+  maxContainersPerOwner: 50,
+  maxBytesPerOwner: 1024 * 1024 * 1024,
   maxCallsPerContainer: 500,
   idleExpiryMs: 20 * 60_000,
   cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
@@ -68,6 +74,8 @@ type IntKey =
   | 'maxOutputBytes'
   | 'maxFileBytesPerCall'
   | 'maxContainerBytes'
+  | 'maxContainersPerOwner'
+  | 'maxBytesPerOwner'
   | 'maxCallsPerContainer'
   | 'idleExpiryMs';
 
@@ -80,6 +88,8 @@ const RANGES: Record<IntKey, [number, number]> = {
   maxOutputBytes: [1024, 64 * 1024 * 1024],
   maxFileBytesPerCall: [0, 1024 * 1024 * 1024],
   maxContainerBytes: [1024, 16 * 1024 * 1024 * 1024],
+  maxContainersPerOwner: [1, 1_000_000],
+  maxBytesPerOwner: [1024, 1024 * 1024 * 1024 * 1024],
   maxCallsPerContainer: [1, 1_000_000],
   idleExpiryMs: [1_000, 30 * 24 * 3_600_000],
 };

@@ -11,7 +11,11 @@ const keys: KeyShape = {
 export const codeInterpreterConfigSection = defineConfigSection<CodeInterpreterSettings>({
   key: 'codeInterpreter',
   token: CODE_INTERPRETER_SETTINGS,
-  env: [{ env: 'CODE_INTERPRETER_BACKEND', path: 'backend', kind: 'string' }],
+  env: [
+    { env: 'CODE_INTERPRETER_BACKEND', path: 'backend', kind: 'string' },
+    { env: 'CODE_INTERPRETER_MAX_CONTAINERS_PER_OWNER', path: 'maxContainersPerOwner', kind: 'int' },
+    { env: 'CODE_INTERPRETER_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
+  ],
   keys,
   fromDataDir: (dataDir) => ({ dataDir: join(dataDir, 'containers') }),
   parse: (section) => parseCodeInterpreterSettings(section as Record<string, unknown> | undefined),

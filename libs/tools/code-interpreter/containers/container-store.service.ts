@@ -1,8 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, join, posix, resolve } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
-import { insideWorkspace, workspaceStamps } from '../sandbox/workspace-files.js';
+import { ContainerDir, containerPathParts } from '../sandbox/container-fs.js';
+import { ContainerFullError, QuotaExceededError } from './container-errors.js';
+import { workspaceStamps } from '../sandbox/workspace-files.js';
 
 export interface ContainerFile {
   id: string;
@@ -86,9 +88,63 @@ export class ContainerStore {
       files: new Map(),
       dir: join(this.root, id),
     };
-    await mkdir(c.dir, { recursive: true });
+    await new ContainerDir(c.dir).create();
+    // Marked first, counted after: of creations racing (in any worker) past the limit, none stays.
+    await this.markOwner(c);
+    const mine = await this.ownerContainers(c.owner);
+    if (mine.length > this.settings.maxContainersPerOwner) {
+      await this.unmarkOwner(c);
+      await new ContainerDir(c.dir).removeAll();
+      throw new QuotaExceededError(
+        'maxContainersPerOwner',
+        `You have reached the limit of ${this.settings.maxContainersPerOwner} containers (codeInterpreter.maxContainersPerOwner); delete one or let one expire first.`,
+      );
+    }
     this.containers.set(id, c);
     return c;
+  }
+
+  /**
+   * Bytes of all the owner's containers, read from their directories (so
+   * every worker counts the same), and what is left of the owner's quota.
+   */
+  async ownerRoom(owner: string | null): Promise<{ used: number; room: number }> {
+    let used = 0;
+    for (const id of await this.ownerContainers(owner)) {
+      for (const st of (await new ContainerDir(join(this.root, id)).list()).values()) used += st.size;
+    }
+    return { used, room: Math.max(0, this.settings.maxBytesPerOwner - used) };
+  }
+
+  /** The owner's containers on disk: a marker per container under `.owners/<hash of the owner>/`, kept while its directory lives. */
+  private async ownerContainers(owner: string | null): Promise<string[]> {
+    const names = await readdir(this.ownerDir(owner)).catch(() => [] as string[]);
+    const live: string[] = [];
+    for (const id of names) {
+      if (!ID_PATTERN.test(id)) continue;
+      if (await lstat(join(this.root, id)).catch(() => undefined)) live.push(id);
+      else await rm(join(this.ownerDir(owner), id), { force: true });
+    }
+    return live;
+  }
+
+  private ownerDir(owner: string | null): string {
+    return join(
+      this.root,
+      '.owners',
+      createHash('sha256')
+        .update(owner === null ? '\0anonymous' : `key:${owner}`)
+        .digest('hex'),
+    );
+  }
+
+  private async markOwner(c: Container): Promise<void> {
+    await mkdir(this.ownerDir(c.owner), { recursive: true });
+    await writeFile(join(this.ownerDir(c.owner), c.id), '');
+  }
+
+  private async unmarkOwner(c: Container): Promise<void> {
+    await rm(join(this.ownerDir(c.owner), c.id), { force: true });
   }
 
   /** A live container, or undefined (unknown, expired or deleted). */
@@ -124,7 +180,8 @@ export class ContainerStore {
     const c = this.containers.get(id);
     if (!c) return false;
     this.containers.delete(id);
-    await rm(c.dir, { recursive: true, force: true });
+    await new ContainerDir(c.dir).removeAll();
+    await this.unmarkOwner(c);
     for (const l of this.expireListeners) l(id);
     return true;
   }
@@ -132,12 +189,18 @@ export class ContainerStore {
   /** Adds a file (copied in or uploaded) under /mnt/data, keeping its base name. */
   async addFile(c: Container, filename: string, data: Uint8Array): Promise<ContainerFile> {
     const name = basename(filename.replaceAll('\\', '/')) || 'file';
-    const full = insideWorkspace(c.dir, name);
-    if (!full) throw new Error(`invalid file name: ${filename}`);
+    containerPathParts(name);
     if (this.totalBytes(c) + data.length > this.settings.maxContainerBytes) {
       throw new ContainerFullError(`the container would exceed its ${this.settings.maxContainerBytes} bytes`);
     }
-    await writeFile(full, data);
+    const { used, room } = await this.ownerRoom(c.owner);
+    if (data.length > room) {
+      throw new QuotaExceededError(
+        'maxBytesPerOwner',
+        `The file does not fit in your ${this.settings.maxBytesPerOwner} bytes of container files (codeInterpreter.maxBytesPerOwner; ${used} used).`,
+      );
+    }
+    await new ContainerDir(c.dir).write(name, data);
     return this.record(c, name, data.length, 'user');
   }
 
@@ -148,25 +211,30 @@ export class ContainerStore {
    */
   async recordChanges(c: Container, changed: readonly string[]): Promise<{ files: ContainerFile[]; refused: string[] }> {
     const stamps = await workspaceStamps(c.dir);
+    // The owner's room as it was before this run's files (already on disk) were counted.
+    let ownerRoom = this.settings.maxBytesPerOwner - (await this.ownerRoom(c.owner)).used;
+    for (const path of changed) ownerRoom += Number(stamps.get(path)?.split(':')[0] ?? 0) - (c.files.get(path)?.bytes ?? 0);
     for (const path of [...c.files.keys()]) if (!stamps.has(path)) c.files.delete(path);
     const files: ContainerFile[] = [];
     const refused: string[] = [];
+    const workspace = new ContainerDir(c.dir);
+    let total = this.totalBytes(c);
     for (const path of changed) {
-      const full = insideWorkspace(c.dir, path);
-      if (!full) continue;
-      let size: number;
-      try {
-        size = (await stat(full)).size;
-      } catch {
-        continue;
-      }
+      // Only what the listing found a plain file of the container becomes a container file.
+      const stamp = stamps.get(path);
+      if (stamp === undefined) continue;
+      const size = Number(stamp.split(':')[0]);
       const previous = c.files.get(path)?.bytes ?? 0;
-      if (this.totalBytes(c) - previous + size > this.settings.maxContainerBytes) {
-        await rm(full, { force: true });
+      const grows = size - previous;
+      if (total + grows > this.settings.maxContainerBytes || grows > ownerRoom) {
+        await workspace.remove(path);
         c.files.delete(path);
+        total -= previous;
         refused.push(path);
         continue;
       }
+      total += grows;
+      ownerRoom -= grows;
       files.push(this.record(c, path, size, 'assistant'));
     }
     // Files the program wrote without reporting (none expected) still count against the budget.
@@ -190,13 +258,14 @@ export class ContainerStore {
     return undefined;
   }
 
+  /** The file's bytes; `UnsafeContainerFileError` when what is under its name is no longer a plain file of the container. */
   async content(c: Container, f: ContainerFile): Promise<Buffer> {
-    return readFile(insideWorkspace(c.dir, f.path)!);
+    return new ContainerDir(c.dir).read(f.path);
   }
 
   async deleteFile(c: Container, f: ContainerFile): Promise<void> {
     c.files.delete(f.path);
-    await rm(insideWorkspace(c.dir, f.path)!, { force: true });
+    await new ContainerDir(c.dir).remove(f.path);
   }
 
   private totalBytes(c: Container): number {
@@ -207,7 +276,7 @@ export class ContainerStore {
 
   private record(c: Container, path: string, bytes: number, source: ContainerFile['source']): ContainerFile {
     const existing = c.files.get(path);
-    const f: ContainerFile = existing ? { ...existing, bytes } : { id: newId('cfile'), path: posix.normalize(path), bytes, createdAt: Date.now(), source };
+    const f: ContainerFile = existing ? { ...existing, bytes } : { id: newId('cfile'), path, bytes, createdAt: Date.now(), source };
     c.files.set(path, f);
     return f;
   }
@@ -222,8 +291,8 @@ export class ContainerStore {
     for (const name of await readdir(this.root)) {
       if (!ID_PATTERN.test(name) || this.containers.has(name)) continue;
       const dir = join(this.root, name);
-      const st = await stat(dir).catch(() => undefined);
-      if (st && now - st.mtimeMs > this.settings.idleExpiryMs) await rm(dir, { recursive: true, force: true });
+      const st = await lstat(dir).catch(() => undefined);
+      if (st && now - st.mtimeMs > this.settings.idleExpiryMs) await new ContainerDir(dir).removeAll();
     }
   }
 
@@ -235,4 +304,4 @@ export class ContainerStore {
   }
 }
 
-export class ContainerFullError extends Error {}
+export { ContainerFullError } from './container-errors.js';

@@ -7,7 +7,8 @@ import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
 import { requestOwner } from '#http/request/request-owner.js';
 import { listQuery, requestBody } from '#http/request/request-validation.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
-import { type Container, type ContainerFile, ContainerFullError, ContainerStore } from './container-store.service.js';
+import { containerFileError } from './container-errors.js';
+import { type Container, type ContainerFile, ContainerStore } from './container-store.service.js';
 
 /**
  * Largest upload buffered for `POST /v1/containers/{id}/files`. The
@@ -91,7 +92,9 @@ export class ContainersController {
       idleExpiryMs = e.minutes * 60_000;
     }
     if (raw.file_ids !== undefined) throw new InvalidRequestError('file_ids is not supported here; pass them in the code_interpreter tool declaration.', 'file_ids');
-    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs });
+    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs }).catch((err: unknown) => {
+      throw containerFileError(err, null) ?? err;
+    });
     return containerObject(c);
   }
 
@@ -132,12 +135,15 @@ export class ContainersController {
     let name: string;
     let data: Uint8Array;
     if (part) {
-      name = part.originalname;
+      // Multer reads the part's filename as latin1; clients send UTF-8 (as the Files API decodes it).
+      name = Buffer.from(part.originalname, 'latin1').toString('utf8');
       data = new Uint8Array(part.buffer);
     } else {
       const fileId = (body as JsonObject | undefined)?.file_id;
       if (typeof fileId !== 'string' || fileId === '') throw new InvalidRequestError('Send a multipart "file" part or a JSON "file_id".', 'file');
-      const found = await this.fileSource.read(fileId, { owner: requestOwner(req) });
+      const found = await this.fileSource.read(fileId, { owner: requestOwner(req) }).catch((err: unknown) => {
+        throw containerFileError(err, 'file_id') ?? err;
+      });
       if (!found) throw new NotFoundError(`No file with id '${fileId}'.`, 'file_not_found', 'file_id');
       name = found.filename;
       data = found.data;
@@ -147,8 +153,7 @@ export class ContainersController {
       this.store.touch(c);
       return fileObject(c, f);
     } catch (err) {
-      if (err instanceof ContainerFullError) throw new InvalidRequestError(`The file does not fit: ${err.message}.`, 'file', 'container_full');
-      throw err;
+      throw containerFileError(err, part ? 'file' : 'file_id') ?? err;
     }
   }
 
@@ -169,7 +174,9 @@ export class ContainersController {
   async content(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const c = this.container(id, req);
     const f = this.fileOf(c, fileId);
-    const body = await this.store.content(c, f);
+    const body = await this.store.content(c, f).catch((err: unknown) => {
+      throw containerFileError(err, 'file_id') ?? err;
+    });
     // Never rendered by a browser on the gateway's origin: what the code wrote is untrusted.
     res.setHeader('content-type', 'application/octet-stream');
     res.setHeader('x-content-type-options', 'nosniff');

@@ -1,6 +1,6 @@
 /**
  * The CPython backend's program wrapper (the Pyodide worker has its own,
- * in the host scripts): runs the code as `__main__`,
+ * in the host scripts), run by `CPYTHON_SUPERVISOR`: runs the code as `__main__`,
  * prints the value of a trailing expression (as a notebook cell shows it),
  * saves the figures a matplotlib program left open (there is no display),
  * and reports how it ended on file descriptor 3.
@@ -58,4 +58,91 @@ except Exception:
 sys.stdout.flush()
 sys.stderr.flush()
 os.write(3, status.encode())
+`;
+
+/**
+ * PID 1's child in the bubblewrap sandbox, around the program's own
+ * process. The container's files are bound read-only at /mnt/.in; this
+ * copies them into /mnt/data, a tmpfs whose size is the container's byte
+ * room (so a program cannot write more than its quota, nor touch the
+ * gateway's disk), runs `CPYTHON_RUNNER` as a child, interrupts it at the
+ * time limit (SIGINT, then SIGKILL after the grace), and afterwards reports
+ * the files that changed on file descriptor 4, then the child's exit code.
+ *
+ * The report is a stream of records `kind (1 byte) | name length (u32 BE) |
+ * name | data length (u64 BE) | data`, kind `F` a written file, `D` a deleted
+ * one, `X` the exit code (as the name). The program runs in the same sandbox
+ * and could forge it, so the gateway treats it as untrusted input: names are
+ * checked and sizes bounded there, and only bytes come back, never links.
+ * The program's own process never has descriptor 4.
+ */
+export const CPYTHON_SUPERVISOR = String.raw`
+import os, signal, struct, subprocess, sys, threading
+IN, WS = '/mnt/.in', '/mnt/data'
+timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
+
+def walk(top):
+    out, stack, seen = {}, [''], 0
+    while stack:
+        sub = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(top, sub) if sub else top))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > 100000:
+                return out
+            rel = sub + '/' + e.name if sub else e.name
+            if e.is_dir(follow_symlinks=False):
+                if rel.count('/') < 31:
+                    stack.append(rel)
+            elif e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                out[rel] = (st.st_size, st.st_mtime_ns)
+    return out
+
+for rel in walk(IN):
+    dst = os.path.join(WS, rel)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    with open(os.path.join(IN, rel), 'rb') as src, open(dst, 'wb') as out:
+        while True:
+            block = src.read(1 << 20)
+            if not block:
+                break
+            out.write(block)
+before = walk(WS)
+
+child = subprocess.Popen([sys.executable, '-I', '-c', sys.argv[3]], stdin=0, pass_fds=(3,))
+os.close(0)
+os.close(3)
+def interrupt():
+    if child.poll() is None:
+        child.send_signal(signal.SIGINT)
+        threading.Timer(grace_s, lambda: child.poll() is None and child.kill()).start()
+timer = threading.Timer(timeout_s, interrupt)
+timer.start()
+rc = child.wait()
+timer.cancel()
+
+after = walk(WS)
+report = os.fdopen(4, 'wb')
+def record(kind, name, data=b''):
+    n = os.fsencode(name)
+    report.write(kind + struct.pack('>I', len(n)) + n + struct.pack('>Q', len(data)) + data)
+for rel, stamp in after.items():
+    if before.get(rel) == stamp:
+        continue
+    try:
+        with open(os.path.join(WS, rel), 'rb') as f:
+            data = f.read()
+    except OSError:
+        continue
+    record(b'F', rel, data)
+for rel in before:
+    if rel not in after:
+        record(b'D', rel)
+record(b'X', str(rc))
+report.close()
+os._exit(0)
 `;

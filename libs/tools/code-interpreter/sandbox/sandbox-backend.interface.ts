@@ -6,7 +6,15 @@ export interface SandboxLimits {
   graceMs: number;
   memoryLimitMb: number;
   maxOutputBytes: number;
+  /** Bytes of files one call may write back. */
   maxFileBytes: number;
+  /**
+   * Bytes the workspace may hold during the run (its files and what the
+   * program writes), the container's and its owner's quota room: the CPython
+   * sandbox's /mnt/data is a tmpfs of this size. Default: the files present
+   * plus `maxFileBytes`.
+   */
+  maxWorkspaceBytes?: number;
 }
 
 export interface SandboxRunRequest {

@@ -1,60 +1,45 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { ContainerDir, ContainerFileNameError, UnsafeContainerFileError } from './container-fs.js';
 
-/** `size:mtimeMs` of each regular file under `dir`, keyed by relative path. */
+/** `size:mtimeMs` of each regular file of the workspace, keyed by relative path (links are not files). */
 export async function workspaceStamps(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  async function walk(sub: string): Promise<void> {
-    let entries;
-    try {
-      entries = await readdir(join(dir, sub), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const rel = sub ? `${sub}/${e.name}` : e.name;
-      if (e.isDirectory()) await walk(rel);
-      else if (e.isFile()) {
-        const st = await stat(join(dir, rel));
-        out.set(rel, `${st.size}:${Math.trunc(st.mtimeMs)}`);
-      }
-    }
-  }
-  await walk('');
+  for (const [path, st] of await new ContainerDir(dir).list()) out.set(path, `${st.size}:${Math.trunc(st.mtimeMs)}`);
   return out;
 }
 
+export interface ReportedFile {
+  path: string;
+  data: Uint8Array;
+}
+
 /**
- * The host path for a workspace-relative path a sandbox reported, or
- * undefined when it would land outside the workspace (`..`, absolute paths):
- * a sandbox's report is untrusted input.
+ * Writes back what a sandbox reported it wrote and deleted. The report is
+ * untrusted input: every name goes through `ContainerDir` (a bad name or a
+ * link in the way is skipped, never followed), and at most `maxBytes` of
+ * files are kept, the rest reported as truncated.
  */
-export function insideWorkspace(dir: string, rel: string): string | undefined {
-  if (!rel || rel.includes('\0')) return undefined;
-  const root = resolve(dir);
-  const full = resolve(root, rel);
-  return full.startsWith(root + sep) ? full : undefined;
-}
-
-export async function readWorkspaceFile(dir: string, rel: string): Promise<Uint8Array> {
-  const full = insideWorkspace(dir, rel);
-  if (!full) throw new Error(`path outside the workspace: ${rel}`);
-  return new Uint8Array(await readFile(full));
-}
-
-export async function writeWorkspaceFile(dir: string, rel: string, data: Uint8Array): Promise<boolean> {
-  const full = insideWorkspace(dir, rel);
-  if (!full) return false;
-  await mkdir(dirname(full), { recursive: true });
-  await writeFile(full, data);
-  return true;
-}
-
-export async function removeWorkspaceFile(dir: string, rel: string): Promise<void> {
-  const full = insideWorkspace(dir, rel);
-  if (full) await rm(full, { force: true });
-}
-
-export function relativeToWorkspace(dir: string, full: string): string {
-  return relative(resolve(dir), full).split(sep).join('/');
+export async function applyReport(dir: string, files: Iterable<ReportedFile>, deleted: Iterable<string>, maxBytes: number): Promise<{ changed: string[]; truncated: boolean }> {
+  const workspace = new ContainerDir(dir);
+  const changed: string[] = [];
+  let budget = maxBytes;
+  let truncated = false;
+  for (const f of files) {
+    if (f.data.length > budget) {
+      truncated = true;
+      continue;
+    }
+    try {
+      await workspace.write(f.path, f.data);
+    } catch (err) {
+      if (err instanceof ContainerFileNameError || err instanceof UnsafeContainerFileError) continue;
+      throw err;
+    }
+    budget -= f.data.length;
+    changed.push(f.path);
+  }
+  const written = new Set(changed);
+  for (const path of deleted) {
+    if (!written.has(path)) await workspace.remove(path).catch(() => false);
+  }
+  return { changed, truncated };
 }

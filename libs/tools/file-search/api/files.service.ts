@@ -50,6 +50,7 @@ export class FilesService {
       throw new InvalidRequestError(`purpose must be one of ${FILE_PURPOSES.join(', ')}.`, 'purpose');
     }
     const seconds = fileExpiresAfter(fields);
+    await this.checkQuota(owner, file.buffer.length);
     const createdAt = nowSeconds();
     const row: FileRow = {
       id: newFileId(),
@@ -63,6 +64,31 @@ export class FilesService {
     };
     await this.store.insertFile(row, file.buffer);
     return fileObject(row);
+  }
+
+  /**
+   * The owner's file count and bytes, from the store (so the limits hold
+   * across workers and replicas). Two uploads racing may both pass by one
+   * file: the bound is the limit plus the uploads in flight, never unbounded.
+   */
+  private async checkQuota(owner: Owner, bytes: number): Promise<void> {
+    const usage = await this.store.ownerUsage(owner);
+    if (usage.files + 1 > this.settings.maxFilesPerOwner) {
+      throw new InvalidRequestError(
+        `You have reached the limit of ${this.settings.maxFilesPerOwner} files (fileSearch.maxFilesPerOwner); delete some first.`,
+        'file',
+        'quota_exceeded',
+        403,
+      );
+    }
+    if (usage.bytes + bytes > this.settings.maxBytesPerOwner) {
+      throw new InvalidRequestError(
+        `The file does not fit in your ${this.settings.maxBytesPerOwner} bytes of files (fileSearch.maxBytesPerOwner; ${usage.bytes} used).`,
+        'file',
+        'quota_exceeded',
+        403,
+      );
+    }
   }
 
   /** A live file, or 404. */

@@ -26,6 +26,10 @@ export interface FileSearchSettings {
   /** Unset: lexical (BM25) retrieval only. */
   embeddings?: EmbeddingSettings;
   maxFileBytes: number;
+  /** Files one owner may hold (Files API); past it an upload is a 403 `quota_exceeded`. */
+  maxFilesPerOwner: number;
+  /** Bytes of files one owner may hold. */
+  maxBytesPerOwner: number;
   /** Queries one `file_search` call or one search request may carry. */
   maxQueriesPerSearch: number;
   /** Characters of results the model reads per call. */
@@ -123,6 +127,8 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
     queryTimeoutMs: storage?.queryTimeoutMs,
     embeddings,
     maxFileBytes: int(raw, 'maxFileBytes', 'fileSearch', 64 * 1024 * 1024, 1, 2 ** 31 - 1),
+    maxFilesPerOwner: int(raw, 'maxFilesPerOwner', 'fileSearch', 10_000, 1, 100_000_000),
+    maxBytesPerOwner: int(raw, 'maxBytesPerOwner', 'fileSearch', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     maxQueriesPerSearch: int(raw, 'maxQueriesPerSearch', 'fileSearch', 100, 1, 1000),
     resultBudgetChars: int(raw, 'resultBudgetChars', 'fileSearch', 24_000, 1000, 10_000_000),
     ingestion: {

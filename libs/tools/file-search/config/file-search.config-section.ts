@@ -5,10 +5,16 @@ import { FILE_SEARCH_SETTINGS, type FileSearchSettings, parseFileSearchSettings 
 export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
   key: 'fileSearch',
   token: FILE_SEARCH_SETTINGS,
-  env: [{ env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'embeddings.model', kind: 'string' }],
+  env: [
+    { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'embeddings.model', kind: 'string' },
+    { env: 'FILES_MAX_PER_OWNER', path: 'maxFilesPerOwner', kind: 'int' },
+    { env: 'FILES_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
+  ],
   keys: {
     sqlitePath: true,
     maxFileBytes: true,
+    maxFilesPerOwner: true,
+    maxBytesPerOwner: true,
     maxQueriesPerSearch: true,
     resultBudgetChars: true,
     embeddings: { baseUrl: true, apiKey: true, model: true, batchSize: true, dimensions: true, timeoutMs: true },

@@ -173,6 +173,12 @@ export class FileSearchStore {
     ]);
   }
 
+  /** How many files the owner has and their bytes, for the per-owner quotas (counted in the store: every worker sees the same). */
+  async ownerUsage(owner: Owner): Promise<{ files: number; bytes: number }> {
+    const [r] = await this.db.all<{ n: unknown; used: unknown }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS used FROM fs_files WHERE owner = ?', [owner]);
+    return { files: Number(r?.n ?? 0), bytes: Number(r?.used ?? 0) };
+  }
+
   async getFile(id: string, owner: Owner): Promise<FileRow | undefined> {
     const [r] = await this.db.all(`SELECT ${FILE_COLUMNS} FROM fs_files WHERE id = ? AND owner = ?`, [id, owner]);
     return r ? fileRow(r) : undefined;

@@ -25,6 +25,7 @@ export const webSearchConfigSection = defineConfigSection<WebSearchSettings>({
     };
     return Object.keys(endpoint).length > 0 ? { [provider]: endpoint } : undefined;
   },
+  secretEnv: ['WEB_SEARCH_API_KEY'],
   keys: keys(),
   parse: (section) => parseWebSearchSettings(section, providerRequirements()),
 });

@@ -64,6 +64,20 @@ int(df.square.sum())`,
     expect(r).toMatchObject({ status: 'ok', stdout: 'False yes\n' });
   }, 60_000);
 
+  it('reports a program that calls os._exit(0) as completed with the files it wrote; os._exit(3) is an error', async () => {
+    const r = await run('exit', 'import os\nopen("before-exit.txt", "w").write("kept")\nprint("bye", flush=True)\nos._exit(0)');
+    expect(r).toMatchObject({ status: 'ok', stdout: 'bye\n', changedFiles: ['before-exit.txt'] });
+    expect(readFileSync(join(root, 'exit', 'before-exit.txt'), 'utf8')).toBe('kept');
+    expect(await run('exit', 'import os\nos._exit(3)')).toMatchObject({ status: 'error' });
+  }, 60_000);
+
+  it('cannot write more than the workspace room: past it the program gets ENOSPC and the host disk is untouched', async () => {
+    const r = await run('full', 'try:\n    open("big.bin", "wb").write(b"x" * (8 << 20))\nexcept OSError as e:\n    print("refused", e.errno)', {
+      limits: { ...limits, maxWorkspaceBytes: 1 << 20 },
+    });
+    expect(r).toMatchObject({ status: 'ok', stdout: 'refused 28\n' });
+  }, 60_000);
+
   describe('escape attempts fail', () => {
     it('sees no host files and cannot write outside /mnt/data', async () => {
       const secret = join(tmpdir(), `switchyard-cpython-secret-${process.pid}`);

@@ -1,18 +1,28 @@
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
-import { CPYTHON_RUNNER } from '../python-runner.js';
+import { ContainerDir } from '../container-fs.js';
+import { CPYTHON_RUNNER, CPYTHON_SUPERVISOR } from '../python-runner.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
-import { removeWorkspaceFile, workspaceStamps } from '../workspace-files.js';
+import { applyReport, type ReportedFile } from '../workspace-files.js';
+
+/** The sandbox's /tmp: memory, so bounded too. */
+const TMP_BYTES = 64 * 1024 * 1024;
+/** tmpfs stores a file in whole pages: room for the copied-in files' last pages on top of the byte quota. */
+const PAGE = 4096;
+/** Seconds the supervisor has after the program's grace to report the files, before the gateway kills the sandbox. */
+const REPORT_MS = 5_000;
 
 /**
  * bubblewrap arguments for one call: every namespace unshared (no network,
  * own PIDs, an unprivileged user), the OS's /usr read-only, of /etc only
- * what the dynamic loader needs, none of the gateway's files, a private /tmp, and the container's workspace as
- * the only writable place, at /mnt/data.
+ * what the dynamic loader needs, none of the gateway's files, a private /tmp,
+ * and /mnt/data a tmpfs of `workspaceBytes` as the only other writable
+ * place. The container's directory on the host is bound read-only (at
+ * /mnt/.in, copied into /mnt/data by the supervisor): nothing the program
+ * does can create a file, a link or a byte on the gateway's disk.
  */
-export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits']): string[] {
+export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
   const cpuSeconds = Math.max(1, Math.ceil((limits.timeoutMs + limits.graceMs) / 1000));
   return [
     '--unshare-all',
@@ -53,10 +63,16 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
     '/proc',
     '--dev',
     '/dev',
+    '--size',
+    String(TMP_BYTES),
     '--tmpfs',
     '/tmp',
-    '--bind',
+    '--ro-bind',
     resolve(workspaceDir),
+    '/mnt/.in',
+    '--size',
+    String(workspaceBytes),
+    '--tmpfs',
     '/mnt/data',
     // The sandbox's own root (where /etc, /mnt and the links live) is read-only too; only /tmp and /mnt/data take writes.
     '--remount-ro',
@@ -86,11 +102,13 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
     '/usr/bin/prlimit',
     `--as=${limits.memoryLimitMb * 1024 * 1024}`,
     `--cpu=${cpuSeconds}`,
-    `--fsize=${Math.max(limits.maxFileBytes, 1)}`,
     '--',
     settings.cpython.python,
     '-I',
     '-c',
+    CPYTHON_SUPERVISOR,
+    String(limits.timeoutMs),
+    String(limits.graceMs),
     CPYTHON_RUNNER,
   ];
 }
@@ -131,10 +149,17 @@ export class CpythonSandboxBackend implements SandboxBackend {
   }
 
   private async runOnce(req: SandboxRunRequest): Promise<SandboxRunResult> {
-    await mkdir(req.workspaceDir, { recursive: true });
-    const before = await workspaceStamps(req.workspaceDir);
-    const child = spawn(this.settings.cpython.bwrap, bwrapArgs(this.settings, req.workspaceDir, req.limits), {
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    const workspace = new ContainerDir(req.workspaceDir);
+    await workspace.create();
+    const present = await workspace.list();
+    let presentBytes = 0;
+    for (const st of present.values()) presentBytes += st.size;
+    // The container's files, the bytes it may still take, and the pages the files round up to.
+    const room = req.limits.maxWorkspaceBytes ?? req.limits.maxFileBytes + presentBytes;
+    const workspaceBytes = Math.max(room, presentBytes) + PAGE * (present.size + 256);
+    const child = spawn(this.settings.cpython.bwrap, bwrapArgs(this.settings, req.workspaceDir, req.limits, workspaceBytes), {
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      // bubblewrap and the program get nothing of the gateway's environment (--clearenv inside, too).
       env: {},
     });
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
@@ -152,16 +177,23 @@ export class CpythonSandboxBackend implements SandboxBackend {
     child.stdout!.on('data', collect('stdout'));
     child.stderr!.on('data', collect('stderr'));
     let reported = '';
-    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => (reported += d.toString()));
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+      if (reported.length < 64) reported += d.toString();
+    });
+    const report = new ReportReader(workspaceBytes * 2 + (1 << 20));
+    (child.stdio[4] as NodeJS.ReadableStream).on('data', (d: Buffer) => report.push(d));
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(req.code);
-    let timedOut = false;
+    // The supervisor interrupts the program at the time limit and reports its files; this is the backstop should it not.
+    let killed = false;
     let aborted = false;
-    const soft = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGINT');
-    }, req.limits.timeoutMs);
-    const hard = setTimeout(() => child.kill('SIGKILL'), req.limits.timeoutMs + req.limits.graceMs);
+    const hard = setTimeout(
+      () => {
+        killed = true;
+        child.kill('SIGKILL');
+      },
+      req.limits.timeoutMs + req.limits.graceMs + REPORT_MS,
+    );
     const onAbort = (): void => {
       aborted = true;
       child.kill('SIGKILL');
@@ -171,56 +203,92 @@ export class CpythonSandboxBackend implements SandboxBackend {
       child.on('error', (error) => done({ code: null, signal: null, error }));
       child.on('close', (code, signal) => done({ code, signal }));
     });
-    clearTimeout(soft);
     clearTimeout(hard);
     req.signal.removeEventListener('abort', onAbort);
 
-    const after = await workspaceStamps(req.workspaceDir);
-    let budget = req.limits.maxFileBytes;
-    let filesTruncated = false;
-    const changed: string[] = [];
-    for (const [path, stamp] of after) {
-      if (before.get(path) === stamp) continue;
-      const size = Number(stamp.split(':')[0]);
-      if (size > budget) {
-        filesTruncated = true;
-        await removeWorkspaceFile(req.workspaceDir, path);
-        continue;
-      }
-      budget -= size;
-      changed.push(path);
-    }
-    let status: SandboxStatus;
-    let message: string | undefined;
-    if (exit.error) {
-      status = 'crashed';
-      message = `the sandbox could not start (${exit.error.message}); is bubblewrap installed?`;
-    } else if (aborted) {
-      status = 'aborted';
-      message = 'the call was cancelled';
-    } else if (timedOut) {
-      status = 'timeout';
-      message = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
-    } else if (reported === 'ok' || reported === 'error' || reported === 'memory' || reported === 'timeout') {
-      status = reported;
-      if (status === 'memory') message = `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).`;
-      if (status === 'timeout') message = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
-    } else if (exit.signal === 'SIGXCPU' || exit.signal === 'SIGKILL') {
-      status = 'timeout';
-      message = 'The code used up its CPU time limit.';
-    } else {
-      status = 'crashed';
-      message = `The Python process ended abnormally (${exit.signal ?? `exit ${exit.code}`}).`;
-    }
+    const parsed = report.records();
+    const applied = aborted ? { changed: [], truncated: false } : await applyReport(req.workspaceDir, parsed.files, parsed.deleted, req.limits.maxFileBytes);
+    const ended = endOf({ exit, aborted, killed, reported, exitCode: parsed.exitCode }, req);
     return {
-      status,
+      ...ended,
       stdout: Buffer.concat(out.stdout).toString('utf8'),
       stderr: Buffer.concat(out.stderr).toString('utf8'),
       outputTruncated: out.truncated,
-      changedFiles: changed,
-      filesTruncated,
-      message,
+      changedFiles: applied.changed,
+      filesTruncated: applied.truncated || parsed.truncated,
     };
+  }
+}
+
+/**
+ * How a run ended: the runner's own word on descriptor 3 first; else the
+ * exit code of the program's process (0 is a program that ended itself,
+ * `os._exit(0)` included; killed by SIGKILL or SIGXCPU is the time limit);
+ * else what happened to the sandbox.
+ */
+function endOf(
+  run: { exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error }; aborted: boolean; killed: boolean; reported: string; exitCode: number | undefined },
+  req: SandboxRunRequest,
+): { status: SandboxStatus; message?: string } {
+  const timeLimit = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
+  if (run.exit.error) return { status: 'crashed', message: `the sandbox could not start (${run.exit.error.message}); is bubblewrap installed?` };
+  if (run.aborted) return { status: 'aborted', message: 'the call was cancelled' };
+  const said = run.reported;
+  if (said === 'ok' || said === 'error') return { status: said };
+  if (said === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
+  if (said === 'timeout') return { status: 'timeout', message: timeLimit };
+  const rc = run.exitCode;
+  if (rc === 0) return { status: 'ok' };
+  // -9: the supervisor killed it after the grace; -24: SIGXCPU, the CPU-seconds limit.
+  if (rc === -9 || rc === -24) return { status: 'timeout', message: rc === -9 ? timeLimit : 'The code used up its CPU time limit.' };
+  if (rc !== undefined && rc > 0) return { status: 'error', message: `The program exited with status ${rc}.` };
+  if (run.killed || run.exit.signal === 'SIGXCPU') return { status: 'timeout', message: timeLimit };
+  return { status: 'crashed', message: `The Python process ended abnormally (${rc !== undefined ? `signal ${-rc}` : (run.exit.signal ?? `exit ${run.exit.code}`)}).` };
+}
+
+/**
+ * The supervisor's report (see `CPYTHON_SUPERVISOR`), read as untrusted
+ * input: at most `maxBytes` are kept, and a malformed record ends the
+ * parse (what came before it stands).
+ */
+class ReportReader {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  private overflow = false;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(d: Buffer): void {
+    if (this.bytes + d.length > this.maxBytes) {
+      this.overflow = true;
+      return;
+    }
+    this.bytes += d.length;
+    this.chunks.push(d);
+  }
+
+  records(): { files: ReportedFile[]; deleted: string[]; exitCode: number | undefined; truncated: boolean } {
+    const buf = Buffer.concat(this.chunks);
+    const files: ReportedFile[] = [];
+    const deleted: string[] = [];
+    let exitCode: number | undefined;
+    let at = 0;
+    while (at + 13 <= buf.length) {
+      const kind = String.fromCharCode(buf[at]);
+      const nameLength = buf.readUInt32BE(at + 1);
+      const nameEnd = at + 5 + nameLength;
+      if (nameLength > 4096 || nameEnd + 8 > buf.length) break;
+      const name = buf.toString('utf8', at + 5, nameEnd);
+      const dataLength = Number(buf.readBigUInt64BE(nameEnd));
+      const dataEnd = nameEnd + 8 + dataLength;
+      if (dataEnd > buf.length) break;
+      if (kind === 'F') files.push({ path: name, data: buf.subarray(nameEnd + 8, dataEnd) });
+      else if (kind === 'D') deleted.push(name);
+      else if (kind === 'X' && /^-?\d{1,4}$/.test(name)) exitCode = Number(name);
+      else break;
+      at = dataEnd;
+    }
+    return { files, deleted, exitCode, truncated: this.overflow };
   }
 }
 

@@ -25,6 +25,8 @@ export interface HostRunResult {
   filesTruncated: boolean;
   files: HostFile[];
   deleted: string[];
+  /** The program ended the interpreter (`os._exit`): it is replaced, though the run itself completed. */
+  exited?: boolean;
   message?: string;
 }
 

@@ -104,6 +104,20 @@ describe('PyodideSandboxBackend', () => {
     expect(await run('gone', 'print("fresh")')).toMatchObject({ status: 'ok', stdout: 'fresh\n' });
   }, 60_000);
 
+  it('reports a program that calls os._exit(0) as completed and keeps its files; os._exit(3) is an error', async () => {
+    const r = await run('exit', 'import os\nopen("/mnt/data/before-exit.txt", "w").write("kept")\nprint("bye", flush=True)\nos._exit(0)');
+    expect(r).toMatchObject({ status: 'ok', stdout: 'bye\n', changedFiles: ['before-exit.txt'] });
+    expect(await run('exit', 'print(open("/mnt/data/before-exit.txt").read())')).toMatchObject({ status: 'ok', stdout: 'kept\n' });
+    expect(await run('exit', 'import os\nos._exit(3)')).toMatchObject({ status: 'error' });
+  }, 60_000);
+
+  it('shows the program no host path in its environment', async () => {
+    const r = await run('env', 'import os, sys\nprint(sorted(os.environ), repr(sys.executable), sys.argv)');
+    expect(r).toMatchObject({ status: 'ok', stdout: "['HOME', 'LANG', 'LOGNAME', 'PATH', 'PWD', 'USER'] '' ['']\n" });
+    const dump = await run('env', 'import os\nprint(open("/proc/self/environ").read() if os.path.exists("/proc/self/environ") else "none")');
+    expect(dump.stdout).not.toContain(process.cwd());
+  }, 60_000);
+
   describe('escape attempts fail', () => {
     it('cannot import the JS bridge modules', async () => {
       for (const mod of ['js', 'pyodide_js', 'pyodide.ffi', 'pyodide.code', 'pyodide.http', '_pyodide_core', 'micropip']) {
@@ -116,14 +130,21 @@ describe('PyodideSandboxBackend', () => {
       }
     }, 60_000);
 
-    it('finds nothing to call on the JS side once the import guard is gone', async () => {
+    it('finds no js or pyodide_js module once the import guard is gone', async () => {
+      for (const mod of ['js', 'pyodide_js']) {
+        const r = await run('esc', `${UNGUARDED}import ${mod}`);
+        expect({ mod, status: r.status, err: r.stderr.trim().split('\n').at(-1) }).toEqual({ mod, status: 'error', err: `ModuleNotFoundError: No module named '${mod}'` });
+      }
+    }, 60_000);
+
+    it('finds nothing to call on the JS side through a JS object the FFI hands over', async () => {
+      // No 'js' module: a plain JS object's constructor chain is what is left to climb, and string compilation is off.
       const r = await run(
         'esc',
-        `${UNGUARDED}import js
+        `${UNGUARDED}import _pyodide_core
+obj = _pyodide_core.to_js({})
 out = []
-for name in ['process', 'require', 'fetch', 'WebSocket', 'Worker', 'BroadcastChannel', 'navigator']:
-    out.append((name, hasattr(js, name) and getattr(js, name) is not None))
-for attempt in ['js.eval("globalThis.process")', 'js.Function("return process")()', 'js.Object.constructor("return 1")()']:
+for attempt in ['obj.constructor.constructor("return process")()', 'obj.constructor.constructor("return globalThis")()']:
     try:
         eval(attempt)
         out.append((attempt, 'ran'))
@@ -132,10 +153,7 @@ for attempt in ['js.eval("globalThis.process")', 'js.Function("return process")(
 print(out)`,
       );
       expect(r.status).toBe('ok');
-      expect(r.stdout.trim()).toBe(
-        "[('process', False), ('require', False), ('fetch', False), ('WebSocket', False), ('Worker', False), ('BroadcastChannel', False), ('navigator', False), " +
-          '(\'js.eval("globalThis.process")\', True), (\'js.Function("return process")()\', True), (\'js.Object.constructor("return 1")()\', True)]',
-      );
+      expect(r.stdout.trim()).toBe('[(\'obj.constructor.constructor("return process")()\', True), (\'obj.constructor.constructor("return globalThis")()\', True)]');
     }, 60_000);
 
     it('cannot read host files, directly or by mounting them through the bridge', async () => {
@@ -166,7 +184,7 @@ print(os.path.exists("/tmp/x.txt"))`,
       expect(r.changedFiles).toEqual([]);
       // And a workspace path that climbs out, reported by a sandbox, is not written by the host.
       const hostile = await run('esc', `${UNGUARDED}import pyodide_js\nprint(1)`);
-      expect(hostile.status).toBe('ok');
+      expect(hostile).toMatchObject({ status: 'error', stdout: '' });
     }, 60_000);
 
     it('cannot spawn processes', async () => {
@@ -191,12 +209,15 @@ try:
     urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=1); results.append('urllib connected')
 except Exception:
     results.append('urllib refused')
-import js
-results.append('fetch' if getattr(js, 'fetch', None) else 'no fetch')
+try:
+    import js
+    results.append('fetch' if getattr(js, 'fetch', None) else 'no fetch')
+except ImportError:
+    results.append('no js')
 print(results)`,
         { limits: { ...limits, timeoutMs: 20_000 } },
       );
-      expect(r).toMatchObject({ status: 'ok', stdout: "['socket refused', 'urllib refused', 'no fetch']\n" });
+      expect(r).toMatchObject({ status: 'ok', stdout: "['socket refused', 'urllib refused', 'no js']\n" });
       expect(connections).toBe(before);
     }, 60_000);
 
@@ -208,7 +229,7 @@ print(results)`,
     }, 60_000);
 
     it('still stops a loop whose program switched the interrupt off through the bridge', async () => {
-      const r = await run('nointr', `${UNGUARDED}import pyodide_js\npyodide_js.setInterruptBuffer(None)\nwhile True:\n    pass`, {
+      const r = await run('nointr', `${UNGUARDED}try:\n    import pyodide_js\n    pyodide_js.setInterruptBuffer(None)\nexcept ImportError:\n    pass\nwhile True:\n    pass`, {
         limits: { ...limits, timeoutMs: 500, graceMs: 500 },
       });
       expect(r.status).toBe('timeout');

@@ -3,7 +3,8 @@ import { basename } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult } from '../sandbox-backend.interface.js';
-import { readWorkspaceFile, removeWorkspaceFile, workspaceStamps, writeWorkspaceFile } from '../workspace-files.js';
+import { ContainerDir, UnsafeContainerFileError } from '../container-fs.js';
+import { applyReport, workspaceStamps } from '../workspace-files.js';
 import { type HostFile, PyodideHostProcess, hostScriptDir, pyodideDistDir } from './pyodide-host.process.js';
 
 /**
@@ -93,10 +94,17 @@ export class PyodideSandboxBackend implements SandboxBackend {
   }
 
   private async runOn(host: PyodideHostProcess, req: SandboxRunRequest): Promise<SandboxRunResult> {
+    const workspace = new ContainerDir(req.workspaceDir);
     const disk = await workspaceStamps(req.workspaceDir);
     const files: HostFile[] = [];
     for (const [path, stamp] of disk) {
-      if (host.stamps.get(path) !== stamp) files.push({ path, data: await readWorkspaceFile(req.workspaceDir, path) });
+      if (host.stamps.get(path) === stamp) continue;
+      try {
+        files.push({ path, data: await workspace.read(path) });
+      } catch (err) {
+        // Replaced by a link since the listing: not the container's file, not sent.
+        if (!(err instanceof UnsafeContainerFileError)) throw err;
+      }
     }
     const deletes = [...host.stamps.keys()].filter((p) => !disk.has(p));
     const result = await host.run(
@@ -108,13 +116,9 @@ export class PyodideSandboxBackend implements SandboxBackend {
       },
       req.signal,
     );
-    const changed: string[] = [];
-    for (const f of result.files ?? []) {
-      if (await writeWorkspaceFile(req.workspaceDir, f.path, f.data)) changed.push(f.path);
-    }
-    for (const p of result.deleted ?? []) await removeWorkspaceFile(req.workspaceDir, p);
+    const applied = await applyReport(req.workspaceDir, result.files ?? [], result.deleted ?? [], req.limits.maxFileBytes);
     host.stamps = await workspaceStamps(req.workspaceDir);
-    if (result.status !== 'ok' && result.status !== 'error') {
+    if ((result.status !== 'ok' && result.status !== 'error') || result.exited) {
       // A timed-out, exhausted or crashed interpreter is not trusted again;
       // the container's files on disk survive, its Python state does not.
       this.bound.delete(req.session);
@@ -126,9 +130,11 @@ export class PyodideSandboxBackend implements SandboxBackend {
       stdout: result.stdout,
       stderr: result.stderr,
       outputTruncated: result.outputTruncated,
-      filesTruncated: result.filesTruncated,
-      changedFiles: changed,
-      message: defaultMessage(result.status, req) ?? result.message,
+      filesTruncated: result.filesTruncated || applied.truncated,
+      changedFiles: applied.changed,
+      message: result.exited
+        ? 'The program ended the interpreter (os._exit); variables from earlier calls are gone, files in /mnt/data are kept.'
+        : (defaultMessage(result.status, req) ?? result.message),
     };
   }
 

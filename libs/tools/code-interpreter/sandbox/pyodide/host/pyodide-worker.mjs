@@ -82,6 +82,26 @@ class _NoBridge:
 for _m in [m for m in sys.modules if _blocked(m)]:
     del sys.modules[_m]
 sys.meta_path.insert(0, _NoBridge())
+# Only what a program expects of a Unix environment: Emscripten puts the host
+# script's path in '_' and sys.executable, which is none of the program's business.
+for _k in list(os.environ):
+    if _k not in ('HOME', 'PATH', 'LANG', 'USER', 'LOGNAME', 'PWD'):
+        del os.environ[_k]
+sys.executable = ''
+
+class _ProgramExit(BaseException):
+    pass
+
+def _exit(status):
+    # os._exit would end the whole interpreter (Emscripten's exit, which
+    # Pyodide turns into a fatal error): end the program instead, as a
+    # process that exits ends, with its status.
+    raise _ProgramExit(status)
+
+import posix
+os._exit = posix._exit = _exit
+sys.argv = ['']
+sys.orig_argv = ['']
 os.makedirs('/mnt/data', exist_ok=True)
 os.chdir('/mnt/data')
 
@@ -114,6 +134,8 @@ def _run(code):
         return 'memory'
     except SystemExit as e:
         return 'ok' if e.code in (None, 0) else 'error'
+    except _ProgramExit as e:
+        return 'ok' if e.args[0] == 0 else 'error'
     except BaseException as e:
         traceback.print_exception(type(e), e, e.__traceback__.tb_next)
         return 'error'
@@ -127,6 +149,11 @@ pyodide.FS.mkdirTree('/opt/wheels');
 for (const w of wheels) pyodide.FS.writeFile(`/opt/wheels/${w.path}`, w.data);
 // A JSON list of strings is also a Python list literal.
 pyodide.runPython(`import sys\nsys.path[:0] = ${JSON.stringify(wheels.map((w) => `/opt/wheels/${w.path}`))}`);
+// The import guard above is not the only wall: the modules that hand Python
+// the JS global scope and the Pyodide API are taken out of the registry, so
+// a program that edits sys.meta_path finds no 'js' or 'pyodide_js' to import.
+pyodide.unregisterJsModule('js');
+pyodide.unregisterJsModule('pyodide_js');
 pyodide.runPython(RUNNER);
 const run = pyodide.globals.get('_run');
 
@@ -189,7 +216,8 @@ function listFiles(dir, acc = new Map()) {
   for (const name of FS.readdir(dir)) {
     if (name === '.' || name === '..') continue;
     const path = `${dir}/${name}`;
-    const st = FS.stat(path);
+    // lstat: a link the program made is neither followed nor sent back.
+    const st = FS.lstat(path);
     if (FS.isDir(st.mode)) listFiles(path, acc);
     else if (FS.isFile(st.mode)) acc.set(path, `${st.size}:${st.mtime instanceof Date ? st.mtime.getTime() : st.mtime}`);
   }
@@ -218,12 +246,19 @@ port.on('message', (msg) => {
   const before = listFiles('/mnt/data');
   out = { stdout: [], stderr: [], bytes: 0, max: msg.limits.maxOutputBytes, truncated: false };
   let status;
+  let exited = false;
   const t0 = performance.now();
   try {
     status = run(msg.code);
   } catch (err) {
-    status = /memory/i.test(String(err?.message)) ? 'memory' : 'crashed';
-    out.stderr.push(String(err?.message ?? err));
+    if (err?.name === 'Exit' && typeof err.status === 'number') {
+      // os._exit(n): the program ended itself, as a process would; the interpreter is spent.
+      exited = true;
+      status = err.status === 0 ? 'ok' : 'error';
+    } else {
+      status = /memory/i.test(String(err?.message)) ? 'memory' : 'crashed';
+      out.stderr.push(String(err?.message ?? err));
+    }
   }
   const ms = performance.now() - t0;
   const captured = out;
@@ -253,6 +288,7 @@ port.on('message', (msg) => {
     filesTruncated,
     files,
     deleted,
+    exited,
     ms,
   });
 });

@@ -4,7 +4,7 @@ import type { ModelEvent } from '../protocol/model-events.js';
 import type { ClientCallRelay, ClientCallShape } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
 import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
-import { OutputLedger, ReasoningEventStyle, ResponseEventSink, reasoningEventNames } from './response-events.js';
+import { OutputLedger, ReasoningEventStyle, reasoningEventNames, type EventSink } from './response-events.js';
 
 /** A completed call to a gateway-owned tool, found in the model's output. */
 export interface DetectedGatewayCall {
@@ -80,7 +80,7 @@ export class RoundAccumulator {
 
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly sink: ResponseEventSink,
+    private readonly sink: EventSink,
     private readonly ledger: OutputLedger,
     private readonly onGatewayCall: (call: DetectedGatewayCall) => void,
     private readonly options: AccumulatorOptions,

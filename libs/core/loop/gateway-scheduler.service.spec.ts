@@ -1,9 +1,9 @@
-import { Observable, of } from 'rxjs';
+import { Observable, Subject, of } from 'rxjs';
 import type { AnyToolHandler, ExecutionContext, GatewayCall, GatewayEventPlan, GatewayExecutor, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import { deferred, flush, sleep, until, type Deferred } from '../testing/deferred.js';
 import { testConfig } from '../testing/fixtures.js';
-import { GatewayScheduler, type ScheduledResult } from './gateway-scheduler.service.js';
+import { GatewayScheduler, type ScheduledCall, type ScheduledResult } from './gateway-scheduler.service.js';
 
 type Behaviour = (call: GatewayCall, ctx: ExecutionContext) => Promise<ToolOutput> | Observable<ToolOutput>;
 
@@ -84,24 +84,49 @@ function call(callId: string, modelName: string): GatewayCall {
   return { callId, itemId: `item_${callId}`, modelName, toolName: modelName, arguments: '{}' };
 }
 
-/** Opens a round and collects its results as they arrive. */
+/**
+ * Runs calls through the scheduler's operator and collects the results as
+ * they arrive: `submit` feeds the source, `close` completes it, `cancel`
+ * unsubscribes (the only way to stop the calls), `done` settles on either.
+ */
 function open(window: number) {
   const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
-  const execution = scheduler.open({ requestId: 'resp_sched', include: ['x.y'], window });
+  const source = new Subject<ScheduledCall>();
   const results: ScheduledResult[] = [];
   let completed = false;
-  execution.results.subscribe({ next: (r) => results.push(r), complete: () => (completed = true) });
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  const subscription = source.pipe(scheduler.schedule({ requestId: 'resp_sched', include: ['x.y'], window })).subscribe({
+    next: (r) => results.push(r),
+    complete: () => {
+      completed = true;
+      settle();
+    },
+  });
+  const execution = {
+    close: () => source.complete(),
+    cancel: () => {
+      subscription.unsubscribe();
+      settle();
+    },
+    done,
+  };
   let slot = 0;
-  const submit = (callId: string, e: ToolEntry) => execution.submit({ slot: slot++, call: call(callId, e.modelName), entry: e });
+  const submit = (callId: string, e: ToolEntry) => source.next({ slot: slot++, call: call(callId, e.modelName), entry: e });
   const byCall = (callId: string) => results.find((r) => r.result.call.callId === callId)?.result;
   return { execution, results, submit, byCall, isCompleted: () => completed };
 }
 
-describe('GatewayScheduler / RoundExecution', () => {
-  it('takes its window from the configuration unless the round sets one', () => {
+describe('GatewayScheduler (the operator)', () => {
+  it('takes its window from the configuration unless the schedule sets one', async () => {
     const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
-    expect(scheduler.open({ requestId: 'r', include: [] }).window).toBe(7);
-    expect(scheduler.open({ requestId: 'r', include: [], window: 2 }).window).toBe(2);
+    expect(scheduler.window).toBe(7);
+    const exec = new RecordingExecutor();
+    const source = new Subject<ScheduledCall>();
+    source.pipe(scheduler.schedule({ requestId: 'r', include: [] })).subscribe();
+    for (let i = 0; i < 9; i++) source.next({ slot: i, call: call(`w${i}`, `tool_${i}`), entry: entry(`tool_${i}`, exec) });
+    await flush();
+    expect(exec.started).toHaveLength(7);
   });
 
   it('runs at most `window` calls at once and starts the next as one finishes', async () => {
@@ -123,7 +148,6 @@ describe('GatewayScheduler / RoundExecution', () => {
     await execution.done;
 
     expect(exec.peak).toBe(2);
-    expect(execution.peakConcurrency).toBe(2);
     expect(isCompleted()).toBe(true);
     // Completion order, each result tagged with its slot in model order.
     expect(results.map((r) => r.slot)).toEqual([1, 0, 2, 3, 4]);
@@ -324,7 +348,7 @@ describe('GatewayScheduler / RoundExecution', () => {
     expect(torndown).toBe(true);
   });
 
-  it('cancel() unsubscribes Observable executors, aborts in-flight signals and never starts queued calls', async () => {
+  it('unsubscribing stops Observable executors, aborts in-flight signals and never starts queued calls', async () => {
     const exec = new RecordingExecutor();
     const torndown: string[] = [];
     exec.behaviour = (c) => new Observable<ToolOutput>(() => () => torndown.push(c.callId));
@@ -346,10 +370,10 @@ describe('GatewayScheduler / RoundExecution', () => {
     expect(exec.contexts.get('b1')!.signal.aborted).toBe(true);
     expect(exec.started).toEqual(['a1', 'b1']);
     expect(results).toHaveLength(0);
-    expect(isCompleted()).toBe(true);
+    expect(isCompleted()).toBe(false);
   });
 
-  it('cancel() aborts promise-based executors too', async () => {
+  it('unsubscribing aborts promise-based executors too', async () => {
     const exec = new RecordingExecutor();
     const { execution, submit } = open(2);
     submit('p1', entry('tool', exec));

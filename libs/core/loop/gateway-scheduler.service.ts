@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Observable, Subject, Subscription, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
+import { Observable, Subject, type OperatorFunction, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '../handlers/tool-handler.interface.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
@@ -20,112 +20,109 @@ export interface ScheduledResult {
   result: GatewayCallResult;
 }
 
+export interface ScheduleOptions {
+  requestId: string;
+  include: readonly string[];
+  /** Calls running at once; `tools.maxConcurrentGatewayCalls` unless set. */
+  window?: number;
+  onCall?: CallObserver;
+}
+
 /**
- * The gateway scheduler: a sliding window of concurrently running calls
- * (`mergeMap` with a concurrency cap), with calls to one model-visible tool
- * serialized unless its executor declares overlap safe.
+ * The gateway scheduler: an operator from calls to their results, a sliding
+ * window of concurrently running calls (`mergeMap(execute, window)`), with
+ * calls to one model-visible tool serialized unless its executor declares
+ * overlap safe. Results come in completion order, each tagged with its slot.
  *
  * Serialization happens *before* `mergeMap`: a call whose tool is busy waits
  * in a per-tool queue instead of holding a window slot, so it never blocks a
- * call to another tool that could run.
+ * call to another tool that could run. Unsubscribing stops every call in
+ * flight (their signals abort) and starts none of the queued ones.
  */
 @Injectable()
 export class GatewayScheduler {
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
 
-  open(ctx: { requestId: string; include: readonly string[]; window?: number; onCall?: CallObserver }): RoundExecution {
-    return new RoundExecution(ctx.window ?? this.config.tools.maxConcurrentGatewayCalls, ctx.requestId, ctx.include, ctx.onCall);
+  /** The window a schedule without its own runs with. */
+  get window(): number {
+    return this.config.tools.maxConcurrentGatewayCalls;
+  }
+
+  schedule(options: ScheduleOptions): OperatorFunction<ScheduledCall, ScheduledResult> {
+    return scheduleCalls({ ...options, window: options.window ?? this.window });
   }
 }
 
-export class RoundExecution {
-  private readonly ready$ = new Subject<ScheduledCall>();
-  private readonly queues = new Map<string, ScheduledCall[]>();
+/** Per-tool serialization: which tools are busy, and the calls waiting for each. */
+class ToolQueues {
+  private readonly waiting = new Map<string, ScheduledCall[]>();
   private readonly busy = new Set<string>();
-  private readonly results$ = new Subject<ScheduledResult>();
-  private readonly subscription: Subscription;
-  private submitted = 0;
-  private finished = 0;
-  private closed = false;
-  private resolveDone!: () => void;
-  readonly done: Promise<void>;
-  /** Highest number of calls running at once: what the tests and benchmarks observe. */
-  peakConcurrency = 0;
-  private running = 0;
 
-  constructor(
-    readonly window: number,
-    private readonly requestId: string,
-    private readonly include: readonly string[],
-    private readonly onCall?: CallObserver,
-  ) {
-    this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    this.subscription = this.ready$
-      .pipe(mergeMap((scheduled) => this.runOne(scheduled).pipe(finalize(() => this.release(scheduled))), window))
-      .subscribe((result) => this.results$.next(result));
-  }
-
-  /** Results in completion order; the caller reorders for public output. */
-  get results(): Observable<ScheduledResult> {
-    return this.results$.asObservable();
-  }
-
-  submit(scheduled: ScheduledCall): void {
-    this.submitted++;
+  /** True when the call may go to the window now; otherwise it waits for its tool. */
+  admit(scheduled: ScheduledCall): boolean {
     const binding = scheduled.entry.ownership.kind === 'gateway' ? scheduled.entry.ownership.binding : undefined;
-    if (binding && !binding.parallelSafe) {
-      const key = scheduled.entry.modelName;
-      if (this.busy.has(key)) {
-        const queue = this.queues.get(key) ?? [];
-        queue.push(scheduled);
-        this.queues.set(key, queue);
-        return;
-      }
-      this.busy.add(key);
-    }
-    this.ready$.next(scheduled);
-  }
-
-  /** No more calls this round; `done` resolves when every submitted call has finished. */
-  close(): void {
-    this.closed = true;
-    this.checkDone();
-  }
-
-  /** Client went away or the round failed: stop everything in flight. */
-  cancel(): void {
-    this.subscription.unsubscribe();
-    this.results$.complete();
-    this.resolveDone();
-  }
-
-  private release(scheduled: ScheduledCall): void {
-    this.running--;
-    this.finished++;
+    if (!binding || binding.parallelSafe) return true;
     const key = scheduled.entry.modelName;
-    const queue = this.queues.get(key);
-    if (queue && queue.length > 0) {
-      this.ready$.next(queue.shift()!);
-    } else {
-      this.busy.delete(key);
+    if (!this.busy.has(key)) {
+      this.busy.add(key);
+      return true;
     }
-    this.checkDone();
+    this.waiting.set(key, [...(this.waiting.get(key) ?? []), scheduled]);
+    return false;
   }
 
-  private checkDone(): void {
-    if (this.closed && this.finished === this.submitted) {
-      this.results$.complete();
-      this.resolveDone();
-    }
+  /** The tool's next call, if one waits; otherwise the tool is free again. */
+  release(scheduled: ScheduledCall): ScheduledCall | undefined {
+    const key = scheduled.entry.modelName;
+    const next = this.waiting.get(key)?.shift();
+    if (!next) this.busy.delete(key);
+    return next;
   }
+}
 
-  private runOne(scheduled: ScheduledCall): Observable<ScheduledResult> {
-    return defer(() => {
-      this.running++;
-      this.peakConcurrency = Math.max(this.peakConcurrency, this.running);
-      return executeWithDeadline(scheduled, this.requestId, this.include, this.onCall?.(scheduled.call, scheduled.entry));
+export function scheduleCalls(options: ScheduleOptions & { window: number }): OperatorFunction<ScheduledCall, ScheduledResult> {
+  return (calls) =>
+    new Observable<ScheduledResult>((subscriber) => {
+      const ready = new Subject<ScheduledCall>();
+      const queues = new ToolQueues();
+      let submitted = 0;
+      let finished = 0;
+      let sourceDone = false;
+      const maybeComplete = () => {
+        if (sourceDone && finished === submitted) ready.complete();
+      };
+      const running = ready
+        .pipe(
+          mergeMap(
+            (scheduled) =>
+              defer(() => executeWithDeadline(scheduled, options.requestId, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
+                finalize(() => {
+                  finished++;
+                  const next = queues.release(scheduled);
+                  if (next) ready.next(next);
+                  else maybeComplete();
+                }),
+              ),
+            options.window,
+          ),
+        )
+        .subscribe(subscriber);
+      const source = calls.subscribe({
+        next: (scheduled) => {
+          submitted++;
+          if (queues.admit(scheduled)) ready.next(scheduled);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          sourceDone = true;
+          maybeComplete();
+        },
+      });
+      return () => {
+        source.unsubscribe();
+        running.unsubscribe();
+      };
     });
-  }
 }
 
 function failure(call: GatewayCall, code: string, message: string): GatewayCallResult {
@@ -140,7 +137,8 @@ function failure(call: GatewayCall, code: string, message: string): GatewayCallR
 /**
  * Runs one call under its deadline. The result always arrives: a timeout or
  * exception becomes that call's error output, never its siblings' failure.
- * Unsubscribing (client gone) aborts the executor's signal.
+ * Unsubscribing (client gone) aborts the executor's signal: the signal is
+ * derived here, at the edge of the call, and nowhere else.
  */
 function executeWithDeadline(scheduled: ScheduledCall, requestId: string, include: readonly string[], trace?: ToolCallTrace): Observable<ScheduledResult> {
   const { call, entry, slot } = scheduled;
@@ -168,7 +166,7 @@ function executeWithDeadline(scheduled: ScheduledCall, requestId: string, includ
       settle(failure(call, 'tool_timeout', `Tool "${call.toolName}" did not finish within ${binding.timeoutMs} ms.`));
     }, binding.timeoutMs);
 
-    let inner: Subscription | undefined;
+    let inner: { unsubscribe(): void } | undefined;
     try {
       const produced = binding.executor.execute(call, binding.params, {
         signal: controller.signal,

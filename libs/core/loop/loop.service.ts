@@ -1,20 +1,27 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { Observable } from 'rxjs';
+import { EMPTY, Observable, catchError, concatMap, defer, expand, from, ignoreElements, last, map, tap, throwError } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
-import { conversationNotFound, previousResponseNotFound } from '../errors/gateway-error.js';
+import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '../errors/gateway-error.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import { emptyUsage, type Usage } from '../protocol/items.js';
+import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
+import { newId } from '../ids.js';
+import { abortable } from './abortable.js';
+import { answerApprovals$ } from './approvals.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
+import { LoopDecision } from './loop-decision.js';
+import { ModelContextService } from './model-context.service.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
-import { ResponseRun } from './response-run.js';
-import { ModelContextService } from './model-context.service.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
-import type { Usage } from '../protocol/items.js';
-import type { FlowGate } from '../protocol/flow-gate.js';
+import { round$ } from './round.js';
+import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
 import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
+import { RunOutput } from './run-output.js';
+import { decide, initialState, type RunState, type RunStep } from './run-state.js';
 
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
 export class StatelessResponseState implements ResponseStateStore {
@@ -29,30 +36,51 @@ export class StatelessResponseState implements ResponseStateStore {
 
 export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
+export interface RunOptions {
+  state?: ResponseStateStore;
+  /** Streaming runs: lets a slow client hold back the upstream read. */
+  flow?: FlowGate;
+}
+
 /**
- * Runs requests through the tool loop. The result is a cold Observable of
- * public events: subscribing starts the run, unsubscribing (client gone)
- * aborts the upstream request and in-flight gateway calls.
+ * Runs requests through the tool loop, and is the one place to read a run
+ * top to bottom. The result is a cold Observable of public events:
+ * subscribing starts the run, unsubscribing (client gone) cancels it, and
+ * that is the only way anything in a run is cancelled.
+ *
+ *   run        admission (the owner's limits), then
+ *   execute    the edge: events out, keep-alive, the trace, cancellation in
+ *   drive      the effective request, then tools prepared into a `RunContext`
+ *              (fixed from here on), then
+ *   turn       approvals answered, then rounds by `expand` while the
+ *              `LoopDecision` is `Continue`, each round a pure step from one
+ *              `RunState` to the next (`round.ts`, `run-state.ts`), then the
+ *              state saved and the terminal event sent.
+ *
+ * In blocking mode errors propagate to the caller (an HTTP error); in
+ * streaming mode, once the stream has started, they end it with `response.failed`.
  */
 @Injectable()
 export class LoopService {
   private readonly state: ResponseStateStore;
+  private readonly services: RunServices;
 
   constructor(
-    @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
-    private readonly preparation: ToolPreparationService,
-    private readonly scheduler: GatewayScheduler,
-    private readonly explorer: ToolHandlerExplorer,
+    @Inject(UPSTREAM_CLIENT) upstream: UpstreamClient,
+    preparation: ToolPreparationService,
+    scheduler: GatewayScheduler,
+    explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() @Inject(RESPONSE_STATE) state?: ResponseStateStore,
-    @Optional() private readonly contexts?: ModelContextService,
+    @Optional() contexts?: ModelContextService,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
   ) {
     this.state = state ?? new StatelessResponseState();
+    this.services = { upstream, preparation, scheduler, explorer, config, contexts };
   }
 
-  run(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate } = {}): Observable<ResponseStreamEvent> {
+  run(request: ResponseRequest, options: RunOptions = {}): Observable<ResponseStreamEvent> {
     const limiter = this.limiter;
     if (!limiter) return this.execute(request, options);
     // Admission comes first: a request past its owner's limits never starts,
@@ -91,57 +119,106 @@ export class LoopService {
     });
   }
 
-  private execute(request: ResponseRequest, options: { state?: ResponseStateStore; flow?: FlowGate }): Observable<ResponseStreamEvent> {
+  /** The edge of a run: where its events leave, its trace begins and ends, and unsubscription comes in. */
+  private execute(request: ResponseRequest, options: RunOptions): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
-      const controller = new AbortController();
       const trace = this.observer?.begin(request);
-      const run = new ResponseRun(
-        {
-          upstream: this.upstream,
-          preparation: this.preparation,
-          scheduler: this.scheduler,
-          explorer: this.explorer,
-          config: this.config,
-          state: options.state ?? this.state,
-          reasoningEvents: this.config.server.reasoningEvents,
-          flow: options.flow,
-          trace,
-          contexts: this.contexts,
-        },
-        request,
-        (event) => {
-          trace?.event(event);
-          subscriber.next(event);
-        },
-        controller.signal,
-      );
-      let settled = false;
-      // Once per run: a cancelled run still settles its promise after the teardown reported it.
-      let traceEnded = false;
-      const endTrace = (outcome: { error?: unknown; cancelled?: boolean }): void => {
-        if (traceEnded) return;
-        traceEnded = true;
-        trace?.end(outcome);
-      };
-      run.execute().then(
-        () => {
-          settled = true;
-          endTrace({ cancelled: controller.signal.aborted });
+      let abandoned = false;
+      // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
+      let outcome: { error?: unknown; cancelled?: boolean } | undefined;
+      const id = request.responseId ?? newId('resp');
+      const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
+        trace?.event(event);
+        subscriber.next(event);
+      });
+      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned };
+      // A stream says it started before the first output, so a slow tool preparation still sees bytes.
+      const keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
+      const run = this.drive(edge, request).subscribe({
+        complete: () => {
+          clearTimeout(keepAlive);
+          outcome = { cancelled: false };
+          trace?.end(outcome);
           subscriber.complete();
         },
-        (err: unknown) => {
-          settled = true;
-          endTrace({ error: err });
-          subscriber.error(err);
+        // A step that fails while it subscribes tears down after this handler runs: the error is
+        // passed on a microtask later, once every step let go of what it held.
+        error: (err: unknown) => {
+          clearTimeout(keepAlive);
+          outcome = { error: err };
+          queueMicrotask(() => {
+            trace?.end({ error: err });
+            subscriber.error(err);
+          });
         },
-      );
-      // Only a run still going has anything to cancel; aborting a finished one
-      // costs a DOMException (stack capture) and an abort dispatch per request.
+      });
       return () => {
-        if (settled) return;
-        controller.abort();
-        endTrace({ cancelled: true });
+        clearTimeout(keepAlive);
+        if (outcome) return;
+        abandoned = true;
+        run.unsubscribe();
+        trace?.end({ cancelled: true });
       };
     });
+  }
+
+  /** The request made effective, the tools prepared, then the turn; a streaming run that fails after it started ends `failed`. */
+  private drive(edge: RunEdge, received: ResponseRequest): Observable<never> {
+    let usage = emptyUsage();
+    return defer(() => from(effectiveRequest(edge, received))).pipe(
+      concatMap(({ request, prior }) => {
+        edge.output.describe(request);
+        return abortable((signal) => prepareRun(edge, request, prior, signal));
+      }),
+      concatMap((prepared) => this.turn(prepared, (state) => (usage = state.usage))),
+      catchError((err: unknown) => {
+        if (!received.stream || !edge.output.hasStarted) return throwError(() => err);
+        return defer(() => edge.output.fail(edge.state, err, usage)).pipe(ignoreElements());
+      }),
+    );
+  }
+
+  private turn({ ctx, transcript, approvals }: PreparedRun, advanced: (state: RunState) => void): Observable<never> {
+    const { output, registry, request } = ctx;
+    output.describe(request, registry.publicTools);
+    if (request.generate === false) return this.prepareOnly(ctx, initialState(transcript), approvals.length > 0 ? approvals[0].itemType : null);
+    if (registry.discoveryItems.length > 0 || approvals.length > 0) output.ensureStarted();
+    for (const item of registry.discoveryItems) output.emitDiscoveryItem(item);
+
+    const maxRounds = this.config.tools.maxRounds;
+    const round = (state: RunState): Observable<RunStep> => round$(ctx, state).pipe(map((result) => decide(state, result, maxRounds)));
+    return answerApprovals$(ctx, initialState(transcript), approvals).pipe(
+      tap(advanced),
+      concatMap(round),
+      expand((step) => (step.decision === LoopDecision.Continue ? round(step.state) : EMPTY)),
+      tap((step) => advanced(step.state)),
+      last(),
+      concatMap((step) => this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason)),
+    );
+  }
+
+  /**
+   * `generate: false`: the context is prepared (tools discovered, input
+   * translated) and saved like any response, and no model is called. The
+   * output stays empty, so discovery listings appear on the first generating
+   * turn. Approval answers would run tools with nothing to read their results.
+   */
+  private prepareOnly(ctx: RunContext, state: RunState, approvalItemType: string | null): Observable<never> {
+    if (approvalItemType !== null) {
+      return throwError(() => new InvalidRequestError(`'generate: false' cannot carry ${approvalItemType} items: approved calls run only on a turn that generates.`, 'generate'));
+    }
+    return this.finish(ctx, state, 'completed', null);
+  }
+
+  /** The turn saved (split where it began), then announced. */
+  private finish(ctx: RunContext, state: RunState, status: 'completed' | 'incomplete', incompleteReason: string | null): Observable<never> {
+    const { transcript } = state;
+    return defer(() =>
+      ctx.output.finish(ctx.state, status, incompleteReason, state.usage, {
+        modelItems: transcript.slice(ctx.turnStart),
+        tools: ctx.registry.continuationTools,
+        prior: { ...ctx.prior, modelItems: transcript.slice(0, ctx.turnStart), untranslated: undefined },
+      }),
+    ).pipe(ignoreElements());
   }
 }

@@ -9,8 +9,13 @@ export interface ResponseStreamEvent {
 
 export type EventInit = { type: string; [field: string]: unknown };
 
+/** Where a step hands its public events. */
+export interface EventSink {
+  emit(event: EventInit): void;
+}
+
 /** Stamps monotonically increasing sequence numbers; the only way events leave a run. */
-export class ResponseEventSink {
+export class ResponseEventSink implements EventSink {
   private sequence = 0;
 
   constructor(private readonly out: (event: ResponseStreamEvent) => void) {}

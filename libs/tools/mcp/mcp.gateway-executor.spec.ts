@@ -1,9 +1,10 @@
+import { Subject } from 'rxjs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
-import { GatewayScheduler, type ScheduledResult } from '#core/loop/gateway-scheduler.service.js';
+import { GatewayScheduler, type ScheduledCall, type ScheduledResult } from '#core/loop/gateway-scheduler.service.js';
 import type { JsonObject } from '#core/protocol/items.js';
 import type { ToolEntry } from '#core/registry/tool-registry.js';
 import { SseTestServer, StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
@@ -133,9 +134,9 @@ describe('McpGatewayExecutor against real MCP servers', () => {
     it('stops a hung call at the deadline through the scheduler, and tells the server to cancel', async () => {
       const params = tools.get('hang')!;
       const scheduler = new GatewayScheduler({ tools: { maxConcurrentGatewayCalls: 4 } } as GatewayConfig);
-      const round = scheduler.open({ requestId: 'r', include: [] });
+      const round = new Subject<ScheduledCall>();
       const results: ScheduledResult[] = [];
-      round.results.subscribe((r) => results.push(r));
+      const done = new Promise<void>((resolve) => round.pipe(scheduler.schedule({ requestId: 'r', include: [] })).subscribe({ next: (r) => results.push(r), complete: resolve }));
       const entry = {
         modelName: 'demo__hang',
         toolType: 'mcp',
@@ -148,9 +149,9 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       } as ToolEntry;
       const cancelledBefore = streamable.log.cancelled.length;
       // The tool never answers: the round ending at all is the deadline's doing.
-      round.submit({ slot: 0, call: callFor(params, {}), entry });
-      round.close();
-      await round.done;
+      round.next({ slot: 0, call: callFor(params, {}), entry });
+      round.complete();
+      await done;
       expect(results[0].result).toMatchObject({ status: 'failed', error: { code: 'tool_timeout' } });
       for (let i = 0; i < 150 && streamable.log.cancelled.length === cancelledBefore; i++) await new Promise((r) => setTimeout(r, 20));
       expect(streamable.log.cancelled.length).toBe(cancelledBefore + 1);

@@ -1,0 +1,219 @@
+import { type OperatorFunction, ignoreElements, pipe, tap } from 'rxjs';
+import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '../handlers/tool-handler.interface.js';
+import { newId } from '../ids.js';
+import type { FunctionCallItem, ModelItem, PublicItem } from '../protocol/items.js';
+import type { ToolEntry } from '../registry/tool-registry.js';
+import type { DetectedGatewayCall } from './gateway-accumulator.js';
+import type { ScheduledCall } from './gateway-scheduler.service.js';
+import type { RunContext } from './run-context.js';
+import type { RoundTrace } from './run-observer.interface.js';
+import type { CallCount } from './run-state.js';
+
+/** A call to a registered gateway tool, with a fresh public item id in its module's prefix. */
+export function gatewayCall(entry: ToolEntry, callId: string, args: string): GatewayCall {
+  return {
+    callId,
+    itemId: newId(entry.handler.itemIdPrefix ?? 'gw'),
+    modelName: entry.modelName,
+    toolName: entry.toolName,
+    scope: entry.scope,
+    arguments: args,
+  };
+}
+
+function bindingOf(entry: ToolEntry) {
+  return entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
+}
+
+/** One gateway call as it moves through a batch: started publicly, executed, finished in model order. */
+interface CallSlot {
+  call: GatewayCall;
+  entry: ToolEntry;
+  plan?: GatewayEventPlan;
+  /** -1 for a call refused before it started (no public item). */
+  outputIndex: number;
+  result?: GatewayCallResult;
+}
+
+/**
+ * The gateway calls of one round (or of the approvals answered before the
+ * first): each call's public start, the per-response call limit, calls that
+ * become approval requests instead of running, execution through the
+ * scheduler's operator, and each call's public finish in model order,
+ * whatever order they complete in.
+ *
+ * `start` turns a call into what the scheduler runs; `execute()` is the
+ * operator that runs them. Unsubscribing from it stops every call in flight.
+ */
+export class GatewayCallBatch {
+  private readonly slots: CallSlot[] = [];
+  private nextToFinish = 0;
+  private made: number;
+  private limitReached: boolean;
+  private readonly completed: Map<GatewayExecutor, readonly GatewayCallResult[]>;
+  /** Model calls re-keyed by the approval request they became. */
+  private readonly rekeyed = new Map<FunctionCallItem, string>();
+
+  constructor(
+    private readonly ctx: RunContext,
+    from: CallCount,
+    private readonly roundTrace?: RoundTrace,
+  ) {
+    this.made = from.made;
+    this.limitReached = from.limitReached;
+    this.completed = new Map(from.completed);
+  }
+
+  /** The count after this batch, for the next state. */
+  get count(): CallCount {
+    return { made: this.made, limitReached: this.limitReached, completed: new Map(this.completed) };
+  }
+
+  /** Calls that ended in this batch (run, failed or refused), in model order. */
+  get results(): number {
+    return this.slots.length;
+  }
+
+  /** Each call's output for the model, in model order. */
+  outputs(): ModelItem[] {
+    return this.slots.flatMap((slot) => (slot.result ? [{ type: 'function_call_output' as const, call_id: slot.call.callId, output: slot.result.output.text }] : []));
+  }
+
+  outputOf(index: number): string {
+    return this.slots[index]?.result?.output.text ?? '';
+  }
+
+  /** The model's items with calls that became approval requests keyed by the request's id. */
+  rekey(items: readonly ModelItem[]): ModelItem[] {
+    return items.map((item) => {
+      const id = this.rekeyed.get(item as FunctionCallItem);
+      return id ? { ...(item as FunctionCallItem), call_id: id } : item;
+    });
+  }
+
+  /**
+   * Starts one call the model made: null when it became an approval request
+   * (`approvalRequested`) or was refused by the limit, else what the scheduler runs.
+   */
+  start(detected: DetectedGatewayCall): ScheduledCall | 'approval' | null {
+    const { entry } = detected;
+    const call = gatewayCall(entry, detected.callId, detected.arguments);
+    const binding = bindingOf(entry);
+
+    if (binding?.executor.requiresApproval?.(call, binding.params) && binding.executor.approvalRequestItem) {
+      const item = { ...binding.executor.approvalRequestItem(call, binding.params) };
+      item.id ??= newId('apr');
+      // The model's call is keyed by the approval id from here on, so the
+      // answer matches it whether history comes from storage or the client.
+      this.rekeyed.set(detected.modelCall, item.id!);
+      this.ctx.output.emitWhole(item as PublicItem);
+      return 'approval';
+    }
+
+    const limit = this.callLimit();
+    if (this.made >= limit.max) {
+      this.limitReached = true;
+      // The call stays in the transcript; its output tells the model why it did not run.
+      const text = JSON.stringify({ error: { code: limit.code, message: limit.message } });
+      this.slots.push({ call, entry, outputIndex: -1, result: { call, status: 'failed', output: { text, isError: true } } });
+      return null;
+    }
+    this.made++;
+    if (this.made >= limit.max) this.limitReached = true;
+    return this.begin(call, entry);
+  }
+
+  /** A call the client approved: it counts toward the limit but is never refused by it. */
+  startApproved(entry: ToolEntry, requestId: string, args: string): { index: number; scheduled: ScheduledCall } {
+    const call = { ...gatewayCall(entry, requestId, args), approvalRequestId: requestId };
+    this.made++;
+    const scheduled = this.begin(call, entry);
+    return { index: scheduled.slot, scheduled };
+  }
+
+  /** Runs the started calls through the scheduler and finishes each publicly, in model order. */
+  execute(): OperatorFunction<ScheduledCall, never> {
+    const { ctx, roundTrace } = this;
+    const trace = ctx.trace;
+    return pipe(
+      ctx.services.scheduler.schedule({
+        requestId: ctx.id,
+        include: ctx.request.include,
+        onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
+      }),
+      tap(({ slot, result }) => {
+        this.slots[slot].result = result;
+        this.flush();
+      }),
+      ignoreElements(),
+    );
+  }
+
+  /**
+   * The request's own `max_tool_calls`, or the gateway's ceiling
+   * (`tools.maxGatewayCallsPerRequest`) when lower: without one, a model that
+   * keeps calling tools in many parallel calls per round makes one request
+   * run thousands of calls against shared servers.
+   */
+  private callLimit(): { max: number; code: string; message: string } {
+    const own = this.ctx.request.maxToolCalls;
+    const ceiling = this.ctx.services.config.tools.maxGatewayCallsPerRequest;
+    if (own !== null && own <= ceiling) {
+      return { max: own, code: 'max_tool_calls', message: `The limit of ${own} tool calls for this response was reached; the call was not run.` };
+    }
+    return {
+      max: ceiling,
+      code: 'gateway_call_limit',
+      message: `This gateway runs at most ${ceiling} tool calls per response and that many have run; the call was not run. Answer with what you have.`,
+    };
+  }
+
+  /** Emits the call's public start (`output_item.added` and the planned pre-execution events). */
+  private begin(call: GatewayCall, entry: ToolEntry): ScheduledCall {
+    const { output, request } = this.ctx;
+    const binding = bindingOf(entry);
+    const plan = binding?.executor.planEvents(call, binding.params, { include: request.include });
+    const startedItem = { ...(plan?.startedItem ?? { type: `${entry.toolType}_call` }), id: call.itemId, status: 'in_progress' } as PublicItem;
+    output.ensureStarted();
+    const outputIndex = output.open(startedItem);
+    output.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
+    for (const planned of plan?.beforeExecute ?? []) this.emitPlanned(planned, call.itemId, outputIndex);
+    const slot = this.slots.push({ call, entry, plan, outputIndex }) - 1;
+    return { slot, call, entry };
+  }
+
+  /** Each executor that annotates sees this response's completed calls of its own type. */
+  annotate(text: string): Array<Record<string, unknown>> {
+    const out: Array<Record<string, unknown>> = [];
+    for (const [executor, results] of this.completed) out.push(...(executor.annotateText?.(text, [...results]) ?? []));
+    return out;
+  }
+
+  /** Public completion follows model call order, whatever order the calls finish in. */
+  private flush(): void {
+    while (this.nextToFinish < this.slots.length && this.slots[this.nextToFinish].result) this.finish(this.slots[this.nextToFinish++]);
+  }
+
+  private finish(slot: CallSlot): void {
+    if (slot.outputIndex < 0 || !slot.result) return;
+    const { call, entry, result } = slot;
+    const { output, request } = this.ctx;
+    const binding = bindingOf(entry);
+    if (binding?.executor.annotateText && result.status === 'completed') {
+      this.completed.set(binding.executor, [...(this.completed.get(binding.executor) ?? []), result]);
+    }
+    for (const planned of slot.plan?.afterExecute(result) ?? []) this.emitPlanned(planned, call.itemId, slot.outputIndex);
+    const error = result.error ?? { code: 'tool_error', message: result.output.text };
+    const produced = binding
+      ? binding.executor.publicOutput(result, binding.params, { include: request.include })
+      : (entry.handler.unboundCallItem?.(call, error) ?? { type: `${entry.toolType}_call`, status: 'failed', error: error.message });
+    const item = { ...produced, id: call.itemId, status: produced.status ?? (result.status === 'completed' ? 'completed' : 'failed') } as PublicItem;
+    output.set(slot.outputIndex, item);
+    output.emit({ type: 'response.output_item.done', output_index: slot.outputIndex, item });
+  }
+
+  private emitPlanned(planned: PlannedEvent, itemId: string, outputIndex: number): void {
+    const { type, ...rest } = planned;
+    this.ctx.output.emit({ type, item_id: itemId, output_index: outputIndex, ...rest });
+  }
+}

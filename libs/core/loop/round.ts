@@ -1,0 +1,155 @@
+import { EMPTY, type Observable, concatMap, concatWith, defer, finalize, of, tap } from 'rxjs';
+import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
+import type { ModelToolChoice } from '../protocol/items.js';
+import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
+import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
+import { GatewayCallBatch } from './gateway-call-batch.js';
+import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
+import { truncateOldest } from './truncation.js';
+import type { ScheduledCall } from './gateway-scheduler.service.js';
+import type { RunContext } from './run-context.js';
+import type { RoundTrace } from './run-observer.interface.js';
+import type { RoundResult, RunState } from './run-state.js';
+
+/**
+ * One round as a cold Observable of its result: infer, classify the model's
+ * events (the one classification, shared by streaming and blocking), start
+ * each gateway call as it is detected, run them through the scheduler while
+ * the model still streams, and emit what the round leaves behind.
+ *
+ * Unsubscribing at any point is the one cancellation path: the upstream
+ * request is dropped and the round's calls are stopped by the same teardown.
+ */
+export function round$(ctx: RunContext, state: RunState): Observable<RoundResult> {
+  return defer(() => {
+    const number = state.rounds + 1;
+    const roundTrace = ctx.trace?.round(number);
+    let traced = false;
+    // Once, when the round's result is known: the next round starts inside that emission.
+    const endTrace = () => {
+      if (traced) return;
+      traced = true;
+      roundTrace?.end();
+    };
+    const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
+    let approvalsRequested = 0;
+    const detected: DetectedGatewayCall[] = [];
+    const accumulator = new RoundAccumulator(ctx.registry, ctx.output, ctx.output.ledger, (call) => detected.push(call), {
+      include: ctx.request.include,
+      // A client may choose its reasoning event names per request (`x-switchyard-reasoning-events`).
+      reasoningEvents: ctx.request.reasoningEvents ?? ctx.services.config.server.reasoningEvents,
+      annotate: (text) => batch.annotate(text),
+      summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
+    });
+    const classify = (event: ModelEvent): DetectedGatewayCall[] => {
+      ctx.output.ensureStarted();
+      accumulator.handle(event);
+      return detected.splice(0);
+    };
+    const start = (call: DetectedGatewayCall): ScheduledCall[] => {
+      const started = batch.start(call);
+      if (started === 'approval') approvalsRequested++;
+      return started && started !== 'approval' ? [started] : [];
+    };
+    const result = (): RoundResult => {
+      const incompleteReason = accumulator.finish?.status === 'incomplete' ? (accumulator.finish.reason ?? 'max_output_tokens') : null;
+      if (incompleteReason) ctx.output.markLastMessageIncomplete();
+      endTrace();
+      return {
+        modelItems: batch.rekey(accumulator.modelItems),
+        outputs: batch.outputs(),
+        usage: accumulator.usage,
+        calls: batch.count,
+        clientAction: accumulator.clientCalls > 0 || approvalsRequested > 0,
+        gatewayResults: batch.results,
+        incompleteReason,
+        promptEstimate,
+      };
+    };
+    const { request, promptEstimate } = modelRequest(ctx, state, number);
+    return infer$(ctx, request, roundTrace).pipe(
+      concatMap(classify),
+      // Items the upstream never finished (stream cut short) are closed before the calls settle.
+      concatWith(defer(() => (accumulator.closeDangling(), EMPTY))),
+      concatMap(start),
+      batch.execute(),
+      concatWith(defer(() => of(result()))),
+      finalize(endTrace),
+    );
+  });
+}
+
+/** The upstream stream of this round, traced from subscription to its end however it ends. */
+function infer$(ctx: RunContext, request: ModelRequest, roundTrace?: RoundTrace): Observable<ModelEvent> {
+  return defer(() => {
+    const upstreamTrace = roundTrace?.upstream();
+    let upstreamError: unknown;
+    return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
+      tap({ error: (err: unknown) => (upstreamError = err) }),
+      finalize(() => upstreamTrace?.end(upstreamError ? { error: upstreamError } : { cancelled: ctx.abandoned() })),
+    );
+  });
+}
+
+/** `reasoning.summary` values that ask for `summary_text` parts. */
+const SUMMARY_MODES = new Set(['auto', 'concise', 'detailed']);
+
+function modelRequest(ctx: RunContext, state: RunState, round: number): { request: ModelRequest; promptEstimate: number } {
+  const { request: r, choice } = ctx;
+  // A forcing choice applies to the first round only: later rounds answer the
+  // forced call instead of repeating it. Past `max_tool_calls`, no more tools.
+  let toolChoice: ModelToolChoice = round === 1 || !choice.forcing ? choice.choice : 'auto';
+  if (state.calls.limitReached) toolChoice = 'none';
+  const request: ModelRequest = {
+    model: r.model,
+    input: state.transcript as ModelRequest['input'],
+    instructions: r.instructions,
+    tools: choice.tools,
+    parallel_tool_calls: r.parallelToolCalls,
+    temperature: r.temperature,
+    top_p: r.topP,
+    max_output_tokens: r.maxOutputTokens,
+    presence_penalty: r.presencePenalty || null,
+    frequency_penalty: r.frequencyPenalty || null,
+    top_logprobs: r.topLogprobs || null,
+    text: r.text,
+    reasoning: r.reasoning,
+    user: r.user,
+    safety_identifier: r.safetyIdentifier,
+    prompt_cache_key: r.promptCacheKey,
+    stream: r.stream,
+  };
+  if (choice.tools.length > 0) request.tool_choice = toolChoice;
+  if (r.truncation === 'auto' && ctx.contextLength !== null) request.input = truncated(request, ctx.contextLength);
+  const promptEstimate = estimatePromptTokens(request);
+  // Each round's prompt is longer than the last, so the fit is worked out per round.
+  if (ctx.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, ctx.contextLength, promptTokens(ctx, state, promptEstimate));
+  return { request, promptEstimate };
+}
+
+/** `truncation: "auto"`: the newest items that fit the context beside the instructions, the tools and a useful output budget. */
+function truncated(request: ModelRequest, contextLength: number): ModelRequest['input'] {
+  const fixed = estimatePromptTokens({ instructions: request.instructions, input: [], tools: request.tools });
+  const reserve = usefulOutputFloor(request.max_output_tokens ?? 1024, contextLength);
+  return [...truncateOldest(request.input, estimateItemTokens, contextLength - fixed - reserve)] as ModelRequest['input'];
+}
+
+/**
+ * The prompt's size: the model server's count when the request carries it
+ * (first round), plus, in later rounds, the estimate of what the rounds since added.
+ */
+function promptTokens(ctx: RunContext, state: RunState, estimate: number): number {
+  const measured = ctx.request.promptTokens;
+  if (measured === undefined) return estimate;
+  return measured + Math.max(0, estimate - (state.firstPromptEstimate ?? estimate));
+}
+
+/**
+ * The call's context: the operator's forwarded request headers plus this round's
+ * trace headers (`traceparent` / `tracestate`), which win over forwarded ones of the same name.
+ */
+function upstreamContext(ctx: RunContext, traceHeaders?: Readonly<Record<string, string>>): UpstreamCallContext {
+  const r = ctx.request;
+  const headers = traceHeaders ? { ...(r.forwardedHeaders ?? {}), ...traceHeaders } : (r.forwardedHeaders ?? {});
+  return { owner: r.owner, requestId: ctx.id, headers };
+}

@@ -1,0 +1,113 @@
+import type { GatewayConfig } from '#config/gateway-config.js';
+import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
+import { InvalidRequestError } from '../errors/gateway-error.js';
+import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import type { ModelItem } from '../protocol/items.js';
+import type { FlowGate } from '../protocol/flow-gate.js';
+import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
+import type { ToolPreparationService } from '../registry/tool-preparation.service.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { GatewayScheduler } from './gateway-scheduler.service.js';
+import { HistoryTranslator, type ApprovalSlot } from './history-to-model.js';
+import type { ModelContextService } from './model-context.service.js';
+import { assertOutputsAnswerCalls } from './orphan-outputs.js';
+import type { PriorState, ResponseRequest } from './response-request.js';
+import type { ResponseStateStore } from './response-state.interface.js';
+import type { RunOutput } from './run-output.js';
+import type { RunTrace } from './run-observer.interface.js';
+
+/** The services a run uses; the same for every run of one gateway. */
+export interface RunServices {
+  readonly upstream: UpstreamClient;
+  readonly preparation: ToolPreparationService;
+  readonly scheduler: GatewayScheduler;
+  readonly explorer: ToolHandlerExplorer;
+  readonly config: GatewayConfig;
+  readonly contexts?: ModelContextService;
+}
+
+/** What one run is, fixed once its request is known: nothing here changes while it runs. */
+export interface RunContext {
+  readonly services: RunServices;
+  readonly id: string;
+  /** The effective request: references resolved, tools inherited by a continuation. */
+  readonly request: ResponseRequest;
+  readonly state: ResponseStateStore;
+  readonly prior: PriorState;
+  readonly registry: ToolRegistry;
+  readonly choice: ResolvedToolChoice;
+  /** Where this turn begins in the transcript: what is saved as the turn's own items. */
+  readonly turnStart: number;
+  /** The model's context length, when `max_output_tokens` must be fitted to it. */
+  readonly contextLength: number | null;
+  /** The public side: events, output indexes. */
+  readonly output: RunOutput;
+  /** Streaming runs: lets a slow client hold back the upstream read. */
+  readonly flow?: FlowGate;
+  /** Logs, metrics and traces of this run, when a `RUN_OBSERVER` is installed. */
+  readonly trace?: RunTrace;
+  /** True once the client went away (the run was unsubscribed): traces say "cancelled", not "failed". */
+  readonly abandoned: () => boolean;
+}
+
+/** What preparation gives the driver: the context, the transcript so far, and the approval answers to resolve first. */
+export interface PreparedRun {
+  readonly ctx: RunContext;
+  readonly transcript: readonly ModelItem[];
+  readonly approvals: readonly ApprovalSlot[];
+}
+
+export type RunEdge = Pick<RunContext, 'services' | 'id' | 'state' | 'output' | 'flow' | 'trace' | 'abandoned'>;
+
+/**
+ * The request as the run will see it: `item_reference` items become the
+ * stored items they name, the continued response is loaded, and a
+ * continuation that does not mention `tools` keeps the previous response's
+ * tools, and then its tool_choice too unless it sends one (a stored choice
+ * naming a tool only makes sense with the stored tools).
+ */
+export async function effectiveRequest(edge: RunEdge, received: ResponseRequest): Promise<{ request: ResponseRequest; prior: PriorState }> {
+  let request = received;
+  const index = request.input.findIndex((item) => item.type === 'item_reference');
+  if (index >= 0) {
+    if (!edge.state.resolveReferences) {
+      throw new InvalidRequestError(`input[${index}] is an item_reference, but this gateway stores no items to resolve it against.`, `input[${index}].id`, 'item_not_found');
+    }
+    request = { ...request, input: await edge.state.resolveReferences(request) };
+  }
+  const prior: PriorState = (await edge.state.load(request)) ?? { modelItems: [], publicItems: [] };
+  assertOutputsAnswerCalls(request.input, prior.publicItems, prior.modelItems, edge.services.explorer.callOutputTypes());
+  if (prior.tools && !request.toolsSupplied && request.tools.length === 0) {
+    const toolChoice = request.toolChoiceSupplied || prior.toolChoice === undefined ? request.toolChoice : prior.toolChoice;
+    request = { ...request, tools: prior.tools, toolChoice };
+  }
+  return { request, prior };
+}
+
+/**
+ * Tools prepared (declarations validated, servers listed), the history
+ * translated for the model, and the context fixed. `signal` aborts the
+ * discovery I/O; it is derived from unsubscription by the caller.
+ */
+export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior: PriorState, signal: AbortSignal): Promise<PreparedRun> {
+  const { services } = edge;
+  const registry = await services.preparation.prepare(request.tools, {
+    history: [...prior.publicItems, ...request.input],
+    inputStart: prior.publicItems.length,
+    signal,
+    requestId: edge.id,
+    owner: request.owner,
+  });
+  const choice = resolveToolChoice(request.toolChoice, registry, services.explorer);
+  const transcript: ModelItem[] = [...prior.modelItems];
+  const translator = new HistoryTranslator(registry, services.explorer);
+  // Approval answers in prior items were resolved in their own turn: their slots are dropped.
+  if (prior.untranslated?.length) translator.translate(prior.untranslated, transcript, []);
+  const turnStart = transcript.length;
+  const approvals: ApprovalSlot[] = [];
+  translator.translate(request.input, transcript, approvals);
+  // Only a turn that generates asks for the model's context length.
+  const fitted = request.maxOutputTokens !== null || request.truncation === 'auto';
+  const contextLength = request.generate !== false && fitted && services.contexts ? await services.contexts.contextLength(request.model) : null;
+  return { ctx: { ...edge, request, prior, registry, choice, turnStart, contextLength }, transcript, approvals };
+}

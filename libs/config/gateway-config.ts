@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 
 export class UpstreamConfig {
   /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
@@ -114,6 +115,12 @@ export class ToolsConfig {
    * rounds; past it the calls get an error result and the model must answer.
    */
   @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
+  /**
+   * Declared tool types refused with a 400 when no loaded module handles them
+   * (OpenAI's own, by default); any other unhandled type is skipped. `[]`
+   * skips them all.
+   */
+  @IsArray() @IsString({ each: true }) refuseUnhandledTypes: string[] = [...OPENAI_TOOL_TYPES];
 }
 
 export class GatewayConfig {

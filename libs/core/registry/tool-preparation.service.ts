@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 import { InvalidRequestError } from '../errors/gateway-error.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
@@ -26,6 +25,12 @@ export class ToolPreparationService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
+  /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
+  private get refused(): ReadonlySet<string> {
+    return (this.refusedTypes ??= new Set(this.config.tools.refuseUnhandledTypes ?? []));
+  }
+  private refusedTypes?: ReadonlySet<string>;
+
   /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
     const limit = this.config.tools.maxToolsPerRequest;
@@ -48,10 +53,10 @@ export class ToolPreparationService {
       }
       const handler = this.explorer.handlerForWireTag(type);
       // Unknown types are recognised and skipped, never executed: newer clients
-      // may declare tools this gateway does not know yet. OpenAI's own types are
-      // the exception (`openai-tool-types.ts`): without their module, a 400.
+      // may declare tools this gateway does not know yet. The configured ones
+      // (`tools.refuseUnhandledTypes`, OpenAI's own types) are the exception: a 400.
       if (!handler) {
-        if (OPENAI_TOOL_TYPES.has(type)) {
+        if (this.refused.has(type)) {
           throw new InvalidRequestError(`${path}.type "${type}" is not available on this gateway: no module runs it here.`, `${path}.type`, 'unsupported_tool_type');
         }
         return;

@@ -24,7 +24,7 @@ const rpcLines = (gateways: GatewayProcess[]) => gateways.flatMap((g) => request
 describe('three gateway processes on one NATS', () => {
   const prefix = `t-${randomUUID()}`;
   const simulator = new SimulatedUpstream();
-  const gateways: GatewayProcess[] = [];
+  const gateways: Array<GatewayProcess & { url: string }> = [];
   const clients: ClientProxy[] = [];
   const rpc = (options: { apiKey?: string } = { apiKey: KEY }) => {
     const client = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [NATS_URL] } });

@@ -9,6 +9,8 @@ import { MessagesModule } from '#messages/messages.module.js';
 import { ObservabilityModule } from '#observability/observability.module.js';
 import { ResponsesModule } from '#responses/responses.module.js';
 import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
+import { ApiKeyAuthenticator } from '#state/auth/api-key.authenticator.js';
+import { RPC_CALLER_AUTHENTICATOR } from '#responses/rpc/rpc-caller-auth.js';
 import { StateModule } from '#state/state.module.js';
 import { StorageSettingsModule } from '#storage/config/storage-settings.module.js';
 import { STATE_STORE_OVERRIDE } from '#storage/storage.module.js';
@@ -126,6 +128,9 @@ export class GatewayModule extends GatewayModuleBase {
       checks.push({ token: RESPONSE_STATE, name: 'RESPONSE_STATE', methods: RESPONSE_STATE_METHODS, close: true });
     }
     providers.push({ provide: OVERRIDE_CHECKS, useValue: checks }, GatewayOverrides);
+    // Broker callers are checked by the same authenticator as HTTP ones (libs/responses/rpc).
+    providers.push({ provide: RPC_CALLER_AUTHENTICATOR, useExisting: ApiKeyAuthenticator });
+    exported.push(RPC_CALLER_AUTHENTICATOR);
 
     const imports = [...(base.imports ?? [])];
     for (const m of gatewayModules(extras)) if (!imports.includes(m)) imports.push(m);

@@ -7,7 +7,7 @@ export { GatewayMicroserviceModule } from '#responses/rpc/responses-microservice
 export { ResponsesRpcController, responsesRpcController, type ResponsesRpcHandlers } from '#responses/rpc/responses.rpc-controller.js';
 export { RpcRunRegistry } from '#responses/rpc/rpc-run.registry.js';
 export { RESPONSES_PATTERNS, responsesPatterns, type ResponsesPatterns, type ResponsesRpcRequest, type ResponsesRpcCancel } from '#responses/rpc/responses-rpc.patterns.js';
-export { SwitchyardRpcClient, SwitchyardRpcError } from '#responses/rpc/switchyard-rpc.client.js';
+export { SwitchyardRpcClient, SwitchyardRpcError, type SwitchyardRpcClientOptions } from '#responses/rpc/switchyard-rpc.client.js';
 export { OpenAiRpcExceptionFilter } from '#responses/rpc/openai-rpc-exception.filter.js';
 export { gatewayTransports, connectGatewayTransports } from '#responses/rpc/gateway-transports.js';
 export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '#http/errors/rpc-error.js';

@@ -156,8 +156,14 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     }
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
+    const microservice = booted.brokers.length > 0 ? await import('#src/microservice.js') : undefined;
     app = booted.app;
-    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) => writer.write('info', 'draining', { in_flight: inFlight, grace_ms: config!.server.shutdownGraceMs }));
+    const runs = microservice ? app.get(microservice.RpcRunRegistry) : undefined;
+    installGracefulDrain(app, config.server.shutdownGraceMs, (inFlight) =>
+      writer.write('info', 'draining', { in_flight: inFlight, ...(runs ? { broker_runs: runs.size } : {}), grace_ms: config!.server.shutdownGraceMs }),
+    );
+    // Broker runs drain next to HTTP's, in the same first step of the shutdown, before the broker connections close.
+    if (runs) chainBeforeClose(app, () => runs.drain(config!.server.shutdownGraceMs));
     await app.listen(config.server.port, config.server.host);
     nestLogger.booting = false;
     // The first signal drains (Nest's shutdown hooks); a second one means "now", as an operator at a terminal expects.
@@ -202,4 +208,13 @@ async function listenMetrics(port: number, host: string, scrape: () => Promise<{
       `Cannot listen on the metrics port ${port} on ${host} (setting observability.metricsPort, variable METRICS_PORT): ${(err as Error).message}. Choose another port, or unset METRICS_PORT.`,
     );
   }
+}
+
+/** Runs `alsoDrain` alongside the HTTP adapter's `beforeClose` (the graceful drain's step). */
+function chainBeforeClose(app: INestApplication, alsoDrain: () => Promise<void>): void {
+  const adapter = app.getHttpAdapter() as unknown as { beforeClose?: () => unknown };
+  const original = adapter.beforeClose?.bind(adapter);
+  adapter.beforeClose = async () => {
+    await Promise.all([alsoDrain(), original?.()]);
+  };
 }

@@ -65,6 +65,11 @@ export interface ResponseRequest {
    * (a background response is answered `queued` before it runs). Else the run picks one.
    */
   responseId?: string;
+  /**
+   * The edge a run without an HTTP request of its own came in by (`RPC` and its broker
+   * pattern), for its log line and metrics; absent: WebSocket or background.
+   */
+  edge?: { method: string; path: string };
   /** Epoch seconds, with `responseId`. */
   createdAt?: number;
   /**

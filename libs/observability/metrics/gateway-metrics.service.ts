@@ -32,6 +32,12 @@ export class GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly brokerRequests = new Counter({
+    name: 'switchyard_broker_requests_total',
+    help: 'Broker (NATS, Redis) requests that ran, by pattern and the status HTTP would have sent.',
+    labelNames: ['pattern', 'status'] as const,
+    registers: [this.registry],
+  });
   readonly firstEvent = new Histogram({
     name: 'switchyard_time_to_first_event_seconds',
     help: 'From the request to the first response event the loop produced.',

@@ -34,10 +34,11 @@ export class RunTelemetry implements RunObserver {
     // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
     const background = Boolean((request as { background?: boolean }).background);
     const attached = current && !current.finished && !background ? current : undefined;
-    const record = attached ?? new RequestRecord(background ? 'BACKGROUND' : 'WS', '/v1/responses');
+    const record = attached ?? new RequestRecord(request.edge?.method ?? (background ? 'BACKGROUND' : 'WS'), request.edge?.path ?? '/v1/responses');
     if (!attached) {
       const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
       record.span = this.tracing.start(`${record.method} /v1/responses`, parent, { 'switchyard.surface': background ? 'background' : 'websocket' }, SpanKind.SERVER);
+      if (request.edge) record.owner = request.owner;
       if (background) record.owner = current?.req ? requestOwner(current.req) : current?.owner;
       // The queuing request's own line names the response it queued.
       if (background && current && !current.finished && typeof request.responseId === 'string') {
@@ -48,6 +49,8 @@ export class RunTelemetry implements RunObserver {
     }
     record.model = request.model ?? undefined;
     record.stream = request.stream;
+    // Known up front for a background run; else the first event names it (a cancelled run never reaches a terminal one).
+    if (typeof request.responseId === 'string') record.responseId ??= request.responseId;
     return new RunTraceImpl(record, this.metrics, this.tracing, this.log);
   }
 }
@@ -74,6 +77,10 @@ class RunTraceImpl implements RunTrace {
       this.firstEventSeen = true;
       this.record.firstEventMs = this.record.elapsedMs();
       this.metrics.firstEvent.observe({ stream: String(Boolean(this.record.stream)) }, this.record.firstEventMs / 1000);
+    }
+    if (!this.record.responseId) {
+      const id = (event as { response?: { id?: unknown } }).response?.id;
+      if (typeof id === 'string') this.record.responseId = id;
     }
     if (TERMINAL.has(event.type)) {
       const response = (event as { response?: { id?: unknown; status?: unknown } }).response;
@@ -120,6 +127,8 @@ class RunTraceImpl implements RunTrace {
       // No HTTP status of its own: the socket's (101), or the one the error frame carries.
       const ok = this.record.method === 'WS' ? 101 : 200;
       this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : ok;
+      // Broker requests (method RPC, path the pattern) are counted here: they have no HTTP exchange.
+      if (this.record.method === 'RPC') this.metrics.brokerRequests.inc({ pattern: this.record.path, status: String(this.record.status) });
       this.log.finish(this.record, this.record.owner);
     }
   }

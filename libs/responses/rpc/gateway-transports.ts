@@ -1,12 +1,15 @@
 import type { INestApplication } from '@nestjs/common';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { RedisServeLock } from './redis-serve-lock.js';
+import { responsesPatterns } from './responses-rpc.patterns.js';
 import { type TransportsConfig, readTransportsSettings } from './transports.config-section.js';
 
 /** Nest microservice options for the configured brokers (`transports.natsUrl`, `transports.redisUrl`). */
 export function gatewayTransports(transports: TransportsConfig | undefined): MicroserviceOptions[] {
   const out: MicroserviceOptions[] = [];
-  if (transports?.natsUrl) out.push({ transport: Transport.NATS, options: { servers: [transports.natsUrl] } });
+  // A queue group: several gateways on one NATS share the requests instead of each running every one.
+  if (transports?.natsUrl) out.push({ transport: Transport.NATS, options: { servers: [transports.natsUrl], queue: transports.natsQueue || undefined } });
   if (transports?.redisUrl) {
     const url = new URL(transports.redisUrl);
     const db = url.pathname.replace(/^\//, '');
@@ -32,7 +35,19 @@ export function gatewayTransports(transports: TransportsConfig | undefined): Mic
  */
 export async function connectGatewayTransports(app: INestApplication): Promise<number> {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
-  const transports = gatewayTransports(readTransportsSettings(config));
+  const settings = readTransportsSettings(config);
+  const transports = gatewayTransports(settings);
+  if (settings.redisUrl) {
+    const lock = await RedisServeLock.acquire(settings.redisUrl, responsesPatterns(settings.patternPrefix).create);
+    const close = app.close.bind(app);
+    app.close = async () => {
+      try {
+        await close();
+      } finally {
+        await lock.release();
+      }
+    };
+  }
   for (const options of transports) app.connectMicroservice<MicroserviceOptions>(options, { inheritAppConfig: true });
   if (transports.length > 0) await app.startAllMicroservices();
   return transports.length;

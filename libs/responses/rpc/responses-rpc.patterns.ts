@@ -17,15 +17,23 @@ export interface ResponsesPatterns {
 }
 
 /**
- * The patterns under a prefix (`tenant-a.` gives `tenant-a.responses.create`),
- * for several gateways, or several test runs, on one broker.
+ * The patterns under a prefix, for several gateways, or several test runs, on
+ * one broker. A prefix that does not end in a separator (`.`, `:`, `-`, `_`, `/`)
+ * gets a `.`: `extender` and `extender.` both give `extender.responses.create`.
  */
 export function responsesPatterns(prefix = ''): ResponsesPatterns {
+  const head = prefix === '' || /[.:\-_/]$/.test(prefix) ? prefix : `${prefix}.`;
   return {
-    create: prefix + RESPONSES_PATTERNS.create,
-    stream: prefix + RESPONSES_PATTERNS.stream,
-    cancel: prefix + RESPONSES_PATTERNS.cancel,
+    create: head + RESPONSES_PATTERNS.create,
+    stream: head + RESPONSES_PATTERNS.stream,
+    cancel: head + RESPONSES_PATTERNS.cancel,
   };
+}
+
+/** The frame a run's stream carries while it is alive but has nothing else to say; the client package drops it. */
+export const HEARTBEAT_TYPE = 'switchyard.heartbeat';
+export interface HeartbeatFrame {
+  type: typeof HEARTBEAT_TYPE;
 }
 
 /** The data of a `responses.create` / `responses.stream` message. */
@@ -38,6 +46,10 @@ export interface ResponsesRpcRequest {
   headers?: Record<string, string>;
   /** The caller's handle for this run, named again in `responses.cancel`. */
   runId?: string;
+  /** Ask for heartbeat frames (`switchyard.heartbeat`) while the run is alive, so a dead gateway is seen by silence. */
+  heartbeat?: boolean;
+  /** The caller's API key or OIDC token, checked as HTTP's `Authorization: Bearer` is when the gateway has keys or OIDC set. */
+  apiKey?: string;
 }
 
 /** The data of a `responses.cancel` event. */

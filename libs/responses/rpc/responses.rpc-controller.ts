@@ -1,20 +1,23 @@
-import { Controller, type Type, UseFilters } from '@nestjs/common';
+import { Controller, Inject, Optional, type Type, UseFilters } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import { type Observable, defer, map } from 'rxjs';
+import { Observable, defer, map, of, switchMap, tap } from 'rxjs';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { relay } from '#http/responder/relay.js';
-import { ResponsesService, type ResponseObject } from '../service/responses.service.js';
+import { ResponsesService, type ResponseCaller, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
-import { RESPONSES_PATTERNS, type ResponsesPatterns } from './responses-rpc.patterns.js';
+import { HEARTBEAT_TYPE, RESPONSES_PATTERNS, type HeartbeatFrame, type ResponsesPatterns } from './responses-rpc.patterns.js';
+import { RPC_CALLER_AUTHENTICATOR, type RpcCallerAuthenticator } from './rpc-caller-auth.js';
+import { TRANSPORTS_SETTINGS, type TransportsConfig } from './transports.config-section.js';
 import { asValueFrame } from '#http/responder/value-frame.js';
 import { rpcSurface } from './rpc.surface.js';
-import { RpcRunRegistry } from './rpc-run.registry.js';
+import { type GatewayShutdownError, RpcRunRegistry } from './rpc-run.registry.js';
 import { parseCancel, parseRpcRequest } from './rpc-request.parser.js';
 
 /** What the RPC controller exposes, whichever patterns it was built for. */
 export interface ResponsesRpcHandlers {
-  create(data: unknown): Observable<ResponseObject>;
-  stream(data: unknown): Observable<ResponseStreamEvent>;
+  /** The answer; heartbeat frames before it when the message asked for them. */
+  create(data: unknown): Observable<ResponseObject | HeartbeatFrame>;
+  stream(data: unknown): Observable<ResponseStreamEvent | HeartbeatFrame>;
   cancel(data: unknown): void;
 }
 
@@ -29,34 +32,101 @@ export function responsesRpcController(patterns: ResponsesPatterns): Type<Respon
   @Controller()
   @UseFilters(OpenAiRpcExceptionFilter)
   class ResponsesRpcController implements ResponsesRpcHandlers {
+    private readonly heartbeatMs: number;
+
     constructor(
       readonly responses: ResponsesService,
       readonly runs: RpcRunRegistry,
-    ) {}
+      @Optional() @Inject(TRANSPORTS_SETTINGS) transports?: TransportsConfig,
+      @Optional() @Inject(RPC_CALLER_AUTHENTICATOR) private readonly auth?: RpcCallerAuthenticator,
+    ) {
+      this.heartbeatMs = transports?.heartbeatMs ?? 2000;
+    }
 
     @MessagePattern(patterns.create)
-    create(@Payload() data: unknown): Observable<ResponseObject> {
-      return defer(() => {
-        const { body, caller, runId } = parseRpcRequest(data);
-        return this.runs.track(runId, relay<ResponseObject>(this.responses.create(body, caller).pipe(map(asValueFrame)), rpcSurface, 'fold'));
-      });
+    create(@Payload() data: unknown): Observable<ResponseObject | HeartbeatFrame> {
+      return this.serve(patterns.create, data, (body, caller) => relay<ResponseObject>(this.responses.create(body, caller).pipe(map(asValueFrame)), rpcSurface, 'fold'));
     }
 
     @MessagePattern(patterns.stream)
-    stream(@Payload() data: unknown): Observable<ResponseStreamEvent> {
+    stream(@Payload() data: unknown): Observable<ResponseStreamEvent | HeartbeatFrame> {
+      let last: ResponseStreamEvent | undefined;
+      return this.serve(
+        patterns.stream,
+        data,
+        (body, caller) => relay<ResponseStreamEvent>(this.responses.stream(body, caller), rpcSurface, 'stream').pipe(tap((event) => (last = event))),
+        (err) => of(shutdownFailure(last, err)),
+      );
+    }
+
+    /**
+     * One broker request: envelope, credential (as HTTP checks it, when keys or OIDC are set:
+     * the owner is then the credential's, never the message's), the run, tracked for cancel
+     * and drain, heartbeats when asked for.
+     */
+    private serve<T>(
+      pattern: string,
+      data: unknown,
+      run: (body: unknown, caller: ResponseCaller) => Observable<T>,
+      cut?: (err: GatewayShutdownError) => Observable<T>,
+    ): Observable<T | HeartbeatFrame> {
       return defer(() => {
-        const { body, caller, runId } = parseRpcRequest(data);
-        return this.runs.track(runId, relay<ResponseStreamEvent>(this.responses.stream(body, caller), rpcSurface, 'stream'));
+        const parsed = parseRpcRequest(data);
+        const { body, runId, heartbeat, apiKey } = parsed;
+        const caller: ResponseCaller = { ...parsed.caller, edge: { method: 'RPC', path: pattern } };
+        const tracked = this.runs.track(
+          runId,
+          defer(async () => (this.auth?.enabled ? { ...caller, owner: await this.auth.authenticate(apiKey ? `Bearer ${apiKey}` : undefined) } : caller)).pipe(
+            switchMap((checked) => run(body, checked)),
+          ),
+          cut,
+        );
+        return heartbeat ? withHeartbeats(tracked, this.heartbeatMs) : tracked;
       });
     }
 
-    @EventPattern(patterns.cancel)
+    // Not in the queue group (an empty queue subscribes plainly): every gateway hears a cancel and the
+    // one running the run stops it, wherever its request landed. Other transports ignore the extra.
+    @EventPattern(patterns.cancel, { queue: '' })
     cancel(@Payload() data: unknown): void {
       const runId = parseCancel(data);
       if (runId) this.runs.cancel(runId);
     }
   }
   return ResponsesRpcController;
+}
+
+/**
+ * The terminal event of a stream the drain cut short: `response.failed`, next
+ * in sequence, naming the response the stream was building, as a client
+ * reading SSE would expect a run's end to look.
+ */
+function shutdownFailure(last: ResponseStreamEvent | undefined, err: GatewayShutdownError): ResponseStreamEvent {
+  const response = ((last as { response?: Record<string, unknown> } | undefined)?.response ?? {}) as Record<string, unknown>;
+  return {
+    type: 'response.failed',
+    sequence_number: typeof last?.sequence_number === 'number' ? last.sequence_number + 1 : 0,
+    response: { ...response, object: 'response', status: 'failed', error: { code: err.code, message: err.message } },
+  } as unknown as ResponseStreamEvent;
+}
+
+/**
+ * The run's frames with a heartbeat every `everyMs` while it is alive: a caller
+ * that hears nothing for longer than a few beats knows the gateway is gone.
+ */
+function withHeartbeats<T>(run: Observable<T>, everyMs: number): Observable<T | HeartbeatFrame> {
+  return new Observable<T | HeartbeatFrame>((subscriber) => {
+    const timer = setInterval(() => subscriber.next({ type: HEARTBEAT_TYPE }), everyMs);
+    const inner = run.subscribe({
+      next: (value) => subscriber.next(value),
+      error: (err: unknown) => (clearInterval(timer), subscriber.error(err)),
+      complete: () => (clearInterval(timer), subscriber.complete()),
+    });
+    return () => {
+      clearInterval(timer);
+      inner.unsubscribe();
+    };
+  });
 }
 
 /** The controller for the default patterns (`responses.create`, `responses.stream`, `responses.cancel`). */

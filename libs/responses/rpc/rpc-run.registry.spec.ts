@@ -1,4 +1,4 @@
-import { Observable, Subject, lastValueFrom, toArray } from 'rxjs';
+import { Observable, Subject, lastValueFrom, of, toArray } from 'rxjs';
 import { RpcRunRegistry } from './rpc-run.registry.js';
 
 /** A run that records whether it was torn down (what aborts the upstream request in the loop). */
@@ -60,9 +60,34 @@ describe('RpcRunRegistry', () => {
     expect(seen).toEqual([1]);
   });
 
-  it('a run without an id is passed through untouched', () => {
+  it('a run without an id passes its values through, and counts while it runs', () => {
     const registry = new RpcRunRegistry();
     const r = run();
-    expect(registry.track(null, r.source)).toBe(r.source);
+    const seen: number[] = [];
+    registry.track(null, r.source).subscribe((v) => seen.push(v));
+    expect(registry.size).toBe(1);
+    r.emit.next(7);
+    r.emit.complete();
+    expect(seen).toEqual([7]);
+    expect(registry.size).toBe(0);
+  });
+
+  it('drain refuses new runs, lets a finishing one end, and cuts the rest with their terminal frame', async () => {
+    const registry = new RpcRunRegistry();
+    const finishing = run();
+    const stuck = run();
+    const finished: number[] = [];
+    const cut: unknown[] = [];
+    registry.track('a', finishing.source).subscribe((v) => finished.push(v));
+    registry.track('b', stuck.source, (err) => of(`cut: ${err.code}`) as never).subscribe((v) => cut.push(v));
+    const draining = registry.drain(300);
+    const refused = await lastValueFrom(registry.track('c', run().source)).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 503, code: 'gateway_draining' });
+    finishing.emit.next(1);
+    finishing.emit.complete();
+    await draining;
+    expect(finished).toEqual([1]);
+    expect(cut).toEqual(['cut: gateway_shutdown']);
+    expect(registry.size).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { IsOptional, IsString, IsUrl } from 'class-validator';
+import { IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
 import { defineClassSection } from '#config/class-config-section.js';
 
 /** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
@@ -7,6 +7,14 @@ export class TransportsConfig {
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true }) redisUrl?: string;
   /** Prefix of the served patterns (`tenant-a.` → `tenant-a.responses.create`), for several gateways on one broker. */
   @IsString() patternPrefix = '';
+  /**
+   * NATS queue group of the request patterns: gateways in one group share the work, each
+   * request reaching one of them. Cancels are not queued: every gateway hears them and
+   * the one running the run stops it.
+   */
+  @IsString() natsQueue = 'switchyard';
+  /** How often a run's broker stream carries a heartbeat frame while it is alive (clients that ask for them). */
+  @IsInt() @Min(100) @Max(60_000) heartbeatMs = 2000;
 }
 
 /** Nest token for the validated `transports` section. */
@@ -20,6 +28,8 @@ export const transportsConfigSection = defineClassSection({
     { env: 'NATS_URL', path: 'natsUrl', kind: 'string', secret: true },
     { env: 'REDIS_URL', path: 'redisUrl', kind: 'string', secret: true },
     { env: 'TRANSPORT_PATTERN_PREFIX', path: 'patternPrefix', kind: 'string' },
+    { env: 'NATS_QUEUE', path: 'natsQueue', kind: 'string' },
+    { env: 'TRANSPORT_HEARTBEAT_MS', path: 'heartbeatMs', kind: 'int' },
   ],
 });
 

@@ -13,6 +13,8 @@ export interface ResponseCaller {
   owner?: string | null;
   /** Headers the upstream call carries, as `upstream.forwardHeaders` would pass on over HTTP. */
   headers?: Record<string, string>;
+  /** The edge it came in by, for its log line (`{ method: 'RPC', path: <pattern> }`). */
+  edge?: { method: string; path: string };
 }
 
 /** The Responses API response object (`object: "response"`), as the HTTP route returns it. */
@@ -73,6 +75,7 @@ export class ResponsesService {
       throw new InvalidRequestError("'background' is served over HTTP only (POST /v1/responses); send the request without it.", 'background', 'unsupported_parameter');
     }
     request.forwardedHeaders = upstreamHeaders(caller.headers);
+    if (caller.edge) request.edge = caller.edge;
     return request;
   }
 }

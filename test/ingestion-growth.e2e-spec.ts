@@ -1,23 +1,15 @@
 import { toFile } from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { probeHealth } from './support/hardening/growth.js';
+import { idleHealthMs, probeHealth, stallBoundMs } from './support/hardening/growth.js';
 
 /**
  * Hostile uploads at 1x, 10x and 100x (HTML nesting depth; length of a run
  * without spaces): each ends `completed` or `failed` with `invalid_file`,
  * and `/health`, probed all through its ingestion, answers within a bounded
- * ratio of an idle probe taken in the same test. Before ingestion ran in
+ * ratio of an idle probe (`stallBoundMs`) taken in the same test. Before ingestion ran in
  * worker threads, 100x depth froze the gateway for minutes and 100x run
  * length (1 MB) for about a minute: the tokenizer was quadratic in a run.
  */
-const STALL_RATIO = 10;
-
-async function idleProbeMs(base: string): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < 7; i++) times.push((await probeHealth(base)).ms);
-  times.sort((a, b) => a - b);
-  return times[3];
-}
 
 describe('ingestion of hostile files grows without stalling the gateway', () => {
   let stack: GatewayStack;
@@ -54,13 +46,13 @@ describe('ingestion of hostile files grows without stalling the gateway', () => 
   it.each(cases)(
     '%s',
     async (_label, make) => {
-      const idle = await idleProbeMs(base);
+      const idle = await idleHealthMs(base);
       for (const scale of [1, 10, 100]) {
         const [name, bytes] = make(scale);
         const result = await ingestWhileProbing(name, bytes);
         expect(result.status === 'completed' || (result.status === 'failed' && result.code === 'invalid_file')).toBe(true);
         // A floor of 5 ms on the idle probe: a millisecond answer would make any scheduler hiccup or GC pause a "stall".
-        expect(result.worstMs / Math.max(idle, 5)).toBeLessThan(STALL_RATIO);
+        expect(result.worstMs).toBeLessThan(stallBoundMs(idle));
         console.log(`${name} x${scale}: ${result.status} ${result.code ?? ''}, ${result.probes} probes, worst ${result.worstMs.toFixed(1)} ms, idle ${idle.toFixed(1)} ms`);
       }
     },

@@ -1,6 +1,8 @@
+import { dirname, join } from 'node:path';
 import { toFile } from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { postgresBackend, sqliteBackend, type Backend } from './support/file-search/backends.js';
+import { get } from './support/hardening/growth.js';
 
 const poll = { pollIntervalMs: 20 };
 
@@ -110,4 +112,47 @@ describe('a file whose extraction outlasts its deadline', () => {
       await stack.close();
     }
   }, 120_000);
+});
+
+describe.each([
+  ['SQLite', sqliteBackend],
+  ['PostgreSQL', postgresBackend],
+])('a job whose process died on every attempt (%s)', (_name, make) => {
+  it('is failed by the next gateway instead of run again, and that gateway serves meanwhile', async () => {
+    const backend = await make();
+    const accepting = await startStack({ config: { storage: backend.storage, fileSearch: { ingestion: { enabled: false } } } });
+    let storeId: string;
+    let fileId: string;
+    try {
+      [fileId] = await uploadNotes(accepting, 1);
+      storeId = (await accepting.openai.vectorStores.create({ name: 'poison', file_ids: [fileId] })).id;
+    } finally {
+      await accepting.close();
+    }
+    // As three processes left it, each killed while it held the job: claimed three times, its lease run out.
+    const poison = `UPDATE {schema}fs_store_files SET attempts = 3, claimed_by = 'crashed', lease_until = 1`;
+    if (backend.query) await backend.query(poison.replace('{schema}', '{schema}.'));
+    else {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(join(dirname(backend.storage.sqlitePath as string), 'files.sqlite'));
+      db.prepare(poison.replace('{schema}', '')).run();
+      db.close();
+    }
+    const next = await startStack({ config: { storage: backend.storage, fileSearch: { ingestion: { pollMs: 20, maxAttempts: 3 } } } });
+    try {
+      expect((await get(`${next.url.replace(/\/v1$/, '')}/health`)).status).toBe(200);
+      let file = await next.openai.vectorStores.files.retrieve(fileId!, { vector_store_id: storeId! });
+      for (let i = 0; i < 500 && file.status === 'in_progress'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        file = await next.openai.vectorStores.files.retrieve(fileId!, { vector_store_id: storeId! });
+      }
+      expect(file).toMatchObject({ status: 'failed', last_error: { code: 'server_error', message: expect.stringContaining('started 3 times') } });
+      // Never run again: no chunks were written for it.
+      expect((await next.openai.vectorStores.search(storeId!, { query: 'item0' })).data).toEqual([]);
+      expect((await next.openai.files.retrieve(fileId!)).id).toBe(fileId!);
+    } finally {
+      await next.close();
+      await backend.drop();
+    }
+  }, 60_000);
 });

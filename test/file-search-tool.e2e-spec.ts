@@ -289,7 +289,11 @@ describe('file_search input sizes and limits', () => {
       expect(call.status).toBe('completed');
       expect(call.queries).toHaveLength(n);
       expect(call.results).toHaveLength(Math.min(n, 50));
-      expect(new Set(call.results.map((r: any) => r.file_id))).toEqual(new Set(queries.slice(0, 50).map((_, i) => ids[`doc${i}.txt`])));
+      // Every query's one document scores alike, so which 50 of 100 are kept is a tie: each result is a queried document, none twice.
+      const queried = new Set(queries.map((_, i) => ids[`doc${i}.txt`]));
+      const found = call.results.map((r: any) => r.file_id);
+      expect(new Set(found).size).toBe(Math.min(n, 50));
+      expect(found.every((id: string) => queried.has(id))).toBe(true);
     }
   }, 120_000);
 

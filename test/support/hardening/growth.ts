@@ -111,3 +111,20 @@ export async function probeHealthDuringWideBody(base: string, mode: 'http' | 'ws
   await until(2);
   return { answer: JSON.parse(lines[1]), health };
 }
+
+/** The median of seven `/health` probes on a gateway doing nothing else: the baseline a stall check divides by. */
+export async function idleHealthMs(base: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) times.push((await probeHealth(base)).ms);
+  times.sort((a, b) => a - b);
+  return times[3];
+}
+
+/**
+ * How long a `/health` may wait while hostile work runs: 20x the idle probe
+ * taken in the same test, the idle time floored at 10 ms so that a
+ * millisecond baseline does not turn one chunk's pass or a GC pause on a
+ * machine slowed tenfold into a failure. The stalls these checks exist for
+ * were seconds to minutes.
+ */
+export const stallBoundMs = (idleMs: number): number => 20 * Math.max(idleMs, 10);

@@ -1,5 +1,5 @@
 import { InvalidRequestError, listQuery, requestBody } from '#src/tool-contract.js';
-import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
+import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import type { Attributes, ChunkingStrategy, ExpiresAfter, PageQuery } from '../storage/file-search-rows.js';
 
 /** Request-field checks for the Files and Vector Stores APIs; each failure names its field in `param`. */

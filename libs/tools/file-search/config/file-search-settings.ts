@@ -43,6 +43,14 @@ export interface FileSearchSettings {
     leaseMs: number;
     /** A file whose text takes longer to extract fails (`invalid_file`) rather than holding a worker. */
     extractTimeoutMs: number;
+    /** Claims of one job at most: a job whose process died or hung this often is failed, never claimed again. */
+    maxAttempts: number;
+    /** Heap of one ingestion thread. */
+    threadMemoryMb: number;
+    /** Tokens one file may have (OpenAI's limit is 5,000,000). */
+    maxTokensPerFile: number;
+    /** HTML nested deeper than this fails `invalid_file`. */
+    maxHtmlDepth: number;
   };
 }
 
@@ -137,6 +145,10 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
       pollMs: int(ingestion, 'pollMs', 'fileSearch.ingestion', 1000, 10, 3_600_000),
       leaseMs: int(ingestion, 'leaseMs', 'fileSearch.ingestion', 300_000, 100, 86_400_000),
       extractTimeoutMs: int(ingestion, 'extractTimeoutMs', 'fileSearch.ingestion', 120_000, 100, 86_400_000),
+      maxAttempts: int(ingestion, 'maxAttempts', 'fileSearch.ingestion', 3, 1, 100),
+      threadMemoryMb: int(ingestion, 'threadMemoryMb', 'fileSearch.ingestion', 1024, 64, 65_536),
+      maxTokensPerFile: int(ingestion, 'maxTokensPerFile', 'fileSearch.ingestion', 5_000_000, 1, 1_000_000_000),
+      maxHtmlDepth: int(ingestion, 'maxHtmlDepth', 'fileSearch.ingestion', 1024, 16, 1_000_000),
     },
   };
 }

@@ -18,7 +18,17 @@ export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
     maxQueriesPerSearch: true,
     resultBudgetChars: true,
     embeddings: { baseUrl: true, apiKey: true, model: true, batchSize: true, dimensions: true, timeoutMs: true },
-    ingestion: { enabled: true, concurrency: true, pollMs: true, leaseMs: true, extractTimeoutMs: true },
+    ingestion: {
+      enabled: true,
+      concurrency: true,
+      pollMs: true,
+      leaseMs: true,
+      extractTimeoutMs: true,
+      maxAttempts: true,
+      threadMemoryMb: true,
+      maxTokensPerFile: true,
+      maxHtmlDepth: true,
+    },
   },
   // Storage follows the gateway's own `storage` section, hence the whole config.
   parse: (_section, config) => parseFileSearchSettings(config),

@@ -1,82 +1,97 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ExtractionError } from './text-extractor.js';
+import type { ChunkingStrategy } from '../storage/file-search-rows.js';
+import { ExtractionError, type PreparationLimits } from './ingestion-contract.js';
 
-export type BinaryKind = 'pdf' | 'docx';
+const THREAD_SCRIPT = 'ingest-thread.mjs';
 
 /**
- * The parser entry points, resolved here so that the thread (plain Node, no
- * TypeScript loader) imports exactly the packages this module would.
+ * The thread's script is a plain ES module run by a bare worker thread (no
+ * TypeScript loader). It sits in `thread/` beside this file in the source
+ * tree; a compiled build has no copy beside the compiled file, so look in
+ * the source tree of the package it came from (as the Pyodide host does).
  */
-const require = createRequire(import.meta.url);
-const PARSERS = { pdf: pathToFileURL(require.resolve('pdf-parse')).href, mammoth: pathToFileURL(require.resolve('mammoth')).href };
-
-/** Runs inside the thread: one request at a time, `{id, kind, bytes}` in, `{id, text}` or `{id, error}` out. */
-const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-parentPort.on('message', async ({ id, kind, bytes }) => {
-  try {
-    let text;
-    if (kind === 'pdf') {
-      const { PDFParse } = await import(workerData.pdf);
-      const parser = new PDFParse({ data: bytes });
-      try { text = (await parser.getText()).text; } finally { await parser.destroy().catch(() => undefined); }
-    } else {
-      const mammoth = (await import(workerData.mammoth)).default;
-      text = (await mammoth.extractRawText({ buffer: Buffer.from(bytes) })).value;
-    }
-    parentPort.postMessage({ id, text });
-  } catch (e) {
-    parentPort.postMessage({ id, error: String((e && e.message) || e) });
+export function threadScriptUrl(): URL {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const beside = join(here, 'thread', THREAD_SCRIPT);
+  if (existsSync(beside)) return pathToFileURL(beside);
+  let dir = here;
+  while (dirname(dir) !== dir) {
+    const candidate = join(dir, 'libs/tools/file-search/ingestion/thread', THREAD_SCRIPT);
+    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return pathToFileURL(candidate);
+    dir = dirname(dir);
   }
-});
-`;
+  throw new Error(`cannot find the ingestion thread script (${THREAD_SCRIPT})`);
+}
+
+export interface PoolOptions {
+  /** Threads at most, created on demand. */
+  size: number;
+  /** Heap of one thread; a file that needs more ends its thread and fails `invalid_file`. */
+  memoryMb: number;
+  limits: PreparationLimits;
+}
 
 interface Job {
-  kind: BinaryKind;
-  bytes: Uint8Array;
   filename: string;
+  bytes: Uint8Array;
+  chunking: ChunkingStrategy;
   timeoutMs: number;
-  resolve: (text: string) => void;
+  resolve: (chunks: string[]) => void;
   reject: (e: Error) => void;
 }
 
+type Answer = { id: number; text?: string; ends?: Uint32Array; error?: { code: 'unsupported_file' | 'invalid_file'; message: string } };
+
 /**
- * PDF and DOCX parsing off the event loop: pdf.js and mammoth are
- * synchronous for long stretches, and a large file would otherwise stall
- * every request this process serves. A parse past its deadline is ended by
- * terminating its thread (the only way to stop it); the next job gets a
- * fresh one. At most `size` threads, created on demand.
+ * Everything a file goes through before its chunks are written runs here,
+ * off the event loop: detection, extraction (PDF, DOCX, HTML, text),
+ * tokenizing and chunking, in worker threads that alone load the parsers
+ * and the tokenizer. A job past its deadline, or one that exhausts its
+ * thread's heap or stack, ends that thread (terminating is the only way to
+ * stop synchronous parsing) and fails `invalid_file`; the next job gets a
+ * fresh thread.
  */
 export class ExtractionPool {
   private readonly idle: Worker[] = [];
+  /** Resolves once a thread has loaded its modules: a job's deadline starts then, not while the thread boots. */
+  private readonly loaded = new WeakMap<Worker, Promise<void>>();
   private readonly busy = new Set<Worker>();
   private readonly queue: Job[] = [];
+  private readonly script = threadScriptUrl();
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number) {}
+  constructor(private readonly options: PoolOptions) {}
 
-  extract(kind: BinaryKind, bytes: Buffer, filename: string, timeoutMs: number): Promise<string> {
+  /** The file's chunk texts, in order. */
+  prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<string[]> {
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind, bytes: new Uint8Array(bytes), filename, timeoutMs, resolve, reject });
+      // A copy the thread can own: the file's buffer may be a slice of a larger one.
+      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, resolve, reject });
       this.pump();
     });
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && (this.idle.length > 0 || this.busy.size < this.size)) {
+    while (this.queue.length > 0 && (this.idle.length > 0 || this.busy.size < this.options.size)) {
       const worker = this.idle.pop() ?? this.spawn();
       this.run(worker, this.queue.shift()!);
     }
   }
 
   private spawn(): Worker {
-    const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: PARSERS });
+    const worker = new Worker(this.script, {
+      // Plain Node: none of the gateway's own flags or loader hooks.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+    });
     // An idle thread must not keep the process alive.
     worker.unref();
+    this.loaded.set(worker, new Promise((resolve) => worker.once('message', () => resolve())));
     return worker;
   }
 
@@ -87,28 +102,45 @@ export class ExtractionPool {
       clearTimeout(timer);
       worker.off('message', onMessage);
       worker.off('error', onError);
+      worker.off('exit', onExit);
       this.busy.delete(worker);
       if (retire || this.closed) void worker.terminate();
       else this.idle.push(worker);
       this.pump();
     };
-    const onMessage = (m: { id: number; text?: string; error?: string }) => {
+    const onMessage = (m: Answer) => {
       if (m.id !== id) return;
       finish(false);
-      if (m.error !== undefined) job.reject(new ExtractionError('invalid_file', `${job.filename} could not be read as a ${job.kind.toUpperCase()}: ${m.error}`));
-      else job.resolve(m.text ?? '');
+      if (m.error) return job.reject(new ExtractionError(m.error.code, m.error.message));
+      const chunks: string[] = new Array(m.ends!.length);
+      let from = 0;
+      m.ends!.forEach((end, i) => {
+        chunks[i] = m.text!.slice(from, end);
+        from = end;
+      });
+      job.resolve(chunks);
     };
-    const onError = (e: Error) => {
+    const onError = (e: Error & { code?: string }) => {
       finish(true);
-      job.reject(new ExtractionError('invalid_file', `${job.filename}: the parser failed: ${e.message}`));
+      const why = e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `preparing it needed more than ${this.options.memoryMb} MB` : `the parser failed: ${e.message}`;
+      job.reject(new ExtractionError('invalid_file', `${job.filename}: ${why}`));
     };
-    const timer = setTimeout(() => {
+    const onExit = (code: number) => {
       finish(true);
-      job.reject(new ExtractionError('invalid_file', `${job.filename}: text extraction took longer than ${job.timeoutMs} ms.`));
-    }, job.timeoutMs);
+      job.reject(new ExtractionError('invalid_file', `${job.filename}: the parser thread ended (exit code ${code}).`));
+    };
+    let timer: NodeJS.Timeout | undefined;
     worker.on('message', onMessage);
     worker.on('error', onError);
-    worker.postMessage({ id, kind: job.kind, bytes: job.bytes });
+    worker.on('exit', onExit);
+    void this.loaded.get(worker)!.then(() => {
+      if (!this.busy.has(worker)) return;
+      timer = setTimeout(() => {
+        finish(true);
+        job.reject(new ExtractionError('invalid_file', `${job.filename}: text extraction took longer than ${job.timeoutMs} ms.`));
+      }, job.timeoutMs);
+      worker.postMessage({ id, filename: job.filename, bytes: job.bytes, chunking: job.chunking, limits: this.options.limits }, [job.bytes.buffer as ArrayBuffer]);
+    });
   }
 
   async close(): Promise<void> {

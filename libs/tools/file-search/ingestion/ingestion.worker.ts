@@ -6,8 +6,7 @@ import type { ClaimedJob, NewChunk } from '../storage/file-search-rows.js';
 import { FileSearchStore } from '../storage/file-search.store.js';
 import { EmbeddingError, EmbeddingsClient } from './embeddings.client.js';
 import { ExtractionPool } from './extraction-pool.js';
-import { ExtractionError, extractText } from './text-extractor.js';
-import { chunkText } from './token-chunker.js';
+import { DEFAULT_LIMITS, ExtractionError } from './ingestion-contract.js';
 
 export const FILE_SEARCH_EMBEDDINGS = Symbol('FILE_SEARCH_EMBEDDINGS');
 
@@ -27,7 +26,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly stop = new AbortController();
-  /** PDF and DOCX parse in threads of their own, one per concurrent job at most. */
+  /** Files are extracted, tokenized and chunked in threads of their own, one per concurrent job at most. */
   private readonly parsers: ExtractionPool;
 
   constructor(
@@ -35,7 +34,12 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
   ) {
-    this.parsers = new ExtractionPool(settings.ingestion.concurrency);
+    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth } = settings.ingestion;
+    this.parsers = new ExtractionPool({
+      size: concurrency,
+      memoryMb: threadMemoryMb ?? 1024,
+      limits: { ...DEFAULT_LIMITS, maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth },
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -66,7 +70,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
       while (this.running && this.active.size < this.settings.ingestion.concurrency) {
         let job: ClaimedJob | undefined;
         try {
-          job = await this.store.claimJob(this.workerId, Date.now(), this.settings.ingestion.leaseMs);
+          job = await this.store.claimJob(this.workerId, Date.now(), this.settings.ingestion.leaseMs, this.settings.ingestion.maxAttempts);
         } catch (e) {
           if (this.running) this.logger.warn(`claiming an ingestion job failed: ${(e as Error).message}`);
           break;
@@ -125,8 +129,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     const found = await this.store.fileForIngestion(job.fileId);
     if (!found) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
     const { file, content } = found;
-    const text = await extractText(file.filename, content, (kind, bytes, filename) => this.parsers.extract(kind, bytes, filename, this.settings.ingestion.extractTimeoutMs));
-    const pieces = chunkText(text, job.chunking);
+    const pieces = await this.parsers.prepare(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];
     return pieces.map((text, position) => ({ position, text, embedding: vectors[position] }));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
+import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
 import { migrateFileSearch } from './file-search.migrations.js';
 import { FileSearchStore, nextSeq } from './file-search.store.js';
@@ -124,6 +124,29 @@ describe.each([
     expect(await b.completeJob(second!, 'survivor', [{ position: 0, text: 'fresh words here' }], 16)).toBe(true);
     expect(await a.chunkTexts('vs_lease', id)).toEqual(['fresh words here']);
     expect(await a.getStoreFile('vs_lease', id)).toMatchObject({ status: 'completed', usageBytes: 16 });
+  });
+
+  it('fails a job whose process died maxAttempts times instead of claiming it again; a handed-back claim does not count', async () => {
+    const [id, next] = await seed('vs_poison', 2);
+    // Two replicas, each dying while it holds the job (its lease runs out): attempts 1 and 2.
+    expect(await a.claimJob('dies-1', Date.now(), 1, 3)).toMatchObject({ fileId: id, attempts: 1 });
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await b.claimJob('dies-2', Date.now(), 1, 3);
+    expect(second).toMatchObject({ fileId: id, attempts: 2 });
+    await new Promise((r) => setTimeout(r, 5));
+    // A graceful shutdown hands the job back: not an attempt.
+    const handed = await a.claimJob('shutdown', Date.now(), 60_000, 3);
+    expect(handed).toMatchObject({ fileId: id, attempts: 3 });
+    await a.releaseJob(handed!, 'shutdown');
+    const third = await b.claimJob('dies-3', Date.now(), 1, 3);
+    expect(third).toMatchObject({ fileId: id, attempts: 3 });
+    await new Promise((r) => setTimeout(r, 5));
+    // The fourth claim finds the job spent: it is failed and the next job is handed out instead.
+    expect(await a.claimJob('w', Date.now(), 60_000, 3)).toMatchObject({ fileId: next, attempts: 1 });
+    expect(await a.getStoreFile('vs_poison', id)).toMatchObject({
+      status: 'failed',
+      lastError: { code: 'server_error', message: expect.stringContaining('started 3 times') },
+    });
   });
 
   it('hands a released job back at once, and drops the result of a job cancelled while it ran', async () => {

@@ -412,22 +412,41 @@ export class FileSearchStore {
   /**
    * Claims one waiting job atomically: on PostgreSQL with `FOR UPDATE SKIP
    * LOCKED`, so replicas polling at once each get a different row; on SQLite
-   * a single UPDATE ... RETURNING under the database's write lock.
+   * a single UPDATE ... RETURNING under the database's write lock. Every
+   * claim counts an attempt; a job already claimed `maxAttempts` times (its
+   * process died or hung each time, since a job that ends in any other way
+   * is completed, failed or handed back uncounted) is failed here instead of
+   * being run again, so a file that kills its process cannot keep a gateway,
+   * or every replica of it, from serving.
    */
-  async claimJob(worker: string, nowMs: number, leaseMs: number): Promise<ClaimedJob | undefined> {
+  async claimJob(worker: string, nowMs: number, leaseMs: number, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<ClaimedJob | undefined> {
     const pick =
-      `SELECT store_id, file_id FROM fs_store_files WHERE status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq LIMIT 1` +
+      `SELECT store_id, file_id, attempts FROM fs_store_files WHERE status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq LIMIT 1` +
       (this.db.kind === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '');
     const claimed = await this.db.tx(async (t) => {
-      const [row] = await t.all<{ store_id: string; file_id: string }>(pick, [nowMs]);
-      if (!row) return undefined;
-      const [r] = await t.all(`UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`, [
-        worker,
-        nowMs + leaseMs,
-        row.store_id,
-        row.file_id,
-      ]);
-      return r ? storeFileRow(r) : undefined;
+      for (;;) {
+        const [row] = await t.all<{ store_id: string; file_id: string; attempts: number | string }>(pick, [nowMs]);
+        if (!row) return undefined;
+        if (num(row.attempts) >= maxAttempts) {
+          const error = {
+            code: 'server_error',
+            message: `Ingestion of this file was started ${num(row.attempts)} times and never finished (the process ingesting it stopped each time); it is not retried.`,
+          };
+          await t.run(`UPDATE fs_store_files SET status = 'failed', last_error = ?, claimed_by = NULL, lease_until = NULL WHERE store_id = ? AND file_id = ?`, [
+            JSON.stringify(error),
+            row.store_id,
+            row.file_id,
+          ]);
+          continue;
+        }
+        const [r] = await t.all(`UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`, [
+          worker,
+          nowMs + leaseMs,
+          row.store_id,
+          row.file_id,
+        ]);
+        return r ? storeFileRow(r) : undefined;
+      }
     });
     return claimed && { storeId: claimed.storeId, fileId: claimed.fileId, chunking: claimed.chunking, attempts: claimed.attempts };
   }
@@ -466,9 +485,16 @@ export class FileSearchStore {
     );
   }
 
-  /** Gives a job back (shutdown): another replica, or this one after a restart, takes it at once. */
+  /**
+   * Gives a job back (shutdown): another replica, or this one after a
+   * restart, takes it at once. A job handed back was not the cause of
+   * anything, so its claim does not count as an attempt.
+   */
   async releaseJob(job: ClaimedJob, worker: string): Promise<void> {
-    await this.db.run(`UPDATE fs_store_files SET claimed_by = NULL, lease_until = NULL WHERE store_id = ? AND file_id = ? AND claimed_by = ?`, [job.storeId, job.fileId, worker]);
+    await this.db.run(
+      `UPDATE fs_store_files SET claimed_by = NULL, lease_until = NULL, attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE store_id = ? AND file_id = ? AND claimed_by = ?`,
+      [job.storeId, job.fileId, worker],
+    );
   }
 
   async renewLease(job: ClaimedJob, worker: string, until: number): Promise<void> {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { FileSearchSettings } from '../config/file-search-settings.js';
 import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
-import { AUTO_CHUNKING } from '../ingestion/token-chunker.js';
+import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { NO_OWNER } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
@@ -77,7 +77,19 @@ export async function evaluateRetrieval(corpus: LabelledCorpus, db: SqlDatabase,
       attempts: 0,
     })),
   );
-  const settings = { ingestion: { enabled: true, concurrency: 4, pollMs: 10, leaseMs: 60_000, extractTimeoutMs: 60_000 } } as FileSearchSettings;
+  const settings = {
+    ingestion: {
+      enabled: true,
+      concurrency: 4,
+      pollMs: 10,
+      leaseMs: 60_000,
+      extractTimeoutMs: 60_000,
+      maxAttempts: 3,
+      threadMemoryMb: 1024,
+      maxTokensPerFile: 5_000_000,
+      maxHtmlDepth: 1024,
+    },
+  } as FileSearchSettings;
   const worker = new IngestionWorker(store, settings, embeddings);
   worker.onApplicationBootstrap();
   try {

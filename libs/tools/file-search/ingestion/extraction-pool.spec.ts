@@ -1,0 +1,134 @@
+import { encode } from 'gpt-tokenizer';
+import { makeDocx, makePdf } from '../../../../test/support/file-search/documents.js';
+import { ExtractionPool } from './extraction-pool.js';
+import { AUTO_CHUNKING, DEFAULT_LIMITS, ExtractionError } from './ingestion-contract.js';
+
+// The spec's own copy of gpt-tokenizer (Jest's module registry) checks the thread's counts.
+const pool = new ExtractionPool({ size: 2, memoryMb: 256, limits: DEFAULT_LIMITS });
+afterAll(() => pool.close());
+
+const ONE_CHUNK = { maxChunkSizeTokens: 4096, chunkOverlapTokens: 0, auto: false };
+const textOf = async (name: string, bytes: Buffer) => (await pool.prepare(name, bytes, ONE_CHUNK, 60_000)).join('\n');
+const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
+
+async function failure(name: string, bytes: Buffer, p = pool, timeoutMs = 60_000): Promise<ExtractionError> {
+  const e = await p.prepare(name, bytes, AUTO_CHUNKING, timeoutMs).catch((err) => err);
+  expect(e).toBeInstanceOf(ExtractionError);
+  return e;
+}
+
+describe('extraction, in the ingestion thread', () => {
+  it('reads a PDF over several pages, without the page markers', async () => {
+    const lines = Array.from({ length: 60 }, (_, i) => `Line ${i} of the pump manual.`);
+    const text = await textOf('manual.pdf', await makePdf(lines));
+    expect(text).toContain('Line 0 of the pump manual.');
+    expect(text).toContain('Line 59 of the pump manual.');
+    expect(text).not.toMatch(/-- \d+ of \d+ --/);
+  });
+
+  it('recognises a PDF by its bytes whatever its name', async () => {
+    expect(await textOf('upload', await makePdf(['Named oddly']))).toContain('Named oddly');
+  });
+
+  it('reads a DOCX', async () => {
+    expect(await textOf('notes.docx', await makeDocx(['First paragraph.', 'Second paragraph.']))).toBe('First paragraph.\n\nSecond paragraph.');
+  });
+
+  it('reads HTML as text, without scripts, styles or markup', async () => {
+    const text = await textOf('page.html', Buffer.from('<html><head><style>p{}</style></head><body><p>Hello <b>there</b></p><script>alert(1)</script></body></html>'));
+    expect(text).toBe('Hello there');
+  });
+
+  it('reads Markdown, plain text and source code as they are', async () => {
+    expect(await textOf('a.md', Buffer.from('\uFEFF# Title\n\nBody'))).toBe('# Title\n\nBody');
+    expect(await textOf('main.rs', Buffer.from('fn main() {}'))).toBe('fn main() {}');
+    expect(await textOf('Makefile', Buffer.from('all:\n\ttrue'))).toBe('all:\n\ttrue');
+  });
+
+  it('fails a broken PDF or DOCX as invalid_file, a binary under a text name too, an unknown type as unsupported_file', async () => {
+    expect((await failure('x.pdf', Buffer.from('%PDF-1.4 garbage'))).code).toBe('invalid_file');
+    expect((await failure('x.docx', Buffer.from('not a zip'))).code).toBe('invalid_file');
+    expect((await failure('x.txt', Buffer.from([0x61, 0, 0x62]))).code).toBe('invalid_file');
+    const unsupported = await failure('photo.jpeg', Buffer.from([0xff, 0xd8, 0xff]));
+    expect(unsupported.code).toBe('unsupported_file');
+    expect(unsupported.message).toContain('.jpeg');
+  });
+
+  it('refuses HTML nested deeper than the limit as invalid_file, and reads HTML just within it', async () => {
+    const nested = (depth: number) => Buffer.from('<div>'.repeat(depth) + 'deep text' + '</div>'.repeat(depth));
+    expect(await textOf('ok.html', nested(500))).toBe('deep text');
+    const e = await failure('deep.html', nested(500_000));
+    expect(e).toMatchObject({ code: 'invalid_file', message: expect.stringContaining('more than 1024 deep') });
+    // Unclosed elements count as open, as a browser would nest them.
+    expect((await failure('open.html', Buffer.from('<div>'.repeat(5000)))).code).toBe('invalid_file');
+  });
+
+  it('refuses a file with more tokens than the limit', async () => {
+    const small = new ExtractionPool({ size: 1, memoryMb: 256, limits: { ...DEFAULT_LIMITS, maxTokens: 1000 } });
+    try {
+      expect(await failure('big.txt', Buffer.from(words(5000)), small)).toMatchObject({ code: 'invalid_file', message: expect.stringContaining('more than 1000 tokens') });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('ends a thread that runs out of heap and fails the file as invalid_file; the next file gets a fresh thread', async () => {
+    // 64 MB of a CJK character: ~134 MB as a string, far over the thread's 64 MB heap.
+    const tiny = new ExtractionPool({ size: 1, memoryMb: 64, limits: DEFAULT_LIMITS });
+    try {
+      const e = await failure('huge.txt', Buffer.from('\u4e00'.repeat(20_000_000)), tiny);
+      expect(e.message).toMatch(/more than 64 MB|parser/);
+      expect(await tiny.prepare('after.txt', Buffer.from('still works'), AUTO_CHUNKING, 60_000)).toEqual(['still works']);
+    } finally {
+      await tiny.close();
+    }
+  }, 60_000);
+
+  it('fails a file past its deadline as invalid_file', async () => {
+    const e = await failure('slow.txt', Buffer.from(words(200_000)), pool, 100);
+    expect(e.message).toContain('took longer than 100 ms');
+  });
+});
+
+describe('chunking, in the ingestion thread', () => {
+  const chunk = (text: string, strategy = AUTO_CHUNKING) => pool.prepare('t.txt', Buffer.from(text), strategy, 60_000);
+
+  it('keeps a short text in one chunk; a blank one has none', async () => {
+    expect(await chunk('just a few words')).toEqual(['just a few words']);
+    expect(await chunk('   ')).toEqual([]);
+  });
+
+  it('cuts token windows of the declared size, overlapping by the declared amount', async () => {
+    const text = words(2000);
+    const total = encode(text).length;
+    const strategy = { maxChunkSizeTokens: 200, chunkOverlapTokens: 50, auto: false };
+    const chunks = await chunk(text, strategy);
+    expect(chunks.length).toBe(Math.ceil((total - 200) / 150) + 1);
+    for (const c of chunks) expect(encode(c).length).toBeLessThanOrEqual(200);
+    // Consecutive chunks share their overlap: the start of one is inside the previous.
+    const tail = chunks[0].split(' ').slice(-5).join(' ');
+    expect(chunks[1]).toContain(tail);
+    expect(chunks.at(-1)).toContain('word1999');
+  });
+
+  it('auto is 800 tokens with 400 of overlap', async () => {
+    const chunks = await chunk(words(3000));
+    expect(Math.max(...chunks.map((c) => encode(c).length))).toBeLessThanOrEqual(800);
+    expect(encode(chunks[0]).length).toBeGreaterThan(790);
+  });
+
+  it('keeps every character of a long unbroken run, cut into bounded pieces before tokenizing', async () => {
+    const run = 'x'.repeat(100_000);
+    const chunks = await chunk(run, { maxChunkSizeTokens: 800, chunkOverlapTokens: 0, auto: false });
+    expect(chunks.join('')).toBe(run);
+    const cjk = '\u4e00\u4e8c\u{20000}'.repeat(10_000);
+    expect((await chunk(cjk, { maxChunkSizeTokens: 800, chunkOverlapTokens: 0, auto: false })).join('')).toBe(cjk);
+  });
+
+  it('grows linearly: 10x and 100x the text give about 10x and 100x the chunks', async () => {
+    const strategy = { maxChunkSizeTokens: 100, chunkOverlapTokens: 0, auto: false };
+    const [one, ten, hundred] = await Promise.all([300, 3000, 30000].map(async (n) => (await chunk(words(n), strategy)).length));
+    expect(ten / one).toBeGreaterThan(8);
+    expect(hundred / ten).toBeGreaterThan(9);
+  });
+});

@@ -1,0 +1,199 @@
+// The ingestion thread: everything a tenant's file goes through before its
+// chunks are written (format detection, PDF/DOCX/HTML/text extraction,
+// tokenizing, chunking) runs here, never on the gateway's event loop. It is
+// plain JavaScript run by a bare Node worker thread (no TypeScript loader),
+// so the parsers and the tokenizer it imports load in this thread only.
+// The main thread's side is extraction-pool.ts; the message shapes are in
+// ingestion-contract.ts.
+import { extname } from 'node:path';
+import { parentPort } from 'node:worker_threads';
+import { decode, encode } from 'gpt-tokenizer';
+import { Parser } from 'htmlparser2';
+
+class InvalidFile extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Extensions read as UTF-8 text: prose formats and source code (OpenAI's file_search list, roughly). */
+const TEXT_EXTENSIONS = new Set(
+  (
+    '.txt .md .markdown .mdx .rst .csv .tsv .json .jsonl .yaml .yml .toml .ini .xml .log .tex ' +
+    '.c .h .cc .cpp .hpp .cs .go .java .kt .kts .scala .js .mjs .cjs .jsx .ts .tsx .py .rb .php .pl .sh .bash .zsh ' +
+    '.rs .swift .sql .lua .r .m .dart .ex .exs .erl .hs .clj .vue .svelte .css .scss .less .proto .graphql .dockerfile'
+  ).split(' '),
+);
+
+function kindOf(filename, bytes) {
+  const ext = extname(filename).toLowerCase();
+  // Magic numbers first: a PDF is what its bytes say, whatever its name.
+  if (Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(5, bytes.byteLength)).toString('latin1') === '%PDF-') return 'pdf';
+  if (ext === '.pdf') return 'pdf';
+  if (ext === '.docx') return 'docx';
+  if (ext === '.html' || ext === '.htm' || ext === '.xhtml') return 'html';
+  if (TEXT_EXTENSIONS.has(ext) || ext === '' || /^(readme|makefile|dockerfile|license)/i.test(filename)) return 'text';
+  return undefined;
+}
+
+function decodeText(bytes, filename) {
+  // NUL bytes mean binary content under a text name; refusing beats indexing noise.
+  if (bytes.includes(0)) throw new InvalidFile('invalid_file', `${filename} is not text (it contains NUL bytes).`);
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/^\uFEFF/, '');
+}
+
+/** pdf-parse marks page breaks as "-- 1 of 3 --"; they are not the document's words. */
+const cleanPdfText = (text) => text.replace(/\n*-- \d+ of \d+ --\n*/g, '\n\n').trim();
+
+/**
+ * Refuses HTML nested deeper than `maxDepth` elements, in one streaming pass
+ * (htmlparser2's tokenizer, which also reports the closes HTML implies), so
+ * the converter's recursive walk never sees a document that would exhaust
+ * its stack or its time.
+ */
+function checkHtmlDepth(html, filename, maxDepth) {
+  let depth = 0;
+  const tooDeep = new InvalidFile('invalid_file', `${filename} nests HTML elements more than ${maxDepth} deep.`);
+  const parser = new Parser(
+    {
+      onopentag() {
+        if (++depth > maxDepth) throw tooDeep;
+      },
+      onclosetag() {
+        depth--;
+      },
+    },
+    { decodeEntities: false },
+  );
+  parser.write(html);
+  parser.end();
+}
+
+async function extract(filename, bytes, limits) {
+  const kind = kindOf(filename, bytes);
+  if (!kind) throw new InvalidFile('unsupported_file', `Files of type ${extname(filename) || '(none)'} are not supported for file search.`);
+  switch (kind) {
+    case 'pdf': {
+      const { PDFParse } = await import('pdf-parse');
+      const pdf = new PDFParse({ data: bytes });
+      try {
+        return cleanPdfText((await pdf.getText()).text);
+      } catch (e) {
+        throw new InvalidFile('invalid_file', `${filename} could not be read as a PDF: ${e?.message ?? e}`);
+      } finally {
+        await pdf.destroy().catch(() => undefined);
+      }
+    }
+    case 'docx': {
+      const mammoth = (await import('mammoth')).default;
+      try {
+        return (await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })).value.trim();
+      } catch (e) {
+        throw new InvalidFile('invalid_file', `${filename} could not be read as a DOCX document: ${e?.message ?? e}`);
+      }
+    }
+    case 'html': {
+      const html = decodeText(bytes, filename);
+      checkHtmlDepth(html, filename, limits.maxHtmlDepth);
+      const { convert } = await import('html-to-text');
+      return convert(html, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] }).trim();
+    }
+    case 'text':
+      return decodeText(bytes, filename);
+  }
+}
+
+const isSpace = (c) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+
+/**
+ * The text cut so that no run of spaces or of non-spaces is longer than
+ * `maxRun` characters. The tokenizer's byte-pair merge is quadratic in the
+ * length of one pre-token, and a pre-token is at most one such run (a word,
+ * a stretch of punctuation, a stretch of whitespace, a CJK sentence): with
+ * the runs bounded, tokenizing is linear in the text. Ordinary prose is one
+ * segment, so its tokens are exactly the whole text's.
+ */
+export function boundedRuns(text, maxRun) {
+  const segments = [];
+  let start = 0;
+  let runStart = 0;
+  let runIsSpace = undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = isSpace(c);
+    if (space !== runIsSpace) {
+      runIsSpace = space;
+      runStart = i;
+    } else if (i - runStart >= maxRun && !(c >= 0xdc00 && c <= 0xdfff)) {
+      // Never between the halves of a surrogate pair.
+      segments.push(text.slice(start, i));
+      start = runStart = i;
+    }
+  }
+  if (start < text.length) segments.push(text.slice(start));
+  return segments;
+}
+
+/** o200k tokens of the text, linear in its length, refusing more than `maxTokens`. */
+function tokenize(text, filename, limits) {
+  const tokens = [];
+  for (const segment of boundedRuns(text, limits.maxRunChars)) {
+    for (const t of encode(segment)) tokens.push(t);
+    if (tokens.length > limits.maxTokens) throw new InvalidFile('invalid_file', `${filename} has more than ${limits.maxTokens} tokens, the most one file may have.`);
+  }
+  return tokens;
+}
+
+/**
+ * Token windows of `maxChunkSizeTokens`, each starting `max - overlap`
+ * tokens after the previous one (o200k tokens, the encoding of OpenAI's
+ * current models; counts are close enough for other tokenizers' budgets).
+ */
+export function chunkTokens(tokens, chunking) {
+  if (tokens.length === 0) return [];
+  const step = Math.max(1, chunking.maxChunkSizeTokens - chunking.chunkOverlapTokens);
+  const chunks = [];
+  for (let start = 0; start < tokens.length; start += step) {
+    const piece = decode(tokens.slice(start, start + chunking.maxChunkSizeTokens)).trim();
+    if (piece) chunks.push(piece);
+    if (start + chunking.maxChunkSizeTokens >= tokens.length) break;
+  }
+  return chunks;
+}
+
+export async function prepare(filename, bytes, chunking, limits) {
+  const text = await extract(filename, bytes, limits);
+  return chunkTokens(tokenize(text, filename, limits), chunking);
+}
+
+// Loaded (the tokenizer's tables included): from here on a job's deadline runs.
+parentPort?.postMessage({ ready: true });
+
+/** One request at a time: `{id, filename, bytes, chunking, limits}` in; `{id, text, ends}` or `{id, error}` out. */
+parentPort?.on('message', async ({ id, filename, bytes, chunking, limits }) => {
+  try {
+    const chunks = await prepare(filename, bytes, chunking, limits);
+    // One string and its cut points cross to the main thread as one copy,
+    // where thousands of strings would be thousands of allocations there.
+    const ends = new Uint32Array(chunks.length);
+    let at = 0;
+    chunks.forEach((c, i) => (ends[i] = at += c.length));
+    parentPort.postMessage({ id, text: chunks.join(''), ends }, [ends.buffer]);
+  } catch (e) {
+    const code = e instanceof InvalidFile ? e.code : 'invalid_file';
+    const message = e instanceof InvalidFile ? e.message : `${filename} could not be read: ${e?.message ?? e}`;
+    parentPort.postMessage({ id, error: { code, message } });
+  }
+});

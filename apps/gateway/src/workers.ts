@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 
@@ -20,7 +21,11 @@ export function runPrimary(count: number): void {
   // A worker that dies before it ever listened failed to boot (bad config, port
   // taken): respawning it would only loop, so the whole gateway stops.
   const listening = new Set<number>();
-  const fork = (): Worker => cluster.fork();
+  // One credential for the calls workers make to each other (a container's
+  // operations forwarded to the worker holding it), random per deployment
+  // unless the operator set one (replicas must share it).
+  const shared = { SWITCHYARD_INTERNAL_SECRET: process.env.SWITCHYARD_INTERNAL_SECRET || randomBytes(32).toString('base64url') };
+  const fork = (): Worker => cluster.fork(shared);
   cluster.on('listening', (worker) => listening.add(worker.id));
   cluster.on('exit', (worker, code, signal) => {
     const booted = listening.delete(worker.id);

@@ -1,5 +1,7 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
+import { GATEWAY_CONFIG, type GatewayConfig, MemoryContainerRecordStore, type StorageConfig, createContainerRecordStore, parseStorageSettings, readStorageSettings } from '#src/tool-contract.js';
+import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
@@ -31,6 +33,15 @@ class CodeInterpreterLifecycle implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
+/** The state's storage settings, which container records follow; a mistake in them is the `storage` section's to report. */
+function storageSettingsOf(config: GatewayConfig): StorageConfig {
+  try {
+    return readStorageSettings(config);
+  } catch {
+    return parseStorageSettings(undefined);
+  }
+}
+
 export interface CodeInterpreterModuleOptions {
   /** Where `file_ids` are read from (the Files API); default: files of this gateway's containers. */
   fileSource?: Omit<Provider & { provide: unknown }, 'provide'>;
@@ -39,7 +50,17 @@ export interface CodeInterpreterModuleOptions {
 function providers(options: CodeInterpreterModuleOptions): Provider[] {
   return [
     registerConfigSection(codeInterpreterConfigSection),
-    { provide: ContainerStore, inject: [CODE_INTERPRETER_SETTINGS], useFactory: (s: CodeInterpreterSettings) => new ContainerStore(s) },
+    {
+      provide: ContainerStore,
+      inject: [CODE_INTERPRETER_SETTINGS, GATEWAY_CONFIG, SANDBOX_BACKEND],
+      useFactory: async (s: CodeInterpreterSettings, config: GatewayConfig, backend: SandboxBackend) => {
+        const storage = storageSettingsOf(config);
+        const records = await createContainerRecordStore(storage);
+        // With the memory driver this is the only process: nobody to reach, no listener.
+        const shared = !(records instanceof MemoryContainerRecordStore);
+        return new ContainerStore(s, records, new InternalNode(s.internal, records, shared), backend);
+      },
+    },
     {
       provide: SANDBOX_BACKEND,
       inject: [CODE_INTERPRETER_SETTINGS],

@@ -6,7 +6,7 @@ export class ContainerFileSource implements CodeInterpreterFileSource {
   constructor(private readonly store: ContainerStore) {}
 
   async read(fileId: string, ctx: FileReadContext): Promise<SourceFile | undefined> {
-    const found = this.store.findFile(fileId, ctx.owner);
+    const found = await this.store.findFile(fileId, ctx.owner);
     if (!found) return undefined;
     return { filename: found.file.path.split('/').pop() ?? 'file', data: new Uint8Array(await this.store.content(found.container, found.file)) };
   }

@@ -1,0 +1,77 @@
+import { imageMediaType } from '../code-interpreter-call.js';
+import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
+import type { SandboxBackend, SandboxRunResult } from '../sandbox/sandbox-backend.interface.js';
+import type { Container, ContainerFile } from './container-store.service.js';
+
+/** Images larger than this are linked (container file content) rather than inlined as data URLs. */
+const INLINE_IMAGE_BYTES = 1024 * 1024;
+
+/** How one run went, as the home reports it (plain JSON: it may travel to the process that asked). */
+export interface RunOutcome {
+  status: 'ok' | 'error' | 'failed';
+  /** The sandbox's own word (`timeout`, `memory`, ...), for the log. */
+  sandboxStatus: string;
+  logs: string;
+  files: Array<{ fileId: string; path: string }>;
+  images: Array<{ fileId: string; url: string }>;
+  notes: string[];
+}
+
+export interface RunPlace {
+  settings: CodeInterpreterSettings;
+  backend: SandboxBackend;
+  recordChanges(changed: readonly string[]): Promise<{ files: ContainerFile[]; refused: string[] }>;
+  read(f: ContainerFile): Promise<Buffer>;
+}
+
+function logsOf(r: SandboxRunResult): string {
+  let logs = r.stdout + r.stderr;
+  if (r.outputTruncated) logs += '\n[output truncated: the program printed more than the sandbox keeps]\n';
+  return logs;
+}
+
+/**
+ * One program in the container's workspace, on its home: the sandbox run,
+ * the files it wrote recorded (within the container's budget), images
+ * inlined, and the notes the model must read (a reset session first).
+ */
+export async function runInContainer(place: RunPlace, c: Container, notice: string | null, code: string, signal: AbortSignal): Promise<RunOutcome> {
+  const { settings } = place;
+  const notes: string[] = notice ? [notice] : [];
+  if (c.calls >= settings.maxCallsPerContainer) {
+    return { status: 'failed', sandboxStatus: 'limit', logs: '', files: [], images: [], notes: [...notes, `This conversation has used its ${settings.maxCallsPerContainer} code runs.`] };
+  }
+  c.calls++;
+  const result = await place.backend.run({
+    session: c.id,
+    workspaceDir: c.dir,
+    code,
+    signal,
+    limits: {
+      timeoutMs: settings.timeoutMs,
+      graceMs: settings.graceMs,
+      memoryLimitMb: settings.memoryLimitMb,
+      maxOutputBytes: settings.maxOutputBytes,
+      maxFileBytes: settings.maxFileBytesPerCall,
+    },
+  });
+  const recorded = await place.recordChanges(result.changedFiles);
+  const images: RunOutcome['images'] = [];
+  for (const f of recorded.files) {
+    const media = imageMediaType(f.path);
+    if (!media) continue;
+    const url = f.bytes <= INLINE_IMAGE_BYTES ? `data:${media};base64,${(await place.read(f)).toString('base64')}` : `/v1/containers/${c.id}/files/${f.id}/content`;
+    images.push({ fileId: f.id, url });
+  }
+  if (result.message) notes.push(result.message);
+  if (result.filesTruncated) notes.push(`Some files were not kept: one run may write at most ${settings.maxFileBytesPerCall} bytes.`);
+  if (recorded.refused.length) notes.push(`Not kept (the container is full): ${recorded.refused.map((p) => `/mnt/data/${p}`).join(', ')}.`);
+  return {
+    status: result.status === 'ok' ? 'ok' : result.status === 'error' ? 'error' : 'failed',
+    sandboxStatus: result.status,
+    logs: logsOf(result),
+    files: recorded.files.map((f) => ({ fileId: f.id, path: `/mnt/data/${f.path}` })),
+    images,
+    notes,
+  };
+}

@@ -35,14 +35,15 @@ function toRecord(row: Row): ContainerRecord {
 
 /** `SET` clauses and values of a patch, in one order. */
 export function patchColumns(patch: ContainerRecordPatch): { sets: string[]; values: unknown[] } {
-  const sets: string[] = [];
-  const values: unknown[] = [];
-  if (patch.lastActiveAt !== undefined) (sets.push('last_active_at'), values.push(patch.lastActiveAt));
-  if (patch.calls !== undefined) (sets.push('calls'), values.push(patch.calls));
-  if (patch.files !== undefined) (sets.push('files'), values.push(JSON.stringify(patch.files)));
-  if (patch.copiedFileIds !== undefined) (sets.push('copied_file_ids'), values.push(JSON.stringify(patch.copiedFileIds)));
-  if (patch.notice !== undefined) (sets.push('notice'), values.push(patch.notice));
-  return { sets, values };
+  const columns: Array<[string, unknown]> = [
+    ['last_active_at', patch.lastActiveAt],
+    ['calls', patch.calls],
+    ['files', patch.files === undefined ? undefined : JSON.stringify(patch.files)],
+    ['copied_file_ids', patch.copiedFileIds === undefined ? undefined : JSON.stringify(patch.copiedFileIds)],
+    ['notice', patch.notice],
+  ];
+  const given = columns.filter(([, value]) => value !== undefined);
+  return { sets: given.map(([column]) => column), values: given.map(([, value]) => value) };
 }
 
 /**

@@ -1,6 +1,14 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
-import { GATEWAY_CONFIG, type GatewayConfig, MemoryContainerRecordStore, type StorageConfig, createContainerRecordStore, parseStorageSettings, readStorageSettings } from '#src/tool-contract.js';
+import {
+  GATEWAY_CONFIG,
+  type GatewayConfig,
+  MemoryContainerRecordStore,
+  type StorageConfig,
+  createContainerRecordStore,
+  parseStorageSettings,
+  readStorageSettings,
+} from '#src/tool-contract.js';
 import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';

@@ -185,7 +185,8 @@ function parseInternal(raw: unknown): InternalSettings {
     out.secret = r.secret;
   }
   if (r.leaseMs !== undefined) {
-    if (typeof r.leaseMs !== 'number' || !Number.isInteger(r.leaseMs) || r.leaseMs < 300 || r.leaseMs > 600_000) fail('internal.leaseMs', 'must be an integer from 300 to 600000', r.leaseMs);
+    if (typeof r.leaseMs !== 'number' || !Number.isInteger(r.leaseMs) || r.leaseMs < 300 || r.leaseMs > 600_000)
+      fail('internal.leaseMs', 'must be an integer from 300 to 600000', r.leaseMs);
     out.leaseMs = r.leaseMs;
   }
   return out;

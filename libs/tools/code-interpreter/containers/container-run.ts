@@ -39,7 +39,14 @@ export async function runInContainer(place: RunPlace, c: Container, notice: stri
   const { settings } = place;
   const notes: string[] = notice ? [notice] : [];
   if (c.calls >= settings.maxCallsPerContainer) {
-    return { status: 'failed', sandboxStatus: 'limit', logs: '', files: [], images: [], notes: [...notes, `This conversation has used its ${settings.maxCallsPerContainer} code runs.`] };
+    return {
+      status: 'failed',
+      sandboxStatus: 'limit',
+      logs: '',
+      files: [],
+      images: [],
+      notes: [...notes, `This conversation has used its ${settings.maxCallsPerContainer} code runs.`],
+    };
   }
   c.calls++;
   const result = await place.backend.run({

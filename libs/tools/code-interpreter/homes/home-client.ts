@@ -36,9 +36,7 @@ export async function forwardOperation<R>(url: string, secret: string, op: Conta
   }
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status === 401) {
-    throw new Error(
-      'Another gateway process refused the internal credential: give every replica the same codeInterpreter.internal.secret (SWITCHYARD_INTERNAL_SECRET).',
-    );
+    throw new Error('Another gateway process refused the internal credential: give every replica the same codeInterpreter.internal.secret (SWITCHYARD_INTERNAL_SECRET).');
   }
   const answer = decodeFrame<{ ok?: boolean; result?: R; data?: Uint8Array; failure?: OperationFailure; message?: string }>(body);
   if (!answer.ok) throw new OperationFailedError(answer.failure ?? 'invalid', answer.message ?? 'the operation failed');

@@ -42,9 +42,7 @@ export class InternalNode {
     if (this.shared) {
       const server = createServer((req, res) => void this.serve(req, res, handler));
       await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) =>
-          reject(new Error(`codeInterpreter.internal: cannot listen on ${this.settings.host}:${this.settings.port}: ${err.message}`, { cause: err })),
-        );
+        server.once('error', (err) => reject(new Error(`codeInterpreter.internal: cannot listen on ${this.settings.host}:${this.settings.port}: ${err.message}`, { cause: err })));
         server.listen(this.settings.port, this.settings.host, () => resolve());
       });
       this.server = server;
@@ -53,7 +51,10 @@ export class InternalNode {
     }
     await this.renew();
     // Three renewals per lease: one slow write does not make this process look gone.
-    this.heartbeat = setInterval(() => void this.renew().catch((err) => this.logger.warn(`lease renewal failed: ${(err as Error).message}`)), Math.floor(this.settings.leaseMs / 3));
+    this.heartbeat = setInterval(
+      () => void this.renew().catch((err) => this.logger.warn(`lease renewal failed: ${(err as Error).message}`)),
+      Math.floor(this.settings.leaseMs / 3),
+    );
     this.heartbeat.unref();
   }
 

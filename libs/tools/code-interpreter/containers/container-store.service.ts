@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { GatewayError, InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
 import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore } from '#src/tool-contract.js';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import type { ContainerOperation } from '../homes/container-operation.js';
@@ -66,8 +67,28 @@ export class ContainerFullError extends FailureError {
   }
 }
 
-/** The container (or the file) is gone: expired, deleted, or never was. */
-export class ContainerGoneError extends FailureError {}
+/** The container (or the file) is gone: expired, deleted, or never was. A 404 naming it. */
+export class ContainerGoneError extends NotFoundError {
+  constructor(
+    readonly failure: 'container_not_found' | 'file_not_found',
+    message: string,
+  ) {
+    super(message, failure, failure === 'file_not_found' ? 'file_id' : 'container_id');
+  }
+}
+
+/** A failure the home reported, as the error this process throws for it. */
+function reported(err: OperationFailedError): Error {
+  switch (err.failure) {
+    case 'container_not_found':
+    case 'file_not_found':
+      return new ContainerGoneError(err.failure, err.message);
+    case 'container_full':
+      return new ContainerFullError(err.message);
+    default:
+      return new InvalidRequestError(err.message, 'file');
+  }
+}
 
 /** How often a caller re-reads the record while the home it names is not answering, before its lease lapses. */
 const UNREACHABLE_RETRY_MS = 250;
@@ -214,6 +235,7 @@ export class ContainerStore {
    * process holding it, or here after taking over from a home that is gone.
    */
   private async perform<R>(op: ContainerOperation, signal?: AbortSignal): Promise<R> {
+    let unreachableSince: number | undefined;
     for (;;) {
       signal?.throwIfAborted();
       const record = await this.live(op.containerId);
@@ -237,10 +259,20 @@ export class ContainerStore {
       } catch (err) {
         if (err instanceof OperationFailedError) {
           if (err.failure === 'not_home') continue;
-          throw new FailureError(err.failure, err.message);
+          throw reported(err);
         }
         if (!(err instanceof HomeUnreachableError)) throw err;
         // A home that stopped answering is taken over once its lease lapses; until then it may be pausing.
+        // One that keeps renewing its lease and never answers is misconfigured, not gone.
+        unreachableSince ??= Date.now();
+        if (Date.now() - unreachableSince > 2 * this.settings.internal.leaseMs) {
+          throw new GatewayError(
+            `The gateway process holding container '${op.containerId}' renews its lease but does not answer at ${home.url}: check codeInterpreter.internal.url (SWITCHYARD_INTERNAL_URL) and codeInterpreter.internal.host on every replica.`,
+            503,
+            'server_error',
+            'container_home_unreachable',
+          );
+        }
         this.logger.warn(err.message);
         await new Promise((r) => setTimeout(r, UNREACHABLE_RETRY_MS));
       }

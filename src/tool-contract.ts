@@ -50,3 +50,5 @@ export { requestBody, validateFields, listQuery, ListQueryDto } from '#http/requ
 /** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
 export { requestOwner } from '#http/request/request-owner.js';
 export type * from '#core/protocol/items.js';
+/** The Files API's files by id, for a tool that takes `file-...` ids (provided by the file-search module). */
+export { STORED_FILES, type StoredFiles } from '#core/files/stored-files.interface.js';

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { WRITE_CSV } from './support/code-interpreter/python-snippets.js';
+import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { spawnGateway, startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway-process.js';
 
 const MODEL = 'switchyard-sim';
@@ -185,4 +186,48 @@ describe('containers on two replicas (PostgreSQL shared)', () => {
     const files = await b.containers.files.list(containerId);
     expect(await (await b.containers.files.content.retrieve(files.data[0].id, { container_id: containerId })).text()).toBe(CSV);
   }, 180_000);
+});
+
+describe('Files API ids in code_interpreter file_ids and containers.files.create', () => {
+  let stack: GatewayStack;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sy-cntr-fileids-'));
+    stack = await startStack({ config: { codeInterpreter: { backend: 'cpython', dataDir, timeoutMs: 60_000 } } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('copies a file-... id into /mnt/data under its name, from the declaration and from containers.files.create', async () => {
+    const c = client(stack.url);
+    const csv = await c.files.create({ file: await toFile(Buffer.from('city,sales\nParis,3\nLyon,4\nParis,5\n'), 'sales.csv'), purpose: 'assistants' });
+    expect(csv.id).toMatch(/^file-/);
+    const code = "import pandas as pd\nprint(pd.read_csv('/mnt/data/sales.csv').groupby('city').sales.sum().to_dict())";
+    const r = await c.responses.create({
+      model: MODEL,
+      input: `Sum. ${run(code)}`,
+      tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: [csv.id] } }],
+      include: OUTPUTS,
+    });
+    const call = r.output[0] as any;
+    expect(call.outputs).toEqual([{ type: 'logs', logs: "{'Lyon': 4, 'Paris': 8}\n" }]);
+    const listed = await c.containers.files.list(call.container_id);
+    expect(listed.data.map((f) => [f.path, f.source])).toEqual([['/mnt/data/sales.csv', 'user']]);
+
+    const notes = await c.files.create({ file: await toFile(Buffer.from('remember'), 'notes.txt'), purpose: 'assistants' });
+    const box = await c.containers.create({ name: 'with a file' });
+    const added = await c.containers.files.create(box.id, { file_id: notes.id });
+    expect(added).toMatchObject({ path: '/mnt/data/notes.txt', bytes: 8, container_id: box.id });
+    expect(await (await c.containers.files.content.retrieve(added.id, { container_id: box.id })).text()).toBe('remember');
+
+    // An unknown id is a 404 naming the field.
+    const missing = await c.responses
+      .create({ model: MODEL, input: 'x', tools: [{ type: 'code_interpreter', container: { type: 'auto', file_ids: ['file-doesnotexist'] } }] })
+      .catch((e) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing.error.param).toBe('tools[0].container.file_ids[0]');
+  }, 120_000);
 });

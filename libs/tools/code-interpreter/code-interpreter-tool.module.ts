@@ -1,4 +1,5 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { registerConfigSection } from '#config/config-section.js';
 import {
   GATEWAY_CONFIG,
@@ -76,7 +77,7 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     },
     options.fileSource
       ? ({ ...options.fileSource, provide: CODE_INTERPRETER_FILE_SOURCE } as Provider)
-      : { provide: CODE_INTERPRETER_FILE_SOURCE, inject: [ContainerStore], useFactory: (store: ContainerStore) => new ContainerFileSource(store) },
+      : { provide: CODE_INTERPRETER_FILE_SOURCE, inject: [ContainerStore, ModuleRef], useFactory: (store: ContainerStore, ref: ModuleRef) => new ContainerFileSource(store, ref) },
     CodeInterpreterLifecycle,
     CodeInterpreterToolHandler,
     CodeInterpreterExecutor,

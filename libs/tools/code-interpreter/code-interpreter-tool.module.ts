@@ -4,7 +4,7 @@ import { registerConfigSection } from '#config/config-section.js';
 import {
   GATEWAY_CONFIG,
   type GatewayConfig,
-  MemoryContainerRecordStore,
+  type ContainerRecordStore,
   type StorageConfig,
   createContainerRecordStore,
   parseStorageSettings,
@@ -51,6 +51,30 @@ function storageSettingsOf(config: GatewayConfig): StorageConfig {
   }
 }
 
+/**
+ * The record store, opened when the module starts rather than when its
+ * provider is made: its driver is loaded then, after the state store's,
+ * instead of beside it.
+ */
+function deferredRecordStore(open: () => Promise<ContainerRecordStore>): ContainerRecordStore {
+  let store: ContainerRecordStore | undefined;
+  const ready = (): ContainerRecordStore => {
+    if (!store) throw new Error('container records used before the code-interpreter module started');
+    return store;
+  };
+  return new Proxy({} as ContainerRecordStore, {
+    get: (_target, key: keyof ContainerRecordStore) => {
+      if (key === 'init')
+        return async () => {
+          store ??= await open();
+          await store.init();
+        };
+      if (key === 'close') return async () => store?.close();
+      return (...args: unknown[]) => (ready()[key] as (...a: unknown[]) => unknown)(...args);
+    },
+  });
+}
+
 export interface CodeInterpreterModuleOptions {
   /** Where `file_ids` are read from (the Files API); default: files of this gateway's containers. */
   fileSource?: Omit<Provider & { provide: unknown }, 'provide'>;
@@ -62,11 +86,11 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     {
       provide: ContainerStore,
       inject: [CODE_INTERPRETER_SETTINGS, GATEWAY_CONFIG, SANDBOX_BACKEND],
-      useFactory: async (s: CodeInterpreterSettings, config: GatewayConfig, backend: SandboxBackend) => {
+      useFactory: (s: CodeInterpreterSettings, config: GatewayConfig, backend: SandboxBackend) => {
         const storage = storageSettingsOf(config);
-        const records = await createContainerRecordStore(storage);
+        const records = deferredRecordStore(() => createContainerRecordStore(storage));
         // With the memory driver this is the only process: nobody to reach, no listener.
-        const shared = !(records instanceof MemoryContainerRecordStore);
+        const shared = storage.driver !== 'memory' && !(storage.driver === 'sqlite' && storage.sqlitePath === ':memory:');
         return new ContainerStore(s, records, new InternalNode(s.internal, records, shared), backend);
       },
     },

@@ -9,6 +9,10 @@ export { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 export { defineConfigSection, registerConfigSection, type ConfigSection, type KeyShape, type SectionEnvSetting } from '#config/config-section.js';
 /** The state store's settings, for a tool that keeps its data beside the state (file search). */
 export { readStorageSettings, parseStorageSettings, StorageConfig } from '#storage/config/storage.config-section.js';
+/** Records shared by the gateway's processes for a tool whose state has one home process (code-interpreter containers). */
+export { createContainerRecordStore } from '#storage/storage.module.js';
+export { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
+export type * from '#storage/container-record-store.interface.js';
 export { ToolType, type KnownToolType } from '#tools/tool-type.enum.js';
 export type { ToolTypeName } from '#core/tool-types/tool-type.enum.js';
 export { ToolHandlerProvider, GatewayExecutorProvider, InputItemProvider } from '#core/handlers/tool-handler.decorators.js';
@@ -48,3 +52,5 @@ export { requestOwner } from '#http/request/request-owner.js';
 export type * from '#core/protocol/items.js';
 // The SQL port a tool module keeps tables of its own through (file search), on the gateway's drivers with its error mapping.
 export { DriverMissingError, PostgresDatabase, SqliteDatabase, type PostgresDatabaseOptions, type Row, type SqlDatabase, type SqlValue } from '#storage/sql/sql-database.js';
+/** The Files API's files by id, for a tool that takes `file-...` ids (provided by the file-search module). */
+export { STORED_FILES, type StoredFiles } from '#core/files/stored-files.interface.js';

@@ -1,5 +1,7 @@
 export * from './state-store.interface.js';
-export { StorageModule, STATE_STORE_OVERRIDE, createStateStore, createBackgroundStore } from './storage.module.js';
+export { StorageModule, STATE_STORE_OVERRIDE, createStateStore, createBackgroundStore, createContainerRecordStore } from './storage.module.js';
+export * from './container-record-store.interface.js';
+export { MemoryContainerRecordStore } from './memory/memory-container-record.store.js';
 export * from './background-store.interface.js';
 export { MemoryBackgroundStore } from './memory/memory-background.store.js';
 export { MemoryStateStore } from './memory/memory-state-store.js';

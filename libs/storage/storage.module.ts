@@ -7,6 +7,8 @@ import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
 import { MemoryBackgroundStore } from './memory/memory-background.store.js';
+import type { ContainerRecordStore } from './container-record-store.interface.js';
+import { MemoryContainerRecordStore } from './memory/memory-container-record.store.js';
 import { assertImplements } from '#core/overrides/gateway-override.js';
 
 /**
@@ -105,6 +107,29 @@ export async function createBackgroundStore(storage: StorageConfig): Promise<Bac
     }
     default:
       return new MemoryBackgroundStore();
+  }
+}
+
+/**
+ * Code-interpreter container records on the state's database (SQLite: the
+ * same file, shared by the workers of one host; PostgreSQL: shared by every
+ * replica), or in the process with the memory driver. The code-interpreter
+ * module opens and closes it; it follows `storage.driver` even under a
+ * `STATE_STORE` override, as the background store does.
+ */
+export async function createContainerRecordStore(storage: StorageConfig): Promise<ContainerRecordStore> {
+  switch (storage.driver) {
+    case 'sqlite': {
+      if (storage.sqlitePath === ':memory:') return new MemoryContainerRecordStore();
+      const { SqliteContainerRecordStore } = await loadDriver(() => import('./sqlite/sqlite-container-record.store.js'), 'sqlite', 'better-sqlite3');
+      return new SqliteContainerRecordStore({ path: storage.sqlitePath });
+    }
+    case 'postgres': {
+      const { PostgresContainerRecordStore } = await loadDriver(() => import('./postgres/postgres-container-record.store.js'), 'postgres', 'pg');
+      return new PostgresContainerRecordStore({ connectionString: storage.postgresUrl ?? '', connectTimeoutMs: storage.connectTimeoutMs });
+    }
+    default:
+      return new MemoryContainerRecordStore();
   }
 }
 

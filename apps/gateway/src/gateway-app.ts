@@ -1,5 +1,6 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { resolve } from 'node:path';
@@ -150,6 +151,9 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       if (observability.metricsPort !== undefined && metrics) {
         await listenMetrics(observability.metricsPort, config.server.host, async () => ({ text: await metrics.scrape(), contentType: metrics.contentType }));
       }
+      // One credential for the calls workers make to each other (a container's operations forwarded
+      // to the worker holding it), random per deployment unless the operator set one (replicas must share it).
+      secrets.SWITCHYARD_INTERNAL_SECRET ||= randomBytes(32).toString('base64url');
       services[SECRET_ENV_SERVICE] = secretEnvService(secrets);
       runPrimary({ count: workers, entry: options.worker.entry, args: options.worker.args, writer, services });
       return null;

@@ -1,5 +1,16 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { registerConfigSection } from '#config/config-section.js';
+import {
+  GATEWAY_CONFIG,
+  type GatewayConfig,
+  type ContainerRecordStore,
+  type StorageConfig,
+  createContainerRecordStore,
+  parseStorageSettings,
+  readStorageSettings,
+} from '#src/tool-contract.js';
+import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
@@ -31,6 +42,39 @@ class CodeInterpreterLifecycle implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
+/** The state's storage settings, which container records follow; a mistake in them is the `storage` section's to report. */
+function storageSettingsOf(config: GatewayConfig): StorageConfig {
+  try {
+    return readStorageSettings(config);
+  } catch {
+    return parseStorageSettings(undefined);
+  }
+}
+
+/**
+ * The record store, opened when the module starts rather than when its
+ * provider is made: its driver is loaded then, after the state store's,
+ * instead of beside it.
+ */
+function deferredRecordStore(open: () => Promise<ContainerRecordStore>): ContainerRecordStore {
+  let store: ContainerRecordStore | undefined;
+  const ready = (): ContainerRecordStore => {
+    if (!store) throw new Error('container records used before the code-interpreter module started');
+    return store;
+  };
+  return new Proxy({} as ContainerRecordStore, {
+    get: (_target, key: keyof ContainerRecordStore) => {
+      if (key === 'init')
+        return async () => {
+          store ??= await open();
+          await store.init();
+        };
+      if (key === 'close') return async () => store?.close();
+      return (...args: unknown[]) => (ready()[key] as (...a: unknown[]) => unknown)(...args);
+    },
+  });
+}
+
 export interface CodeInterpreterModuleOptions {
   /** Where `file_ids` are read from (the Files API); default: files of this gateway's containers. */
   fileSource?: Omit<Provider & { provide: unknown }, 'provide'>;
@@ -39,7 +83,17 @@ export interface CodeInterpreterModuleOptions {
 function providers(options: CodeInterpreterModuleOptions): Provider[] {
   return [
     registerConfigSection(codeInterpreterConfigSection),
-    { provide: ContainerStore, inject: [CODE_INTERPRETER_SETTINGS], useFactory: (s: CodeInterpreterSettings) => new ContainerStore(s) },
+    {
+      provide: ContainerStore,
+      inject: [CODE_INTERPRETER_SETTINGS, GATEWAY_CONFIG, SANDBOX_BACKEND],
+      useFactory: (s: CodeInterpreterSettings, config: GatewayConfig, backend: SandboxBackend) => {
+        const storage = storageSettingsOf(config);
+        const records = deferredRecordStore(() => createContainerRecordStore(storage));
+        // With the memory driver this is the only process: nobody to reach, no listener.
+        const shared = storage.driver !== 'memory' && !(storage.driver === 'sqlite' && storage.sqlitePath === ':memory:');
+        return new ContainerStore(s, records, new InternalNode(s.internal, records, shared), backend);
+      },
+    },
     {
       provide: SANDBOX_BACKEND,
       inject: [CODE_INTERPRETER_SETTINGS],
@@ -47,7 +101,7 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     },
     options.fileSource
       ? ({ ...options.fileSource, provide: CODE_INTERPRETER_FILE_SOURCE } as Provider)
-      : { provide: CODE_INTERPRETER_FILE_SOURCE, inject: [ContainerStore], useFactory: (store: ContainerStore) => new ContainerFileSource(store) },
+      : { provide: CODE_INTERPRETER_FILE_SOURCE, inject: [ContainerStore, ModuleRef], useFactory: (store: ContainerStore, ref: ModuleRef) => new ContainerFileSource(store, ref) },
     CodeInterpreterLifecycle,
     CodeInterpreterToolHandler,
     CodeInterpreterExecutor,

@@ -4,14 +4,11 @@ import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.
 import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
 import type { PublicItem } from '#core/protocol/items.js';
 import { ToolType } from '#src/tool-contract.js';
-import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, imageMediaType, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
+import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
-import { ContainerStore } from './containers/container-store.service.js';
-import { SANDBOX_BACKEND, type SandboxBackend, type SandboxRunResult } from './sandbox/sandbox-backend.interface.js';
-
-/** Images larger than this are linked (container file content) rather than inlined as data URLs. */
-const INLINE_IMAGE_BYTES = 1024 * 1024;
+import type { RunOutcome } from './containers/container-run.js';
+import { ContainerGoneError, ContainerStore } from './containers/container-store.service.js';
 
 /**
  * Room in the gateway's deadline for waiting on a free interpreter and for
@@ -22,12 +19,6 @@ const START_ALLOWANCE_MS = 60_000;
 
 function failed(message: string, data: CodeInterpreterCallData): ToolOutput {
   return { text: JSON.stringify({ status: 'failed', error: message }), isError: true, data };
-}
-
-function logsOf(r: SandboxRunResult): string {
-  let logs = r.stdout + r.stderr;
-  if (r.outputTruncated) logs += '\n[output truncated: the program printed more than the sandbox keeps]\n';
-  return logs;
 }
 
 /**
@@ -50,7 +41,6 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
 
   constructor(
     private readonly containers: ContainerStore,
-    @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
     @Inject(CODE_INTERPRETER_SETTINGS) private readonly settings: CodeInterpreterSettings,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
@@ -77,62 +67,31 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     const containerId = params.containerId ?? '';
     const data: CodeInterpreterCallData = { code, containerId, logs: '', images: [], files: [] };
     if (!code.trim()) return failed('No code given; call code_interpreter with {"code": "..."}.', data);
-    const container = this.containers.get(containerId);
+    const container = await this.containers.get(containerId);
     if (!container) return failed('The container of this conversation has expired; its files are gone.', data);
-    if (container.calls >= this.settings.maxCallsPerContainer) {
-      return failed(`This conversation has used its ${this.settings.maxCallsPerContainer} code runs.`, data);
+    let outcome: RunOutcome;
+    try {
+      // On the container's home, wherever this request landed.
+      outcome = await this.containers.run(container, code, ctx.signal);
+    } catch (err) {
+      if (err instanceof ContainerGoneError) return failed('The container of this conversation has expired; its files are gone.', data);
+      throw err;
     }
-    container.calls++;
-    this.containers.touch(container);
-    // What the run may add: the container's room and its owner's, whichever is less.
-    const held = [...container.files.values()].reduce((n, f) => n + f.bytes, 0);
-    const room = Math.max(0, Math.min(this.settings.maxContainerBytes - held, (await this.containers.ownerRoom(container.owner)).room));
-    const result = await this.backend.run({
-      session: container.id,
-      workspaceDir: container.dir,
-      code,
-      signal: ctx.signal,
-      limits: {
-        timeoutMs: this.settings.timeoutMs,
-        graceMs: this.settings.graceMs,
-        memoryLimitMb: this.settings.memoryLimitMb,
-        maxOutputBytes: this.settings.maxOutputBytes,
-        maxFileBytes: Math.min(this.settings.maxFileBytesPerCall, room),
-        maxWorkspaceBytes: held + room,
-      },
-    });
-    this.containers.touch(container);
-    const recorded = await this.containers.recordChanges(container, result.changedFiles);
-    data.logs = logsOf(result);
-    data.files = recorded.files.map((f) => ({ fileId: f.id, path: `/mnt/data/${f.path}` }));
-    for (const f of recorded.files) {
-      const media = imageMediaType(f.path);
-      if (!media) continue;
-      // Replaced by a link since the run (a background process of the program): not shown.
-      const inline = f.bytes <= INLINE_IMAGE_BYTES ? await this.containers.content(container, f).catch(() => undefined) : undefined;
-      if (f.bytes <= INLINE_IMAGE_BYTES && !inline) continue;
-      const url = inline ? `data:${media};base64,${inline.toString('base64')}` : `/v1/containers/${container.id}/files/${f.id}/content`;
-      data.images.push({ fileId: f.id, url });
+    data.logs = outcome.logs;
+    data.files = outcome.files;
+    data.images = outcome.images;
+    if (!['ok', 'error'].includes(outcome.sandboxStatus) && !ctx.signal.aborted) {
+      this.logger.warn(`request ${ctx.requestId}: code run ended with ${outcome.sandboxStatus} in ${container.id}`);
     }
-    if (!['ok', 'error'].includes(result.status) && !ctx.signal.aborted) {
-      this.logger.warn(`request ${ctx.requestId}: code run ended with ${result.status} in ${container.id}`);
-    }
-    const notes: string[] = [];
-    if (result.message) notes.push(result.message);
-    if (result.filesTruncated) notes.push(`Some files were not kept: one run may write at most ${this.settings.maxFileBytesPerCall} bytes.`);
-    if (recorded.refused.length) notes.push(`Not kept (the container or its owner's quota is full): ${recorded.refused.map((p) => `/mnt/data/${p}`).join(', ')}.`);
-    // A run whose files did not fit is a failed call: the model must not take them for written.
-    const overQuota = recorded.refused.length > 0 || (result.filesTruncated && room < this.settings.maxFileBytesPerCall);
-    const status = overQuota ? 'failed' : result.status === 'ok' ? 'ok' : result.status === 'error' ? 'error' : 'failed';
     const text = JSON.stringify({
-      status,
+      status: outcome.status,
       logs: data.logs,
       ...(data.files.length ? { files: data.files.map((f) => ({ file_id: f.fileId, path: f.path })) } : {}),
-      ...(notes.length ? { note: notes.join(' ') } : {}),
+      ...(outcome.notes.length ? { note: outcome.notes.join(' ') } : {}),
     });
     // A program that raised still ran: its traceback is the answer the model
     // needs. Only a run the sandbox had to stop is a failed call.
-    return { text, data, isError: status === 'failed' };
+    return { text, data, isError: outcome.status === 'failed' };
   }
 
   planEvents(call: GatewayCall, params: CodeInterpreterParams): GatewayEventPlan {

@@ -5,7 +5,9 @@ import { InvalidRequestError } from '#core/errors/gateway-error.js';
 import type { PublicItem } from '#core/protocol/items.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
+import { MemoryContainerRecordStore } from '#src/tool-contract.js';
 import { ContainerStore } from './containers/container-store.service.js';
+import { InternalNode } from './homes/internal-node.js';
 import { ContainerFileSource } from './files/container-file.source.js';
 import { CpythonSandboxBackend } from './sandbox/cpython/cpython-sandbox.backend.js';
 
@@ -19,9 +21,11 @@ describe('CodeInterpreterToolHandler', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-ci-handler-'));
     const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir };
-    store = new ContainerStore(settings);
+    const backend = new CpythonSandboxBackend(settings);
+    const records = new MemoryContainerRecordStore();
+    store = new ContainerStore(settings, records, new InternalNode(settings.internal, records, false), backend);
     await store.start();
-    handler = new CodeInterpreterToolHandler(store, new ContainerFileSource(store), new CpythonSandboxBackend(settings));
+    handler = new CodeInterpreterToolHandler(store, new ContainerFileSource(store), backend);
   });
   afterEach(async () => {
     await store.stop();
@@ -64,7 +68,7 @@ describe('CodeInterpreterToolHandler', () => {
     const p = declare({ type: 'auto', file_ids: [file.id] });
     const first = (await handler.discover(p, ctx())).state.containerId;
     const history = [{ type: 'code_interpreter_call', id: 'ci_1', status: 'completed', code: '', container_id: first, outputs: null }];
-    const c = store.get(first)!;
+    const c = (await store.get(first))!;
     await store.deleteFile(c, [...c.files.values()][0]);
     expect((await handler.discover(p, ctx(history))).state.containerId).toBe(first);
     // Deleted by the user after the copy: not copied back on the next turn.

@@ -37,7 +37,6 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
   readonly historyItemTypes = ['code_interpreter_call'];
   readonly itemIdPrefix = 'ci';
   readonly toolChoice = firstOfferedToolChoice(ToolType.CodeInterpreter, [ToolType.CodeInterpreter]);
-  private readonly copied = new WeakMap<Container, Set<string>>();
 
   constructor(
     private readonly containers: ContainerStore,
@@ -54,13 +53,13 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     // boot: a gateway whose clients never use it never pays for them.
     void this.backend.warmUp?.().catch(() => undefined);
     if (p.container.kind === 'id') {
-      const found = this.containers.owned(p.container.id, ctx.owner ?? null);
+      const found = await this.containers.owned(p.container.id, ctx.owner ?? null);
       if (!found) throw new InvalidRequestError(`Container '${p.container.id}' not found or expired.`, `${p.path}.container`, 'container_not_found', 404);
       return { state: { containerId: found.id } };
     }
     const owner = ctx.owner ?? null;
     const container =
-      this.fromHistory(ctx.history, owner) ??
+      (await this.fromHistory(ctx.history, owner)) ??
       (await this.containers.create({ owner, memoryLimit: p.container.memoryLimit }).catch((err: unknown) => {
         throw containerFileError(err, `${p.path}.container`) ?? err;
       }));
@@ -126,11 +125,11 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     ];
   }
 
-  private fromHistory(history: readonly PublicItem[], owner: string | null): Container | undefined {
+  private async fromHistory(history: readonly PublicItem[], owner: string | null): Promise<Container | undefined> {
     for (let i = history.length - 1; i >= 0; i--) {
       const it = history[i] as JsonObject;
       if (it?.type !== 'code_interpreter_call' || typeof it.container_id !== 'string') continue;
-      const c = this.containers.owned(it.container_id, owner);
+      const c = await this.containers.owned(it.container_id, owner);
       if (c) return c;
     }
     return undefined;
@@ -138,15 +137,15 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
 
   private async copyFiles(c: Container, p: CodeInterpreterParams, owner: string | null): Promise<void> {
     if (p.container.kind !== 'auto' || p.container.fileIds.length === 0) return;
-    const done = this.copied.get(c) ?? new Set<string>();
-    this.copied.set(c, done);
+    // Recorded with the container (not in this process): a later turn may land on another one.
+    const done = new Set(c.copiedFileIds);
     for (const [i, id] of p.container.fileIds.entries()) {
       if (done.has(id)) continue;
       const param = `${p.path}.container.file_ids[${i}]`;
       try {
         const file = await this.files.read(id, { owner });
         if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
-        await this.containers.addFile(c, file.filename, file.data);
+        await this.containers.addFile(c, file.filename, file.data, id);
       } catch (err) {
         throw containerFileError(err, param) ?? err;
       }

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { registerConfigSection } from '#src/tool-contract.js';
+import { STORED_FILES, type StoredFiles, registerConfigSection } from '#src/tool-contract.js';
+import { ownerOf } from './storage/file-search-rows.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
 import { VectorStoresController } from './api/vector-stores.controller.js';
@@ -45,11 +46,26 @@ function openStore(settings: FileSearchSettings): FileSearchStore {
     IngestionWorker,
     FileSearchService,
     FilesService,
+    {
+      provide: STORED_FILES,
+      inject: [FilesService],
+      useFactory: (files: FilesService): StoredFiles => ({
+        read: async (fileId, owner) => {
+          try {
+            const { filename, bytes } = await files.content(ownerOf(owner), fileId);
+            return { filename, data: new Uint8Array(bytes) };
+          } catch (e) {
+            if ((e as { status?: number }).status === 404) return undefined;
+            throw e;
+          }
+        },
+      }),
+    },
     VectorStoresService,
     FileSearchToolHandler,
     FileSearchExecutor,
   ],
-  exports: [FileSearchStore, FileSearchService, IngestionWorker],
+  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES],
 })
 export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown {
   constructor(

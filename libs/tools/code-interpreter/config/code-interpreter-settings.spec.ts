@@ -5,6 +5,8 @@ describe('parseCodeInterpreterSettings', () => {
     expect(parseCodeInterpreterSettings(undefined)).toEqual(DEFAULT_CODE_INTERPRETER_SETTINGS);
     const s = parseCodeInterpreterSettings({ backend: 'cpython', timeoutMs: 5_000, maxWorkers: 4, warmWorkers: 2, cpython: { python: '/opt/py/bin/python3' } });
     expect(s).toMatchObject({ backend: 'cpython', timeoutMs: 5_000, maxWorkers: 4, warmWorkers: 2, cpython: { python: '/opt/py/bin/python3', bwrap: 'bwrap' } });
+    const internal = parseCodeInterpreterSettings({ internal: { host: '0.0.0.0', port: 8081, url: 'http://10.0.0.5:8081/', secret: 'x'.repeat(32) } }).internal;
+    expect(internal).toEqual({ host: '0.0.0.0', port: 8081, url: 'http://10.0.0.5:8081', secret: 'x'.repeat(32), leaseMs: 10_000 });
   });
 
   it.each([
@@ -18,6 +20,11 @@ describe('parseCodeInterpreterSettings', () => {
     [{ wheels: ['/nowhere/pkg-1.0-py3-none-any.whl'] }, 'codeInterpreter.wheels[0]'],
     [{ wheels: ['numpy-2.0-cp312-cp312-linux_x86_64.whl'] }, 'codeInterpreter.wheels[0]'],
     [{ wheels: 'x.whl' }, 'codeInterpreter.wheels'],
+    [{ internal: { port: 70000 } }, 'codeInterpreter.internal.port'],
+    [{ internal: { url: 'ftp://x' } }, 'codeInterpreter.internal.url'],
+    [{ internal: { secret: 'short' } }, 'codeInterpreter.internal.secret'],
+    [{ internal: { leaseMs: 10 } }, 'codeInterpreter.internal.leaseMs'],
+    [{ internal: { listen: 1 } }, 'codeInterpreter.internal.listen'],
   ])('refuses %j naming %s', (raw, setting) => {
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(CodeInterpreterConfigError);
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(setting);

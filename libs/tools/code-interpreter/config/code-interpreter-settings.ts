@@ -44,6 +44,29 @@ export interface CodeInterpreterSettings {
   cpython: { python: string; bwrap: string };
   /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path. */
   wheels: string[];
+  /** How the gateway's processes reach a container's home (see `InternalSettings`). */
+  internal: InternalSettings;
+}
+
+/**
+ * The internal listener: each process that holds containers answers the
+ * container operations other processes forward to it there.
+ */
+export interface InternalSettings {
+  /** Where it listens (loopback by default: the workers of one host). */
+  host: string;
+  /** 0: an ephemeral port. */
+  port: number;
+  /** The address other processes use (`http://host:port`); set it for replicas on other hosts. */
+  url: string | null;
+  /**
+   * The credential forwarded operations carry, the same in every process. In
+   * worker mode the primary generates one for its workers; replicas must be
+   * given one (`SWITCHYARD_INTERNAL_SECRET`). Unset: random per process.
+   */
+  secret: string | null;
+  /** A process that has not renewed its lease for this long is gone: its containers are taken over. */
+  leaseMs: number;
 }
 
 export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
@@ -63,6 +86,7 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
   idleExpiryMs: 20 * 60_000,
   cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
   wheels: [],
+  internal: { host: '127.0.0.1', port: 0, url: null, secret: null, leaseMs: 10_000 },
 };
 
 type IntKey =
@@ -100,7 +124,12 @@ function fail(setting: string, message: string, value?: unknown): never {
 }
 
 export function parseCodeInterpreterSettings(raw: Record<string, unknown> | undefined): CodeInterpreterSettings {
-  const out: CodeInterpreterSettings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython }, wheels: [] };
+  const out: CodeInterpreterSettings = {
+    ...DEFAULT_CODE_INTERPRETER_SETTINGS,
+    cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython },
+    wheels: [],
+    internal: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.internal },
+  };
   if (!raw) return out;
   for (const key of Object.keys(raw)) {
     if (!(key in out)) fail(key, 'is not a known setting');
@@ -130,6 +159,7 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
     }
     Object.assign(out.cpython, c);
   }
+  if (raw.internal !== undefined) out.internal = parseInternal(raw.internal);
   if (raw.wheels !== undefined) {
     if (!Array.isArray(raw.wheels)) fail('wheels', 'must be a list of .whl file paths', raw.wheels);
     out.wheels = raw.wheels.map((w, i) => {
@@ -138,6 +168,36 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
       if (!existsSync(w)) fail(`wheels[${i}]`, 'no such file', w);
       return w;
     });
+  }
+  return out;
+}
+
+function parseInternal(raw: unknown): InternalSettings {
+  const out = { ...DEFAULT_CODE_INTERPRETER_SETTINGS.internal };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('internal', 'must be an object', raw);
+  const r = raw as Record<string, unknown>;
+  for (const key of Object.keys(r)) if (!(key in out)) fail(`internal.${key}`, 'is not a known setting');
+  if (r.host !== undefined) {
+    if (typeof r.host !== 'string' || r.host === '') fail('internal.host', 'must be a host name or address', r.host);
+    out.host = r.host;
+  }
+  if (r.port !== undefined) {
+    if (typeof r.port !== 'number' || !Number.isInteger(r.port) || r.port < 0 || r.port > 65535) fail('internal.port', 'must be an integer from 0 to 65535', r.port);
+    out.port = r.port;
+  }
+  if (r.url !== undefined && r.url !== null) {
+    if (typeof r.url !== 'string' || !/^https?:\/\/[^/]+\/?$/.test(r.url)) fail('internal.url', 'must be an http(s) origin such as http://10.0.0.5:8081', r.url);
+    out.url = r.url.replace(/\/$/, '');
+  }
+  if (r.secret !== undefined && r.secret !== null) {
+    // Not echoed in the error: it is a credential.
+    if (typeof r.secret !== 'string' || r.secret.length < 16) fail('internal.secret', 'must be a string of at least 16 characters');
+    out.secret = r.secret;
+  }
+  if (r.leaseMs !== undefined) {
+    if (typeof r.leaseMs !== 'number' || !Number.isInteger(r.leaseMs) || r.leaseMs < 300 || r.leaseMs > 600_000)
+      fail('internal.leaseMs', 'must be an integer from 300 to 600000', r.leaseMs);
+    out.leaseMs = r.leaseMs;
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_I
 const keys: KeyShape = {
   ...Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS).map((k) => [k, true as const])),
   cpython: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython).map((k) => [k, true as const])),
+  internal: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.internal).map((k) => [k, true as const])),
 };
 
 /** The `codeInterpreter` section: the sandbox backend and its bounds. */
@@ -15,6 +16,9 @@ export const codeInterpreterConfigSection = defineConfigSection<CodeInterpreterS
     { env: 'CODE_INTERPRETER_BACKEND', path: 'backend', kind: 'string' },
     { env: 'CODE_INTERPRETER_MAX_CONTAINERS_PER_OWNER', path: 'maxContainersPerOwner', kind: 'int' },
     { env: 'CODE_INTERPRETER_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
+    // Made by the primary of worker mode for its workers (handed over with the other secrets); replicas are given the same value.
+    { env: 'SWITCHYARD_INTERNAL_SECRET', path: 'internal.secret', kind: 'string', secret: true },
+    { env: 'SWITCHYARD_INTERNAL_URL', path: 'internal.url', kind: 'string' },
   ],
   keys,
   fromDataDir: (dataDir) => ({ dataDir: join(dataDir, 'containers') }),

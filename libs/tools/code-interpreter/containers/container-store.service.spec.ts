@@ -2,16 +2,22 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../config/code-interpreter-settings.js';
+import { MemoryContainerRecordStore } from '#src/tool-contract.js';
+import { InternalNode } from '../homes/internal-node.js';
+import { CpythonSandboxBackend } from '../sandbox/cpython/cpython-sandbox.backend.js';
 import { ContainerFullError, ContainerStore } from './container-store.service.js';
 
 describe('ContainerStore', () => {
   let dir: string;
   let store: ContainerStore;
+  let records: MemoryContainerRecordStore;
   const expired: string[] = [];
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-containers-'));
-    store = new ContainerStore({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir, maxContainerBytes: 1_000, idleExpiryMs: 1_000 });
+    const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir, maxContainerBytes: 1_000, idleExpiryMs: 1_000 };
+    records = new MemoryContainerRecordStore();
+    store = new ContainerStore(settings, records, new InternalNode(settings.internal, records, false), new CpythonSandboxBackend(settings));
     store.onExpire((id) => expired.push(id));
     await store.start();
   });
@@ -25,21 +31,21 @@ describe('ContainerStore', () => {
     const b = await store.create({ owner: 'key-b' });
     expect(a.id).toMatch(/^cntr_[0-9a-f]{32}$/);
     expect(a.dir).not.toBe(b.dir);
-    expect(store.list(null).map((c) => c.id)).toEqual([a.id]);
-    expect(store.list('key-b').map((c) => c.id)).toEqual([b.id]);
-    expect(store.get('cntr_../../etc')).toBeUndefined();
+    expect((await store.list(null)).map((c) => c.id)).toEqual([a.id]);
+    expect((await store.list('key-b')).map((c) => c.id)).toEqual([b.id]);
+    expect(await store.get('cntr_../../etc')).toBeUndefined();
   });
 
   it('finds a container and its files for their owner only', async () => {
     const mine = await store.create({ owner: 'key-a' });
     const open = await store.create({ owner: null });
     const f = await store.addFile(mine, 'notes.txt', new TextEncoder().encode('hi'));
-    expect(store.owned(mine.id, 'key-a')).toBe(mine);
-    expect(store.owned(mine.id, 'key-b')).toBeUndefined();
-    expect(store.owned(mine.id, null)).toBeUndefined();
-    expect(store.owned(open.id, 'key-a')).toBeUndefined();
-    expect(store.findFile(f.id, 'key-a')?.file.id).toBe(f.id);
-    expect(store.findFile(f.id, 'key-b')).toBeUndefined();
+    expect((await store.owned(mine.id, 'key-a'))?.id).toBe(mine.id);
+    expect(await store.owned(mine.id, 'key-b')).toBeUndefined();
+    expect(await store.owned(mine.id, null)).toBeUndefined();
+    expect(await store.owned(open.id, 'key-a')).toBeUndefined();
+    expect((await store.findFile(f.id, 'key-a'))?.file.id).toBe(f.id);
+    expect(await store.findFile(f.id, 'key-b')).toBeUndefined();
   });
 
   it('keeps a copied file under its base name only, inside the workspace', async () => {
@@ -62,14 +68,15 @@ describe('ContainerStore', () => {
     const third = await store.recordChanges(c, ['big.bin', '../escape']);
     expect(third.refused).toEqual(['big.bin']);
     expect(existsSync(join(c.dir, 'big.bin'))).toBe(false);
+    await store.addFile(c, 'one.txt', new Uint8Array(500));
     await expect(store.addFile(c, 'more.txt', new Uint8Array(600))).rejects.toThrow(ContainerFullError);
   });
 
   it('expires an idle container with its files and tells the listeners', async () => {
     const c = await store.create({ owner: null, idleExpiryMs: 1_000 });
     writeFileSync(join(c.dir, 'f.txt'), 'x');
-    c.lastActiveAt -= 2_000;
-    expect(store.get(c.id)).toBeUndefined();
+    await records.update(c.id, c.home, { lastActiveAt: Date.now() - 2_000 });
+    expect(await store.get(c.id)).toBeUndefined();
     await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(c.dir)).toBe(false);
     expect(expired).toContain(c.id);

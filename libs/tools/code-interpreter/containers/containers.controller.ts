@@ -99,26 +99,26 @@ export class ContainersController {
   }
 
   @Get()
-  list(@Query() query: Record<string, unknown>, @Req() req: Request): ListPage<JsonObject> {
-    const p = page(this.store.list(requestOwner(req)), query);
+  async list(@Query() query: Record<string, unknown>, @Req() req: Request): Promise<ListPage<JsonObject>> {
+    const p = page(await this.store.list(requestOwner(req)), query);
     return { ...p, data: p.data.map((c) => containerObject(c as Container)) };
   }
 
   @Get(':id')
-  retrieve(@Param('id') id: string, @Req() req: Request): JsonObject {
-    return containerObject(this.container(id, req));
+  async retrieve(@Param('id') id: string, @Req() req: Request): Promise<JsonObject> {
+    return containerObject(await this.container(id, req));
   }
 
   @Delete(':id')
   async remove(@Param('id') id: string, @Req() req: Request): Promise<JsonObject> {
-    this.container(id, req);
+    await this.container(id, req);
     await this.store.delete(id);
     return { id, object: 'container.deleted', deleted: true };
   }
 
   @Get(':id/files')
-  files(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): ListPage<JsonObject> {
-    const c = this.container(id, req);
+  async files(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request): Promise<ListPage<JsonObject>> {
+    const c = await this.container(id, req);
     const p = page(
       [...c.files.values()].sort((a, b) => a.createdAt - b.createdAt),
       query,
@@ -131,7 +131,7 @@ export class ContainersController {
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file', { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } }))
   async upload(@Param('id') id: string, @UploadedFile() part: UploadedPart | undefined, @Body() body: unknown, @Req() req: Request): Promise<JsonObject> {
-    const c = this.container(id, req);
+    const c = await this.container(id, req);
     let name: string;
     let data: Uint8Array;
     if (part) {
@@ -150,7 +150,6 @@ export class ContainersController {
     }
     try {
       const f = await this.store.addFile(c, name, data);
-      this.store.touch(c);
       return fileObject(c, f);
     } catch (err) {
       throw containerFileError(err, part ? 'file' : 'file_id') ?? err;
@@ -158,21 +157,21 @@ export class ContainersController {
   }
 
   @Get(':id/files/:fileId')
-  file(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request): JsonObject {
-    const c = this.container(id, req);
+  async file(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request): Promise<JsonObject> {
+    const c = await this.container(id, req);
     return fileObject(c, this.fileOf(c, fileId));
   }
 
   @Delete(':id/files/:fileId')
   async removeFile(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request): Promise<JsonObject> {
-    const c = this.container(id, req);
+    const c = await this.container(id, req);
     await this.store.deleteFile(c, this.fileOf(c, fileId));
     return { id: fileId, object: 'container.file.deleted', deleted: true };
   }
 
   @Get(':id/files/:fileId/content')
   async content(@Param('id') id: string, @Param('fileId') fileId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const c = this.container(id, req);
+    const c = await this.container(id, req);
     const f = this.fileOf(c, fileId);
     const body = await this.store.content(c, f).catch((err: unknown) => {
       throw containerFileError(err, 'file_id') ?? err;
@@ -185,8 +184,8 @@ export class ContainersController {
   }
 
   /** The caller's own live container; another owner's answers 404 like an unknown id (OpenAI never says 403 here). */
-  private container(id: string, req: Request): Container {
-    const c = this.store.owned(id, requestOwner(req));
+  private async container(id: string, req: Request): Promise<Container> {
+    const c = await this.store.owned(id, requestOwner(req));
     if (!c) throw new NotFoundError(`Container with id '${id}' not found.`, 'container_not_found', 'container_id');
     return c;
   }

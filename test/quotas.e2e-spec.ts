@@ -19,7 +19,7 @@ async function error(p: Promise<unknown>) {
 
 /**
  * Per-owner quotas, counted where every worker sees the same numbers (the
- * container directories on disk, the file rows in the store): two gateways
+ * container records and the file rows in the store): two gateways
  * sharing a data directory and a SQLite file stand for two workers.
  */
 describe('per-owner quotas hold across gateway processes', () => {
@@ -34,6 +34,8 @@ describe('per-owner quotas hold across gateway processes', () => {
       maxContainersPerOwner: 3,
       maxBytesPerOwner: 300_000,
       maxContainerBytes: 1_000_000,
+      // The two processes forward a container's operations to its home, as workers do.
+      internal: { secret: 'quota-test-internal-secret' },
     },
     fileSearch: { maxFilesPerOwner: 3, maxBytesPerOwner: 5_000 },
   };

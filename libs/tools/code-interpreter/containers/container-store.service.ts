@@ -149,7 +149,12 @@ export class ContainerStore {
   async start(): Promise<void> {
     await mkdir(this.root, { recursive: true });
     await this.records.init();
-    await this.node.start((op, signal) => this.applyHere(op, signal));
+    // A forwarded operation's failure travels back as its code (`asFailure`), to be thrown there as here.
+    await this.node.start((op, signal) =>
+      this.applyHere(op, signal).catch((err: unknown) => {
+        throw asFailure(err);
+      }),
+    );
     await this.removeAbandoned();
     const every = Math.max(250, Math.min(60_000, Math.floor(this.settings.idleExpiryMs / 4)));
     this.sweeper = setInterval(() => void this.sweep().catch((err) => this.logger.warn(`container sweep failed: ${(err as Error).message}`)), every);
@@ -344,11 +349,10 @@ export class ContainerStore {
   /** The home's side: one operation at a time per container. */
   private applyHere(op: ContainerOperation, signal: AbortSignal): Promise<Record<string, unknown>> {
     const previous = this.queues.get(op.containerId) ?? Promise.resolve();
-    const apply = () =>
-      this.applyNow(op, signal).catch((err: unknown) => {
-        throw asFailure(err);
-      });
-    const next = previous.then(apply, apply);
+    const next = previous.then(
+      () => this.applyNow(op, signal),
+      () => this.applyNow(op, signal),
+    );
     const tail = next.catch(() => undefined);
     this.queues.set(op.containerId, tail);
     void tail.then(() => {

@@ -34,8 +34,10 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/scripts ./scripts
-# The code interpreter's sandbox host: plain ES modules run by a bare node, not compiled to dist/.
+# Plain ES modules run in their own threads and processes, not compiled to dist/: the code
+# interpreter's sandbox host, and file search's ingestion thread.
 COPY --from=build /app/libs/tools/code-interpreter/sandbox/pyodide/host ./libs/tools/code-interpreter/sandbox/pyodide/host
+COPY --from=build /app/libs/tools/file-search/ingestion/thread ./libs/tools/file-search/ingestion/thread
 # The `node` user (uid 1000) exists in the official image. Everything the gateway writes (SQLite
 # state, file-search store, code-interpreter containers) is under SWITCHYARD_DATA_DIR=/data, the
 # one writable volume; /app stays root-owned and the root file system may be read-only.

@@ -38,7 +38,9 @@ export function staleReason(root) {
   let newest = 0;
   for (const dir of SOURCE_DIRS) newest = newestSource(root, dir, newest);
   for (const file of CONFIG_FILES) if (existsSync(join(root, file))) newest = Math.max(newest, statSync(join(root, file)).mtimeMs);
-  return newest > built ? 'sources changed since the last build' : null;
+  // The stamp is dated in whole milliseconds (a Date); a source written earlier in the
+  // same millisecond as the build started must not look newer than it.
+  return Math.floor(newest) > built ? 'sources changed since the last build' : null;
 }
 
 const LOCK = join('dist', '.build-lock');

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { type ClientProxy, ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
@@ -163,5 +165,135 @@ describe('gateways on one Redis', () => {
     expect(waited).toBeGreaterThanOrEqual(SILENCE_MS - 100);
     expect(waited).toBeLessThan(SILENCE_MS * 8);
     expect(events).not.toContain('response.completed');
+  }, 30_000);
+});
+
+describe('a gateway on NATS', () => {
+  const prefix = `t-${randomUUID()}`;
+  const simulator = new SimulatedUpstream();
+  let gateway: GatewayProcess;
+  const clients: ClientProxy[] = [];
+  const rpc = () => {
+    const client = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [NATS_URL] } });
+    clients.push(client);
+    return new SwitchyardRpcClient(client, { prefix, silenceMs: SILENCE_MS, apiKey: KEY });
+  };
+
+  beforeAll(async () => {
+    const { url } = await simulator.listen(0, '127.0.0.1');
+    gateway = await startGatewayProcess({
+      UPSTREAM_URL: url,
+      STORAGE_DRIVER: 'memory',
+      NATS_URL,
+      NATS_QUEUE: `q-${randomUUID()}`,
+      TRANSPORT_PATTERN_PREFIX: prefix,
+      TRANSPORT_HEARTBEAT_MS: '300',
+      API_KEYS: KEY,
+      LIMIT_CONCURRENT_REQUESTS: '1',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await gateway?.kill();
+    await simulator.close();
+  });
+
+  it("applies the key's limits as HTTP does: a second concurrent run of one key is a 429", async () => {
+    const first = lastValueFrom(rpc().stream({ model: 'm', input: '[[delay token=50]] [[tokens 40]]' }).pipe(toArray()));
+    await until(() => simulator.stats.active >= 1, 'the first run upstream');
+    const second = await firstValueFrom(rpc().create({ model: 'm', input: 'hi' })).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(SwitchyardRpcError);
+    expect(second).toMatchObject({ status: 429 });
+    expect((await first).at(-1)?.type).toBe('response.completed');
+  }, 30_000);
+
+  it('a SIGKILLed gateway is reported to the streaming client as gateway_unreachable within the silence bound', async () => {
+    const events: string[] = [];
+    const failed = new Promise<unknown>((resolve) =>
+      rpc()
+        .stream({ model: 'm', input: '[[delay token=100]] [[tokens 300]]' })
+        .subscribe({ next: (e) => events.push(e.type), error: resolve, complete: () => resolve(new Error('completed')) }),
+    );
+    await until(() => events.length >= 4, 'the stream under way');
+    const killedAt = Date.now();
+    await gateway.kill();
+    const err = await failed;
+    const waited = Date.now() - killedAt;
+    expect(err).toMatchObject({ status: 503, error: { code: 'gateway_unreachable' } });
+    expect(waited).toBeGreaterThanOrEqual(SILENCE_MS - 100);
+    expect(waited).toBeLessThan(SILENCE_MS * 8);
+    expect(events).not.toContain('response.completed');
+  }, 30_000);
+});
+
+describe('a gateway on NATS with OIDC', () => {
+  const prefix = `t-${randomUUID()}`;
+  const simulator = new SimulatedUpstream();
+  let idp: Server;
+  let issuer = '';
+  let gateway: GatewayProcess;
+  const clients: ClientProxy[] = [];
+  const rpc = (apiKey: string) => {
+    const client = ClientProxyFactory.create({ transport: Transport.NATS, options: { servers: [NATS_URL] } });
+    clients.push(client);
+    return new SwitchyardRpcClient(client, { prefix, silenceMs: SILENCE_MS, apiKey });
+  };
+  let sign: (claims: Record<string, unknown>) => Promise<string>;
+
+  beforeAll(async () => {
+    // A local identity provider (discovery and JWKS); tokens signed with the official JOSE library.
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    idp = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+      else res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+    issuer = `http://127.0.0.1:${(idp.address() as { port: number }).port}`;
+    sign = (claims) =>
+      new SignJWT({ sub: 'alice', ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience('switchyard')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    const { url } = await simulator.listen(0, '127.0.0.1');
+    gateway = await startGatewayProcess({
+      UPSTREAM_URL: url,
+      STORAGE_DRIVER: 'memory',
+      NATS_URL,
+      NATS_QUEUE: `q-${randomUUID()}`,
+      TRANSPORT_PATTERN_PREFIX: prefix,
+      OIDC_ISSUER: issuer,
+      OIDC_AUDIENCE: 'switchyard',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await gateway?.kill();
+    await simulator.close();
+    idp.closeAllConnections();
+    await new Promise((resolve) => idp.close(resolve));
+  });
+
+  it('checks a bearer token as HTTP does: a valid one runs, an empty subject or a foreign signature is a 401 that runs nothing', async () => {
+    const answer = await firstValueFrom(rpc(await sign({})).create({ model: 'm', input: '[[say hello]]' }));
+    expect(answer.status).toBe('completed');
+    const before = simulator.stats.requests;
+    const emptySub = await firstValueFrom(rpc(await sign({ sub: '' })).create({ model: 'm', input: 'hi' })).catch((e: unknown) => e);
+    expect(emptySub).toMatchObject({ status: 401 });
+    const { privateKey: foreign } = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ sub: 'alice' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience('switchyard')
+      .setExpirationTime('5m')
+      .sign(foreign);
+    expect(await firstValueFrom(rpc(forged).create({ model: 'm', input: 'hi' })).catch((e: unknown) => e)).toMatchObject({ status: 401 });
+    expect(simulator.stats.requests).toBe(before);
   }, 30_000);
 });

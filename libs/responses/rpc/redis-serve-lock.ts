@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 const TTL_MS = 6000;
 const REFRESH_MS = 2000;
@@ -28,6 +28,8 @@ export class RedisServeLock {
   ) {}
 
   static async acquire(redisUrl: string, pattern: string): Promise<RedisServeLock> {
+    // Loaded only here: ioredis is an optional peer of the package, needed only with REDIS_URL.
+    const { Redis } = await import('ioredis');
     const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     await redis.connect();
     const lock = new RedisServeLock(redis, `switchyard:serving:${pattern}`);

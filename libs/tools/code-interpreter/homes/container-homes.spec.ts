@@ -66,6 +66,8 @@ describe('container homes', () => {
     const box = await a.create({ owner: null });
     const f = await a.addFile(box, 'x.txt', bytes('x'));
     await expect(stranger.content((await stranger.get(box.id))!, f)).rejects.toThrow(/codeInterpreter\.internal\.secret/);
+    // A 503 the client may retry once the deployment is fixed, not an unexpected 500.
+    await expect(stranger.content((await stranger.get(box.id))!, f)).rejects.toMatchObject({ status: 503, code: 'internal_credential_refused' });
   });
 
   it('takes over a container whose home stopped, keeping what it can reach and recording the reset', async () => {

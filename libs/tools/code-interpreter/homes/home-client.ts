@@ -1,3 +1,4 @@
+import { GatewayError } from '#src/tool-contract.js';
 import { decodeFrame, encodeFrame, type ContainerOperation, type OperationFailure } from './container-operation.js';
 
 export const INTERNAL_SECRET_HEADER = 'x-switchyard-internal';
@@ -36,7 +37,13 @@ export async function forwardOperation<R>(url: string, secret: string, op: Conta
   }
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status === 401) {
-    throw new Error('Another gateway process refused the internal credential: give every replica the same codeInterpreter.internal.secret (SWITCHYARD_INTERNAL_SECRET).');
+    // The deployment's fault, not the client's: a 503 naming the setting, never a bare 500.
+    throw new GatewayError(
+      'Another gateway process refused the internal credential: give every replica the same codeInterpreter.internal.secret (SWITCHYARD_INTERNAL_SECRET).',
+      503,
+      'server_error',
+      'internal_credential_refused',
+    );
   }
   const answer = decodeFrame<{ ok?: boolean; result?: R; data?: Uint8Array; failure?: OperationFailure; message?: string }>(body);
   if (!answer.ok) throw new OperationFailedError(answer.failure ?? 'invalid', answer.message ?? 'the operation failed');

@@ -36,6 +36,8 @@ export default {
   setupFiles: ['reflect-metadata'],
   testTimeout: 20000,
   maxWorkers: 2,
+  // The slowest files first, so a fresh checkout's run does not end on one of them alone.
+  testSequencer: '<rootDir>/test/support/slow-first.sequencer.mjs',
   // How long a worker may take to exit after its last file before Jest kills it and
   // reports a leak. Workers that finished cleanly (no handle left open, exit code 0)
   // were seen taking ~750 ms to exit on a loaded 2-core machine, past the 500 ms

@@ -5,9 +5,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { toAnthropicError } from '#messages/http/anthropic-error.js';
 import { RequestTelemetry } from '#observability/context/request-telemetry.service.js';
-import { requireJsonBody } from '#http/request/json-content-type.js';
-import { noteErrorForLog, toErrorEnvelope } from '#http/errors/error-envelope.js';
-import { OpenAiExceptionFilter } from '#http/errors/openai-exception.filter.js';
+import { requireJsonBody } from '#edge/request/json-content-type.js';
+import { noteErrorForLog, toErrorEnvelope } from '#edge/errors/error-envelope.js';
+import { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '#responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '#state/auth/authenticate-before-body.middleware.js';
 

@@ -27,11 +27,11 @@ export type { ResponseStreamEvent } from '#core/loop/response-events.js';
 export { TERMINAL_EVENTS } from '#core/loop/loop.service.js';
 export { ResponsesService, type ResponseCaller, type ResponseObject } from '#responses/service/responses.service.js';
 export { CreateResponseParser } from '#responses/request/create-response.parser.js';
-export { OpenAiExceptionFilter } from '#http/errors/openai-exception.filter.js';
-export { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
-export { toErrorEnvelope, type ErrorEnvelope } from '#http/errors/error-envelope.js';
+export { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
+export { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+export { toErrorEnvelope, type ErrorEnvelope } from '#edge/errors/error-envelope.js';
 /** What a gateway route's handler Observable emits once its answer is written: a host's interceptor can time and size it. */
-export type { EdgeOutcome } from '#http/responder/edge-responder.js';
+export type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 export { GatewayOverrideError, type GatewayOverride } from '#core/overrides/gateway-override.js';
 export { DEFAULT_UPSTREAM_CLIENT, UpstreamModule } from '#upstream/upstream.module.js';
 export { createUpstreamClient } from '#upstream/upstream-client.factory.js';

@@ -10,4 +10,4 @@ export { RESPONSES_PATTERNS, responsesPatterns, type ResponsesPatterns, type Res
 export { SwitchyardRpcClient, SwitchyardRpcError, type SwitchyardRpcClientOptions } from '#responses/rpc/switchyard-rpc.client.js';
 export { OpenAiRpcExceptionFilter } from '#responses/rpc/openai-rpc-exception.filter.js';
 export { gatewayTransports, connectGatewayTransports } from '#responses/rpc/gateway-transports.js';
-export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '#http/errors/rpc-error.js';
+export { toRpcError, isRpcErrorPayload, type RpcErrorPayload } from '#edge/errors/rpc-error.js';

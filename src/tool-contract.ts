@@ -44,11 +44,11 @@ export * as validation from '#core/handlers/declaration-validation.js';
 export { modelVisibleName } from '#core/registry/model-names.js';
 export { GatewayError, InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 /** For a tool module's own HTTP routes (Files, Vector Stores...): the gateway's auth and error envelope apply to them. */
-export { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+export { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
 /** The one validation path of request bodies and list queries: failures are 400s naming the field in `param`. */
-export { requestBody, validateFields, listQuery, ListQueryDto } from '#http/request/request-validation.js';
+export { requestBody, validateFields, listQuery, ListQueryDto } from '#edge/request/request-validation.js';
 /** Who made a request on those routes (the API key's hash, the OIDC subject; null without authentication), to scope what it sees. */
-export { requestOwner } from '#http/request/request-owner.js';
+export { requestOwner } from '#edge/request/request-owner.js';
 export type * from '#core/protocol/items.js';
 // The SQL port a tool module keeps tables of its own through (file search), on the gateway's drivers with its error mapping.
 export { DriverMissingError, PostgresDatabase, SqliteDatabase, type PostgresDatabaseOptions, type Row, type SqlDatabase, type SqlValue } from '#storage/sql/sql-database.js';

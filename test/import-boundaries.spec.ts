@@ -110,8 +110,8 @@ describe('the alias codemod (scripts/apply-aliases.mjs)', () => {
         '',
       ].join('\n'),
     );
-    write('libs/http/owner.ts', "import { ids } from '../core/ids.js';\nexport const owner = ids;\n");
-    write('apps/gateway/src/main.ts', "import { owner } from '../../../libs/http/owner.js';\nimport { sim } from '../../simulator/src/sim.js';\n");
+    write('libs/edge/owner.ts', "import { ids } from '../core/ids.js';\nexport const owner = ids;\n");
+    write('apps/gateway/src/main.ts', "import { owner } from '../../../libs/edge/owner.js';\nimport { sim } from '../../simulator/src/sim.js';\n");
     await codemod();
   }, 60_000);
 
@@ -129,7 +129,7 @@ describe('the alias codemod (scripts/apply-aliases.mjs)', () => {
       '',
     ]);
     // apps have no alias of their own: an app reaching another app stays relative.
-    expect(read('apps/gateway/src/main.ts')).toBe("import { owner } from '#http/owner.js';\nimport { sim } from '../../simulator/src/sim.js';\n");
+    expect(read('apps/gateway/src/main.ts')).toBe("import { owner } from '#edge/owner.js';\nimport { sim } from '../../simulator/src/sim.js';\n");
   });
 
   it('keeps imports within a library relative, turning an alias into its own library back', () => {
@@ -141,7 +141,7 @@ describe('the alias codemod (scripts/apply-aliases.mjs)', () => {
     expect(Object.keys(pkg)).toEqual(['name', 'type', 'exports', 'imports']);
     expect(pkg.imports).toEqual({
       '#core/*.js': { 'switchyard-source': './libs/core/*.ts', default: './dist/libs/core/*.js' },
-      '#http/*.js': { 'switchyard-source': './libs/http/*.ts', default: './dist/libs/http/*.js' },
+      '#edge/*.js': { 'switchyard-source': './libs/edge/*.ts', default: './dist/libs/edge/*.js' },
       '#src/*.js': { 'switchyard-source': './src/*.ts', default: './dist/src/*.js' },
       '#tools/*.js': { 'switchyard-source': './libs/tools/*.ts', default: './dist/libs/tools/*.js' },
     });

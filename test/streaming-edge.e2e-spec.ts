@@ -2,7 +2,7 @@ import { Injectable, Module, type CallHandler, type ExecutionContext, type Logge
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { type Observable, tap } from 'rxjs';
-import type { EdgeOutcome } from '#http/responder/edge-responder.js';
+import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SocketClient } from './support/socket-client.js';
 

@@ -1,5 +1,5 @@
 import { ContextLengthExceededError, isGatewayError } from '#core/errors/gateway-error.js';
-import { toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';
 

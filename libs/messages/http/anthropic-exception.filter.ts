@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { isGatewayError } from '#core/errors/gateway-error.js';
-import { noteErrorForLog } from '#http/errors/error-envelope.js';
+import { noteErrorForLog } from '#edge/errors/error-envelope.js';
 import { toAnthropicError } from './anthropic-error.js';
 
 /**

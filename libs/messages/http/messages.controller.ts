@@ -6,10 +6,10 @@ import { newId } from '#core/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
 import { ModelContextService } from '#core/loop/model-context.service.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import { forwardedHeaders } from '#http/request/forwarded-headers.js';
-import { requestOwner } from '#http/request/request-owner.js';
-import type { EdgeOutcome } from '#http/responder/edge-responder.js';
-import { respondOverHttp } from '#http/responder/respond-over-http.js';
+import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
+import { requestOwner } from '#edge/request/request-owner.js';
+import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
+import { respondOverHttp } from '#edge/responder/respond-over-http.js';
 import { NotFoundError } from '#core/errors/gateway-error.js';
 import { MessagesTokenCounter } from '../count-tokens/messages-token-counter.service.js';
 import { mapMessagesRequest, type MappedMessagesRequest } from '../request/messages-request.mapper.js';
@@ -18,8 +18,8 @@ import { MessagesEventTranslator } from '../stream/messages-event.translator.js'
 import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
 import { messagesSurface } from './messages.surface.js';
-import { sendJson } from '#http/response/send-json.js';
-import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { sendJson } from '#edge/response/send-json.js';
+import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the

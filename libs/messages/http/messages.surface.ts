@@ -1,4 +1,4 @@
-import type { EdgeAnswer, EdgeFolder, EdgeSurface } from '#http/responder/edge-surface.js';
+import type { EdgeAnswer, EdgeFolder, EdgeSurface } from '#edge/responder/edge-surface.js';
 import type { ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicStreamEvent } from '../stream/anthropic-events.js';
 import { MessageFolder } from '../stream/message-folder.js';

@@ -6,7 +6,7 @@ import type { GatewayCall, GatewayCallResult } from '#core/handlers/tool-handler
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '#core/loop/run-observer.interface.js';
-import { requestOwner } from '#http/request/request-owner.js';
+import { requestOwner } from '#edge/request/request-owner.js';
 import { RequestRecord, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';

@@ -3,8 +3,8 @@ import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common
 import type { Response } from 'express';
 import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
-import { toErrorEnvelope } from '#http/errors/error-envelope.js';
-import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
+import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
 
 @Controller()
 @GatewayRoutes()

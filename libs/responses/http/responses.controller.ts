@@ -7,13 +7,13 @@ import { BACKGROUND_RUNNER, type BackgroundRunner } from '#core/loop/background-
 import { LoopService } from '#core/loop/loop.service.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import type { EdgeOutcome } from '#http/responder/edge-responder.js';
-import { answerOverHttp, respondOverHttp } from '#http/responder/respond-over-http.js';
-import { responsesSurface } from '#http/responder/responses.surface.js';
-import { forwardedHeaders } from '#http/request/forwarded-headers.js';
-import { requestOwner } from '#http/request/request-owner.js';
-import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
-import { sendJson } from '#http/response/send-json.js';
+import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
+import { answerOverHttp, respondOverHttp } from '#edge/responder/respond-over-http.js';
+import { responsesSurface } from '#edge/responder/responses.surface.js';
+import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
+import { requestOwner } from '#edge/request/request-owner.js';
+import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { sendJson } from '#edge/response/send-json.js';
 import { InputTokensCounter } from '../count-tokens/input-tokens.counter.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 

@@ -9,7 +9,7 @@ import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
-import { requestBody, validateFields } from '#http/request/request-validation.js';
+import { requestBody, validateFields } from '#edge/request/request-validation.js';
 import { assertStorableText } from '#core/protocol/storable-text.js';
 
 function unsupported(param: string, why: string): never {

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, Logger, type RpcExceptionFilter } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
 import { isGatewayError } from '#core/errors/gateway-error.js';
-import { toRpcError } from '#http/errors/rpc-error.js';
+import { toRpcError } from '#edge/errors/rpc-error.js';
 
 /**
  * RPC failures of the gateway's own message handlers travel as the OpenAI

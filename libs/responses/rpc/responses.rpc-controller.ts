@@ -2,13 +2,13 @@ import { Controller, Inject, Optional, type Type, UseFilters } from '@nestjs/com
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { Observable, defer, map, of, switchMap, tap } from 'rxjs';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import { relay } from '#http/responder/relay.js';
+import { relay } from '#edge/responder/relay.js';
 import { ResponsesService, type ResponseCaller, type ResponseObject } from '../service/responses.service.js';
 import { OpenAiRpcExceptionFilter } from './openai-rpc-exception.filter.js';
 import { HEARTBEAT_TYPE, RESPONSES_PATTERNS, type HeartbeatFrame, type ResponsesPatterns } from './responses-rpc.patterns.js';
 import { RPC_CALLER_AUTHENTICATOR, type RpcCallerAuthenticator } from './rpc-caller-auth.js';
 import { TRANSPORTS_SETTINGS, type TransportsConfig } from './transports.config-section.js';
-import { asValueFrame } from '#http/responder/value-frame.js';
+import { asValueFrame } from '#edge/responder/value-frame.js';
 import { rpcSurface } from './rpc.surface.js';
 import { type GatewayShutdownError, RpcRunRegistry } from './rpc-run.registry.js';
 import { parseCancel, parseRpcRequest } from './rpc-request.parser.js';

@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import { toRpcError } from '#http/errors/rpc-error.js';
-import type { EdgeSurface } from '#http/responder/edge-surface.js';
-import { LastValueFolder } from '#http/responder/value-frame.js';
+import { toRpcError } from '#edge/errors/rpc-error.js';
+import type { EdgeSurface } from '#edge/responder/edge-surface.js';
+import { LastValueFolder } from '#edge/responder/value-frame.js';
 
 /**
  * The Responses API over a broker: events as the SSE stream carries them,

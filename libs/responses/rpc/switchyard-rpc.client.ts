@@ -4,7 +4,7 @@ import { Observable } from 'rxjs';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseCaller, ResponseObject } from '../service/responses.service.js';
 import { HEARTBEAT_TYPE, type ResponsesPatterns, type ResponsesRpcRequest, responsesPatterns } from './responses-rpc.patterns.js';
-import { isRpcErrorPayload, type RpcErrorPayload } from '#http/errors/rpc-error.js';
+import { isRpcErrorPayload, type RpcErrorPayload } from '#edge/errors/rpc-error.js';
 
 /** A failed call, carrying the OpenAI envelope the gateway sent and its HTTP-equivalent status. */
 export class SwitchyardRpcError extends Error {

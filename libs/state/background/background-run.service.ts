@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { Observable, type Subscription } from 'rxjs';
-import { respond } from '#http/responder/edge-responder.js';
+import { respond } from '#edge/responder/edge-responder.js';
 import { RunLogSink, runLogSurface } from './run-log.surface.js';
 import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#core/errors/gateway-error.js';
 import { newId } from '#core/ids.js';

@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import { toErrorEnvelope } from '#http/errors/error-envelope.js';
-import type { EdgeSink } from '#http/responder/edge-sink.js';
-import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '#http/responder/edge-surface.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
+import type { EdgeSink } from '#edge/responder/edge-sink.js';
+import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '#edge/responder/edge-surface.js';
 import type { RunEventLog } from './run-event.log.js';
 
 /** A run's error on its way into the log, which turns it into `response.failed` with the response as it stands. */

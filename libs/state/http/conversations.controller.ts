@@ -3,13 +3,13 @@ import type { Request } from 'express';
 import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 import { newId } from '#core/ids.js';
 import type { PublicItem } from '#core/protocol/items.js';
-import { requestOwner } from '#http/request/request-owner.js';
+import { requestOwner } from '#edge/request/request-owner.js';
 import { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '#storage/index.js';
 import { conversationNotFound } from '#core/errors/gateway-error.js';
-import { listQuery, requestBody } from '#http/request/request-validation.js';
+import { listQuery, requestBody } from '#edge/request/request-validation.js';
 import { parseMetadata } from '#responses/request/metadata.parser.js';
-import { GatewayRoutes } from '#http/routes/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '#responses/request/input-items.parser.js';
 

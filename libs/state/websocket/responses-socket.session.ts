@@ -5,12 +5,12 @@ import type { LoopService } from '#core/loop/loop.service.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import type { JsonObject } from '#core/protocol/items.js';
-import { toErrorEnvelope } from '#http/errors/error-envelope.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { scanJsonShape, shapeError } from '#responses/request/json-shape.scanner.js';
 import type { CreateResponseParser } from '#responses/request/create-response.parser.js';
-import { respond } from '#http/responder/edge-responder.js';
-import type { EdgeSink } from '#http/responder/edge-sink.js';
-import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '#http/responder/edge-surface.js';
+import { respond } from '#edge/responder/edge-responder.js';
+import type { EdgeSink } from '#edge/responder/edge-sink.js';
+import type { EdgeAnswer, EdgeFrame, EdgeSurface } from '#edge/responder/edge-surface.js';
 import type { SocketScopedResponseState } from './socket-scoped.response-state.js';
 
 export interface SocketSessionDeps {

@@ -16,24 +16,25 @@ import boundaries from './eslint/boundaries.mjs';
  */
 const layers = {
   config: [],
-  core: ['config'],
-  http: ['core', 'config'],
-  upstream: ['core', 'config'],
-  storage: ['core', 'config'],
-  limits: ['core', 'config'],
+  // The tool SDK: the whole contract a tool module is written against, and nothing of the gateway above it.
+  'tool-sdk': ['config'],
+  core: ['config', 'tool-sdk'],
+  edge: ['core', 'config', 'tool-sdk'],
+  upstream: ['core', 'config', 'tool-sdk'],
+  storage: ['core', 'config', 'tool-sdk'],
+  limits: ['core', 'config', 'tool-sdk'],
   // A namespace groups function and custom tools, and validates its members as they do.
-  'tools/namespace': ['core', 'config', 'src/tool-contract.ts', 'tools/function', 'tools/custom'],
-  // Tool libraries reach the gateway through core, or the public contract (src/tool-contract.ts);
-  // those with HTTP routes (Files, Containers) also use the shared HTTP pieces. Never each other.
-  'tools/*': ['core', 'config', 'edge', 'src/tool-contract.ts'],
-  tools: ['tools/*'],
-  responses: ['core', 'config', 'edge', 'upstream', 'limits'],
-  messages: ['core', 'config', 'edge', 'upstream', 'limits', 'responses'],
-  state: ['core', 'config', 'edge', 'upstream', 'storage', 'responses'],
-  observability: ['core', 'config', 'edge', 'storage', 'responses'],
-  src: ['config', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
-  'apps/simulator': ['src', 'config', 'core'],
-  'apps/*': ['src', 'config', 'core', 'observability', 'state', 'tools/*', 'apps/simulator'],
+  'tools/namespace': ['tool-sdk', 'tools/function', 'tools/custom'],
+  // Tool libraries are written against the SDK alone, as a third party's would be. Never each other.
+  'tools/*': ['tool-sdk'],
+  tools: ['tools/*', 'tool-sdk'],
+  responses: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits'],
+  messages: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits', 'responses'],
+  state: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'storage', 'responses'],
+  observability: ['core', 'config', 'tool-sdk', 'edge', 'storage', 'responses'],
+  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
+  'apps/simulator': ['src', 'config', 'core', 'tool-sdk'],
+  'apps/*': ['src', 'config', 'core', 'tool-sdk', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],
   bench: ['*'],
 };
@@ -44,18 +45,7 @@ const layers = {
  * on an entry its files no longer need (scripts/check-known-debts.mjs): delete
  * it, and the lint keeps the debt from coming back.
  */
-export const knownDebts = [
-  {
-    files: ['libs/observability/startup/startup-summary.ts'],
-    also: { observability: ['tools'] },
-    why: 'the start-up summary names the built-in tool types and reads their sections; each module should describe its own state',
-  },
-  {
-    files: ['libs/messages/thinking/thinking-signer.provider.ts'],
-    also: { messages: ['state'] },
-    why: 'the thinking signer reads its key from the state settings instead of its own config section',
-  },
-];
+export const knownDebts = [];
 
 /** The layers with a debt's extra edges added. */
 function widened(also) {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { EmbeddingsClient } from '#tools/file-search/ingestion/embeddings.client.js';
-import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#tools/file-search/storage/sql-database.js';
+import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#storage/sql/sql-database.js';
 import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '#tools/file-search/testing/retrieval-eval.js';
 
 /**

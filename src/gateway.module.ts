@@ -3,6 +3,10 @@ import { type ConfigSection, configSectionsOf } from '#config/config-section.js'
 import { validateGatewayConfig } from '#config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { CoreModule } from '#core/core.module.js';
+import { SIGNING_KEY } from '#core/signing/signing-key.js';
+import { readStateSettings } from '#state/config/state-settings.js';
+import { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
+import { ROUTE_ERROR_FILTER } from '#tool-sdk/routes/gateway-routes.js';
 import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
 import { LimitsModule } from '#limits/limits.module.js';
 import { MessagesModule } from '#messages/messages.module.js';
@@ -128,6 +132,12 @@ export class GatewayModule extends GatewayModuleBase {
       checks.push({ token: RESPONSE_STATE, name: 'RESPONSE_STATE', methods: RESPONSE_STATE_METHODS, close: true });
     }
     providers.push({ provide: OVERRIDE_CHECKS, useValue: checks }, GatewayOverrides);
+    // One signing secret for every surface that signs what clients hand back (compaction, thinking).
+    providers.push({ provide: SIGNING_KEY, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => readStateSettings(config).compactionKey });
+    exported.push(SIGNING_KEY);
+    // Gateway routes, a tool module's among them, answer errors through the edge's envelope.
+    providers.push({ provide: ROUTE_ERROR_FILTER, useClass: OpenAiExceptionFilter });
+    exported.push(ROUTE_ERROR_FILTER);
     // Broker callers are checked by the same authenticator as HTTP ones (libs/responses/rpc).
     providers.push({ provide: RPC_CALLER_AUTHENTICATOR, useExisting: ApiKeyAuthenticator });
     exported.push(RPC_CALLER_AUTHENTICATOR);

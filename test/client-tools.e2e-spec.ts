@@ -3,8 +3,8 @@ import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { collect } from './support/fixtures.js';
 import { Injectable, Module } from '@nestjs/common';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
+import { ToolHandlerProvider } from '#tool-sdk/decorators.js';
+import type { NormalizedTool, ToolHandler } from '#tool-sdk/contract/index.js';
 
 /**
  * A gateway-owned type whose module brings no executor (every built-in

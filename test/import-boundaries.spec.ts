@@ -44,9 +44,11 @@ describe('import boundaries (ESLint)', () => {
       'libs/core/loop/allowed.ts': "import { urlSecrets } from '#config/url-redaction.js';\nexport const probe = urlSecrets;\n",
       'libs/tools/mcp/probe.ts': "import { ResponsesModule } from '#responses/responses.module.js';\nexport const probe = ResponsesModule;\n",
       'libs/tools/web-search/probe.ts': "import { McpToolModule } from '#tools/mcp/mcp-tool.module.js';\nexport const probe = McpToolModule;\n",
-      'libs/tools/mcp/relative.ts': "import { newId } from '../../core/ids.js';\nexport const probe = newId;\n",
+      'libs/tools/mcp/relative.ts': "import { newId } from '../../tool-sdk/ids.js';\nexport const probe = newId;\n",
+      'libs/tools/mcp/core.ts': "import { LoopService } from '#core/loop/loop.service.js';\nexport const probe = LoopService;\n",
+      'libs/tool-sdk/upward.ts': "import { LoopService } from '#core/loop/loop.service.js';\nexport const probe = LoopService;\n",
       'libs/core/loop/probe.spec.ts': "import { McpToolModule } from '#tools/mcp/mcp-tool.module.js';\nexport const probe = McpToolModule;\n",
-      'libs/tools/web-search/contract.ts': "import { GatewayError } from '#src/tool-contract.js';\nexport const probe = GatewayError;\n",
+      'libs/tools/web-search/contract.ts': "import { GatewayError } from '#tool-sdk/index.js';\nexport const probe = GatewayError;\n",
       'libs/tools/web-search/module.ts': "import { GatewayModule } from '#src/gateway.module.js';\nexport const probe = GatewayModule;\n",
       'libs/storage/lazy.ts': "export const load = () => import('#state/state.module.js');\n",
     });
@@ -65,9 +67,14 @@ describe('import boundaries (ESLint)', () => {
     expect(messagesOf(findings, 'libs/tools/web-search/probe.ts')).toEqual([expect.stringMatching(/tools\/web-search must not depend on tools\/mcp/)]);
   });
 
-  it('lets a tool library reach src/ through the public tool contract only', () => {
+  it('lets a tool library import the tool SDK and nothing above it: not core, not src/', () => {
     expect(messagesOf(findings, 'libs/tools/web-search/contract.ts')).toEqual([]);
     expect(messagesOf(findings, 'libs/tools/web-search/module.ts')).toEqual([expect.stringMatching(/tools\/web-search must not depend on src /)]);
+    expect(messagesOf(findings, 'libs/tools/mcp/core.ts')).toEqual([expect.stringMatching(/tools\/mcp must not depend on core /)]);
+  });
+
+  it('keeps the tool SDK at the bottom: it imports config alone', () => {
+    expect(messagesOf(findings, 'libs/tool-sdk/upward.ts')).toEqual([expect.stringMatching(/tool-sdk must not depend on core /)]);
   });
 
   it('checks dynamic imports too', () => {
@@ -75,7 +82,7 @@ describe('import boundaries (ESLint)', () => {
   });
 
   it('asks for the alias when a relative import leaves its library', () => {
-    expect(messagesOf(findings, 'libs/tools/mcp/relative.ts')).toEqual([expect.stringContaining("import it as '#core/ids.js'")]);
+    expect(messagesOf(findings, 'libs/tools/mcp/relative.ts')).toEqual([expect.stringContaining("import it as '#tool-sdk/ids.js'")]);
   });
 
   it('lets a spec reach across libraries: the layers guard what ships', () => {

@@ -1,4 +1,4 @@
-import { RateLimitError } from '#core/errors/gateway-error.js';
+import { RateLimitError } from '#tool-sdk/errors.js';
 
 export type LimitKind = 'concurrency' | 'requests' | 'tokens';
 

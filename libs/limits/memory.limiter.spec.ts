@@ -1,5 +1,5 @@
-import { RateLimitError } from '#core/errors/gateway-error.js';
-import type { Usage } from '#core/protocol/items.js';
+import { RateLimitError } from '#tool-sdk/errors.js';
+import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
 

@@ -1,5 +1,5 @@
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
-import type { Usage } from '#core/protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 import { limitRefusal, windowOf } from './limit-refusal.js';
 import type { LimitsSettings } from './limits.settings.js';
 

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:cluster';
 import { callPrimary, notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
-import { GatewayError, RateLimitError } from '#core/errors/gateway-error.js';
+import { GatewayError, RateLimitError } from '#tool-sdk/errors.js';
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
-import type { Usage } from '#core/protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Usage } from '#core/protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { RedisLimiter } from './redis.limiter.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { GatewayError } from '#core/errors/gateway-error.js';
+import { GatewayError } from '#tool-sdk/errors.js';
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
-import type { Usage } from '#core/protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 import { limitRefusal, windowOf, WINDOW_MS } from './limit-refusal.js';
 import type { LimitsSettings } from './limits.settings.js';
 

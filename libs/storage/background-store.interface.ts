@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 
 export const BACKGROUND_STORE = Symbol('BACKGROUND_STORE');
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { ContainerRecord, ContainerRecordStore } from './container-record-store.interface.js';
+import type { ContainerRecord, ContainerRecordStore } from '#tool-sdk/ports/container-records.js';
 import { MemoryContainerRecordStore } from './memory/memory-container-record.store.js';
 import { PostgresContainerRecordStore } from './postgres/postgres-container-record.store.js';
 import { SqliteContainerRecordStore } from './sqlite/sqlite-container-record.store.js';

@@ -1,6 +1,6 @@
 export * from './state-store.interface.js';
 export { StorageModule, STATE_STORE_OVERRIDE, createStateStore, createBackgroundStore, createContainerRecordStore } from './storage.module.js';
-export * from './container-record-store.interface.js';
+export * from '#tool-sdk/ports/container-records.js';
 export { MemoryContainerRecordStore } from './memory/memory-container-record.store.js';
 export * from './background-store.interface.js';
 export { MemoryBackgroundStore } from './memory/memory-background.store.js';

@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 
 export const STATE_STORE = Symbol('STATE_STORE');
 

@@ -7,7 +7,7 @@ import { STATE_STORE, type StateStore } from './state-store.interface.js';
 import { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 import { BACKGROUND_STORE, type BackgroundStore } from './background-store.interface.js';
 import { MemoryBackgroundStore } from './memory/memory-background.store.js';
-import type { ContainerRecordStore } from './container-record-store.interface.js';
+import type { ContainerRecordStore } from '#tool-sdk/ports/container-records.js';
 import { MemoryContainerRecordStore } from './memory/memory-container-record.store.js';
 import { assertImplements } from '#core/overrides/gateway-override.js';
 

@@ -1,7 +1,7 @@
-import type { JsonObject, Usage } from '#core/protocol/items.js';
+import type { JsonObject, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent } from '#core/protocol/model-events.js';
-import { emptyUsage } from '#core/protocol/items.js';
-import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { emptyUsage } from '#tool-sdk/items.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { toUsage } from './usage.mapper.js';
 import { argumentsText, isJsonObject, newCallId, stringOr } from './wire-values.js';
 

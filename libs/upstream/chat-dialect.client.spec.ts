@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { ModelEvent } from '#core/protocol/model-events.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import { ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';

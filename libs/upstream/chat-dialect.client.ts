@@ -1,5 +1,5 @@
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
 import { toChatCompletionRequest } from './chat-request.mapper.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';

@@ -1,4 +1,4 @@
-import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '#core/protocol/items.js';
+import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
 import { isJsonObject, omitNullish } from './wire-values.js';
 

@@ -1,4 +1,4 @@
-import { ContextLengthExceededError } from '#core/errors/gateway-error.js';
+import { ContextLengthExceededError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 
 describe("vLLM's context refusals", () => {

@@ -1,4 +1,4 @@
-import { ContextLengthExceededError } from '#core/errors/gateway-error.js';
+import { ContextLengthExceededError } from '#tool-sdk/errors.js';
 
 /**
  * vLLM's refusals of a prompt that does not fit (HTTP 400, before generating), recognised by

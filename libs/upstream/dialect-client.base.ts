@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
-import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { toChatMessages, toChatTool } from './chat-request.mapper.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 

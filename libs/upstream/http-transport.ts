@@ -3,7 +3,7 @@ import https from 'node:https';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
-import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { isJsonObject } from './wire-values.js';

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
-import type { JsonObject } from '#core/protocol/items.js';
-import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#tool-sdk/items.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import type { UpstreamBody } from './http-transport.js';
 import { isJsonObject } from './wire-values.js';
 

@@ -1,6 +1,6 @@
 import { Subscription } from 'rxjs';
 import type { ModelEvent } from '#core/protocol/model-events.js';
-import type { JsonObject, ModelItem } from '#core/protocol/items.js';
+import type { JsonObject, ModelItem } from '#tool-sdk/items.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
 import { deadPort, ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { collect, loadVllmFixture, modelRequest } from './testing/upstream-test.helpers.js';

@@ -1,5 +1,5 @@
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { DialectClient, isJsonBody } from './dialect-client.base.js';
 import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';

@@ -1,6 +1,6 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { ModelEvent } from '#core/protocol/model-events.js';
-import { UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { toUsage } from './usage.mapper.js';
 import { argumentsText, isJsonObject, newCallId, numberOr, stringOr } from './wire-values.js';
 

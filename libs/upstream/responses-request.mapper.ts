@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ContentPart, JsonObject, ModelItem, ReasoningItem } from '#core/protocol/items.js';
+import type { ContentPart, JsonObject, ModelItem, ReasoningItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
 import { omitNullish } from './wire-values.js';
 

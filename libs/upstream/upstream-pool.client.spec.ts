@@ -1,5 +1,5 @@
 import { firstValueFrom, Observable, toArray } from 'rxjs';
-import { UpstreamHttpError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import type { ModelInfo, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { affinityKey, UpstreamPool } from './upstream-pool.client.js';

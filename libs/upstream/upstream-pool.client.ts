@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Observable, type Subscription } from 'rxjs';
-import { isGatewayError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
+import { isGatewayError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 

@@ -1,4 +1,4 @@
-import { type Usage } from '#core/protocol/items.js';
+import { type Usage } from '#tool-sdk/items.js';
 import { isJsonObject, numberOr } from './wire-values.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 
 /**
  * Small readers for untyped upstream JSON. Upstream servers disagree on

@@ -3,10 +3,10 @@ import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import type { InputItemHandler } from './input-item-handler.interface.js';
-import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider } from './tool-handler.decorators.js';
+import type { InputItemHandler } from '#tool-sdk/contract/input-items.js';
+import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider } from '#tool-sdk/decorators.js';
 import { ToolHandlerExplorer, ToolRegistrationError } from './tool-handler.explorer.js';
-import type { GatewayEventPlan, GatewayExecutor, NormalizedTool, ToolHandler, ToolOutput } from './tool-handler.interface.js';
+import type { GatewayEventPlan, GatewayExecutor, NormalizedTool, ToolHandler, ToolOutput } from '#tool-sdk/contract/index.js';
 
 /** Minimal tagged providers; each test picks the combination it needs. */
 abstract class StubHandler implements ToolHandler {

@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import type { InputItemHandler } from './input-item-handler.interface.js';
-import type { AnyGatewayExecutor, AnyToolHandler } from './tool-handler.interface.js';
-import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider, type TypeKey } from './tool-handler.decorators.js';
+import type { InputItemHandler } from '#tool-sdk/contract/input-items.js';
+import type { AnyGatewayExecutor, AnyToolHandler } from '#tool-sdk/contract/index.js';
+import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider, type TypeKey } from '#tool-sdk/decorators.js';
 
 /** Thrown at start-up when tool modules contradict each other. */
 export class ToolRegistrationError extends Error {}

@@ -1,6 +1,6 @@
 import { type Observable, concatMap, concatWith, defer, from, of } from 'rxjs';
-import type { AnyToolHandler, ApprovalVerdict } from '../handlers/tool-handler.interface.js';
-import type { PublicItem } from '../protocol/items.js';
+import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
 import type { ApprovalSlot } from './history-to-model.js';

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { JsonObject } from '../protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 

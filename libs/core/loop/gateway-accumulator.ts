@@ -1,7 +1,7 @@
-import { newId } from '../ids.js';
-import type { FunctionCallItem, ModelItem, PublicItem, Usage } from '../protocol/items.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { FunctionCallItem, ModelItem, PublicItem, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent } from '../protocol/model-events.js';
-import type { ClientCallRelay, ClientCallShape } from '../handlers/tool-handler.interface.js';
+import type { ClientCallRelay, ClientCallShape } from '#tool-sdk/contract/index.js';
 import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
 import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
 import { OutputLedger, ReasoningEventStyle, reasoningEventNames, type EventSink } from './response-events.js';

@@ -1,7 +1,7 @@
 import { type OperatorFunction, ignoreElements, pipe, tap } from 'rxjs';
-import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '../handlers/tool-handler.interface.js';
-import { newId } from '../ids.js';
-import type { FunctionCallItem, ModelItem, PublicItem } from '../protocol/items.js';
+import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '#tool-sdk/contract/index.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { FunctionCallItem, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { DetectedGatewayCall } from './gateway-accumulator.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
@@ -100,8 +100,9 @@ export class GatewayCallBatch {
     const call = gatewayCall(entry, detected.callId, detected.arguments);
     const binding = bindingOf(entry);
 
-    if (binding?.executor.requiresApproval?.(call, binding.params) && binding.executor.approvalRequestItem) {
-      const item = { ...binding.executor.approvalRequestItem(call, binding.params) };
+    const approvals = entry.handler.approvals;
+    if (binding && approvals?.requires(call, binding.params)) {
+      const item = { ...approvals.requestItem(call, binding.params) };
       item.id ??= newId('apr');
       // The model's call is keyed by the approval id from here on, so the
       // answer matches it whether history comes from storage or the client.

@@ -1,5 +1,5 @@
 import { Observable, Subject, of } from 'rxjs';
-import type { AnyToolHandler, ExecutionContext, GatewayCall, GatewayEventPlan, GatewayExecutor, ToolOutput } from '../handlers/tool-handler.interface.js';
+import type { AnyToolHandler, ExecutionContext, GatewayCall, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#tool-sdk/contract/index.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import { deferred, flush, sleep, until, type Deferred } from '../testing/deferred.js';
 import { testConfig } from '../testing/fixtures.js';

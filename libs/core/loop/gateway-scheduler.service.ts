@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable, Subject, type OperatorFunction, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '../handlers/tool-handler.interface.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput } from '#tool-sdk/contract/index.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolCallTrace } from './run-observer.interface.js';
 

@@ -3,12 +3,13 @@ import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handl
 import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { ModelItem, PublicItem } from '../protocol/items.js';
+import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import { HistoryTranslator, outputText, type ApprovalSlot } from './history-to-model.js';
+import { outputText } from '#tool-sdk/helpers/output-text.js';
+import { HistoryTranslator, type ApprovalSlot } from './history-to-model.js';
 
 let explorer: ToolHandlerExplorer;
 let registry: ToolRegistry;

@@ -1,6 +1,7 @@
+import { outputText } from '#tool-sdk/helpers/output-text.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { AnyToolHandler, ApprovalAnswer, HistoryContext } from '../handlers/tool-handler.interface.js';
-import type { ContentPart, ModelItem, PublicItem } from '../protocol/items.js';
+import type { AnyToolHandler, ApprovalAnswer, HistoryContext } from '#tool-sdk/contract/index.js';
+import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 
 /** Marks where an approval answer sits, so its call output lands at that point in the transcript. */
@@ -64,13 +65,4 @@ export class HistoryTranslator {
       clientCallName: (kind, name, scope) => this.registry.findClientCall(kind, name, scope)?.modelName,
     };
   }
-}
-
-/** Function outputs may be content parts; a function-calling model reads text. */
-export function outputText(output: unknown): string {
-  if (typeof output === 'string') return output;
-  if (Array.isArray(output)) {
-    return (output as ContentPart[]).map((p) => (typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
-  }
-  return output == null ? '' : JSON.stringify(output);
 }

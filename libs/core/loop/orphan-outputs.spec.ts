@@ -1,4 +1,4 @@
-import type { PublicItem } from '../protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { assertOutputsAnswerCalls } from './orphan-outputs.js';
 
 const call = (callId: string, type = 'function_call'): PublicItem => ({ type, call_id: callId, name: 'f', arguments: '{}', input: '' }) as unknown as PublicItem;

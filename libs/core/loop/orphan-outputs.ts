@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import type { ModelItem, PublicItem } from '../protocol/items.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 
 /** The model protocol's own output item; tool modules add theirs (`ToolHandler.callOutputItemTypes`). */
 const MODEL_CALL_OUTPUT = 'function_call_output';

@@ -1,4 +1,4 @@
-import type { Usage } from '../protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 
 export const REQUEST_LIMITER = Symbol('REQUEST_LIMITER');
 

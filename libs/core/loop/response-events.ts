@@ -1,4 +1,4 @@
-import type { PublicItem } from '../protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 
 /** One public SSE event (`type` plus its fields, `sequence_number` stamped by the sink). */
 export interface ResponseStreamEvent {

@@ -1,4 +1,4 @@
-import type { JsonObject, PublicItem, Usage } from '../protocol/items.js';
+import type { JsonObject, PublicItem, Usage } from '#tool-sdk/items.js';
 import type { ResponseRequest } from './response-request.js';
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled' | 'queued';

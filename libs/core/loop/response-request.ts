@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 
 /** `tool_choice` as the client sent it (validated). */
 export type PublicToolChoice =

@@ -1,11 +1,14 @@
+import { TOOL_STORAGE } from '#tool-sdk/ports/tool-storage.js';
+import { parseStorageSettings } from '#storage/config/storage.config-section.js';
+import { toolStorage } from '#storage/tool-storage.js';
 import { NEVER, Observable, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
 import { CustomToolModule } from '#tools/custom/custom-tool.module.js';
 import { FileSearchToolModule } from '#tools/file-search/file-search-tool.module.js';
 import { FunctionToolModule } from '#tools/function/function-tool.module.js';
 import { NamespaceToolModule } from '#tools/namespace/namespace-tool.module.js';
-import { UpstreamUnavailableError } from '../errors/gateway-error.js';
-import type { ToolOutput } from '../handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../protocol/items.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import type { ToolOutput } from '#tool-sdk/contract/index.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { ModelEvent } from '../protocol/model-events.js';
 import { flush, until } from '../testing/deferred.js';
 import { callEvents, finished, messageEvents, responseRequest, usageEvent } from '../testing/fixtures.js';
@@ -33,6 +36,8 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
       upstream,
       config,
       toolModules: [FunctionToolModule, CustomToolModule, NamespaceToolModule, FileSearchToolModule, ProbeToolModule],
+      // File search keeps its index where the gateway's storage says: here, in memory.
+      providers: [{ provide: TOOL_STORAGE, useValue: toolStorage(parseStorageSettings({ driver: 'memory' })) }],
     });
     executor = harness.moduleRef.get(ProbeExecutor);
     state = prior;

@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 
 export const RESPONSE_STATE = Symbol('RESPONSE_STATE');

@@ -1,6 +1,6 @@
 import { EMPTY, type Observable, concatMap, concatWith, defer, finalize, of, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
-import type { ModelToolChoice } from '../protocol/items.js';
+import type { ModelToolChoice } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
 import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';

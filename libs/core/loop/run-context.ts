@@ -1,8 +1,8 @@
 import type { GatewayConfig } from '#config/gateway-config.js';
 import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
-import { InvalidRequestError } from '../errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { ModelItem } from '../protocol/items.js';
+import type { ModelItem } from '#tool-sdk/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolPreparationService } from '../registry/tool-preparation.service.js';

@@ -1,4 +1,4 @@
-import type { GatewayCall, GatewayCallResult } from '../handlers/tool-handler.interface.js';
+import type { GatewayCall, GatewayCallResult } from '#tool-sdk/contract/index.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 

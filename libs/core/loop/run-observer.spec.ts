@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { lastValueFrom, throwError, toArray } from 'rxjs';
-import { UpstreamUnavailableError } from '../errors/gateway-error.js';
-import type { JsonObject } from '../protocol/items.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { callEvents, finished, messageEvents, responseRequest } from '../testing/fixtures.js';
 import { createLoopHarness, RecordingStateStore, type LoopHarness } from '../testing/loop-harness.js';
 import { ProbeExecutor, ProbeToolModule } from '../testing/probe-tool.js';

@@ -1,5 +1,5 @@
-import { isGatewayError } from '../errors/gateway-error.js';
-import type { JsonObject, PublicItem, Usage } from '../protocol/items.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
+import type { JsonObject, PublicItem, Usage } from '#tool-sdk/items.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { OutputLedger, ResponseEventSink, emitWholeItem, type EventInit, type ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';

@@ -1,5 +1,5 @@
-import type { GatewayCallResult, GatewayExecutor } from '../handlers/tool-handler.interface.js';
-import { addUsage, emptyUsage, type ModelItem, type Usage } from '../protocol/items.js';
+import type { GatewayCallResult, GatewayExecutor } from '#tool-sdk/contract/index.js';
+import { addUsage, emptyUsage, type ModelItem, type Usage } from '#tool-sdk/items.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import { LoopDecision, classifyRound } from './loop-decision.js';
 

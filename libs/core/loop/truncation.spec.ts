@@ -1,4 +1,4 @@
-import type { ModelItem } from '../protocol/items.js';
+import type { ModelItem } from '#tool-sdk/items.js';
 import { truncateOldest } from './truncation.js';
 
 const user = (text: string): ModelItem => ({ type: 'message', role: 'user', content: text });

@@ -1,4 +1,4 @@
-import type { ModelItem } from '../protocol/items.js';
+import type { ModelItem } from '#tool-sdk/items.js';
 
 /**
  * `truncation: "auto"`: the items the model is shown when the conversation

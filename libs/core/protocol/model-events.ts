@@ -1,4 +1,4 @@
-import type { ModelItem, FunctionToolDef, ModelToolChoice, Usage, JsonObject } from './items.js';
+import type { ModelItem, FunctionToolDef, ModelToolChoice, Usage, JsonObject } from '#tool-sdk/items.js';
 
 /**
  * What the loop asks of an upstream model, whatever dialect it speaks.

@@ -1,12 +1,12 @@
 import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
 import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import type { AnyToolHandler } from '../handlers/tool-handler.interface.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { AnyToolHandler } from '#tool-sdk/contract/index.js';
 import type { PublicToolChoice } from '../loop/response-request.js';
-import type { JsonObject } from '../protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { mcpToolChoice } from '#tools/mcp/mcp.tool-handler.js';
-import { firstOfferedToolChoice } from '../handlers/tool-choice.helpers.js';
+import { firstOfferedToolChoice } from '#tool-sdk/helpers/tool-choice.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { resolveToolChoice } from './tool-choice.resolver.js';
 import { ToolPreparationService } from './tool-preparation.service.js';

@@ -1,7 +1,7 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { AnyToolHandler, ToolChoiceContext, ToolChoiceTarget } from '../handlers/tool-handler.interface.js';
-import type { FunctionToolDef, JsonObject, ModelToolChoice } from '../protocol/items.js';
+import type { AnyToolHandler, ToolChoiceContext, ToolChoiceTarget } from '#tool-sdk/contract/index.js';
+import type { FunctionToolDef, JsonObject, ModelToolChoice } from '#tool-sdk/items.js';
 import type { PublicToolChoice } from '../loop/response-request.js';
 import type { ToolRegistry } from './tool-registry.js';
 

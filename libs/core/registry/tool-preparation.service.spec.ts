@@ -3,10 +3,10 @@ import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handl
 import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
 import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import { requireString } from '../handlers/declaration-validation.js';
-import type { DiscoveryContext, DiscoveryResult, NormalizedTool, ToolHandler } from '../handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../protocol/items.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import { requireString } from '#tool-sdk/helpers/declaration-validation.js';
+import type { DiscoveryContext, DiscoveryResult, NormalizedTool, ToolHandler } from '#tool-sdk/contract/index.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { deferred, flush, type Deferred } from '../testing/deferred.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';

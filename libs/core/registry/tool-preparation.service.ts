@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '../handlers/tool-handler.interface.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { JsonObject, PublicItem } from '../protocol/items.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
 
 interface ValidatedDeclaration {

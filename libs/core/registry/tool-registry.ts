@@ -1,34 +1,8 @@
-import type { FunctionToolDef, PublicItem } from '../protocol/items.js';
-import type { AnyGatewayExecutor, AnyToolHandler, ClientCallShape } from '../handlers/tool-handler.interface.js';
+import type { FunctionToolDef, PublicItem } from '#tool-sdk/items.js';
+import type { ClientCallShape } from '#tool-sdk/contract/declaration.js';
+import type { ToolEntry } from '#tool-sdk/contract/entry.js';
 
-/** A gateway entry's executable binding: the executor paired with its checked parameters. */
-export interface GatewayBinding {
-  executor: AnyGatewayExecutor;
-  params: unknown;
-  /** False: calls to this model-visible name run one at a time. */
-  parallelSafe: boolean;
-  /** Per-call deadline for this entry. */
-  timeoutMs: number;
-}
-
-export type ToolOwnership =
-  | { kind: 'client'; shape: ClientCallShape }
-  /** `binding` is absent for gateway-owned types that have no executor in this gateway. */
-  | { kind: 'gateway'; binding?: GatewayBinding };
-
-export interface ToolEntry {
-  modelName: string;
-  toolType: string;
-  toolName: string;
-  /** What qualifies the tool's own name (a server label, a group name), as the handler's `NormalizedTool` gives it. */
-  scope?: string;
-  ownership: ToolOwnership;
-  handler: AnyToolHandler;
-  /** Index of the declaration in the request's `tools[]`. */
-  declarationIndex: number;
-  /** False when the entry routes calls but is not offered to the model. */
-  offered: boolean;
-}
+export type { GatewayBinding, ToolEntry, ToolOwnership } from '#tool-sdk/contract/entry.js';
 
 /**
  * Request-scoped routing table: model-visible name → entry. Built once per

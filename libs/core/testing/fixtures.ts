@@ -1,9 +1,9 @@
 import { validateGatewayConfig } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { AnyGatewayExecutor, AnyToolHandler } from '../handlers/tool-handler.interface.js';
+import type { AnyGatewayExecutor, AnyToolHandler } from '#tool-sdk/contract/index.js';
 import type { ModelEvent } from '../protocol/model-events.js';
-import type { Usage } from '../protocol/items.js';
+import type { Usage } from '#tool-sdk/items.js';
 import type { ResponseRequest } from '../loop/response-request.js';
 
 /** A validated configuration: defaults plus `overrides`, exactly as the gateway builds it at boot. */

@@ -1,4 +1,4 @@
-import { Global, Module, type DynamicModule, type Type } from '@nestjs/common';
+import { Global, Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
@@ -24,16 +24,19 @@ export interface LoopHarness {
  * The real core (explorer, preparation, scheduler, loop) wired by Nest, with
  * the given tool modules and upstream. No HTTP anywhere.
  */
-export async function createLoopHarness(options: { upstream: UpstreamClient; toolModules: Array<Type | DynamicModule>; config?: Record<string, unknown> }): Promise<LoopHarness> {
+export async function createLoopHarness(options: {
+  upstream: UpstreamClient;
+  toolModules: Array<Type | DynamicModule>;
+  config?: Record<string, unknown>;
+  /** What the gateway around core would provide to the tool modules (the `TOOL_STORAGE` port...). */
+  providers?: Provider[];
+}): Promise<LoopHarness> {
   const config = testConfig(options.config);
   const host: DynamicModule = {
     module: LoopHostModule,
     global: true,
-    providers: [
-      { provide: GATEWAY_CONFIG, useValue: config },
-      { provide: UPSTREAM_CLIENT, useValue: options.upstream },
-    ],
-    exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT],
+    providers: [{ provide: GATEWAY_CONFIG, useValue: config }, { provide: UPSTREAM_CLIENT, useValue: options.upstream }, ...(options.providers ?? [])],
+    exports: [GATEWAY_CONFIG, UPSTREAM_CLIENT, ...(options.providers ?? []).map((p) => ('provide' in p ? p.provide : p))],
   };
   const moduleRef = await Test.createTestingModule({ imports: [host, CoreModule, ...options.toolModules] }).compile();
   await moduleRef.init();

@@ -1,8 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import { simpleApprovalRequestItem, simpleApprovalToModelItems, simpleApprovals } from '../handlers/call-item.helpers.js';
-import { optionalBoolean, requireFunctionName } from '../handlers/declaration-validation.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '../handlers/tool-handler.decorators.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import { simpleApprovalToModelItems, simpleApprovals } from '#tool-sdk/helpers/call-items.js';
+import { optionalBoolean, requireFunctionName } from '#tool-sdk/helpers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '#tool-sdk/decorators.js';
 import type {
   ExecutionContext,
   GatewayCall,
@@ -16,8 +16,8 @@ import type {
   ToolChoiceTarget,
   ToolHandler,
   ToolOutput,
-} from '../handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '../protocol/items.js';
+} from '#tool-sdk/contract/index.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from './simple-call-items.js';
 
 /**
@@ -109,7 +109,7 @@ export class NapToolHandler implements ToolHandler<NapParams> {
   readonly historyItemTypes = ['nap_call', 'nap_approval_request'];
   readonly itemIdPrefix = 'nap';
   readonly toolChoice = napToolChoice;
-  readonly approvals = simpleApprovals(NAP_TYPE);
+  readonly approvals = simpleApprovals<NapParams>(NAP_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'nap' });
 
   validate(decl: JsonObject, path: string): NapParams {
     const name = requireFunctionName(decl, path);
@@ -148,14 +148,6 @@ export class NapToolHandler implements ToolHandler<NapParams> {
 @GatewayExecutorProvider({ type: NAP_TYPE })
 export class NapExecutor implements GatewayExecutor<NapParams> {
   readonly type = NAP_TYPE;
-
-  requiresApproval(_call: GatewayCall, p: NapParams): boolean {
-    return p.requireApproval;
-  }
-
-  approvalRequestItem(call: GatewayCall): PublicItem {
-    return simpleApprovalRequestItem(NAP_TYPE, call, 'nap');
-  }
 
   supportsParallelExecution(p: NapParams): boolean {
     return p.parallel;

@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { optionalBoolean, optionalInteger, optionalString, requireFunctionName } from '../handlers/declaration-validation.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '../handlers/tool-handler.decorators.js';
+import { optionalBoolean, optionalInteger, optionalString, requireFunctionName } from '#tool-sdk/helpers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '#tool-sdk/decorators.js';
 import type {
   ExecutionContext,
   GatewayCall,
@@ -12,10 +12,10 @@ import type {
   NormalizedTool,
   ToolHandler,
   ToolOutput,
-} from '../handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
-import { modelVisibleName } from '../registry/model-names.js';
-import { simpleApprovalRequestItem, simpleApprovalToModelItems, simpleApprovals } from '../handlers/call-item.helpers.js';
+} from '#tool-sdk/contract/index.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
+import { modelVisibleName } from '#tool-sdk/helpers/model-names.js';
+import { simpleApprovalToModelItems, simpleApprovals } from '#tool-sdk/helpers/call-items.js';
 import { simpleCallOutput, simpleCallPlan } from './simple-call-items.js';
 
 /**
@@ -43,7 +43,7 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['probe_call', 'probe_approval_request'];
   readonly itemIdPrefix = 'prb';
-  readonly approvals = simpleApprovals(PROBE_TYPE);
+  readonly approvals = simpleApprovals<ProbeParams>(PROBE_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'prb' });
 
   validate(decl: JsonObject, path: string): ProbeParams {
     return {
@@ -98,14 +98,6 @@ export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
 
   timeoutMs(p: ProbeParams): number | undefined {
     return p.timeoutMs;
-  }
-
-  requiresApproval(_call: GatewayCall, p: ProbeParams): boolean {
-    return p.requireApproval;
-  }
-
-  approvalRequestItem(call: GatewayCall): PublicItem {
-    return simpleApprovalRequestItem(PROBE_TYPE, call, 'prb');
   }
 
   planEvents(call: GatewayCall): GatewayEventPlan {

@@ -1,2 +1,2 @@
 // The helpers moved to the tool-module contract (they are public now); the test tool types keep their import.
-export { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '../handlers/call-item.helpers.js';
+export { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '#tool-sdk/helpers/call-items.js';

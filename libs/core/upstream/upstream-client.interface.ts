@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FlowGate } from '../protocol/flow-gate.js';
-import type { FunctionToolDef, ModelItem } from '../protocol/items.js';
+import type { FunctionToolDef, ModelItem } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
 
 export const UPSTREAM_CLIENT = Symbol('UPSTREAM_CLIENT');

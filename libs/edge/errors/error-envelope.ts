@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import type { Response } from 'express';
-import { GatewayError, isGatewayError } from '#core/errors/gateway-error.js';
+import { GatewayError, isGatewayError } from '#tool-sdk/errors.js';
 
 export interface ErrorEnvelope {
   error: { message: string; type: string; param: string | null; code: string | null };

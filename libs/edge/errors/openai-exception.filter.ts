@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { type Observable, throwError } from 'rxjs';
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
 import { toRpcError } from './rpc-error.js';
 import { sendErrorEnvelope, toErrorEnvelope } from './error-envelope.js';
 

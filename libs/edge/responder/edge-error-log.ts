@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
 
 /**
  * The log line of an error met after the handler returned, when no

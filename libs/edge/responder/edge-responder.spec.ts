@@ -1,5 +1,5 @@
 import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
-import { GatewayError } from '#core/errors/gateway-error.js';
+import { GatewayError } from '#tool-sdk/errors.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { respond, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import { HistoryTranslator } from '#core/loop/history-to-model.js';
-import type { ModelItem } from '#core/protocol/items.js';
+import type { ModelItem } from '#tool-sdk/items.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
 import { UPSTREAM_CLIENT, type TokenizeRequest, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import type { MappedMessagesRequest } from '../request/messages-request.mapper.js';

@@ -1,4 +1,4 @@
-import { ContextLengthExceededError, isGatewayError } from '#core/errors/gateway-error.js';
+import { ContextLengthExceededError, isGatewayError } from '#tool-sdk/errors.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { toAnthropicParam, type ToolOrigin } from '../request/tool-origin.js';
 import type { AnthropicErrorBody } from '../stream/anthropic-events.js';

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
 import { noteErrorForLog } from '#edge/errors/error-envelope.js';
 import { toAnthropicError } from './anthropic-error.js';
 

@@ -2,15 +2,15 @@ import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } f
 import type { Request, Response } from 'express';
 import { defer, from, switchMap, type Observable } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
 import { ModelContextService } from '#core/loop/model-context.service.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
-import { requestOwner } from '#edge/request/request-owner.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { respondOverHttp } from '#edge/responder/respond-over-http.js';
-import { NotFoundError } from '#core/errors/gateway-error.js';
+import { NotFoundError } from '#tool-sdk/errors.js';
 import { MessagesTokenCounter } from '../count-tokens/messages-token-counter.service.js';
 import { mapMessagesRequest, type MappedMessagesRequest } from '../request/messages-request.mapper.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
@@ -19,7 +19,7 @@ import { toAnthropicError } from './anthropic-error.js';
 import { AnthropicExceptionFilter } from './anthropic-exception.filter.js';
 import { messagesSurface } from './messages.surface.js';
 import { sendJson } from '#edge/response/send-json.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 
 /**
  * The Anthropic Messages API on the same loop as `/v1/responses`: map the

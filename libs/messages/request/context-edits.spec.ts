@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { applyContextEdits, CLEARED_TOOL_RESULT, estimateTokens, parseContextManagement } from './context-edits.js';
 
 /** A session of `n` tool round trips; use `i` is a Read when `i % 4 === 3`, a Bash otherwise. */

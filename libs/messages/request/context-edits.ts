@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { arrayAt, booleanAt, invalid, isObject, numberAt, objectAt, present, stringAt, unsupported } from './request-fields.js';
 
 /**

@@ -1,5 +1,5 @@
-import { newId } from '#core/ids.js';
-import type { ContentPart, JsonObject, PublicItem } from '#core/protocol/items.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { ContentPart, JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { arrayAt, invalid, isObject, objectAt, present, stringAt } from './request-fields.js';
 

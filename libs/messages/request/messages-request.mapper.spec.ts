@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { ThinkingSigner } from '../thinking/thinking-signer.js';
 import { mapMessagesRequest } from './messages-request.mapper.js';
 import { toAnthropicParam } from './tool-origin.js';

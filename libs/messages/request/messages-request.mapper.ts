@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '#responses/request/json-depth.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';

@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { PublicToolChoice } from '#core/loop/response-request.js';
 import { arrayAt, booleanAt, invalid, isObject, objectAt, present, stringAt, unsupported } from './request-fields.js';
 import type { ToolOrigin } from './tool-origin.js';

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 
 /**
  * Field checks for Anthropic request bodies. Paths are dotted with numeric

@@ -1,5 +1,5 @@
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import type { JsonObject, Usage } from '#core/protocol/items.js';
+import type { JsonObject, Usage } from '#tool-sdk/items.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
 import type { AnthropicStreamEvent, AnthropicUsage, ContextManagementResult, StopReason } from './anthropic-events.js';
 import { BlockSequencer, type BlockLane } from './block-sequencer.js';

@@ -1,11 +1,10 @@
 import type { Provider } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
-import { readStateSettings } from '#state/config/state-settings.js';
+import { SIGNING_KEY } from '#core/signing/signing-key.js';
 import { ThinkingSigner } from './thinking-signer.js';
 
-/** The signing key is the compaction key: one secret the operator already shares across replicas. */
+/** Thinking blocks are signed with the gateway's signing key, so a block can come back through any replica. */
 export const thinkingSignerProvider: Provider = {
   provide: ThinkingSigner,
-  inject: [GATEWAY_CONFIG],
-  useFactory: (config: GatewayConfig) => new ThinkingSigner(readStateSettings(config).compactionKey),
+  inject: [SIGNING_KEY],
+  useFactory: (key: string | null) => new ThinkingSigner(key),
 };

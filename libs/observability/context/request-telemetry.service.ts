@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { requestOwner } from '#edge/request/request-owner.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { DrainState } from '../lifecycle/drain-state.service.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';

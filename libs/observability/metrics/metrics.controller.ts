@@ -1,7 +1,7 @@
 import { Controller, Get, NotFoundException, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { GatewayMetrics } from './gateway-metrics.service.js';
 
 /** Prometheus text exposition; a gateway route, so behind the API-key guard like every route but the probes. */

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
-import { isGatewayError } from '#core/errors/gateway-error.js';
-import type { GatewayCall, GatewayCallResult } from '#core/handlers/tool-handler.interface.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
+import type { GatewayCall, GatewayCallResult } from '#tool-sdk/contract/index.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '#core/loop/run-observer.interface.js';
-import { requestOwner } from '#edge/request/request-owner.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { RequestRecord, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';

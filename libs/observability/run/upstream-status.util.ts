@@ -1,4 +1,4 @@
-import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, isGatewayError } from '#core/errors/gateway-error.js';
+import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, isGatewayError } from '#tool-sdk/errors.js';
 
 /**
  * A bounded label for how an upstream call ended: its HTTP status when it

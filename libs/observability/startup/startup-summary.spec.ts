@@ -20,27 +20,32 @@ describe('start-up summary', () => {
     expect(redactUrl('not a url')).toBe('(unparseable URL)');
   });
 
-  it('says which tool types run and why the others do not', () => {
-    const config = Object.assign(validateGatewayConfig({}), { mcp: { servers: [{ label: 'git', transport: 'stdio', command: 'x' }], allowedHosts: ['a', 'b'] } });
-    const summary = toolSummary(
-      config,
-      explorerWith([
-        ['function', false, false],
-        ['mcp', true, true],
-        ['web_search', true, true],
-        ['file_search', true, false],
-      ]),
-    );
+  it("says which tool types run and why the others do not, in each module's own words", () => {
+    const described = (type: string, runs: boolean, detail: string) => ({ type, gatewayOwned: true, describe: () => ({ runs, detail }) }) as any;
+    const explorer = {
+      types: () => ['function', 'mcp', 'web_search', 'file_search', 'probe'],
+      handlerForType: (t: string) =>
+        ({
+          function: handler('function', false),
+          mcp: described('mcp', true, 'runs in the gateway: 1 operator server(s)'),
+          web_search: described('web_search', false, 'no search provider configured (set WEB_SEARCH_PROVIDER)'),
+          file_search: handler('file_search', true),
+          probe: handler('probe', true),
+        })[t],
+      executorForType: (t: string) => (t === 'file_search' ? undefined : ({} as any)),
+    };
+    const summary = toolSummary(validateGatewayConfig({}), explorer);
     expect(summary.active.function).toMatch(/client-owned/);
-    expect(summary.active.mcp).toMatch(/1 operator server\(s\).*2 host\(s\)/);
+    expect(summary.active.mcp).toBe('runs in the gateway: 1 operator server(s)');
     expect(summary.inactive.web_search).toMatch(/WEB_SEARCH_PROVIDER/);
     expect(summary.inactive.file_search).toMatch(/no executor/);
-    // Not loaded at all: named too, with that reason.
-    expect(summary.inactive.code_interpreter).toMatch(/not loaded/);
-    expect(summary.inactive.custom).toMatch(/not loaded/);
-
-    const withSearch = toolSummary(Object.assign(validateGatewayConfig({}), { webSearch: { provider: 'searxng' } }), explorerWith([['web_search', true, true]]));
-    expect(withSearch.active.web_search).toBe('runs in the gateway');
+    // A module that says nothing of itself runs in the gateway.
+    expect(summary.active.probe).toBe('runs in the gateway');
+    // Types the configuration refuses without a module: named, with what a declaration gets.
+    expect(summary.inactive.code_interpreter).toMatch(/refused with a 400/);
+    expect(summary.inactive.custom).toMatch(/refused with a 400/);
+    const relaxed = toolSummary(validateGatewayConfig({ tools: { refuseUnhandledTypes: [] } }), explorer);
+    expect(relaxed.inactive.code_interpreter).toBeUndefined();
   });
 
   it('never prints the upstream key, the inbound keys or the database password', () => {

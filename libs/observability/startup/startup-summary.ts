@@ -3,7 +3,6 @@ import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { readStorageSettings } from '#storage/config/storage.config-section.js';
-import { ToolType } from '#tools/tool-type.enum.js';
 import { readObservabilitySettings } from '../config/observability.config-section.js';
 import type { LogFields } from '../logging/log-writer.service.js';
 
@@ -29,6 +28,9 @@ export function storageSummary(config: GatewayConfig): LogFields {
 /**
  * Each tool type and what this gateway does with it, with the reason when it
  * cannot run it: the question an operator has when a model's call fails.
+ * Each module says it of its own type (`ToolHandler.describe`); the summary
+ * names no tool type. A type the configuration refuses when no module
+ * handles it (`tools.refuseUnhandledTypes`) is listed when none is loaded.
  */
 export function toolSummary(
   config: GatewayConfig,
@@ -43,27 +45,18 @@ export function toolSummary(
   for (const type of loaded) {
     const handler = explorer.handlerForType(type)!;
     if (!handler.gatewayOwned) {
-      active[type] = 'client-owned: calls are handed back to the client';
+      active[type] = handler.describe?.().detail ?? 'client-owned: calls are handed back to the client';
       continue;
     }
     if (!explorer.executorForType(type)) {
       inactive[type] = 'declared but no executor in this gateway: it is not offered to the model, and a call gets an error result';
       continue;
     }
-    if (type === ToolType.WebSearch && !(config.webSearch as { provider?: string } | undefined)?.provider) {
-      inactive[type] = 'no search provider configured (set WEB_SEARCH_PROVIDER or webSearch.provider): calls get a not_configured error result';
-      continue;
-    }
-    if (type === ToolType.Mcp) {
-      const servers = ((config.mcp as { servers?: unknown[] } | undefined)?.servers ?? []).length;
-      const hosts = ((config.mcp as { allowedHosts?: unknown[] } | undefined)?.allowedHosts ?? []).length;
-      active[type] = `runs in the gateway: ${servers} operator server(s); request server_url allowed for ${hosts} host(s) (mcp.allowedHosts)`;
-      continue;
-    }
-    active[type] = 'runs in the gateway';
+    const status = handler.describe?.() ?? { runs: true, detail: 'runs in the gateway' };
+    (status.runs ? active : inactive)[type] = status.detail;
   }
-  for (const type of Object.values(ToolType)) {
-    if (!loaded.has(type)) inactive[type] = 'its tool module is not loaded in this host: declarations are skipped';
+  for (const type of config.tools.refuseUnhandledTypes ?? []) {
+    if (!loaded.has(type)) inactive[type] = 'no loaded tool module handles it: a declaration is refused with a 400 naming the type';
   }
   return { active, inactive };
 }

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import { HistoryTranslator } from '#core/loop/history-to-model.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
-import type { ModelItem } from '#core/protocol/items.js';
+import type { ModelItem } from '#tool-sdk/items.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
 import { UPSTREAM_CLIENT, type TokenizeRequest, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 
 @Controller()
 @GatewayRoutes()

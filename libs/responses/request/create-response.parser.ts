@@ -1,16 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
-import { requestBody, validateFields } from '#edge/request/request-validation.js';
-import { assertStorableText } from '#core/protocol/storable-text.js';
+import { requestBody, validateFields } from '#tool-sdk/routes/request-validation.js';
+import { assertStorableText } from '#tool-sdk/storable-text.js';
 
 function unsupported(param: string, why: string): never {
   throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');

@@ -1,7 +1,7 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
-import { newId } from '#core/ids.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
 const ID_PREFIX: Record<string, string> = {

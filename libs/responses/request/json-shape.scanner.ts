@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { MAX_OBJECT_KEYS, type JsonShapeViolation } from './json-shape.js';
 

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 
 /** The Responses API's metadata rules: at most 16 string pairs, keys up to 64 and values up to 512 characters. */
 export function parseMetadata(value: unknown, param = 'metadata'): Record<string, string> {

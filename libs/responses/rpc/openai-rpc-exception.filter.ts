@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, Logger, type RpcExceptionFilter } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
 import { toRpcError } from '#edge/errors/rpc-error.js';
 
 /**

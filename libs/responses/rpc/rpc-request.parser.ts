@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ResponseCaller } from '../service/responses.service.js';
 import type { ResponsesRpcCancel, ResponsesRpcRequest } from './responses-rpc.patterns.js';
 

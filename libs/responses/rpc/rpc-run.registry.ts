@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EMPTY, type Observable, Subject, concat, defer, finalize, takeUntil, throwError } from 'rxjs';
-import { GatewayError } from '#core/errors/gateway-error.js';
+import { GatewayError } from '#tool-sdk/errors.js';
 
 // A cancel can overtake its request on the broker (they travel on different
 // subjects/channels); remember that many recent ones so the run is stopped on arrival.

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { type Observable, defer, filter, last, map } from 'rxjs';
 import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import type { JsonObject } from '#core/protocol/items.js';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import type { JsonObject } from '#tool-sdk/items.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { upstreamHeaderProblem } from '#upstream/upstream-headers.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 

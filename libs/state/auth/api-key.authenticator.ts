@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AuthenticationError } from '#core/errors/gateway-error.js';
+import { AuthenticationError } from '#tool-sdk/errors.js';
 import { AUTH_SETTINGS, type AuthConfig } from './auth.config-section.js';
 import { OidcVerifier } from './oidc.verifier.js';
 

@@ -1,8 +1,8 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { GATEWAY_ROUTES } from '#edge/routes/gateway-routes.decorator.js';
+import { GATEWAY_ROUTES } from '#tool-sdk/routes/gateway-routes.js';
 import type { Request } from 'express';
-import { OWNER_PROPERTY } from '#edge/request/request-owner.js';
+import { OWNER_PROPERTY } from '#tool-sdk/routes/request-owner.js';
 import { ApiKeyAuthenticator } from './api-key.authenticator.js';
 
 /** Probes from orchestrators and load balancers carry no key. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from './auth.config-section.js';
-import { AuthenticationError, GatewayError } from '#core/errors/gateway-error.js';
+import { AuthenticationError, GatewayError } from '#tool-sdk/errors.js';
 
 /** The identity provider could not be asked for its keys: the caller is not at fault. */
 export class IdentityProviderUnavailableError extends GatewayError {

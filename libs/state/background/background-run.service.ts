@@ -3,14 +3,14 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { Observable, type Subscription } from 'rxjs';
 import { respond } from '#edge/responder/edge-responder.js';
 import { RunLogSink, runLogSurface } from './run-log.surface.js';
-import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#core/errors/gateway-error.js';
-import { newId } from '#core/ids.js';
+import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#tool-sdk/errors.js';
+import { newId } from '#tool-sdk/ids.js';
 import type { BackgroundRunner } from '#core/loop/background-runner.interface.js';
 import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
 import { buildResponseObject } from '#core/loop/response-object.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { BACKGROUND_STORE, LIVE_STATUSES, STATE_STORE, type BackgroundRun, type BackgroundStore, type StateStore } from '#storage/index.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';
 import { storableTools } from '../persistence/tool-declarations.util.js';

@@ -1,6 +1,6 @@
-import { isGatewayError } from '#core/errors/gateway-error.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { LIVE_STATUSES, type BackgroundEvent, type BackgroundStatus, type BackgroundStore } from '#storage/index.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);

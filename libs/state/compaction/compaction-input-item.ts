@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InputItemProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { InputItemHandler } from '#core/handlers/input-item-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { InputItemProvider } from '#tool-sdk/decorators.js';
+import type { InputItemHandler } from '#tool-sdk/contract/input-items.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { CompactionService } from './compaction.service.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError, UpstreamUnavailableError } from '#core/errors/gateway-error.js';
-import { newId } from '#core/ids.js';
+import { GatewayError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { newId } from '#tool-sdk/ids.js';
 import type { ResponseRequest, PriorState } from '#core/loop/response-request.js';
-import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '#core/protocol/items.js';
+import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { STATE_SETTINGS, type StateSettings } from '../config/state-settings.js';

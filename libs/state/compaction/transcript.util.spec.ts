@@ -1,4 +1,4 @@
-import type { PublicItem } from '#core/protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { estimateTokens, renderTranscript, splitForCompaction } from './transcript.util.js';
 
 const user = (text: string): PublicItem => ({ type: 'message', role: 'user', content: text });

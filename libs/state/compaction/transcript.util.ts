@@ -1,5 +1,5 @@
-import { outputText } from '#core/loop/history-to-model.js';
-import type { ModelItem, PublicItem } from '#core/protocol/items.js';
+import { outputText } from '#tool-sdk/helpers/output-text.js';
+import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 
 /** Either form of a transcript item: stored model items and public items render alike. */
 export type TranscriptItem = PublicItem | ModelItem;

@@ -1,15 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
-import { newId } from '#core/ids.js';
-import type { PublicItem } from '#core/protocol/items.js';
-import { requestOwner } from '#edge/request/request-owner.js';
+import { InvalidRequestError, NotFoundError } from '#tool-sdk/errors.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { PublicItem } from '#tool-sdk/items.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import { STATE_STORE, type Conversation, type ConversationItem, type StateStore } from '#storage/index.js';
-import { conversationNotFound } from '#core/errors/gateway-error.js';
-import { listQuery, requestBody } from '#edge/request/request-validation.js';
+import { conversationNotFound } from '#tool-sdk/errors.js';
+import { listQuery, requestBody } from '#tool-sdk/routes/request-validation.js';
 import { parseMetadata } from '#responses/request/metadata.parser.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '#responses/request/input-items.parser.js';
 

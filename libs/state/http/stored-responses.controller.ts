@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
-import { newId } from '#core/ids.js';
-import type { JsonObject, PublicItem, Usage } from '#core/protocol/items.js';
-import { requestOwner } from '#edge/request/request-owner.js';
+import { InvalidRequestError, NotFoundError } from '#tool-sdk/errors.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { JsonObject, PublicItem, Usage } from '#tool-sdk/items.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { CreateResponseParser } from '#responses/request/create-response.parser.js';
 import { STATE_STORE, type Page, type StateStore } from '#storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
@@ -15,8 +15,8 @@ import type { Observable } from 'rxjs';
 import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { respondOverHttp } from '#edge/responder/respond-over-http.js';
 import { responsesSurface } from '#edge/responder/responses.surface.js';
-import { listQuery, requestBody } from '#edge/request/request-validation.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
+import { listQuery, requestBody } from '#tool-sdk/routes/request-validation.js';
+import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import { canonicalItem } from '#responses/request/input-items.parser.js';
 

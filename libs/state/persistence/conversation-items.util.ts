@@ -1,4 +1,4 @@
-import type { PublicItem } from '#core/protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { MAX_LIST_LIMIT, type StateStore } from '#storage/index.js';
 
 /** Every item of a conversation, oldest first; null when it is missing or foreign. */

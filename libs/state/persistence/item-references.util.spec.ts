@@ -1,4 +1,4 @@
-import type { PublicItem } from '#core/protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { resolveItemReferences } from './item-references.util.js';
 
 const stored: Record<string, PublicItem> = {

@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { canonicalItem } from '#responses/request/input-items.parser.js';
 
 /** Finds stored items by id, for one owner; absent ids are missing from the map. */

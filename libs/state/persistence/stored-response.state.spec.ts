@@ -2,7 +2,7 @@ import { DEFAULT_BACKGROUND_SETTINGS } from '../config/state-settings.js';
 import { of } from 'rxjs';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import type { CompletedRun } from '#core/loop/response-state.interface.js';
-import type { ModelItem, PublicItem } from '#core/protocol/items.js';
+import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ModelEvent } from '#core/protocol/model-events.js';
 import { MemoryStateStore } from '#storage/index.js';
 import type { UpstreamClient } from '#core/upstream/upstream-client.interface.js';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { conversationNotFound, previousResponseNotFound } from '#core/errors/gateway-error.js';
+import { conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
 import type { PriorState, PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import type { CompletedRun, ResponseStateStore } from '#core/loop/response-state.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { STATE_STORE, type StateStore, type StoredResponse } from '#storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { readConversationItems } from './conversation-items.util.js';

@@ -1,5 +1,5 @@
 import { redactUrl } from '#config/url-redaction.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 
 /** Fields of an MCP declaration that carry credentials for the MCP server. */
 const MCP_SECRET_FIELDS = new Set(['headers', 'authorization']);

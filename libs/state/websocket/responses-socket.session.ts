@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { LoopService } from '#core/loop/loop.service.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { scanJsonShape, shapeError } from '#responses/request/json-shape.scanner.js';
 import type { CreateResponseParser } from '#responses/request/create-response.parser.js';

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { NotFoundError, TooManyConnectionsError } from '#core/errors/gateway-error.js';
+import { NotFoundError, TooManyConnectionsError } from '#tool-sdk/errors.js';
 import { LoopService } from '#core/loop/loop.service.js';
 import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';

@@ -1,6 +1,6 @@
 import type { PriorState, ResponseRequest } from '#core/loop/response-request.js';
 import type { CompletedRun, ResponseStateStore } from '#core/loop/response-state.interface.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import type { CompactionService } from '../compaction/compaction.service.js';
 import { resolveItemReferences } from '../persistence/item-references.util.js';
 import type { SocketResponseCache } from './socket-response-cache.js';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import {
   LIVE_STATUSES,
   type AdmitRefusal,

@@ -1,4 +1,4 @@
-import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '../container-record-store.interface.js';
+import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 
 const copy = (r: ContainerRecord): ContainerRecord => ({ ...r, files: r.files.map((f) => ({ ...f })), copiedFileIds: [...r.copiedFileIds] });
 

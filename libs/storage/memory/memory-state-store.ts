@@ -1,5 +1,5 @@
-import { NotFoundError } from '#core/errors/gateway-error.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { NotFoundError } from '#tool-sdk/errors.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { nowSeconds, outputItemsOf, withItemId, type IdentifiedItem } from '../shared/stored-item.util.js';

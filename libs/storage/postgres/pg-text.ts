@@ -1,5 +1,5 @@
-import { isGatewayError } from '#core/errors/gateway-error.js';
-import { unstorableTextError } from '#core/protocol/storable-text.js';
+import { isGatewayError } from '#tool-sdk/errors.js';
+import { unstorableTextError } from '#tool-sdk/storable-text.js';
 import { isUnavailable, sqlStateOf, translateUnavailable } from './pg-unavailable.js';
 
 /**

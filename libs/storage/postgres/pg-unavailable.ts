@@ -1,4 +1,4 @@
-import { StoreUnavailableError, isGatewayError } from '#core/errors/gateway-error.js';
+import { StoreUnavailableError, isGatewayError } from '#tool-sdk/errors.js';
 
 /**
  * A server's error report (node-postgres' `DatabaseError`), told by its shape: this module is

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ContainerFileRecord, ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '../container-record-store.interface.js';
+import type { ContainerFileRecord, ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 import { patchColumns } from '../sqlite/sqlite-container-record.store.js';
 import { inTransaction } from './pg-transaction.js';
 import { translateUnavailable } from './pg-unavailable.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import type { StoredResponse } from '../state-store.interface.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';

@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 import type { BackgroundEvent, BackgroundRun } from '../background-store.interface.js';
 
 /** The final event an expired run gets: one past the last it had, so followers see it end in order. */

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 
 /**
  * A write reused an id that must be unique: a response id, a conversation id,

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ListOptions, Page } from '../state-store.interface.js';
 
 export const DEFAULT_LIST_LIMIT = 20;

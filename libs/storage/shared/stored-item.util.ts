@@ -1,5 +1,5 @@
-import { newId } from '#core/ids.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import type { StoredResponse } from '../state-store.interface.js';
 
 export type IdentifiedItem = PublicItem & { id: string };

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { GatewayError } from '#core/errors/gateway-error.js';
+import { DriverMissingError } from '#tool-sdk/errors.js';
 import type pg from 'pg';
 import { translatePgError } from '../postgres/pg-text.js';
 
@@ -18,13 +18,6 @@ import { translatePgError } from '../postgres/pg-text.js';
  */
 const requireDriver = createRequire(import.meta.url);
 
-/** A 503 for every use of file search while its database driver is not installed; boot goes on without it. */
-export class DriverMissingError extends GatewayError {
-  constructor(pkg: string, kind: string) {
-    super(`file_search on ${kind} needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, 503, 'server_error', 'driver_missing');
-  }
-}
-
 function driver<T>(pkg: string, kind: string): T {
   try {
     return requireDriver(pkg) as T;
@@ -34,24 +27,9 @@ function driver<T>(pkg: string, kind: string): T {
   }
 }
 
-export type SqlValue = string | number | bigint | Buffer | null;
-export type Row = Record<string, unknown>;
-
-/**
- * The little of SQL the file-search store needs, over SQLite and PostgreSQL
- * alike. Statements use `?` placeholders (rewritten to `$n` for PostgreSQL)
- * and avoid literals containing `?`.
- */
-export interface SqlDatabase {
-  readonly kind: 'sqlite' | 'postgres';
-  /** sqlite-vec is loaded: vector distances are computed in SQL. */
-  readonly hasVectorFunctions: boolean;
-  all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
-  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
-  /** Runs `fn` in one transaction; other statements wait for it on SQLite's single connection. */
-  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
+export { DriverMissingError };
+export type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
+import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
 
 /**
  * better-sqlite3 is synchronous, and one connection has one transaction: an

@@ -1,4 +1,4 @@
-import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '../container-record-store.interface.js';
+import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
 
 interface Row {

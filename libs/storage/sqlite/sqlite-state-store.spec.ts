@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
 import { SqliteStateStore } from './sqlite-state-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';

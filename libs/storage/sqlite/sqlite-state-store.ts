@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { NotFoundError } from '#core/errors/gateway-error.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import { NotFoundError } from '#tool-sdk/errors.js';
+import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';

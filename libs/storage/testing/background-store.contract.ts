@@ -1,5 +1,5 @@
 /// <reference types="jest" />
-import { newId } from '#core/ids.js';
+import { newId } from '#tool-sdk/ids.js';
 import type { BackgroundRun, BackgroundStore } from '../background-store.interface.js';
 
 const LIMITS = { maxRuns: 100, maxRunsPerOwner: 100 };

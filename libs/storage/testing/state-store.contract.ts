@@ -1,7 +1,7 @@
 /// <reference types="jest" />
-import { NotFoundError } from '#core/errors/gateway-error.js';
-import { newId } from '#core/ids.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { NotFoundError } from '#tool-sdk/errors.js';
+import { newId } from '#tool-sdk/ids.js';
+import type { PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
 import type { Conversation, StateStore, StoredResponse } from '../state-store.interface.js';
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/index.js';
 
 /** What the model sees: one function taking the program. */
 export const CODE_INTERPRETER_FUNCTION = 'code_interpreter';

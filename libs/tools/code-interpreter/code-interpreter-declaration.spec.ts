@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/index.js';
 import { MAX_FILE_IDS, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 
 function param(decl: Record<string, unknown>): string | null {

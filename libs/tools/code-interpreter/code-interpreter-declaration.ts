@@ -1,5 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError, type JsonObject } from '#tool-sdk/index.js';
 
 export type ContainerRef = { kind: 'auto'; fileIds: string[]; memoryLimit: string | null } | { kind: 'id'; id: string };
 

@@ -1,15 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { registerConfigSection } from '#config/config-section.js';
-import {
-  GATEWAY_CONFIG,
-  type GatewayConfig,
-  type ContainerRecordStore,
-  type StorageConfig,
-  createContainerRecordStore,
-  parseStorageSettings,
-  readStorageSettings,
-} from '#src/tool-contract.js';
+import { type ContainerRecordStore, registerConfigSection, TOOL_STORAGE, type ToolStorage } from '#tool-sdk/index.js';
 import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
@@ -39,15 +30,6 @@ class CodeInterpreterLifecycle implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.store.stop();
     await this.backend.close();
-  }
-}
-
-/** The state's storage settings, which container records follow; a mistake in them is the `storage` section's to report. */
-function storageSettingsOf(config: GatewayConfig): StorageConfig {
-  try {
-    return readStorageSettings(config);
-  } catch {
-    return parseStorageSettings(undefined);
   }
 }
 
@@ -85,13 +67,11 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     registerConfigSection(codeInterpreterConfigSection),
     {
       provide: ContainerStore,
-      inject: [CODE_INTERPRETER_SETTINGS, GATEWAY_CONFIG, SANDBOX_BACKEND],
-      useFactory: (s: CodeInterpreterSettings, config: GatewayConfig, backend: SandboxBackend) => {
-        const storage = storageSettingsOf(config);
-        const records = deferredRecordStore(() => createContainerRecordStore(storage));
+      inject: [CODE_INTERPRETER_SETTINGS, TOOL_STORAGE, SANDBOX_BACKEND],
+      useFactory: (s: CodeInterpreterSettings, storage: ToolStorage, backend: SandboxBackend) => {
+        const records = deferredRecordStore(() => storage.openContainerRecords());
         // With the memory driver this is the only process: nobody to reach, no listener.
-        const shared = storage.driver !== 'memory' && !(storage.driver === 'sqlite' && storage.sqlitePath === ':memory:');
-        return new ContainerStore(s, records, new InternalNode(s.internal, records, shared), backend);
+        return new ContainerStore(s, records, new InternalNode(s.internal, records, storage.shared), backend);
       },
     },
     {

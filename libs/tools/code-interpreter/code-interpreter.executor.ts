@@ -1,14 +1,22 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  type ExecutionContext,
+  GATEWAY_CONFIG,
+  type GatewayCall,
+  type GatewayCallResult,
+  GatewayConfig,
+  type GatewayEventPlan,
+  type GatewayExecutor,
+  GatewayExecutorProvider,
+  type PublicItem,
+  type ToolOutput,
+} from '#tool-sdk/index.js';
 import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
 import type { RunOutcome } from './containers/container-run.js';
 import { ContainerGoneError, ContainerStore } from './containers/container-store.service.js';
+import { CODE_INTERPRETER } from './code-interpreter.tool-type.js';
 
 /**
  * Room in the gateway's deadline for waiting on a free interpreter and for
@@ -34,9 +42,9 @@ function failed(message: string, data: CodeInterpreterCallData): ToolOutput {
  * failed call with a sentence saying what happened, never a gateway error.
  */
 @Injectable()
-@GatewayExecutorProvider({ type: ToolType.CodeInterpreter })
+@GatewayExecutorProvider({ type: CODE_INTERPRETER })
 export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterParams> {
-  readonly type = ToolType.CodeInterpreter;
+  readonly type = CODE_INTERPRETER;
   private readonly logger = new Logger('CodeInterpreter');
 
   constructor(
@@ -52,7 +60,7 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
    * `tools.timeoutMsByType.code_interpreter` still wins.
    */
   timeoutMs(): number | undefined {
-    if (this.config.tools.timeoutMsByType?.[ToolType.CodeInterpreter] !== undefined) return undefined;
+    if (this.config.tools.timeoutMsByType?.[CODE_INTERPRETER] !== undefined) return undefined;
     return this.settings.timeoutMs + this.settings.graceMs + START_ALLOWANCE_MS;
   }
 

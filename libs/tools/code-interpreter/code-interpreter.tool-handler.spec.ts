@@ -1,11 +1,10 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { InvalidRequestError, type PublicItem } from '#tool-sdk/index.js';
+import { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
-import { MemoryContainerRecordStore } from '#src/tool-contract.js';
 import { ContainerStore } from './containers/container-store.service.js';
 import { InternalNode } from './homes/internal-node.js';
 import { ContainerFileSource } from './files/container-file.source.js';

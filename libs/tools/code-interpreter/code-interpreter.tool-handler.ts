@@ -1,16 +1,25 @@
-import { firstOfferedToolChoice } from '#core/handlers/tool-choice.helpers.js';
+import {
+  type DiscoveryContext,
+  type DiscoveryResult,
+  firstOfferedToolChoice,
+  type GatewayCall,
+  type HistoryContext,
+  InvalidRequestError,
+  type JsonObject,
+  type ModelItem,
+  type NormalizedTool,
+  type PublicItem,
+  type ToolHandler,
+  ToolHandlerProvider,
+} from '#tool-sdk/index.js';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { DiscoveryContext, DiscoveryResult, GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
 import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from './code-interpreter-declaration.js';
 import { containerFileError } from './containers/container-errors.js';
 import { type Container, ContainerStore } from './containers/container-store.service.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from './files/file-source.interface.js';
 import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
+import { CODE_INTERPRETER } from './code-interpreter.tool-type.js';
 
 interface Discovered {
   containerId: string;
@@ -30,13 +39,13 @@ interface Discovered {
  * not there for this one.
  */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.CodeInterpreter })
-export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterParams, Discovered> {
-  readonly type = ToolType.CodeInterpreter;
+@ToolHandlerProvider({ type: CODE_INTERPRETER })
+export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterParams, Discovered, CodeInterpreterParams> {
+  readonly type = CODE_INTERPRETER;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['code_interpreter_call'];
   readonly itemIdPrefix = 'ci';
-  readonly toolChoice = firstOfferedToolChoice(ToolType.CodeInterpreter, [ToolType.CodeInterpreter]);
+  readonly toolChoice = firstOfferedToolChoice(CODE_INTERPRETER, [CODE_INTERPRETER]);
 
   constructor(
     private readonly containers: ContainerStore,
@@ -67,7 +76,7 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     return { state: { containerId: container.id } };
   }
 
-  normalize(p: CodeInterpreterParams, discovered: Discovered | undefined): NormalizedTool[] {
+  normalize(p: CodeInterpreterParams, discovered: Discovered | undefined): NormalizedTool<CodeInterpreterParams>[] {
     return [
       {
         fn: {

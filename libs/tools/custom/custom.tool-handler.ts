@@ -1,13 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { optionalObject, optionalString, requireFunctionName } from '#core/handlers/declaration-validation.js';
-import { namedClientToolChoice } from '#core/handlers/tool-choice.helpers.js';
-import { clientCallModelName } from '#core/handlers/call-item.helpers.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { ClientCallShape, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import { outputText } from '#core/loop/history-to-model.js';
-import type { FunctionToolDef, JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  clientCallModelName,
+  type ClientCallShape,
+  type FunctionToolDef,
+  type HistoryContext,
+  InvalidRequestError,
+  type JsonObject,
+  type ModelItem,
+  namedClientToolChoice,
+  type NormalizedTool,
+  outputText,
+  type PublicItem,
+  type ToolHandler,
+  ToolHandlerProvider,
+  validation,
+} from '#tool-sdk/index.js';
+import { CUSTOM } from './custom.tool-type.js';
 
 export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
 
@@ -18,9 +26,9 @@ export interface CustomToolParams {
 }
 
 export function validateCustomTool(decl: JsonObject, path: string): CustomToolParams {
-  const name = requireFunctionName(decl, path);
-  const description = optionalString(decl, 'description', path) ?? null;
-  const format = optionalObject(decl, 'format', path);
+  const name = validation.requireFunctionName(decl, path);
+  const description = validation.optionalString(decl, 'description', path) ?? null;
+  const format = validation.optionalObject(decl, 'format', path);
   if (!format || format.type === 'text') return { name, description, format: { type: 'text' } };
   if (format.type !== 'grammar') {
     throw new InvalidRequestError(`${path}.format.type must be "text" or "grammar".`, `${path}.format.type`);
@@ -71,14 +79,14 @@ export function customAsFunction(p: CustomToolParams, modelName: string): Functi
 
 /** `custom`: client-owned freeform tool; calls come back as `custom_tool_call`. */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.Custom })
+@ToolHandlerProvider({ type: CUSTOM })
 export class CustomToolHandler implements ToolHandler<CustomToolParams> {
-  readonly type = ToolType.Custom;
+  readonly type = CUSTOM;
   readonly gatewayOwned = false;
   /** Plain and namespaced custom calls both come back as `custom_tool_call`; the client answers with its output item. */
   readonly historyItemTypes = ['custom_tool_call', 'custom_tool_call_output'];
   readonly callOutputItemTypes = ['custom_tool_call_output'];
-  readonly toolChoice = namedClientToolChoice(ToolType.Custom, 'custom_tool_call', 'namespace');
+  readonly toolChoice = namedClientToolChoice(CUSTOM, 'custom_tool_call', 'namespace');
 
   validate(decl: JsonObject, path: string): CustomToolParams {
     return validateCustomTool(decl, path);

@@ -1,7 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { STORED_FILES, type StoredFiles, registerConfigSection } from '#src/tool-contract.js';
+import { DriverMissingError, registerConfigSection, STORED_FILES, type StoredFiles, TOOL_STORAGE, type ToolStorage } from '#tool-sdk/index.js';
 import { ownerOf } from './storage/file-search-rows.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
@@ -13,31 +11,28 @@ import { EmbeddingsClient } from './ingestion/embeddings.client.js';
 import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
 import { FileSearchService } from './retrieval/file-search.service.js';
 import { FileSearchStore } from './storage/file-search.store.js';
-import { DriverMissingError, PostgresDatabase, SqliteDatabase } from './storage/sql-database.js';
 import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 
-function openStore(settings: FileSearchSettings): FileSearchStore {
-  if (settings.driver === 'postgres') {
-    const { postgresUrl, connectTimeoutMs, queryTimeoutMs } = settings;
-    return new FileSearchStore(new PostgresDatabase({ connectionString: postgresUrl!, connectTimeoutMs, queryTimeoutMs }));
-  }
-  if (settings.sqlitePath !== ':memory:') mkdirSync(dirname(settings.sqlitePath), { recursive: true });
-  return new FileSearchStore(new SqliteDatabase(settings.sqlitePath));
+/** The index's tables, where the operator's `storage` settings put the gateway's state. */
+const indexLocation = (settings: FileSearchSettings) => ({ file: 'files.sqlite', path: settings.sqlitePath });
+
+function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSearchStore {
+  return new FileSearchStore(storage.openSql(indexLocation(settings)));
 }
 
 /**
  * The `file_search` tool type with the Files and Vector Stores APIs it
- * searches. It uses only the gateway's public contract (`src/index.ts`):
- * the tool decorators, `GATEWAY_CONFIG` and the domain errors. Its tables
- * are its own, on the database `storage` names, reached through the storage
- * library's SQL port (same timeouts and error mapping as the state store).
+ * searches. It uses only the tool SDK (`libs/tool-sdk`): the tool
+ * decorators, `GATEWAY_CONFIG`, the domain errors and the `ToolStorage`
+ * port, through which its own tables live on the database `storage` names
+ * (same timeouts and error mapping as the state store).
  */
 @Module({
   controllers: [FilesController, VectorStoresController],
   providers: [
     registerConfigSection(fileSearchConfigSection),
-    { provide: FileSearchStore, inject: [FILE_SEARCH_SETTINGS], useFactory: openStore },
+    { provide: FileSearchStore, inject: [FILE_SEARCH_SETTINGS, TOOL_STORAGE], useFactory: openStore },
     {
       provide: FILE_SEARCH_EMBEDDINGS,
       inject: [FILE_SEARCH_SETTINGS],
@@ -71,6 +66,7 @@ export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown
   constructor(
     private readonly store: FileSearchStore,
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
+    @Inject(TOOL_STORAGE) private readonly storage: ToolStorage,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -79,7 +75,7 @@ export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown
     } catch (e) {
       // A package install without the driver: the rest of the gateway serves; file search says why it cannot.
       if (e instanceof DriverMissingError) return new Logger('FileSearch').warn(`file_search is off: ${e.message}`);
-      const where = this.settings.driver === 'postgres' ? 'PostgreSQL (storage.postgresUrl)' : `fileSearch.sqlitePath=${this.settings.sqlitePath}`;
+      const where = this.storage.describeSql(indexLocation(this.settings));
       throw new Error(`Could not open the file-search store on ${where}: ${(e as Error).message}`, { cause: e });
     }
   }

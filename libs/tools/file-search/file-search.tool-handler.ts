@@ -1,25 +1,25 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
-  InvalidRequestError,
-  firstOfferedToolChoice,
-  ToolHandlerProvider,
-  ToolType,
-  validation,
   type DiscoveryContext,
   type DiscoveryResult,
+  firstOfferedToolChoice,
   type GatewayCall,
   type HistoryContext,
+  InvalidRequestError,
   type JsonObject,
   type ModelItem,
   type NormalizedTool,
   type PublicItem,
   type ToolHandler,
-} from '#src/tool-contract.js';
+  ToolHandlerProvider,
+  validation,
+} from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
 import { parseRankingOptions } from './api/vector-stores.service.js';
 import { parseAttributeFilter, type AttributeFilter } from './retrieval/attribute-filter.js';
 import { ownerOf, type Owner } from './storage/file-search-rows.js';
 import { queriesOf } from './tool/file-search-call.js';
+import { FILE_SEARCH } from './file-search.tool-type.js';
 
 export interface FileSearchParams {
   vectorStoreIds: string[];
@@ -47,13 +47,13 @@ export const MAX_VECTOR_STORES = 100;
  * `FileSearchExecutor`.
  */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.FileSearch })
-export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Discovered> {
-  readonly type = ToolType.FileSearch;
+@ToolHandlerProvider({ type: FILE_SEARCH })
+export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Discovered, FileSearchParams> {
+  readonly type = FILE_SEARCH;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['file_search_call'];
   readonly itemIdPrefix = 'fs';
-  readonly toolChoice = firstOfferedToolChoice(ToolType.FileSearch, [ToolType.FileSearch]);
+  readonly toolChoice = firstOfferedToolChoice(FILE_SEARCH, [FILE_SEARCH]);
 
   private readonly maxQueries: number;
 
@@ -84,7 +84,7 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
     return { state: { owner: ownerOf(ctx.owner) } };
   }
 
-  normalize(p: FileSearchParams, discovered?: Discovered): NormalizedTool[] {
+  normalize(p: FileSearchParams, discovered?: Discovered): NormalizedTool<FileSearchParams>[] {
     return [
       {
         fn: {

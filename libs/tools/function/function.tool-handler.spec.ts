@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '#tool-sdk/index.js';
 import { FunctionToolHandler } from './function.tool-handler.js';
 
 const handler = new FunctionToolHandler();

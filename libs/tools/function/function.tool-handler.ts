@@ -1,11 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { optionalBoolean, optionalString, parametersSchema, requireFunctionName } from '#core/handlers/declaration-validation.js';
-import { namedClientToolChoice } from '#core/handlers/tool-choice.helpers.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import { clientCallModelName } from '#core/handlers/call-item.helpers.js';
-import type { HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  clientCallModelName,
+  type HistoryContext,
+  type JsonObject,
+  type ModelItem,
+  namedClientToolChoice,
+  type NormalizedTool,
+  optionalBoolean,
+  optionalString,
+  parametersSchema,
+  type PublicItem,
+  requireFunctionName,
+  type ToolHandler,
+  ToolHandlerProvider,
+} from '#tool-sdk/index.js';
+import { FUNCTION } from './function.tool-type.js';
 
 export interface FunctionToolParams {
   name: string;
@@ -25,13 +34,13 @@ export function validateFunctionTool(decl: JsonObject, path: string): FunctionTo
 
 /** `function`: client-owned, passed to the model unchanged, calls handed back as they are. */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.Function })
+@ToolHandlerProvider({ type: FUNCTION })
 export class FunctionToolHandler implements ToolHandler<FunctionToolParams> {
-  readonly type = ToolType.Function;
+  readonly type = FUNCTION;
   readonly gatewayOwned = false;
   /** Plain and namespaced function calls both come back as `function_call` items. */
   readonly historyItemTypes = ['function_call'];
-  readonly toolChoice = namedClientToolChoice(ToolType.Function, 'function_call', 'namespace');
+  readonly toolChoice = namedClientToolChoice(FUNCTION, 'function_call', 'namespace');
 
   validate(decl: JsonObject, path: string): FunctionToolParams {
     return validateFunctionTool(decl, path);

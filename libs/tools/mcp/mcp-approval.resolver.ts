@@ -1,10 +1,18 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
-import type { ToolEntry } from '#core/registry/tool-registry.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  type ApprovalAnswer,
+  type ApprovalContract,
+  type ApprovalVerdict,
+  type GatewayCall,
+  InvalidRequestError,
+  type JsonObject,
+  type PublicItem,
+  type ToolEntry,
+} from '#tool-sdk/index.js';
 import { approvalBindingHolds } from './mcp-approval-binding.js';
+import { needsApproval } from './mcp-declaration.parser.js';
+import { approvalRequestItem } from './mcp-items.js';
 import type { McpExecutionParams } from './mcp.tool-handler.js';
+import { MCP } from './mcp.tool-type.js';
 
 /**
  * MCP's side of the approval contract: `mcp_approval_response` items answer
@@ -13,8 +21,16 @@ import type { McpExecutionParams } from './mcp.tool-handler.js';
  * the request item (stored or sent back by the client) says which server
  * and tool, so the answer is matched to the request's own declaration.
  */
-export class McpApprovalResolver implements ApprovalContract {
+export class McpApprovalResolver implements ApprovalContract<McpExecutionParams> {
   readonly answerItemTypes = ['mcp_approval_response'];
+
+  requires(_call: GatewayCall, params: McpExecutionParams): boolean {
+    return needsApproval(params.approval, params.toolName, params.readOnlyHint);
+  }
+
+  requestItem(call: GatewayCall, params: McpExecutionParams): PublicItem {
+    return approvalRequestItem(call, params.serverLabel, params.toolName, params.target);
+  }
 
   readAnswer(item: PublicItem): ApprovalAnswer {
     const it = item as JsonObject;
@@ -45,7 +61,7 @@ export class McpApprovalResolver implements ApprovalContract {
         const reason = answer.reason ? ` Reason: ${answer.reason}` : '';
         return { kind: 'denied', output: JSON.stringify({ error: { code: 'approval_denied', message: `The user denied this call.${reason}` } }) };
       }
-      const entry = ctx.entries.find((e) => e.toolType === ToolType.Mcp && e.scope === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway');
+      const entry = ctx.entries.find((e) => e.toolType === MCP && e.scope === request.server_label && e.toolName === request.name && e.ownership.kind === 'gateway');
       if (!entry) {
         throw new InvalidRequestError(
           `The approved call to "${String(request.name)}" on server "${String(request.server_label)}" has no matching tool declaration in this request.`,

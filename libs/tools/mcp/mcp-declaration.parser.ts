@@ -1,6 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { optionalObject, optionalString, requireString } from '#core/handlers/declaration-validation.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError, type JsonObject, optionalObject, optionalString, requireString } from '#tool-sdk/index.js';
 import { SERVER_LABEL } from './mcp.config.js';
 import type { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { RefusedDestinationError } from './mcp-host.policy.js';

@@ -1,7 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
-import { newId } from '#core/ids.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { type GatewayCall, type GatewayCallResult, newId, type PublicItem, type ToolOutput } from '#tool-sdk/index.js';
 import { boundApprovalRequestId } from './mcp-approval-binding.js';
 import type { McpTarget } from './mcp-target.js';
 

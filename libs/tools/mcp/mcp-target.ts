@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { urlSecrets } from '#config/url-redaction.js';
+import { urlSecrets } from '#tool-sdk/index.js';
 import type { OperatorServerConfig } from './mcp.config.js';
 
 /**

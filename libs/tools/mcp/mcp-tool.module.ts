@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { registerConfigSection } from '#config/config-section.js';
+import { registerConfigSection } from '#tool-sdk/index.js';
 import { mcpConfigSection } from './mcp.config-section.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';

@@ -1,4 +1,4 @@
-import { defineConfigSection } from '#config/config-section.js';
+import { defineConfigSection } from '#tool-sdk/index.js';
 import { MCP_SETTINGS, MCP_SETTINGS_KEYS, type McpSettings, parseMcpSettings } from './mcp.config.js';
 
 /** The `mcp` section: operator-configured servers and the hosts requests may name. */

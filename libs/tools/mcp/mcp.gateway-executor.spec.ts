@@ -2,11 +2,8 @@ import { Subject } from 'rxjs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { GatewayConfig } from '#config/gateway-config.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '#core/handlers/tool-handler.interface.js';
+import type { GatewayCall, GatewayCallResult, GatewayConfig, JsonObject, ToolEntry, ToolOutput } from '#tool-sdk/index.js';
 import { GatewayScheduler, type ScheduledCall, type ScheduledResult } from '#core/loop/gateway-scheduler.service.js';
-import type { JsonObject } from '#core/protocol/items.js';
-import type { ToolEntry } from '#core/registry/tool-registry.js';
 import { SseTestServer, StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
@@ -244,7 +241,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
     it('asks for approval per require_approval, with an mcp_approval_request naming the tool', () => {
       const call = callFor(params, { id: '7' });
-      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) => executor.requiresApproval(call, { ...params, ...p, approval });
+      const policy = (approval: McpExecutionParams['approval'], p: Partial<McpExecutionParams> = {}) => handler.approvals.requires(call, { ...params, ...p, approval });
       expect(policy({ fallback: 'always' })).toBe(true);
       expect(policy({ fallback: 'never' })).toBe(false);
       expect(policy({ fallback: 'always', never: { names: new Set(['delete_item']) } })).toBe(false);
@@ -252,7 +249,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       expect(policy({ fallback: 'always', never: { readOnly: true } }, { readOnlyHint: true })).toBe(false);
       expect(policy({ fallback: 'always', never: {} })).toBe(true);
       expect(policy({ fallback: 'always', always: { names: new Set(['delete_item']) }, never: { names: new Set(['delete_item']) } })).toBe(true);
-      const item = executor.approvalRequestItem(call, params);
+      const item = handler.approvals.requestItem(call, params);
       expect(item).toEqual({ id: expect.stringMatching(/^mcpr_[0-9a-f]{48}$/), type: 'mcp_approval_request', server_label: 'demo', name: 'delete_item', arguments: '{"id":"7"}' });
       // Its id is bound to the call and the declaration it was asked under (mcp-approval-binding.spec.ts).
       const approved = { serverLabel: 'demo', toolName: 'delete_item', arguments: '{"id":"7"}' };

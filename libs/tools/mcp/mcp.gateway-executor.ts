@@ -1,13 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  type ExecutionContext,
+  type GatewayCall,
+  type GatewayCallResult,
+  type GatewayEventPlan,
+  type GatewayExecutor,
+  GatewayExecutorProvider,
+  type PublicItem,
+  type ToolOutput,
+} from '#tool-sdk/index.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
-import { needsApproval } from './mcp-declaration.parser.js';
-import { approvalRequestItem, callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
+import { callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
 import type { McpExecutionParams } from './mcp.tool-handler.js';
+import { MCP } from './mcp.tool-type.js';
 
 const DEADLINE_GRACE_MS = 1_000;
 
@@ -27,9 +33,9 @@ function parseArguments(raw: string): Record<string, unknown> | string {
  * server, and shapes their public `mcp_call` lifecycle.
  */
 @Injectable()
-@GatewayExecutorProvider({ type: ToolType.Mcp })
+@GatewayExecutorProvider({ type: MCP })
 export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
-  readonly type = ToolType.Mcp;
+  readonly type = MCP;
 
   constructor(private readonly pool: McpConnectionPool) {}
 
@@ -72,14 +78,6 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
 
   publicOutput(result: GatewayCallResult, params: McpExecutionParams): PublicItem {
     return finishedCallItem(result, params.serverLabel, params.toolName);
-  }
-
-  requiresApproval(call: GatewayCall, params: McpExecutionParams): boolean {
-    return needsApproval(params.approval, params.toolName, params.readOnlyHint);
-  }
-
-  approvalRequestItem(call: GatewayCall, params: McpExecutionParams): PublicItem {
-    return approvalRequestItem(call, params.serverLabel, params.toolName, params.target);
   }
 
   private describeFailure(err: unknown, params: McpExecutionParams): string {

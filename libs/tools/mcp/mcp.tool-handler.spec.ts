@@ -1,8 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { HistoryContext } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { type HistoryContext, InvalidRequestError, type JsonObject, type PublicItem } from '#tool-sdk/index.js';
 import { SseTestServer, StreamableTestServer, buildPagedServer, type ServerLog, startRedirectServer, startSilentServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';

@@ -1,30 +1,34 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type {
-  DiscoveryContext,
-  DiscoveryResult,
-  HistoryContext,
-  NormalizedTool,
-  ToolChoiceContext,
-  ToolChoiceContract,
-  ToolChoiceTarget,
-  ToolHandler,
-} from '#core/handlers/tool-handler.interface.js';
+import {
+  type DiscoveryContext,
+  type DiscoveryResult,
+  type HistoryContext,
+  InvalidRequestError,
+  type JsonObject,
+  type ModelItem,
+  modelVisibleName,
+  type NormalizedTool,
+  type PublicItem,
+  redactUrl,
+  type TakenNames,
+  type ToolChoiceContext,
+  type ToolChoiceContract,
+  type ToolChoiceTarget,
+  type ToolHandler,
+  ToolHandlerProvider,
+  type ToolStatus,
+} from '#tool-sdk/index.js';
 import { McpApprovalResolver } from './mcp-approval.resolver.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
-import { redactUrl } from '#config/url-redaction.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
-import { modelVisibleName, type TakenNames } from '#core/registry/model-names.js';
-import { ToolType } from '#src/tool-contract.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { filterAdmits, parseMcpDeclaration, type ApprovalPolicy, type McpDeclaration } from './mcp-declaration.parser.js';
 import { RefusedDestinationError } from './mcp-host.policy.js';
 import { listToolsItem } from './mcp-items.js';
 import type { McpTarget } from './mcp-target.js';
+import { MCP } from './mcp.tool-type.js';
 
 /** What the executor needs for one discovered tool. Never echoed: the target holds credentials. */
 export interface McpExecutionParams {
@@ -60,11 +64,11 @@ export function mcpModelName(serverLabel: string, toolName: string): string {
  * any of its tools when `name` is absent.
  */
 export const mcpToolChoice: ToolChoiceContract = {
-  types: [ToolType.Mcp],
+  types: [MCP],
   resolve(choice: JsonObject, ctx: ToolChoiceContext): ToolChoiceTarget {
     const label = String(choice.server_label ?? '');
     const name = choice.name;
-    const onServer = ctx.entries.filter((e) => e.toolType === ToolType.Mcp && e.scope === label && e.offered);
+    const onServer = ctx.entries.filter((e) => e.toolType === MCP && e.scope === label && e.offered);
     if (onServer.length === 0) throw new InvalidRequestError(`tool_choice names MCP server "${label}", which offers no tools in this request.`, 'tool_choice.server_label');
     if (typeof name === 'string') {
       const entry = onServer.find((e) => e.toolName === name);
@@ -82,9 +86,9 @@ export const mcpToolChoice: ToolChoiceContract = {
  * named `<server_label>__<tool>` (shortened with a hash past 64 characters).
  */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.Mcp })
-export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery> {
-  readonly type = ToolType.Mcp;
+@ToolHandlerProvider({ type: MCP })
+export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery, McpExecutionParams> {
+  readonly type = MCP;
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['mcp_list_tools', 'mcp_call', 'mcp_approval_request'];
   readonly itemIdPrefix = 'mcp';
@@ -105,6 +109,11 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
     private readonly pool: McpConnectionPool,
     @Inject(MCP_SETTINGS) private readonly settings: McpSettings,
   ) {}
+
+  describe(): ToolStatus {
+    const { servers, allowedHosts } = this.settings;
+    return { runs: true, detail: `runs in the gateway: ${servers.length} operator server(s); request server_url allowed for ${allowedHosts.length} host(s) (mcp.allowedHosts)` };
+  }
 
   validate(declaration: JsonObject, path: string): McpDeclaration {
     return parseMcpDeclaration(declaration, path, this.pool);
@@ -167,13 +176,13 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery>
     return { state: discovery, items };
   }
 
-  normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
+  normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool<McpExecutionParams>[] {
     // Names this server's tools take, checked together with the request's:
     // copying the request's set per server would cost O(tools²).
     const own = new Set<string>();
     const taken: TakenNames = { has: (name) => own.has(name) || ctx.takenNames.has(name) };
     const context = params.serverDescription ?? params.target.operator?.description;
-    return (discovered?.tools ?? []).map((tool): NormalizedTool => {
+    return (discovered?.tools ?? []).map((tool): NormalizedTool<McpExecutionParams> => {
       const name = modelVisibleName([params.serverLabel, tool.name], taken);
       own.add(name);
       const ownDescription = tool.description ?? tool.title ?? tool.annotations?.title ?? '';

@@ -1,13 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { optionalString, requireString } from '#core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject } from '#core/protocol/items.js';
-import { modelVisibleName } from '#core/registry/model-names.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  InvalidRequestError,
+  type JsonObject,
+  modelVisibleName,
+  type NormalizedTool,
+  optionalString,
+  requireString,
+  type ToolHandler,
+  ToolHandlerProvider,
+} from '#tool-sdk/index.js';
 import { CustomToolParams, customAsFunction, customCallShape, validateCustomTool } from '#tools/custom/custom.tool-handler.js';
 import { FunctionToolParams, validateFunctionTool } from '#tools/function/function.tool-handler.js';
+import { NAMESPACE } from './namespace.tool-type.js';
 
 type Member = { kind: 'function'; params: FunctionToolParams } | { kind: 'custom'; params: CustomToolParams };
 
@@ -29,9 +33,9 @@ export function namespaceMemberName(namespace: string, member: string): string {
  * declared name is a 400 at registry build, not a silent rename.
  */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.Namespace })
+@ToolHandlerProvider({ type: NAMESPACE })
 export class NamespaceToolHandler implements ToolHandler<NamespaceToolParams> {
-  readonly type = ToolType.Namespace;
+  readonly type = NAMESPACE;
   readonly gatewayOwned = false;
 
   validate(decl: JsonObject, path: string): NamespaceToolParams {

@@ -1,5 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { PublicItem } from '#core/protocol/items.js';
+import { InvalidRequestError, type PublicItem } from '#tool-sdk/index.js';
 import { ToolSearchToolHandler } from './tool-search.tool-handler.js';
 
 const handler = new ToolSearchToolHandler();

@@ -1,9 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { optionalString, parametersSchema } from '#core/handlers/declaration-validation.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
+import {
+  type HistoryContext,
+  InvalidRequestError,
+  type JsonObject,
+  type ModelItem,
+  type NormalizedTool,
+  optionalString,
+  parametersSchema,
+  type PublicItem,
+  type ToolHandler,
+  ToolHandlerProvider,
+} from '#tool-sdk/index.js';
 
 /** The model-visible name of the search function (the type has no name of its own). */
 export const TOOL_SEARCH_FUNCTION = 'tool_search';

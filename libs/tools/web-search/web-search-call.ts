@@ -1,4 +1,4 @@
-import type { JsonObject } from '#core/protocol/items.js';
+import type { JsonObject } from '#tool-sdk/index.js';
 
 /** What the gateway keeps of one call for its public item; results themselves are not kept. */
 export interface WebSearchCallData {

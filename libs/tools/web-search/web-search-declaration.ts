@@ -1,6 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import { optionalBoolean, optionalObject, optionalString, optionalStringArray } from '#core/handlers/declaration-validation.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError, type JsonObject, optionalBoolean, optionalObject, optionalString, optionalStringArray } from '#tool-sdk/index.js';
 import { normalizeDomain } from './search/domain-filter.js';
 
 export type SearchContextSize = 'low' | 'medium' | 'high';

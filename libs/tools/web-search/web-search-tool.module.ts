@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { registerConfigSection } from '#config/config-section.js';
+import { registerConfigSection } from '#tool-sdk/index.js';
 import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { WebSearchExecutor } from './web-search.executor.js';

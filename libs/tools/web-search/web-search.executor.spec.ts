@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { validateGatewayConfig } from '#config/config.loader.js';
-import type { ExecutionContext, GatewayCall, GatewayCallResult } from '#core/handlers/tool-handler.interface.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult } from '#tool-sdk/index.js';
 import { parseWebSearchSettings, type WebSearchSettings } from './config/web-search-settings.js';
 import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { providerRequirements } from './providers/search-provider.registry.js';

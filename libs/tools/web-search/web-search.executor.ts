@@ -1,13 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import { GatewayExecutorProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#core/handlers/tool-handler.interface.js';
-import type { PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  type ExecutionContext,
+  GATEWAY_CONFIG,
+  type GatewayCall,
+  type GatewayCallResult,
+  GatewayConfig,
+  type GatewayEventPlan,
+  type GatewayExecutor,
+  GatewayExecutorProvider,
+  type PublicItem,
+  type ToolOutput,
+} from '#tool-sdk/index.js';
 import { compactResults } from './search/result-budget.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, urlCitations, type WebSearchCallData } from './web-search-call.js';
 import type { WebSearchParams } from './web-search-declaration.js';
+import { WEB_SEARCH } from './web-search.tool-type.js';
 
 /** Search is interactive: a provider that needs longer than this is better reported as slow. */
 export const DEFAULT_WEB_SEARCH_TIMEOUT_MS = 20_000;
@@ -28,9 +36,9 @@ function errorOutput(code: string, message: string, data: WebSearchCallData): To
  * known event names.
  */
 @Injectable()
-@GatewayExecutorProvider({ type: ToolType.WebSearch })
+@GatewayExecutorProvider({ type: WEB_SEARCH })
 export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
-  readonly type = ToolType.WebSearch;
+  readonly type = WEB_SEARCH;
   private readonly logger = new Logger('WebSearch');
 
   constructor(
@@ -50,7 +58,7 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
    */
   timeoutMs(): number | undefined {
     if (this.search.settings.timeoutMs !== undefined) return this.search.settings.timeoutMs;
-    return this.config.tools.timeoutMsByType?.[ToolType.WebSearch] === undefined ? DEFAULT_WEB_SEARCH_TIMEOUT_MS : undefined;
+    return this.config.tools.timeoutMsByType?.[WEB_SEARCH] === undefined ? DEFAULT_WEB_SEARCH_TIMEOUT_MS : undefined;
   }
 
   async execute(call: GatewayCall, params: WebSearchParams, ctx: ExecutionContext): Promise<ToolOutput> {

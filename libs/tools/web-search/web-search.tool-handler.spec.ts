@@ -1,5 +1,4 @@
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError, type JsonObject } from '#tool-sdk/index.js';
 import { parseWebSearchSettings } from './config/web-search-settings.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
 import { WebSearchService } from './search/web-search.service.js';

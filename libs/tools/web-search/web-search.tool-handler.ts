@@ -1,12 +1,20 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { firstOfferedToolChoice } from '#core/handlers/tool-choice.helpers.js';
-import { ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type { GatewayCall, HistoryContext, NormalizedTool, ToolHandler } from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, ModelItem, PublicItem } from '#core/protocol/items.js';
-import { ToolType } from '#src/tool-contract.js';
+import {
+  firstOfferedToolChoice,
+  type GatewayCall,
+  type HistoryContext,
+  type JsonObject,
+  type ModelItem,
+  type NormalizedTool,
+  type PublicItem,
+  type ToolHandler,
+  ToolHandlerProvider,
+  type ToolStatus,
+} from '#tool-sdk/index.js';
 import { WebSearchService } from './search/web-search.service.js';
 import { queriesOf, searchAction } from './web-search-call.js';
 import { validateWebSearchDeclaration, type WebSearchParams } from './web-search-declaration.js';
+import { WEB_SEARCH } from './web-search.tool-type.js';
 
 /** The model-visible name of the synthetic search function. */
 export const WEB_SEARCH_FUNCTION = 'web_search';
@@ -24,24 +32,31 @@ export const WEB_SEARCH_FUNCTION = 'web_search';
  * result and a failed `web_search_call`, never a search.
  */
 @Injectable()
-@ToolHandlerProvider({ type: ToolType.WebSearch })
-export class WebSearchToolHandler implements ToolHandler<WebSearchParams> {
-  readonly type = ToolType.WebSearch;
+@ToolHandlerProvider({ type: WEB_SEARCH })
+export class WebSearchToolHandler implements ToolHandler<WebSearchParams, unknown, WebSearchParams> {
+  readonly type = WEB_SEARCH;
   readonly aliases = ['web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'];
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['web_search_call'];
   readonly itemIdPrefix = 'ws';
   /** `tool_choice: {type}` takes every wire tag the declaration does. */
-  readonly toolChoice = firstOfferedToolChoice(ToolType.WebSearch, [ToolType.WebSearch, ...this.aliases]);
+  readonly toolChoice = firstOfferedToolChoice(WEB_SEARCH, [WEB_SEARCH, ...this.aliases]);
 
   /** Absent when the handler is used on its own (its unit tests): then the tool is offered. */
   constructor(@Optional() private readonly search?: WebSearchService) {}
+
+  describe(): ToolStatus {
+    if (this.search && !this.search.provider) {
+      return { runs: false, detail: 'no search provider configured (set WEB_SEARCH_PROVIDER or webSearch.provider): calls get a not_configured error result' };
+    }
+    return { runs: true, detail: 'runs in the gateway' };
+  }
 
   validate(decl: JsonObject, path: string): WebSearchParams {
     return validateWebSearchDeclaration(decl, path);
   }
 
-  normalize(p: WebSearchParams): NormalizedTool[] {
+  normalize(p: WebSearchParams): NormalizedTool<WebSearchParams>[] {
     return [
       {
         fn: {

@@ -1,17 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
-import { requireFunctionName } from '#core/handlers/declaration-validation.js';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
-import type {
-  ExecutionContext,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  GatewayExecutor,
-  NormalizedTool,
-  ToolHandler,
-  ToolOutput,
-} from '#core/handlers/tool-handler.interface.js';
-import type { JsonObject, PublicItem } from '#core/protocol/items.js';
+import { requireFunctionName } from '#tool-sdk/helpers/declaration-validation.js';
+import { GatewayExecutorProvider, ToolHandlerProvider } from '#tool-sdk/decorators.js';
+import type { ExecutionContext, GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, NormalizedTool, ToolHandler, ToolOutput } from '#tool-sdk/contract/index.js';
+import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { simpleCallOutput, simpleCallPlan } from '#core/testing/simple-call-items.js';
 
 /**

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defineConfigSection, type KeyShape } from '#config/config-section.js';
+import { defineConfigSection, type KeyShape } from '#tool-sdk/index.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_INTERPRETER_SETTINGS, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
 
 const keys: KeyShape = {

@@ -1,4 +1,4 @@
-import { GatewayError, InvalidRequestError } from '#core/errors/gateway-error.js';
+import { GatewayError, InvalidRequestError } from '#tool-sdk/index.js';
 import { ContainerFileNameError, UnsafeContainerFileError } from '../sandbox/container-fs.js';
 
 /** The container would hold more than `maxContainerBytes`. */

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../config/code-interpreter-settings.js';
-import { MemoryContainerRecordStore } from '#src/tool-contract.js';
+import { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
 import { InternalNode } from '../homes/internal-node.js';
 import { CpythonSandboxBackend } from '../sandbox/cpython/cpython-sandbox.backend.js';
 import { ContainerFullError, ContainerStore } from './container-store.service.js';

@@ -1,11 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
-import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
-import type { JsonObject } from '#core/protocol/items.js';
-import { GatewayRoutes } from '#edge/routes/gateway-routes.decorator.js';
-import { requestOwner } from '#edge/request/request-owner.js';
-import { listQuery, requestBody } from '#edge/request/request-validation.js';
+import { GatewayRoutes, InvalidRequestError, type JsonObject, listQuery, NotFoundError, requestBody, requestOwner } from '#tool-sdk/index.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { containerFileError } from './container-errors.js';
 import { type Container, type ContainerFile, ContainerStore } from './container-store.service.js';

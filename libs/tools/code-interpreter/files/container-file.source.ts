@@ -1,5 +1,5 @@
 import type { ModuleRef } from '@nestjs/core';
-import { STORED_FILES, type StoredFiles } from '#src/tool-contract.js';
+import { STORED_FILES, type StoredFiles } from '#tool-sdk/index.js';
 import { ContainerStore } from '../containers/container-store.service.js';
 import type { CodeInterpreterFileSource, FileReadContext, SourceFile } from './file-source.interface.js';
 

@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createContainerRecordStore, parseStorageSettings } from '#src/tool-contract.js';
+import { parseStorageSettings } from '#storage/config/storage.config-section.js';
+import { createContainerRecordStore } from '#storage/storage.module.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import { ContainerGoneError, ContainerStore } from '../containers/container-store.service.js';
 import { CpythonSandboxBackend } from '../sandbox/cpython/cpython-sandbox.backend.js';

@@ -1,4 +1,4 @@
-import { GatewayError } from '#src/tool-contract.js';
+import { GatewayError } from '#tool-sdk/index.js';
 import { decodeFrame, encodeFrame, type ContainerOperation, type OperationFailure } from './container-operation.js';
 
 export const INTERNAL_SECRET_HEADER = 'x-switchyard-internal';

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
-import type { ContainerRecordStore } from '#src/tool-contract.js';
+import type { ContainerRecordStore } from '#tool-sdk/index.js';
 import type { InternalSettings } from '../config/code-interpreter-settings.js';
 import { decodeFrame, encodeFrame, OPERATION_KINDS, type ContainerOperation } from './container-operation.js';
 import { INTERNAL_SECRET_HEADER, OPERATION_PATH } from './home-client.js';

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { GatewayRoutes, InvalidRequestError } from '#src/tool-contract.js';
+import { GatewayRoutes, InvalidRequestError } from '#tool-sdk/index.js';
 import { FilesService } from './files.service.js';
 import { OwnerOf } from './owner.decorator.js';
 import type { Owner } from '../storage/file-search-rows.js';

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
+import { assertStorableText, InvalidRequestError, isStorableText, NotFoundError, unstorableTextError } from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import type { FileRow, Owner, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
-import { assertStorableText, isStorableText, unstorableTextError } from '#core/protocol/storable-text.js';
 import { fileObject, listObject } from './public-objects.js';
 import { fileExpiresAfter, type Body } from './request-fields.js';
 

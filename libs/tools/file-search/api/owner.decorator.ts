@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { requestOwner } from '#src/tool-contract.js';
+import { requestOwner } from '#tool-sdk/index.js';
 import { ownerOf } from '../storage/file-search-rows.js';
 
 /**

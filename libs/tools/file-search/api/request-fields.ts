@@ -1,4 +1,4 @@
-import { InvalidRequestError, listQuery, requestBody } from '#src/tool-contract.js';
+import { InvalidRequestError, listQuery, requestBody } from '#tool-sdk/index.js';
 import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import type { Attributes, ChunkingStrategy, ExpiresAfter, PageQuery } from '../storage/file-search-rows.js';
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { GatewayRoutes } from '#src/tool-contract.js';
+import { GatewayRoutes } from '#tool-sdk/index.js';
 import type { Owner } from '../storage/file-search-rows.js';
 import { OwnerOf } from './owner.decorator.js';
 import { pageQuery } from './request-fields.js';

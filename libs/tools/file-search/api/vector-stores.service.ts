@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidRequestError, NotFoundError } from '#src/tool-contract.js';
+import { InvalidRequestError, NotFoundError } from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
 import { parseAttributeFilter } from '../retrieval/attribute-filter.js';

@@ -4,10 +4,9 @@ import { parseFileSearchSettings } from './file-search-settings.js';
 const settings = (raw: Record<string, unknown>) => parseFileSearchSettings(validateGatewayConfig(raw));
 
 describe('fileSearch settings', () => {
-  it('follows the gateway storage: a files.sqlite beside the state file, memory, or the same PostgreSQL', () => {
-    expect(settings({ storage: { driver: 'sqlite', sqlitePath: '/var/lib/sy/state.sqlite' } })).toMatchObject({ driver: 'sqlite', sqlitePath: '/var/lib/sy/files.sqlite' });
-    expect(settings({ storage: { driver: 'memory' } }).sqlitePath).toBe(':memory:');
-    expect(settings({ storage: { driver: 'postgres', postgresUrl: 'postgres://db/x' } })).toMatchObject({ driver: 'postgres', postgresUrl: 'postgres://db/x' });
+  it('keeps the index where the gateway storage says unless fileSearch.sqlitePath names a file', () => {
+    expect(settings({ storage: { driver: 'sqlite', sqlitePath: '/var/lib/sy/state.sqlite' } }).sqlitePath).toBeUndefined();
+    expect(settings({ fileSearch: { sqlitePath: '/srv/index.sqlite' } }).sqlitePath).toBe('/srv/index.sqlite');
   });
 
   it('is lexical-only by default; embeddings default to the upstream', () => {

@@ -1,5 +1,4 @@
-import { dirname, join } from 'node:path';
-import { type GatewayConfig, type StorageConfig, parseStorageSettings, readStorageSettings } from '#src/tool-contract.js';
+import type { GatewayConfig } from '#tool-sdk/index.js';
 
 export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
 
@@ -16,13 +15,12 @@ export interface EmbeddingSettings {
 }
 
 export interface FileSearchSettings {
-  /** `sqlite` (a file, or `:memory:`) or `postgres`; follows `storage.driver` unless set. */
-  driver: 'sqlite' | 'postgres';
-  sqlitePath: string;
-  postgresUrl?: string;
-  /** The state store's `storage.connectTimeoutMs` / `storage.queryTimeoutMs`: an outage answers 503 within them on every route. */
-  connectTimeoutMs?: number;
-  queryTimeoutMs?: number;
+  /**
+   * The SQLite file of the index when the state is on SQLite; unset, it is
+   * `files.sqlite` beside the state file. On PostgreSQL the index is in the
+   * state's database (the `ToolStorage` port).
+   */
+  sqlitePath?: string;
   /** Unset: lexical (BM25) retrieval only. */
   embeddings?: EmbeddingSettings;
   maxFileBytes: number;
@@ -82,31 +80,12 @@ function str(raw: Raw, key: string, path: string): string | undefined {
 }
 
 /**
- * The state store's settings, which file search follows. A mistake in them is
- * the `storage` section's to report (once, naming its variable); file search
- * then validates its own settings against the defaults.
- */
-function storageSettingsOf(config: GatewayConfig): StorageConfig {
-  try {
-    return readStorageSettings(config);
-  } catch {
-    return parseStorageSettings(undefined);
-  }
-}
-
-/**
  * `config.fileSearch`, validated when the module's providers are built so
- * that a bad value stops the boot with the setting's name. Storage follows
- * the gateway's own `storage` section: the same PostgreSQL database, or a
- * `files.sqlite` next to the state file (`:memory:` for the memory driver).
+ * that a bad value stops the boot with the setting's name. Where the index
+ * lives follows the gateway's own `storage` section (`ToolStorage`).
  */
 export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
   const raw = (config.fileSearch ?? {}) as Raw;
-  const storage = storageSettingsOf(config);
-  const driver = storage?.driver === 'postgres' ? 'postgres' : 'sqlite';
-  const statePath = storage?.sqlitePath ?? '.switchyard/state.sqlite';
-  const defaultPath = storage?.driver === 'memory' || statePath === ':memory:' ? ':memory:' : join(dirname(statePath), 'files.sqlite');
-  if (driver === 'postgres' && !storage?.postgresUrl) throw new FileSearchSettingsError('storage.postgresUrl is required for file search on PostgreSQL.');
 
   let embeddings: EmbeddingSettings | undefined;
   const e = section(raw, 'embeddings');
@@ -128,11 +107,7 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
   const enabled = ingestion.enabled ?? true;
   if (typeof enabled !== 'boolean') throw new FileSearchSettingsError('fileSearch.ingestion.enabled must be a boolean.');
   return {
-    driver,
-    sqlitePath: str(raw, 'sqlitePath', 'fileSearch') ?? defaultPath,
-    postgresUrl: storage?.postgresUrl,
-    connectTimeoutMs: storage?.connectTimeoutMs,
-    queryTimeoutMs: storage?.queryTimeoutMs,
+    sqlitePath: str(raw, 'sqlitePath', 'fileSearch'),
     embeddings,
     maxFileBytes: int(raw, 'maxFileBytes', 'fileSearch', 64 * 1024 * 1024, 1, 2 ** 31 - 1),
     maxFilesPerOwner: int(raw, 'maxFilesPerOwner', 'fileSearch', 10_000, 1, 100_000_000),

@@ -1,4 +1,4 @@
-import { defineConfigSection } from '#src/tool-contract.js';
+import { defineConfigSection } from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings, parseFileSearchSettings } from './file-search-settings.js';
 
 /** The `fileSearch` section: its database, the embeddings endpoint, and ingestion. */

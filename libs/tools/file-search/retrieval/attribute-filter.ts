@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '#src/tool-contract.js';
+import { InvalidRequestError } from '#tool-sdk/index.js';
 import type { Attributes } from '../storage/file-search-rows.js';
 
 type Scalar = string | number | boolean;

@@ -1,4 +1,4 @@
-import type { SqlDatabase } from './sql-database.js';
+import type { SqlDatabase } from '#tool-sdk/index.js';
 
 /**
  * The library's own tables, prefixed `fs_`, versioned in

@@ -7,7 +7,7 @@ import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
 import { migrateFileSearch } from './file-search.migrations.js';
 import { FileSearchStore, nextSeq } from './file-search.store.js';
-import { PostgresDatabase, SqliteDatabase } from './sql-database.js';
+import { PostgresDatabase, SqliteDatabase } from '#storage/sql/sql-database.js';
 
 const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 

@@ -16,7 +16,7 @@ import type {
   VectorStoreRow,
 } from './file-search-rows.js';
 import { migrateFileSearch } from './file-search.migrations.js';
-import type { Row, SqlDatabase, SqlValue } from './sql-database.js';
+import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/index.js';
 
 const num = (v: unknown): number => Number(v);
 const json = <T>(v: unknown, fallback: T): T => (typeof v === 'string' ? (JSON.parse(v) as T) : fallback);

@@ -7,7 +7,7 @@ import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { NO_OWNER } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
-import type { SqlDatabase } from '../storage/sql-database.js';
+import type { SqlDatabase } from '#tool-sdk/index.js';
 
 export interface LabelledCorpus {
   description: string;

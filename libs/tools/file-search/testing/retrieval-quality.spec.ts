@@ -1,6 +1,6 @@
 import { SimulatedUpstream } from '../../../../apps/simulator/src/simulated-upstream.js';
 import { EmbeddingsClient } from '../ingestion/embeddings.client.js';
-import { SqliteDatabase } from '../storage/sql-database.js';
+import { SqliteDatabase } from '#storage/sql/sql-database.js';
 import { evaluateRetrieval, loadLabelledCorpus } from './retrieval-eval.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject } from '#src/tool-contract.js';
+import type { JsonObject } from '#tool-sdk/index.js';
 import type { SearchResult } from '../retrieval/file-search.service.js';
 
 export const RESULTS_INCLUDE = 'file_search_call.results';

@@ -1,21 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  GatewayError,
-  GatewayExecutorProvider,
-  ToolType,
   type ExecutionContext,
   type GatewayCall,
   type GatewayCallResult,
+  GatewayError,
   type GatewayEventPlan,
   type GatewayExecutor,
+  GatewayExecutorProvider,
   type PublicItem,
   type ToolOutput,
-} from '#src/tool-contract.js';
+} from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import { FileSearchService } from '../retrieval/file-search.service.js';
 import { FileSearchStore } from '../storage/file-search.store.js';
 import { RESULTS_INCLUDE, findCitations, parseQueries, publicResults, queriesOf, resultsForModel, type FileSearchCallData } from './file-search-call.js';
 import type { FileSearchParams } from '../file-search.tool-handler.js';
+import { FILE_SEARCH } from '../file-search.tool-type.js';
 
 function errorOutput(code: string, message: string, queries: string[]): ToolOutput {
   return { text: JSON.stringify({ error: { code, message } }), isError: true, data: { queries, results: [] } satisfies FileSearchCallData };
@@ -31,9 +31,9 @@ function errorOutput(code: string, message: string, queries: string[]): ToolOutp
  * so does another owner's store, told apart from an unknown one by nothing.
  */
 @Injectable()
-@GatewayExecutorProvider({ type: ToolType.FileSearch })
+@GatewayExecutorProvider({ type: FILE_SEARCH })
 export class FileSearchExecutor implements GatewayExecutor<FileSearchParams> {
-  readonly type = ToolType.FileSearch;
+  readonly type = FILE_SEARCH;
 
   constructor(
     private readonly retrieval: FileSearchService,

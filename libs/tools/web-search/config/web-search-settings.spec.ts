@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { validateGatewayConfig } from '#config/config.loader.js';
-import { GATEWAY_CONFIG } from '#config/gateway-config.js';
+import { GATEWAY_CONFIG } from '#tool-sdk/index.js';
 import { providerRequirements } from '../providers/search-provider.registry.js';
 import { WebSearchService } from '../search/web-search.service.js';
 import { WebSearchToolModule } from '../web-search-tool.module.js';

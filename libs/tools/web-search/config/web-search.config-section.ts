@@ -1,4 +1,4 @@
-import { defineConfigSection, type KeyShape } from '#config/config-section.js';
+import { defineConfigSection, type KeyShape } from '#tool-sdk/index.js';
 import { providerRequirements } from '../providers/search-provider.registry.js';
 import { ENDPOINT_KEYS, TOP_LEVEL_KEYS, WEB_SEARCH_SETTINGS, type WebSearchSettings, parseWebSearchSettings } from './web-search-settings.js';
 

@@ -1,4 +1,4 @@
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { JsonObject, ModelItem, PublicItem } from '../items.js';
 
 /**
  * An input item type owned by a module that is not a tool: it is accepted in

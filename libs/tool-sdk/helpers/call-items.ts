@@ -1,17 +1,8 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
+import { InvalidRequestError } from '../errors.js';
 import { newId } from '../ids.js';
-import type {
-  ApprovalAnswer,
-  ApprovalContract,
-  ApprovalVerdict,
-  ClientCallShape,
-  GatewayCall,
-  GatewayCallResult,
-  GatewayEventPlan,
-  HistoryContext,
-} from '../handlers/tool-handler.interface.js';
-import { modelVisibleName } from '../registry/model-names.js';
-import type { JsonObject, ModelItem, PublicItem } from '../protocol/items.js';
+import type { ApprovalAnswer, ApprovalContract, ApprovalVerdict, ClientCallShape, GatewayCall, GatewayCallResult, GatewayEventPlan, HistoryContext } from '../contract/index.js';
+import { modelVisibleName } from './model-names.js';
+import type { JsonObject, ModelItem, PublicItem } from '../items.js';
 
 /**
  * The public side of a simple gateway tool type (the test types `nap`,
@@ -58,15 +49,18 @@ export function simpleCallToModelItems(item: PublicItem, modelName?: string): Mo
  * The approval flow of a simple gateway tool type, for modules that want
  * the one the built-in server tools have without writing their own:
  * `<type>_approval_request {id, scope?, name, arguments}` is what the
- * executor's `approvalRequestItem` emits (see `simpleApprovalRequestItem`);
+ * contract's `requestItem` emits (see `simpleApprovalRequestItem`) for the calls `requires` picks;
  * the client answers with `<type>_approval_response {approval_request_id,
  * approve, reason?}`; an approved call runs at the start of the answering
  * turn and its `<type>_call` item carries `approval_request_id`, which
  * settles the answer for later turns.
  */
-export function simpleApprovals(toolType: string, callItemType = `${toolType}_call`): ApprovalContract {
+export function simpleApprovals<E>(toolType: string, options: { requires(call: GatewayCall, params: E): boolean; idPrefix: string; callItemType?: string }): ApprovalContract<E> {
   const requestType = `${toolType}_approval_request`;
+  const callItemType = options.callItemType ?? `${toolType}_call`;
   return {
+    requires: (call, params) => options.requires(call, params),
+    requestItem: (call) => simpleApprovalRequestItem(toolType, call, options.idPrefix),
     answerItemTypes: [`${toolType}_approval_response`],
     readAnswer(item: PublicItem): ApprovalAnswer {
       const it = item as JsonObject;

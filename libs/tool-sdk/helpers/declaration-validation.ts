@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import type { JsonObject } from '../protocol/items.js';
+import { InvalidRequestError } from '../errors.js';
+import type { JsonObject } from '../items.js';
 
 /** Field checks shared by tool handlers; every failure names the field path. */
 

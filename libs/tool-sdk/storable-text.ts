@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
+import { InvalidRequestError } from './errors.js';
 
 /**
  * NUL, or a UTF-16 surrogate without its pair. JSON can carry both (`\u0000`,

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min, type ValidationError, validateSync } from 'class-validator';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
-import type { JsonObject } from '#core/protocol/items.js';
+import { InvalidRequestError } from '../errors.js';
+import type { JsonObject } from '../items.js';
 
 /**
  * The one validation path of request bodies and query strings, used by every

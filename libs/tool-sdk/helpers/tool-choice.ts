@@ -1,6 +1,6 @@
-import { InvalidRequestError } from '../errors/gateway-error.js';
-import type { JsonObject } from '../protocol/items.js';
-import type { ClientCallShape, ToolChoiceContext, ToolChoiceContract, ToolChoiceTarget } from './tool-handler.interface.js';
+import { InvalidRequestError } from '../errors.js';
+import type { JsonObject } from '../items.js';
+import type { ClientCallShape, ToolChoiceContext, ToolChoiceContract, ToolChoiceTarget } from '../contract/index.js';
 
 /**
  * `tool_choice: {type: "<choice type>"}` for a gateway-run type with one

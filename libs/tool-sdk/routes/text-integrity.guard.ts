@@ -1,6 +1,6 @@
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { assertStorableText } from '#core/protocol/storable-text.js';
+import { assertStorableText } from '../storable-text.js';
 
 /**
  * Every gateway route (`@GatewayRoutes()`) refuses NUL and unpaired

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Min } from 'class-validator';
-import { InvalidRequestError } from '#core/errors/gateway-error.js';
+import { InvalidRequestError } from '../errors.js';
 import { listQuery, requestBody, validateFields } from './request-validation.js';
 
 class PageDto {

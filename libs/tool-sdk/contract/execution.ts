@@ -1,0 +1,78 @@
+import type { Observable } from 'rxjs';
+import type { PublicItem } from '../items.js';
+import type { ToolTypeKey } from '../tool-type.js';
+import type { GatewayEventPlan } from './events.js';
+
+/** One gateway-owned call as the scheduler hands it to an executor. */
+export interface GatewayCall {
+  /** The model's call id. */
+  callId: string;
+  /** The public item id the gateway assigned. */
+  itemId: string;
+  /** The model-visible function name. */
+  modelName: string;
+  /** Set when the call runs because the client approved it. */
+  approvalRequestId?: string;
+  /** The tool's own name, as its module named it. */
+  toolName: string;
+  /** The entry's scope (`NormalizedTool.scope`). */
+  scope?: string;
+  /** Raw JSON arguments string, as the model produced it. */
+  arguments: string;
+}
+
+/** What an executor produced for one call. */
+export interface ToolOutput {
+  /** What the model reads in the next round. */
+  text: string;
+  /** Type-specific detail for the public item (search sources, MCP output...). */
+  data?: unknown;
+  /** True when the tool itself reported failure; the call's public item is then `failed`. */
+  isError?: boolean;
+}
+
+export type GatewayCallStatus = 'completed' | 'failed' | 'incomplete';
+
+export interface GatewayCallResult {
+  call: GatewayCall;
+  status: GatewayCallStatus;
+  output: ToolOutput;
+  /** Set when the call failed outside the tool (timeout, exception, no executor). */
+  error?: { code: string; message: string };
+}
+
+export interface ExecutionContext {
+  /** Aborted on client disconnect or deadline; executors must stop work when it fires. */
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the call counts as timed out. */
+  deadline: number;
+  requestId: string;
+  /** The request's `include[]`, for items that add detail on request. */
+  include: readonly string[];
+}
+
+/**
+ * Gateway-owned tool types implement this as well as `ToolHandler`.
+ * `P` is the executor's per-entry execution parameters (`NormalizedTool.executionParams`);
+ * a `ToolTypeKey<P>` shared with the handler makes the compiler hold both to it.
+ */
+export interface GatewayExecutor<P = unknown> {
+  readonly type: ToolTypeKey<P>;
+  execute(call: GatewayCall, params: P, ctx: ExecutionContext): Promise<ToolOutput> | Observable<ToolOutput>;
+  /** May two calls to the same model-visible tool run at once? Default false: serialized. */
+  supportsParallelExecution?(params: P): boolean;
+  /** Per-type deadline in ms; else the configured default for the type, else the global one. */
+  timeoutMs?(params: P): number | undefined;
+  planEvents(call: GatewayCall, params: P, ctx: { include: readonly string[] }): GatewayEventPlan;
+  /** The completed or failed public item. */
+  publicOutput(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
+  /**
+   * Annotations for an answer's text from this response's completed calls of
+   * this type (file_search: `file_citation` where the text names a result's
+   * file). Called once per finished message; `index`-style positions refer
+   * to `text`.
+   */
+  annotateText?(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>>;
+}
+
+export type AnyGatewayExecutor = GatewayExecutor<any>;

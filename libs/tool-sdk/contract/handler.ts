@@ -1,0 +1,86 @@
+import type { JsonObject, PublicItem } from '../items.js';
+import type { ToolTypeKey } from '../tool-type.js';
+import type { ApprovalContract } from './approvals.js';
+import type { NormalizedTool } from './declaration.js';
+import type { DiscoveryContext, DiscoveryResult } from './discovery.js';
+import type { GatewayCall } from './execution.js';
+import type { HistoryCapability } from './history.js';
+import type { ToolChoiceContract } from './tool-choice.js';
+
+/**
+ * A tool type's declarations: what `tools[]` may say of it, checked once,
+ * and the model-visible functions it becomes. `P` is the checked
+ * declaration, `D` what discovery found, `E` the execution parameters each
+ * function's calls carry to the type's executor.
+ */
+export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
+  /** Canonical type tag (what `response.tools[].type` routes on internally). */
+  readonly type: ToolTypeKey<E>;
+  /** Other wire tags accepted for the same type (web_search's dated aliases). */
+  readonly aliases?: readonly string[];
+  /** Declaration-level ownership default; registry entries carry it explicitly. */
+  readonly gatewayOwned: boolean;
+  /** Prefix of the public item ids the gateway assigns to this type's calls (`ws` gives `ws_…`); default `gw`. */
+  readonly itemIdPrefix?: string;
+  /**
+   * True when model-visible names come from discovery rather than from the
+   * declaration's `name` field: a duplicate name is then reported at the
+   * declaration (`tools[2]`) instead of at `tools[2].name`.
+   */
+  readonly namesFromDiscovery?: boolean;
+  /**
+   * Validate one declaration from `tools[]`. Throw `InvalidRequestError` with
+   * `param` set to the field path (`path` is e.g. `tools[2]`).
+   */
+  validate(declaration: JsonObject, path: string): P;
+  /** Optional discovery (MCP `tools/list`). */
+  discover?(params: P, ctx: DiscoveryContext): Promise<DiscoveryResult<D>>;
+  /** Model-visible functions for this declaration. May return none (type not modelled). */
+  normalize(params: P, discovered: D | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool<E>[];
+  /** The declaration as echoed in `response.tools` and stored: secrets removed. */
+  publicDeclaration?(params: P, declaration: JsonObject): JsonObject;
+  /**
+   * The declaration kept for continuations (`previous_response_id` without
+   * `tools`): stored, so secrets removed too; defaults to the public one. A
+   * handler whose declaration cannot work without its secrets marks it here,
+   * and refuses the mark in `validate`, so that no continuation calls a
+   * server under another identity than the one declared.
+   */
+  continuationDeclaration?(params: P, declaration: JsonObject): JsonObject;
+}
+
+/**
+ * Every tool type implements this, one capability per part: its
+ * declarations (`DeclarationCapability`), its history items
+ * (`HistoryCapability`), its `tool_choice` forms and, for a gateway-owned
+ * type whose calls can wait for the client, its approvals. Client-owned
+ * types implement only this contract; gateway-owned ones add a
+ * `GatewayExecutor` under the same `ToolTypeKey`.
+ */
+export interface ToolHandler<P = unknown, D = unknown, E = unknown> extends DeclarationCapability<P, D, E>, HistoryCapability {
+  /** The `tool_choice` object types this handler answers (`{type: "function", name}`, `{type: "<hosted type>"}`...). */
+  readonly toolChoice?: ToolChoiceContract;
+  /** Gateway-owned types whose calls may wait for the client's approval. */
+  readonly approvals?: ApprovalContract<E>;
+  /**
+   * Gateway-owned types without an executor: the failed public item for a
+   * call the model made anyway. Defaults to `{type: "<type>_call", status: "failed"}`.
+   */
+  unboundCallItem?(call: GatewayCall, error: { code: string; message: string }): PublicItem;
+  /**
+   * What this gateway does with the type, for the start-up summary: the
+   * operator's first question when a model's call fails. Without it the
+   * summary says only whether the type is client-owned or runs here.
+   */
+  describe?(): ToolStatus;
+}
+
+/** A tool type's state in this gateway, as the start-up summary prints it. */
+export interface ToolStatus {
+  /** False when declarations are accepted but calls cannot run (no provider configured...). */
+  runs: boolean;
+  /** One line an operator can act on: what runs, or why not and which setting fixes it. */
+  detail: string;
+}
+
+export type AnyToolHandler = ToolHandler<any, any, any>;

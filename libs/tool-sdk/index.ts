@@ -1,0 +1,60 @@
+/**
+ * The tool SDK: everything a tool-type module is written against, and
+ * nothing of the gateway above it. The built-in modules (libs/tools/*)
+ * import this file alone, as a third party's module imports the same names
+ * from the `switchyard-gateway` package. See README.md beside it.
+ */
+
+// The contract, one file per capability (contract/).
+export type * from './contract/index.js';
+export type * from './items.js';
+export { emptyUsage, addUsage } from './items.js';
+export { toolType, type ToolTypeKey, type ToolTypeName } from './tool-type.js';
+
+// Registration: the explorer finds tagged providers at start-up.
+export { ToolHandlerProvider, GatewayExecutorProvider, InputItemProvider } from './decorators.js';
+
+// Domain errors: what a module throws; the gateway's edge turns them into answers.
+export { GatewayError, InvalidRequestError, NotFoundError, RateLimitError, StoreUnavailableError, DriverMissingError, isGatewayError, type ErrorType } from './errors.js';
+
+// Helpers for the common shapes (simple call items and approvals, tool_choice forms, declaration fields, names).
+export {
+  simpleCallPlan,
+  simpleCallOutput,
+  simpleCallToModelItems,
+  simpleApprovals,
+  simpleApprovalRequestItem,
+  simpleApprovalToModelItems,
+  clientCallModelName,
+} from './helpers/call-items.js';
+export { outputText } from './helpers/output-text.js';
+export { firstOfferedToolChoice, namedClientToolChoice } from './helpers/tool-choice.js';
+export * as validation from './helpers/declaration-validation.js';
+export {
+  requireString,
+  optionalString,
+  optionalBoolean,
+  optionalInteger,
+  optionalObject,
+  optionalStringArray,
+  requireFunctionName,
+  parametersSchema,
+} from './helpers/declaration-validation.js';
+export { modelVisibleName, MAX_MODEL_NAME_LENGTH, type TakenNames } from './helpers/model-names.js';
+export { newId } from './ids.js';
+export { assertStorableText, isStorableText, unstorableTextError } from './storable-text.js';
+
+// Configuration: a module declares its own section; the gateway validates it at boot.
+export { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
+export { defineConfigSection, registerConfigSection, type ConfigSection, type KeyShape, type SectionEnvSetting } from '#config/config-section.js';
+export { redactUrl, urlSecrets } from '#config/url-redaction.js';
+
+// HTTP routes of a module's own (Files, Vector Stores, Containers): the gateway's auth, text checks and error envelope apply.
+export { GatewayRoutes, GATEWAY_ROUTES, ROUTE_ERROR_FILTER } from './routes/gateway-routes.js';
+export { requestBody, validateFields, listQuery, ListQueryDto } from './routes/request-validation.js';
+export { requestOwner } from './routes/request-owner.js';
+
+// Ports the gateway provides: its storage, the Files API's files.
+export { TOOL_STORAGE, type ToolStorage, type SqlDatabase, type Row, type SqlValue } from './ports/tool-storage.js';
+export type * from './ports/container-records.js';
+export { STORED_FILES, type StoredFiles } from './ports/stored-files.js';

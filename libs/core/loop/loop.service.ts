@@ -122,11 +122,11 @@ export class LoopService {
   /** The edge of a run: where its events leave, its trace begins and ends, and unsubscription comes in. */
   private execute(request: ResponseRequest, options: RunOptions): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
-      const trace = this.observer?.begin(request);
+      const id = request.responseId ?? newId('resp');
+      const trace = this.observer?.begin(request, id);
       let abandoned = false;
       // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
       let outcome: { error?: unknown; cancelled?: boolean } | undefined;
-      const id = request.responseId ?? newId('resp');
       const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
         trace?.event(event);
         subscriber.next(event);

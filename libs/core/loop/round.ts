@@ -29,6 +29,8 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const endTrace = () => {
       if (traced) return;
       traced = true;
+      // What the upstream reported for this round, also when the round was cut short (cancelled, failed).
+      roundTrace?.usage?.(accumulator.usage);
       roundTrace?.end();
     };
     const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);

@@ -10,7 +10,7 @@ import { MemoryLimiter } from './memory.limiter.js';
 export const LIMITS_SERVICE = 'limits';
 
 type LimitsCall = { op: 'acquire'; owner: string | null } | { op: 'release'; lease: number; tokens: number };
-type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number } };
+type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number; headers?: Record<string, string> } };
 
 /**
  * In the primary of worker mode: one `MemoryLimiter` for every worker, so
@@ -37,7 +37,8 @@ export function limitsPrimaryService(settings: LimitsSettings, now: () => number
         return { lease: id };
       } catch (err) {
         if (!(err instanceof RateLimitError)) throw err;
-        return { refused: { message: err.message, retryAfter: Number(err.headers['retry-after']) } };
+        const { 'retry-after': retryAfter, ...headers } = err.headers;
+        return { refused: { message: err.message, retryAfter: Number(retryAfter), headers } };
       }
     },
     workerExited(worker: Worker): void {
@@ -64,7 +65,11 @@ export class PrimaryLimiter implements RequestLimiter {
     } catch (err) {
       throw new PrimaryLimitsUnavailableError((err as Error).message);
     }
-    if ('refused' in answer) throw new RateLimitError(answer.refused.message, 'rate_limit_exceeded', answer.refused.retryAfter);
+    if ('refused' in answer) {
+      const refusal = new RateLimitError(answer.refused.message, 'rate_limit_exceeded', answer.refused.retryAfter);
+      Object.assign(refusal.headers, answer.refused.headers);
+      throw refusal;
+    }
     let released = false;
     return {
       release: (usage: Usage | null) => {

@@ -148,6 +148,18 @@ describe('token usage: metrics, log lines, spans and GET /v1/usage', () => {
     const rounds = receiver.spans.filter((s) => s.parentSpanId === request.spanId && s.name === 'inference round');
     expect(rounds).toHaveLength(2);
     expect(rounds.reduce((n, r) => n + Number(r.attributes['gen_ai.usage.input_tokens']), 0)).toBe(a.tool.input);
+    // The MCP server's tools/list has a span of its own under the request, before the first round.
+    const discovery = receiver.spans.filter((s) => s.parentSpanId === request.spanId && s.name === 'discover mcp');
+    expect(discovery).toHaveLength(1);
+    expect(discovery[0].attributes).toMatchObject({ 'switchyard.tool.type': 'mcp', 'switchyard.tool.server_label': 'demo', 'switchyard.tool.outcome': 'completed' });
+  });
+
+  it('does not trace metrics scrapes', async () => {
+    expect((await get('/metrics', ADMIN)).status).toBe(200);
+    // A request after the scrape: once its span is in, the scrape's would have been too.
+    expect((await get('/v1/models', KEY_A)).status).toBe(200);
+    await receiver.waitFor((spans) => spans.some((s) => s.name === 'GET /v1/models'));
+    expect(receiver.spans.filter((s) => String(s.attributes['url.path']) === '/metrics' || s.name.includes('/metrics'))).toEqual([]);
   });
 
   it('GET /v1/usage reports a key its own usage, an administrator everyone’s, and refuses the rest with the field named', async () => {

@@ -97,6 +97,7 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
     signal,
     requestId: edge.id,
     owner: request.owner,
+    trace: edge.trace,
   });
   const choice = resolveToolChoice(request.toolChoice, registry, services.explorer);
   const transcript: ModelItem[] = [...prior.modelItems];

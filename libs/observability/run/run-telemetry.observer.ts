@@ -127,6 +127,21 @@ class RunTraceImpl implements RunTrace {
     };
   }
 
+  discovery(toolType: string, serverLabel?: string): { end(outcome: { error?: unknown }): void } {
+    const attributes: Record<string, string> = { 'switchyard.tool.type': toolType };
+    if (serverLabel) attributes['switchyard.tool.server_label'] = serverLabel;
+    const span = this.tracing.start(`discover ${toolType}`, this.parent, attributes);
+    let done = false;
+    return {
+      end: ({ error }) => {
+        if (done) return;
+        done = true;
+        span?.setAttribute('switchyard.tool.outcome', error ? 'failed' : 'completed');
+        this.tracing.end(span, error ? { code: errorCodeOf(error) } : null);
+      },
+    };
+  }
+
   end(outcome: { error?: unknown; cancelled?: boolean }): void {
     if (this.ended) return;
     this.ended = true;

@@ -86,6 +86,19 @@ describe('MemoryLimiter', () => {
   });
 });
 
+describe('MemoryLimiter.check (between rounds of one run)', () => {
+  it('refuses the next upstream call once what was charged plus what the run used reaches a budget', async () => {
+    let now = 1_800_000_000_000 - (1_800_000_000_000 % 86_400_000) + 1_000;
+    const limiter = new MemoryLimiter(settings({ tokensPerMinute: 100 }), () => now);
+    (await limiter.acquire('a')).release(usage(30));
+    const run = await limiter.acquire('a');
+    await expect(run.check!(usage(60))).resolves.toBeUndefined();
+    await expect(run.check!(usage(70))).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' } });
+    now += 60_000; // a new minute: only the run's own tokens count
+    await expect(run.check!(usage(70))).resolves.toBeUndefined();
+  });
+});
+
 describe('resetDuration', () => {
   it('writes durations as OpenAI does', () => {
     expect([resetDuration(20), resetDuration(1_000), resetDuration(59_500), resetDuration(360_000), resetDuration(3_723_000)]).toEqual(['20ms', '1s', '1m0s', '6m0s', '1h2m3s']);

@@ -59,6 +59,16 @@ export class MemoryLimiter implements RequestLimiter {
         held.dayTokens += tokens;
         if (held.active === 0 && held.requests === 0 && held.dayTokens === 0) this.owners.delete(key);
       },
+      check: async (spent: Usage) => {
+        if (released) return;
+        const at = this.now();
+        const window = windowOf(at);
+        const today = dayOf(at);
+        roll(held, window.index, today.index);
+        const tokens = spent.total_tokens ?? 0;
+        if (tokensPerDay !== null && held.dayTokens + tokens >= tokensPerDay) throw limitRefusal('tokens_per_day', tokensPerDay, today.remainingMs);
+        if (tokensPerMinute !== null && held.tokens + tokens >= tokensPerMinute) throw limitRefusal('tokens', tokensPerMinute, window.remainingMs);
+      },
     };
   }
 }

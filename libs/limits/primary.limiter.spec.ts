@@ -39,6 +39,17 @@ describe('the primary’s limits service (worker mode)', () => {
     });
   });
 
+  it('checks a running lease against the shared budget between rounds', async () => {
+    const service = limitsPrimaryService({ ...settings, concurrentRequests: null });
+    const spent = (await service.handle({ op: 'acquire', owner: 'o' }, worker(1))) as { lease: number };
+    await service.handle({ op: 'release', lease: spent.lease, tokens: 60 }, worker(1));
+    const running = (await service.handle({ op: 'acquire', owner: 'o' }, worker(2))) as { lease: number };
+    expect(await service.handle({ op: 'check', lease: running.lease, tokens: 30 }, worker(2))).toEqual({ ok: true });
+    expect(await service.handle({ op: 'check', lease: running.lease, tokens: 40 }, worker(2))).toMatchObject({
+      refused: { message: expect.stringMatching(/100 tokens per minute/) },
+    });
+  });
+
   it('gives back the places of a worker that died', async () => {
     const service = limitsPrimaryService(settings);
     await service.handle({ op: 'acquire', owner: 'o' }, worker(1));

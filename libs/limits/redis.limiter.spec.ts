@@ -93,6 +93,13 @@ describe('RedisLimiter (real Redis)', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(86_400);
     await expect(b.acquire('other')).resolves.toBeDefined();
+    // Between rounds: the run's own tokens count beside what the other replica charged.
+    const [c, d] = await pair({ tokensPerDay: 100 });
+    (await c.acquire('o')).release({ total_tokens: 50 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    const running = await d.acquire('o');
+    await expect(running.check!({ total_tokens: 40 } as Usage)).resolves.toBeUndefined();
+    await expect(running.check!({ total_tokens: 50 } as Usage)).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100' } });
   });
 
   it('refuses with a 503 when Redis cannot be reached, rather than admitting unlimited', async () => {

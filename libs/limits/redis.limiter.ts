@@ -129,6 +129,22 @@ export class RedisLimiter implements RequestLimiter {
         if (tokensPerDay !== null && tokens > 0) multi.incrby(ended.dayTokens, tokens).pexpire(ended.dayTokens, DAY_MS * 2);
         multi.exec().catch(() => undefined);
       },
+      check: async (spent: Usage) => {
+        if (released || (tokensPerMinute === null && tokensPerDay === null)) return;
+        const at = Date.now();
+        const window = windowOf(at);
+        const today = dayOf(at);
+        const current = this.keys(owner, window.index, today.index);
+        let counts: Array<string | null>;
+        try {
+          counts = await this.redis.mget(current.tokens, current.dayTokens);
+        } catch (err) {
+          throw new LimitsUnavailableError((err as Error).message);
+        }
+        const tokens = spent.total_tokens ?? 0;
+        if (tokensPerDay !== null && Number(counts[1] ?? 0) + tokens >= tokensPerDay) throw limitRefusal('tokens_per_day', tokensPerDay, today.remainingMs);
+        if (tokensPerMinute !== null && Number(counts[0] ?? 0) + tokens >= tokensPerMinute) throw limitRefusal('tokens', tokensPerMinute, window.remainingMs);
+      },
     };
   }
 

@@ -95,7 +95,8 @@ export class LoopService {
           lease = acquired;
           if (closed) return lease.release(null);
           // The rounds' usage as the run goes, so a run cancelled midway is charged what it used.
-          inner = this.execute(request, options, (spent) => (usage = spent)).subscribe({
+          const budget = acquired.check ? (spent: Usage) => acquired.check!(spent) : undefined;
+          inner = this.execute(request, options, (spent) => (usage = spent), budget).subscribe({
             next: (event) => {
               if (TERMINAL_EVENTS.has(event.type)) usage = ((event.response as { usage?: Usage } | undefined)?.usage ?? usage) as Usage | null;
               subscriber.next(event);
@@ -121,7 +122,7 @@ export class LoopService {
   }
 
   /** The edge of a run: where its events leave, its trace begins and ends, and unsubscription comes in. */
-  private execute(request: ResponseRequest, options: RunOptions, spent?: (usage: Usage) => void): Observable<ResponseStreamEvent> {
+  private execute(request: ResponseRequest, options: RunOptions, spent?: (usage: Usage) => void, budget?: (spent: Usage) => Promise<void>): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const id = request.responseId ?? newId('resp');
       const trace = this.observer?.begin(request, id);
@@ -132,7 +133,7 @@ export class LoopService {
         trace?.event(event);
         subscriber.next(event);
       });
-      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned };
+      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned, budget };
       // A stream says it started before the first output, so a slow tool preparation still sees bytes.
       const keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
       const run = this.drive(edge, request, spent).subscribe({

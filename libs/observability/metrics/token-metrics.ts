@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { byKind, TOKEN_KINDS, type TokenCounts } from '../run/token-usage.js';
 
-/** Tokens per request: from a one-line answer to a long agentic run. */
+/** Tokens per request: from a one-line answer to a long tool loop. */
 const TOKEN_BUCKETS = [16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576];
 
 export const OTHER_MODEL = '(other)';

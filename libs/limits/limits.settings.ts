@@ -14,12 +14,14 @@ export interface LimitsSettings {
   concurrentRequests: number | null;
   requestsPerMinute: number | null;
   tokensPerMinute: number | null;
+  /** Tokens per fixed UTC day. */
+  tokensPerDay: number | null;
   redisUrl: string | null;
   /** Prefix of the Redis keys, so several deployments can share one Redis. */
   keyPrefix: string;
 }
 
-export const LIMITS_KEYS = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'redisUrl', 'keyPrefix'];
+export const LIMITS_KEYS = ['concurrentRequests', 'requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'redisUrl', 'keyPrefix'];
 
 function fail(key: string, message: string): never {
   throw new LimitsConfigError(`Invalid configuration: limits.${key}: ${message}`);
@@ -46,9 +48,10 @@ export function readLimitsSettings(config: GatewayConfig): LimitsSettings | null
     concurrentRequests: limit(raw, 'concurrentRequests'),
     requestsPerMinute: limit(raw, 'requestsPerMinute'),
     tokensPerMinute: limit(raw, 'tokensPerMinute'),
+    tokensPerDay: limit(raw, 'tokensPerDay'),
     redisUrl: redisUrl as string | null,
     keyPrefix,
   };
-  if (settings.concurrentRequests === null && settings.requestsPerMinute === null && settings.tokensPerMinute === null) return null;
+  if (settings.concurrentRequests === null && settings.requestsPerMinute === null && settings.tokensPerMinute === null && settings.tokensPerDay === null) return null;
   return settings;
 }

@@ -1,12 +1,14 @@
 import { RateLimitError } from '#tool-sdk/errors.js';
 import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
+import { resetDuration } from './limit-refusal.js';
 import { MemoryLimiter } from './memory.limiter.js';
 
 const settings = (over: Partial<LimitsSettings>): LimitsSettings => ({
   concurrentRequests: null,
   requestsPerMinute: null,
   tokensPerMinute: null,
+  tokensPerDay: null,
   redisUrl: null,
   keyPrefix: 't:',
   ...over,
@@ -49,5 +51,56 @@ describe('MemoryLimiter', () => {
     await expect(limiter.acquire('a')).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/100 tokens per minute/) });
     now += 60_000;
     await expect(limiter.acquire('a')).resolves.toBeDefined();
+  });
+
+  it('keeps a day’s token budget past the minute, and refuses with OpenAI’s x-ratelimit headers until the UTC day ends', async () => {
+    now += 60_000 - (now % 60_000) + 10_000;
+    const limiter = new MemoryLimiter(settings({ tokensPerMinute: 1_000, tokensPerDay: 150 }), clock);
+    (await limiter.acquire('a')).release(usage(100));
+    now += 60_000; // a new minute: the minute's count is back to zero, the day's is not
+    (await limiter.acquire('a')).release(usage(60));
+    now += 60_000;
+    const refused = await limiter.acquire('a').catch((e) => e);
+    const untilMidnight = 86_400_000 - (now % 86_400_000);
+    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/150 tokens per day/) });
+    expect(refused.headers).toEqual({
+      'retry-after': String(Math.ceil(untilMidnight / 1000)),
+      'x-ratelimit-limit-tokens': '150',
+      'x-ratelimit-remaining-tokens': '0',
+      'x-ratelimit-reset-tokens': resetDuration(untilMidnight),
+    });
+    await expect(limiter.acquire('b')).resolves.toBeDefined();
+    now += untilMidnight;
+    await expect(limiter.acquire('a')).resolves.toBeDefined();
+  });
+
+  it('names the minute’s request limit in the request headers', async () => {
+    const limiter = new MemoryLimiter(settings({ requestsPerMinute: 1 }), clock);
+    await limiter.acquire('a');
+    const refused = await limiter.acquire('a').catch((e) => e);
+    expect(refused.headers).toMatchObject({
+      'x-ratelimit-limit-requests': '1',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': expect.stringMatching(/^\d+s$|^1m0s$/),
+    });
+  });
+});
+
+describe('MemoryLimiter.check (between rounds of one run)', () => {
+  it('refuses the next upstream call once what was charged plus what the run used reaches a budget', async () => {
+    let now = 1_800_000_000_000 - (1_800_000_000_000 % 86_400_000) + 1_000;
+    const limiter = new MemoryLimiter(settings({ tokensPerMinute: 100 }), () => now);
+    (await limiter.acquire('a')).release(usage(30));
+    const run = await limiter.acquire('a');
+    await expect(run.check!(usage(60))).resolves.toBeUndefined();
+    await expect(run.check!(usage(70))).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' } });
+    now += 60_000; // a new minute: only the run's own tokens count
+    await expect(run.check!(usage(70))).resolves.toBeUndefined();
+  });
+});
+
+describe('resetDuration', () => {
+  it('writes durations as OpenAI does', () => {
+    expect([resetDuration(20), resetDuration(1_000), resetDuration(59_500), resetDuration(360_000), resetDuration(3_723_000)]).toEqual(['20ms', '1s', '1m0s', '6m0s', '1h2m3s']);
   });
 });

@@ -9,8 +9,8 @@ import { MemoryLimiter } from './memory.limiter.js';
 /** The primary service's name in worker mode (see `#core/cluster/primary-channel.js`). */
 export const LIMITS_SERVICE = 'limits';
 
-type LimitsCall = { op: 'acquire'; owner: string | null } | { op: 'release'; lease: number; tokens: number };
-type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number } };
+type LimitsCall = { op: 'acquire'; owner: string | null } | { op: 'release'; lease: number; tokens: number } | { op: 'check'; lease: number; tokens: number };
+type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number; headers?: Record<string, string> } };
 
 /**
  * In the primary of worker mode: one `MemoryLimiter` for every worker, so
@@ -22,8 +22,16 @@ export function limitsPrimaryService(settings: LimitsSettings, now: () => number
   const leases = new Map<number, { lease: RequestLease; worker: number }>();
   let nextLease = 1;
   return {
-    async handle(payload: unknown, worker: Worker): Promise<AcquireAnswer | null> {
+    async handle(payload: unknown, worker: Worker): Promise<AcquireAnswer | { ok: true } | null> {
       const call = payload as LimitsCall;
+      if (call.op === 'check') {
+        try {
+          await leases.get(call.lease)?.lease.check?.({ total_tokens: call.tokens } as Usage);
+          return { ok: true };
+        } catch (err) {
+          return refusalOf(err);
+        }
+      }
       if (call.op === 'release') {
         const held = leases.get(call.lease);
         leases.delete(call.lease);
@@ -36,8 +44,7 @@ export function limitsPrimaryService(settings: LimitsSettings, now: () => number
         leases.set(id, { lease, worker: worker.id });
         return { lease: id };
       } catch (err) {
-        if (!(err instanceof RateLimitError)) throw err;
-        return { refused: { message: err.message, retryAfter: Number(err.headers['retry-after']) } };
+        return refusalOf(err);
       }
     },
     workerExited(worker: Worker): void {
@@ -48,6 +55,19 @@ export function limitsPrimaryService(settings: LimitsSettings, now: () => number
       }
     },
   };
+}
+
+/** A refusal as it crosses the cluster channel (anything else is rethrown). */
+function refusalOf(err: unknown): AcquireAnswer {
+  if (!(err instanceof RateLimitError)) throw err;
+  const { 'retry-after': retryAfter, ...headers } = err.headers;
+  return { refused: { message: err.message, retryAfter: Number(retryAfter), headers } };
+}
+
+function refusalError(refused: { message: string; retryAfter: number; headers?: Record<string, string> }): RateLimitError {
+  const refusal = new RateLimitError(refused.message, 'rate_limit_exceeded', refused.retryAfter);
+  Object.assign(refusal.headers, refused.headers);
+  return refusal;
 }
 
 /**
@@ -64,13 +84,23 @@ export class PrimaryLimiter implements RequestLimiter {
     } catch (err) {
       throw new PrimaryLimitsUnavailableError((err as Error).message);
     }
-    if ('refused' in answer) throw new RateLimitError(answer.refused.message, 'rate_limit_exceeded', answer.refused.retryAfter);
+    if ('refused' in answer) throw refusalError(answer.refused);
     let released = false;
     return {
       release: (usage: Usage | null) => {
         if (released) return;
         released = true;
         void notifyPrimary(LIMITS_SERVICE, { op: 'release', lease: answer.lease, tokens: usage?.total_tokens ?? 0 } satisfies LimitsCall);
+      },
+      check: async (spent: Usage) => {
+        if (released) return;
+        let verdict: { ok: true } | AcquireAnswer;
+        try {
+          verdict = await callPrimary<{ ok: true } | AcquireAnswer>(LIMITS_SERVICE, { op: 'check', lease: answer.lease, tokens: spent.total_tokens ?? 0 } satisfies LimitsCall);
+        } catch (err) {
+          throw new PrimaryLimitsUnavailableError((err as Error).message);
+        }
+        if ('refused' in verdict) throw refusalError(verdict.refused);
       },
     };
   }

@@ -11,7 +11,15 @@ describe('RedisLimiter (real Redis)', () => {
   const limiters: RedisLimiter[] = [];
   const make = async (over: Partial<LimitsSettings>, leaseMs?: number) => {
     const limiter = new RedisLimiter(
-      { concurrentRequests: null, requestsPerMinute: null, tokensPerMinute: null, redisUrl: url, keyPrefix: prefix + randomBytes(2).toString('hex') + ':', ...over },
+      {
+        concurrentRequests: null,
+        requestsPerMinute: null,
+        tokensPerMinute: null,
+        tokensPerDay: null,
+        redisUrl: url,
+        keyPrefix: prefix + randomBytes(2).toString('hex') + ':',
+        ...over,
+      },
       { leaseMs },
     );
     await limiter.connect();
@@ -69,8 +77,40 @@ describe('RedisLimiter (real Redis)', () => {
     await expect(d.acquire('o')).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/50 tokens per minute/) });
   });
 
+  it('counts a day’s tokens across replicas and names the limit in x-ratelimit headers', async () => {
+    const [a, b] = await pair({ tokensPerMinute: 10_000, tokensPerDay: 100 });
+    (await a.acquire('o')).release({ total_tokens: 70 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    (await b.acquire('o')).release({ total_tokens: 40 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    const refused = await a.acquire('o').catch((e) => e);
+    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/100 tokens per day/) });
+    expect(refused.headers).toMatchObject({
+      'x-ratelimit-limit-tokens': '100',
+      'x-ratelimit-remaining-tokens': '0',
+      'x-ratelimit-reset-tokens': expect.stringMatching(/^(\d+h)?(\d+m)?\d+s$/),
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(86_400);
+    await expect(b.acquire('other')).resolves.toBeDefined();
+    // Between rounds: the run's own tokens count beside what the other replica charged.
+    const [c, d] = await pair({ tokensPerDay: 100 });
+    (await c.acquire('o')).release({ total_tokens: 50 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    const running = await d.acquire('o');
+    await expect(running.check!({ total_tokens: 40 } as Usage)).resolves.toBeUndefined();
+    await expect(running.check!({ total_tokens: 50 } as Usage)).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100' } });
+  });
+
   it('refuses with a 503 when Redis cannot be reached, rather than admitting unlimited', async () => {
-    const limiter = new RedisLimiter({ concurrentRequests: 1, requestsPerMinute: null, tokensPerMinute: null, redisUrl: 'redis://127.0.0.1:1', keyPrefix: prefix });
+    const limiter = new RedisLimiter({
+      concurrentRequests: 1,
+      requestsPerMinute: null,
+      tokensPerMinute: null,
+      tokensPerDay: null,
+      redisUrl: 'redis://127.0.0.1:1',
+      keyPrefix: prefix,
+    });
     await expect(limiter.connect()).rejects.toBeDefined();
     await expect(limiter.acquire('o')).rejects.toMatchObject({ status: 503, code: 'limits_unavailable' });
     await limiter.close();
@@ -79,7 +119,14 @@ describe('RedisLimiter (real Redis)', () => {
   it('closes without leaving a timer that holds the process open when Redis was never reached', async () => {
     const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = refTimers();
-    const limiter = new RedisLimiter({ concurrentRequests: 1, requestsPerMinute: null, tokensPerMinute: null, redisUrl: 'redis://127.0.0.1:1', keyPrefix: prefix });
+    const limiter = new RedisLimiter({
+      concurrentRequests: 1,
+      requestsPerMinute: null,
+      tokensPerMinute: null,
+      tokensPerDay: null,
+      redisUrl: 'redis://127.0.0.1:1',
+      keyPrefix: prefix,
+    });
     await expect(limiter.connect()).rejects.toBeDefined();
     await limiter.close();
     // The socket's destroy timer, if any, is due at once; a 2 s one would still be pending here.

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { GatewayError } from '#tool-sdk/errors.js';
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
-import { limitRefusal, windowOf, WINDOW_MS } from './limit-refusal.js';
+import { DAY_MS, dayOf, limitRefusal, windowOf, WINDOW_MS, type LimitKind } from './limit-refusal.js';
 import type { LimitsSettings } from './limits.settings.js';
 
 /**
@@ -12,14 +12,16 @@ import type { LimitsSettings } from './limits.settings.js';
  * lease's expiry: a gateway that dies without releasing stops renewing, and
  * its places free themselves when the lease lapses.
  *
- * KEYS: running set, this minute's request counter, this minute's token counter.
- * ARGV: now, lease id, lease expiry, concurrency limit, rpm limit, tpm limit (0: none), window ms.
- * Returns 0 when admitted, else 1 (concurrency), 2 (requests), 3 (tokens).
+ * KEYS: running set, this minute's request counter, this minute's token counter, today's token counter.
+ * ARGV: now, lease id, lease expiry, concurrency limit, rpm limit, tpm limit (0: none), window ms, tpd limit (0: none).
+ * Returns 0 when admitted, else 1 (concurrency), 2 (requests), 3 (tokens per minute), 4 (tokens per day).
  */
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local concurrency = tonumber(ARGV[4])
 if concurrency > 0 and redis.call('ZCARD', KEYS[1]) >= concurrency then return 1 end
+local tpd = tonumber(ARGV[8])
+if tpd > 0 and tonumber(redis.call('GET', KEYS[4]) or '0') >= tpd then return 4 end
 local tpm = tonumber(ARGV[6])
 if tpm > 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= tpm then return 3 end
 local rpm = tonumber(ARGV[5])
@@ -35,7 +37,7 @@ return 0
 
 /** A running request's place is held this long without renewal. */
 const DEFAULT_LEASE_MS = 60_000;
-const REFUSAL: Record<number, 'concurrency' | 'requests' | 'tokens'> = { 1: 'concurrency', 2: 'requests', 3: 'tokens' };
+const REFUSAL: Record<number, LimitKind> = { 1: 'concurrency', 2: 'requests', 3: 'tokens', 4: 'tokens_per_day' };
 
 export class RedisLimiter implements RequestLimiter {
   private readonly redis: Redis;
@@ -66,7 +68,7 @@ export class RedisLimiter implements RequestLimiter {
         disconnectTimeout: 0,
       });
     this.redis.on('error', () => undefined);
-    this.redis.defineCommand('switchyardAcquire', { numberOfKeys: 3, lua: ACQUIRE });
+    this.redis.defineCommand('switchyardAcquire', { numberOfKeys: 4, lua: ACQUIRE });
     this.renewer = setInterval(() => void this.renew(), this.leaseMs / 3);
     this.renewer.unref();
   }
@@ -83,15 +85,17 @@ export class RedisLimiter implements RequestLimiter {
   async acquire(owner: string | null): Promise<RequestLease> {
     const now = Date.now();
     const { index, remainingMs } = windowOf(now);
-    const keys = this.keys(owner, index);
+    const day = dayOf(now);
+    const keys = this.keys(owner, index, day.index);
     const id = randomUUID();
-    const { concurrentRequests, requestsPerMinute, tokensPerMinute } = this.settings;
+    const { concurrentRequests, requestsPerMinute, tokensPerMinute, tokensPerDay } = this.settings;
     let outcome: number;
     try {
       outcome = (await (this.redis as unknown as { switchyardAcquire(...args: Array<string | number>): Promise<number> }).switchyardAcquire(
         keys.running,
         keys.requests,
         keys.tokens,
+        keys.dayTokens,
         now,
         id,
         now + this.leaseMs,
@@ -99,14 +103,15 @@ export class RedisLimiter implements RequestLimiter {
         requestsPerMinute ?? 0,
         tokensPerMinute ?? 0,
         WINDOW_MS * 2,
+        tokensPerDay ?? 0,
       )) as number;
     } catch (err) {
       throw new LimitsUnavailableError((err as Error).message);
     }
     const kind = REFUSAL[outcome];
     if (kind) {
-      const limit = kind === 'concurrency' ? concurrentRequests : kind === 'requests' ? requestsPerMinute : tokensPerMinute;
-      throw limitRefusal(kind, limit as number, kind === 'concurrency' ? 1_000 : remainingMs);
+      const limit = { concurrency: concurrentRequests, requests: requestsPerMinute, tokens: tokensPerMinute, tokens_per_day: tokensPerDay }[kind];
+      throw limitRefusal(kind, limit as number, kind === 'concurrency' ? 1_000 : kind === 'tokens_per_day' ? day.remainingMs : remainingMs);
     }
     this.held.set(id, keys.running);
     let released = false;
@@ -117,19 +122,35 @@ export class RedisLimiter implements RequestLimiter {
         this.held.delete(id);
         const multi = this.redis.multi().zrem(keys.running, id);
         const tokens = usage?.total_tokens ?? 0;
-        if (tokensPerMinute !== null && tokens > 0) {
-          // Tokens count in the minute the request ended, when they are known.
-          const ended = this.keys(owner, windowOf(Date.now()).index).tokens;
-          multi.incrby(ended, tokens).pexpire(ended, WINDOW_MS * 2);
-        }
+        // Tokens count in the minute (and day) the request ended, when they are known.
+        const at = Date.now();
+        const ended = this.keys(owner, windowOf(at).index, dayOf(at).index);
+        if (tokensPerMinute !== null && tokens > 0) multi.incrby(ended.tokens, tokens).pexpire(ended.tokens, WINDOW_MS * 2);
+        if (tokensPerDay !== null && tokens > 0) multi.incrby(ended.dayTokens, tokens).pexpire(ended.dayTokens, DAY_MS * 2);
         multi.exec().catch(() => undefined);
+      },
+      check: async (spent: Usage) => {
+        if (released || (tokensPerMinute === null && tokensPerDay === null)) return;
+        const at = Date.now();
+        const window = windowOf(at);
+        const today = dayOf(at);
+        const current = this.keys(owner, window.index, today.index);
+        let counts: Array<string | null>;
+        try {
+          counts = await this.redis.mget(current.tokens, current.dayTokens);
+        } catch (err) {
+          throw new LimitsUnavailableError((err as Error).message);
+        }
+        const tokens = spent.total_tokens ?? 0;
+        if (tokensPerDay !== null && Number(counts[1] ?? 0) + tokens >= tokensPerDay) throw limitRefusal('tokens_per_day', tokensPerDay, today.remainingMs);
+        if (tokensPerMinute !== null && Number(counts[0] ?? 0) + tokens >= tokensPerMinute) throw limitRefusal('tokens', tokensPerMinute, window.remainingMs);
       },
     };
   }
 
-  private keys(owner: string | null, window: number): { running: string; requests: string; tokens: string } {
+  private keys(owner: string | null, window: number, day: number): { running: string; requests: string; tokens: string; dayTokens: string } {
     const base = `${this.settings.keyPrefix}${owner ?? 'anonymous'}`;
-    return { running: `${base}:running`, requests: `${base}:rpm:${window}`, tokens: `${base}:tpm:${window}` };
+    return { running: `${base}:running`, requests: `${base}:rpm:${window}`, tokens: `${base}:tpm:${window}`, dayTokens: `${base}:tpd:${day}` };
   }
 
   private async renew(): Promise<void> {

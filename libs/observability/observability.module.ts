@@ -13,6 +13,7 @@ import { WebSocketGauge } from './metrics/websocket-gauge.service.js';
 import { RunTelemetry } from './run/run-telemetry.observer.js';
 import { StoreTelemetry } from './storage/store-telemetry.observer.js';
 import { TracingService } from './tracing/tracing.service.js';
+import { UsageModule } from './usage/usage.module.js';
 
 /**
  * Request logs, Prometheus metrics and OpenTelemetry traces. It reaches the
@@ -24,6 +25,7 @@ import { TracingService } from './tracing/tracing.service.js';
  */
 @Global()
 @Module({
+  imports: [UsageModule],
   controllers: [MetricsController],
   providers: [
     registerConfigSection(observabilityConfigSection),

@@ -16,3 +16,6 @@ export { withItemId } from './shared/stored-item.util.js';
 export { STORE_OBSERVER, observeStore, type StoreObserver } from './store-observer.js';
 export { StorageConfig, STORAGE_SETTINGS, storageConfigSection, parseStorageSettings, readStorageSettings } from './config/storage.config-section.js';
 export { StorageSettingsModule } from './config/storage-settings.module.js';
+export * from './usage-store.interface.js';
+export { MemoryUsageStore } from './usage/memory-usage.store.js';
+export { createUsageStore } from './usage/create-usage-store.js';

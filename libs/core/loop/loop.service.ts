@@ -94,9 +94,11 @@ export class LoopService {
         (acquired) => {
           lease = acquired;
           if (closed) return lease.release(null);
-          inner = this.execute(request, options).subscribe({
+          // The rounds' usage as the run goes, so a run cancelled midway is charged what it used.
+          const budget = acquired.check ? (spent: Usage) => acquired.check!(spent) : undefined;
+          inner = this.execute(request, options, (spent) => (usage = spent), budget).subscribe({
             next: (event) => {
-              if (TERMINAL_EVENTS.has(event.type)) usage = ((event.response as { usage?: Usage } | undefined)?.usage ?? null) as Usage | null;
+              if (TERMINAL_EVENTS.has(event.type)) usage = ((event.response as { usage?: Usage } | undefined)?.usage ?? usage) as Usage | null;
               subscriber.next(event);
             },
             error: (err: unknown) => {
@@ -120,21 +122,21 @@ export class LoopService {
   }
 
   /** The edge of a run: where its events leave, its trace begins and ends, and unsubscription comes in. */
-  private execute(request: ResponseRequest, options: RunOptions): Observable<ResponseStreamEvent> {
+  private execute(request: ResponseRequest, options: RunOptions, spent?: (usage: Usage) => void, budget?: (spent: Usage) => Promise<void>): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
-      const trace = this.observer?.begin(request);
+      const id = request.responseId ?? newId('resp');
+      const trace = this.observer?.begin(request, id);
       let abandoned = false;
       // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
       let outcome: { error?: unknown; cancelled?: boolean } | undefined;
-      const id = request.responseId ?? newId('resp');
       const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
         trace?.event(event);
         subscriber.next(event);
       });
-      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned };
+      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned, budget };
       // A stream says it started before the first output, so a slow tool preparation still sees bytes.
       const keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
-      const run = this.drive(edge, request).subscribe({
+      const run = this.drive(edge, request, spent).subscribe({
         complete: () => {
           clearTimeout(keepAlive);
           outcome = { cancelled: false };
@@ -163,14 +165,19 @@ export class LoopService {
   }
 
   /** The request made effective, the tools prepared, then the turn; a streaming run that fails after it started ends `failed`. */
-  private drive(edge: RunEdge, received: ResponseRequest): Observable<never> {
+  private drive(edge: RunEdge, received: ResponseRequest, spent?: (usage: Usage) => void): Observable<never> {
     let usage = emptyUsage();
     return defer(() => from(effectiveRequest(edge, received))).pipe(
       concatMap(({ request, prior }) => {
         edge.output.describe(request);
         return abortable((signal) => prepareRun(edge, request, prior, signal));
       }),
-      concatMap((prepared) => this.turn(prepared, (state) => (usage = state.usage))),
+      concatMap((prepared) =>
+        this.turn(prepared, (state) => {
+          usage = state.usage;
+          spent?.(usage);
+        }),
+      ),
       catchError((err: unknown) => {
         if (!received.stream || !edge.output.hasStarted) return throwError(() => err);
         return defer(() => edge.output.fail(edge.state, err, usage)).pipe(ignoreElements());

@@ -6,6 +6,12 @@ export const REQUEST_LIMITER = Symbol('REQUEST_LIMITER');
 export interface RequestLease {
   /** Gives the place back and charges the tokens the request used. Idempotent. */
   release(usage: Usage | null): void;
+  /**
+   * Before another upstream call of the same run: throws the owner's refusal
+   * (a `RateLimitError`) when the tokens already charged plus what this run
+   * has used so far (`spent`, not charged until release) reach a token budget.
+   */
+  check?(spent: Usage): Promise<void>;
 }
 
 /**

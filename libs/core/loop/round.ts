@@ -1,6 +1,6 @@
-import { EMPTY, type Observable, concatMap, concatWith, defer, finalize, of, tap } from 'rxjs';
+import { EMPTY, type Observable, concatMap, concatWith, defer, finalize, from, of, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
-import type { ModelToolChoice } from '#tool-sdk/items.js';
+import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
 import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';
@@ -29,6 +29,8 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const endTrace = () => {
       if (traced) return;
       traced = true;
+      // What the upstream reported for this round, also when the round was cut short (cancelled, failed).
+      roundTrace?.usage?.(accumulator.usage);
       roundTrace?.end();
     };
     const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
@@ -67,7 +69,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       };
     };
     const { request, promptEstimate } = modelRequest(ctx, state, number);
-    return infer$(ctx, request, roundTrace).pipe(
+    return infer$(ctx, request, roundTrace, state.usage).pipe(
       concatMap(classify),
       // Items the upstream never finished (stream cut short) are closed before the calls settle.
       concatWith(defer(() => (accumulator.closeDangling(), EMPTY))),
@@ -80,8 +82,8 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
 }
 
 /** The upstream stream of this round, traced from subscription to its end however it ends. */
-function infer$(ctx: RunContext, request: ModelRequest, roundTrace?: RoundTrace): Observable<ModelEvent> {
-  return defer(() => {
+function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace | undefined, spent: Usage): Observable<ModelEvent> {
+  const call = defer(() => {
     const upstreamTrace = roundTrace?.upstream();
     let upstreamError: unknown;
     return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
@@ -89,6 +91,9 @@ function infer$(ctx: RunContext, request: ModelRequest, roundTrace?: RoundTrace)
       finalize(() => upstreamTrace?.end(upstreamError ? { error: upstreamError } : { cancelled: ctx.abandoned() })),
     );
   });
+  // Once earlier rounds used tokens their cost is known: a budget they used up stops the run before the next call.
+  const budget = ctx.budget;
+  return budget && spent.total_tokens > 0 ? defer(() => from(budget(spent))).pipe(concatMap(() => call)) : call;
 }
 
 /** `reasoning.summary` values that ask for `summary_text` parts. */

@@ -2,7 +2,7 @@ import type { GatewayConfig } from '#config/gateway-config.js';
 import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import type { ModelItem } from '#tool-sdk/items.js';
+import type { ModelItem, Usage } from '#tool-sdk/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolPreparationService } from '../registry/tool-preparation.service.js';
@@ -48,6 +48,8 @@ export interface RunContext {
   readonly trace?: RunTrace;
   /** True once the client went away (the run was unsubscribed): traces say "cancelled", not "failed". */
   readonly abandoned: () => boolean;
+  /** The owner's token budgets, checked before each upstream call after the first with what the run used so far. */
+  readonly budget?: (spent: Usage) => Promise<void>;
 }
 
 /** What preparation gives the driver: the context, the transcript so far, and the approval answers to resolve first. */
@@ -57,7 +59,7 @@ export interface PreparedRun {
   readonly approvals: readonly ApprovalSlot[];
 }
 
-export type RunEdge = Pick<RunContext, 'services' | 'id' | 'state' | 'output' | 'flow' | 'trace' | 'abandoned'>;
+export type RunEdge = Pick<RunContext, 'services' | 'id' | 'state' | 'output' | 'flow' | 'trace' | 'abandoned' | 'budget'>;
 
 /**
  * The request as the run will see it: `item_reference` items become the
@@ -97,6 +99,7 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
     signal,
     requestId: edge.id,
     owner: request.owner,
+    trace: edge.trace,
   });
   const choice = resolveToolChoice(request.toolChoice, registry, services.explorer);
   const transcript: ModelItem[] = [...prior.modelItems];

@@ -1,4 +1,5 @@
 import type { GatewayCall, GatewayCallResult } from '#tool-sdk/contract/index.js';
+import type { Usage } from '#tool-sdk/items.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 
@@ -11,8 +12,12 @@ import type { ResponseRequest } from './response-request.js';
 export const RUN_OBSERVER = Symbol('RUN_OBSERVER');
 
 export interface RunObserver {
-  /** Called once per run, synchronously in the caller's context (the HTTP request's, if any). */
-  begin(request: ResponseRequest): RunTrace;
+  /**
+   * Called once per run, synchronously in the caller's context (the HTTP
+   * request's, if any). `responseId` is the id the run's response will carry,
+   * known before any event, so a run cancelled before its first event is still named.
+   */
+  begin(request: ResponseRequest, responseId?: string): RunTrace;
 }
 
 export interface RunTrace {
@@ -21,6 +26,8 @@ export interface RunTrace {
   round(round: number): RoundTrace;
   /** A gateway call starting to execute; `round` is absent for approved calls run before the first round. */
   toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace;
+  /** A declaration's tool discovery starting (MCP `tools/list`), before the first round. */
+  discovery?(toolType: string, serverLabel?: string): { end(outcome: { error?: unknown }): void };
   /** The run settled: finished, failed (`error`), or cancelled because the client left. */
   end(outcome: { error?: unknown; cancelled?: boolean }): void;
 }
@@ -28,6 +35,8 @@ export interface RunTrace {
 export interface RoundTrace {
   /** One upstream inference call; `headers` go out with it (W3C trace context). */
   upstream(): UpstreamTrace;
+  /** The round's token usage as the upstream reported it, once the round's answer is complete. */
+  usage?(usage: Usage | null): void;
   end(): void;
 }
 

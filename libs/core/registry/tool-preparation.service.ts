@@ -4,6 +4,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
+import type { RunTrace } from '../loop/run-observer.interface.js';
 import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
 
 interface ValidatedDeclaration {
@@ -76,6 +77,8 @@ export class ToolPreparationService {
       inputStart?: number;
       /** Who the request runs for, null without authentication (discovery may pool connections per owner). */
       owner?: string | null;
+      /** The run's trace: each discovery (MCP `tools/list`) is traced under it. */
+      trace?: RunTrace;
     },
   ): Promise<ToolRegistry> {
     const declarations = this.validate(tools);
@@ -87,7 +90,7 @@ export class ToolPreparationService {
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
-          ? d.handler.discover(d.params, { signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null })
+          ? this.traced(d, ctx.trace, () => d.handler.discover!(d.params, { signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null }))
           : Promise.resolve(undefined),
       ),
     );
@@ -119,6 +122,20 @@ export class ToolPreparationService {
       }
     }
     return registry;
+  }
+
+  /** One declaration's discovery, traced from its start to its answer or failure. */
+  private async traced(d: ValidatedDeclaration, trace: RunTrace | undefined, discover: () => Promise<DiscoveryResult>): Promise<DiscoveryResult> {
+    const label = d.declaration.server_label;
+    const span = trace?.discovery?.(String(d.declaration.type), typeof label === 'string' ? label : undefined);
+    try {
+      const result = await discover();
+      span?.end({});
+      return result;
+    } catch (error) {
+      span?.end({ error });
+      throw error;
+    }
   }
 
   /**

@@ -7,14 +7,16 @@ import { toErrorEnvelope, type ErrorEnvelope } from './error-envelope.js';
  */
 export interface RpcErrorPayload extends ErrorEnvelope {
   status: number;
+  /** The headers HTTP would have sent with it (`retry-after`, `x-ratelimit-*` on a 429). */
+  headers?: Record<string, string>;
 }
 
 /** The one mapping, shared with HTTP (`toErrorEnvelope`). */
 export function toRpcError(err: unknown): RpcErrorPayload {
   // Already mapped at the edge (the responder): pass it on as it is.
   if (isRpcErrorPayload(err)) return err;
-  const { status, body } = toErrorEnvelope(err);
-  return { status, error: { ...body.error } };
+  const { status, body, headers } = toErrorEnvelope(err);
+  return { status, error: { ...body.error }, ...(headers && Object.keys(headers).length > 0 ? { headers: { ...headers } } : {}) };
 }
 
 /** Whether a value a broker client received is such a payload (transports deliver it as plain JSON). */

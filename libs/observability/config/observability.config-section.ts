@@ -16,6 +16,14 @@ export class ObservabilityConfig {
    * tenant key when keys are set). Unset: no such port.
    */
   @IsOptional() @IsInt() @Min(0) @Max(65535) metricsPort?: number;
+  /**
+   * An `owner` label (the key's hash, shortened as in the log) on the token
+   * counter. Off by default: every owner is a series of its own, so the
+   * cardinality is the operator's choice.
+   */
+  @IsBoolean() metricsOwnerLabel = false;
+  /** Distinct `model` label values per process; models past it count as `(other)`, since the model is a client-sent string. */
+  @IsInt() @Min(1) @Max(10_000) metricsMaxModels = 32;
   /** OTLP/HTTP traces endpoint (e.g. `http://collector:4318/v1/traces`); tracing is off without it. */
   @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }) otlpTracesUrl?: string;
   /** `service.name` of the exported spans. */
@@ -41,6 +49,8 @@ export const observabilityConfigSection = defineClassSection({
     { env: 'REQUEST_LOG', path: 'requestLog', kind: 'bool' },
     { env: 'METRICS', path: 'metrics', kind: 'bool' },
     { env: 'METRICS_PORT', path: 'metricsPort', kind: 'int' },
+    { env: 'METRICS_OWNER_LABEL', path: 'metricsOwnerLabel', kind: 'bool' },
+    { env: 'METRICS_MAX_MODELS', path: 'metricsMaxModels', kind: 'int' },
     { env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', path: 'otlpTracesUrl', kind: 'string' },
     { env: 'OTEL_SERVICE_NAME', path: 'serviceName', kind: 'string' },
   ],

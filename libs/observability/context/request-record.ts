@@ -2,6 +2,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import type { Request } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
+import type { TokenCounts } from '../run/token-usage.js';
 
 /** Tool calls of one request: `{ mcp: { completed: 2, failed: 1 } }`. */
 export type ToolCallCounts = Record<string, Record<string, number>>;
@@ -26,6 +27,8 @@ export class RequestRecord {
   /** The request field an error names (`temperature`, `tools[2].server_url`). */
   errorParam?: string;
   firstEventMs?: number;
+  /** Tokens the run used, summed over its rounds (set when the run ends with any). */
+  tokens?: TokenCounts;
   /** The request span, when tracing is on. */
   span?: Span;
   /** Parent for child spans: the request span's context, or the client's when tracing is off. */

@@ -8,6 +8,8 @@ import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import { RECORD_PROPERTY, RequestRecord, recordOf, requestContext } from './request-record.js';
 
+const UNTRACED = new Set(['/metrics', '/health', '/ready']);
+
 /**
  * The HTTP edge of observability, as two express middlewares around the body
  * parser: `open()` first, so that a body the parser refuses (413, bad JSON)
@@ -45,7 +47,8 @@ export class RequestTelemetry {
       const incoming = this.tracing.extract(req.headers);
       record.incomingTrace = incoming?.headers;
       record.traceContext = incoming?.context;
-      record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': req.path }, SpanKind.SERVER);
+      // Scrapes and probes come every few seconds and say nothing about the traffic: no span.
+      if (!UNTRACED.has(req.path)) record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': req.path }, SpanKind.SERVER);
       this.open.add(record);
       if (this.drain.draining) res.setHeader('Connection', 'close');
       let finished = false;

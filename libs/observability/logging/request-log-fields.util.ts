@@ -20,6 +20,12 @@ export function requestLogFields(record: RequestRecord, owner: string | null | u
   if (record.stream !== undefined) fields.stream = record.stream;
   if (record.rounds > 0) fields.rounds = record.rounds;
   if (Object.keys(record.toolCalls).length > 0) fields.tool_calls = record.toolCalls;
+  if (record.tokens) {
+    fields.input_tokens = record.tokens.input;
+    fields.cached_input_tokens = record.tokens.cachedInput;
+    fields.output_tokens = record.tokens.output;
+    fields.reasoning_tokens = record.tokens.reasoning;
+  }
   if (record.upstreamStatus) fields.upstream_status = record.upstreamStatus;
   if (record.firstEventMs !== undefined) fields.first_event_ms = Math.round(record.firstEventMs * 10) / 10;
   if (record.errorCode) fields.error_code = record.errorCode;

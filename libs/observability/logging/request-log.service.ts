@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 import type { RequestRecord } from '../context/request-record.js';
 import { TracingService } from '../tracing/tracing.service.js';
+import { genAiUsageAttributes } from '../run/token-usage.js';
 import { LogWriter } from './log-writer.service.js';
 import { requestLogFields } from './request-log-fields.util.js';
 
@@ -28,6 +29,8 @@ export class RequestLog {
         'http.response.status_code': record.status ?? 0,
         ...(record.responseId ? { 'switchyard.response_id': record.responseId } : {}),
         ...(record.model ? { 'gen_ai.request.model': record.model } : {}),
+        ...(record.responseId ? { 'gen_ai.response.id': record.responseId } : {}),
+        ...(record.tokens ? genAiUsageAttributes(record.tokens) : {}),
         'switchyard.rounds': record.rounds,
       });
       this.tracing.end(record.span, (record.status ?? 0) >= 500 ? { code: record.errorCode ?? String(record.status) } : null);

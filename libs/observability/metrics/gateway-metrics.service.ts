@@ -1,8 +1,10 @@
 import cluster from 'node:cluster';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { callPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
+import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 import { METRICS_SERVICE, exposeToPrimary } from './cluster-metrics.js';
+import { TokenMetrics } from './token-metrics.js';
 
 /** Seconds: from a fast JSON answer to a long generation. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -103,9 +105,13 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** Tokens by model and kind (and owner, when the operator asks for it). */
+  readonly tokens: TokenMetrics;
+
   private readonly clustered = primaryOffers(METRICS_SERVICE);
 
-  constructor() {
+  constructor(@Optional() @Inject(OBSERVABILITY_SETTINGS) settings?: ObservabilityConfig) {
+    this.tokens = new TokenMetrics(this.registry, { ownerLabel: settings?.metricsOwnerLabel ?? false, maxModels: settings?.metricsMaxModels ?? 32 });
     collectDefaultMetrics({ register: this.registry });
     if (this.clustered) {
       this.workerUp.set({ worker: String(cluster.worker?.id ?? 0) }, 1);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import { isGatewayError } from '#tool-sdk/errors.js';
@@ -11,7 +11,10 @@ import { RequestRecord, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
+import type { Usage } from '#tool-sdk/items.js';
+import { UsageRecorder } from '../usage/usage-recorder.service.js';
 import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+import { addTokens, anyTokens, emptyTokens, genAiUsageAttributes, surfaceOf, tokensOf, type TokenCounts } from './token-usage.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
@@ -26,9 +29,10 @@ export class RunTelemetry implements RunObserver {
     private readonly metrics: GatewayMetrics,
     private readonly tracing: TracingService,
     private readonly log: RequestLog,
+    @Optional() private readonly usage?: UsageRecorder,
   ) {}
 
-  begin(request: ResponseRequest): RunTrace {
+  begin(request: ResponseRequest, responseId?: string): RunTrace {
     const current = requestContext.getStore();
     // A background run outlives the request that queued it, and a WebSocket run has none: each
     // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
@@ -49,21 +53,26 @@ export class RunTelemetry implements RunObserver {
     }
     record.model = request.model ?? undefined;
     record.stream = request.stream;
-    // Known up front for a background run; else the first event names it (a cancelled run never reaches a terminal one).
-    if (typeof request.responseId === 'string') record.responseId ??= request.responseId;
-    return new RunTraceImpl(record, this.metrics, this.tracing, this.log);
+    // Known before the first event, so a run cancelled before it (a broker caller that left) is named too.
+    const id = request.responseId ?? responseId;
+    if (typeof id === 'string') record.responseId ??= id;
+    return new RunTraceImpl(record, this.metrics, this.tracing, this.log, { owner: request.owner, usage: this.usage });
   }
 }
 
 class RunTraceImpl implements RunTrace {
   private ended = false;
   private firstEventSeen = false;
+  /** Rounds' usage as they end; the terminal response's usage replaces it when there is one (they agree). */
+  readonly roundTokens = emptyTokens();
+  private terminalTokens?: TokenCounts;
 
   constructor(
     private readonly record: RequestRecord,
     private readonly metrics: GatewayMetrics,
     private readonly tracing: TracingService,
     private readonly log: RequestLog,
+    private readonly run: { owner: string | null; usage?: UsageRecorder },
   ) {
     if (record.stream) metrics.openStreams.inc();
   }
@@ -86,13 +95,15 @@ class RunTraceImpl implements RunTrace {
       const response = (event as { response?: { id?: unknown; status?: unknown } }).response;
       if (typeof response?.id === 'string') this.record.responseId = response.id;
       if (typeof response?.status === 'string') this.record.responseStatus = response.status;
+      const usage = (response as { usage?: Usage | null } | undefined)?.usage;
+      if (usage) this.terminalTokens = tokensOf(usage);
     }
   }
 
   round(round: number): RoundTrace {
     this.record.rounds = round;
     const span = this.tracing.start('inference round', this.parent, { 'switchyard.round': round });
-    return new RoundTraceImpl(span, this.record, this.metrics, this.tracing);
+    return new RoundTraceImpl(span, this.record, this.metrics, this.tracing, this.roundTokens);
   }
 
   toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace {
@@ -116,6 +127,21 @@ class RunTraceImpl implements RunTrace {
     };
   }
 
+  discovery(toolType: string, serverLabel?: string): { end(outcome: { error?: unknown }): void } {
+    const attributes: Record<string, string> = { 'switchyard.tool.type': toolType };
+    if (serverLabel) attributes['switchyard.tool.server_label'] = serverLabel;
+    const span = this.tracing.start(`discover ${toolType}`, this.parent, attributes);
+    let done = false;
+    return {
+      end: ({ error }) => {
+        if (done) return;
+        done = true;
+        span?.setAttribute('switchyard.tool.outcome', error ? 'failed' : 'completed');
+        this.tracing.end(span, error ? { code: errorCodeOf(error) } : null);
+      },
+    };
+  }
+
   end(outcome: { error?: unknown; cancelled?: boolean }): void {
     if (this.ended) return;
     this.ended = true;
@@ -123,6 +149,7 @@ class RunTraceImpl implements RunTrace {
     if (this.record.rounds > 0) this.metrics.rounds.observe(this.record.rounds);
     if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
+    this.countTokens();
     if (this.record.detached) {
       // No HTTP status of its own: the socket's (101), or the one the error frame carries.
       const ok = this.record.method === 'WS' ? 101 : 200;
@@ -132,6 +159,31 @@ class RunTraceImpl implements RunTrace {
       this.log.finish(this.record, this.record.owner);
     }
   }
+
+  /**
+   * The run's tokens, once: into the record (log line, request span), the
+   * token metrics and the usage store. A cancelled run has no terminal
+   * response; the rounds it finished still count.
+   */
+  private countTokens(): void {
+    const tokens = this.terminalTokens ?? this.roundTokens;
+    if (!anyTokens(tokens)) return;
+    this.record.tokens = tokens;
+    const model = this.record.model ?? '';
+    const surface = surfaceOf(this.record.method, this.record.path);
+    const owner = this.run.owner;
+    this.metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
+    this.run.usage?.record({
+      owner,
+      model,
+      surface,
+      at: Date.now(),
+      inputTokens: tokens.input,
+      cachedInputTokens: tokens.cachedInput,
+      outputTokens: tokens.output,
+      reasoningTokens: tokens.reasoning,
+    });
+  }
 }
 
 class RoundTraceImpl implements RoundTrace {
@@ -140,7 +192,14 @@ class RoundTraceImpl implements RoundTrace {
     private readonly record: RequestRecord,
     private readonly metrics: GatewayMetrics,
     private readonly tracing: TracingService,
+    private readonly runTokens: TokenCounts,
   ) {}
+
+  usage(usage: Usage | null): void {
+    const tokens = tokensOf(usage);
+    addTokens(this.runTokens, tokens);
+    this.span?.setAttributes(genAiUsageAttributes(tokens));
+  }
 
   upstream(): UpstreamTrace {
     const span = this.tracing.start('upstream inference', this.tracing.contextOf(this.span, this.record.traceContext), {}, SpanKind.CLIENT);

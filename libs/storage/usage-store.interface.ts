@@ -1,0 +1,68 @@
+/**
+ * Token usage per owner, kept where every replica reads and writes it (the
+ * state's database), so the usage API answers the same on every replica and
+ * after a restart. Runs are summed into one row per minute, owner, model and
+ * surface: the table grows with the minutes in which an owner was active,
+ * not with the number of requests.
+ */
+export const USAGE_STORE = Symbol('USAGE_STORE');
+
+/** What one run used. */
+export interface UsageEntry {
+  /** The owner (API key hash, OIDC identity); null without authentication. */
+  owner: string | null;
+  model: string;
+  /** Where the run came in: `responses`, `messages`, `websocket`, `background`, `broker`. */
+  surface: string;
+  /** When the run ended (ms since the epoch); it counts in that minute. */
+  at: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface UsageQuery {
+  /** Window start, inclusive (ms since the epoch). */
+  from: number;
+  /** Window end, exclusive (ms). */
+  to: number;
+  /** One owner's usage; undefined for everyone's. */
+  owner?: string | null;
+  /** Bucket width in ms, a multiple of a minute; buckets start at multiples of it since the epoch (UTC days for a day). */
+  bucketMs: number;
+  /** At most this many rows; the caller learns of truncation by getting `limit` rows. */
+  limit: number;
+}
+
+/** One bucket's sums for one owner, model and surface. */
+export interface UsageRow {
+  bucketStart: number;
+  owner: string | null;
+  model: string;
+  surface: string;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface UsageStore {
+  init(): Promise<void>;
+  close(): Promise<void>;
+  record(entry: UsageEntry): Promise<void>;
+  /** Rows ordered by bucket, owner, model, surface. */
+  query(query: UsageQuery): Promise<UsageRow[]>;
+}
+
+export const USAGE_MINUTE_MS = 60_000;
+
+/** The minute an entry counts in. */
+export function usageMinute(at: number): number {
+  return at - (at % USAGE_MINUTE_MS);
+}
+
+/** Owners are stored as text; the anonymous owner (auth off) as the empty string, so it can be part of the key. */
+export const storedOwner = (owner: string | null): string => owner ?? '';
+export const ownerOf = (stored: string): string | null => (stored === '' ? null : stored);

@@ -1,0 +1,96 @@
+import pg from 'pg';
+import { inTransaction } from '../postgres/pg-transaction.js';
+import { translateUnavailable } from '../postgres/pg-unavailable.js';
+import { pendingMigrations } from '../shared/pending-migrations.util.js';
+import { storedOwner, usageMinute, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
+import { toUsageRow } from './usage-row.util.js';
+
+export interface PostgresUsageStoreOptions {
+  connectionString: string;
+  schema?: string;
+  connectTimeoutMs?: number;
+}
+
+/** Usage shared by every replica on one database. */
+export class PostgresUsageStore implements UsageStore {
+  private pool: pg.Pool | undefined;
+
+  constructor(private readonly options: PostgresUsageStoreOptions) {
+    if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
+      throw new Error(`Invalid PostgreSQL schema name '${options.schema}': use lower-case letters, digits and _.`);
+    }
+  }
+
+  async init(): Promise<void> {
+    if (this.pool) return;
+    const pool = new pg.Pool({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      ...(this.options.schema === undefined ? {} : { options: `-c search_path=${this.options.schema}` }),
+      max: 4,
+    });
+    pool.on('error', () => undefined);
+    try {
+      // Replicas starting together serialize here: the first migrates, the others then find nothing to do.
+      await inTransaction(pool, async (client) => {
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext('switchyard:usage_migrations:' || coalesce($1::text, current_schema()::text, '')))`, [
+          this.options.schema ?? null,
+        ]);
+        if (this.options.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.options.schema}`);
+        await client.query('CREATE TABLE IF NOT EXISTS usage_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
+        const { rows } = await client.query<{ version: number }>('SELECT version FROM usage_migrations');
+        for (const migration of pendingMigrations(
+          USAGE_MIGRATIONS,
+          rows.map((r) => r.version),
+        )) {
+          await client.query(migration.sql);
+          await client.query('INSERT INTO usage_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Math.floor(Date.now() / 1000)]);
+        }
+      });
+      this.pool = pool;
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  async record(e: UsageEntry): Promise<void> {
+    await this.run(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ${USAGE_ON_CONFLICT}`, [
+      usageMinute(e.at),
+      storedOwner(e.owner),
+      e.model,
+      e.surface,
+      e.inputTokens,
+      e.cachedInputTokens,
+      e.outputTokens,
+      e.reasoningTokens,
+    ]);
+  }
+
+  async query(q: UsageQuery): Promise<UsageRow[]> {
+    const byOwner = q.owner !== undefined;
+    const sql = `SELECT minute - (minute % $1::bigint) AS bucket, owner, model, surface, ${USAGE_SUMS} FROM usage_minutes
+      WHERE minute >= $2 AND minute < $3${byOwner ? ' AND owner = $5' : ''}
+      GROUP BY bucket, owner, model, surface ORDER BY bucket, owner, model, surface LIMIT $4`;
+    const params: unknown[] = [q.bucketMs, q.from, q.to, q.limit, ...(byOwner ? [storedOwner(q.owner ?? null)] : [])];
+    const { rows } = await this.run<UsageSqlRow>(sql, params);
+    return rows.map(toUsageRow);
+  }
+
+  /** One query; an unreachable database is a 503 (`StoreUnavailableError`). */
+  private async run<R extends pg.QueryResultRow = any>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.pool) throw new Error('PostgresUsageStore used before init() or after close().');
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (e) {
+      throw translateUnavailable(e);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { pendingMigrations } from '../shared/pending-migrations.util.js';
+import { SqliteDatabase, type SqliteDatabaseOptions } from '../sqlite/sqlite-database.js';
+import { storedOwner, usageMinute, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
+import { toUsageRow } from './usage-row.util.js';
+
+/** Usage in the gateway's SQLite file, on a connection of its own: what the workers of one host share. */
+export class SqliteUsageStore implements UsageStore {
+  private connection: SqliteDatabase | undefined;
+
+  constructor(private readonly options: SqliteDatabaseOptions) {}
+
+  async init(): Promise<void> {
+    if (this.connection) return;
+    this.connection = SqliteDatabase.open(this.options, (db) => {
+      db.transaction(() => {
+        db.exec('CREATE TABLE IF NOT EXISTS usage_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+        const applied = db.prepare('SELECT version FROM usage_migrations').pluck().all() as number[];
+        for (const migration of pendingMigrations(USAGE_MIGRATIONS, applied)) {
+          db.exec(migration.sql);
+          db.prepare('INSERT INTO usage_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, Math.floor(Date.now() / 1000));
+        }
+      }).immediate();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.connection?.close();
+    this.connection = undefined;
+  }
+
+  async record(e: UsageEntry): Promise<void> {
+    const db = this.open();
+    db.write(() =>
+      db
+        .stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ${USAGE_ON_CONFLICT}`)
+        .run(usageMinute(e.at), storedOwner(e.owner), e.model, e.surface, e.inputTokens, e.cachedInputTokens, e.outputTokens, e.reasoningTokens),
+    );
+  }
+
+  async query(q: UsageQuery): Promise<UsageRow[]> {
+    const byOwner = q.owner !== undefined;
+    const sql = `SELECT minute - (minute % ?) AS bucket, owner, model, surface, ${USAGE_SUMS} FROM usage_minutes
+      WHERE minute >= ? AND minute < ?${byOwner ? ' AND owner = ?' : ''}
+      GROUP BY bucket, owner, model, surface ORDER BY bucket, owner, model, surface LIMIT ?`;
+    const params: unknown[] = [q.bucketMs, q.from, q.to, ...(byOwner ? [storedOwner(q.owner ?? null)] : []), q.limit];
+    return (
+      this.open()
+        .stmt(sql)
+        .all(...params) as UsageSqlRow[]
+    ).map(toUsageRow);
+  }
+
+  private open(): SqliteDatabase {
+    if (!this.connection) throw new Error('SqliteUsageStore used before init() or after close().');
+    return this.connection;
+  }
+}

@@ -71,12 +71,21 @@ describe('reasoning round-trips through store:false clients as encrypted_content
       });
       expect(await first.text).toBe('Noted.');
       expect(await first.reasoningText).toBe('The user likes short answers.');
-      const messages: ModelMessage[] = [{ role: 'user', content: 'Remember my preference.' }, ...(await first.response).messages, { role: 'user', content: 'And now? [[say Short.]]' }];
+      const messages: ModelMessage[] = [
+        { role: 'user', content: 'Remember my preference.' },
+        ...(await first.response).messages,
+        { role: 'user', content: 'And now? [[say Short.]]' },
+      ];
       const second = await generateText({ model: openai.responses(REASONING_MODEL), messages, providerOptions: storeFalse });
       expect(second.text).toBe('Short.');
       expect(second.warnings ?? []).toEqual([]);
       expect(sentReasoning(sent[1])).toEqual([
-        { type: 'reasoning', id: expect.any(String), encrypted_content: expect.stringMatching(/^syr1\./), summary: [{ type: 'summary_text', text: 'The user likes short answers.' }] },
+        {
+          type: 'reasoning',
+          id: expect.any(String),
+          encrypted_content: expect.stringMatching(/^syr1\./),
+          summary: [{ type: 'summary_text', text: 'The user likes short answers.' }],
+        },
       ]);
       expect(upstreamSaw()).toContain('The user likes short answers.');
     });
@@ -89,7 +98,12 @@ describe('reasoning round-trips through store:false clients as encrypted_content
     });
 
     it('blocking: the token is opaque (the text is not readable in it), goes back as input, and reaches the model as its reasoning', async () => {
-      const first = await client.responses.create({ model: MODEL, input: '[[reason Secret plan: add 2 and 2.]] [[say 4]]', store: false, include: ['reasoning.encrypted_content'] });
+      const first = await client.responses.create({
+        model: MODEL,
+        input: '[[reason Secret plan: add 2 and 2.]] [[say 4]]',
+        store: false,
+        include: ['reasoning.encrypted_content'],
+      });
       const reasoning = first.output[0] as OpenAI.Responses.ResponseReasoningItem;
       expect(reasoning).toMatchObject({ type: 'reasoning', encrypted_content: expect.stringMatching(/^syr1\.[A-Za-z0-9_-]+$/) });
       expect(Buffer.from(reasoning.encrypted_content!.slice(5), 'base64url').toString('latin1')).not.toContain('Secret plan');
@@ -97,7 +111,11 @@ describe('reasoning round-trips through store:false clients as encrypted_content
       const second = await client.responses.create({
         model: MODEL,
         store: false,
-        input: [{ type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content }, ...first.output.slice(1), { role: 'user', content: 'Again? [[say 4 again]]' }] as any,
+        input: [
+          { type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content },
+          ...first.output.slice(1),
+          { role: 'user', content: 'Again? [[say 4 again]]' },
+        ] as any,
       });
       expect(second.output_text).toBe('4 again');
       expect(upstreamReasoning()).toEqual([expect.objectContaining({ content: [{ type: 'reasoning_text', text: 'Secret plan: add 2 and 2.' }] })]);
@@ -125,7 +143,14 @@ describe('reasoning round-trips through store:false clients as encrypted_content
       bytes[20] ^= 0x01;
       const before = stack.simulator.requests.length;
       const error = await client.responses
-        .create({ model: MODEL, store: false, input: [{ role: 'user', content: 'hi' }, { type: 'reasoning', summary: [], encrypted_content: `syr1.${bytes.toString('base64url')}` }] as any })
+        .create({
+          model: MODEL,
+          store: false,
+          input: [
+            { role: 'user', content: 'hi' },
+            { type: 'reasoning', summary: [], encrypted_content: `syr1.${bytes.toString('base64url')}` },
+          ] as any,
+        })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'input[1].encrypted_content', code: 'invalid_encrypted_content' });

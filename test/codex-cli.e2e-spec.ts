@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { CodexHome, RecordingProxy, agentMessages, threadOf, type CodexRun } from './support/codex/codex-cli.js';
+import { CodexHome, agentMessages, threadOf, type CodexRun } from './support/codex/codex-cli.js';
+import { RecordingProxy } from './support/recording-proxy.js';
 
 /**
  * The Codex CLI itself (`@openai/codex`, its `codex exec` binary) against the

@@ -65,7 +65,7 @@ describe('public items carry no null where OpenAI omits the field (openai SDK ty
     const blocking = await client.responses.create({ model: MODEL, ...body, stream: false } as any);
     blocking.output.forEach((item, i) => seen.push({ where: `${name} (blocking).output[${i}]`, item }));
     const stream = await client.responses.create({ model: MODEL, ...body, stream: true } as any);
-    for await (const event of stream as AsyncIterable<any>) {
+    for await (const event of stream as unknown as AsyncIterable<any>) {
       if (event.type === 'response.output_item.added' || event.type === 'response.output_item.done')
         seen.push({ where: `${name} (${event.type} #${event.output_index})`, item: event.item });
       if (event.type === 'response.completed' || event.type === 'response.incomplete') {

@@ -40,7 +40,7 @@ describe('reasoning round-trips through store:false clients as encrypted_content
           return fetch(url, init);
         },
       });
-    const storeFalse = { openai: { store: false, include: ['reasoning.encrypted_content'] } } as const;
+    const storeFalse = { openai: { store: false, include: ['reasoning.encrypted_content'] } };
     const sentReasoning = (body: any) => body.input.filter((i: any) => i.type === 'reasoning');
 
     it('a tool loop: step two sends the sealed reasoning back and the model sees its own reasoning again, not a summary', async () => {

@@ -1,4 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool as agentTool } from '@openai/agents';
 import { generateText, stepCountIs, streamText, tool as aiTool, type ModelMessage } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -16,6 +17,9 @@ const MODEL = 'switchyard-sim';
 /** The AI SDK sends `reasoning` and `include` only for ids it takes for reasoning models. */
 const REASONING_MODEL = 'gpt-5-switchyard';
 const KEY = 'reasoning-test-key-0123456789';
+
+// The Agents SDK would otherwise export traces to api.openai.com.
+setTracingDisabled(true);
 
 describe('reasoning round-trips through store:false clients as encrypted_content', () => {
   let stack: GatewayStack;
@@ -88,6 +92,38 @@ describe('reasoning round-trips through store:false clients as encrypted_content
         },
       ]);
       expect(upstreamSaw()).toContain('The user likes short answers.');
+    });
+  });
+
+  describe('@openai/agents', () => {
+    it('a store:false tool loop, streamed: the second model call carries the sealed reasoning and the model reads it', async () => {
+      const sent: any[] = [];
+      const client = new OpenAI({
+        baseURL: stack.url,
+        apiKey: 'sk-test',
+        maxRetries: 0,
+        fetch: async (url, init) => {
+          if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+          return fetch(url, init);
+        },
+      });
+      const weather = agentTool({ name: 'get_weather', description: 'Get the weather', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `fog in ${city}` });
+      const agent = new Agent({
+        name: 'Forecaster',
+        instructions: 'Answer briefly.',
+        model: new OpenAIResponsesModel(client as any, MODEL),
+        tools: [weather],
+        modelSettings: { store: false, reasoning: { summary: 'auto' }, providerData: { include: ['reasoning.encrypted_content'] } },
+      });
+      const streamed = await run(agent, '[[reason Fog is likely.]] What is the weather in "Leeds"?', { stream: true });
+      for await (const _event of streamed);
+      await streamed.completed;
+      expect(streamed.finalOutput).toBe('Based on the tool result: fog in Leeds');
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+      const reasoning = sent[1].input.find((i: any) => i.type === 'reasoning');
+      expect(reasoning.encrypted_content).toMatch(/^syr1\./);
+      expect(upstreamReasoning()).toEqual([expect.objectContaining({ content: [{ type: 'reasoning_text', text: 'Fog is likely.' }] })]);
     });
   });
 

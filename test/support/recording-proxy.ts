@@ -1,6 +1,16 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** A JSON body parsed, else its text; null when empty. */
+function bodyOf(raw: Buffer): any {
+  if (raw.length === 0) return null;
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return raw.toString('utf8');
+  }
+}
+
 /**
  * A pass-through in front of the gateway that keeps the bodies a client
  * binary sent (Codex, Claude Code): what the client put on the wire is the
@@ -20,12 +30,7 @@ export class RecordingProxy {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const raw = Buffer.concat(chunks);
-        let body: any = null;
-        try {
-          body = raw.length ? JSON.parse(raw.toString('utf8')) : null;
-        } catch {
-          body = raw.toString('utf8');
-        }
+        const body = bodyOf(raw);
         proxy.requests.push({ method: req.method ?? '', path: req.url ?? '', body });
         const upstream = request({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: { ...req.headers, host: base.host } }, (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -15,6 +15,15 @@ export interface ClaudeRun {
   result: any;
 }
 
+/** The `--output-format json` result, or null when stdout is not one JSON document. */
+function parseJson(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * `claude -p` against the gateway as the README configures it
  * (`ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL` and `ANTHROPIC_SMALL_FAST_MODEL`
@@ -60,13 +69,7 @@ export class ClaudeCodeHome {
       const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
       child.on('close', (code) => {
         clearTimeout(timer);
-        let result: any = null;
-        try {
-          result = JSON.parse(stdout);
-        } catch {
-          result = null;
-        }
-        resolve({ code, stdout, stderr, result });
+        resolve({ code, stdout, stderr, result: parseJson(stdout) });
       });
     });
   }

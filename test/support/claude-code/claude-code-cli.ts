@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The installed `@anthropic-ai/claude-code` CLI (its native binary, through the package's launcher). */
-export const CLAUDE_BIN = fileURLToPath(new URL('../../../node_modules/.bin/claude', import.meta.url));
+/**
+ * The installed `@anthropic-ai/claude-code` CLI through the package's own
+ * wrapper, which finds the platform's native binary: `bin/claude.exe` is that
+ * binary only once the package's postinstall copied it there.
+ */
+export const CLAUDE_WRAPPER = fileURLToPath(new URL('../../../node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs', import.meta.url));
 
 export interface ClaudeRun {
   code: number | null;
@@ -47,7 +51,7 @@ export class ClaudeCodeHome {
     const args = ['-p', '--output-format', 'json', ...(options.allowedTools?.length ? ['--allowedTools', options.allowedTools.join(',')] : [])];
     if (options.stdin === undefined) args.push('--', prompt);
     return new Promise((resolve) => {
-      const child = spawn(CLAUDE_BIN, args, {
+      const child = spawn(process.execPath, [CLAUDE_WRAPPER, ...args], {
         cwd: this.workdir,
         env: {
           PATH: process.env.PATH,

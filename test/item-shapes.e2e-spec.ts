@@ -5,6 +5,7 @@ import OpenAI, { toFile } from 'openai';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { OpenAiItemShapes, type ShapeViolation } from './support/openai-item-shapes.js';
+import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { FakeSearxng } from './support/web-search/fake-searxng.js';
 import { weatherTool } from './support/fixtures.js';
 
@@ -15,7 +16,8 @@ import { weatherTool } from './support/fixtures.js';
  * nulls (`mcp_list_tools` did, and every `openai.tools.mcp` call failed).
  * Items are gathered from blocking responses, from every streamed
  * `output_item.added`/`.done` and terminal response, from compaction and
- * from what the stores list back.
+ * from what the stores list back. The same runs also validate against the
+ * Open Responses spec (every response and event).
  */
 const MODEL = 'switchyard-sim';
 const KEY = 'item-shapes-test-key-0123456789';
@@ -29,6 +31,8 @@ describe('public items carry no null where OpenAI omits the field (openai SDK ty
   let dataDir: string;
   let storeId: string;
   const shapes = new OpenAiItemShapes();
+  /** The Open Responses spec (openresponses-openapi.json) as the second judge of the same runs. */
+  const spec = new OpenResponsesValidator();
   /** Every item seen, with where it came from. */
   const seen: Array<{ where: string; item: any }> = [];
 
@@ -64,8 +68,10 @@ describe('public items carry no null where OpenAI omits the field (openai SDK ty
   async function both(name: string, body: Record<string, any>): Promise<OpenAI.Responses.Response> {
     const blocking = await client.responses.create({ model: MODEL, ...body, stream: false } as any);
     blocking.output.forEach((item, i) => seen.push({ where: `${name} (blocking).output[${i}]`, item }));
+    spec.assertResponse(blocking);
     const stream = await client.responses.create({ model: MODEL, ...body, stream: true } as any);
     for await (const event of stream as unknown as AsyncIterable<any>) {
+      spec.assertEvent(event);
       if (event.type === 'response.output_item.added' || event.type === 'response.output_item.done')
         seen.push({ where: `${name} (${event.type} #${event.output_index})`, item: event.item });
       if (event.type === 'response.completed' || event.type === 'response.incomplete') {

@@ -79,6 +79,18 @@ describe('Claude Code CLI (claude -p) through the gateway', () => {
     expect(run.result.usage.input_tokens).toBeGreaterThan(1000);
   });
 
+  it('the upstream refusing the budget (prompt + max_tokens > context) comes back as "N + M > L", and Claude Code retries with one that fits', async () => {
+    // vLLM's refusal, as a model server without /tokenize (the gateway cannot fit the budget) answers; once, so the retry is served.
+    const refusal =
+      "'max_tokens' or 'max_completion_tokens' is too large: 32000. This model's maximum context length is 32768 tokens and your request has 20000 input tokens (32000 > 32768 - 20000).";
+    const { run, sent } = await print(`Size? [[fault status=400 message=${JSON.stringify(refusal)} times=1]] [[say fits]]`);
+    expect(run.result).toMatchObject({ subtype: 'success', is_error: false, result: 'fits' });
+    expect(sent.map((b) => b.max_tokens)).toEqual([32_000, expect.any(Number)]);
+    // Claude Code read the three figures: its retry asks for less than the 12768 the context leaves.
+    expect(sent[1].max_tokens).toBeLessThanOrEqual(32_768 - 20_000);
+    expect(sent[1].max_tokens).toBeGreaterThan(1000);
+  });
+
   it('a prompt past the context gets Claude Code’s own "Prompt is too long" handling, with the numbers it parses', async () => {
     const { run, sent } = await print('', { stdin: `${'x '.repeat(60_000)} [[say too long]]` });
     expect(sent).toHaveLength(1);

@@ -33,6 +33,8 @@ export class CodexHome {
       join(this.dir, 'config.toml'),
       [
         'model_provider = "switchyard"',
+        // Nothing of the run goes anywhere but the gateway.
+        'check_for_update_on_startup = false',
         `model = "${model}"`,
         '[model_providers.switchyard]',
         'name = "Switchyard"',
@@ -41,6 +43,10 @@ export class CodexHome {
         'env_key = "SWITCHYARD_TEST_KEY"',
         'request_max_retries = 0',
         'stream_max_retries = 0',
+        '[analytics]',
+        'enabled = false',
+        '[feedback]',
+        'enabled = false',
       ].join('\n'),
     );
   }
@@ -59,7 +65,7 @@ export class CodexHome {
     const timeoutMs = options.timeoutMs ?? 60_000;
     return new Promise((resolve) => {
       // stdin closed unless given: with an open pipe there, `codex exec` waits for more prompt on it.
-      const child = spawn(CODEX_BIN, ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', this.workdir, ...rest], {
+      const child = spawn(CODEX_BIN, ['exec', '--json', '--strict-config', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', this.workdir, ...rest], {
         env: { PATH: process.env.PATH, HOME: this.dir, CODEX_HOME: this.dir, SWITCHYARD_TEST_KEY: 'sk-test', RUST_LOG: 'error' },
         stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });

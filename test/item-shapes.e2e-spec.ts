@@ -47,7 +47,7 @@ describe('public items carry no null where OpenAI omits the field (openai SDK ty
         mcp: { allowedHosts: [`127.0.0.1:${mcp.port}`] },
         webSearch: { provider: 'searxng', searxng: { baseUrl: searxng.baseUrl } },
         fileSearch: { ingestion: { pollMs: 50 } },
-        codeInterpreter: { dataDir, timeoutMs: 30_000, graceMs: 1_000, maxWorkers: 1, warmWorkers: 1 },
+        codeInterpreter: { dataDir, timeoutMs: 60_000, graceMs: 1_000, maxWorkers: 1, warmWorkers: 0 },
       },
     });
     client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });

@@ -7,7 +7,8 @@ import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
  * The AI SDK's `openai.tools.mcp` against the gateway's MCP tool: its
  * response schema refuses `null` where OpenAI omits a field (a listed tool's
  * `description` and `annotations`, the listing's `error`), so every call
- * failed while the gateway sent them.
+ * failed while the gateway sent them. Its hosted tools the gateway does not
+ * run are refused by name, not dropped.
  */
 const MODEL = 'switchyard-sim';
 
@@ -60,5 +61,19 @@ describe('AI SDK openai.tools.mcp', () => {
     for await (const part of result.fullStream) if (part.type === 'error') errors++;
     expect(errors).toBe(0);
     expect(await result.text).toBe('Based on the tool result: echo: two');
+  });
+
+  it('openai.tools.imageGeneration without a backend is a 400 naming the tool type, not a silent answer without it', async () => {
+    const openai = createOpenAI({ baseURL: stack.url, apiKey: 'sk-test' });
+    const before = stack.simulator.requests.length;
+    const error = await generateText({
+      model: openai.responses(MODEL),
+      prompt: 'Draw a kettle.',
+      tools: { image_generation: openai.tools.imageGeneration({}) } as any,
+      maxRetries: 0,
+    }).catch((e: unknown) => e as any);
+    expect(error).toMatchObject({ name: 'AI_APICallError', statusCode: 400 });
+    expect(JSON.parse(error.responseBody).error).toMatchObject({ param: 'tools[0].type', code: 'unsupported_tool_type', message: expect.stringContaining('"image_generation"') });
+    expect(stack.simulator.requests.length).toBe(before);
   });
 });

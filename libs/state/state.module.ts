@@ -13,6 +13,9 @@ import { StoredResponseState } from './persistence/stored-response.state.js';
 import { ResponsesWebSocketServer } from './websocket/responses-websocket.server.js';
 import { BackgroundRunService } from './background/background-run.service.js';
 import { BACKGROUND_RUNNER } from '#core/loop/background-runner.interface.js';
+import { REASONING_SEALER } from '#core/loop/reasoning-sealer.interface.js';
+import { STATE_SETTINGS, type StateSettings } from './config/state-settings.js';
+import { ReasoningTokenCodec } from './reasoning/reasoning-token.codec.js';
 
 /**
  * Stored state for the Responses API: `store`, `previous_response_id`,
@@ -36,7 +39,9 @@ import { BACKGROUND_RUNNER } from '#core/loop/background-runner.interface.js';
     ResponsesWebSocketServer,
     BackgroundRunService,
     { provide: BACKGROUND_RUNNER, useExisting: BackgroundRunService },
+    // Reasoning round-trips through store:false clients sealed with the compaction key.
+    { provide: REASONING_SEALER, useFactory: (settings: StateSettings) => new ReasoningTokenCodec(settings.compactionKey), inject: [STATE_SETTINGS] },
   ],
-  exports: [RESPONSE_STATE, StoredResponseState, CompactionService, BACKGROUND_RUNNER, BackgroundRunService],
+  exports: [REASONING_SEALER, RESPONSE_STATE, StoredResponseState, CompactionService, BACKGROUND_RUNNER, BackgroundRunService],
 })
 export class StateModule {}

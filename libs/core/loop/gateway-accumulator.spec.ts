@@ -8,8 +8,9 @@ import { ToolPreparationService } from '../registry/tool-preparation.service.js'
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { callEvents, explorerWith, finished, messageEvents, testConfig, usageEvent } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
+import { RoundAccumulator, type AccumulatorOptions, type DetectedGatewayCall } from './gateway-accumulator.js';
 import { OutputLedger, ResponseEventSink, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
+import { ReasoningTokenCodec } from '#state/reasoning/reasoning-token.codec.js';
 
 let registry: ToolRegistry;
 
@@ -38,13 +39,14 @@ beforeAll(async () => {
   );
 });
 
-function accumulate(events: ModelEvent[], options: { reasoningEvents?: ReasoningEventStyle; include?: string[] } = {}) {
+function accumulate(events: ModelEvent[], options: { reasoningEvents?: ReasoningEventStyle; include?: string[]; seal?: AccumulatorOptions['seal'] } = {}) {
   const emitted: ResponseStreamEvent[] = [];
   const gatewayCalls: DetectedGatewayCall[] = [];
   const ledger = new OutputLedger();
   const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, (c) => gatewayCalls.push(c), {
     include: options.include ?? [],
     reasoningEvents: options.reasoningEvents ?? 'openai',
+    seal: options.seal,
   });
   for (const event of events) acc.handle(event);
   return { acc, emitted, gatewayCalls, ledger, types: () => emitted.map((e) => e.type) };
@@ -175,6 +177,22 @@ describe('RoundAccumulator', () => {
 
       const included = accumulate(events, { include: ['reasoning.encrypted_content'] });
       expect(included.ledger.items[0]).toMatchObject({ encrypted_content: 'opaque' });
+    });
+
+    it('with a sealer, the included encrypted_content is the sealed reasoning as the model wrote it (the upstream value inside it)', () => {
+      const codec = new ReasoningTokenCodec('accumulator-test-key-0123');
+      const sealed = accumulate(events, { include: ['reasoning.encrypted_content'], seal: (r) => codec.seal(r) });
+      const token = (sealed.ledger.items[0] as Record<string, unknown>).encrypted_content as string;
+      expect(token).toMatch(/^syr1\./);
+      expect(codec.open(token, 'p')).toEqual(sealed.acc.modelItems[0]);
+      expect(sealed.acc.modelItems[0]).toMatchObject({
+        summary: [{ type: 'summary_text', text: 'two steps' }],
+        content: [{ type: 'reasoning_text', text: 'step 1; step 2' }],
+        encrypted_content: 'opaque',
+      });
+      // Not asked for, nothing sealed and no field.
+      const notAsked = accumulate(events, { seal: (r) => codec.seal(r) });
+      expect(notAsked.ledger.items[0]).not.toHaveProperty('encrypted_content');
     });
 
     it('relays non-streamed reasoning as one delta', () => {

@@ -1,5 +1,5 @@
 import { newId } from '#tool-sdk/ids.js';
-import type { FunctionCallItem, ModelItem, PublicItem, Usage } from '#tool-sdk/items.js';
+import type { FunctionCallItem, ModelItem, PublicItem, ReasoningItem, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent } from '../protocol/model-events.js';
 import type { ClientCallRelay, ClientCallShape } from '#tool-sdk/contract/index.js';
 import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
@@ -57,6 +57,8 @@ export interface AccumulatorOptions {
   annotate?: (text: string) => Array<Record<string, unknown>>;
   /** `reasoning.summary` was asked for (`auto`, `concise`, `detailed`): see `reasoningSummary`. */
   summary?: boolean;
+  /** The gateway's own `encrypted_content` for a reasoning item (`ReasoningSealer`); else the upstream's is shown. */
+  seal?: (reasoning: ReasoningItem) => string;
 }
 
 /**
@@ -219,16 +221,20 @@ export class RoundAccumulator {
       summary: shownSummary.map((s) => ({ type: 'summary_text', text: s })),
       content: open.partOpen ? [{ type: 'reasoning_text', text: finalText }] : [],
     };
-    if (encrypted && this.options.include.includes('reasoning.encrypted_content')) item.encrypted_content = encrypted;
-    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
-    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
-    this.open.delete(key);
-    this.modelItems.push({
+    const forModel: ReasoningItem = {
       type: 'reasoning',
       summary: (summary ?? []).map((s) => ({ type: 'summary_text' as const, text: s })),
       content: finalText ? [{ type: 'reasoning_text', text: finalText }] : [],
       encrypted_content: encrypted ?? null,
-    });
+    };
+    if (this.options.include.includes('reasoning.encrypted_content')) {
+      const sealed = this.options.seal ? this.options.seal(forModel) : encrypted;
+      if (sealed) item.encrypted_content = sealed;
+    }
+    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
+    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.open.delete(key);
+    this.modelItems.push(forModel);
   }
 
   /**

@@ -8,8 +8,9 @@ import { ToolPreparationService } from '../registry/tool-preparation.service.js'
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import { outputText } from '#tool-sdk/helpers/output-text.js';
 import { HistoryTranslator, type ApprovalSlot } from './history-to-model.js';
+import { outputText } from '#tool-sdk/helpers/output-text.js';
+import { ReasoningTokenCodec } from '#state/reasoning/reasoning-token.codec.js';
 
 let explorer: ToolHandlerExplorer;
 let registry: ToolRegistry;
@@ -128,6 +129,20 @@ describe('HistoryTranslator', () => {
       { type: 'reasoning', summary: [{ type: 'summary_text', text: 's' }], content: [{ type: 'reasoning_text', text: 't' }], encrypted_content: 'enc' },
       { type: 'reasoning', summary: [], content: [], encrypted_content: null },
     ]);
+  });
+
+  it('opens reasoning the gateway sealed (the model sees what it wrote, not what the client kept); other values pass on', () => {
+    const codec = new ReasoningTokenCodec('translator-test-key-0123');
+    const wrote = { type: 'reasoning' as const, summary: [], content: [{ type: 'reasoning_text' as const, text: 'the whole working' }], encrypted_content: 'upstream-own' };
+    const into: ModelItem[] = [];
+    new HistoryTranslator(registry, explorer, codec).translate(
+      [
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'shown' }], encrypted_content: codec.seal(wrote) },
+        { type: 'reasoning', summary: [], encrypted_content: 'gAAAA-not-ours' },
+      ],
+      into,
+    );
+    expect(into).toEqual([wrote, { type: 'reasoning', summary: [], content: [], encrypted_content: 'gAAAA-not-ours' }]);
   });
 
   it('lets the owning tool module translate its own item types', () => {

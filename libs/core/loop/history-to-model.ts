@@ -3,6 +3,7 @@ import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { AnyToolHandler, ApprovalAnswer, HistoryContext } from '#tool-sdk/contract/index.js';
 import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { ReasoningSealer } from './reasoning-sealer.interface.js';
 
 /** Marks where an approval answer sits, so its call output lands at that point in the transcript. */
 export interface ApprovalSlot {
@@ -26,6 +27,7 @@ export class HistoryTranslator {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly explorer: ToolHandlerExplorer,
+    private readonly reasoning?: ReasoningSealer,
   ) {}
 
   translate(items: readonly PublicItem[], into: ModelItem[], approvals: ApprovalSlot[] = []): void {
@@ -42,7 +44,7 @@ export class HistoryTranslator {
         into.push({ type: 'function_call_output', call_id: it.call_id, output: outputText(it.output) });
         return;
       case 'reasoning':
-        into.push({ type: 'reasoning', summary: it.summary ?? [], content: it.content ?? [], encrypted_content: it.encrypted_content ?? null });
+        into.push(this.reasoningForModel(it));
         return;
     }
     const inputItem = this.explorer.inputItemHandler(item.type);
@@ -57,6 +59,17 @@ export class HistoryTranslator {
       return;
     }
     if (handler.toModelItems) into.push(...handler.toModelItems(item, this.historyContext(handler)));
+  }
+
+  /**
+   * A reasoning item the gateway sealed (`include: ["reasoning.encrypted_content"]`)
+   * is shown to the model as it wrote it: the client holds only the summary
+   * it was shown and the token. Other values are the upstream's own and pass on.
+   */
+  private reasoningForModel(it: Record<string, any>): ModelItem {
+    const token = it.encrypted_content;
+    if (typeof token === 'string' && this.reasoning?.recognizes(token)) return this.reasoning.open(token, 'input.encrypted_content');
+    return { type: 'reasoning', summary: it.summary ?? [], content: it.content ?? [], encrypted_content: token ?? null };
   }
 
   private historyContext(handler: AnyToolHandler): HistoryContext {

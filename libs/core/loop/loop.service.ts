@@ -15,6 +15,7 @@ import { LoopDecision } from './loop-decision.js';
 import { ModelContextService } from './model-context.service.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
+import { REASONING_SEALER, type ReasoningSealer } from './reasoning-sealer.interface.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$ } from './round.js';
@@ -75,9 +76,10 @@ export class LoopService {
     @Optional() contexts?: ModelContextService,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
+    @Optional() @Inject(REASONING_SEALER) reasoning?: ReasoningSealer,
   ) {
     this.state = state ?? new StatelessResponseState();
-    this.services = { upstream, preparation, scheduler, explorer, config, contexts };
+    this.services = { upstream, preparation, scheduler, explorer, config, contexts, reasoning };
   }
 
   run(request: ResponseRequest, options: RunOptions = {}): Observable<ResponseStreamEvent> {

@@ -42,6 +42,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       reasoningEvents: ctx.request.reasoningEvents ?? ctx.services.config.server.reasoningEvents,
       annotate: (text) => batch.annotate(text),
       summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
+      seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,
     });
     const classify = (event: ModelEvent): DetectedGatewayCall[] => {
       ctx.output.ensureStarted();

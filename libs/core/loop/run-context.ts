@@ -15,6 +15,7 @@ import type { PriorState, ResponseRequest } from './response-request.js';
 import type { ResponseStateStore } from './response-state.interface.js';
 import type { RunOutput } from './run-output.js';
 import type { RunTrace } from './run-observer.interface.js';
+import type { ReasoningSealer } from './reasoning-sealer.interface.js';
 
 /** The services a run uses; the same for every run of one gateway. */
 export interface RunServices {
@@ -24,6 +25,8 @@ export interface RunServices {
   readonly explorer: ToolHandlerExplorer;
   readonly config: GatewayConfig;
   readonly contexts?: ModelContextService;
+  /** Seals and opens reasoning items' `encrypted_content`, when the state module provides it. */
+  readonly reasoning?: ReasoningSealer;
 }
 
 /** What one run is, fixed once its request is known: nothing here changes while it runs. */
@@ -103,7 +106,7 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
   });
   const choice = resolveToolChoice(request.toolChoice, registry, services.explorer);
   const transcript: ModelItem[] = [...prior.modelItems];
-  const translator = new HistoryTranslator(registry, services.explorer);
+  const translator = new HistoryTranslator(registry, services.explorer, services.reasoning);
   // Approval answers in prior items were resolved in their own turn: their slots are dropped.
   if (prior.untranslated?.length) translator.translate(prior.untranslated, transcript, []);
   const turnStart = transcript.length;

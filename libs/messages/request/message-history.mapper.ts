@@ -7,7 +7,7 @@ export interface MappedHistory {
   items: PublicItem[];
   /** Text of the `system` entries that open the conversation: they join the top-level `system`. */
   leadingSystem: string[];
-  /** Text of the `system` entries after the last user or assistant message: they join the instructions too. */
+  /** Text of the `system` entries after the last message, or between a user turn and the answer to it: they join the instructions too. */
   trailingSystem: string[];
 }
 
@@ -30,19 +30,23 @@ export interface MappedHistory {
  * with one) have no next user turn. Appended as a user message they would
  * be what the model answers, break templates that insist on alternating
  * roles, and change place on the next request, where the client's next turn
- * follows them. Joined to the instructions instead, the history items stay
- * the same from one request to the next: the same note is then the same
- * prompt prefix, and a note kept in the client's history becomes, on the
- * next request, a note in the user turn after it as any mid-conversation
- * entry does, behind everything the model already saw.
+ * follows them. They join the instructions instead, and so does an entry
+ * that stands between a user turn and the assistant's answer to it: that is
+ * where a note sent last stays in the client's history (Claude Code 2.1.197
+ * keeps it there on every later request), so it was in the instructions
+ * when the model answered and stays there. Moved into the next user turn it
+ * would land behind the tool output of that answer, where the model reads
+ * it as the latest thing said, and the prompt would change between rounds.
  */
 export function mapMessageHistory(value: unknown, signer: ThinkingSigner): MappedHistory {
   const messages = arrayAt(value, 'messages');
   if (messages.length === 0) invalid('messages', 'must contain at least one message.');
   const items: PublicItem[] = [];
   const leadingSystem: string[] = [];
+  const answeredNotes: string[] = [];
   let pendingSystem: ContentPart[] = [];
   let pendingTexts: string[] = [];
+  let lastRole: unknown;
   messages.forEach((raw, i) => {
     const path = `messages.${i}`;
     const message = objectAt(raw, path);
@@ -51,12 +55,14 @@ export function mapMessageHistory(value: unknown, signer: ThinkingSigner): Mappe
     if (role === 'system') {
       const texts = typeof message.content === 'string' ? [message.content] : arrayAt(message.content, `${path}.content`).map((b, j) => textBlock(b, `${path}.content.${j}`));
       if (items.length === 0) leadingSystem.push(...texts);
+      else if (lastRole === 'user' && nextRole(messages, i) !== 'user') answeredNotes.push(...texts);
       else {
         pendingSystem.push(...texts.map((text): ContentPart => ({ type: 'input_text', text: systemNote(text) })));
         pendingTexts.push(...texts);
       }
       return;
     }
+    lastRole = role;
     if (role === 'user') {
       const blocks = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : arrayAt(message.content, `${path}.content`);
       items.push(...userItems(blocks, `${path}.content`, pendingSystem));
@@ -71,7 +77,16 @@ export function mapMessageHistory(value: unknown, signer: ThinkingSigner): Mappe
     }
     items.push(...assistantItems(arrayAt(message.content, `${path}.content`), `${path}.content`, signer));
   });
-  return { items, leadingSystem, trailingSystem: pendingTexts };
+  return { items, leadingSystem, trailingSystem: [...answeredNotes, ...pendingTexts] };
+}
+
+/** The role of the next entry that is not a `system` one, if any. */
+function nextRole(messages: unknown[], i: number): unknown {
+  for (let j = i + 1; j < messages.length; j++) {
+    const role = (messages[j] as { role?: unknown } | null)?.role;
+    if (role !== 'system') return role;
+  }
+  return undefined;
 }
 
 function systemNote(text: string): string {

@@ -213,6 +213,27 @@ describe('mapMessagesRequest', () => {
     expect(request.input.some((i: any) => i.role === 'system')).toBe(false);
   });
 
+  it('keeps a note Claude Code left after its prompt in the instructions on every round of the turn (2.1.197 keeps it in place)', () => {
+    const map = (messages: unknown[]) => mapMessagesRequest({ ...base, system: 'Top.', messages }, null, opts).request;
+    const prompt = { role: 'user', content: 'Run it.' };
+    const note = { role: 'system', content: 'Agent types: claude, Explore.' };
+    const round1 = map([prompt, note]);
+    const round2 = map([
+      prompt,
+      note,
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a.ts' }] },
+    ]);
+    expect(round1.instructions).toBe('Top.\n\nAgent types: claude, Explore.');
+    expect(round2.instructions).toBe(round1.instructions);
+    expect(round2.input.map((i: any) => i.type)).toEqual(['message', 'function_call', 'function_call_output']);
+    expect(JSON.stringify(round2.input)).not.toContain('Agent types');
+    // Between an assistant turn and the next user turn a note still opens that user turn.
+    const later = map([prompt, { role: 'assistant', content: 'ok' }, note, { role: 'user', content: 'next' }]);
+    expect(later.instructions).toBe('Top.');
+    expect((later.input.at(-1) as any).content[0].text).toBe('<system-reminder>\nAgent types: claude, Explore.\n</system-reminder>');
+  });
+
   it('keeps the history items the same from one request to the next when every request ends with a system note (Claude Code 2.1.3xx)', () => {
     const note = { role: 'system', content: 'Remember the plan.' };
     const round1 = [{ role: 'user', content: 'Fix it.' }];

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { newId } from '#tool-sdk/ids.js';
 import { HistoryTranslator } from '#core/loop/history-to-model.js';
+import { REASONING_SEALER, type ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import type { ModelItem } from '#tool-sdk/items.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
@@ -31,6 +32,7 @@ export class InputTokensCounter {
     private readonly preparation: ToolPreparationService,
     private readonly explorer: ToolHandlerExplorer,
     @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
+    @Optional() @Inject(REASONING_SEALER) private readonly reasoning?: ReasoningSealer,
   ) {}
 
   async count(request: ResponseRequest, signal: AbortSignal): Promise<InputTokenCount> {
@@ -41,7 +43,7 @@ export class InputTokensCounter {
       throw new InvalidRequestError("'conversation' is not supported when counting: send the items to count as 'input'.", 'conversation', 'unsupported_parameter');
     const registry = await this.preparation.prepare(request.tools, { history: request.input, signal, requestId: newId('count') });
     const items: ModelItem[] = [];
-    new HistoryTranslator(registry, this.explorer).translate(request.input, items);
+    new HistoryTranslator(registry, this.explorer, this.reasoning).translate(request.input, items);
     const prompt: TokenizeRequest = { model: request.model, instructions: request.instructions, input: items, tools: registry.functions };
     const counted = this.upstream.tokenize ? await this.upstream.tokenize(prompt, signal) : null;
     if (counted !== null) return { inputTokens: counted, source: 'upstream' };

@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
+import { REASONING_SEALER, type ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
 import { toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
@@ -49,6 +50,7 @@ export class CreateResponseParser {
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() @Inject(REASONING_SEALER) private readonly reasoning?: ReasoningSealer,
   ) {}
 
   parse(body: unknown, owner: string | null = null): ResponseRequest {
@@ -81,7 +83,7 @@ export class CreateResponseParser {
 
     return {
       model,
-      input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer),
+      input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer, 'input', this.reasoning),
       instructions: dto.instructions ?? null,
       tools: this.tools(raw.tools),
       toolChoice: this.toolChoice(raw.tool_choice),
@@ -121,7 +123,7 @@ export class CreateResponseParser {
    */
   parseItems(value: unknown, root: string): PublicItem[] {
     if (!Array.isArray(value)) throw new InvalidRequestError(`'${root}' must be an array of items.`, root);
-    return parseInputItems(value, this.explorer, root);
+    return parseInputItems(value, this.explorer, root, this.reasoning);
   }
 
   /** Only the compaction strategy exists; the threshold is in (estimated) tokens. */

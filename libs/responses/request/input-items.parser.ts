@@ -1,6 +1,7 @@
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { newId } from '#tool-sdk/ids.js';
+import type { ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 
 const ROLES = new Set(['user', 'system', 'developer', 'assistant']);
@@ -116,7 +117,7 @@ export function canonicalItem(item: PublicItem): PublicItem {
  * Item types contributed by tool modules (MCP, web search...) are accepted
  * when a module claims them; anything else is a 400 naming its index.
  */
-export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, root = 'input'): PublicItem[] {
+export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, root = 'input', reasoning?: ReasoningSealer): PublicItem[] {
   if (typeof input === 'string') {
     return [{ type: 'message', id: newId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   }
@@ -156,6 +157,8 @@ export function parseInputItems(input: unknown, explorer: ToolHandlerExplorer, r
           fail(`${path}.content must be an array.`, `${path}.content`);
         }
         str(item, 'encrypted_content', path, true);
+        // Reasoning this gateway sealed is opened here, so a tampered token is a 400 before anything runs.
+        if (typeof item.encrypted_content === 'string' && reasoning?.recognizes(item.encrypted_content)) reasoning.open(item.encrypted_content, `${path}.encrypted_content`);
         item.summary ??= [];
         break;
       case 'item_reference':

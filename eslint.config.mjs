@@ -31,7 +31,9 @@ const layers = {
   messages: ['core', 'config', 'http', 'upstream', 'limits', 'responses'],
   state: ['core', 'config', 'http', 'upstream', 'storage', 'responses'],
   observability: ['core', 'config', 'http', 'storage', 'responses'],
-  src: ['config', 'core', 'http', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
+  // Chat completions, completions, embeddings passed to the upstream, and batches over them and Responses.
+  passthrough: ['core', 'config', 'http', 'upstream', 'limits', 'storage', 'responses'],
+  src: ['config', 'core', 'http', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'passthrough'],
   'apps/simulator': ['src', 'config', 'core'],
   'apps/*': ['src', 'config', 'core', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],

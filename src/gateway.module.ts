@@ -6,6 +6,7 @@ import { CoreModule } from '#core/core.module.js';
 import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
 import { LimitsModule } from '#limits/limits.module.js';
 import { MessagesModule } from '#messages/messages.module.js';
+import { PassthroughModule } from '#passthrough/passthrough.module.js';
 import { ObservabilityModule } from '#observability/observability.module.js';
 import { ResponsesModule } from '#responses/responses.module.js';
 import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
@@ -56,6 +57,7 @@ export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | D
     CoreModule,
     ResponsesModule,
     MessagesModule,
+    PassthroughModule,
     ApiKeyAuthModule,
     LimitsModule,
     StorageSettingsModule,

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { STORED_FILES, type StoredFiles, registerConfigSection } from '#src/tool-contract.js';
+import { BATCH_FILES, type BatchFiles } from '#core/files/batch-files.interface.js';
 import { ownerOf } from './storage/file-search-rows.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
@@ -61,11 +62,28 @@ function openStore(settings: FileSearchSettings): FileSearchStore {
         },
       }),
     },
+    {
+      provide: BATCH_FILES,
+      inject: [FilesService],
+      useFactory: (files: FilesService): BatchFiles => ({
+        read: async (fileId, owner) => {
+          try {
+            const row = await files.require(ownerOf(owner), fileId);
+            const { filename, bytes } = await files.content(ownerOf(owner), fileId);
+            return { filename, purpose: row.purpose, data: new Uint8Array(bytes) };
+          } catch (e) {
+            if ((e as { status?: number }).status === 404) return undefined;
+            throw e;
+          }
+        },
+        create: async (owner, file) => (await files.write(ownerOf(owner), { filename: file.filename, purpose: file.purpose, bytes: Buffer.from(file.data) })).id,
+      }),
+    },
     VectorStoresService,
     FileSearchToolHandler,
     FileSearchExecutor,
   ],
-  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES],
+  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES, BATCH_FILES],
 })
 export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown {
   constructor(

@@ -122,7 +122,7 @@ describe('pass-through surfaces: /v1/chat/completions, /v1/completions, /v1/embe
         body: JSON.stringify(body),
       });
       expect(res.status).toBe(400);
-      expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param });
+      expect(((await res.json()) as any).error).toMatchObject({ type: 'invalid_request_error', param });
     }
     expect(stack.simulator.stats.requests).toBe(before);
   });

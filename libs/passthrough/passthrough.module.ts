@@ -1,6 +1,6 @@
 import { Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
-import { STORAGE_SETTINGS, type StorageConfig } from '#storage/config/storage.config-section.js';
+import { STORAGE_SETTINGS } from '#storage/config/storage.config-section.js';
 import { StorageSettingsModule } from '#storage/config/storage-settings.module.js';
 import { BatchRunner } from './batches/batch-runner.service.js';
 import { openBatchStore } from './batches/batch-store.provider.js';

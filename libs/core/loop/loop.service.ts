@@ -16,6 +16,7 @@ import { ModelContextService } from './model-context.service.js';
 import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
+import { MESSAGE_FILES, type MessageFiles } from '../files/message-files.interface.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$ } from './round.js';
 import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
@@ -75,9 +76,10 @@ export class LoopService {
     @Optional() contexts?: ModelContextService,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
+    @Optional() @Inject(MESSAGE_FILES) messageFiles?: MessageFiles,
   ) {
     this.state = state ?? new StatelessResponseState();
-    this.services = { upstream, preparation, scheduler, explorer, config, contexts };
+    this.services = { upstream, preparation, scheduler, explorer, config, contexts, messageFiles };
   }
 
   run(request: ResponseRequest, options: RunOptions = {}): Observable<ResponseStreamEvent> {

@@ -3,6 +3,9 @@ import { dirname } from 'node:path';
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { STORED_FILES, type StoredFiles, registerConfigSection } from '#src/tool-contract.js';
 import { BATCH_FILES, type BatchFiles } from '#core/files/batch-files.interface.js';
+import { FILE_TEXT, type FileText } from '#core/files/message-files.interface.js';
+import { ExtractionError } from './ingestion/ingestion-contract.js';
+import { InvalidRequestError } from '#src/tool-contract.js';
 import { ownerOf } from './storage/file-search-rows.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
@@ -79,11 +82,28 @@ function openStore(settings: FileSearchSettings): FileSearchStore {
         create: async (owner, file) => (await files.write(ownerOf(owner), { filename: file.filename, purpose: file.purpose, bytes: Buffer.from(file.data) })).id,
       }),
     },
+    {
+      provide: FILE_TEXT,
+      inject: [IngestionWorker, FILE_SEARCH_SETTINGS],
+      useFactory: (worker: IngestionWorker, settings: FileSearchSettings): FileText => ({
+        extract: async (filename, data) => {
+          if (data.byteLength > settings.maxFileBytes) {
+            throw new InvalidRequestError(`${filename} is larger than this gateway's ${settings.maxFileBytes} bytes per file (fileSearch.maxFileBytes).`, null, 'file_too_large');
+          }
+          try {
+            return await worker.extractText(filename, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+          } catch (e) {
+            if (e instanceof ExtractionError) throw new InvalidRequestError(e.message, null, e.code);
+            throw e;
+          }
+        },
+      }),
+    },
     VectorStoresService,
     FileSearchToolHandler,
     FileSearchExecutor,
   ],
-  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES, BATCH_FILES],
+  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES, BATCH_FILES, FILE_TEXT],
 })
 export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown {
   constructor(

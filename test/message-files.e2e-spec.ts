@@ -97,6 +97,21 @@ describe.each(['responses', 'chat'] as const)('message files, upstream dialect %
     else expect(content).toContainEqual({ type: 'image_url', image_url: { url: expected, detail: 'low' } });
   });
 
+  it('keeps a file readable on later turns, by previous_response_id and in a conversation', async () => {
+    const note = await client.files.create({ file: await toFile(Buffer.from('The gate code is 4417.'), 'gate.txt'), purpose: 'user_data' });
+    const opening = [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: '[[say noted]]' }, { type: 'input_file' as const, file_id: note.id }] }];
+    const first = await client.responses.create({ model: 'm', input: opening });
+    await client.responses.create({ model: 'm', previous_response_id: first.id, input: '[[say again]] what was the code?' });
+    const allText = () => JSON.stringify((stack.simulator.requests.at(-1)!.body as any)[dialect === 'responses' ? 'input' : 'messages']);
+    expect(allText()).toContain('The gate code is 4417.');
+    expect(allText()).not.toContain('input_file');
+    const conversation = await client.conversations.create({});
+    await client.responses.create({ model: 'm', conversation: conversation.id, input: opening });
+    await client.responses.create({ model: 'm', conversation: conversation.id, input: '[[say again]] and now?' });
+    expect(allText()).toContain('The gate code is 4417.');
+    expect(allText()).not.toContain('input_file');
+  });
+
   it('answers a file it cannot read, or an image that is not one, with a 400 naming the part', async () => {
     const notImage = await client.files.create({ file: await toFile(Buffer.from('just text'), 'x.txt'), purpose: 'vision' });
     const errorOf = (input: any) =>

@@ -48,8 +48,21 @@ function batchOf(r: Row): BatchRow {
 export class BatchStore {
   constructor(readonly db: SqlDatabase) {}
 
+  /**
+   * A batch row read to be changed in the same transaction is locked on
+   * PostgreSQL, so two replicas cannot both take its finalizing (or race a
+   * cancel); SQLite's single writer serialises the transaction already.
+   */
+  private get forUpdate(): string {
+    return this.db.kind === 'postgres' ? ' FOR UPDATE' : '';
+  }
+
   async init(): Promise<void> {
-    for (const statement of SCHEMA) await this.db.run(statement);
+    // Replicas starting together on one PostgreSQL would race to create the same tables: one at a time.
+    await this.db.tx(async (t) => {
+      if (this.db.kind === 'postgres') await t.all('SELECT pg_advisory_xact_lock(7302171)');
+      for (const statement of SCHEMA) await t.run(statement);
+    });
   }
 
   close(): Promise<void> {
@@ -184,7 +197,7 @@ export class BatchStore {
   /** Moves a live batch to `cancelling` and drops its pending requests; the batch as it now stands, undefined when missing. */
   async cancel(id: string, owner: string, now: number): Promise<BatchRow | undefined> {
     return this.db.tx(async (t) => {
-      const [r] = await t.all('SELECT * FROM sy_batches WHERE id = ? AND owner = ?', [id, owner]);
+      const [r] = await t.all(`SELECT * FROM sy_batches WHERE id = ? AND owner = ?${this.forUpdate}`, [id, owner]);
       if (!r) return undefined;
       const batch = batchOf(r);
       if (batch.status !== 'in_progress' && batch.status !== 'validating') return batch;
@@ -219,7 +232,7 @@ export class BatchStore {
    */
   async claimFinalizing(id: string, node: string, now: number, leaseMs: number): Promise<BatchRow | undefined> {
     return this.db.tx(async (t) => {
-      const [r] = await t.all('SELECT * FROM sy_batches WHERE id = ?', [id]);
+      const [r] = await t.all(`SELECT * FROM sy_batches WHERE id = ?${this.forUpdate}`, [id]);
       if (!r) return undefined;
       const batch = batchOf(r);
       const lapsed = r.lease_until === null || num(r.lease_until) < now;

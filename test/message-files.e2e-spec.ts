@@ -99,7 +99,15 @@ describe.each(['responses', 'chat'] as const)('message files, upstream dialect %
 
   it('keeps a file readable on later turns, by previous_response_id and in a conversation', async () => {
     const note = await client.files.create({ file: await toFile(Buffer.from('The gate code is 4417.'), 'gate.txt'), purpose: 'user_data' });
-    const opening = [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: '[[say noted]]' }, { type: 'input_file' as const, file_id: note.id }] }];
+    const opening = [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'input_text' as const, text: '[[say noted]]' },
+          { type: 'input_file' as const, file_id: note.id },
+        ],
+      },
+    ];
     const first = await client.responses.create({ model: 'm', input: opening });
     await client.responses.create({ model: 'm', previous_response_id: first.id, input: '[[say again]] what was the code?' });
     const allText = () => JSON.stringify((stack.simulator.requests.at(-1)!.body as any)[dialect === 'responses' ? 'input' : 'messages']);

@@ -66,6 +66,8 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
   private ticking = false;
   private again = false;
   private stopping = false;
+  /** The last store failure logged, so an outage is logged once, not at every poll. */
+  private lastFailure: string | undefined;
 
   constructor(
     private readonly store: BatchStore,
@@ -112,8 +114,11 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
           await this.fill();
           await this.finalizeDue();
         } while (this.again && !this.stopping);
+        this.lastFailure = undefined;
       } catch (err) {
-        if (!this.stopping) this.logger.warn(`Batch work could not be claimed: ${(err as Error).message}`);
+        const message = (err as Error).message;
+        if (!this.stopping && message !== this.lastFailure) this.logger.warn(`Batch work could not be claimed: ${message}`);
+        this.lastFailure = message;
       } finally {
         this.ticking = false;
       }

@@ -107,6 +107,22 @@ describe('pass-through surfaces: /v1/chat/completions, /v1/completions, /v1/embe
     expect((failed as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: 'upstream_error', code: 'upstream_503' });
   });
 
+  it('ends a stream the upstream cut off with an error event the SDK raises', async () => {
+    const stream = await stack.openai.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: '[[fault reset_after=3]] [[say a b c d e f g h]]' }],
+      stream: true,
+    });
+    const seen: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) seen.push(chunk.choices[0]?.delta?.content ?? '');
+    })().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'upstream_stream_error' });
+    // The chunks before the cut reached the client first.
+    expect(seen.length).toBe(3);
+  });
+
   it('refuses a body it cannot route with a 400 naming the field, before calling the upstream', async () => {
     const before = stack.simulator.stats.requests;
     for (const [path, body, param] of [

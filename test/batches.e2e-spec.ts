@@ -45,7 +45,7 @@ describe('the Batch API through the openai client', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    stack = await startStack({ config: { batches: { pollMs: 50 } } });
+    stack = await startStack({ config: { batches: { pollMs: 50 }, auth: { apiKeys: ['sk-test', 'sk-other'] } } });
     client = stack.openai;
   });
   afterAll(() => stack.close());
@@ -165,6 +165,18 @@ describe('the Batch API through the openai client', () => {
     expect(output.length).toBe(done.request_counts!.completed);
     const again = await client.batches.cancel(batch.id).catch((e: InstanceType<typeof OpenAI.APIError>) => e.status);
     expect(again).toBe(409);
+  });
+
+  it('keeps each key’s batches and their files to itself', async () => {
+    const input = await upload(client, [chatLine('mine', '[[say mine]]')]);
+    const batch = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const other = new OpenAI({ baseURL: stack.url, apiKey: 'sk-other', maxRetries: 0 });
+    await expect(other.batches.retrieve(batch.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(other.batches.cancel(batch.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(other.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await other.batches.list()).data).toEqual([]);
+    const done = await settle(client, batch.id);
+    await expect(other.files.content(done.output_file_id!)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it('lists batches newest first, page by page', async () => {

@@ -123,6 +123,21 @@ describe('pass-through surfaces: /v1/chat/completions, /v1/completions, /v1/embe
     expect(seen.length).toBe(3);
   });
 
+  it('aborts the upstream call when the streaming client goes away', async () => {
+    const before = stack.simulator.stats.aborted;
+    const ac = new AbortController();
+    const stream = await stack.openai.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: '[[tokens 2000]] [[delay token=5]]' }], stream: true },
+      { signal: ac.signal },
+    );
+    let chunks = 0;
+    await (async () => {
+      for await (const _ of stream) if (++chunks === 5) ac.abort();
+    })().catch(() => undefined);
+    for (let i = 0; i < 500 && stack.simulator.stats.aborted === before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(stack.simulator.stats.aborted).toBe(before + 1);
+  });
+
   it('refuses a body it cannot route with a 400 naming the field, before calling the upstream', async () => {
     const before = stack.simulator.stats.requests;
     for (const [path, body, param] of [

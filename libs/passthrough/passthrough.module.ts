@@ -1,4 +1,5 @@
-import { Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DriverMissingError } from '#storage/sql/sql-database.js';
 import { registerConfigSection } from '#config/config-section.js';
 import { STORAGE_SETTINGS } from '#storage/config/storage.config-section.js';
 import { StorageSettingsModule } from '#storage/config/storage-settings.module.js';
@@ -37,6 +38,8 @@ export class PassthroughModule implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.store.init();
     } catch (e) {
+      // A package install without the driver: the rest of the gateway serves; batches answer 503 saying why.
+      if (e instanceof DriverMissingError) return new Logger('Batches').warn(`batches are off: ${e.message.replace(/^file_search/, 'the batch store')}`);
       throw new Error(`Could not open the batch store: ${(e as Error).message}`, { cause: e });
     }
   }

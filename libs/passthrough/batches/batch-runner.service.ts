@@ -78,6 +78,7 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
+    if (!this.store.ready) return;
     const poll = setInterval(() => this.wake(), this.settings.pollMs);
     const renew = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
     poll.unref();
@@ -90,6 +91,7 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
+    if (!this.store.ready) return;
     const running = [...this.running.values()];
     this.running.clear();
     for (const r of running) r.abort.abort(new Error('gateway stopping'));

@@ -46,6 +46,9 @@ function batchOf(r: Row): BatchRow {
  * its lease lapses.
  */
 export class BatchStore {
+  /** Set once the tables exist; false when the database driver is not installed (the gateway boots without batches). */
+  ready = false;
+
   constructor(readonly db: SqlDatabase) {}
 
   /**
@@ -63,6 +66,7 @@ export class BatchStore {
       if (this.db.kind === 'postgres') await t.all('SELECT pg_advisory_xact_lock(7302171)');
       for (const statement of SCHEMA) await t.run(statement);
     });
+    this.ready = true;
   }
 
   close(): Promise<void> {

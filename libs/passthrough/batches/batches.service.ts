@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
+import { GatewayError, InvalidRequestError, NotFoundError } from '#core/errors/gateway-error.js';
 import { BATCH_FILES, type BatchFiles } from '#core/files/batch-files.interface.js';
 import { parseBatchInput } from './batch-input.parser.js';
 import { batchObject } from './batch-object.js';
@@ -51,6 +51,19 @@ export class BatchesService {
     @Inject(BATCHES_SETTINGS) private readonly settings: BatchesConfig,
   ) {}
 
+  /** Without its database driver the store never opened: every batch route says so. */
+  private open(): BatchStore {
+    if (!this.store.ready) {
+      throw new GatewayError(
+        'Batches need the package better-sqlite3 (an optional peer dependency) for this storage driver: npm install better-sqlite3',
+        503,
+        'server_error',
+        'driver_missing',
+      );
+    }
+    return this.store;
+  }
+
   private files(): BatchFiles {
     let files: BatchFiles | undefined;
     try {
@@ -72,7 +85,7 @@ export class BatchesService {
     if (typeof b.input_file_id !== 'string' || b.input_file_id === '') throw new InvalidRequestError('input_file_id must be a file id.', 'input_file_id', 'invalid_type');
     const metadata = metadataOf(b.metadata);
     const key = ownerKey(owner);
-    if ((await this.store.liveCount(key)) >= this.settings.maxLiveBatchesPerOwner) {
+    if ((await this.open().liveCount(key)) >= this.settings.maxLiveBatchesPerOwner) {
       throw new InvalidRequestError(
         `You have ${this.settings.maxLiveBatchesPerOwner} batches running (batches.maxLiveBatchesPerOwner); wait for one to finish.`,
         null,
@@ -107,7 +120,7 @@ export class BatchesService {
   }
 
   async get(id: string, owner: string | null): Promise<Record<string, unknown>> {
-    const batch = await this.store.get(id, ownerKey(owner));
+    const batch = await this.open().get(id, ownerKey(owner));
     if (!batch) throw batchNotFound(id);
     return batchObject(batch);
   }
@@ -116,13 +129,13 @@ export class BatchesService {
     const limit = query.limit === undefined ? 20 : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit', 'invalid_value');
     if (query.after !== undefined && typeof query.after !== 'string') throw new InvalidRequestError('after must be a batch id.', 'after', 'invalid_type');
-    const page = await this.store.list(ownerKey(owner), query.after as string | undefined, limit);
+    const page = await this.open().list(ownerKey(owner), query.after as string | undefined, limit);
     const data = page.rows.map(batchObject);
     return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
   }
 
   async cancel(id: string, owner: string | null): Promise<Record<string, unknown>> {
-    const batch = await this.store.cancel(id, ownerKey(owner), Math.floor(Date.now() / 1000));
+    const batch = await this.open().cancel(id, ownerKey(owner), Math.floor(Date.now() / 1000));
     if (!batch) throw batchNotFound(id);
     if (batch.status !== 'cancelling') {
       throw new InvalidRequestError(`Cannot cancel a batch whose status is '${batch.status}'.`, 'batch_id', 'batch_not_cancellable', 409);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { postgresBackend, type Backend } from './support/file-search/backends.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 
 type Line = { custom_id: string; method: string; url: string; body: Record<string, unknown> };
@@ -249,7 +250,7 @@ describe('batches across restarts and replicas (SQLite on disk)', () => {
     }
   }, 60_000);
 
-  it('two replicas sharing the store split one batch between them, each request run once', async () => {
+  it('two replicas sharing the store run one batch, each request once, and either reads the result', async () => {
     const sim = new SimulatedUpstream({ ttftMs: 20 });
     await sim.listen(0, '127.0.0.1');
     const a = await startStack({ ...options(), upstreamUrl: sim.url });
@@ -264,6 +265,39 @@ describe('batches across restarts and replicas (SQLite on disk)', () => {
       expect(output.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
       const served = sim.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => (r.body as any).messages[0].content);
       expect(served.sort()).toEqual(lines.map((l) => (l.body.messages as any)[0].content).sort());
+    } finally {
+      await a.close();
+      await b.close();
+      await sim.close();
+    }
+  }, 60_000);
+});
+
+describe('batches on PostgreSQL, two replicas', () => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await postgresBackend();
+  });
+  afterAll(() => backend.drop());
+
+  it('a batch created on one replica runs on the replicas sharing the database and reads back from the other, in order, each request once', async () => {
+    const sim = new SimulatedUpstream({ ttftMs: 10 });
+    await sim.listen(0, '127.0.0.1');
+    const options = { upstreamUrl: sim.url, config: { storage: backend.storage, batches: { pollMs: 30, maxConcurrentRequests: 2 } } };
+    const a = await startStack(options);
+    const b = await startStack(options);
+    try {
+      const lines = Array.from({ length: 24 }, (_, i) => chatLine(`p${i}`, `[[say pg ${i}]]`));
+      const input = await upload(a.openai, lines);
+      const batch = await a.openai.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const done = await settle(b.openai, batch.id);
+      expect(done.request_counts).toEqual({ total: 24, completed: 24, failed: 0 });
+      const output = await jsonl(b.openai, done.output_file_id);
+      expect(output.map((l) => l.response.body.choices[0].message.content)).toEqual(lines.map((_, i) => `pg ${i}`));
+      expect(sim.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(24);
+      const rows = await backend.query!('SELECT count(*)::int AS n FROM {schema}.sy_batch_requests');
+      // Finished batches keep their results in the files only.
+      expect(rows[0].n).toBe(0);
     } finally {
       await a.close();
       await b.close();

@@ -46,7 +46,7 @@ describe('the Batch API through the openai client', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    stack = await startStack({ config: { batches: { pollMs: 50 }, auth: { apiKeys: ['sk-test', 'sk-other'] } } });
+    stack = await startStack({ config: { batches: { pollMs: 50, maxConcurrentRequests: 16 }, auth: { apiKeys: ['sk-test', 'sk-other'] } } });
     client = stack.openai;
   });
   afterAll(() => stack.close());

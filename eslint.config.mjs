@@ -32,7 +32,9 @@ const layers = {
   messages: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits', 'responses'],
   state: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'storage', 'responses'],
   observability: ['core', 'config', 'tool-sdk', 'edge', 'storage', 'responses'],
-  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
+  // Chat completions, completions, embeddings passed to the upstream, and batches over them and Responses.
+  passthrough: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits', 'storage', 'responses'],
+  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'passthrough'],
   'apps/simulator': ['src', 'config', 'core', 'tool-sdk'],
   'apps/*': ['src', 'config', 'core', 'tool-sdk', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],

@@ -8,6 +8,7 @@ import { openStreamsScenario, soakScenario } from './scenarios/memory.scenario.j
 import { observabilityScenario } from './scenarios/observability.scenario.js';
 import { overheadScenario } from './scenarios/overhead.scenario.js';
 import { schedulerScenario } from './scenarios/scheduler.scenario.js';
+import { passthroughScenario } from './scenarios/passthrough.scenario.js';
 import { streamingScenario } from './scenarios/streaming.scenario.js';
 
 /**
@@ -18,11 +19,11 @@ import { streamingScenario } from './scenarios/streaming.scenario.js';
  *   --soak=SECONDS   soak duration (default 60; 300 is the target length)
  *   --streams=N      open streams for the memory run (default 1000)
  *   --rounds=N       interleaved rounds of the overhead runs (default 3)
- *   --only=LIST      overhead,streaming,scheduler,observability,memory,soak
+ *   --only=LIST      overhead,streaming,passthrough,scheduler,observability,memory,soak
  *   --quick          everything shorter (a smoke test, not a measurement)
  *   --profile        gateway children run with --cpu-prof (bench/results/profiles)
  */
-const SECTIONS = ['overhead', 'streaming', 'scheduler', 'observability', 'memory', 'soak'] as const;
+const SECTIONS = ['overhead', 'streaming', 'passthrough', 'scheduler', 'observability', 'memory', 'soak'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function flag(name: string): string | undefined {
@@ -105,6 +106,10 @@ async function main(): Promise<void> {
     if (only.includes('streaming')) {
       log('streaming relay: [[tokens 5000]]');
       results.streaming = await streamingScenario(ctx);
+    }
+    if (only.includes('passthrough')) {
+      log('chat completions relay: [[tokens 5000]] passed through');
+      results.passthrough = await passthroughScenario(ctx);
     }
     await gateway.stop();
     await gatewayTick?.stop();

@@ -10,6 +10,7 @@ import { ROUTE_ERROR_FILTER } from '#tool-sdk/routes/gateway-routes.js';
 import { RESPONSE_STATE } from '#core/loop/response-state.interface.js';
 import { LimitsModule } from '#limits/limits.module.js';
 import { MessagesModule } from '#messages/messages.module.js';
+import { PassthroughModule } from '#passthrough/passthrough.module.js';
 import { ObservabilityModule } from '#observability/observability.module.js';
 import { ResponsesModule } from '#responses/responses.module.js';
 import { ApiKeyAuthModule } from '#state/auth/api-key-auth.module.js';
@@ -60,6 +61,7 @@ export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | D
     CoreModule,
     ResponsesModule,
     MessagesModule,
+    PassthroughModule,
     ApiKeyAuthModule,
     LimitsModule,
     StorageSettingsModule,

@@ -182,7 +182,13 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     ],
     ['stream_options without stream', { model: 'm', input: 'x', stream_options: { include_obfuscation: false } }, 'stream_options'],
     ['both conversation and previous_response_id', { model: 'm', input: 'x', conversation: 'conv_1', previous_response_id: 'resp_1' }, 'conversation'],
-    ['input_file unsupported', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input[0].content[0].type'],
+    [
+      'input_file by URL (not fetched)',
+      { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] },
+      'input[0].content[0].file_url',
+    ],
+    ['input_file unknown id', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-missing' }] }] }, 'input[0].content[0].file_id'],
+    ['input_file_data without filename', { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'aGk=' }] }] }, 'input[0].content[0].filename'],
   ];
 
   it.each(cases)('%s', async (_name, body, param) => {

@@ -2,6 +2,7 @@ import type { OpenStreamsResult, SoakResult } from '../scenarios/memory.scenario
 import type { ObservabilityCostResult } from '../scenarios/observability.scenario.js';
 import type { OverheadResult } from '../scenarios/overhead.scenario.js';
 import type { SchedulerRow } from '../scenarios/scheduler.scenario.js';
+import type { PassthroughResult } from '../scenarios/passthrough.scenario.js';
 import type { RelayResult } from '../scenarios/streaming.scenario.js';
 
 export interface TargetCheck {
@@ -17,6 +18,7 @@ export interface BenchResults {
   durationSeconds?: number;
   overhead?: OverheadResult;
   streaming?: RelayResult;
+  passthrough?: PassthroughResult;
   scheduler?: SchedulerRow[];
   observability?: ObservabilityCostResult;
   memory?: OpenStreamsResult[];
@@ -136,6 +138,21 @@ export function renderReport(r: BenchResults): string {
       ),
       '',
       `TTFB added by the gateway at c=1: ${ms(r.streaming.addedTtfbP50Ms, 2)}.`,
+    );
+  }
+  if (r.passthrough) {
+    out.push(
+      '',
+      '### Chat completions relay: `[[tokens 5000]]` passed through',
+      '',
+      table(
+        ['concurrency', 'target', 'events/s', 'TTFB p50', 'stream p50', 'errors'],
+        r.passthrough.rows.map((row) => [row.concurrency, row.target, row.eventsPerSec.toFixed(0), ms(row.ttfbP50Ms, 2), ms(row.durationP50Ms, 1), row.errors]),
+      ),
+      '',
+      `Gateway events/s over the bare proxy's: ${Object.entries(r.passthrough.gatewayOverProxy)
+        .map(([c, ratio]) => `c=${c} ${pct(ratio)}`)
+        .join(', ')}.`,
     );
   }
   if (r.scheduler) {

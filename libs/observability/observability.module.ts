@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
 import { RUN_OBSERVER } from '#core/loop/run-observer.interface.js';
+import { RELAY_OBSERVER } from '#core/upstream/upstream-relay.interface.js';
 import { STORE_OBSERVER } from '#storage/store-observer.js';
 import { OBSERVABILITY_SETTINGS, observabilityConfigSection } from './config/observability.config-section.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
@@ -10,6 +11,7 @@ import { RequestLog } from './logging/request-log.service.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.service.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { WebSocketGauge } from './metrics/websocket-gauge.service.js';
+import { RelayTelemetry } from './run/relay-telemetry.observer.js';
 import { RunTelemetry } from './run/run-telemetry.observer.js';
 import { StoreTelemetry } from './storage/store-telemetry.observer.js';
 import { TracingService } from './tracing/tracing.service.js';
@@ -36,11 +38,13 @@ import { UsageModule } from './usage/usage.module.js';
     DrainState,
     RequestTelemetry,
     RunTelemetry,
+    RelayTelemetry,
     StoreTelemetry,
     WebSocketGauge,
     { provide: RUN_OBSERVER, useExisting: RunTelemetry },
+    { provide: RELAY_OBSERVER, useExisting: RelayTelemetry },
     { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
   ],
-  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, STORE_OBSERVER],
+  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER],
 })
 export class ObservabilityModule {}

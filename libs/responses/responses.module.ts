@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
 import { CoreModule } from '#core/core.module.js';
+import { MESSAGE_FILES } from '#tool-sdk/ports/message-files.interface.js';
 import { InputTokensCounter } from './count-tokens/input-tokens.counter.js';
+import { MessageFilesResolver } from './files/message-files.resolver.js';
 import { ModelsController } from './http/models.controller.js';
 import { ResponsesController } from './http/responses.controller.js';
 import { CreateResponseParser } from './request/create-response.parser.js';
@@ -16,7 +18,14 @@ import { ResponsesService } from './service/responses.service.js';
 @Module({
   imports: [CoreModule],
   controllers: [ResponsesController, ModelsController],
-  providers: [CreateResponseParser, ResponsesService, InputTokensCounter, registerConfigSection(transportsConfigSection)],
-  exports: [CreateResponseParser, ResponsesService, TRANSPORTS_SETTINGS],
+  providers: [
+    CreateResponseParser,
+    ResponsesService,
+    InputTokensCounter,
+    registerConfigSection(transportsConfigSection),
+    MessageFilesResolver,
+    { provide: MESSAGE_FILES, useExisting: MessageFilesResolver },
+  ],
+  exports: [CreateResponseParser, ResponsesService, TRANSPORTS_SETTINGS, MESSAGE_FILES],
 })
 export class ResponsesModule {}

@@ -58,3 +58,5 @@ export { requestOwner } from './routes/request-owner.js';
 export { TOOL_STORAGE, type ToolStorage, type SqlDatabase, type Row, type SqlValue } from './ports/tool-storage.js';
 export type * from './ports/container-records.js';
 export { STORED_FILES, type StoredFiles } from './ports/stored-files.js';
+export { MESSAGE_FILES, FILE_TEXT, type MessageFiles, type FileText } from './ports/message-files.interface.js';
+export { BATCH_FILES, type BatchFiles } from './ports/batch-files.interface.js';

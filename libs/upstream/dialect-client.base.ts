@@ -5,6 +5,7 @@ import { UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js
 import { HttpTransport, type UpstreamPoolStats } from './http-transport.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import type { JsonObject } from '#tool-sdk/items.js';
+import type { RelayBody, RelayCall, RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
 import { toChatMessages, toChatTool } from './chat-request.mapper.js';
 import { isJsonObject, numberOr, stringOr } from './wire-values.js';
 
@@ -13,7 +14,7 @@ import { isJsonObject, numberOr, stringOr } from './wire-values.js';
  * model list and the readiness probe. A dialect only says how to run one
  * inference call.
  */
-export abstract class DialectClient implements UpstreamClient {
+export abstract class DialectClient implements UpstreamClient, RelayingUpstream {
   abstract readonly dialect: 'responses' | 'chat';
   protected readonly transport: HttpTransport;
 
@@ -90,6 +91,24 @@ export abstract class DialectClient implements UpstreamClient {
     }
     if (!isJsonObject(body) || typeof body.count !== 'number' || !Number.isInteger(body.count) || body.count < 0) return null;
     return body.count;
+  }
+
+  /**
+   * An OpenAI-compatible call passed through unchanged (`/chat/completions`,
+   * `/completions`, `/embeddings`), whatever dialect the loop speaks: every
+   * server the gateway supports serves these. The body is handed back unread,
+   * so a stream is relayed chunk by chunk under the caller's flow gate.
+   */
+  relay(call: RelayCall): Promise<RelayBody> {
+    return this.transport.open({
+      method: 'POST',
+      path: call.path,
+      body: call.body,
+      signal: call.signal,
+      flow: call.flow,
+      headers: call.headers,
+      accept: call.stream ? 'text/event-stream' : 'application/json',
+    });
   }
 
   /** Releases pooled sockets; call on shutdown. */

@@ -377,7 +377,10 @@ class Exchange implements UpstreamBody {
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
       const overflow = contextOverflowError(message, this.status);
-      this.fail(overflow ?? new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined), true);
+      // The field the server blamed (vLLM and OpenAI-style servers name it) travels with the error, so pass-through callers see it.
+      const param = upstreamErrorParam(raw);
+      const classified = param ? { code: `upstream_${this.status}`, param } : null;
+      this.fail(overflow ?? new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined, classified), true);
     };
     res.on('data', (chunk: Buffer) => this.onData(chunk));
   }
@@ -534,4 +537,15 @@ export function upstreamErrorMessage(raw: string): string | undefined {
     if (parts.length) return parts.join('; ');
   }
   return undefined;
+}
+
+/** The `error.param` of an OpenAI-style error body, when it names a field. */
+export function upstreamErrorParam(raw: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(raw);
+    const param = isJsonObject(body) && isJsonObject(body.error) ? body.error.param : undefined;
+    return typeof param === 'string' && param !== '' && param.length <= 256 ? param : undefined;
+  } catch {
+    return undefined;
+  }
 }

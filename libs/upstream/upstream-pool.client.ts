@@ -3,6 +3,7 @@ import { Observable, type Subscription } from 'rxjs';
 import { isGatewayError, UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import { canRelay, type RelayBody, type RelayCall, type RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
 
 /** One model server behind the pool, with what the pool knows of it. */
 interface Replica {
@@ -76,7 +77,7 @@ export function affinityKey(request: ModelRequest): string {
  * have reached the client, a failure ends the request (as `response.failed`),
  * because the model's answer cannot be silently restarted elsewhere.
  */
-export class UpstreamPool implements UpstreamClient {
+export class UpstreamPool implements UpstreamClient, RelayingUpstream {
   readonly dialect: 'responses' | 'chat';
   private readonly replicas: Replica[];
   private timer?: NodeJS.Timeout;
@@ -115,7 +116,7 @@ export class UpstreamPool implements UpstreamClient {
 
   infer(request: ModelRequest, options: InferOptions = {}): Observable<ModelEvent> {
     return new Observable<ModelEvent>((subscriber) => {
-      const order = this.candidates(request);
+      const order = this.candidates(affinityKey(request), request.model);
       let attempt = 0;
       let emitted = false;
       let current: { replica: Replica; subscription: Subscription; released: boolean } | undefined;
@@ -163,6 +164,42 @@ export class UpstreamPool implements UpstreamClient {
         release();
       };
     });
+  }
+
+  /**
+   * A pass-through call on the same terms as `infer`: a replica serving the
+   * model, by affinity with bounded load, the next one only when this one
+   * failed before answering (no byte of its answer reached the client). The
+   * replica counts as busy until the caller has read the body.
+   */
+  async relay(call: RelayCall): Promise<RelayBody> {
+    let lastError: unknown;
+    for (const replica of this.candidates(call.affinityKey, call.model)) {
+      if (!canRelay(replica.client)) throw new UpstreamUnavailableError('This upstream client cannot pass calls through.', 'upstream_unavailable');
+      replica.outstanding++;
+      replica.served++;
+      let released = false;
+      const release = () => {
+        if (!released) replica.outstanding--;
+        released = true;
+      };
+      try {
+        const body = await replica.client.relay(call);
+        this.markUp(replica);
+        return {
+          status: body.status,
+          contentType: body.contentType,
+          json: () => body.json().finally(release),
+          text: (onText) => body.text(onText).finally(release),
+        };
+      } catch (err) {
+        release();
+        if (!isReplicaFault(err) || call.signal?.aborted) throw err;
+        this.markDown(replica);
+        lastError = err;
+      }
+    }
+    throw lastError ?? new UpstreamUnavailableError('No upstream replica is available for this model.', 'upstream_unavailable');
   }
 
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
@@ -215,9 +252,8 @@ export class UpstreamPool implements UpstreamClient {
    * first unless it carries more than its share, then the rest by affinity
    * score; unhealthy ones last (their health may have come back unseen).
    */
-  private candidates(request: ModelRequest): Replica[] {
-    const key = affinityKey(request);
-    const serving = this.replicas.filter((r) => r.models === null || r.models.size === 0 || r.models.has(request.model));
+  private candidates(key: string, model: string): Replica[] {
+    const serving = this.replicas.filter((r) => r.models === null || r.models.size === 0 || r.models.has(model));
     const pool = serving.length > 0 ? serving : this.replicas;
     const ranked = pool
       .map((replica) => ({ replica, score: score(key, replica.url) }))

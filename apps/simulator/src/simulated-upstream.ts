@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatBody, chatFrames } from './chat-dialect.js';
+import { completionBody, completionFrames, completionPromptAsChat } from './completions-dialect.js';
 import { BadRequestError, focusOf, fromChatRequest, fromResponsesRequest, type Conversation, type ConversationFocus } from './conversation.js';
 import { EmbeddingRequestError, embeddingsBody } from './embeddings.js';
 import { DirectiveError, parseDirectives, parseFaultText, type Directives, type FaultSpec } from './directives.js';
@@ -87,11 +88,12 @@ const ERROR_TYPES: Record<number, string> = {
   504: 'GatewayTimeoutError',
 };
 
-type Dialect = 'responses' | 'chat';
+type Dialect = 'responses' | 'chat' | 'completions';
 
 const ROUTES: Record<string, { method: string; dialect?: Dialect }> = {
   '/v1/responses': { method: 'POST', dialect: 'responses' },
   '/v1/chat/completions': { method: 'POST', dialect: 'chat' },
+  '/v1/completions': { method: 'POST', dialect: 'completions' },
   '/v1/models': { method: 'GET' },
   // vLLM serves its tokenizer at the server root, beside `/v1`, not under it.
   '/tokenize': { method: 'POST' },
@@ -344,10 +346,11 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
         maxModelLen: this.options.maxModelLen,
       };
       if (request.stream === true) {
-        const frames = dialect === 'responses' ? responsesFrames(input) : chatFrames(input, includeUsage(request.stream_options));
+        const usage = includeUsage(request.stream_options);
+        const frames = dialect === 'responses' ? responsesFrames(input) : dialect === 'chat' ? chatFrames(input, usage) : completionFrames(input, usage);
         await this.writeStream(res, frames, latency, fault, flight, dialect === 'responses' && this.options.sseEventLines);
       } else {
-        const reply = dialect === 'responses' ? responsesBody(input) : chatBody(input);
+        const reply = dialect === 'responses' ? responsesBody(input) : dialect === 'chat' ? chatBody(input) : completionBody(input);
         const deltas = deltaCount(plan, this.options.chunkChars);
         await this.sleep(latency.ttftMs + latency.tokenDelayMs * Math.max(0, deltas - 1) + (fault.stallAfter?.ms ?? 0), signal);
         this.writeWhole(res, JSON.stringify(reply), fault, flight);
@@ -402,6 +405,13 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
     if (dialect === 'responses') {
       if (request.input === undefined || request.input === null) throw new BadRequestError('Field required: `input`', 'input');
       return fromResponsesRequest(request);
+    }
+    if (dialect === 'completions') {
+      const prompt = request.prompt;
+      if (typeof prompt !== 'string' && !(Array.isArray(prompt) && prompt.length > 0 && prompt.every((p) => typeof p === 'string'))) {
+        throw new BadRequestError('Field required: `prompt` (a string or a list of strings)', 'prompt');
+      }
+      return fromChatRequest(completionPromptAsChat(request));
     }
     if (request.messages === undefined || request.messages === null) {
       throw new BadRequestError('Field required: `messages`', 'messages');

@@ -17,6 +17,7 @@ import type { ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from './reasoning-sealer.interface.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
+import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$ } from './round.js';
 import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
@@ -77,9 +78,10 @@ export class LoopService {
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RUN_OBSERVER) private readonly observer?: RunObserver,
     @Optional() @Inject(REASONING_SEALER) reasoning?: ReasoningSealer,
+    @Optional() @Inject(MESSAGE_FILES) messageFiles?: MessageFiles,
   ) {
     this.state = state ?? new StatelessResponseState();
-    this.services = { upstream, preparation, scheduler, explorer, config, contexts, reasoning };
+    this.services = { upstream, preparation, scheduler, explorer, config, contexts, reasoning, messageFiles };
   }
 
   run(request: ResponseRequest, options: RunOptions = {}): Observable<ResponseStreamEvent> {

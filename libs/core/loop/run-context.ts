@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '#config/gateway-config.js';
 import type { UpstreamClient } from '../upstream/upstream-client.interface.js';
+import type { MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { ModelItem, Usage } from '#tool-sdk/items.js';
@@ -27,6 +28,8 @@ export interface RunServices {
   readonly contexts?: ModelContextService;
   /** Seals and opens reasoning items' `encrypted_content`, when the state module provides it. */
   readonly reasoning?: ReasoningSealer;
+  /** Resolves the files messages carry (`input_file`, `input_image` by id) for the model. */
+  readonly messageFiles?: MessageFiles;
 }
 
 /** What one run is, fixed once its request is known: nothing here changes while it runs. */
@@ -108,10 +111,15 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
   const transcript: ModelItem[] = [...prior.modelItems];
   const translator = new HistoryTranslator(registry, services.explorer, services.reasoning);
   // Approval answers in prior items were resolved in their own turn: their slots are dropped.
-  if (prior.untranslated?.length) translator.translate(prior.untranslated, transcript, []);
+  if (prior.untranslated?.length) {
+    // A conversation's earlier items are stored as sent: their files are read again for the model.
+    const earlier = services.messageFiles ? await services.messageFiles.resolve(prior.untranslated, { owner: request.owner, signal }) : prior.untranslated;
+    translator.translate(earlier, transcript, []);
+  }
   const turnStart = transcript.length;
   const approvals: ApprovalSlot[] = [];
-  translator.translate(request.input, transcript, approvals);
+  const input = services.messageFiles ? await services.messageFiles.resolve(request.input, { owner: request.owner, signal }) : request.input;
+  translator.translate(input, transcript, approvals);
   // Only a turn that generates asks for the model's context length.
   const fitted = request.maxOutputTokens !== null || request.truncation === 'auto';
   const contextLength = request.generate !== false && fitted && services.contexts ? await services.contexts.contextLength(request.model) : null;

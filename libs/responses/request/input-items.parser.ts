@@ -52,20 +52,32 @@ function contentPart(part: unknown, path: string, role: string): void {
       if (typeof p.image_url !== 'string' && typeof p.file_id !== 'string') {
         fail(`${path} needs image_url or file_id.`, `${path}.image_url`);
       }
-      if (typeof p.file_id === 'string' && typeof p.image_url !== 'string') {
-        fail(`${path}.file_id is not supported: this gateway has no Files API; send image_url (a URL or data URL).`, `${path}.file_id`);
-      }
       // `original` (full resolution, Codex with newer models) is sent to the model server as `high`, its nearest.
       if (p.detail !== undefined && p.detail !== null && !['low', 'high', 'auto', 'original'].includes(String(p.detail))) {
         fail(`${path}.detail must be "low", "high", "auto" or "original".`, `${path}.detail`);
       }
       return;
     case 'input_file':
-      fail(`${path}: input_file parts are not supported by this gateway.`, `${path}.type`);
-    // falls through (fail throws)
+      return inputFile(p, path);
     default:
       fail(`${path}.type "${String(p.type)}" is not a known content part type${role ? ` for a ${role} message` : ''}.`, `${path}.type`);
   }
+}
+
+/**
+ * A document in a message: by `file_id` (the Files API) or inline `file_data`
+ * with its `filename` (the extension says how to read it). `file_url` is not
+ * fetched: the gateway does not reach out to URLs a tenant names.
+ */
+function inputFile(p: JsonObject, path: string): void {
+  const given = ['file_id', 'file_data', 'file_url'].filter((f) => p[f] !== undefined && p[f] !== null);
+  if (given.length !== 1) fail(`${path} needs exactly one of file_id or file_data (with filename).`, `${path}.file_id`);
+  if (given[0] === 'file_url') fail(`${path}.file_url is not fetched by this gateway; upload the file (file_id) or send it inline (file_data).`, `${path}.file_url`);
+  str(p, given[0], path);
+  if (given[0] === 'file_data') {
+    str(p, 'filename', path);
+    if ((p.filename as string).trim() === '') fail(`${path}.filename must not be empty.`, `${path}.filename`);
+  } else str(p, 'filename', path, true);
 }
 
 /** Item types that carry a `status` once stored; clients may omit it, the API always returns it. */

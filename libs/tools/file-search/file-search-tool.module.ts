@@ -1,5 +1,18 @@
 import { Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { DriverMissingError, registerConfigSection, STORED_FILES, type StoredFiles, TOOL_STORAGE, type ToolStorage } from '#tool-sdk/index.js';
+import {
+  BATCH_FILES,
+  type BatchFiles,
+  DriverMissingError,
+  FILE_TEXT,
+  type FileText,
+  InvalidRequestError,
+  registerConfigSection,
+  STORED_FILES,
+  type StoredFiles,
+  TOOL_STORAGE,
+  type ToolStorage,
+} from '#tool-sdk/index.js';
+import { ExtractionError } from './ingestion/ingestion-contract.js';
 import { ownerOf } from './storage/file-search-rows.js';
 import { FilesController } from './api/files.controller.js';
 import { FilesService } from './api/files.service.js';
@@ -56,11 +69,45 @@ function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSear
         },
       }),
     },
+    {
+      provide: BATCH_FILES,
+      inject: [FilesService],
+      useFactory: (files: FilesService): BatchFiles => ({
+        read: async (fileId, owner) => {
+          try {
+            const row = await files.require(ownerOf(owner), fileId);
+            const { filename, bytes } = await files.content(ownerOf(owner), fileId);
+            return { filename, purpose: row.purpose, data: new Uint8Array(bytes) };
+          } catch (e) {
+            if ((e as { status?: number }).status === 404) return undefined;
+            throw e;
+          }
+        },
+        create: async (owner, file) => (await files.write(ownerOf(owner), { filename: file.filename, purpose: file.purpose, bytes: Buffer.from(file.data) })).id,
+      }),
+    },
+    {
+      provide: FILE_TEXT,
+      inject: [IngestionWorker, FILE_SEARCH_SETTINGS],
+      useFactory: (worker: IngestionWorker, settings: FileSearchSettings): FileText => ({
+        extract: async (filename, data) => {
+          if (data.byteLength > settings.maxFileBytes) {
+            throw new InvalidRequestError(`${filename} is larger than this gateway's ${settings.maxFileBytes} bytes per file (fileSearch.maxFileBytes).`, null, 'file_too_large');
+          }
+          try {
+            return await worker.extractText(filename, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+          } catch (e) {
+            if (e instanceof ExtractionError) throw new InvalidRequestError(e.message, null, e.code);
+            throw e;
+          }
+        },
+      }),
+    },
     VectorStoresService,
     FileSearchToolHandler,
     FileSearchExecutor,
   ],
-  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES],
+  exports: [FileSearchStore, FileSearchService, IngestionWorker, STORED_FILES, BATCH_FILES, FILE_TEXT],
 })
 export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown {
   constructor(

@@ -115,6 +115,25 @@ export class FilesService {
     return listObject({ ...page, rows: page.rows.filter((f) => f.expiresAt === null || f.expiresAt > now) }, fileObject);
   }
 
+  /**
+   * A file the gateway itself writes (a batch's output and error files): no
+   * upload quota, since it is bounded by the input file that was counted.
+   */
+  async write(owner: Owner, file: { filename: string; purpose: string; bytes: Buffer }): Promise<FileRow> {
+    const row: FileRow = {
+      id: newFileId(),
+      owner,
+      filename: file.filename,
+      purpose: file.purpose,
+      bytes: file.bytes.length,
+      createdAt: nowSeconds(),
+      seq: nextSeq(),
+      expiresAt: null,
+    };
+    await this.store.insertFile(row, file.bytes);
+    return row;
+  }
+
   async delete(owner: Owner, id: string): Promise<Record<string, unknown>> {
     await this.require(owner, id);
     await this.store.deleteFile(id, owner);

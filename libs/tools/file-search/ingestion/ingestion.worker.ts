@@ -49,6 +49,17 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     this.loop = this.run();
   }
 
+  /**
+   * A document's whole text, for a message's `input_file` part: the same
+   * thread pool, extractors and caps (token limit, HTML depth, deadline) as
+   * indexing, as one chunk as long as the token cap.
+   */
+  async extractText(filename: string, bytes: Buffer): Promise<string> {
+    const { maxTokensPerFile } = this.settings.ingestion;
+    const whole = { maxChunkSizeTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, chunkOverlapTokens: 0, auto: false };
+    return (await this.parsers.prepare(filename, bytes, whole, this.settings.ingestion.extractTimeoutMs)).join('');
+  }
+
   /** New work was queued here: look now rather than at the next poll. */
   kick(): void {
     this.wake?.();

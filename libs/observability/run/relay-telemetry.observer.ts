@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { SpanKind } from '@opentelemetry/api';
+import { performance } from 'node:perf_hooks';
+import type { RelayObserver, RelayPath, RelayTrace } from '#core/upstream/upstream-relay.interface.js';
+import { requestContext } from '../context/request-record.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
+import { TracingService } from '../tracing/tracing.service.js';
+import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+
+/**
+ * The pass-through surfaces' observer: the request's log line gets the model,
+ * whether it streamed and the upstream status; the upstream counters and
+ * durations are the loop's own series; and the call is an `upstream relay`
+ * CLIENT span under the request span, whose context goes to the model server.
+ */
+@Injectable()
+export class RelayTelemetry implements RelayObserver {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly tracing: TracingService,
+  ) {}
+
+  begin(call: { path: RelayPath; model: string; stream: boolean }): RelayTrace {
+    const record = requestContext.getStore();
+    if (record) {
+      record.model = call.model;
+      record.stream = call.stream;
+    }
+    const parent = this.tracing.contextOf(record?.span, record?.traceContext);
+    const span = this.tracing.start('upstream relay', parent, { 'switchyard.upstream.path': call.path }, SpanKind.CLIENT);
+    const headers = span ? this.tracing.inject(span) : { ...(record?.incomingTrace ?? {}) };
+    if (call.stream) this.metrics.openStreams.inc();
+    const started = performance.now();
+    let done = false;
+    return {
+      headers,
+      end: (outcome) => {
+        if (done) return;
+        done = true;
+        if (call.stream) this.metrics.openStreams.dec();
+        const status = upstreamStatusOf(outcome);
+        if (record) {
+          record.upstreamStatus = status;
+          if (outcome.error) record.errorCode = errorCodeOf(outcome.error);
+        }
+        this.metrics.upstreamRequests.inc({ status });
+        this.metrics.upstreamDuration.observe({ status }, (performance.now() - started) / 1000);
+        span?.setAttribute('switchyard.upstream.status', status);
+        this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);
+      },
+    };
+  }
+}

@@ -1,0 +1,27 @@
+import { IsInt, Max, Min } from 'class-validator';
+import { defineClassSection } from '#config/class-config-section.js';
+
+/** `batches`: how `POST /v1/batches` jobs run on this gateway. */
+export class BatchesConfig {
+  /** Requests of batches one gateway process runs at once (each replica and worker runs its own share). */
+  @IsInt() @Min(1) @Max(256) maxConcurrentRequests = 4;
+  /** Lines one batch may hold (OpenAI's limit). */
+  @IsInt() @Min(1) @Max(1_000_000) maxRequestsPerBatch = 50_000;
+  /** Batches one owner may have running (validating, in progress, finalizing, cancelling) at once. */
+  @IsInt() @Min(1) maxLiveBatchesPerOwner = 100;
+  /** How long a process's claim on a request (or on finalizing a batch) holds without renewal; a crashed process's claims lapse after it. */
+  @IsInt() @Min(500) leaseMs = 30_000;
+  /** How often an idle process looks for claimable work (new batches on this process start at once). */
+  @IsInt() @Min(20) pollMs = 500;
+  /** Claims of one request before it is given up as failed (its runs kept being cut off by a stopping process). */
+  @IsInt() @Min(1) @Max(100) maxAttempts = 3;
+}
+
+export const BATCHES_SETTINGS = Symbol('BATCHES_SETTINGS');
+
+export const batchesConfigSection = defineClassSection({
+  key: 'batches',
+  type: BatchesConfig,
+  token: BATCHES_SETTINGS,
+  env: [{ env: 'BATCH_MAX_CONCURRENT_REQUESTS', path: 'maxConcurrentRequests', kind: 'int' }],
+});

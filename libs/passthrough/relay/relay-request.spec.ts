@@ -1,0 +1,55 @@
+import { affinityKeyOf, parseRelayRequest } from './relay-request.js';
+import { UsageSniffer } from './usage-sniffer.js';
+
+describe('parseRelayRequest', () => {
+  it('gives every turn of one chat the key of its opening, and other chats other keys', () => {
+    const opening = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hello' },
+    ];
+    const first = affinityKeyOf('/chat/completions', { model: 'm', messages: opening });
+    const later = affinityKeyOf('/chat/completions', { model: 'm', messages: [...opening, { role: 'assistant', content: 'hi' }, { role: 'user', content: 'more' }] });
+    const other = affinityKeyOf('/chat/completions', { model: 'm', messages: [opening[0], { role: 'user', content: 'another' }] });
+    expect(later).toBe(first);
+    expect(other).not.toBe(first);
+    expect(affinityKeyOf('/chat/completions', { model: 'm2', messages: opening })).not.toBe(first);
+    expect(affinityKeyOf('/chat/completions', { model: 'm', messages: opening, prompt_cache_key: 'k' })).toBe('key:k');
+  });
+
+  it('keys a completion by its prompt opening only', () => {
+    const long = 'x'.repeat(5000);
+    expect(affinityKeyOf('/completions', { model: 'm', prompt: `${long}tail one` })).toBe(affinityKeyOf('/completions', { model: 'm', prompt: `${long}tail two` }));
+    expect(affinityKeyOf('/completions', { model: 'm', prompt: 'a' })).not.toBe(affinityKeyOf('/completions', { model: 'm', prompt: 'b' }));
+  });
+
+  it('fills the default model, and names the field it refuses', () => {
+    expect(parseRelayRequest('/embeddings', { input: 'x' }, 'dflt')).toMatchObject({ model: 'dflt', body: { model: 'dflt', input: 'x' }, stream: false });
+    const refused = (path: Parameters<typeof parseRelayRequest>[0], body: unknown, model?: string) => {
+      try {
+        parseRelayRequest(path, body, model);
+      } catch (e) {
+        return (e as { param: string | null }).param;
+      }
+      return 'accepted';
+    };
+    expect(refused('/embeddings', { input: 'x' })).toBe('model');
+    expect(refused('/chat/completions', { model: 'm', messages: 'hi' })).toBe('messages');
+    expect(refused('/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } })).toBe('stream_options');
+    expect(refused('/completions', [])).toBeNull();
+  });
+});
+
+describe('UsageSniffer', () => {
+  it('finds the usage chunk of a stream however the chunks split it', () => {
+    const wire =
+      'data: {"choices":[{"delta":{"content":"a"}}],"usage":null}\n\n' +
+      'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}\n\n' +
+      'data: [DONE]\n\n';
+    for (const size of [1, 5, 17, wire.length]) {
+      const sniffer = new UsageSniffer();
+      for (let i = 0; i < wire.length; i += size) sniffer.push(wire.slice(i, i + size));
+      sniffer.end();
+      expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10 });
+    }
+  });
+});

@@ -1,0 +1,149 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { Response } from 'express';
+import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
+import { FlowGate } from '#core/protocol/flow-gate.js';
+import type { Usage } from '#tool-sdk/items.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import { RELAY_OBSERVER, canRelay, type RelayBody, type RelayObserver, type RelayTrace, type RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
+import { onClientGone } from '#edge/response/client-disconnect.js';
+import { sendJson } from '#edge/response/send-json.js';
+import { DEFAULT_UPSTREAM_CLIENT } from '#upstream/upstream.module.js';
+import type { RelayRequest } from './relay-request.js';
+import { UsageSniffer, usageOf } from './usage-sniffer.js';
+
+/** Who a relayed call is for: the owner its limits count against, and the headers the operator forwards. */
+export interface RelayCaller {
+  owner: string | null;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Passes OpenAI-compatible calls to the upstream pool: the owner's limits
+ * are taken first (the same limiter the loop uses, so pass-through and
+ * Responses traffic share one budget), the pool picks the server (by model,
+ * prefix affinity, load), and the answer is relayed as it arrives. A stream
+ * is never buffered: each upstream chunk is written on at once, and while the
+ * client's socket is full the upstream socket is not read (TCP backpressure
+ * reaches the model server).
+ */
+@Injectable()
+export class RelayService {
+  constructor(
+    @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() @Inject(DEFAULT_UPSTREAM_CLIENT) private readonly configured?: UpstreamClient,
+    @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
+    @Optional() @Inject(RELAY_OBSERVER) private readonly observer?: RelayObserver,
+  ) {}
+
+  get defaultModel(): string | undefined {
+    return this.config.upstream.defaultModel;
+  }
+
+  /**
+   * A host's own `UPSTREAM_CLIENT` (a wrapper adding headers) may not relay;
+   * then the configured client, which always can, serves these routes.
+   */
+  private get client(): RelayingUpstream {
+    if (canRelay(this.upstream)) return this.upstream;
+    if (canRelay(this.configured)) return this.configured;
+    throw new UpstreamUnavailableError('The upstream client of this gateway cannot pass calls through.', 'upstream_unavailable');
+  }
+
+  /** One call answered as JSON, for callers without a socket (batches). Errors are the upstream's, as GatewayErrors. */
+  async call(request: RelayRequest, caller: RelayCaller, signal?: AbortSignal): Promise<unknown> {
+    const body = { ...request.body };
+    delete body.stream;
+    delete body.stream_options;
+    return this.run({ ...request, body, stream: false }, caller, signal, async (answer) => {
+      const json = await answer.json();
+      return { value: json, usage: usageOf(json) };
+    });
+  }
+
+  /** One call answered over HTTP: JSON, or the upstream's event stream relayed chunk by chunk. */
+  async serve(request: RelayRequest, caller: RelayCaller, res: Response): Promise<void> {
+    const ac = new AbortController();
+    const stopWatching = onClientGone(res, () => ac.abort(new Error('client went away')));
+    const flow = request.stream ? new FlowGate() : undefined;
+    try {
+      await this.run(
+        request,
+        caller,
+        ac.signal,
+        async (answer) => {
+          if (!request.stream || !answer.contentType.includes('event-stream')) {
+            const json = await answer.json();
+            sendJson(res, answer.status, json);
+            return { value: undefined, usage: usageOf(json) };
+          }
+          return { value: undefined, usage: await relayStream(answer, res, flow as FlowGate) };
+        },
+        flow,
+      );
+    } catch (err) {
+      if (ac.signal.aborted) return;
+      if (!res.headersSent) throw err;
+      // Headers are out: the failure becomes the stream's last event, in the shape the SDKs raise as an APIError.
+      if (!res.writableEnded) res.end(`data: ${JSON.stringify(toErrorEnvelope(err).body)}\n\n`);
+    } finally {
+      stopWatching();
+    }
+  }
+
+  private async run<T>(
+    request: RelayRequest,
+    caller: RelayCaller,
+    signal: AbortSignal | undefined,
+    deliver: (answer: RelayBody) => Promise<{ value: T; usage: Usage | null }>,
+    flow?: FlowGate,
+  ): Promise<T> {
+    const lease: RequestLease | undefined = this.limiter ? await this.limiter.acquire(caller.owner) : undefined;
+    const trace: RelayTrace | undefined = this.observer?.begin({ path: request.path, model: request.model, stream: request.stream });
+    let usage: Usage | null = null;
+    try {
+      const answer = await this.client.relay({
+        path: request.path,
+        body: request.body,
+        model: request.model,
+        affinityKey: request.affinityKey,
+        stream: request.stream,
+        signal,
+        flow,
+        headers: { ...(caller.headers ?? {}), ...(trace?.headers ?? {}) },
+      });
+      const delivered = await deliver(answer);
+      usage = delivered.usage;
+      trace?.end({ usage });
+      return delivered.value;
+    } catch (err) {
+      trace?.end(signal?.aborted ? { cancelled: true } : { error: err });
+      throw err;
+    } finally {
+      lease?.release(usage);
+    }
+  }
+}
+
+/** Writes the upstream's SSE chunks as they come; a full client socket pauses the upstream read until `drain`. */
+async function relayStream(answer: RelayBody, res: Response, flow: FlowGate): Promise<Usage | null> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+  const sniffer = new UsageSniffer();
+  const resume = (): void => flow.resume();
+  res.on('drain', resume);
+  try {
+    await answer.text((chunk) => {
+      sniffer.push(chunk);
+      if (!res.write(chunk)) flow.pause();
+    });
+  } finally {
+    res.off('drain', resume);
+  }
+  sniffer.end();
+  res.end();
+  return sniffer.usage;
+}

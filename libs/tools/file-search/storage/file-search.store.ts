@@ -628,7 +628,7 @@ export class FileSearchStore {
     const rows = await this.db.all<{ id: unknown; s: unknown }>(
       `WITH q (term, idf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))').join(', ')})
        SELECT p.chunk_id AS id,
-              SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(c.terms, ?) / CAST(? AS DOUBLE PRECISION)))) AS s
+              SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(CAST(c.terms AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION)) / CAST(? AS DOUBLE PRECISION)))) AS s
        FROM q JOIN fs_postings p ON p.term = q.term AND p.store_id IN (${stores})
        JOIN fs_chunks c ON c.id = p.chunk_id ${join} ${only}
        GROUP BY p.chunk_id ORDER BY s DESC, p.chunk_id LIMIT ?`,

@@ -75,26 +75,27 @@ const OWNERS = [
  * `fs_postings` holds each chunk's distinct terms (the shared analyzer's
  * Porter stems) with their counts, keyed by (store, term, chunk), so a
  * search reads only the searched stores' entries for its terms however many
- * other stores the database holds; `fs_chunks.terms` is the chunk's length
- * for BM25. The global FTS5 table (SQLite) and tsvector (PostgreSQL) go:
+ * other stores the database holds. Each entry also carries its chunk's file
+ * and length (BM25's normalisation), so scoring reads these entries alone;
+ * `fs_chunks.terms` is the same length, NULL until a chunk is indexed. The global FTS5 table (SQLite) and tsvector (PostgreSQL) go:
  * they matched over every store and narrowed afterwards. Chunks from before
  * have `terms` NULL and are indexed by `FileSearchStore.init`.
  */
 const STORE_INDEX: Record<SqlDatabase['kind'], readonly string[]> = {
   sqlite: [
     `ALTER TABLE fs_chunks ADD COLUMN terms INTEGER`,
-    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id INTEGER NOT NULL, tf INTEGER NOT NULL,
-      PRIMARY KEY (store_id, term, chunk_id)) WITHOUT ROWID`,
-    `CREATE INDEX IF NOT EXISTS fs_postings_chunk ON fs_postings (chunk_id)`,
+    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id INTEGER NOT NULL, file_id TEXT NOT NULL,
+      tf INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (store_id, term, chunk_id)) WITHOUT ROWID`,
+    `CREATE INDEX IF NOT EXISTS fs_postings_file ON fs_postings (file_id, store_id)`,
     `DROP TRIGGER IF EXISTS fs_chunks_ai`,
     `DROP TRIGGER IF EXISTS fs_chunks_ad`,
     `DROP TABLE IF EXISTS fs_chunks_fts`,
   ],
   postgres: [
     `ALTER TABLE fs_chunks ADD COLUMN IF NOT EXISTS terms INTEGER`,
-    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id BIGINT NOT NULL, tf INTEGER NOT NULL,
-      PRIMARY KEY (store_id, term, chunk_id))`,
-    `CREATE INDEX IF NOT EXISTS fs_postings_chunk ON fs_postings (chunk_id)`,
+    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id BIGINT NOT NULL, file_id TEXT NOT NULL,
+      tf INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (store_id, term, chunk_id))`,
+    `CREATE INDEX IF NOT EXISTS fs_postings_file ON fs_postings (file_id, store_id)`,
     `DROP INDEX IF EXISTS fs_chunks_tsv`,
     `ALTER TABLE fs_chunks DROP COLUMN IF EXISTS tsv`,
   ],

@@ -117,19 +117,19 @@ const ROWS_PER_SLICE = 2000;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Deletes chunks and their index entries; `where` names fs_chunks columns. */
+/** Deletes chunks and their index entries; `where` names columns both tables have (store_id, file_id). */
 async function deleteChunks(t: SqlDatabase, where: string, params: SqlValue[]): Promise<void> {
-  await t.run(`DELETE FROM fs_postings WHERE chunk_id IN (SELECT id FROM fs_chunks WHERE ${where})`, params);
+  await t.run(`DELETE FROM fs_postings WHERE ${where}`, params);
   await t.run(`DELETE FROM fs_chunks WHERE ${where}`, params);
 }
 
 /** Writes one chunk's index entries, a few hundred rows per statement. */
-async function insertPostings(t: SqlDatabase, storeId: string, chunkId: number, terms: ChunkTerms): Promise<void> {
+async function insertPostings(t: SqlDatabase, storeId: string, fileId: string, chunkId: number, terms: ChunkTerms): Promise<void> {
   for (let i = 0; i < terms.counts.length; i += POSTINGS_PER_STATEMENT) {
     const slice = terms.counts.slice(i, i + POSTINGS_PER_STATEMENT);
     const params: SqlValue[] = [];
-    for (const [term, tf] of slice) params.push(storeId, term, chunkId, tf);
-    await t.run(`INSERT INTO fs_postings (store_id, term, chunk_id, tf) VALUES ${slice.map(() => '(?, ?, ?, ?)').join(', ')}`, params);
+    for (const [term, tf] of slice) params.push(storeId, term, chunkId, fileId, tf, terms.length);
+    await t.run(`INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len) VALUES ${slice.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`, params);
   }
 }
 
@@ -170,13 +170,15 @@ export class FileSearchStore {
   private async indexOlderChunks(): Promise<void> {
     const analyzer = await textTerms();
     for (;;) {
-      const rows = await this.db.all<{ id: unknown; store_id: string; text: string }>('SELECT id, store_id, text FROM fs_chunks WHERE terms IS NULL LIMIT 200');
+      const rows = await this.db.all<{ id: unknown; store_id: string; file_id: string; text: string }>(
+        'SELECT id, store_id, file_id, text FROM fs_chunks WHERE terms IS NULL LIMIT 200',
+      );
       if (rows.length === 0) return;
       await this.db.tx(async (t) => {
         for (const r of rows) {
           const terms = analyzer.termCounts(r.text);
-          await t.run('DELETE FROM fs_postings WHERE chunk_id = ?', [num(r.id)]);
-          await insertPostings(t, r.store_id, num(r.id), terms);
+          await t.run('DELETE FROM fs_postings WHERE store_id = ? AND file_id = ? AND chunk_id = ?', [r.store_id, r.file_id, num(r.id)]);
+          await insertPostings(t, r.store_id, r.file_id, num(r.id), terms);
           await t.run('UPDATE fs_chunks SET terms = ? WHERE id = ?', [terms.length, num(r.id)]);
         }
       });
@@ -530,7 +532,7 @@ export class FileSearchStore {
           c.embedding ? toBlob(c.embedding) : null,
           c.terms.length,
         ]);
-        await insertPostings(t, job.storeId, num(row.id), c.terms);
+        await insertPostings(t, job.storeId, job.fileId, num(row.id), c.terms);
         // A large file is many rows: let requests run between slices of them.
         written += 1 + c.terms.counts.length;
         if (written >= ROWS_PER_SLICE) {
@@ -622,17 +624,25 @@ export class FileSearchStore {
     const ideal = terms.reduce((sum, t) => sum + idf(n, df.get(t) ?? 0), 0);
     const present = terms.filter((t) => df.has(t));
     if (present.length === 0 || ideal <= 0) return [];
-    const { join, params } = this.scopeJoin(scope);
     const weights: SqlValue[] = present.flatMap((t) => [t, idf(n, df.get(t)!)]);
-    const only = onlyIds ? `WHERE p.chunk_id IN (${marks(onlyIds.length)})` : '';
+    // Scored from the index entries alone, materialised first so that no
+    // planner (PostgreSQL before its statistics exist, say) can start from
+    // the store's files instead of the query's terms: the (store, term)
+    // prefix drives the lookup. Then each candidate's file is checked by its
+    // key: completed, or one of the filtered files.
+    const { join, params } = scope.fileKeys ? this.scopeJoin(scope) : { join: '', params: [] };
+    const where = [
+      ...(scope.fileKeys ? [] : [`EXISTS (SELECT 1 FROM fs_store_files sf WHERE sf.store_id = c.store_id AND sf.file_id = c.file_id AND sf.status = 'completed')`]),
+      ...(onlyIds ? [`c.id IN (${marks(onlyIds.length)})`] : []),
+    ];
     const rows = await this.db.all<{ id: unknown; s: unknown }>(
-      `WITH q (term, idf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))').join(', ')})
-       SELECT p.chunk_id AS id,
-              SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(CAST(c.terms AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION)) / CAST(? AS DOUBLE PRECISION)))) AS s
-       FROM q JOIN fs_postings p ON p.term = q.term AND p.store_id IN (${stores})
-       JOIN fs_chunks c ON c.id = p.chunk_id ${join} ${only}
-       GROUP BY p.chunk_id ORDER BY s DESC, p.chunk_id LIMIT ?`,
-      [...weights, avgLength, avgLength, ...scope.storeIds, ...params, ...(onlyIds ?? []), limit],
+      `WITH q (term, idf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))').join(', ')}),
+       m AS MATERIALIZED (SELECT p.chunk_id AS id, p.store_id AS store_id, p.file_id AS file_id,
+                    SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.len / CAST(? AS DOUBLE PRECISION)))) AS s
+             FROM q JOIN fs_postings p ON p.store_id IN (${stores}) AND p.term = q.term
+             GROUP BY p.chunk_id, p.store_id, p.file_id)
+       SELECT c.id AS id, c.s AS s FROM m c ${join} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY c.s DESC, c.id LIMIT ?`,
+      [...weights, avgLength, ...scope.storeIds, ...params, ...(onlyIds ?? []), limit],
     );
     return rows.map((r) => ({ chunkId: num(r.id), score: Math.min(1, num(r.s) / ideal) }));
   }

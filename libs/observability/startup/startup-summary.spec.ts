@@ -41,6 +41,11 @@ describe('start-up summary', () => {
 
     const withSearch = toolSummary(Object.assign(validateGatewayConfig({}), { webSearch: { provider: 'searxng' } }), explorerWith([['web_search', true, true]]));
     expect(withSearch.active.web_search).toBe('runs in the gateway');
+
+    const lexical = toolSummary(validateGatewayConfig({}), explorerWith([['file_search', true, true]]));
+    expect(lexical.active.file_search).toMatch(/lexical retrieval \(BM25\) only/);
+    const hybrid = toolSummary(Object.assign(validateGatewayConfig({}), { fileSearch: { embeddings: { model: 'bge-m3' } } }), explorerWith([['file_search', true, true]]));
+    expect(hybrid.active.file_search).toMatch(/hybrid retrieval .*bge-m3/);
   });
 
   it('never prints the upstream key, the inbound keys or the database password', () => {

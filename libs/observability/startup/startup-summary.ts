@@ -60,6 +60,13 @@ export function toolSummary(
       active[type] = `runs in the gateway: ${servers} operator server(s); request server_url allowed for ${hosts} host(s) (mcp.allowedHosts)`;
       continue;
     }
+    if (type === ToolType.FileSearch) {
+      const model = (config.fileSearch as { embeddings?: { model?: string } } | undefined)?.embeddings?.model;
+      active[type] = model
+        ? `runs in the gateway: hybrid retrieval (BM25 + embeddings model ${model})`
+        : 'runs in the gateway: lexical retrieval (BM25) only (set FILE_SEARCH_EMBEDDING_MODEL for hybrid)';
+      continue;
+    }
     active[type] = 'runs in the gateway';
   }
   for (const type of Object.values(ToolType)) {

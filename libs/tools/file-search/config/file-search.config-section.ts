@@ -8,7 +8,7 @@ export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
   env: [
     { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'embeddings.model', kind: 'string' },
     { env: 'FILE_SEARCH_EMBEDDING_BASE_URL', path: 'embeddings.baseUrl', kind: 'string' },
-    { env: 'FILE_SEARCH_EMBEDDING_API_KEY', path: 'embeddings.apiKey', kind: 'string' },
+    { env: 'FILE_SEARCH_EMBEDDING_API_KEY', path: 'embeddings.apiKey', kind: 'string', secret: true },
     { env: 'FILE_SEARCH_EMBEDDING_BATCH_SIZE', path: 'embeddings.batchSize', kind: 'int' },
     { env: 'FILE_SEARCH_EMBEDDING_DIMENSIONS', path: 'embeddings.dimensions', kind: 'int' },
     { env: 'FILE_SEARCH_EMBEDDING_TIMEOUT_MS', path: 'embeddings.timeoutMs', kind: 'int' },

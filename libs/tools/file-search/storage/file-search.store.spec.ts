@@ -203,7 +203,20 @@ describe.each([
       now(),
       null,
     ]);
+    // ...and a chunk of a file in it, written before the store-local index existed.
+    await store.db.run(
+      `INSERT INTO fs_store_files (store_id, file_id, status, attributes, chunking, created_at, seq) VALUES ('vs_old', 'file-old', 'completed', '{}', '{}', ?, ?)`,
+      [now(), nextSeq()],
+    );
+    await store.db.run(`INSERT INTO fs_chunks (store_id, file_id, position, text) VALUES ('vs_old', 'file-old', 0, 'Descaling the kettles monthly')`);
     await store.init();
+  });
+
+  it('indexes chunks written before the store-local index at start-up, so they are found', async () => {
+    const hits = await store.lexical({ storeIds: ['vs_old'] }, ['kettl', 'descal'], 5);
+    expect(hits).toHaveLength(1);
+    expect(hits[0].score).toBeGreaterThan(0.9);
+    expect((await store.chunks(hits.map((h) => h.chunkId)))[0]).toMatchObject({ fileId: 'file-old', text: 'Descaling the kettles monthly' });
   });
   afterAll(async () => {
     await store?.close();

@@ -4,7 +4,9 @@ import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { EmbeddingsClient } from '#tools/file-search/ingestion/embeddings.client.js';
 import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#storage/sql/sql-database.js';
+import { CRANFIELD_PATH, loadJudgedCorpus, rankingQuality, rankWithFileSearch, type RankingQuality } from '#tools/file-search/testing/judged-corpus.js';
 import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '#tools/file-search/testing/retrieval-eval.js';
+import { rankWithWinkBm25 } from './lib/wink-baseline.js';
 
 /**
  * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of
@@ -19,7 +21,58 @@ function flag(name: string): string | undefined {
   return hit?.slice(name.length + 3);
 }
 
+/**
+ * The public test collection (Cranfield: 1,400 abstracts, 225 queries with
+ * judgments) through file search, beside a whole-document BM25 from a
+ * well-known library on the same texts and queries. File search runs with
+ * OpenAI's auto chunking (each abstract is one chunk) and with small
+ * chunks (64 tokens, 32 overlapping), where a document is several chunks
+ * and per-file ranking matters.
+ */
+async function cranfield(pgUrl: string, pgReachable: boolean): Promise<void> {
+  const corpus = loadJudgedCorpus();
+  const rows: Array<{ system: string; q: RankingQuality; ms: number }> = [];
+  const timed = async (system: string, rank: () => Promise<Map<string, string[]>> | Map<string, string[]>) => {
+    const t0 = performance.now();
+    const ranked = await rank();
+    rows.push({ system, q: rankingQuality(corpus, ranked), ms: performance.now() - t0 });
+    console.error(`cranfield ${system}: ${JSON.stringify(rows.at(-1)!.q)}`);
+  };
+  await timed('wink-bm25-text-search 3.1.2, whole documents (baseline)', () => rankWithWinkBm25(corpus));
+  const small = { maxChunkSizeTokens: 64, chunkOverlapTokens: 32, auto: false };
+  await timed('file_search lexical, SQLite, auto chunks (800/400)', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, AUTO, null));
+  await timed('file_search lexical, SQLite, small chunks (64/32)', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, small, null));
+  if (pgReachable) {
+    const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
+    const schema = `sy_fs_cran_${randomBytes(4).toString('hex')}`;
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    try {
+      const db = new PostgresDatabase(`${pgUrl}${pgUrl.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`, 4);
+      await timed('file_search lexical, PostgreSQL, auto chunks (800/400)', () => rankWithFileSearch(db, corpus, AUTO, null));
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
+  }
+  console.log(`\nCranfield (\`${CRANFIELD_PATH}\`): ${corpus.documents.length} documents, ${corpus.queries.length} queries with judgments.\n`);
+  console.log('| system | Recall@5 | MRR@10 | Success@5 |');
+  console.log('| --- | --- | --- | --- |');
+  for (const r of rows) console.log(`| ${r.system} | ${r.q.recallAt5.toFixed(3)} | ${r.q.mrrAt10.toFixed(3)} | ${r.q.successAt5.toFixed(3)} |`);
+}
+
+const AUTO = { maxChunkSizeTokens: 800, chunkOverlapTokens: 400, auto: true };
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--cranfield-only')) {
+    const url = flag('postgres') ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const probe = new pg.Pool({ connectionString: url, max: 1 });
+    const reachable = await probe.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    await probe.end();
+    return cranfield(url, reachable);
+  }
   const corpus = loadLabelledCorpus();
   const sim = new SimulatedUpstream();
   const { url } = await sim.listen(0, '127.0.0.1');

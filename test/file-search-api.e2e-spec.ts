@@ -174,6 +174,20 @@ describe.each([
     const strict = await top('warranty', { ranking_options: { score_threshold: 1 } });
     expect(strict.every((r) => r.score >= 1)).toBe(true);
 
+    // Scores are relevance, not rank: a query sharing no word with the store finds nothing, one
+    // matching half its distinctive words scores in between, one matching all of them near 1,
+    // and score_threshold tells them apart.
+    expect(await top('zeppelin orchestra saxophone')).toEqual([]);
+    const partial = (await top('thermostat zeppelin'))[0];
+    expect(partial.file_id).toBe(pdf.id);
+    expect(partial.score).toBeGreaterThan(0.2);
+    expect(partial.score).toBeLessThan(0.8);
+    const exact = (await top('Larkspur kettle warranty thermostat'))[0];
+    expect(exact.file_id).toBe(pdf.id);
+    expect(exact.score).toBeGreaterThan(0.9);
+    expect(await top('thermostat zeppelin', { ranking_options: { score_threshold: 0.8 } })).toEqual([]);
+    expect((await top('Larkspur kettle warranty thermostat', { ranking_options: { score_threshold: 0.8 } })).map((r) => r.file_id)).toEqual([pdf.id]);
+
     // Attributes can change after ingestion, and filters see the change at once.
     await client.vectorStores.files.update(md.id, { vector_store_id: store.id, attributes: { kind: 'archived', year: 2022 } });
     const afterUpdate = await top('refund shipping', { filters: { type: 'eq', key: 'kind', value: 'policy' } });

@@ -1,3 +1,6 @@
+import { fileSearchConfigSection } from '#tools/file-search/config/file-search.config-section.js';
+import { parseFileSearchSettings } from '#tools/file-search/config/file-search-settings.js';
+import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
 import { validateGatewayConfig } from '#config/config.loader.js';
 import { authConfigSection } from '#state/auth/auth.config-section.js';
 import { storageConfigSection } from '#storage/config/storage.config-section.js';
@@ -46,6 +49,16 @@ describe('start-up summary', () => {
     expect(summary.inactive.custom).toMatch(/refused with a 400/);
     const relaxed = toolSummary(validateGatewayConfig({ tools: { refuseUnhandledTypes: [] } }), explorer);
     expect(relaxed.inactive.code_interpreter).toBeUndefined();
+  });
+
+  it("says whether file search is hybrid, in the file-search module's own words", () => {
+    const withHandler = (h: FileSearchToolHandler) => ({ types: () => ['file_search'], handlerForType: () => h, executorForType: () => ({}) as any });
+    const lexical = new FileSearchToolHandler(parseFileSearchSettings(validateGatewayConfig({})));
+    expect(toolSummary(validateGatewayConfig({}), withHandler(lexical)).active.file_search).toMatch(/lexical retrieval \(BM25\) only/);
+    const hybrid = new FileSearchToolHandler(
+      parseFileSearchSettings(validateGatewayConfig({ fileSearch: { embeddings: { model: 'bge-m3' } } }, { sections: [fileSearchConfigSection] })),
+    );
+    expect(toolSummary(validateGatewayConfig({}), withHandler(hybrid)).active.file_search).toMatch(/hybrid retrieval .*bge-m3/);
   });
 
   it('never prints the upstream key, the inbound keys or the database password', () => {

@@ -13,6 +13,7 @@ import {
   type ToolHandler,
   ToolHandlerProvider,
   validation,
+  type ToolStatus,
 } from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from './config/file-search-settings.js';
 import { parseRankingOptions } from './api/vector-stores.service.js';
@@ -58,8 +59,16 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
   private readonly maxQueries: number;
 
   /** Settings are optional so that core's own tests can build the handler alone. */
-  constructor(@Optional() @Inject(FILE_SEARCH_SETTINGS) settings?: FileSearchSettings) {
+  constructor(@Optional() @Inject(FILE_SEARCH_SETTINGS) private readonly settings?: FileSearchSettings) {
     this.maxQueries = settings?.maxQueriesPerSearch ?? 100;
+  }
+
+  /** Whether retrieval is hybrid: an operator's first question when results look lexical. */
+  describe(): ToolStatus {
+    const model = this.settings?.embeddings?.model;
+    return model
+      ? { runs: true, detail: `runs in the gateway: hybrid retrieval (BM25 + embeddings model ${model})` }
+      : { runs: true, detail: 'runs in the gateway: lexical retrieval (BM25) only (set FILE_SEARCH_EMBEDDING_MODEL for hybrid)' };
   }
 
   validate(decl: JsonObject, path: string): FileSearchParams {

@@ -1,4 +1,4 @@
-import { validateGatewayConfig } from '#src/index.js';
+import { loadGatewayConfig, validateGatewayConfig } from '#src/index.js';
 import { parseFileSearchSettings } from './file-search-settings.js';
 
 const settings = (raw: Record<string, unknown>) => parseFileSearchSettings(validateGatewayConfig(raw));
@@ -13,6 +13,24 @@ describe('fileSearch settings', () => {
     expect(settings({}).embeddings).toBeUndefined();
     const s = settings({ upstream: { baseUrl: 'http://vllm:8000/v1/', apiKey: 'k' }, fileSearch: { embeddings: { model: 'bge-m3' } } });
     expect(s.embeddings).toEqual({ baseUrl: 'http://vllm:8000/v1', apiKey: 'k', model: 'bge-m3', batchSize: 64, dimensions: undefined, timeoutMs: 60_000 });
+  });
+
+  it('takes the embedding settings from environment variables as well as from the file', () => {
+    const config = loadGatewayConfig({
+      env: {
+        FILE_SEARCH_EMBEDDING_MODEL: 'bge-m3',
+        FILE_SEARCH_EMBEDDING_BASE_URL: 'http://embed:8080/v1',
+        FILE_SEARCH_EMBEDDING_API_KEY: 'ek',
+        FILE_SEARCH_EMBEDDING_BATCH_SIZE: '16',
+        FILE_SEARCH_EMBEDDING_DIMENSIONS: '512',
+        FILE_SEARCH_EMBEDDING_TIMEOUT_MS: '5000',
+        FILE_SEARCH_INGESTION_NICENESS: '15',
+      },
+    });
+    const s = parseFileSearchSettings(config);
+    expect(s.embeddings).toEqual({ baseUrl: 'http://embed:8080/v1', apiKey: 'ek', model: 'bge-m3', batchSize: 16, dimensions: 512, timeoutMs: 5000 });
+    expect(s.ingestion.niceness).toBe(15);
+    expect(settings({}).ingestion.niceness).toBe(10);
   });
 
   it('stops the boot with the setting named', () => {

@@ -49,6 +49,8 @@ export interface FileSearchSettings {
     maxTokensPerFile: number;
     /** HTML nested deeper than this fails `invalid_file`. */
     maxHtmlDepth: number;
+    /** Nice value of the ingestion threads (0 to 19): background work yields the CPU to requests. */
+    niceness: number;
   };
 }
 
@@ -124,6 +126,7 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
       threadMemoryMb: int(ingestion, 'threadMemoryMb', 'fileSearch.ingestion', 1024, 64, 65_536),
       maxTokensPerFile: int(ingestion, 'maxTokensPerFile', 'fileSearch.ingestion', 5_000_000, 1, 1_000_000_000),
       maxHtmlDepth: int(ingestion, 'maxHtmlDepth', 'fileSearch.ingestion', 1024, 16, 1_000_000),
+      niceness: int(ingestion, 'niceness', 'fileSearch.ingestion', 10, 0, 19),
     },
   };
 }

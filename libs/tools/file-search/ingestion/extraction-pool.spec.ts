@@ -8,7 +8,7 @@ const pool = new ExtractionPool({ size: 2, memoryMb: 256, limits: DEFAULT_LIMITS
 afterAll(() => pool.close());
 
 const ONE_CHUNK = { maxChunkSizeTokens: 4096, chunkOverlapTokens: 0, auto: false };
-const textOf = async (name: string, bytes: Buffer) => (await pool.prepare(name, bytes, ONE_CHUNK, 60_000)).join('\n');
+const textOf = async (name: string, bytes: Buffer) => (await pool.prepare(name, bytes, ONE_CHUNK, 60_000)).map((c) => c.text).join('\n');
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
 async function failure(name: string, bytes: Buffer, p = pool, timeoutMs = 60_000): Promise<ExtractionError> {
@@ -78,7 +78,7 @@ describe('extraction, in the ingestion thread', () => {
     try {
       const e = await failure('huge.txt', Buffer.from('\u4e00'.repeat(20_000_000)), tiny);
       expect(e.message).toMatch(/more than 64 MB|parser/);
-      expect(await tiny.prepare('after.txt', Buffer.from('still works'), AUTO_CHUNKING, 60_000)).toEqual(['still works']);
+      expect((await tiny.prepare('after.txt', Buffer.from('still works'), AUTO_CHUNKING, 60_000)).map((c) => c.text)).toEqual(['still works']);
     } finally {
       await tiny.close();
     }
@@ -91,7 +91,7 @@ describe('extraction, in the ingestion thread', () => {
 });
 
 describe('chunking, in the ingestion thread', () => {
-  const chunk = (text: string, strategy = AUTO_CHUNKING) => pool.prepare('t.txt', Buffer.from(text), strategy, 60_000);
+  const chunk = async (text: string, strategy = AUTO_CHUNKING) => (await pool.prepare('t.txt', Buffer.from(text), strategy, 60_000)).map((c) => c.text);
 
   it('keeps a short text in one chunk; a blank one has none', async () => {
     expect(await chunk('just a few words')).toEqual(['just a few words']);
@@ -130,5 +130,32 @@ describe('chunking, in the ingestion thread', () => {
     const [one, ten, hundred] = await Promise.all([300, 3000, 30000].map(async (n) => (await chunk(words(n), strategy)).length));
     expect(ten / one).toBeGreaterThan(8);
     expect(hundred / ten).toBeGreaterThan(9);
+  });
+});
+
+describe('the lexical index entry, cut in the ingestion thread', () => {
+  it('gives each chunk its Porter stems with counts and its length, stop words left out', async () => {
+    const [c] = await pool.prepare('t.txt', Buffer.from('The refunds are refunded: refunding a REFUND of the credits'), AUTO_CHUNKING, 60_000);
+    expect(c.terms.length).toBe(5);
+    expect(new Map(c.terms.counts)).toEqual(
+      new Map([
+        ['refund', 4],
+        ['credit', 1],
+      ]),
+    );
+  });
+
+  it('runs its threads at the nice value asked for, leaving the gateway thread as it was', async () => {
+    const { getPriority } = await import('node:os');
+    const before = getPriority();
+    const nice = new ExtractionPool({ size: 1, memoryMb: 256, limits: DEFAULT_LIMITS, niceness: 10 });
+    try {
+      await nice.prepare('a.txt', Buffer.from('background work'), AUTO_CHUNKING, 60_000);
+      // What the thread itself reads back after lowering its priority.
+      expect(nice.threadNiceness).toBe(10);
+      expect(getPriority()).toBe(before);
+    } finally {
+      await nice.close();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ChunkingStrategy } from '../storage/file-search-rows.js';
+import type { ChunkTerms, ChunkingStrategy } from '../storage/file-search-rows.js';
 import { ExtractionError, type PreparationLimits } from './ingestion-contract.js';
 
 const THREAD_SCRIPT = 'ingest-thread.mjs';
@@ -13,17 +13,36 @@ const THREAD_SCRIPT = 'ingest-thread.mjs';
  * tree; a compiled build has no copy beside the compiled file, so look in
  * the source tree of the package it came from (as the Pyodide host does).
  */
-export function threadScriptUrl(): URL {
+export function threadScriptUrl(script = THREAD_SCRIPT): URL {
   const here = dirname(fileURLToPath(import.meta.url));
-  const beside = join(here, 'thread', THREAD_SCRIPT);
+  const beside = join(here, 'thread', script);
   if (existsSync(beside)) return pathToFileURL(beside);
   let dir = here;
   while (dirname(dir) !== dir) {
-    const candidate = join(dir, 'libs/tools/file-search/ingestion/thread', THREAD_SCRIPT);
+    const candidate = join(dir, 'libs/tools/file-search/ingestion/thread', script);
     if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return pathToFileURL(candidate);
     dir = dirname(dir);
   }
-  throw new Error(`cannot find the ingestion thread script (${THREAD_SCRIPT})`);
+  throw new Error(`cannot find the ingestion thread script (${script})`);
+}
+
+/** A prepared chunk: its text and its lexical index entry. */
+export interface PreparedChunk {
+  text: string;
+  terms: ChunkTerms;
+}
+
+/** Parses the thread's index lines (`length term count term count ...`, one per chunk). */
+export function parseIndexLines(lines: string, n: number): ChunkTerms[] {
+  const out: ChunkTerms[] = [];
+  if (n === 0) return out;
+  for (const line of lines.split('\n')) {
+    const parts = line.split(' ');
+    const counts: Array<[string, number]> = [];
+    for (let i = 1; i + 1 < parts.length; i += 2) counts.push([parts[i], Number(parts[i + 1])]);
+    out.push({ length: Number(parts[0]), counts });
+  }
+  return out;
 }
 
 export interface PoolOptions {
@@ -32,6 +51,8 @@ export interface PoolOptions {
   /** Heap of one thread; a file that needs more ends its thread and fails `invalid_file`. */
   memoryMb: number;
   limits: PreparationLimits;
+  /** Nice value of the threads (0 to 19; 0 leaves them at the gateway's priority). */
+  niceness?: number;
 }
 
 interface Job {
@@ -39,11 +60,11 @@ interface Job {
   bytes: Uint8Array;
   chunking: ChunkingStrategy;
   timeoutMs: number;
-  resolve: (chunks: string[]) => void;
+  resolve: (chunks: PreparedChunk[]) => void;
   reject: (e: Error) => void;
 }
 
-type Answer = { id: number; text?: string; ends?: Uint32Array; error?: { code: 'unsupported_file' | 'invalid_file'; message: string } };
+type Answer = { id: number; text?: string; ends?: Uint32Array; terms?: string; error?: { code: 'unsupported_file' | 'invalid_file'; message: string } };
 
 /**
  * Everything a file goes through before its chunks are written runs here,
@@ -63,11 +84,13 @@ export class ExtractionPool {
   private readonly script = threadScriptUrl();
   private nextId = 1;
   private closed = false;
+  /** The nice value the last thread to start reports it runs at (0 when lowering it was refused). */
+  threadNiceness: number | undefined;
 
   constructor(private readonly options: PoolOptions) {}
 
-  /** The file's chunk texts, in order. */
-  prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<string[]> {
+  /** The file's chunks, in order, with their index entries. */
+  prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<PreparedChunk[]> {
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the thread can own: the file's buffer may be a slice of a larger one.
@@ -88,10 +111,19 @@ export class ExtractionPool {
       // Plain Node: none of the gateway's own flags or loader hooks.
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+      workerData: { niceness: this.options.niceness ?? 0 },
     });
     // An idle thread must not keep the process alive.
     worker.unref();
-    this.loaded.set(worker, new Promise((resolve) => worker.once('message', () => resolve())));
+    this.loaded.set(
+      worker,
+      new Promise((resolve) =>
+        worker.once('message', (m: { niceness?: number }) => {
+          this.threadNiceness = m.niceness;
+          resolve();
+        }),
+      ),
+    );
     return worker;
   }
 
@@ -112,10 +144,11 @@ export class ExtractionPool {
       if (m.id !== id) return;
       finish(false);
       if (m.error) return job.reject(new ExtractionError(m.error.code, m.error.message));
-      const chunks: string[] = new Array(m.ends!.length);
+      const terms = parseIndexLines(m.terms ?? '', m.ends!.length);
+      const chunks: PreparedChunk[] = new Array(m.ends!.length);
       let from = 0;
       m.ends!.forEach((end, i) => {
-        chunks[i] = m.text!.slice(from, end);
+        chunks[i] = { text: m.text!.slice(from, end), terms: terms[i] };
         from = end;
       });
       job.resolve(chunks);

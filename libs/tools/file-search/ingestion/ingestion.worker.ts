@@ -10,6 +10,9 @@ import { DEFAULT_LIMITS, ExtractionError } from './ingestion-contract.js';
 
 export const FILE_SEARCH_EMBEDDINGS = Symbol('FILE_SEARCH_EMBEDDINGS');
 
+/** Ingestion threads run below the event loop's priority unless configured otherwise (`ingestion.niceness`). */
+export const DEFAULT_INGESTION_NICENESS = 10;
+
 /**
  * Background ingestion: claims waiting store files (see
  * `FileSearchStore.claimJob`), extracts, chunks, embeds and writes them.
@@ -34,9 +37,10 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
   ) {
-    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth } = settings.ingestion;
+    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth, niceness } = settings.ingestion;
     this.parsers = new ExtractionPool({
       size: concurrency,
+      niceness: niceness ?? DEFAULT_INGESTION_NICENESS,
       memoryMb: threadMemoryMb ?? 1024,
       limits: { ...DEFAULT_LIMITS, maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth },
     });
@@ -142,7 +146,12 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     const { file, content } = found;
     const pieces = await this.parsers.prepare(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
-    const vectors = this.embeddings ? await this.embeddings.embed(pieces, this.stop.signal) : [];
-    return pieces.map((text, position) => ({ position, text, embedding: vectors[position] }));
+    const vectors = this.embeddings
+      ? await this.embeddings.embed(
+          pieces.map((p) => p.text),
+          this.stop.signal,
+        )
+      : [];
+    return pieces.map(({ text, terms }, position) => ({ position, text, terms, embedding: vectors[position] }));
   }
 }

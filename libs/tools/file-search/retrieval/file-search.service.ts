@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FILE_SEARCH_EMBEDDINGS } from '../ingestion/ingestion.worker.js';
 import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
-import type { Attributes } from '../storage/file-search-rows.js';
+import type { Attributes, RankedChunk } from '../storage/file-search-rows.js';
 import { FileSearchStore, type SearchScope } from '../storage/file-search.store.js';
 import { matchesFilter, type AttributeFilter } from './attribute-filter.js';
-import { queryTerms } from './query-terms.js';
-import { fuseRankings, type WeightedRanking } from './rank-fusion.js';
+import { fuseScores, spreadOverFiles } from './rank-fusion.js';
+import { textTerms } from './text-terms.js';
 
 export interface SearchRequest {
   storeIds: readonly string[];
@@ -28,14 +28,17 @@ export interface SearchResult {
   chunkId: number;
 }
 
-/** Candidates each ranking contributes before fusion: deep enough that fusion can reorder the head. */
+/** Candidates each ranking contributes: deep enough that fusion and the spread over files can reorder the head. */
 const CANDIDATES_PER_RANKING = 50;
 
 /**
  * Retrieval over vector stores: attribute filters pick the candidate files
- * first, then each query is ranked lexically (BM25) and, when embeddings are
- * configured, by vector similarity; the rankings are fused by weighted RRF
- * and a chunk keeps its best score over the queries.
+ * first, then each query is ranked lexically (BM25 over the store-local
+ * index, normalised to [0, 1]) and, when embeddings are configured, by
+ * cosine similarity; the two scores are fused by their weighted mean, a
+ * chunk keeps its best score over the queries, and results are spread over
+ * files before they are cut to `maxNumResults`. Every score is a relevance
+ * in [0, 1] (README: the scale), so `scoreThreshold` drops weak hits.
  */
 @Injectable()
 export class FileSearchService {
@@ -57,25 +60,47 @@ export class FileSearchService {
       if (scope.fileKeys.length === 0) return [];
     }
     const depth = Math.max(CANDIDATES_PER_RANKING, req.maxNumResults * 2);
+    const analyzer = await textTerms();
     const vectors = this.embeddings ? await this.embeddings.embed(req.queries, req.signal) : [];
-    const weights = req.weights ?? { text: 1, embedding: 1 };
 
     const best = new Map<number, number>();
     for (const [i, query] of req.queries.entries()) {
-      const lists: WeightedRanking[] = [{ weight: this.embeddings ? weights.text : 1, ranking: await this.store.lexical(scope, queryTerms(query), depth) }];
-      if (this.embeddings) lists.push({ weight: weights.embedding, ranking: await this.store.vector(scope, vectors[i], depth) });
-      for (const [chunkId, score] of fuseRankings(lists)) best.set(chunkId, Math.max(best.get(chunkId) ?? 0, score));
+      const terms = analyzer.queryTerms(query);
+      const scores = this.embeddings ? await this.hybrid(scope, terms, vectors[i], depth, req.weights) : await this.store.lexical(scope, terms, depth);
+      for (const { chunkId, score } of scores) best.set(chunkId, Math.max(best.get(chunkId) ?? 0, score));
     }
-    const top = [...best.entries()]
-      .filter(([, score]) => score >= req.scoreThreshold)
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-      .slice(0, req.maxNumResults);
-    const hits = new Map((await this.store.chunks(top.map(([id]) => id))).map((h) => [h.chunkId, h]));
+    const kept = [...best.entries()].filter(([, score]) => score > 0 && score >= req.scoreThreshold).map(([chunkId, score]) => ({ chunkId, score }));
+    const places = await this.store.chunkPlaces(kept.map((h) => h.chunkId));
+    const top = spreadOverFiles(kept, (id) => places.get(id)?.file ?? String(id)).slice(0, req.maxNumResults);
+    const hits = new Map((await this.store.chunks(top.map((h) => h.chunkId))).map((h) => [h.chunkId, h]));
     return top
-      .filter(([id]) => hits.has(id))
-      .map(([id, score]) => {
-        const h = hits.get(id)!;
-        return { storeId: h.storeId, fileId: h.fileId, filename: h.filename, score, text: h.text, attributes: h.attributes, chunkId: id };
+      .filter(({ chunkId }) => hits.has(chunkId))
+      .map(({ chunkId, score }) => {
+        const h = hits.get(chunkId)!;
+        return { storeId: h.storeId, fileId: h.fileId, filename: h.filename, score, text: h.text, attributes: h.attributes, chunkId };
       });
+  }
+
+  /**
+   * Both rankings' candidates, each scored by both rankings (a candidate of
+   * one list gets its exact score from the other), then fused.
+   */
+  private async hybrid(scope: SearchScope, terms: string[], vector: Float32Array, depth: number, weights = { text: 1, embedding: 1 }): Promise<RankedChunk[]> {
+    const [lexical, semantic] = [await this.store.lexical(scope, terms, depth), await this.store.vector(scope, vector, depth)];
+    const inLexical = new Set(lexical.map((h) => h.chunkId));
+    const inSemantic = new Set(semantic.map((h) => h.chunkId));
+    const lexicalFill = await this.store.lexical(
+      scope,
+      terms,
+      depth,
+      semantic.filter((h) => !inLexical.has(h.chunkId)).map((h) => h.chunkId),
+    );
+    const semanticFill = await this.store.vector(
+      scope,
+      vector,
+      depth,
+      lexical.filter((h) => !inSemantic.has(h.chunkId)).map((h) => h.chunkId),
+    );
+    return [...fuseScores([...lexical, ...lexicalFill], [...semantic, ...semanticFill], weights)].map(([chunkId, score]) => ({ chunkId, score }));
   }
 }

@@ -80,10 +80,18 @@ export interface FileCounts {
   total: number;
 }
 
+/** A chunk's entry in the lexical index: its length in terms and its distinct terms with their counts. */
+export interface ChunkTerms {
+  length: number;
+  counts: ReadonlyArray<readonly [string, number]>;
+}
+
 export interface NewChunk {
   position: number;
   text: string;
   embedding?: Float32Array;
+  /** Cut by the ingestion thread with the shared analyzer (`ingestion/thread/text-terms.mjs`). */
+  terms: ChunkTerms;
 }
 
 export interface ChunkHit {
@@ -98,7 +106,7 @@ export interface ChunkHit {
 
 export interface RankedChunk {
   chunkId: number;
-  /** Higher is better, within one ranking only. */
+  /** Relevance in [0, 1] (see the README's scale): normalised BM25, or cosine similarity. */
   score: number;
 }
 

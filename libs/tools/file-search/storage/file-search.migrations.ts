@@ -70,10 +70,42 @@ const OWNERS = [
   `CREATE INDEX IF NOT EXISTS fs_vector_stores_owner_seq ON fs_vector_stores (owner, seq, id)`,
 ];
 
+/**
+ * Version 3: the lexical index is file search's own, partitioned by store.
+ * `fs_postings` holds each chunk's distinct terms (the shared analyzer's
+ * Porter stems) with their counts, keyed by (store, term, chunk), so a
+ * search reads only the searched stores' entries for its terms however many
+ * other stores the database holds. Each entry also carries its chunk's file
+ * and length (BM25's normalisation), so scoring reads these entries alone;
+ * `fs_chunks.terms` is the same length, NULL until a chunk is indexed. The global FTS5 table (SQLite) and tsvector (PostgreSQL) go:
+ * they matched over every store and narrowed afterwards. Chunks from before
+ * have `terms` NULL and are indexed by `FileSearchStore.init`.
+ */
+const STORE_INDEX: Record<SqlDatabase['kind'], readonly string[]> = {
+  sqlite: [
+    `ALTER TABLE fs_chunks ADD COLUMN terms INTEGER`,
+    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id INTEGER NOT NULL, file_id TEXT NOT NULL,
+      tf INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (store_id, term, chunk_id)) WITHOUT ROWID`,
+    `CREATE INDEX IF NOT EXISTS fs_postings_file ON fs_postings (file_id, store_id)`,
+    `DROP TRIGGER IF EXISTS fs_chunks_ai`,
+    `DROP TRIGGER IF EXISTS fs_chunks_ad`,
+    `DROP TABLE IF EXISTS fs_chunks_fts`,
+  ],
+  postgres: [
+    `ALTER TABLE fs_chunks ADD COLUMN IF NOT EXISTS terms INTEGER`,
+    `CREATE TABLE IF NOT EXISTS fs_postings (store_id TEXT NOT NULL, term TEXT NOT NULL, chunk_id BIGINT NOT NULL, file_id TEXT NOT NULL,
+      tf INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (store_id, term, chunk_id))`,
+    `CREATE INDEX IF NOT EXISTS fs_postings_file ON fs_postings (file_id, store_id)`,
+    `DROP INDEX IF EXISTS fs_chunks_tsv`,
+    `ALTER TABLE fs_chunks DROP COLUMN IF EXISTS tsv`,
+  ],
+};
+
 /** Applied in order, each once; a database at version 1 gets only what came after. */
 const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabase['kind']) => readonly string[] }> = [
   { version: 1, statements: (kind) => (kind === 'sqlite' ? SQLITE : POSTGRES) },
   { version: 2, statements: () => OWNERS },
+  { version: 3, statements: (kind) => STORE_INDEX[kind] },
 ];
 
 /** `upTo` stops at an older version: how the upgrade path is tested. */

@@ -51,6 +51,8 @@ function postgres(): Backend {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+/** A chunk for the job tests, which read texts back and never rank. */
+const unindexed = (text: string) => ({ position: 0, text, terms: { length: 0, counts: [] } });
 
 function job(storeId: string, fileId: string): StoreFileRow {
   return {
@@ -120,8 +122,8 @@ describe.each([
     expect(first).toMatchObject({ fileId: id, attempts: 1 });
     const second = await b.claimJob('survivor', Date.now() + 10, 60_000);
     expect(second).toMatchObject({ fileId: id, attempts: 2 });
-    expect(await a.completeJob(first!, 'crashed', [{ position: 0, text: 'stale' }], 5)).toBe(false);
-    expect(await b.completeJob(second!, 'survivor', [{ position: 0, text: 'fresh words here' }], 16)).toBe(true);
+    expect(await a.completeJob(first!, 'crashed', [unindexed('stale')], 5)).toBe(false);
+    expect(await b.completeJob(second!, 'survivor', [unindexed('fresh words here')], 16)).toBe(true);
     expect(await a.chunkTexts('vs_lease', id)).toEqual(['fresh words here']);
     expect(await a.getStoreFile('vs_lease', id)).toMatchObject({ status: 'completed', usageBytes: 16 });
   });
@@ -161,7 +163,7 @@ describe.each([
     const jy = await a.claimJob('w', Date.now(), 60_000);
     expect(jy!.fileId).toBe(y);
     await b.cancelBatch(batch.id);
-    expect(await a.completeJob(jy!, 'w', [{ position: 0, text: 'late' }], 4)).toBe(false);
+    expect(await a.completeJob(jy!, 'w', [unindexed('late')], 4)).toBe(false);
     expect(await a.getStoreFile('vs_release', y)).toMatchObject({ status: 'cancelled' });
     expect(await a.chunkTexts('vs_release', y)).toEqual([]);
     expect(await a.batchCounts(batch.id)).toEqual({ in_progress: 0, completed: 0, failed: 0, cancelled: 1, total: 1 });
@@ -201,7 +203,20 @@ describe.each([
       now(),
       null,
     ]);
+    // ...and a chunk of a file in it, written before the store-local index existed.
+    await store.db.run(
+      `INSERT INTO fs_store_files (store_id, file_id, status, attributes, chunking, created_at, seq) VALUES ('vs_old', 'file-old', 'completed', '{}', '{}', ?, ?)`,
+      [now(), nextSeq()],
+    );
+    await store.db.run(`INSERT INTO fs_chunks (store_id, file_id, position, text) VALUES ('vs_old', 'file-old', 0, 'Descaling the kettles monthly')`);
     await store.init();
+  });
+
+  it('indexes chunks written before the store-local index at start-up, so they are found', async () => {
+    const hits = await store.lexical({ storeIds: ['vs_old'] }, ['kettl', 'descal'], 5);
+    expect(hits).toHaveLength(1);
+    expect(hits[0].score).toBeGreaterThan(0.9);
+    expect((await store.chunks(hits.map((h) => h.chunkId)))[0]).toMatchObject({ fileId: 'file-old', text: 'Descaling the kettles monthly' });
   });
   afterAll(async () => {
     await store?.close();
@@ -215,7 +230,7 @@ describe.each([
     expect(await store.getFile('file-old', 'key-a')).toBeUndefined();
     await store.init();
     const versions = await store.db.all<{ version: unknown }>('SELECT version FROM fs_schema_migrations ORDER BY version');
-    expect(versions.map((v) => Number(v.version))).toEqual([1, 2]);
+    expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3]);
   });
 
   it('reads, lists and deletes files and stores for their owner only', async () => {

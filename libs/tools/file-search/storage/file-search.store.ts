@@ -1,7 +1,9 @@
+import { textTerms } from '../retrieval/text-terms.js';
 import type {
   Attributes,
   BatchRow,
   ChunkHit,
+  ChunkTerms,
   ChunkingStrategy,
   ClaimedJob,
   FileCounts,
@@ -101,6 +103,36 @@ const isEmpty = (scope: SearchScope): boolean => scope.storeIds.length === 0 || 
 /** `IN (?, ?, ...)` for a list; a list is never empty here (callers return early). */
 const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
+/** BM25's usual constants: term-frequency saturation and length normalisation. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** Lucene's BM25 idf: positive for every term, largest for a term no chunk has. */
+export const idf = (chunks: number, df: number): number => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
+
+/** Index rows per INSERT: few statements, well under either database's bound on parameters. */
+const POSTINGS_PER_STATEMENT = 250;
+/** Rows written between two yields to the event loop while a large file's chunks are stored. */
+const ROWS_PER_SLICE = 2000;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Deletes chunks and their index entries; `where` names columns both tables have (store_id, file_id). */
+async function deleteChunks(t: SqlDatabase, where: string, params: SqlValue[]): Promise<void> {
+  await t.run(`DELETE FROM fs_postings WHERE ${where}`, params);
+  await t.run(`DELETE FROM fs_chunks WHERE ${where}`, params);
+}
+
+/** Writes one chunk's index entries, a few hundred rows per statement. */
+async function insertPostings(t: SqlDatabase, storeId: string, fileId: string, chunkId: number, terms: ChunkTerms): Promise<void> {
+  for (let i = 0; i < terms.counts.length; i += POSTINGS_PER_STATEMENT) {
+    const slice = terms.counts.slice(i, i + POSTINGS_PER_STATEMENT);
+    const params: SqlValue[] = [];
+    for (const [term, tf] of slice) params.push(storeId, term, chunkId, fileId, tf, terms.length);
+    await t.run(`INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len) VALUES ${slice.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`, params);
+  }
+}
+
 /**
  * Insertion order for listings. Seconds (OpenAI's `created_at`) tie often;
  * a per-process monotonic microsecond counter orders rows created in the
@@ -126,7 +158,32 @@ export class FileSearchStore {
 
   async init(): Promise<void> {
     await migrateFileSearch(this.db);
+    await this.indexOlderChunks();
     this.ready = true;
+  }
+
+  /**
+   * Chunks written before the store-local index (schema version 3) get
+   * their entries, a batch per transaction; a database without such chunks
+   * costs one indexed lookup.
+   */
+  private async indexOlderChunks(): Promise<void> {
+    const analyzer = await textTerms();
+    for (;;) {
+      const rows = await this.db.all<{ id: unknown; store_id: string; file_id: string; text: string }>(
+        'SELECT id, store_id, file_id, text FROM fs_chunks WHERE terms IS NULL LIMIT 200',
+      );
+      if (rows.length === 0) return;
+      await this.db.tx(async (t) => {
+        for (const r of rows) {
+          const terms = analyzer.termCounts(r.text);
+          await t.run('DELETE FROM fs_postings WHERE store_id = ? AND file_id = ? AND chunk_id = ?', [r.store_id, r.file_id, num(r.id)]);
+          await insertPostings(t, r.store_id, r.file_id, num(r.id), terms);
+          await t.run('UPDATE fs_chunks SET terms = ? WHERE id = ?', [terms.length, num(r.id)]);
+        }
+      });
+      await yieldToEventLoop();
+    }
   }
 
   close(): Promise<void> {
@@ -211,7 +268,7 @@ export class FileSearchStore {
     return this.db.tx(async (t) => {
       const [mine] = await t.all('SELECT id FROM fs_files WHERE id = ? AND owner = ?', [id, owner]);
       if (!mine) return false;
-      await t.run('DELETE FROM fs_chunks WHERE file_id = ?', [id]);
+      await deleteChunks(t, 'file_id = ?', [id]);
       await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
       return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
     });
@@ -269,6 +326,7 @@ export class FileSearchStore {
     return this.db.tx(async (t) => {
       const [mine] = await t.all('SELECT id FROM fs_vector_stores WHERE id = ? AND owner = ?', [id, owner]);
       if (!mine) return false;
+      await t.run('DELETE FROM fs_postings WHERE store_id = ?', [id]);
       await t.run('DELETE FROM fs_chunks WHERE store_id = ?', [id]);
       await t.run('DELETE FROM fs_store_files WHERE store_id = ?', [id]);
       await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);
@@ -356,7 +414,7 @@ export class FileSearchStore {
 
   async deleteStoreFile(storeId: string, fileId: string): Promise<boolean> {
     return this.db.tx(async (t) => {
-      await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+      await deleteChunks(t, 'store_id = ? AND file_id = ?', [storeId, fileId]);
       return (await t.run('DELETE FROM fs_store_files WHERE store_id = ? AND file_id = ?', [storeId, fileId])) > 0;
     });
   }
@@ -463,15 +521,24 @@ export class FileSearchStore {
         [usageBytes, job.storeId, job.fileId, worker],
       );
       if (updated === 0) return false;
-      await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [job.storeId, job.fileId]);
+      await deleteChunks(t, 'store_id = ? AND file_id = ?', [job.storeId, job.fileId]);
+      let written = 0;
       for (const c of chunks) {
-        await t.run('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding) VALUES (?, ?, ?, ?, ?)', [
+        const [row] = await t.all<{ id: unknown }>('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding, terms) VALUES (?, ?, ?, ?, ?, ?) RETURNING id', [
           job.storeId,
           job.fileId,
           c.position,
           c.text,
           c.embedding ? toBlob(c.embedding) : null,
+          c.terms.length,
         ]);
+        await insertPostings(t, job.storeId, job.fileId, num(row.id), c.terms);
+        // A large file is many rows: let requests run between slices of them.
+        written += 1 + c.terms.counts.length;
+        if (written >= ROWS_PER_SLICE) {
+          written = 0;
+          await yieldToEventLoop();
+        }
       }
       return true;
     });
@@ -527,56 +594,99 @@ export class FileSearchStore {
   }
 
   /**
-   * Lexical ranking: BM25 from FTS5 on SQLite, `ts_rank_cd` over a tsvector
-   * on PostgreSQL. `terms` are plain words (the caller strips operators),
-   * OR-ed together.
+   * Lexical ranking: BM25 over the store-local index, the same SQL on both
+   * databases. Statistics (chunk count, mean length, document frequencies)
+   * are those of the searched stores, read through the (store, term) prefix
+   * of `fs_postings` like the matching itself: a search costs what its
+   * stores hold, not what the database holds.
+   *
+   * Scores are normalised by the BM25 an average-length chunk would get
+   * holding every query term once (capped at 1): the share of the query's
+   * idf weight a chunk matches. No shared term is 0 (the chunk is not
+   * returned); the query's rare words weigh most; every word matched is
+   * about 1. `terms` are analyzer output (`queryTerms`). `onlyIds` scores
+   * those chunks alone (hybrid fusion fills in missing scores with it).
    */
-  async lexical(scope: SearchScope, terms: readonly string[], limit: number): Promise<RankedChunk[]> {
-    if (isEmpty(scope) || terms.length === 0) return [];
-    const { join, params } = this.scopeJoin(scope);
-    if (this.db.kind === 'sqlite') {
-      const match = terms.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
-      const rows = await this.db.all<{ id: number; rank: number }>(
-        `SELECT c.id AS id, bm25(fs_chunks_fts) AS rank FROM fs_chunks_fts
-         JOIN fs_chunks c ON c.id = fs_chunks_fts.rowid ${join}
-         WHERE fs_chunks_fts MATCH ? ORDER BY rank LIMIT ?`,
-        [...params, match, limit],
-      );
-      // FTS5's bm25() is negative, lower is better.
-      return rows.map((r) => ({ chunkId: num(r.id), score: -num(r.rank) }));
-    }
-    const query = terms.map((w) => `'${w.replace(/'/g, "''").replace(/\\/g, '')}'`).join(' | ');
-    const rows = await this.db.all<{ id: unknown; rank: unknown }>(
-      `SELECT c.id AS id, ts_rank_cd(c.tsv, q) AS rank FROM fs_chunks c ${join}, to_tsquery('english', ?) q
-       WHERE c.tsv @@ q ORDER BY rank DESC, c.id LIMIT ?`,
-      [...params, query, limit],
+  async lexical(scope: SearchScope, terms: readonly string[], limit: number, onlyIds?: readonly number[]): Promise<RankedChunk[]> {
+    if (isEmpty(scope) || terms.length === 0 || onlyIds?.length === 0) return [];
+    const stores = marks(scope.storeIds.length);
+    const [stats] = await this.db.all<{ n: unknown; total: unknown }>(`SELECT COUNT(*) AS n, COALESCE(SUM(terms), 0) AS total FROM fs_chunks WHERE store_id IN (${stores})`, [
+      ...scope.storeIds,
+    ]);
+    const n = num(stats?.n ?? 0);
+    if (n === 0) return [];
+    const avgLength = Math.max(1, num(stats.total) / n);
+    const dfRows = await this.db.all<{ term: string; df: unknown }>(
+      `SELECT term, COUNT(*) AS df FROM fs_postings WHERE store_id IN (${stores}) AND term IN (${marks(terms.length)}) GROUP BY term`,
+      [...scope.storeIds, ...terms],
     );
-    return rows.map((r) => ({ chunkId: num(r.id), score: num(r.rank) }));
+    const df = new Map(dfRows.map((r) => [String(r.term), num(r.df)]));
+    const ideal = terms.reduce((sum, t) => sum + idf(n, df.get(t) ?? 0), 0);
+    const present = terms.filter((t) => df.has(t));
+    if (present.length === 0 || ideal <= 0) return [];
+    const weights: SqlValue[] = present.flatMap((t) => [t, idf(n, df.get(t)!)]);
+    // Scored from the index entries alone, materialised first so that no
+    // planner (PostgreSQL before its statistics exist, say) can start from
+    // the store's files instead of the query's terms: the (store, term)
+    // prefix drives the lookup. Then each candidate's file is checked by its
+    // key: completed, or one of the filtered files.
+    const { join, params } = scope.fileKeys ? this.scopeJoin(scope) : { join: '', params: [] };
+    const where = [
+      ...(scope.fileKeys ? [] : [`EXISTS (SELECT 1 FROM fs_store_files sf WHERE sf.store_id = c.store_id AND sf.file_id = c.file_id AND sf.status = 'completed')`]),
+      ...(onlyIds ? [`c.id IN (${marks(onlyIds.length)})`] : []),
+    ];
+    const rows = await this.db.all<{ id: unknown; s: unknown }>(
+      `WITH q (term, idf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))').join(', ')}),
+       m AS MATERIALIZED (SELECT p.chunk_id AS id, p.store_id AS store_id, p.file_id AS file_id,
+                    SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.len / CAST(? AS DOUBLE PRECISION)))) AS s
+             FROM q JOIN fs_postings p ON p.store_id IN (${stores}) AND p.term = q.term
+             GROUP BY p.chunk_id, p.store_id, p.file_id)
+       SELECT c.id AS id, c.s AS s FROM m c ${join} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY c.s DESC, c.id LIMIT ?`,
+      [...weights, avgLength, ...scope.storeIds, ...params, ...(onlyIds ?? []), limit],
+    );
+    return rows.map((r) => ({ chunkId: num(r.id), score: Math.min(1, num(r.s) / ideal) }));
   }
 
   /**
-   * Vector ranking by cosine similarity: in SQL with sqlite-vec, in Node
-   * otherwise (PostgreSQL without pgvector), over the same scope.
+   * Vector ranking by cosine similarity (clamped at 0: opposite is as
+   * unrelated as it gets): in SQL with sqlite-vec, in Node otherwise
+   * (PostgreSQL without pgvector), over the same scope.
    */
-  async vector(scope: SearchScope, query: Float32Array, limit: number): Promise<RankedChunk[]> {
-    if (isEmpty(scope)) return [];
+  async vector(scope: SearchScope, query: Float32Array, limit: number, onlyIds?: readonly number[]): Promise<RankedChunk[]> {
+    if (isEmpty(scope) || onlyIds?.length === 0) return [];
     const { join, params } = this.scopeJoin(scope);
+    const only = onlyIds ? ` AND c.id IN (${marks(onlyIds.length)})` : '';
+    const ids = onlyIds ?? [];
     if (this.db.kind === 'sqlite' && this.db.hasVectorFunctions) {
       const rows = await this.db.all<{ id: number; d: number }>(
         `SELECT c.id AS id, vec_distance_cosine(c.embedding, ?) AS d FROM fs_chunks c ${join}
-         WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? ORDER BY d LIMIT ?`,
-        [toBlob(query), ...params, query.byteLength, limit],
+         WHERE c.embedding IS NOT NULL AND length(c.embedding) = ?${only} ORDER BY d, c.id LIMIT ?`,
+        [toBlob(query), ...params, query.byteLength, ...ids, limit],
       );
-      return rows.map((r) => ({ chunkId: num(r.id), score: 1 - num(r.d) }));
+      return rows.map((r) => ({ chunkId: num(r.id), score: Math.max(0, 1 - num(r.d)) }));
     }
     const rows = await this.db.all<{ id: unknown; embedding: Buffer }>(
-      `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${join} WHERE c.embedding IS NOT NULL`,
-      params,
+      `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${join} WHERE c.embedding IS NOT NULL${only}`,
+      [...params, ...ids],
     );
     return rows
-      .map((r) => ({ chunkId: num(r.id), score: cosine(query, fromBlob(r.embedding)) }))
+      .map((r) => ({ chunkId: num(r.id), score: Math.max(0, cosine(query, fromBlob(r.embedding))) }))
       .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId)
       .slice(0, limit);
+  }
+
+  /** Where chunks sit (their file and position), for ranking that looks past one chunk. */
+  async chunkPlaces(ids: readonly number[]): Promise<Map<number, { file: string; position: number }>> {
+    const out = new Map<number, { file: string; position: number }>();
+    for (let i = 0; i < ids.length; i += 5000) {
+      const slice = ids.slice(i, i + 5000);
+      const rows = await this.db.all<{ id: unknown; store_id: string; file_id: string; position: unknown }>(
+        `SELECT id, store_id, file_id, position FROM fs_chunks WHERE id IN (${marks(slice.length)})`,
+        [...slice],
+      );
+      for (const r of rows) out.set(num(r.id), { file: `${r.store_id}/${r.file_id}`, position: num(r.position) });
+    }
+    return out;
   }
 
   async chunks(ids: readonly number[]): Promise<ChunkHit[]> {

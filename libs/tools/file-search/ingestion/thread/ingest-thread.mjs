@@ -5,10 +5,28 @@
 // so the parsers and the tokenizer it imports load in this thread only.
 // The main thread's side is extraction-pool.ts; the message shapes are in
 // ingestion-contract.ts.
+import { getPriority, setPriority } from 'node:os';
 import { extname } from 'node:path';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { decode, encode } from 'gpt-tokenizer';
 import { Parser } from 'htmlparser2';
+import { termCounts } from './text-terms.mjs';
+
+/**
+ * Ingestion is background work: on Linux a thread's nice value is its own,
+ * so this lowers the priority of this thread alone and the gateway's event
+ * loop keeps the CPU when both want it. A host that refuses (no permission
+ * on another OS) just runs at normal priority; the thread reports what it got.
+ */
+function lowerPriority(niceness) {
+  try {
+    if (niceness) setPriority(niceness);
+  } catch {
+    // Refused: normal priority.
+  }
+  return getPriority();
+}
+const niceness = lowerPriority(workerData?.niceness ?? 0);
 
 class InvalidFile extends Error {
   constructor(code, message) {
@@ -179,9 +197,23 @@ export async function prepare(filename, bytes, chunking, limits) {
 }
 
 // Loaded (the tokenizer's tables included): from here on a job's deadline runs.
-parentPort?.postMessage({ ready: true });
+parentPort?.postMessage({ ready: true, niceness });
 
-/** One request at a time: `{id, filename, bytes, chunking, limits}` in; `{id, text, ends}` or `{id, error}` out. */
+/**
+ * The chunks' index entries as one string, a line per chunk: its length in
+ * terms, then each distinct term and its count, space-separated (terms are
+ * letters and digits only). One string crosses threads as one copy.
+ */
+function indexLines(chunks) {
+  return chunks
+    .map((c) => {
+      const { length, counts } = termCounts(c);
+      return `${length}${counts.map(([t, n]) => ` ${t} ${n}`).join('')}`;
+    })
+    .join('\n');
+}
+
+/** One request at a time: `{id, filename, bytes, chunking, limits}` in; `{id, text, ends, terms}` or `{id, error}` out. */
 parentPort?.on('message', async ({ id, filename, bytes, chunking, limits }) => {
   try {
     const chunks = await prepare(filename, bytes, chunking, limits);
@@ -190,7 +222,7 @@ parentPort?.on('message', async ({ id, filename, bytes, chunking, limits }) => {
     const ends = new Uint32Array(chunks.length);
     let at = 0;
     chunks.forEach((c, i) => (ends[i] = at += c.length));
-    parentPort.postMessage({ id, text: chunks.join(''), ends }, [ends.buffer]);
+    parentPort.postMessage({ id, text: chunks.join(''), ends, terms: indexLines(chunks) }, [ends.buffer]);
   } catch (e) {
     const code = e instanceof InvalidFile ? e.code : 'invalid_file';
     const message = e instanceof InvalidFile ? e.message : `${filename} could not be read: ${e?.message ?? e}`;

@@ -88,12 +88,13 @@ export function checkConfig(env: Record<string, string | undefined>, configFile?
     loadGatewayConfig({ env, file: configFile });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
+    // Each line is one problem; the heading is said by `error:` already.
     const lines = err.message
       .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && l !== 'Invalid configuration:');
+      .map((l) => l.trim().replace(/^Invalid configuration:\s*/, ''))
+      .filter(Boolean);
     return { ok: false, lines: lines.map((l) => `error: ${l}`) };
   }
   const source = configFile ?? env.SWITCHYARD_CONFIG;
-  return { ok: true, lines: [`ok: ${source ? `${source} and the environment` : 'the environment'} give a valid configuration`] };
+  return { ok: true, lines: [`ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`] };
 }

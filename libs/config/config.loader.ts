@@ -38,6 +38,7 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'TOOL_TIMEOUT_MS', path: 'tools.defaultTimeoutMs', kind: 'int' },
   { env: 'MAX_TOOLS_PER_REQUEST', path: 'tools.maxToolsPerRequest', kind: 'int' },
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
+  { env: 'UNHANDLED_TOOL_TYPES', path: 'tools.unhandledTypes', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
 ];
 

@@ -116,9 +116,17 @@ export class ToolsConfig {
    */
   @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
   /**
-   * Declared tool types refused with a 400 when no loaded module handles them
-   * (OpenAI's own, by default); any other unhandled type is skipped. `[]`
-   * skips them all.
+   * A declared tool type that no loaded module handles: `refuse` (the
+   * default) answers 400 naming the type, so that a tool module left out of
+   * `imports`, or a plugin that failed to load, is never a tool silently
+   * dropped from the request; `skip` leaves it out and logs it (newer clients
+   * declaring types this gateway does not know yet), except the types of
+   * `refuseUnhandledTypes`.
+   */
+  @IsIn(['refuse', 'skip']) unhandledTypes: 'refuse' | 'skip' = 'refuse';
+  /**
+   * With `unhandledTypes: skip`: the types still refused with a 400 when no
+   * loaded module handles them (OpenAI's own, by default). `[]` skips them all.
    */
   @IsArray() @IsString({ each: true }) refuseUnhandledTypes: string[] = [...OPENAI_TOOL_TYPES];
 }

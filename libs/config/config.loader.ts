@@ -40,6 +40,7 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
   { env: 'UNHANDLED_TOOL_TYPES', path: 'tools.unhandledTypes', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
+  { env: 'SWITCHYARD_PLUGINS', path: 'plugins', kind: 'list' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -69,6 +70,11 @@ function describe(errors: ValidationError[]): string[] {
  * `via` says how the file was named, so that an unreadable one is blamed on
  * what named it: the variable, or nothing when it was given on the command line.
  */
+/** A config file's settings as written (JSON or YAML), before any validation. */
+export function readConfigFile(file: string, via?: string): Record<string, unknown> {
+  return readFile(file, via);
+}
+
 function readFile(file: string, via?: string): Record<string, unknown> {
   let text: string;
   try {

@@ -137,6 +137,12 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
   /**
+   * Plugins the `switchyard` command loads at boot (`SWITCHYARD_PLUGINS`,
+   * `--plugin`): installed package names, or paths to files, each exporting
+   * tool modules (see `definePlugin`).
+   */
+  @IsArray() @IsString({ each: true }) plugins: string[] = [];
+  /**
    * Sections owned by modules (`mcp`, `state`, `limits`, `storage`,
    * `observability`, `transports`, `auth`, ...): each module
    * declares its own (`ConfigSection`) and validates it; core never reads them.

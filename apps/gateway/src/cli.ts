@@ -11,6 +11,9 @@ Messages API) in front of a self-hosted model server.
 Options:
   --config <file>   config file, JSON or YAML (overrides SWITCHYARD_CONFIG)
   --port <port>     port to listen on (overrides PORT)
+  --plugin <name>   load a plugin at boot: an installed package or a path to a
+                    file exporting tool modules (repeatable; adds to the
+                    plugins setting and SWITCHYARD_PLUGINS)
   --version         print the version and exit
   --help            print this help and exit
 
@@ -23,13 +26,14 @@ Settings come from defaults, then the config file, then environment variables
 flags. See README.md, "Configuration".
 `;
 
-export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number };
+export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
 
 export class UsageError extends Error {}
 
 export function parseArgs(argv: readonly string[]): CliCommand {
   let configFile: string | undefined;
   let port: number | undefined;
+  const plugins: string[] = [];
   let check = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -57,6 +61,9 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${raw}"`);
         break;
       }
+      case '--plugin':
+        plugins.push(value());
+        break;
       case 'check-config':
         check = true;
         break;
@@ -65,7 +72,7 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         else throw new UsageError(`unknown argument "${arg}" (see switchyard --help)`);
     }
   }
-  return check ? { kind: 'check-config', configFile } : { kind: 'serve', configFile, port };
+  return check ? { kind: 'check-config', configFile } : { kind: 'serve', configFile, port, plugins };
 }
 
 /** The version in the project's package.json, found from here whether running from sources or from `dist/`. */

@@ -45,7 +45,9 @@ describe("the operator's first hour", () => {
     const res = await fetch(`${gateway}/v1/responses`);
     expect(res.status).toBe(404);
     const { error } = (await res.json()) as { error: { message: string } };
-    expect(error.message).toBe('GET /v1/responses is not a route: create a response with POST /v1/responses, and read a stored one with GET /v1/responses/{response_id}.');
+    expect(error.message).toBe(
+      'GET /v1/responses without a WebSocket upgrade (with one it is the WebSocket mode) is not a route: create a response with POST /v1/responses, and read a stored one with GET /v1/responses/{response_id}.',
+    );
   });
 
   it('a request field of the wrong type is one message saying what it takes and what came', async () => {

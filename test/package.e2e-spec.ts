@@ -229,6 +229,8 @@ describe('the published package, from outside the repository', () => {
     const [line] = await waitForLine(gateway, /\{[^\n]*"msg":"listening"[^\n]*\}/);
     const summary = JSON.parse(line) as { listen: string; plugins: unknown };
     expect(summary.plugins).toEqual([{ name: 'dice', from: 'switchyard-example-dice', tool_types: ['dice (gateway)'] }]);
+    // The memory driver without better-sqlite3: the summary says file search cannot run, rather than that it does.
+    expect((summary as unknown as { tools: { inactive: Record<string, string> } }).tools.inactive.file_search).toMatch(/^needs the package better-sqlite3/);
     const openai = new OpenAI({ baseURL: `${summary.listen}/v1`, apiKey: 'unused', maxRetries: 0 });
     const response = await openai.responses.create({ model: 'm', input: 'Roll [[call roll_dice {"count": 2}]]', tools: [{ type: 'dice', sides: 4 } as never] });
     expect(response.output[0]).toMatchObject({ type: 'dice_call', status: 'completed', output: expect.stringMatching(/^rolled \d, \d on d4$/) });

@@ -53,12 +53,13 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
 
 /**
  * What an unrouted request should have been. `GET /v1/responses` is the
- * usual one: the Responses API has no list, a response is created by POST
- * and read back by its id.
+ * usual one: the Responses API has no list (a GET there is only the
+ * WebSocket mode's upgrade), a response is created by POST and read back by its id.
  */
 export function noRouteMessage(method: string, path: string): string {
   if (/^\/v1\/responses\/?$/.test(path)) {
-    return `${method} ${path} is not a route: create a response with POST /v1/responses, and read a stored one with GET /v1/responses/{response_id}.`;
+    const socket = method === 'GET' ? ' without a WebSocket upgrade (with one it is the WebSocket mode)' : '';
+    return `${method} ${path}${socket} is not a route: create a response with POST /v1/responses, and read a stored one with GET /v1/responses/{response_id}.`;
   }
   return `No route for ${method} ${path} on this gateway (responses are created with POST /v1/responses; GET /openapi.json lists every route).`;
 }

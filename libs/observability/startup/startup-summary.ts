@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
@@ -24,6 +25,31 @@ export function storageSummary(config: GatewayConfig): LogFields {
     default:
       return { driver: storage.driver, location: 'process memory (lost on restart, not shared between replicas)' };
   }
+}
+
+const requireDriver = createRequire(import.meta.url);
+
+/** Whether an optional peer (a database driver) is installed where the gateway runs. */
+function installed(pkg: string): boolean {
+  try {
+    requireDriver.resolve(pkg);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * File search keeps its index in a database of its own kind: PostgreSQL with
+ * the postgres driver, else SQLite (`:memory:` under the memory driver), so
+ * `storage.driver: memory` still needs better-sqlite3 for it.
+ */
+function fileSearchDriverMissing(config: GatewayConfig): string | undefined {
+  const driver = readStorageSettings(config).driver;
+  const pkg = driver === 'postgres' ? 'pg' : 'better-sqlite3';
+  if (installed(pkg)) return undefined;
+  const where = driver === 'postgres' ? 'PostgreSQL' : driver === 'memory' ? "SQLite (':memory:' under storage.driver memory)" : 'SQLite';
+  return `needs the package ${pkg} (file search keeps its index in ${where}): npm install ${pkg}; until then its routes and calls answer 503 driver_missing`;
 }
 
 /**
@@ -60,10 +86,19 @@ export function toolSummary(
       active[type] = `runs in the gateway: ${servers} operator server(s); request server_url allowed for ${hosts} host(s) (mcp.allowedHosts)`;
       continue;
     }
+    const missing = type === ToolType.FileSearch ? fileSearchDriverMissing(config) : undefined;
+    if (missing) {
+      inactive[type] = missing;
+      continue;
+    }
     active[type] = 'runs in the gateway';
   }
+  const unhandled =
+    config.tools.unhandledTypes === 'skip'
+      ? 'declarations are skipped (tools.unhandledTypes: skip), unless listed in tools.refuseUnhandledTypes'
+      : 'declarations are refused with a 400 naming the type (tools.unhandledTypes: refuse)';
   for (const type of Object.values(ToolType)) {
-    if (!loaded.has(type)) inactive[type] = 'its tool module is not loaded in this host: declarations are skipped';
+    if (!loaded.has(type)) inactive[type] = `its tool module is not loaded in this host: ${unhandled}`;
   }
   return { active, inactive };
 }

@@ -31,7 +31,9 @@ const layers = {
   messages: ['core', 'config', 'http', 'upstream', 'limits', 'responses'],
   state: ['core', 'config', 'http', 'upstream', 'storage', 'responses'],
   observability: ['core', 'config', 'http', 'storage', 'responses'],
-  src: ['config', 'core', 'http', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability'],
+  // The OpenAPI document reads the routes of every controller and the DTOs that check their bodies.
+  openapi: ['core', 'config', 'http', 'responses'],
+  src: ['config', 'core', 'http', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'openapi'],
   'apps/simulator': ['src', 'config', 'core'],
   'apps/*': ['src', 'config', 'core', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { checkConfig } from '../../apps/gateway/src/cli.js';
-import { stateConfigSection } from '../state/config/state.config-section.js';
-import { mcpConfigSection } from '../tools/mcp/mcp.config-section.js';
-import { validateFields } from '../http/request/request-validation.js';
-import { CreateResponseDto } from '../responses/request/create-response.dto.js';
+import { stateConfigSection } from '#state/config/state.config-section.js';
+import { mcpConfigSection } from '#tools/mcp/mcp.config-section.js';
+import { validateFields } from '#http/request/request-validation.js';
+import { CreateResponseDto } from '#responses/request/create-response.dto.js';
 import { ConfigError, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
 
 const messageOf = (fn: () => unknown): string => {

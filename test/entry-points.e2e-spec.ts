@@ -234,7 +234,9 @@ describe('the README commands with the default worker count', () => {
         .stderr()
         .split('\n')
         .filter((l) => l.trim() && !l.startsWith('switchyard: building'));
-      expect(errors).toEqual([`Port ${simPort} (the simulated upstream, variable SIM_PORT) is already in use: stop the process holding it or choose another port, e.g. SIM_PORT=${simPort + 1}.`]);
+      expect(errors).toEqual([
+        `Port ${simPort} (the simulated upstream, variable SIM_PORT) is already in use: stop the process holding it or choose another port, e.g. SIM_PORT=${simPort + 1}.`,
+      ]);
     } finally {
       holder.close();
     }

@@ -18,7 +18,15 @@ describe('plugins of the shipped gateway', () => {
   let upstream: string;
   const lines: string[] = [];
   const out = { isTTY: false, write: (line: string) => lines.push(line) };
-  const env = () => ({ UPSTREAM_URL: upstream, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', WORKERS: '1', REQUEST_LOG: 'false', SWITCHYARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'sy-plugins-')) });
+  const env = () => ({
+    UPSTREAM_URL: upstream,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    STORAGE_DRIVER: 'memory',
+    WORKERS: '1',
+    REQUEST_LOG: 'false',
+    SWITCHYARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'sy-plugins-')),
+  });
 
   beforeAll(async () => {
     simulator = new SimulatedUpstream();
@@ -54,8 +62,13 @@ describe('plugins of the shipped gateway', () => {
     });
 
     it('refuses a type no loaded module handles with a 400 naming it', async () => {
-      const err = await openai.responses.create({ model: 'm', input: 'hi', tools: [{ type: 'coin' } as never] }).catch((e: unknown) => e as { status: number; error: { param: string; message: string } });
-      expect(err).toMatchObject({ status: 400, error: { param: 'tools[0].type', message: expect.stringContaining('"coin" is not available on this gateway: no loaded tool module handles it') } });
+      const err = await openai.responses
+        .create({ model: 'm', input: 'hi', tools: [{ type: 'coin' } as never] })
+        .catch((e: unknown) => e as { status: number; error: { param: string; message: string } });
+      expect(err).toMatchObject({
+        status: 400,
+        error: { param: 'tools[0].type', message: expect.stringContaining('"coin" is not available on this gateway: no loaded tool module handles it') },
+      });
       expect((err as { error: { message: string } }).error.message).toContain('dice');
     });
   });
@@ -63,7 +76,7 @@ describe('plugins of the shipped gateway', () => {
   it('refuses a handler that lacks its decorator, naming it and the fix', async () => {
     await expect(startGateway({ env: env(), out, plugins: [fixture('untagged-handler.plugin.ts')] })).rejects.toMatchObject({
       exitCode: 1,
-      message: expect.stringContaining("ForgottenHandler is shaped like a ToolHandler for \"forgotten\" but is not tagged: add @ToolHandlerProvider({ type: 'forgotten' })"),
+      message: expect.stringContaining('ForgottenHandler is shaped like a ToolHandler for "forgotten" but is not tagged: add @ToolHandlerProvider({ type: \'forgotten\' })'),
     });
   });
 

@@ -20,12 +20,8 @@ const messageOf = (fn: () => unknown): string => {
 
 describe('errors that teach', () => {
   it('a wrong type is one line saying what the setting takes and what came', () => {
-    expect(messageOf(() => validateGatewayConfig({ server: { port: 'http' } }))).toBe(
-      'Invalid configuration: server.port (PORT): must be an integer from 0 to 65535 (got "http")',
-    );
-    expect(messageOf(() => validateGatewayConfig({ server: { port: 70_000 } }))).toBe(
-      'Invalid configuration: server.port (PORT): must be an integer from 0 to 65535 (got 70000)',
-    );
+    expect(messageOf(() => validateGatewayConfig({ server: { port: 'http' } }))).toBe('Invalid configuration: server.port (PORT): must be an integer from 0 to 65535 (got "http")');
+    expect(messageOf(() => validateGatewayConfig({ server: { port: 70_000 } }))).toBe('Invalid configuration: server.port (PORT): must be an integer from 0 to 65535 (got 70000)');
     expect(messageOf(() => validateGatewayConfig({ upstream: { dialect: 'grpc' } }))).toBe(
       'Invalid configuration: upstream.dialect (UPSTREAM_DIALECT): must be "responses" or "chat" (got "grpc")',
     );

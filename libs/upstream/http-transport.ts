@@ -384,7 +384,8 @@ class Exchange implements UpstreamBody {
       // A bare 404, or one from outside /v1, is most often the base URL: name the URL called and the fix.
       // A 404 the upstream explains itself (an unknown model) keeps its words as they are.
       const hint = this.status === 404 ? missingV1Hint(this.url, this.call.fromRoot) : '';
-      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint)) message = notFoundMessage(this.call.method, this.url, said && !/^not found\.?$/i.test(said) ? said : undefined, this.call.fromRoot);
+      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint))
+        message = notFoundMessage(this.call.method, this.url, said && !/^not found\.?$/i.test(said) ? said : undefined, this.call.fromRoot);
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
       const overflow = contextOverflowError(message, this.status);

@@ -26,7 +26,8 @@ Settings come from defaults, then the config file, then environment variables
 flags. See README.md, "Configuration".
 `;
 
-export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
+export type CliCommand =
+  { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
 
 export class UsageError extends Error {}
 

@@ -29,7 +29,13 @@ async function main(argv: readonly string[]): Promise<void> {
       // Loaded here so that --help, --version and check-config answer without loading Nest.
       const { startGateway } = await import('./gateway-app.js');
       // Workers run this module with the same arguments, whatever launcher started the primary.
-      await startGateway({ env: process.env, configFile: command.configFile, port: command.port, plugins: command.plugins, worker: { entry: fileURLToPath(import.meta.url), args: argv } });
+      await startGateway({
+        env: process.env,
+        configFile: command.configFile,
+        port: command.port,
+        plugins: command.plugins,
+        worker: { entry: fileURLToPath(import.meta.url), args: argv },
+      });
     }
   }
 }

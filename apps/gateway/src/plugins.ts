@@ -102,7 +102,11 @@ export async function loadPlugins(specifiers: readonly string[], cwd = process.c
 }
 
 /** What the plugins add to the gateway module: their tool modules beside the built-in ones, and the overrides. */
-export function pluginExtras(plugins: readonly LoadedPlugin[]): { imports: Array<Type | DynamicModule>; upstream?: SwitchyardPlugin['upstream']; stateStore?: SwitchyardPlugin['stateStore'] } {
+export function pluginExtras(plugins: readonly LoadedPlugin[]): {
+  imports: Array<Type | DynamicModule>;
+  upstream?: SwitchyardPlugin['upstream'];
+  stateStore?: SwitchyardPlugin['stateStore'];
+} {
   return {
     imports: plugins.flatMap((p) => p.toolModules),
     upstream: plugins.find((p) => p.upstream)?.upstream,
@@ -123,7 +127,8 @@ function providersOf(module: Type | DynamicModule, seen = new Set<unknown>()): u
 /** The start-up summary's entry: the plugin, the tool types it brings (gateway-run or client-owned), what it replaces. */
 export function describePlugin(plugin: LoadedPlugin): Record<string, unknown> {
   const classes = plugin.toolModules.flatMap((m) => providersOf(m)).map((p) => (typeof p === 'function' ? p : (p as { useClass?: unknown })?.useClass));
-  const typeOf = (decorator: typeof ToolHandlerProvider, c: unknown) => (typeof c === 'function' ? (Reflect.getMetadata(decorator.KEY, c) as { type?: string } | undefined)?.type : undefined);
+  const typeOf = (decorator: typeof ToolHandlerProvider, c: unknown) =>
+    typeof c === 'function' ? (Reflect.getMetadata(decorator.KEY, c) as { type?: string } | undefined)?.type : undefined;
   const handled = classes.map((c) => typeOf(ToolHandlerProvider, c)).filter((t): t is string => !!t);
   const executed = new Set(classes.map((c) => typeOf(GatewayExecutorProvider, c)).filter(Boolean));
   return {

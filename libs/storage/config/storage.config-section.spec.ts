@@ -32,8 +32,12 @@ describe('the storage config section', () => {
   });
 
   it('names the bad setting with its variable, and every bad setting at once', () => {
-    expect(() => loadGatewayConfig({ sections, env: { STORAGE_DRIVER: 'mongo' } })).toThrow(/storage\.driver \(STORAGE_DRIVER\): must be one of "sqlite", "postgres", "memory" \(got "mongo"\)/);
-    expect(() => loadGatewayConfig({ sections, env: { STORE_QUERY_TIMEOUT_MS: 'soon' } })).toThrow('storage.queryTimeoutMs (STORE_QUERY_TIMEOUT_MS): must be an integer (got "soon")');
+    expect(() => loadGatewayConfig({ sections, env: { STORAGE_DRIVER: 'mongo' } })).toThrow(
+      /storage\.driver \(STORAGE_DRIVER\): must be one of "sqlite", "postgres", "memory" \(got "mongo"\)/,
+    );
+    expect(() => loadGatewayConfig({ sections, env: { STORE_QUERY_TIMEOUT_MS: 'soon' } })).toThrow(
+      'storage.queryTimeoutMs (STORE_QUERY_TIMEOUT_MS): must be an integer (got "soon")',
+    );
     let message = '';
     try {
       loadGatewayConfig({ sections, overrides: { storage: { connectTimeoutMs: 0, queryTimeoutMs: 0 } } });

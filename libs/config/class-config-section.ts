@@ -37,7 +37,8 @@ export function parseClassSection<T extends object>(key: string, type: SectionCl
   const settings = plainToInstance(type, section ?? {}, { exposeDefaultValues: true });
   // Unknown keys and wrong values together, so that one pass names every problem.
   const problems = [...unknownKeysByClass(section, settings, key), ...describeViolations(validateSync(settings, { forbidUnknownValues: false }), key)];
-  if (problems.length === 0) problems.push(...(extra?.(settings) ?? []));
+  // Rules across settings too, in the same pass (each guards against the values the decorators refused).
+  problems.push(...(extra?.(settings) ?? []));
   if (problems.length === 1) throw new Error(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return settings;

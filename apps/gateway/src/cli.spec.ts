@@ -11,8 +11,8 @@ describe('switchyard command line', () => {
     expect(parseArgs(['--config=b.json', '--port=0'])).toEqual({ kind: 'serve', configFile: 'b.json', port: 0, plugins: [] });
     expect(parseArgs(['--help'])).toEqual({ kind: 'help' });
     expect(parseArgs(['--port', '1', '--version'])).toEqual({ kind: 'version' });
-    expect(parseArgs(['check-config', 'c.yaml'])).toEqual({ kind: 'check-config', configFile: 'c.yaml' });
-    expect(parseArgs(['check-config', '--config', 'd.yaml'])).toEqual({ kind: 'check-config', configFile: 'd.yaml' });
+    expect(parseArgs(['check-config', 'c.yaml'])).toEqual({ kind: 'check-config', configFile: 'c.yaml', plugins: [] });
+    expect(parseArgs(['check-config', '--config', 'd.yaml'])).toEqual({ kind: 'check-config', configFile: 'd.yaml', plugins: [] });
   });
 
   it('refuses what it does not know, saying what', () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ConfigSection } from '#config/config-section.js';
 import { ConfigError } from '#config/config.loader.js';
 import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 
@@ -19,7 +20,8 @@ Options:
 
 Commands:
   check-config [file]  validate the settings (the file, else SWITCHYARD_CONFIG,
-                       plus the environment) and name each error; exit 0 when valid
+                       plus the environment, with the plugins' own sections) and
+                       name each error; exit 0 when valid
 
 Settings come from defaults, then the config file, then environment variables
 (UPSTREAM_URL, PORT, STORAGE_DRIVER, DATABASE_URL, API_KEYS, ...), then these
@@ -27,7 +29,10 @@ flags. See README.md, "Configuration".
 `;
 
 export type CliCommand =
-  { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'check-config'; configFile?: string; plugins: string[] }
+  | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
 
 export class UsageError extends Error {}
 
@@ -73,7 +78,7 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         else throw new UsageError(`unknown argument "${arg}" (see switchyard --help)`);
     }
   }
-  return check ? { kind: 'check-config', configFile } : { kind: 'serve', configFile, port, plugins };
+  return check ? { kind: 'check-config', configFile, plugins } : { kind: 'serve', configFile, port, plugins };
 }
 
 /** The version in the project's package.json, found from here whether running from sources or from `dist/`. */
@@ -90,10 +95,10 @@ export function packageVersion(): string {
 }
 
 /** `check-config`: every problem, one per line; the exit code says whether there were any. */
-export function checkConfig(env: Record<string, string | undefined>, configFile?: string): { ok: boolean; lines: string[] } {
+export function checkConfig(env: Record<string, string | undefined>, configFile?: string, sections?: readonly ConfigSection[]): { ok: boolean; lines: string[] } {
   try {
-    // Every module section is validated by the loader, so this finds what starting the gateway would.
-    loadGatewayConfig({ env, file: configFile });
+    // Every module section is validated by the loader (the plugins' too, when given), so this finds what starting the gateway would.
+    loadGatewayConfig({ env, file: configFile, sections });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Each line is one problem; the heading is said by `error:` already.

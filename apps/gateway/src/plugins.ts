@@ -2,10 +2,11 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { readConfigFile } from '#config/config.loader.js';
 import { GatewayExecutorProvider, ToolHandlerProvider } from '#core/handlers/tool-handler.decorators.js';
 import type { SwitchyardPlugin } from '#src/plugin.js';
 import { StartupError } from './startup-error.js';
+
+export { pluginSpecifiers } from './plugin-specifiers.js';
 
 /** A plugin as loaded: where it came from, and what it adds. */
 export interface LoadedPlugin extends SwitchyardPlugin {
@@ -19,23 +20,6 @@ const PLUGIN_KEYS = new Set(['name', 'toolModules', 'upstream', 'stateStore']);
 /** A plugin that cannot be loaded or says nothing the gateway can use; exit 2, as a bad setting. */
 function refuse(specifier: string, why: string): StartupError {
   return new StartupError(`Cannot load plugin "${specifier}" (setting plugins, variable SWITCHYARD_PLUGINS, flag --plugin): ${why}`, 2);
-}
-
-/**
- * The plugins to load: the config file's `plugins`, `SWITCHYARD_PLUGINS`
- * (comma-separated), then `--plugin` flags, each named once. They are known
- * before the configuration is validated, because a plugin's modules may
- * bring config sections of their own.
- */
-export function pluginSpecifiers(options: { env: Record<string, string | undefined>; configFile?: string; flags?: readonly string[] }): string[] {
-  const file = options.configFile ?? options.env.SWITCHYARD_CONFIG;
-  const fromFile = file ? readConfigFile(file, options.configFile === undefined ? 'SWITCHYARD_CONFIG' : undefined).plugins : undefined;
-  const listed = Array.isArray(fromFile) ? fromFile.filter((p): p is string => typeof p === 'string') : [];
-  const fromEnv = (options.env.SWITCHYARD_PLUGINS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return [...new Set([...listed, ...fromEnv, ...(options.flags ?? [])])];
 }
 
 /** A path (`./x.js`, `/opt/p/index.js`) from the working directory; a package name as the working directory's project resolves it. */

@@ -42,6 +42,10 @@ COPY --from=build /app/libs/tools/file-search/ingestion/thread ./libs/tools/file
 # state, file-search store, code-interpreter containers) is under SWITCHYARD_DATA_DIR=/data, the
 # one writable volume; /app stays root-owned and the root file system may be read-only.
 RUN mkdir -p /data && chown node:node /data
+# Plugins (SWITCHYARD_PLUGINS, --plugin) import `switchyard-gateway`: the name resolves to this
+# gateway itself, so a plugin installed into /app/node_modules (a derived image's `npm install`)
+# shares its decorators and tokens.
+RUN ln -s /app /app/node_modules/switchyard-gateway
 USER node
 VOLUME ["/data"]
 EXPOSE 8080

@@ -34,7 +34,9 @@ const layers = {
   observability: ['core', 'config', 'tool-sdk', 'edge', 'storage', 'responses'],
   // Chat completions, completions, embeddings passed to the upstream, and batches over them and Responses.
   passthrough: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits', 'storage', 'responses'],
-  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'passthrough'],
+  // The OpenAPI document reads the routes of every controller and the DTOs that check their bodies.
+  openapi: ['core', 'config', 'tool-sdk', 'edge', 'responses'],
+  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'passthrough', 'openapi'],
   'apps/simulator': ['src', 'config', 'core', 'tool-sdk'],
   'apps/*': ['src', 'config', 'core', 'tool-sdk', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],

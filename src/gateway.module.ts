@@ -1,3 +1,4 @@
+import { OpenApiModule } from '#openapi/openapi.module.js';
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
 import { validateGatewayConfig } from '#config/config.loader.js';
@@ -65,6 +66,7 @@ export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | D
     ApiKeyAuthModule,
     LimitsModule,
     StorageSettingsModule,
+    OpenApiModule,
     ...(withState ? [StateModule] : []),
     ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
   ];

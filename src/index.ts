@@ -4,6 +4,7 @@
  */
 export { GatewayModule, type GatewayModuleOptions, type GatewayModuleExtras, type GatewayModuleAsyncOptions } from './gateway.module.js';
 export { configureGatewayApp } from './configure-app.js';
+export { definePlugin, type SwitchyardPlugin } from './plugin.js';
 export * from './tool-contract.js';
 export { StateModule } from '#state/state.module.js';
 export { MessagesModule } from '#messages/messages.module.js';

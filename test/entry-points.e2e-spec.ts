@@ -214,9 +214,31 @@ describe('the README commands with the default worker count', () => {
     try {
       await demo.waitFor('tokens, status completed');
       expect(demo.stdout()).toContain('model> calls get_weather');
+      expect(demo.stdout()).toMatch(/MCP server "orders" \(a demo tool server the gateway calls\) at http:\/\/127\.0\.0\.1:\d+\/mcp/);
       expect((await get(port, '/health')).status).toBe(200);
     } finally {
       await demo.stop('SIGINT');
+    }
+  }, 300_000);
+
+  it('`npm run demo` with its simulator port busy stops with one line naming SIM_PORT', async () => {
+    const holder: Server = await new Promise((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
+    });
+    const simPort = (holder.address() as { port: number }).port;
+    try {
+      const demo = run('npm', ['run', '--silent', 'demo'], { PORT: String(await freePort()), SIM_PORT: String(simPort) });
+      expect(await demo.stop('SIGCONT')).not.toBe(0);
+      // A build the run started first says so on stderr; the failure is the line after it.
+      const errors = demo
+        .stderr()
+        .split('\n')
+        .filter((l) => l.trim() && !l.startsWith('switchyard: building'));
+      expect(errors).toEqual([
+        `Port ${simPort} (the simulated upstream, variable SIM_PORT) is already in use: stop the process holding it or choose another port, e.g. SIM_PORT=${simPort + 1}.`,
+      ]);
+    } finally {
+      holder.close();
     }
   }, 300_000);
 });

@@ -219,16 +219,20 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     }
   });
 
-  it('an unknown tool type is skipped, not a 400, and never executed', async () => {
-    const response = await client.responses.create({
-      model: 'm',
-      input: '[[say fine]]',
-      tools: [{ type: 'computer_use_preview_9000', display: 1 } as any, { type: 'function', name: 'f', parameters: {} } as any],
-    });
-    expect(response.output_text).toBe('fine');
-    expect(response.tools.map((t) => t.type)).toEqual(['function']);
-    const upstreamTools = (stack.simulator.requests[stack.simulator.requests.length - 1].body as any).tools;
-    expect(upstreamTools.map((t: any) => t.name)).toEqual(['f']);
+  it('an unknown tool type is a 400 naming it and the loaded types (tools.unhandledTypes: refuse, the default), and never reaches the model', async () => {
+    const before = stack.simulator.requests.length;
+    const err = await client.responses
+      .create({
+        model: 'm',
+        input: '[[say fine]]',
+        tools: [{ type: 'computer_use_preview_9000', display: 1 } as any, { type: 'function', name: 'f', parameters: {} } as any],
+      })
+      .catch((e: unknown) => e as { status: number; error: { param: string; code: string; message: string } });
+    expect(err).toMatchObject({ status: 400, error: { param: 'tools[0].type', code: 'unsupported_tool_type' } });
+    expect((err as { error: { message: string } }).error.message).toMatch(
+      /"computer_use_preview_9000" is not available on this gateway: no loaded tool module handles it \(loaded: .*function/,
+    );
+    expect(stack.simulator.requests.length).toBe(before);
   });
 
   it.each([[{ type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'browser' }], [{ type: 'image_generation' }]])(

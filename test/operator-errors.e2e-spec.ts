@@ -95,7 +95,7 @@ describe('operator errors at start-up: one line naming the setting, and the proc
   it('a bad value names the setting and its variable', async () => {
     const { code, stderr } = await startWith({ MAX_ROUNDS: 'lots' });
     expect(code).toBe(2);
-    expect(expectOneLine(stderr)).toContain('tools.maxRounds (MAX_ROUNDS) must be an integer');
+    expect(expectOneLine(stderr)).toContain('tools.maxRounds (MAX_ROUNDS): must be an integer (got "lots")');
   }, 60_000);
 });
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -202,6 +202,40 @@ describe('the published package, from outside the repository', () => {
     expect(response.output_text).toBe('from the command');
     await stop(gateway);
   }, 300_000);
+
+  it('loads a plugin packed and installed from its own tarball with --plugin, and serves a request through its tool', async () => {
+    // The example's dice module as its plugin package publishes it: compiled against the installed gateway, packed, installed.
+    const plugin = join(scratch, 'plugin');
+    cpSync(join(repo, 'apps/example/plugin/package.json'), join(plugin, 'package.json'));
+    for (const file of ['plugin.ts', 'dice.tool-module.ts']) cpSync(join(repo, 'apps/example/src', file), join(plugin, 'src', file));
+    const tsconfig = JSON.parse(readFileSync(join(app(), 'tsconfig.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(plugin, 'tsconfig.json'), JSON.stringify(tsconfig));
+    symlinkSync(join(app(), 'node_modules'), join(plugin, 'node_modules'));
+    await runHeavy(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(plugin, 'tsconfig.json')], { cwd: plugin });
+    rmSync(join(plugin, 'node_modules'));
+    const { stdout: packed } = await runHeavy('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: plugin, env: childEnv({}) });
+    const pluginTarball = join(scratch, packed.trim().split('\n').at(-1)!);
+    await runHeavy('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', `file:${pluginTarball}`], {
+      cwd: app(),
+      env: childEnv({}),
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(existsSync(join(app(), 'node_modules/switchyard-example-dice/dist/plugin.js'))).toBe(true);
+
+    const bin = join(app(), 'node_modules/.bin/switchyard');
+    const env = childEnv({ UPSTREAM_URL: simulatorUrl, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', WORKERS: '1', LOG_FORMAT: 'json' });
+    const gateway = spawn(bin, ['--plugin', 'switchyard-example-dice'], { cwd: app(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(gateway);
+    const [line] = await waitForLine(gateway, /\{[^\n]*"msg":"listening"[^\n]*\}/);
+    const summary = JSON.parse(line) as { listen: string; plugins: unknown };
+    expect(summary.plugins).toEqual([{ name: 'dice', from: 'switchyard-example-dice', tool_types: ['dice (gateway)'] }]);
+    // The memory driver without better-sqlite3: the summary says file search cannot run, rather than that it does.
+    expect((summary as unknown as { tools: { inactive: Record<string, string> } }).tools.inactive.file_search).toMatch(/^needs the package better-sqlite3/);
+    const openai = new OpenAI({ baseURL: `${summary.listen}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const response = await openai.responses.create({ model: 'm', input: 'Roll [[call roll_dice {"count": 2}]]', tools: [{ type: 'dice', sides: 4 } as never] });
+    expect(response.output[0]).toMatchObject({ type: 'dice_call', status: 'completed', output: expect.stringMatching(/^rolled \d, \d on d4$/) });
+    await stop(gateway);
+  }, 600_000);
 
   it('names the missing optional driver when SQLite is chosen without better-sqlite3', async () => {
     const env = childEnv({ UPSTREAM_URL: simulatorUrl, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(scratch, 'state.sqlite') });

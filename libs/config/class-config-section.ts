@@ -2,16 +2,20 @@ import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync } from 'class-validator';
 import type { ConfigSection, KeyShape } from './config-section.js';
 import type { GatewayConfig } from './gateway-config.js';
-import { declaredProperties } from './unknown-keys.js';
+import { declaredProperties, unknownKeysByClass } from './unknown-keys.js';
+import { gotPart, violations } from './validation-messages.js';
 
 type SectionClass<T extends object> = new () => T;
 
-function describe(errors: ValidationError[], prefix: string): string[] {
-  return errors.flatMap((e) => {
-    const path = `${prefix}.${e.property}`;
-    const here = Object.values(e.constraints ?? {}).map((m) => `${path}: ${m} (got ${JSON.stringify(e.value)})`);
-    return [...here, ...describe(e.children ?? [], path)];
-  });
+/**
+ * Settings whose value never appears in a message (keys, secrets, passwords):
+ * a property named like a credential.
+ */
+export const SECRET_SETTING = /(key|keys|secret|password|token|(redis|postgres|nats|database)url)$/i;
+
+/** One line per wrong value: `path: must be <expected> (got <value>)`. */
+export function describeViolations(errors: ValidationError[], prefix: string): string[] {
+  return violations(errors, prefix).map((v) => `${v.path}: ${v.message}${gotPart(v.value, SECRET_SETTING.test(v.path))}`);
 }
 
 /** The keys a flat class-validator section accepts: its decorated properties. */
@@ -31,8 +35,10 @@ export function parseClassSection<T extends object>(key: string, type: SectionCl
     throw new Error(`Invalid configuration: ${key} must be an object of settings (got ${JSON.stringify(section)})`);
   }
   const settings = plainToInstance(type, section ?? {}, { exposeDefaultValues: true });
-  const problems = describe(validateSync(settings, { forbidUnknownValues: false }), key);
-  if (problems.length === 0) problems.push(...(extra?.(settings) ?? []));
+  // Unknown keys and wrong values together, so that one pass names every problem.
+  const problems = [...unknownKeysByClass(section, settings, key), ...describeViolations(validateSync(settings, { forbidUnknownValues: false }), key)];
+  // Rules across settings too, in the same pass (each guards against the values the decorators refused).
+  problems.push(...(extra?.(settings) ?? []));
   if (problems.length === 1) throw new Error(`Invalid configuration: ${problems[0]}`);
   if (problems.length > 1) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return settings;

@@ -48,7 +48,9 @@ describe('loadGatewayConfig', () => {
     expect(config.planet).toEqual({ name: 'mars', moons: ['phobos', 'deimos'], size: { radiusKm: 3389 } });
     // Without the module that declares it, the variable means nothing.
     expect(loadGatewayConfig({ env: { PLANET_NAME: 'mars' } }).planet).toBeUndefined();
-    expect(() => loadGatewayConfig({ env: { PLANET_RADIUS_KM: 'big' }, sections: [planetSection] })).toThrow(/planet\.size\.radiusKm \(PLANET_RADIUS_KM\) must be an integer/);
+    expect(() => loadGatewayConfig({ env: { PLANET_RADIUS_KM: 'big' }, sections: [planetSection] })).toThrow(
+      /planet\.size\.radiusKm \(PLANET_RADIUS_KM\): must be an integer \(got "big"\)/,
+    );
   });
 
   it("runs the section's validation at load, naming the setting and its variable", () => {

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
+import { SECRET_SETTING } from './class-config-section.js';
 import type { ConfigSection, Env, SectionEnvSetting } from './config-section.js';
 import { DEFAULT_DATA_DIR, GatewayConfig } from './gateway-config.js';
-import { unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
+import { knownKeysOnly, unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
+import { gotPart, violations } from './validation-messages.js';
 
 /** A configuration the gateway refuses to boot with; the message names the setting. */
 export class ConfigError extends Error {}
@@ -36,7 +38,9 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'TOOL_TIMEOUT_MS', path: 'tools.defaultTimeoutMs', kind: 'int' },
   { env: 'MAX_TOOLS_PER_REQUEST', path: 'tools.maxToolsPerRequest', kind: 'int' },
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
+  { env: 'UNHANDLED_TOOL_TYPES', path: 'tools.unhandledTypes', kind: 'string' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
+  { env: 'SWITCHYARD_PLUGINS', path: 'plugins', kind: 'list' },
 ];
 
 function setPath(target: Record<string, any>, path: string, value: unknown): void {
@@ -54,21 +58,29 @@ function merge(into: Record<string, any>, from: Record<string, any>): Record<str
   return into;
 }
 
-function describe(errors: ValidationError[], prefix = ''): string[] {
-  return errors.flatMap((e) => {
-    const path = prefix ? `${prefix}.${e.property}` : e.property;
+/** One line per wrong value of core's sections, naming the variable that fills it. */
+function describe(errors: ValidationError[]): string[] {
+  return violations(errors).map(({ path, message, value }) => {
     const env = ENV_SETTINGS.find((s) => s.path === path)?.env;
-    const here = Object.values(e.constraints ?? {}).map((m) => `${path}${env ? ` (${env})` : ''}: ${m} (got ${JSON.stringify(e.value)})`);
-    return [...here, ...describe(e.children ?? [], path)];
+    return `${path}${env ? ` (${env})` : ''}: ${message}${gotPart(value, SECRET_SETTING.test(path))}`;
   });
 }
 
-function readFile(file: string): Record<string, unknown> {
+/**
+ * `via` says how the file was named, so that an unreadable one is blamed on
+ * what named it: the variable, or nothing when it was given on the command line.
+ */
+/** A config file's settings as written (JSON or YAML), before any validation. */
+export function readConfigFile(file: string, via?: string): Record<string, unknown> {
+  return readFile(file, via);
+}
+
+function readFile(file: string, via?: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`Cannot read config file ${file} (SWITCHYARD_CONFIG): ${(err as Error).message}`);
+    throw new ConfigError(`Cannot read config file ${file}${via ? ` (${via})` : ''}: ${(err as Error).message}`);
   }
   const yaml = /\.ya?ml$/i.test(file);
   let parsed: unknown;
@@ -116,10 +128,14 @@ export interface LoadConfigOptions {
   sections?: readonly ConfigSection[];
 }
 
+/** A variable whose text is not of its setting's kind; reported with the rest of the problems. */
+class EnvValueError extends Error {}
+
 function parseEnvValue(setting: SectionEnvSetting, path: string, value: string): unknown {
+  const got = setting.secret ? '' : ` (got ${JSON.stringify(value)})`;
   if (setting.kind === 'int') {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed)) throw new ConfigError(`${path} (${setting.env}) must be an integer (got ${JSON.stringify(value)})`);
+    const parsed = value.trim() === '' ? NaN : Number(value);
+    if (!Number.isInteger(parsed)) throw new EnvValueError(`${path} (${setting.env}): must be an integer${got}`);
     return parsed;
   }
   if (setting.kind === 'list')
@@ -130,19 +146,25 @@ function parseEnvValue(setting: SectionEnvSetting, path: string, value: string):
   if (setting.kind === 'bool') {
     const word = value.trim().toLowerCase();
     if (!['1', '0', 'true', 'false', 'yes', 'no'].includes(word)) {
-      throw new ConfigError(`${path} (${setting.env}) must be true or false (got ${JSON.stringify(value)})`);
+      throw new EnvValueError(`${path} (${setting.env}): must be true or false${got}`);
     }
     return ['1', 'true', 'yes'].includes(word);
   }
   return value;
 }
 
-function applyEnv(raw: Record<string, any>, env: Env, settings: readonly SectionEnvSetting[], prefix: string): void {
+/** Sets each variable's value; a value of the wrong kind is added to `problems` and the setting left as it was. */
+function applyEnv(raw: Record<string, any>, env: Env, settings: readonly SectionEnvSetting[], prefix: string, problems: string[]): void {
   for (const setting of settings) {
     const value = env[setting.env];
     if (value === undefined || value === '') continue;
     const path = prefix ? `${prefix}.${setting.path}` : setting.path;
-    setPath(raw, path, parseEnvValue(setting, path, value));
+    try {
+      setPath(raw, path, parseEnvValue(setting, path, value));
+    } catch (err) {
+      if (!(err instanceof EnvValueError)) throw err;
+      problems.push(err.message);
+    }
   }
 }
 
@@ -182,15 +204,16 @@ export function loadGatewayConfig(options: LoadConfigOptions = {}): GatewayConfi
   const sections = options.sections ?? [];
   const raw: Record<string, any> = {};
   const file = options.file ?? env.SWITCHYARD_CONFIG;
-  if (file) merge(raw, readFile(file));
-  applyEnv(raw, env, ENV_SETTINGS, '');
+  if (file) merge(raw, readFile(file, options.file === undefined ? 'SWITCHYARD_CONFIG' : undefined));
+  const envProblems: string[] = [];
+  applyEnv(raw, env, ENV_SETTINGS, '', envProblems);
   for (const section of sections) {
-    applyEnv(raw, env, section.env ?? [], section.key);
+    applyEnv(raw, env, section.env ?? [], section.key, envProblems);
     const computed = section.fromEnv?.(env);
     if (computed) merge(raw, { [section.key]: computed });
   }
   if (options.overrides) merge(raw, options.overrides);
-  return validateGatewayConfig(withDataDirDefaults(raw, sections), { sections });
+  return validateGatewayConfig(withDataDirDefaults(raw, sections), { sections, problems: envProblems });
 }
 
 /** The sections' paths under `server.dataDir`, beneath whatever was set explicitly. */
@@ -242,9 +265,15 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    const details = lines.length > 1 ? lines.slice(1) : lines;
-    return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration: /, '')));
+    // A multi-line message opens with a heading of its own ("Invalid MCP configuration:").
+    const details = lines.length > 1 && /:$/.test(lines[0]) ? lines.slice(1) : lines;
+    return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration:\s*/, '')));
   }
+}
+
+/** A copy of the config whose section `key` is `value`, for checking a section without its unknown keys. */
+function withSection(config: GatewayConfig, key: string, value: unknown): GatewayConfig {
+  return Object.assign(Object.create(Object.getPrototypeOf(config) as object) as GatewayConfig, config, { [key]: value });
 }
 
 /**
@@ -253,7 +282,10 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
  * A key that neither core nor a section present knows is an error naming the
  * closest valid name.
  */
-export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConfig, options: { sections?: readonly ConfigSection[] } = {}): GatewayConfig {
+export function validateGatewayConfig(
+  raw: Record<string, unknown> | GatewayConfig,
+  options: { sections?: readonly ConfigSection[]; problems?: readonly string[] } = {},
+): GatewayConfig {
   if (raw instanceof GatewayConfig) return raw;
   const sections = options.sections ?? [];
   const plain = splitUpstreamUrls(merge({}, raw as Record<string, any>));
@@ -264,16 +296,18 @@ export function validateGatewayConfig(raw: Record<string, unknown> | GatewayConf
     '',
     sections.map((s) => s.key),
   );
-  const problems = [...unknown, ...describe(validateSync(config, { forbidUnknownValues: false }))];
-  // A section's validation may read core's settings (file search uses `upstream`), so it
-  // runs only on a valid core: one mistake, one message.
-  const coreValid = problems.length === 0;
+  const problems = [...(options.problems ?? []), ...unknown, ...describe(validateSync(config, { forbidUnknownValues: false }))];
+  // Every problem in one pass: a section's unknown keys and its wrong values together, and
+  // each section's values even when core's are wrong. A section's check may mention a key
+  // the shape already refused ("is not a setting"): that line is said once.
   for (const section of sections) {
     const typos = unknownKeysByShape(plain[section.key], section.keys, section.key);
-    if (typos.length > 0) problems.push(...typos);
-    else if (coreValid) problems.push(...sectionProblems(section, config));
+    problems.push(...typos);
+    const checked = typos.length === 0 ? config : withSection(config, section.key, knownKeysOnly(plain[section.key], section.keys));
+    problems.push(...sectionProblems(section, checked));
   }
-  if (problems.length === 1) throw new ConfigError(`Invalid configuration: ${problems[0]}`);
-  if (problems.length > 1) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  const unique = [...new Set(problems)];
+  if (unique.length === 1) throw new ConfigError(`Invalid configuration: ${unique[0]}`);
+  if (unique.length > 1) throw new ConfigError(`Invalid configuration:\n  ${unique.join('\n  ')}`);
   return config;
 }

@@ -116,9 +116,17 @@ export class ToolsConfig {
    */
   @IsInt() @Min(1) maxGatewayCallsPerRequest = 256;
   /**
-   * Declared tool types refused with a 400 when no loaded module handles them
-   * (OpenAI's own, by default); any other unhandled type is skipped. `[]`
-   * skips them all.
+   * A declared tool type that no loaded module handles: `refuse` (the
+   * default) answers 400 naming the type, so that a tool module left out of
+   * `imports`, or a plugin that failed to load, is never a tool silently
+   * dropped from the request; `skip` leaves it out and logs it (newer clients
+   * declaring types this gateway does not know yet), except the types of
+   * `refuseUnhandledTypes`.
+   */
+  @IsIn(['refuse', 'skip']) unhandledTypes: 'refuse' | 'skip' = 'refuse';
+  /**
+   * With `unhandledTypes: skip`: the types still refused with a 400 when no
+   * loaded module handles them (OpenAI's own, by default). `[]` skips them all.
    */
   @IsArray() @IsString({ each: true }) refuseUnhandledTypes: string[] = [...OPENAI_TOOL_TYPES];
 }
@@ -128,6 +136,12 @@ export class GatewayConfig {
   @ValidateNested() @Type(() => TimeoutConfig) timeouts = new TimeoutConfig();
   @ValidateNested() @Type(() => ServerConfig) server = new ServerConfig();
   @ValidateNested() @Type(() => ToolsConfig) tools = new ToolsConfig();
+  /**
+   * Plugins the `switchyard` command loads at boot (`SWITCHYARD_PLUGINS`,
+   * `--plugin`): installed package names, or paths to files, each exporting
+   * tool modules (see `definePlugin`).
+   */
+  @IsArray() @IsString({ each: true }) plugins: string[] = [];
   /**
    * Sections owned by modules (`mcp`, `state`, `limits`, `storage`,
    * `observability`, `transports`, `auth`, ...): each module

@@ -57,6 +57,22 @@ export function unknownKeysByShape(value: unknown, shape: KeyShape, path: string
   });
 }
 
+/**
+ * The value with the keys the shape refuses left out, so that a section's
+ * own check can still report its wrong values beside the unknown keys.
+ */
+export function knownKeysOnly(value: unknown, shape: KeyShape): unknown {
+  if (shape === true || value === undefined || value === null) return value;
+  if (Array.isArray(shape)) return Array.isArray(value) ? value.map((entry) => knownKeysOnly(entry, shape[0])) : value;
+  if (!isPlainObject(value)) return value;
+  const object = shape as { readonly [key: string]: KeyShape };
+  const kept = Object.entries(value).flatMap(([key, inner]) => {
+    const innerShape = object[key] ?? object['*'];
+    return innerShape === undefined ? [] : [[key, knownKeysOnly(inner, innerShape)] as const];
+  });
+  return Object.fromEntries(kept);
+}
+
 /** The properties a class-validator class declares (its decorated ones). */
 export function declaredProperties(target: Function): string[] {
   const metadata = getMetadataStorage().getTargetValidationMetadatas(target, '', true, false);

@@ -125,7 +125,10 @@ export class ContextLengthExceededError extends UpstreamHttpError {
 
 /** A 503 for every use of a tool's tables (file search) while their database driver is not installed; boot goes on without it. */
 export class DriverMissingError extends GatewayError {
-  constructor(pkg: string, kind: string) {
+  constructor(
+    readonly pkg: string,
+    kind: string,
+  ) {
     super(`tool tables on ${kind} need the package ${pkg}, an optional peer dependency: npm install ${pkg}`, 503, 'server_error', 'driver_missing');
   }
 }

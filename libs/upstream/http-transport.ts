@@ -3,6 +3,7 @@ import https from 'node:https';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
+import { missingV1Hint, notFoundMessage } from './upstream-hints.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
@@ -117,7 +118,10 @@ export class HttpTransport {
       const opts = fresh ? { ...options, agent: false as const } : options;
       return this.secure ? https.request(url, opts) : http.request(url, opts);
     };
-    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow).start();
+    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow, {
+      method: call.method,
+      fromRoot: !!call.fromRoot,
+    }).start();
   }
 
   async json(call: HttpCall): Promise<unknown> {
@@ -190,6 +194,8 @@ class Exchange implements UpstreamBody {
     private readonly signal: AbortSignal | undefined,
     private readonly limits: TimeoutConfig,
     private readonly flow?: FlowGate,
+    /** How it was called, for an error that names the call (a 404's URL and fix). */
+    private readonly call: { method: string; fromRoot: boolean } = { method: 'POST', fromRoot: false },
   ) {}
 
   private stopFlow: (() => void) | undefined;
@@ -373,7 +379,13 @@ class Exchange implements UpstreamBody {
     };
     this.onEnd = () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const message = upstreamErrorMessage(raw) || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
+      const said = upstreamErrorMessage(raw);
+      let message = said || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
+      // A bare 404, or one from outside /v1, is most often the base URL: name the URL called and the fix.
+      // A 404 the upstream explains itself (an unknown model) keeps its words as they are.
+      const hint = this.status === 404 ? missingV1Hint(this.url, this.call.fromRoot) : '';
+      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint))
+        message = notFoundMessage(this.call.method, this.url, said && !/^not found\.?$/i.test(said) ? said : undefined, this.call.fromRoot);
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
       const overflow = contextOverflowError(message, this.status);

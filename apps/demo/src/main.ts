@@ -13,6 +13,10 @@ import { startOrdersMcpServer } from './orders-mcp.server.js';
  * (and, when no UPSTREAM_URL is configured, the simulated upstream standing in
  * for vLLM), sends one example conversation through it with the official
  * `openai` client, prints it, and keeps serving until interrupted.
+ *
+ * Variables: PORT (the gateway, 8080), SIM_PORT (the simulated upstream,
+ * 8000; unused with UPSTREAM_URL), UPSTREAM_URL, DEMO_MODEL, and every
+ * gateway setting's variable.
  */
 const weatherTool = {
   type: 'function' as const,
@@ -26,22 +30,50 @@ function lookUpWeather(city: string): string {
   return JSON.stringify({ city, temperature_c: 18, sky: 'light clouds' });
 }
 
+/** A start-up failure already said in one line naming its variable; printed without a stack. */
+class DemoStartError extends Error {}
+
+/**
+ * Runs `listen`, turning a busy or forbidden port into one line that names
+ * the variable choosing it, as the gateway itself does.
+ */
+async function listenOn<T>(what: string, port: number, variable: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EADDRINUSE') {
+      throw new DemoStartError(`Port ${port} (${what}, variable ${variable}) is already in use: stop the process holding it or choose another port, e.g. ${variable}=${port + 1}.`);
+    }
+    if (code === 'EACCES') throw new DemoStartError(`Not allowed to listen on port ${port} (${what}, variable ${variable}): ports below 1024 need privileges.`);
+    throw err;
+  }
+}
+
 async function main(): Promise<void> {
   let simulator: SimulatedUpstream | undefined;
   const env = { ...process.env };
   if (!env.UPSTREAM_URL) {
-    simulator = new SimulatedUpstream({ reasoning: true, tokenDelayMs: 15 });
-    const { url } = await simulator.listen(Number(env.SIM_PORT ?? 8000), '127.0.0.1');
+    const simulated = new SimulatedUpstream({ reasoning: true, tokenDelayMs: 15 });
+    const simPort = Number(env.SIM_PORT ?? 8000);
+    const { url } = await listenOn('the simulated upstream', simPort, 'SIM_PORT', () => simulated.listen(simPort, '127.0.0.1'));
+    simulator = simulated;
     env.UPSTREAM_URL = url;
     console.log(`SIMULATED upstream (a stand-in for vLLM, not a real model) at ${url}`);
   }
-  // An MCP server the gateway itself will discover and call (a gateway-owned tool).
+  // An MCP server the gateway itself will discover and call (a gateway-owned tool), on a free port.
   const orders = await startOrdersMcpServer();
+  console.log(`MCP server "orders" (a demo tool server the gateway calls) at ${orders.url}`);
   // The request log would interleave with the transcript printed here; REQUEST_LOG=true shows it anyway.
   const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', REQUEST_LOG: 'false', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app, { standalone: true });
-  await app.listen(config.server.port, config.server.host);
+  try {
+    await listenOn('the gateway', config.server.port, 'PORT', () => app.listen(config.server.port, config.server.host));
+  } catch (err) {
+    await Promise.all([app.close(), simulator?.close(), orders.close()]);
+    throw err;
+  }
   const base = `http://127.0.0.1:${config.server.port}/v1`;
   console.log(`Switchyard gateway at ${base} → upstream ${redactUrl(config.upstream.baseUrl)} (${config.upstream.dialect})\n`);
 
@@ -100,6 +132,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  if (err instanceof DemoStartError) console.error(err.message);
+  else console.error(err);
   process.exit(1);
 });

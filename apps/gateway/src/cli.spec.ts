@@ -5,13 +5,14 @@ import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.
 
 describe('switchyard command line', () => {
   it('parses the flags and the check-config command', () => {
-    expect(parseArgs([])).toEqual({ kind: 'serve', configFile: undefined, port: undefined });
-    expect(parseArgs(['--config', 'a.yaml', '--port', '9090'])).toEqual({ kind: 'serve', configFile: 'a.yaml', port: 9090 });
-    expect(parseArgs(['--config=b.json', '--port=0'])).toEqual({ kind: 'serve', configFile: 'b.json', port: 0 });
+    expect(parseArgs([])).toEqual({ kind: 'serve', configFile: undefined, port: undefined, plugins: [] });
+    expect(parseArgs(['--config', 'a.yaml', '--port', '9090'])).toEqual({ kind: 'serve', configFile: 'a.yaml', port: 9090, plugins: [] });
+    expect(parseArgs(['--plugin', 'switchyard-example-dice', '--plugin=./p.js'])).toMatchObject({ kind: 'serve', plugins: ['switchyard-example-dice', './p.js'] });
+    expect(parseArgs(['--config=b.json', '--port=0'])).toEqual({ kind: 'serve', configFile: 'b.json', port: 0, plugins: [] });
     expect(parseArgs(['--help'])).toEqual({ kind: 'help' });
     expect(parseArgs(['--port', '1', '--version'])).toEqual({ kind: 'version' });
-    expect(parseArgs(['check-config', 'c.yaml'])).toEqual({ kind: 'check-config', configFile: 'c.yaml' });
-    expect(parseArgs(['check-config', '--config', 'd.yaml'])).toEqual({ kind: 'check-config', configFile: 'd.yaml' });
+    expect(parseArgs(['check-config', 'c.yaml'])).toEqual({ kind: 'check-config', configFile: 'c.yaml', plugins: [] });
+    expect(parseArgs(['check-config', '--config', 'd.yaml'])).toEqual({ kind: 'check-config', configFile: 'd.yaml', plugins: [] });
   });
 
   it('refuses what it does not know, saying what', () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ConfigSection } from '#config/config-section.js';
 import { ConfigError } from '#config/config.loader.js';
 import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 
@@ -11,25 +12,34 @@ Messages API) in front of a self-hosted model server.
 Options:
   --config <file>   config file, JSON or YAML (overrides SWITCHYARD_CONFIG)
   --port <port>     port to listen on (overrides PORT)
+  --plugin <name>   load a plugin at boot: an installed package or a path to a
+                    file exporting tool modules (repeatable; adds to the
+                    plugins setting and SWITCHYARD_PLUGINS)
   --version         print the version and exit
   --help            print this help and exit
 
 Commands:
   check-config [file]  validate the settings (the file, else SWITCHYARD_CONFIG,
-                       plus the environment) and name each error; exit 0 when valid
+                       plus the environment, with the plugins' own sections) and
+                       name each error; exit 0 when valid
 
 Settings come from defaults, then the config file, then environment variables
 (UPSTREAM_URL, PORT, STORAGE_DRIVER, DATABASE_URL, API_KEYS, ...), then these
 flags. See README.md, "Configuration".
 `;
 
-export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'check-config'; configFile?: string } | { kind: 'serve'; configFile?: string; port?: number };
+export type CliCommand =
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'check-config'; configFile?: string; plugins: string[] }
+  | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
 
 export class UsageError extends Error {}
 
 export function parseArgs(argv: readonly string[]): CliCommand {
   let configFile: string | undefined;
   let port: number | undefined;
+  const plugins: string[] = [];
   let check = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -57,6 +67,9 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (0-65535), got "${raw}"`);
         break;
       }
+      case '--plugin':
+        plugins.push(value());
+        break;
       case 'check-config':
         check = true;
         break;
@@ -65,7 +78,7 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         else throw new UsageError(`unknown argument "${arg}" (see switchyard --help)`);
     }
   }
-  return check ? { kind: 'check-config', configFile } : { kind: 'serve', configFile, port };
+  return check ? { kind: 'check-config', configFile, plugins } : { kind: 'serve', configFile, port, plugins };
 }
 
 /** The version in the project's package.json, found from here whether running from sources or from `dist/`. */
@@ -82,18 +95,19 @@ export function packageVersion(): string {
 }
 
 /** `check-config`: every problem, one per line; the exit code says whether there were any. */
-export function checkConfig(env: Record<string, string | undefined>, configFile?: string): { ok: boolean; lines: string[] } {
+export function checkConfig(env: Record<string, string | undefined>, configFile?: string, sections?: readonly ConfigSection[]): { ok: boolean; lines: string[] } {
   try {
-    // Every module section is validated by the loader, so this finds what starting the gateway would.
-    loadGatewayConfig({ env, file: configFile });
+    // Every module section is validated by the loader (the plugins' too, when given), so this finds what starting the gateway would.
+    loadGatewayConfig({ env, file: configFile, sections });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
+    // Each line is one problem; the heading is said by `error:` already.
     const lines = err.message
       .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && l !== 'Invalid configuration:');
+      .map((l) => l.trim().replace(/^Invalid configuration:\s*/, ''))
+      .filter(Boolean);
     return { ok: false, lines: lines.map((l) => `error: ${l}`) };
   }
   const source = configFile ?? env.SWITCHYARD_CONFIG;
-  return { ok: true, lines: [`ok: ${source ? `${source} and the environment` : 'the environment'} give a valid configuration`] };
+  return { ok: true, lines: [`ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`] };
 }

@@ -19,6 +19,7 @@ import { startupSummary } from '#observability/startup/startup-summary.js';
 import { readObservabilitySettings, readStorageSettings, readTransportsSettings } from '#src/config-sections.js';
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
+import { describePlugin, loadPlugins, pluginExtras, pluginSpecifiers } from './plugins.js';
 import { StartupError, describeStartupError } from './startup-error.js';
 import { SECRET_ENV_SERVICE, STARTED_SERVICE, isWorker, runPrimary, secretEnvService, secretsFromPrimary, workerCount } from './workers.js';
 
@@ -29,6 +30,8 @@ export interface BootedGateway {
 }
 
 export interface BootOptions {
+  /** What the loaded plugins add: tool modules beside the built-in ones, and overrides (see `pluginExtras`). */
+  plugins?: ReturnType<typeof pluginExtras>;
   /**
    * Exit the process once Nest's shutdown hooks have run on SIGTERM/SIGINT
    * (the deployable gateway), rather than re-raising the signal.
@@ -47,8 +50,9 @@ export async function bootGateway(config: GatewayConfig, logger: LoggerService |
   const brokers = [transports.natsUrl && 'NATS', transports.redisUrl && 'Redis'].filter((name): name is string => !!name);
   // Loaded only when a broker is configured: an HTTP-only gateway needs no broker client installed.
   const microservice = brokers.length > 0 ? await import('#src/microservice.js') : undefined;
-  const imports = microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: transports.patternPrefix })] : [];
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports }), { bodyParser: false, logger, abortOnError: false });
+  const imports = [...(options.plugins?.imports ?? []), ...(microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: transports.patternPrefix })] : [])];
+  const overrides = { upstream: options.plugins?.upstream, stateStore: options.plugins?.stateStore };
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports, ...overrides }), { bodyParser: false, logger, abortOnError: false });
   try {
     // Registered before configureGatewayApp's own call (which then keeps these): exit 0 once shut
     // down, rather than re-raising the signal, which a second-signal handler would take for an
@@ -78,6 +82,8 @@ export interface HostOptions {
   configFile?: string;
   /** `--port`: overrides PORT. */
   port?: number;
+  /** `--plugin` flags: loaded after the config file's `plugins` and `SWITCHYARD_PLUGINS`. */
+  plugins?: readonly string[];
   out?: LineSink;
   /**
    * Worker mode: the entry point each worker runs and its arguments (the
@@ -120,13 +126,19 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
   try {
     // A worker's credentials come from the primary over the IPC channel, never through its environment.
     const env = isWorker() ? { ...options.env, ...(await secretsFromPrimary()) } : options.env;
+    // Plugins first: their modules may declare config sections, which the config is then checked against.
+    const specifiers = pluginSpecifiers({ env, configFile: options.configFile, flags: options.plugins });
+    const plugins = await loadPlugins(specifiers);
+    const extras = pluginExtras(plugins);
+    const sections = gatewayConfigSections({ imports: extras.imports });
     config = loadGatewayConfig({
       env,
       file: options.configFile,
-      overrides: options.port !== undefined ? { server: { port: options.port } } : undefined,
+      sections,
+      overrides: { plugins: specifiers, ...(options.port !== undefined ? { server: { port: options.port } } : {}) },
     });
     // Loaded: the credentials leave the environment, so no child process (a sandbox, an MCP server) inherits them.
-    const secrets = takeSecretEnv(options.env, secretEnvNames(gatewayConfigSections()));
+    const secrets = takeSecretEnv(options.env, secretEnvNames(sections));
     if (options.env !== process.env) takeSecretEnv(process.env, Object.keys(secrets));
     // Broker patterns are served from one process (see below), so with a broker and no
     // WORKERS setting the gateway runs as one process rather than one per core.
@@ -159,7 +171,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       return null;
     }
     const nestLogger = new NestLogBridge(writer);
-    const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true });
+    const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true, plugins: extras });
     const microservice = booted.brokers.length > 0 ? await import('#src/microservice.js') : undefined;
     app = booted.app;
     const runs = microservice ? app.get(microservice.RpcRunRegistry) : undefined;
@@ -191,6 +203,7 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const summary = {
       ...startupSummary(config, app.get(ToolHandlerExplorer), url),
       ...(booted.brokers.length > 0 ? { brokers: booted.brokers } : {}),
+      ...(plugins.length > 0 ? { plugins: plugins.map(describePlugin) } : {}),
     };
     // In worker mode the primary prints one summary for all the workers.
     if (primaryOffers(STARTED_SERVICE)) await notifyPrimary(STARTED_SERVICE, summary);

@@ -90,7 +90,7 @@ class FunctionExecutor extends StubExecutor {
   readonly type = 'function';
 }
 
-/** Not tagged: discovery must not pick it up. */
+/** Shaped like a handler but not tagged: the boot must refuse it rather than skip its type. */
 @Injectable()
 class UntaggedHandler extends StubHandler {
   readonly type = 'untagged';
@@ -159,8 +159,14 @@ async function explore(...providers: Provider[]): Promise<ToolHandlerExplorer> {
 }
 
 describe('ToolHandlerExplorer (Nest discovery)', () => {
+  it('refuses a provider shaped like a handler that lacks its decorator, naming it and the fix', async () => {
+    await expect(explore(FunctionToolHandler, UntaggedHandler)).rejects.toThrow(
+      `UntaggedHandler is shaped like a ToolHandler for "untagged" but is not tagged: add @ToolHandlerProvider({ type: 'untagged' }), or its declarations would find no handler.`,
+    );
+  });
+
   it('finds tagged handlers and executors and indexes them by type, alias and item type', async () => {
-    const explorer = await explore(SearchHandler, SearchExecutor, FunctionToolHandler, ProbeToolHandler, ProbeExecutor, UntaggedHandler);
+    const explorer = await explore(SearchHandler, SearchExecutor, FunctionToolHandler, ProbeToolHandler, ProbeExecutor);
 
     expect(explorer.types().sort()).toEqual(['function', 'probe', 'web_search']);
     expect(explorer.handlerForType('web_search')).toBeInstanceOf(SearchHandler);

@@ -53,6 +53,7 @@ export class ToolHandlerExplorer implements OnModuleInit {
       this.addExecutor(executor, name);
     }
     for (const [item, name] of this.tagged<InputItemHandler>(InputItemProvider, 'InputItemProvider', (i) => i.itemType)) this.addInputItem(item, name);
+    this.refuseUntagged();
     this.checkPairs();
     const roles = [...this.handlersByType.entries()].map(([type, handler]) =>
       !handler.gatewayOwned ? `${type} (client)` : this.executorsByType.has(type) ? `${type} (gateway)` : `${type} (declared only, no executor)`,
@@ -78,6 +79,31 @@ export class ToolHandlerExplorer implements OnModuleInit {
       if (own !== key) throw new ToolRegistrationError(`${name} is tagged @${label}({ type: "${key}" }) but its instance says "${own}".`);
       return [instance, name];
     });
+  }
+
+  /**
+   * A provider shaped like a handler or an executor but without its
+   * decorator would never be indexed: its type's declarations would be
+   * refused or skipped with nothing saying why. Refused at boot instead.
+   */
+  private refuseUntagged(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object' || typeof instance.type !== 'string') continue;
+      const name = String(wrapper.name);
+      const handlerShaped = typeof instance.validate === 'function' && typeof instance.normalize === 'function';
+      if (handlerShaped && this.discovery.getMetadataByDecorator(ToolHandlerProvider, wrapper) === undefined) {
+        throw new ToolRegistrationError(
+          `${name} is shaped like a ToolHandler for "${instance.type}" but is not tagged: add @ToolHandlerProvider({ type: '${instance.type}' }), or its declarations would find no handler.`,
+        );
+      }
+      const executorShaped = typeof instance.execute === 'function' && typeof instance.planEvents === 'function';
+      if (executorShaped && this.discovery.getMetadataByDecorator(GatewayExecutorProvider, wrapper) === undefined) {
+        throw new ToolRegistrationError(
+          `${name} is shaped like a GatewayExecutor for "${instance.type}" but is not tagged: add @GatewayExecutorProvider({ type: '${instance.type}' }), or its calls would never run.`,
+        );
+      }
+    }
   }
 
   private checkPairs(): void {

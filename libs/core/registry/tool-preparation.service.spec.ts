@@ -115,7 +115,14 @@ describe('ToolPreparationService', () => {
       expect(listing.contexts).toHaveLength(0);
     });
 
-    it('skips declarations of unknown types instead of failing or registering them', async () => {
+    it('refuses a declared type no loaded module handles, naming it and what is loaded', async () => {
+      const err = await invalidAsync(() => prep.prepare([fn('known'), { type: 'hologram', name: 'h' }], ctx));
+      expect(err).toMatchObject({ param: 'tools[1].type', code: 'unsupported_tool_type' });
+      expect(err.message).toMatch(/^tools\[1\]\.type "hologram" is not available on this gateway: no loaded tool module handles it \(loaded: .*function/);
+    });
+
+    it('with unhandledTypes: skip, skips declarations of unknown types instead of failing or registering them', async () => {
+      const { prep } = service({ config: { tools: { unhandledTypes: 'skip' } } });
       const registry = await prep.prepare([{ type: 'hologram', name: 'h' }, fn('known')], ctx);
       expect([...registry.names()]).toEqual(['known']);
       expect(registry.functions.map((f) => f.name)).toEqual(['known']);

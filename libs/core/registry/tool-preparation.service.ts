@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
@@ -32,6 +32,16 @@ export class ToolPreparationService {
   }
   private refusedTypes?: ReadonlySet<string>;
 
+  private readonly logger = new Logger('ToolPreparation');
+  /** Types already logged as skipped: one line per type per process, not one per request. */
+  private readonly skippedTypes = new Set<string>();
+
+  private noteSkipped(type: string): void {
+    if (this.skippedTypes.has(type) || this.skippedTypes.size >= 64) return;
+    this.skippedTypes.add(type);
+    this.logger.warn(`Skipping declared tool type "${type}": no loaded tool module handles it (tools.unhandledTypes: skip).`);
+  }
+
   /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
     const limit = this.config.tools.maxToolsPerRequest;
@@ -53,13 +63,19 @@ export class ToolPreparationService {
         throw new InvalidRequestError(`${path}.type is required and must be a string.`, `${path}.type`);
       }
       const handler = this.explorer.handlerForWireTag(type);
-      // Unknown types are recognised and skipped, never executed: newer clients
-      // may declare tools this gateway does not know yet. The configured ones
-      // (`tools.refuseUnhandledTypes`, OpenAI's own types) are the exception: a 400.
+      // A type no loaded module handles is a 400 naming it (`tools.unhandledTypes: refuse`):
+      // a module left out of `imports` or a plugin not loaded must not turn into a tool
+      // silently dropped. With `skip`, newer clients' types are left out (never executed)
+      // and logged, except `tools.refuseUnhandledTypes` (OpenAI's own types).
       if (!handler) {
-        if (this.refused.has(type)) {
-          throw new InvalidRequestError(`${path}.type "${type}" is not available on this gateway: no module runs it here.`, `${path}.type`, 'unsupported_tool_type');
+        if (this.config.tools.unhandledTypes !== 'skip' || this.refused.has(type)) {
+          throw new InvalidRequestError(
+            `${path}.type "${type}" is not available on this gateway: no loaded tool module handles it (loaded: ${this.explorer.types().join(', ')}).`,
+            `${path}.type`,
+            'unsupported_tool_type',
+          );
         }
+        this.noteSkipped(type);
         return;
       }
       validated.push({ index, handler, params: handler.validate(declaration, path), declaration });

@@ -45,15 +45,23 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
     const status = err.getStatus();
     // Nest's router says "Cannot GET /path"; keep the method and path, which is what the caller needs to see.
     const unrouted = /^Cannot (\S+) (\S+)$/.exec(err.message);
-    const message =
-      status !== 404
-        ? err.message
-        : unrouted
-          ? `No route for ${unrouted[1]} ${unrouted[2].split('?')[0]} on this gateway (the Responses API is under /v1/responses).`
-          : 'Not found.';
+    const message = status !== 404 ? err.message : unrouted ? noRouteMessage(unrouted[1], unrouted[2].split('?')[0]) : 'Not found.';
     return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
   }
   return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');
+}
+
+/**
+ * What an unrouted request should have been. `GET /v1/responses` is the
+ * usual one: the Responses API has no list (a GET there is only the
+ * WebSocket mode's upgrade), a response is created by POST and read back by its id.
+ */
+export function noRouteMessage(method: string, path: string): string {
+  if (/^\/v1\/responses\/?$/.test(path)) {
+    const socket = method === 'GET' ? ' without a WebSocket upgrade (with one it is the WebSocket mode)' : '';
+    return `${method} ${path}${socket} is not a route: create a response with POST /v1/responses, and read a stored one with GET /v1/responses/{response_id}.`;
+  }
+  return `No route for ${method} ${path} on this gateway (responses are created with POST /v1/responses; GET /openapi.json lists every route).`;
 }
 
 function envelope(status: number, message: string, type: string, code: string | null): { status: number; body: ErrorEnvelope } {

@@ -20,8 +20,8 @@ describe('the observability config section', () => {
   });
 
   it('names the bad setting and its variable', () => {
-    expect(() => load({ REQUEST_LOG: 'maybe' })).toThrow(/observability\.requestLog \(REQUEST_LOG\) must be true or false/);
-    expect(() => load({ LOG_FORMAT: 'xml' })).toThrow(/observability\.logFormat \(LOG_FORMAT\): logFormat must be one of/);
+    expect(() => load({ REQUEST_LOG: 'maybe' })).toThrow(/observability\.requestLog \(REQUEST_LOG\): must be true or false \(got "maybe"\)/);
+    expect(() => load({ LOG_FORMAT: 'xml' })).toThrow(/observability\.logFormat \(LOG_FORMAT\): must be one of "auto", "json", "text" \(got "xml"\)/);
     expect(() => load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector' })).toThrow(/observability\.otlpTracesUrl \(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\)/);
   });
 

@@ -6,6 +6,11 @@ import type { Env } from '#config/config-section.js';
 export class ObservabilityConfig {
   /** Log lines: `json` (one object per line), `text`, or `auto`: JSON unless stdout is a terminal. */
   @IsIn(['auto', 'json', 'text']) logFormat: 'auto' | 'json' | 'text' = 'auto';
+  /**
+   * The least severe lines written: `error`, `warn`, `info`, or `debug`, which
+   * adds what Nest says while it boots (each module and route mapped).
+   */
+  @IsIn(['error', 'warn', 'info', 'debug']) logLevel: 'error' | 'warn' | 'info' | 'debug' = 'info';
   /** One log line per request. */
   @IsBoolean() requestLog = true;
   /** Prometheus metrics at `GET /metrics`. */
@@ -46,6 +51,7 @@ export const observabilityConfigSection = defineClassSection({
   token: OBSERVABILITY_SETTINGS,
   env: [
     { env: 'LOG_FORMAT', path: 'logFormat', kind: 'string' },
+    { env: 'LOG_LEVEL', path: 'logLevel', kind: 'string' },
     { env: 'REQUEST_LOG', path: 'requestLog', kind: 'bool' },
     { env: 'METRICS', path: 'metrics', kind: 'bool' },
     { env: 'METRICS_PORT', path: 'metricsPort', kind: 'int' },

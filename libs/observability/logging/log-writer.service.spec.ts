@@ -30,4 +30,17 @@ describe('LogWriter', () => {
     new LogWriter(parseObservabilitySettings({ logFormat: 'text' }), pipe).write('info', 'x');
     expect(pipe.lines[0]).toMatch(/ INFO x\n$/);
   });
+
+  it('writes only lines at least as severe as the log level', () => {
+    const out = sink(false);
+    const writer = new LogWriter(parseObservabilitySettings({ logLevel: 'warn' }), out);
+    for (const level of ['debug', 'info', 'warn', 'error'] as const) writer.write(level, level);
+    expect(out.lines.map((l) => JSON.parse(l).msg)).toEqual(['warn', 'error']);
+    const verbose = sink(false);
+    const debug = new LogWriter(parseObservabilitySettings({ logLevel: 'debug' }), verbose);
+    debug.write('debug', 'mapped a route');
+    expect(JSON.parse(verbose.lines[0])).toMatchObject({ level: 'debug', msg: 'mapped a route' });
+    expect(new LogWriter(parseObservabilitySettings(undefined), sink(false)).enabled('debug')).toBe(false);
+    expect(() => parseObservabilitySettings({ logLevel: 'trace' })).toThrow('observability.logLevel: must be one of "error", "warn", "info", "debug" (got "trace")');
+  });
 });

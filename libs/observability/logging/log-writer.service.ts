@@ -2,7 +2,10 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 
 export type LogFields = Record<string, unknown>;
-export type LogLevel = 'info' | 'warn' | 'error';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Severity order: a line is written when it is at least as severe as `observability.logLevel`. */
+const SEVERITY: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 /** Where lines go (stdout unless a host provides `LOG_SINK`). */
 export const LOG_SINK = Symbol('LOG_SINK');
@@ -23,10 +26,18 @@ export class LogWriter {
 
   private readonly sink: LineSink;
 
+  private readonly least: number;
+
   constructor(@Inject(OBSERVABILITY_SETTINGS) settings: ObservabilityConfig, @Optional() @Inject(LOG_SINK) sink?: LineSink) {
     this.sink = sink ?? process.stdout;
     const format = settings.logFormat;
     this.json = format === 'json' || (format === 'auto' && !this.sink.isTTY);
+    this.least = SEVERITY[settings.logLevel ?? 'info'];
+  }
+
+  /** Whether a line of this level is written, for callers whose fields cost something to build. */
+  enabled(level: LogLevel): boolean {
+    return SEVERITY[level] >= this.least;
   }
 
   get isJson(): boolean {
@@ -34,6 +45,7 @@ export class LogWriter {
   }
 
   write(level: LogLevel, msg: string, fields: LogFields = {}): void {
+    if (!this.enabled(level)) return;
     this.sink.write(this.format(level, msg, fields) + '\n');
   }
 

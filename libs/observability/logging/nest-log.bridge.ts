@@ -16,8 +16,8 @@ export class NestLogBridge implements LoggerService {
   constructor(private readonly writer: LogWriter) {}
 
   log(message: unknown, context?: string): void {
-    if (context && QUIET_CONTEXTS.has(context)) return;
-    this.writer.write('info', String(message), context ? { context } : {});
+    // What the summary replaces is still there for `LOG_LEVEL=debug`.
+    this.writer.write(context && QUIET_CONTEXTS.has(context) ? 'debug' : 'info', String(message), context ? { context } : {});
   }
 
   warn(message: unknown, context?: string): void {
@@ -34,6 +34,11 @@ export class NestLogBridge implements LoggerService {
     });
   }
 
-  debug(): void {}
-  verbose(): void {}
+  debug(message: unknown, context?: string): void {
+    this.writer.write('debug', String(message), context ? { context } : {});
+  }
+
+  verbose(message: unknown, context?: string): void {
+    this.debug(message, context);
+  }
 }

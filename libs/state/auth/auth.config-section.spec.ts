@@ -14,8 +14,8 @@ describe('the auth config section', () => {
   });
 
   it('names the bad setting and its variable, inside oidc too', () => {
-    expect(() => load({ MAX_SOCKETS_PER_OWNER: '0' })).toThrow(/auth\.maxSocketsPerOwner \(MAX_SOCKETS_PER_OWNER\): maxSocketsPerOwner must not be less than 1/);
-    expect(() => load({ OIDC_AUDIENCE: 'gw' })).toThrow(/auth\.oidc\.issuer \(OIDC_ISSUER\): issuer must be a URL address/);
+    expect(() => load({ MAX_SOCKETS_PER_OWNER: '0' })).toThrow(/auth\.maxSocketsPerOwner \(MAX_SOCKETS_PER_OWNER\): must be an integer of at least 1 \(got 0\)/);
+    expect(() => load({ OIDC_AUDIENCE: 'gw' })).toThrow(/auth\.oidc\.issuer \(OIDC_ISSUER\): must be a URL starting http:\/\/ or https:\/\//);
   });
 
   it('refuses an unknown key at any depth with the closest valid name', () => {

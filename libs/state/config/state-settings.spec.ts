@@ -28,10 +28,10 @@ describe('readStateSettings', () => {
     expect(() => read({ compactionKey: 'short-secret' })).toThrow(/state\.compactionKey: must be a string of at least 16/);
     expect(() => read({ compactionKey: 'short-secret' })).not.toThrow(/short-secret/);
     expect(() => read({ socketCacheSize: 0 })).toThrow(/state\.socketCacheSize/);
-    expect(() => read({ socketCache: 1 })).toThrow(/state\.socketCache: is not a setting/);
+    expect(() => read({ socketCache: 1 })).toThrow(/unknown config key "state\.socketCache" \(did you mean "state\.socketCacheSize"\?\)/);
     expect(() => read('yes')).toThrow(/state must be an object/);
     expect(() => read({ background: { maxRuns: 0 } })).toThrow(/state\.background\.maxRuns: must be an integer from 1/);
-    expect(() => read({ background: { lease: 1 } })).toThrow(/state\.background\.lease: is not a setting/);
+    expect(() => read({ background: { lease: 1 } })).toThrow(/unknown config key "state\.background\.lease"/);
     expect(() => read({ background: [] })).toThrow(/state\.background: must be an object/);
   });
 

@@ -1,3 +1,7 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
+import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
+import type { KeyShape } from '#config/config-section.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 
 /**
@@ -11,100 +15,59 @@ export class StateConfigError extends Error {}
 
 export const STATE_SETTINGS = Symbol('STATE_SETTINGS');
 
-export interface StateSettings {
-  /**
-   * Signs compaction items (HMAC-SHA256) so that clients cannot hand the
-   * model a summary the gateway never wrote. Every replica behind one load
-   * balancer needs the same key; without one, items are unsigned.
-   */
-  compactionKey: string | null;
-  /** Responses a WebSocket remembers for `previous_response_id` (store:false continuations). */
-  socketCacheSize: number;
-  /** Most recent transcript items a compaction keeps verbatim. */
-  compactionKeepItems: number;
-  background: BackgroundSettings;
-}
+export const DEFAULT_SOCKET_CACHE_SIZE = 8;
+export const DEFAULT_COMPACTION_KEEP_ITEMS = 2;
+/** Short keys make the signature guessable; 16 characters is a floor, not a recommendation. */
+const MIN_KEY_LENGTH = 16;
 
 /** `state.background`: how many background responses may run, and how a crashed gateway's runs are found. */
-export interface BackgroundSettings {
+export class BackgroundSettings {
   /** Live background runs across every gateway sharing the store; past it, create answers 429. */
-  maxRuns: number;
-  maxRunsPerOwner: number;
+  @IsInt() @Min(1) @Max(1_000_000) maxRuns = 256;
+  @IsInt() @Min(1) @Max(1_000_000) maxRunsPerOwner = 32;
   /**
    * A running gateway renews its runs' leases every third of this; a run whose
    * lease lapses (its gateway crashed) is ended `failed` by whichever gateway
    * notices first.
    */
-  leaseMs: number;
+  @IsInt() @Min(300) @Max(3_600_000) leaseMs = 30_000;
   /** How often a stream follower re-reads the store when no notification came (SQLite across processes). */
-  pollMs: number;
+  @IsInt() @Min(10) @Max(60_000) pollMs = 1_000;
 }
 
-export const DEFAULT_BACKGROUND_SETTINGS: BackgroundSettings = { maxRuns: 256, maxRunsPerOwner: 32, leaseMs: 30_000, pollMs: 1_000 };
-const BACKGROUND_KEYS = new Set(Object.keys(DEFAULT_BACKGROUND_SETTINGS));
-
-export const DEFAULT_SOCKET_CACHE_SIZE = 8;
-export const DEFAULT_COMPACTION_KEEP_ITEMS = 2;
-/** Short keys make the signature guessable; 16 characters is a floor, not a recommendation. */
-const MIN_KEY_LENGTH = 16;
-export const STATE_KEYS = new Set(['compactionKey', 'socketCacheSize', 'compactionKeepItems', 'background']);
-
-function fail(setting: string, message: string, value?: unknown): never {
-  // Never echo the key itself.
-  const got = value === undefined || setting === 'compactionKey' ? '' : ` (got ${JSON.stringify(value)})`;
-  throw new StateConfigError(`Invalid configuration: state.${setting}: ${message}${got}`);
+export class StateSettings {
+  /**
+   * Signs compaction items (HMAC-SHA256) so that clients cannot hand the
+   * model a summary the gateway never wrote. Every replica behind one load
+   * balancer needs the same key; without one, items are unsigned.
+   */
+  @IsOptional() @IsString() @MinLength(MIN_KEY_LENGTH) compactionKey: string | null = null;
+  /** Responses a WebSocket remembers for `previous_response_id` (store:false continuations). */
+  @IsInt() @Min(1) @Max(1000) socketCacheSize = DEFAULT_SOCKET_CACHE_SIZE;
+  /** Most recent transcript items a compaction keeps verbatim. */
+  @IsInt() @Min(0) @Max(100) compactionKeepItems = DEFAULT_COMPACTION_KEEP_ITEMS;
+  @IsObject() @ValidateNested() @Type(() => BackgroundSettings) background = new BackgroundSettings();
 }
 
-function integer(raw: Record<string, unknown>, key: string, min: number, max: number, fallback: number): number {
-  const value = raw[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(key, `must be an integer from ${min} to ${max}`, value);
+export const DEFAULT_BACKGROUND_SETTINGS: BackgroundSettings = Object.freeze(new BackgroundSettings());
+
+/** The keys of `state`, read from the classes. */
+export const STATE_KEYS: KeyShape = { ...(classSectionKeys(StateSettings) as Record<string, KeyShape>), background: classSectionKeys(BackgroundSettings) };
+
+/** `null` in a file means "the default", as it did before the section had a class. */
+function withoutNulls(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, withoutNulls(v)]])));
+}
+
+export function parseStateSettings(section: unknown): StateSettings {
+  try {
+    return parseClassSection('state', StateSettings, withoutNulls(section));
+  } catch (err) {
+    throw new StateConfigError((err as Error).message);
   }
-  return value;
 }
 
 export function readStateSettings(config: GatewayConfig): StateSettings {
-  const section = (config as GatewayConfig & { state?: unknown }).state;
-  if (section !== undefined && section !== null && (typeof section !== 'object' || Array.isArray(section))) {
-    throw new StateConfigError('Invalid configuration: state must be an object.');
-  }
-  const raw = (section ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(raw)) {
-    if (!STATE_KEYS.has(key)) fail(key, `is not a setting (known: ${[...STATE_KEYS].join(', ')})`);
-  }
-  const key = raw.compactionKey;
-  if (key !== undefined && key !== null && (typeof key !== 'string' || key.length < MIN_KEY_LENGTH)) {
-    fail('compactionKey', `must be a string of at least ${MIN_KEY_LENGTH} characters`);
-  }
-  return {
-    background: readBackgroundSettings(raw.background),
-    compactionKey: (key as string | undefined) ?? null,
-    socketCacheSize: integer(raw, 'socketCacheSize', 1, 1000, DEFAULT_SOCKET_CACHE_SIZE),
-    compactionKeepItems: integer(raw, 'compactionKeepItems', 0, 100, DEFAULT_COMPACTION_KEEP_ITEMS),
-  };
-}
-
-function readBackgroundSettings(section: unknown): BackgroundSettings {
-  if (section === undefined || section === null) return { ...DEFAULT_BACKGROUND_SETTINGS };
-  if (typeof section !== 'object' || Array.isArray(section)) fail('background', 'must be an object');
-  const raw = section as Record<string, unknown>;
-  for (const key of Object.keys(raw)) {
-    if (!BACKGROUND_KEYS.has(key)) fail(`background.${key}`, `is not a setting (known: ${[...BACKGROUND_KEYS].join(', ')})`);
-  }
-  const d = DEFAULT_BACKGROUND_SETTINGS;
-  const at = (key: keyof BackgroundSettings, min: number, max: number) => {
-    const value = raw[key];
-    if (value === undefined || value === null) return d[key];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      fail(`background.${key}`, `must be an integer from ${min} to ${max}`, value);
-    }
-    return value;
-  };
-  return {
-    maxRuns: at('maxRuns', 1, 1_000_000),
-    maxRunsPerOwner: at('maxRunsPerOwner', 1, 1_000_000),
-    leaseMs: at('leaseMs', 300, 3_600_000),
-    pollMs: at('pollMs', 10, 60_000),
-  };
+  return parseStateSettings((config as GatewayConfig & { state?: unknown }).state);
 }

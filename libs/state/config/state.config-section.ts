@@ -1,5 +1,5 @@
 import { defineConfigSection } from '#config/config-section.js';
-import { DEFAULT_BACKGROUND_SETTINGS, STATE_KEYS, STATE_SETTINGS, type StateSettings, readStateSettings } from './state-settings.js';
+import { STATE_KEYS, STATE_SETTINGS, type StateSettings, readStateSettings } from './state-settings.js';
 
 /** The `state` section: compaction, the WebSocket cache, background runs. */
 export const stateConfigSection = defineConfigSection<StateSettings>({
@@ -11,9 +11,6 @@ export const stateConfigSection = defineConfigSection<StateSettings>({
     { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'background.maxRunsPerOwner', kind: 'int' },
     { env: 'BACKGROUND_LEASE_MS', path: 'background.leaseMs', kind: 'int' },
   ],
-  keys: {
-    ...Object.fromEntries([...STATE_KEYS].map((k) => [k, true as const])),
-    background: Object.fromEntries(Object.keys(DEFAULT_BACKGROUND_SETTINGS).map((k) => [k, true as const])),
-  },
+  keys: STATE_KEYS,
   parse: (_section, config) => readStateSettings(config),
 });

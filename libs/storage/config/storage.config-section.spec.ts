@@ -32,8 +32,12 @@ describe('the storage config section', () => {
   });
 
   it('names the bad setting with its variable, and every bad setting at once', () => {
-    expect(() => loadGatewayConfig({ sections, env: { STORAGE_DRIVER: 'mongo' } })).toThrow(/storage\.driver \(STORAGE_DRIVER\): driver must be one of/);
-    expect(() => loadGatewayConfig({ sections, env: { STORE_QUERY_TIMEOUT_MS: 'soon' } })).toThrow('storage.queryTimeoutMs (STORE_QUERY_TIMEOUT_MS) must be an integer');
+    expect(() => loadGatewayConfig({ sections, env: { STORAGE_DRIVER: 'mongo' } })).toThrow(
+      /storage\.driver \(STORAGE_DRIVER\): must be one of "sqlite", "postgres", "memory" \(got "mongo"\)/,
+    );
+    expect(() => loadGatewayConfig({ sections, env: { STORE_QUERY_TIMEOUT_MS: 'soon' } })).toThrow(
+      'storage.queryTimeoutMs (STORE_QUERY_TIMEOUT_MS): must be an integer (got "soon")',
+    );
     let message = '';
     try {
       loadGatewayConfig({ sections, overrides: { storage: { connectTimeoutMs: 0, queryTimeoutMs: 0 } } });
@@ -41,8 +45,8 @@ describe('the storage config section', () => {
       message = (err as Error).message;
     }
     expect(message.split('\n').slice(1)).toEqual([
-      expect.stringMatching(/^ {2}storage\.connectTimeoutMs \(STORE_CONNECT_TIMEOUT_MS\): connectTimeoutMs must not be less than 1 \(got 0\)$/),
-      expect.stringMatching(/^ {2}storage\.queryTimeoutMs \(STORE_QUERY_TIMEOUT_MS\): queryTimeoutMs must not be less than 1 \(got 0\)$/),
+      expect.stringMatching(/^ {2}storage\.connectTimeoutMs \(STORE_CONNECT_TIMEOUT_MS\): must be an integer of at least 1 \(got 0\)$/),
+      expect.stringMatching(/^ {2}storage\.queryTimeoutMs \(STORE_QUERY_TIMEOUT_MS\): must be an integer of at least 1 \(got 0\)$/),
     ]);
   });
 

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min, type ValidationError, validateSync } from 'class-validator';
-import { InvalidRequestError } from '../errors.js';
-import type { JsonObject } from '../items.js';
+import { gotPart, violationMessage } from '#config/validation-messages.js';
+import { InvalidRequestError } from '#tool-sdk/errors.js';
+import type { JsonObject } from '#tool-sdk/items.js';
 
 /**
  * The one validation path of request bodies and query strings, used by every
@@ -18,13 +19,16 @@ export function requestBody(body: unknown, options: { optional?: boolean } = {})
   return body as JsonObject;
 }
 
-/** The first failed constraint, depth first, with its dotted path (`reasoning.effort`). */
+/**
+ * The first field that failed, depth first, with its dotted path
+ * (`reasoning.effort`): one message saying what the field takes and what came,
+ * however many of its rules the value broke (see `violationMessage`).
+ */
 export function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | null {
   for (const e of errors) {
     const param = prefix ? `${prefix}.${e.property}` : e.property;
     if (e.constraints) {
-      const message = Object.values(e.constraints)[0];
-      return { param, message: `Invalid value for '${param}': ${message}.` };
+      return { param, message: `Invalid value for '${param}': ${violationMessage(e)}${gotPart(e.value)}.` };
     }
     const nested = firstViolation(e.children ?? [], param);
     if (nested) return nested;

@@ -114,6 +114,7 @@ export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown
     private readonly store: FileSearchStore,
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(TOOL_STORAGE) private readonly storage: ToolStorage,
+    private readonly handler: FileSearchToolHandler,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -121,7 +122,11 @@ export class FileSearchToolModule implements OnModuleInit, OnApplicationShutdown
       await this.store.init();
     } catch (e) {
       // A package install without the driver: the rest of the gateway serves; file search says why it cannot.
-      if (e instanceof DriverMissingError) return new Logger('FileSearch').warn(`file_search is off: ${e.message}`);
+      if (e instanceof DriverMissingError) {
+        const where = this.storage.describeSql(indexLocation(this.settings));
+        this.handler.unavailable = `needs the package ${e.pkg} (file search keeps its index in ${where}): npm install ${e.pkg}; until then its routes and calls answer 503 driver_missing`;
+        return new Logger('FileSearch').warn(`file_search is off: ${e.message}`);
+      }
       const where = this.storage.describeSql(indexLocation(this.settings));
       throw new Error(`Could not open the file-search store on ${where}: ${(e as Error).message}`, { cause: e });
     }

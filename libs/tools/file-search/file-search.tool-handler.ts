@@ -57,6 +57,8 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
   readonly toolChoice = firstOfferedToolChoice(FILE_SEARCH, [FILE_SEARCH]);
 
   private readonly maxQueries: number;
+  /** Set by the module when the index cannot open (its database driver is not installed): why, for the start-up summary. */
+  unavailable?: string;
 
   /** Settings are optional so that core's own tests can build the handler alone. */
   constructor(@Optional() @Inject(FILE_SEARCH_SETTINGS) private readonly settings?: FileSearchSettings) {
@@ -65,6 +67,7 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
 
   /** Whether retrieval is hybrid: an operator's first question when results look lexical. */
   describe(): ToolStatus {
+    if (this.unavailable) return { runs: false, detail: this.unavailable };
     const model = this.settings?.embeddings?.model;
     return model
       ? { runs: true, detail: `runs in the gateway: hybrid retrieval (BM25 + embeddings model ${model})` }

@@ -45,7 +45,7 @@ describe('parseMcpSettings', () => {
     [{ allowedHosts: ['a.*.com'] }, 'mcp.allowedHosts[0]'],
     [{ maxServersPerRequest: 0 }, 'mcp.maxServersPerRequest'],
     [{ discoveryTimeoutMs: 1.5 }, 'mcp.discoveryTimeoutMs'],
-    [{ allowedHost: [] }, 'Unrecognized key: "allowedHost"'],
+    [{ allowedHost: [] }, 'unknown config key "mcp.allowedHost" (did you mean "mcp.allowedHosts"?)'],
   ])('rejects %j naming the setting', (raw, expected) => {
     expect(() => parseMcpSettings(raw)).toThrow(McpConfigError);
     expect(() => parseMcpSettings(raw)).toThrow(expected);

@@ -1,84 +1,53 @@
-import { z } from 'zod';
+import { Type, plainToInstance } from 'class-transformer';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
 import { allowedHostProblem } from './mcp-host.policy.js';
+import { classSectionKeys, type KeyShape, unknownKeysByShape, violations } from '#tool-sdk/index.js';
 
 /** A `server_label` as declarations and operator config spell it. */
 export const SERVER_LABEL = /^[a-zA-Z0-9_-]+$/;
+
+/** A transport an operator server is reached by. */
+const TRANSPORTS = ['streamable-http', 'sse', 'stdio'] as const;
+
+/** One operator-configured MCP server, `mcp.servers[]`. */
+export class OperatorServerConfig {
+  @Matches(SERVER_LABEL, { message: 'must match ^[a-zA-Z0-9_-]+$' }) label!: string;
+  @IsIn(TRANSPORTS) transport!: (typeof TRANSPORTS)[number];
+  @IsOptional() @IsString() url?: string;
+  /** Header name → value; checked by `mapProblems` (values are secrets, never quoted). */
+  @IsOptional() headers?: Record<string, string>;
+  @IsOptional() @IsString() @MinLength(1) command?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) args?: string[];
+  @IsOptional() env?: Record<string, string>;
+  @IsOptional() @IsString() cwd?: string;
+  @IsOptional() @IsString() description?: string;
+}
 
 /**
  * The `mcp` section of the gateway config. The gateway core treats the
  * section as an opaque object; this module owns its shape and checks it once
  * at boot, so a typo fails start-up instead of the first request.
  */
-const headerMap = z.record(z.string().min(1), z.string());
+export class McpSettings {
+  @IsArray()
+  @IsObject({ each: true, message: 'must be a list of server objects ({ label, transport, ... })' })
+  @ValidateNested({ each: true })
+  @Type(() => OperatorServerConfig)
+  servers: OperatorServerConfig[] = [];
+  @IsArray() @IsString({ each: true }) @MinLength(1, { each: true }) allowedHosts: string[] = [];
+  @IsInt() @Min(1) @Max(128) maxServersPerRequest = 8;
+  @IsInt() @Min(1) @Max(10_000) maxToolsPerServer = 128;
+  @IsInt() @Min(1) discoveryTimeoutMs = 10_000;
+  /** Request-declared connections unused for this long are closed. */
+  @IsInt() @Min(1) remoteIdleTimeoutMs = 300_000;
+  /** Upper bound on pooled request-declared connections; the least recently used idle one goes first. */
+  @IsInt() @Min(1) maxRemoteConnections = 64;
+  /** Reuse a connection's `tools/list` answer for this long (0: list on every request); see McpToolListCache. */
+  @IsInt() @Min(0) @Max(3_600_000) toolsListCacheMs = 0;
+}
 
-const operatorServer = z
-  .object({
-    label: z.string().regex(SERVER_LABEL, 'must match ^[a-zA-Z0-9_-]+$'),
-    transport: z.enum(['streamable-http', 'sse', 'stdio']),
-    url: z.string().optional(),
-    headers: headerMap.optional(),
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string().min(1), z.string()).optional(),
-    cwd: z.string().optional(),
-    description: z.string().optional(),
-  })
-  .strict()
-  .superRefine((server, ctx) => {
-    if (server.transport === 'stdio') {
-      if (!server.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'is required for transport "stdio"' });
-      if (server.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is not used with transport "stdio"' });
-      if (server.headers !== undefined) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'is not used with transport "stdio"' });
-      return;
-    }
-    if (!server.url) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for transport "${server.transport}"` });
-    } else if (!isHttpUrl(server.url)) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an absolute http(s) URL' });
-    }
-    for (const field of ['command', 'args', 'env', 'cwd'] as const) {
-      if (server[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is only used with transport "stdio"` });
-    }
-  });
-
-const mcpSection = z
-  .object({
-    servers: z.array(operatorServer).default([]),
-    allowedHosts: z.array(z.string().min(1)).default([]),
-    maxServersPerRequest: z.int().min(1).max(128).default(8),
-    maxToolsPerServer: z.int().min(1).max(10_000).default(128),
-    discoveryTimeoutMs: z.int().min(1).default(10_000),
-    /** Request-declared connections unused for this long are closed. */
-    remoteIdleTimeoutMs: z.int().min(1).default(300_000),
-    /** Upper bound on pooled request-declared connections; the least recently used idle one goes first. */
-    maxRemoteConnections: z.int().min(1).default(64),
-    /** Reuse a connection's `tools/list` answer for this long (0: list on every request); see McpToolListCache. */
-    toolsListCacheMs: z.int().min(0).max(3_600_000).default(0),
-  })
-  .strict()
-  .superRefine((section, ctx) => {
-    const seen = new Map<string, number>();
-    section.servers.forEach((server, i) => {
-      const first = seen.get(server.label);
-      if (first !== undefined) {
-        ctx.addIssue({ code: 'custom', path: ['servers', i, 'label'], message: `"${server.label}" is already used by servers[${first}]` });
-      }
-      seen.set(server.label, i);
-    });
-    section.allowedHosts.forEach((entry, i) => {
-      const problem = allowedHostProblem(entry);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['allowedHosts', i], message: problem });
-    });
-  });
-
-/** The keys the section accepts, read from the schemas (maps such as `headers` and `env` take any key). */
-export const MCP_SETTINGS_KEYS = {
-  ...Object.fromEntries(Object.keys(mcpSection.shape).map((k) => [k, true as const])),
-  servers: [Object.fromEntries(Object.keys(operatorServer.shape).map((k) => [k, true as const]))],
-} as const;
-
-export type OperatorServerConfig = z.infer<typeof operatorServer>;
-export type McpSettings = z.infer<typeof mcpSection>;
+/** The keys the section accepts, read from the classes (maps such as `headers` and `env` take any key). */
+export const MCP_SETTINGS_KEYS: KeyShape = { ...(classSectionKeys(McpSettings) as Record<string, KeyShape>), servers: [classSectionKeys(OperatorServerConfig)] };
 
 /** Nest token for the validated `mcp` section. */
 export const MCP_SETTINGS = Symbol('MCP_SETTINGS');
@@ -95,17 +64,75 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function pathOf(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : `${out}.${String(key)}`), 'mcp');
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A map of non-empty names to strings (`headers`, `env`): each bad entry named, its value never quoted. */
+function mapProblems(value: unknown, path: string): string[] {
+  if (value === undefined) return [];
+  if (!isRecord(value)) return [`${path}: must be an object of names to strings`];
+  return Object.entries(value).flatMap(([name, entry]) => [
+    ...(name === '' ? [`${path}: names must be non-empty`] : []),
+    ...(typeof entry === 'string' ? [] : [`${path}.${name}: must be a string`]),
+  ]);
+}
+
+/** The rules that tie a server's settings to its transport. */
+function transportProblems(server: OperatorServerConfig, path: string): string[] {
+  if (server.transport === 'stdio') {
+    return [
+      ...(server.command ? [] : [`${path}.command: is required for transport "stdio"`]),
+      ...(server.url !== undefined ? [`${path}.url: is not used with transport "stdio"`] : []),
+      ...(server.headers !== undefined ? [`${path}.headers: is not used with transport "stdio"`] : []),
+    ];
+  }
+  if (!TRANSPORTS.includes(server.transport)) return [];
+  const url = !server.url
+    ? [`${path}.url: is required for transport "${server.transport}"`]
+    : typeof server.url === 'string' && !isHttpUrl(server.url)
+      ? [`${path}.url: must be an absolute http(s) URL`]
+      : [];
+  const stdioOnly = (['command', 'args', 'env', 'cwd'] as const).filter((f) => server[f] !== undefined).map((f) => `${path}.${f}: is only used with transport "stdio"`);
+  return [...url, ...stdioOnly];
+}
+
+/** Rules across entries: unique labels, well-formed host patterns. */
+function sectionProblems(section: McpSettings): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, number>();
+  const servers = Array.isArray(section.servers) ? section.servers : [];
+  servers.forEach((server, i) => {
+    if (!isRecord(server)) return;
+    const path = `mcp.servers[${i}]`;
+    problems.push(...mapProblems(server.headers, `${path}.headers`), ...mapProblems(server.env, `${path}.env`), ...transportProblems(server, path));
+    const first = seen.get(server.label);
+    if (first !== undefined) problems.push(`${path}.label: "${server.label}" is already used by servers[${first}]`);
+    if (typeof server.label === 'string') seen.set(server.label, i);
+  });
+  if (Array.isArray(section.allowedHosts)) {
+    section.allowedHosts.forEach((entry, i) => {
+      const problem = typeof entry === 'string' && entry !== '' ? allowedHostProblem(entry) : undefined;
+      if (problem) problems.push(`mcp.allowedHosts[${i}]: ${problem}`);
+    });
+  }
+  return problems;
 }
 
 /**
- * Validates `config.mcp`. Values never appear in the message: header values
- * and `env` entries are secrets.
+ * Validates `config.mcp`: every problem at once, unknown keys among them.
+ * Values never appear in the message: header values and `env` entries are
+ * secrets.
  */
 export function parseMcpSettings(raw: unknown): McpSettings {
-  const result = mcpSection.safeParse(raw ?? {});
-  if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `${pathOf(issue.path)}: ${issue.message}`);
-  throw new McpConfigError(`Invalid MCP configuration:\n  ${lines.join('\n  ')}`);
+  if (raw instanceof McpSettings) return raw;
+  if (raw !== undefined && raw !== null && !isRecord(raw)) throw new McpConfigError('Invalid MCP configuration:\n  mcp: must be an object of settings');
+  const settings = plainToInstance(McpSettings, raw ?? {}, { exposeDefaultValues: true });
+  const problems = [
+    ...unknownKeysByShape(raw, MCP_SETTINGS_KEYS, 'mcp'),
+    ...violations(validateSync(settings, { forbidUnknownValues: false }), 'mcp').map((v) => `${v.path}: ${v.message}`),
+    ...sectionProblems(settings),
+  ];
+  if (problems.length > 0) throw new McpConfigError(`Invalid MCP configuration:\n  ${[...new Set(problems)].join('\n  ')}`);
+  return settings;
 }

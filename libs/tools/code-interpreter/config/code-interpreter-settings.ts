@@ -1,4 +1,7 @@
 import { existsSync } from 'node:fs';
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
+import { classSectionKeys, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
 
 /**
  * The `codeInterpreter` section of the gateway config, owned by this module
@@ -12,192 +15,102 @@ export const CODE_INTERPRETER_SETTINGS = Symbol('CODE_INTERPRETER_SETTINGS');
 
 export type SandboxBackendName = 'pyodide' | 'cpython';
 
-export interface CodeInterpreterSettings {
-  /** `pyodide`: embedded WASM, no set-up. `cpython`: the OS's Python with numpy/pandas/matplotlib in a bubblewrap sandbox. */
-  backend: SandboxBackendName;
-  /** Where container workspaces live on the gateway host. */
-  dataDir: string;
-  /** Sandbox processes at most (Pyodide: one interpreter each; CPython: calls at once). */
-  maxWorkers: number;
-  /** Pyodide: interpreters kept loaded and unbound, so a new conversation does not wait for a cold start. */
-  warmWorkers: number;
-  /** Wall time of one call before it is interrupted. */
-  timeoutMs: number;
-  /** After the interrupt, how long the code may take to unwind before its process is killed. */
-  graceMs: number;
-  /** Memory of one sandbox (Pyodide: WASM memory; CPython: address space). */
-  memoryLimitMb: number;
-  /** stdout + stderr kept per call; the rest is cut and marked. */
-  maxOutputBytes: number;
-  /** Bytes of files one call may write back to the workspace. */
-  maxFileBytesPerCall: number;
-  /** Bytes one container holds at most (uploads and generated files). */
-  maxContainerBytes: number;
-  /** Live containers one owner (API key, OIDC subject) may have; past it creating one is a 403 `quota_exceeded`. */
-  maxContainersPerOwner: number;
-  /** Bytes all of one owner's containers hold together (uploads and what runs write). */
-  maxBytesPerOwner: number;
-  /** Calls one container (one conversation) may run; then each call fails with a message. */
-  maxCallsPerContainer: number;
-  /** A container unused for this long is deleted with its files and its interpreter. */
-  idleExpiryMs: number;
-  cpython: { python: string; bwrap: string };
-  /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path. */
-  wheels: string[];
-  /** How the gateway's processes reach a container's home (see `InternalSettings`). */
-  internal: InternalSettings;
+/** `codeInterpreter.cpython`: the interpreter and the sandbox tool of the CPython backend. */
+export class CpythonSettings {
+  @IsString() @MinLength(1) python = '/usr/bin/python3';
+  @IsString() @MinLength(1) bwrap = 'bwrap';
 }
 
 /**
  * The internal listener: each process that holds containers answers the
  * container operations other processes forward to it there.
  */
-export interface InternalSettings {
+export class InternalSettings {
   /** Where it listens (loopback by default: the workers of one host). */
-  host: string;
+  @IsString() @MinLength(1) host = '127.0.0.1';
   /** 0: an ephemeral port. */
-  port: number;
+  @IsInt() @Min(0) @Max(65535) port = 0;
   /** The address other processes use (`http://host:port`); set it for replicas on other hosts. */
-  url: string | null;
+  @IsOptional() @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'must be an http(s) origin such as http://10.0.0.5:8081' }) url: string | null = null;
   /**
    * The credential forwarded operations carry, the same in every process. In
    * worker mode the primary generates one for its workers; replicas must be
    * given one (`SWITCHYARD_INTERNAL_SECRET`). Unset: random per process.
    */
-  secret: string | null;
+  @IsOptional() @IsString() @MinLength(16) secret: string | null = null;
   /** A process that has not renewed its lease for this long is gone: its containers are taken over. */
-  leaseMs: number;
+  @IsInt() @Min(300) @Max(600_000) leaseMs = 10_000;
 }
 
-export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
-  backend: 'pyodide',
-  dataDir: '.switchyard/containers',
-  maxWorkers: 2,
-  warmWorkers: 1,
-  timeoutMs: 30_000,
-  graceMs: 2_000,
-  memoryLimitMb: 512,
-  maxOutputBytes: 64 * 1024,
-  maxFileBytesPerCall: 16 * 1024 * 1024,
-  maxContainerBytes: 64 * 1024 * 1024,
-  maxContainersPerOwner: 50,
-  maxBytesPerOwner: 1024 * 1024 * 1024,
-  maxCallsPerContainer: 500,
-  idleExpiryMs: 20 * 60_000,
-  cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
-  wheels: [],
-  internal: { host: '127.0.0.1', port: 0, url: null, secret: null, leaseMs: 10_000 },
+export class CodeInterpreterSettings {
+  /** `pyodide`: embedded WASM, no set-up. `cpython`: the OS's Python with numpy/pandas/matplotlib in a bubblewrap sandbox. */
+  @IsIn(['pyodide', 'cpython']) backend: SandboxBackendName = 'pyodide';
+  /** Where container workspaces live on the gateway host. */
+  @IsString() @MinLength(1) dataDir = '.switchyard/containers';
+  /** Sandbox processes at most (Pyodide: one interpreter each; CPython: calls at once). */
+  @IsInt() @Min(1) @Max(64) maxWorkers = 2;
+  /** Pyodide: interpreters kept loaded and unbound, so a new conversation does not wait for a cold start. */
+  @IsInt() @Min(0) @Max(64) warmWorkers = 1;
+  /** Wall time of one call before it is interrupted. */
+  @IsInt() @Min(100) @Max(3_600_000) timeoutMs = 30_000;
+  /** After the interrupt, how long the code may take to unwind before its process is killed. */
+  @IsInt() @Min(0) @Max(60_000) graceMs = 2_000;
+  /** Memory of one sandbox (Pyodide: WASM memory; CPython: address space). */
+  @IsInt() @Min(64) @Max(4096) memoryLimitMb = 512;
+  /** stdout + stderr kept per call; the rest is cut and marked. */
+  @IsInt() @Min(1024) @Max(64 * 1024 * 1024) maxOutputBytes = 64 * 1024;
+  /** Bytes of files one call may write back to the workspace. */
+  @IsInt() @Min(0) @Max(1024 * 1024 * 1024) maxFileBytesPerCall = 16 * 1024 * 1024;
+  /** Bytes one container holds at most (uploads and generated files). */
+  @IsInt() @Min(1024) @Max(16 * 1024 * 1024 * 1024) maxContainerBytes = 64 * 1024 * 1024;
+  /** Live containers one owner (API key, OIDC subject) may have; past it creating one is a 403 `quota_exceeded`. */
+  @IsInt() @Min(1) @Max(1_000_000) maxContainersPerOwner = 50;
+  /** Bytes all of one owner's containers hold together (uploads and what runs write). */
+  @IsInt() @Min(1024) @Max(1024 * 1024 * 1024 * 1024) maxBytesPerOwner = 1024 * 1024 * 1024;
+  /** Calls one container (one conversation) may run; then each call fails with a message. */
+  @IsInt() @Min(1) @Max(1_000_000) maxCallsPerContainer = 500;
+  /** A container unused for this long is deleted with its files and its interpreter. */
+  @IsInt() @Min(1_000) @Max(30 * 24 * 3_600_000) idleExpiryMs = 20 * 60_000;
+  @IsObject() @ValidateNested() @Type(() => CpythonSettings) cpython = new CpythonSettings();
+  /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path; checked by `wheelProblems`. */
+  @IsArray() @IsString({ each: true }) wheels: string[] = [];
+  /** How the gateway's processes reach a container's home (see `InternalSettings`). */
+  @IsObject() @ValidateNested() @Type(() => InternalSettings) internal = new InternalSettings();
+}
+
+export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = new CodeInterpreterSettings();
+
+/** The keys of `codeInterpreter`, read from the classes. */
+export const CODE_INTERPRETER_KEYS: KeyShape = {
+  ...(classSectionKeys(CodeInterpreterSettings) as Record<string, KeyShape>),
+  cpython: classSectionKeys(CpythonSettings),
+  internal: classSectionKeys(InternalSettings),
 };
 
-type IntKey =
-  | 'maxWorkers'
-  | 'warmWorkers'
-  | 'timeoutMs'
-  | 'graceMs'
-  | 'memoryLimitMb'
-  | 'maxOutputBytes'
-  | 'maxFileBytesPerCall'
-  | 'maxContainerBytes'
-  | 'maxContainersPerOwner'
-  | 'maxBytesPerOwner'
-  | 'maxCallsPerContainer'
-  | 'idleExpiryMs';
-
-const RANGES: Record<IntKey, [number, number]> = {
-  maxWorkers: [1, 64],
-  warmWorkers: [0, 64],
-  timeoutMs: [100, 3_600_000],
-  graceMs: [0, 60_000],
-  memoryLimitMb: [64, 4096],
-  maxOutputBytes: [1024, 64 * 1024 * 1024],
-  maxFileBytesPerCall: [0, 1024 * 1024 * 1024],
-  maxContainerBytes: [1024, 16 * 1024 * 1024 * 1024],
-  maxContainersPerOwner: [1, 1_000_000],
-  maxBytesPerOwner: [1024, 1024 * 1024 * 1024 * 1024],
-  maxCallsPerContainer: [1, 1_000_000],
-  idleExpiryMs: [1_000, 30 * 24 * 3_600_000],
-};
-
-function fail(setting: string, message: string, value?: unknown): never {
-  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
-  throw new CodeInterpreterConfigError(`Invalid configuration: codeInterpreter.${setting}: ${message}${got}`);
+/** Rules across settings, and the wheels' files: pure-Python ones only (imported from the zip as they are, nothing compiled), present at boot. */
+function crossProblems(s: CodeInterpreterSettings): string[] {
+  const problems: string[] = [];
+  if (Number.isInteger(s.warmWorkers) && Number.isInteger(s.maxWorkers) && s.warmWorkers > s.maxWorkers) {
+    problems.push(`codeInterpreter.warmWorkers: must not exceed maxWorkers (${s.maxWorkers}) (got ${s.warmWorkers})`);
+  }
+  if (Array.isArray(s.wheels)) {
+    s.wheels.forEach((w, i) => {
+      if (typeof w !== 'string') return;
+      if (!/-none-any\.whl$/.test(w)) problems.push(`codeInterpreter.wheels[${i}]: must be a pure-Python wheel (*-none-any.whl) (got ${JSON.stringify(w)})`);
+      else if (!existsSync(w)) problems.push(`codeInterpreter.wheels[${i}]: no such file (got ${JSON.stringify(w)})`);
+    });
+  }
+  return problems;
 }
 
 export function parseCodeInterpreterSettings(raw: Record<string, unknown> | undefined): CodeInterpreterSettings {
-  const out: CodeInterpreterSettings = {
-    ...DEFAULT_CODE_INTERPRETER_SETTINGS,
-    cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython },
-    wheels: [],
-    internal: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.internal },
-  };
-  if (!raw) return out;
-  for (const key of Object.keys(raw)) {
-    if (!(key in out)) fail(key, 'is not a known setting');
+  let settings: CodeInterpreterSettings;
+  try {
+    settings = parseClassSection('codeInterpreter', CodeInterpreterSettings, raw, crossProblems);
+  } catch (err) {
+    throw new CodeInterpreterConfigError((err as Error).message);
   }
-  if (raw.backend !== undefined) {
-    if (raw.backend !== 'pyodide' && raw.backend !== 'cpython') fail('backend', 'must be "pyodide" or "cpython"', raw.backend);
-    out.backend = raw.backend;
-  }
-  if (raw.dataDir !== undefined) {
-    if (typeof raw.dataDir !== 'string' || raw.dataDir === '') fail('dataDir', 'must be a non-empty path', raw.dataDir);
-    out.dataDir = raw.dataDir;
-  }
-  for (const key of Object.keys(RANGES) as IntKey[]) {
-    const value = raw[key];
-    if (value === undefined) continue;
-    const [min, max] = RANGES[key];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(key, `must be an integer from ${min} to ${max}`, value);
-    out[key] = value;
-  }
-  if (out.warmWorkers > out.maxWorkers) fail('warmWorkers', `must not exceed maxWorkers (${out.maxWorkers})`, out.warmWorkers);
-  if (raw.cpython !== undefined) {
-    const c = raw.cpython as Record<string, unknown>;
-    if (!c || typeof c !== 'object' || Array.isArray(c)) fail('cpython', 'must be an object', raw.cpython);
-    for (const key of Object.keys(c)) {
-      if (key !== 'python' && key !== 'bwrap') fail(`cpython.${key}`, 'is not a known setting');
-      if (typeof c[key] !== 'string' || c[key] === '') fail(`cpython.${key}`, 'must be a non-empty path', c[key]);
-    }
-    Object.assign(out.cpython, c);
-  }
-  if (raw.internal !== undefined) out.internal = parseInternal(raw.internal);
-  if (raw.wheels !== undefined) {
-    if (!Array.isArray(raw.wheels)) fail('wheels', 'must be a list of .whl file paths', raw.wheels);
-    out.wheels = raw.wheels.map((w, i) => {
-      // Pure-Python wheels only: they are imported from the zip as they are, nothing is compiled.
-      if (typeof w !== 'string' || !/-none-any\.whl$/.test(w)) fail(`wheels[${i}]`, 'must be a pure-Python wheel (*-none-any.whl)', w);
-      if (!existsSync(w)) fail(`wheels[${i}]`, 'no such file', w);
-      return w;
-    });
-  }
-  return out;
-}
-
-function parseInternal(raw: unknown): InternalSettings {
-  const out = { ...DEFAULT_CODE_INTERPRETER_SETTINGS.internal };
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('internal', 'must be an object', raw);
-  const r = raw as Record<string, unknown>;
-  for (const key of Object.keys(r)) if (!(key in out)) fail(`internal.${key}`, 'is not a known setting');
-  if (r.host !== undefined) {
-    if (typeof r.host !== 'string' || r.host === '') fail('internal.host', 'must be a host name or address', r.host);
-    out.host = r.host;
-  }
-  if (r.port !== undefined) {
-    if (typeof r.port !== 'number' || !Number.isInteger(r.port) || r.port < 0 || r.port > 65535) fail('internal.port', 'must be an integer from 0 to 65535', r.port);
-    out.port = r.port;
-  }
-  if (r.url !== undefined && r.url !== null) {
-    if (typeof r.url !== 'string' || !/^https?:\/\/[^/]+\/?$/.test(r.url)) fail('internal.url', 'must be an http(s) origin such as http://10.0.0.5:8081', r.url);
-    out.url = r.url.replace(/\/$/, '');
-  }
-  if (r.secret !== undefined && r.secret !== null) {
-    // Not echoed in the error: it is a credential.
-    if (typeof r.secret !== 'string' || r.secret.length < 16) fail('internal.secret', 'must be a string of at least 16 characters');
-    out.secret = r.secret;
-  }
-  if (r.leaseMs !== undefined) {
-    if (typeof r.leaseMs !== 'number' || !Number.isInteger(r.leaseMs) || r.leaseMs < 300 || r.leaseMs > 600_000)
-      fail('internal.leaseMs', 'must be an integer from 300 to 600000', r.leaseMs);
-    out.leaseMs = r.leaseMs;
-  }
-  return out;
+  // Joined with paths later: one trailing slash or none must give the same origin.
+  if (settings.internal.url) settings.internal.url = settings.internal.url.replace(/\/$/, '');
+  return settings;
 }

@@ -1,12 +1,6 @@
 import { join } from 'node:path';
-import { defineConfigSection, type KeyShape } from '#tool-sdk/index.js';
-import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_INTERPRETER_SETTINGS, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
-
-const keys: KeyShape = {
-  ...Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS).map((k) => [k, true as const])),
-  cpython: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython).map((k) => [k, true as const])),
-  internal: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.internal).map((k) => [k, true as const])),
-};
+import { defineConfigSection } from '#tool-sdk/index.js';
+import { CODE_INTERPRETER_KEYS, CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, parseCodeInterpreterSettings } from './code-interpreter-settings.js';
 
 /** The `codeInterpreter` section: the sandbox backend and its bounds. */
 export const codeInterpreterConfigSection = defineConfigSection<CodeInterpreterSettings>({
@@ -20,7 +14,7 @@ export const codeInterpreterConfigSection = defineConfigSection<CodeInterpreterS
     { env: 'SWITCHYARD_INTERNAL_SECRET', path: 'internal.secret', kind: 'string', secret: true },
     { env: 'SWITCHYARD_INTERNAL_URL', path: 'internal.url', kind: 'string' },
   ],
-  keys,
+  keys: CODE_INTERPRETER_KEYS,
   fromDataDir: (dataDir) => ({ dataDir: join(dataDir, 'containers') }),
   parse: (section) => parseCodeInterpreterSettings(section as Record<string, unknown> | undefined),
 });

@@ -1,4 +1,6 @@
-import type { GatewayConfig } from '#tool-sdk/index.js';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
+import { classSectionKeys, type GatewayConfig, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
 
 export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
 
@@ -56,29 +58,55 @@ export interface FileSearchSettings {
 
 export class FileSearchSettingsError extends Error {}
 
-type Raw = Record<string, unknown>;
-
-function section(raw: Raw, key: string): Raw {
-  const value = raw[key];
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new FileSearchSettingsError(`fileSearch.${key} must be an object.`);
-  return value as Raw;
+/** `fileSearch.embeddings` as written: unset, retrieval is lexical (BM25) only. */
+export class EmbeddingsSection {
+  /** Unset: the upstream's base URL (and its key). */
+  @IsOptional() @IsString() @MinLength(1) baseUrl?: string;
+  @IsOptional() @IsString() @MinLength(1) apiKey?: string;
+  /** Required once the section is given (`requiredModel`). */
+  @IsOptional() @IsString() @MinLength(1) model?: string;
+  @IsInt() @Min(1) @Max(2048) batchSize = 64;
+  @IsOptional() @IsInt() @Min(1) @Max(65536) dimensions?: number;
+  @IsInt() @Min(100) @Max(3_600_000) timeoutMs = 60_000;
 }
 
-function int(raw: Raw, key: string, path: string, fallback: number, min: number, max: number): number {
-  const value = raw[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new FileSearchSettingsError(`${path}.${key} must be an integer from ${min} to ${max}.`);
-  }
-  return value;
+/** `fileSearch.ingestion` as written. */
+export class IngestionSection {
+  @IsBoolean() enabled = true;
+  @IsInt() @Min(1) @Max(64) concurrency = 2;
+  @IsInt() @Min(10) @Max(3_600_000) pollMs = 1000;
+  @IsInt() @Min(100) @Max(86_400_000) leaseMs = 300_000;
+  @IsInt() @Min(100) @Max(86_400_000) extractTimeoutMs = 120_000;
+  @IsInt() @Min(1) @Max(100) maxAttempts = 3;
+  @IsInt() @Min(64) @Max(65_536) threadMemoryMb = 1024;
+  @IsInt() @Min(1) @Max(1_000_000_000) maxTokensPerFile = 5_000_000;
+  @IsInt() @Min(16) @Max(1_000_000) maxHtmlDepth = 1024;
+  /** Nice value of the ingestion threads (0 to 19), so a large batch yields the CPU to requests. */
+  @IsInt() @Min(0) @Max(19) niceness = 10;
 }
 
-function str(raw: Raw, key: string, path: string): string | undefined {
-  const value = raw[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw new FileSearchSettingsError(`${path}.${key} must be a non-empty string.`);
-  return value;
+/** `fileSearch` as written; storage follows the gateway's `storage` section (see `parseFileSearchSettings`). */
+export class FileSearchSection {
+  @IsOptional() @IsString() @MinLength(1) sqlitePath?: string;
+  @IsInt() @Min(1) @Max(2 ** 31 - 1) maxFileBytes = 64 * 1024 * 1024;
+  @IsInt() @Min(1) @Max(100_000_000) maxFilesPerOwner = 10_000;
+  @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER) maxBytesPerOwner = 2 * 1024 ** 3;
+  @IsInt() @Min(1) @Max(1000) maxQueriesPerSearch = 100;
+  @IsInt() @Min(1000) @Max(10_000_000) resultBudgetChars = 24_000;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => EmbeddingsSection) embeddings?: EmbeddingsSection;
+  @IsObject() @ValidateNested() @Type(() => IngestionSection) ingestion = new IngestionSection();
+}
+
+/** The keys of `fileSearch`, read from the classes. */
+export const FILE_SEARCH_KEYS: KeyShape = {
+  ...(classSectionKeys(FileSearchSection) as Record<string, KeyShape>),
+  embeddings: classSectionKeys(EmbeddingsSection),
+  ingestion: classSectionKeys(IngestionSection),
+};
+
+function requiredModel(section: FileSearchSection): string[] {
+  const e = section.embeddings;
+  return e && typeof e === 'object' && e.model === undefined ? ['fileSearch.embeddings.model: is required when fileSearch.embeddings is set'] : [];
 }
 
 /**
@@ -87,46 +115,32 @@ function str(raw: Raw, key: string, path: string): string | undefined {
  * lives follows the gateway's own `storage` section (`ToolStorage`).
  */
 export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
-  const raw = (config.fileSearch ?? {}) as Raw;
-
-  let embeddings: EmbeddingSettings | undefined;
-  const e = section(raw, 'embeddings');
-  const model = str(e, 'model', 'fileSearch.embeddings');
-  if (model !== undefined) {
-    embeddings = {
-      baseUrl: (str(e, 'baseUrl', 'fileSearch.embeddings') ?? config.upstream.baseUrl).replace(/\/+$/, ''),
-      apiKey: str(e, 'apiKey', 'fileSearch.embeddings') ?? config.upstream.apiKey,
-      model,
-      batchSize: int(e, 'batchSize', 'fileSearch.embeddings', 64, 1, 2048),
-      dimensions: e.dimensions === undefined ? undefined : int(e, 'dimensions', 'fileSearch.embeddings', 0, 1, 65536),
-      timeoutMs: int(e, 'timeoutMs', 'fileSearch.embeddings', 60_000, 100, 3_600_000),
-    };
-  } else if (Object.keys(e).length > 0) {
-    throw new FileSearchSettingsError('fileSearch.embeddings.model is required when fileSearch.embeddings is set.');
+  let section: FileSearchSection;
+  try {
+    section = parseClassSection('fileSearch', FileSearchSection, config.fileSearch ?? undefined, requiredModel);
+  } catch (err) {
+    throw new FileSearchSettingsError((err as Error).message);
   }
-
-  const ingestion = section(raw, 'ingestion');
-  const enabled = ingestion.enabled ?? true;
-  if (typeof enabled !== 'boolean') throw new FileSearchSettingsError('fileSearch.ingestion.enabled must be a boolean.');
+  const e = section.embeddings;
+  const embeddings: EmbeddingSettings | undefined = e?.model
+    ? {
+        baseUrl: (e.baseUrl ?? config.upstream.baseUrl).replace(/\/+$/, ''),
+        apiKey: e.apiKey ?? config.upstream.apiKey,
+        model: e.model,
+        batchSize: e.batchSize,
+        dimensions: e.dimensions,
+        timeoutMs: e.timeoutMs,
+      }
+    : undefined;
+  const { ingestion } = section;
   return {
-    sqlitePath: str(raw, 'sqlitePath', 'fileSearch'),
+    sqlitePath: section.sqlitePath,
     embeddings,
-    maxFileBytes: int(raw, 'maxFileBytes', 'fileSearch', 64 * 1024 * 1024, 1, 2 ** 31 - 1),
-    maxFilesPerOwner: int(raw, 'maxFilesPerOwner', 'fileSearch', 10_000, 1, 100_000_000),
-    maxBytesPerOwner: int(raw, 'maxBytesPerOwner', 'fileSearch', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
-    maxQueriesPerSearch: int(raw, 'maxQueriesPerSearch', 'fileSearch', 100, 1, 1000),
-    resultBudgetChars: int(raw, 'resultBudgetChars', 'fileSearch', 24_000, 1000, 10_000_000),
-    ingestion: {
-      enabled,
-      concurrency: int(ingestion, 'concurrency', 'fileSearch.ingestion', 2, 1, 64),
-      pollMs: int(ingestion, 'pollMs', 'fileSearch.ingestion', 1000, 10, 3_600_000),
-      leaseMs: int(ingestion, 'leaseMs', 'fileSearch.ingestion', 300_000, 100, 86_400_000),
-      extractTimeoutMs: int(ingestion, 'extractTimeoutMs', 'fileSearch.ingestion', 120_000, 100, 86_400_000),
-      maxAttempts: int(ingestion, 'maxAttempts', 'fileSearch.ingestion', 3, 1, 100),
-      threadMemoryMb: int(ingestion, 'threadMemoryMb', 'fileSearch.ingestion', 1024, 64, 65_536),
-      maxTokensPerFile: int(ingestion, 'maxTokensPerFile', 'fileSearch.ingestion', 5_000_000, 1, 1_000_000_000),
-      maxHtmlDepth: int(ingestion, 'maxHtmlDepth', 'fileSearch.ingestion', 1024, 16, 1_000_000),
-      niceness: int(ingestion, 'niceness', 'fileSearch.ingestion', 10, 0, 19),
-    },
+    maxFileBytes: section.maxFileBytes,
+    maxFilesPerOwner: section.maxFilesPerOwner,
+    maxBytesPerOwner: section.maxBytesPerOwner,
+    maxQueriesPerSearch: section.maxQueriesPerSearch,
+    resultBudgetChars: section.resultBudgetChars,
+    ingestion: { ...ingestion },
   };
 }

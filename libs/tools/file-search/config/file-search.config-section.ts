@@ -1,5 +1,5 @@
 import { defineConfigSection } from '#tool-sdk/index.js';
-import { FILE_SEARCH_SETTINGS, type FileSearchSettings, parseFileSearchSettings } from './file-search-settings.js';
+import { FILE_SEARCH_KEYS, FILE_SEARCH_SETTINGS, type FileSearchSettings, parseFileSearchSettings } from './file-search-settings.js';
 
 /** The `fileSearch` section: its database, the embeddings endpoint, and ingestion. */
 export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
@@ -17,27 +17,7 @@ export const fileSearchConfigSection = defineConfigSection<FileSearchSettings>({
     { env: 'FILES_MAX_PER_OWNER', path: 'maxFilesPerOwner', kind: 'int' },
     { env: 'FILES_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
   ],
-  keys: {
-    sqlitePath: true,
-    maxFileBytes: true,
-    maxFilesPerOwner: true,
-    maxBytesPerOwner: true,
-    maxQueriesPerSearch: true,
-    resultBudgetChars: true,
-    embeddings: { baseUrl: true, apiKey: true, model: true, batchSize: true, dimensions: true, timeoutMs: true },
-    ingestion: {
-      enabled: true,
-      concurrency: true,
-      pollMs: true,
-      leaseMs: true,
-      extractTimeoutMs: true,
-      maxAttempts: true,
-      threadMemoryMb: true,
-      maxTokensPerFile: true,
-      maxHtmlDepth: true,
-      niceness: true,
-    },
-  },
+  keys: FILE_SEARCH_KEYS,
   // Storage follows the gateway's own `storage` section, hence the whole config.
   parse: (_section, config) => parseFileSearchSettings(config),
 });

@@ -1,0 +1,30 @@
+/**
+ * The usual fixes for what a misconfigured upstream answers, said where the
+ * operator reads the error (the client's 4xx, `/ready`), with the URL called.
+ */
+
+/**
+ * A 404 from a path outside `/v1`: the base URL lacks the `/v1` that vLLM,
+ * SGLang, llama.cpp and Ollama serve the OpenAI API under.
+ */
+export function missingV1Hint(url: string, fromRoot: boolean): string {
+  if (fromRoot) return '';
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return '';
+  }
+  if (/(^|\/)v1(\/|$)/.test(path)) return '';
+  const origin = new URL(url).origin;
+  return ` The upstream base URL has no /v1, under which OpenAI-compatible servers serve the API: set UPSTREAM_URL (upstream.baseUrl) to e.g. ${origin}/v1.`;
+}
+
+/**
+ * The message of an upstream 404: the URL called, the upstream's own words
+ * when it gave any, and the fix when one is likely.
+ */
+export function notFoundMessage(method: string, url: string, upstreamMessage: string | undefined, fromRoot: boolean): string {
+  const said = upstreamMessage ? `: ${upstreamMessage.replace(/\.$/, '')}` : '';
+  return `Upstream ${method} ${url} answered 404 Not Found${said}.${missingV1Hint(url, fromRoot)}`;
+}

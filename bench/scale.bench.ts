@@ -44,6 +44,10 @@ const only = process.argv
 /** `--list-cache-ms=N`: also measure request-declared rounds on a gateway with `mcp.toolsListCacheMs: N`. */
 const listCacheArg = process.argv.find((a) => a.startsWith('--list-cache-ms='));
 const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.length)) : undefined;
+/** `--workers-only`: just section 1; `--stored`: its bodies with `store: true`; `--dist=DIR`: the gateway of another build. */
+const workersOnly = process.argv.includes('--workers-only');
+const storedBodies = process.argv.includes('--stored');
+const otherDist = process.argv.find((a) => a.startsWith('--dist='))?.slice('--dist='.length);
 const ROUNDS = quick ? 2 : 3;
 const DURATION_MS = quick ? 1_500 : 5_000;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -59,7 +63,7 @@ function freePort(): Promise<number> {
 
 async function startGateway(workers: number, upstream: string, dir: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [here('../apps/gateway/src/main.js')], {
+  const child = spawn(process.execPath, [otherDist ? join(otherDist, 'apps/gateway/src/main.js') : here('../apps/gateway/src/main.js')], {
     env: {
       ...process.env,
       WORKERS: String(workers),
@@ -216,7 +220,7 @@ async function main(): Promise<void> {
 async function allSections(simUrl: string, dir: string, lines: string[]): Promise<void> {
   // 1. Workers.
   const rps: Record<number, number[]> = { 1: [], 2: [] };
-  const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
+  const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: storedBodies });
   for (const workers of [1, 2]) {
     const gw = await startGateway(workers, simUrl, dir);
     try {
@@ -238,6 +242,8 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
   }
   lines.push('| workers | req/s at c=64 (median) | vs 1 worker |', '| --- | --- | --- |');
   for (const workers of [1, 2]) lines.push(`| ${workers} | ${Math.round(median(rps[workers]))} | ${round(median(rps[workers]) / median(rps[1]))}× |`);
+  lines.push('', `Samples (req/s per round): 1 worker ${rps[1].map(Math.round).join('/')}, 2 workers ${rps[2].map(Math.round).join('/')}; bodies \`store: ${storedBodies}\``);
+  if (workersOnly) return;
 
   // 2 and 3: one bench gateway child, CPU read over IPC.
   const gateway = await ChildService.start('gateway', { script: 'bench-gateway.js', config: { upstreamUrl: simUrl, sqlitePath: join(dir, 'store.sqlite') } });

@@ -1,20 +1,29 @@
 import type { PrimaryService } from '#core/cluster/primary-channel.js';
-import type { GatewayConfig } from '#config/gateway-config.js';
-import { readLimitsSettings } from '#limits/limits.settings.js';
+import type { LimitsSettings } from '#limits/limits.settings.js';
 import { LIMITS_SERVICE, limitsPrimaryService } from '#limits/primary.limiter.js';
 import { ClusterMetrics, METRICS_SERVICE } from '#observability/metrics/cluster-metrics.js';
-import { readObservabilitySettings } from './config-sections.js';
 
 /**
- * What the primary of worker mode runs for its workers, from the gateway's
- * config: the per-owner limits' counts (unless Redis holds them) and the
- * merged metrics. `metrics` is also what a metrics port in the primary serves.
+ * What the primary of worker mode runs for its workers: the per-owner limits'
+ * counts (unless Redis holds them) and the merged metrics. `metrics` is also
+ * what a metrics port in the primary serves. It takes the settings already
+ * read (`readLimitsSettings`, `observability.metrics`), so that the primary
+ * loads no config section.
  */
-export function primaryServices(config: GatewayConfig): { services: Record<string, PrimaryService>; metrics: ClusterMetrics | null } {
+/** The settings `primaryServices` runs on. */
+export interface PrimaryServiceSettings {
+  limits: LimitsSettings | null;
+  metrics: boolean;
+}
+
+export function primaryServices(settings: PrimaryServiceSettings): { services: Record<string, PrimaryService>; metrics: ClusterMetrics | null } {
   const services: Record<string, PrimaryService> = {};
-  const limits = readLimitsSettings(config);
+  const { limits } = settings;
   if (limits && !limits.redisUrl) services[LIMITS_SERVICE] = limitsPrimaryService(limits);
-  const metrics = readObservabilitySettings(config).metrics ? new ClusterMetrics() : null;
+  const metrics = settings.metrics ? new ClusterMetrics() : null;
   if (metrics) services[METRICS_SERVICE] = metrics.service();
   return { services, metrics };
 }
+
+/** The limits settings `primaryServices` takes, for callers outside the limits library. */
+export { readLimitsSettings } from '#limits/limits.settings.js';

@@ -20,7 +20,7 @@ interface ReplyMessage {
 }
 
 export interface ChildOptions {
-  /** Script next to this file's parent folder, e.g. `bench-gateway.js`. */
+  /** Script next to this file's parent folder, e.g. `bench-gateway.js`, or an absolute path (another build's child). */
   script: string;
   /** Handed to the child as `process.argv[2]`, JSON-encoded. */
   config?: unknown;
@@ -64,7 +64,7 @@ export class ChildService {
   }
 
   static async start(name: string, options: ChildOptions): Promise<ChildService> {
-    const script = fileURLToPath(new URL(`../${options.script}`, import.meta.url));
+    const script = options.script.startsWith('/') ? options.script : fileURLToPath(new URL(`../${options.script}`, import.meta.url));
     const child = fork(script, [JSON.stringify(options.config ?? {})], {
       execArgv: options.execArgv ?? [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

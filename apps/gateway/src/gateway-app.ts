@@ -1,13 +1,8 @@
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { resolve } from 'node:path';
 import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
-import { serveMetricsPort } from '#observability/metrics/cluster-metrics.js';
 import { GatewayMetrics } from '#observability/metrics/gateway-metrics.service.js';
-import { primaryServices } from '#src/primary-services.js';
 import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
 import { secretEnvNames, takeSecretEnv } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
@@ -16,12 +11,14 @@ import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js
 import { LogWriter, type LineSink } from '#observability/logging/log-writer.service.js';
 import { NestLogBridge } from '#observability/logging/nest-log.bridge.js';
 import { startupSummary } from '#observability/startup/startup-summary.js';
-import { readObservabilitySettings, readStorageSettings, readTransportsSettings } from '#src/config-sections.js';
+import { readObservabilitySettings, readTransportsSettings } from '#src/config-sections.js';
 import { configureGatewayApp } from '#src/configure-app.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { describePlugin, loadPlugins, pluginExtras, pluginSpecifiers } from './plugins.js';
 import { StartupError, describeStartupError } from './startup-error.js';
-import { SECRET_ENV_SERVICE, STARTED_SERVICE, isWorker, runPrimary, secretEnvService, secretsFromPrimary, workerCount } from './workers.js';
+import { ensureDataDir, listenMetrics, startPrimary } from './primary.js';
+import { primaryPlan } from './primary-plan.js';
+import { STARTED_SERVICE, isWorker, secretsFromPrimary } from './workers.js';
 
 export interface BootedGateway {
   app: INestApplication;
@@ -93,24 +90,7 @@ export interface HostOptions {
   worker?: { entry: string; args: readonly string[] };
 }
 
-/**
- * `server.dataDir` exists and this user may write to it: the files under it
- * (the SQLite state, the containers) would otherwise fail later, naming a
- * path but not the one setting that moves them all.
- */
-export function ensureDataDir(config: GatewayConfig): void {
-  const dir = resolve(config.server.dataDir);
-  try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, constants.W_OK);
-  } catch (err) {
-    const code = (err as { code?: string }).code ?? (err as Error).message;
-    const user = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
-    throw new StartupError(
-      `Cannot write to the data directory ${dir} (setting server.dataDir, variable SWITCHYARD_DATA_DIR): ${code}. Make it writable by the gateway's user${user}, or point SWITCHYARD_DATA_DIR at a writable directory (in a container: the mounted volume).`,
-    );
-  }
-}
+export { ensureDataDir } from './primary.js';
 
 /**
  * Starts the deployable gateway: config (defaults, file, environment, flags),
@@ -140,36 +120,16 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     // Loaded: the credentials leave the environment, so no child process (a sandbox, an MCP server) inherits them.
     const secrets = takeSecretEnv(options.env, secretEnvNames(sections));
     if (options.env !== process.env) takeSecretEnv(process.env, Object.keys(secrets));
-    // Broker patterns are served from one process (see below), so with a broker and no
-    // WORKERS setting the gateway runs as one process rather than one per core.
-    const transports = readTransportsSettings(config);
-    const withBrokers = !!(transports.natsUrl || transports.redisUrl);
-    const workers = withBrokers && config.server.workers === undefined ? 1 : workerCount(config.server.workers);
-    if (workers > 1 && readStorageSettings(config).driver === 'memory') {
-      throw new StartupError('storage.driver=memory keeps state inside one process; with WORKERS > 1 use sqlite or postgres (or set WORKERS=1).', 2);
-    }
-    if (workers > 1 && withBrokers) {
-      // Every worker would subscribe to the patterns and run each broker request once per worker
-      // (Redis has no queue groups; a NATS queue group would deliver a cancel to one worker only).
-      throw new StartupError('NATS_URL / REDIS_URL serve the broker patterns from one process: set WORKERS=1, or run a separate replica for the brokers.', 2);
-    }
-    ensureDataDir(config);
-    const observability = readObservabilitySettings(config);
-    const writer = new LogWriter(observability, out);
+    const plan = primaryPlan(config);
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
-    if (workers > 1 && !isWorker()) {
+    if (plan.workers > 1 && !isWorker()) {
       if (!options.worker) throw new StartupError('Worker mode needs the entry point to fork (options.worker); set WORKERS=1 to run one process.');
-      const { services, metrics } = primaryServices(config);
-      if (observability.metricsPort !== undefined && metrics) {
-        await listenMetrics(observability.metricsPort, config.server.host, async () => ({ text: await metrics.scrape(), contentType: metrics.contentType }));
-      }
-      // One credential for the calls workers make to each other (a container's operations forwarded
-      // to the worker holding it), random per deployment unless the operator set one (replicas must share it).
-      secrets.SWITCHYARD_INTERNAL_SECRET ||= randomBytes(32).toString('base64url');
-      services[SECRET_ENV_SERVICE] = secretEnvService(secrets);
-      runPrimary({ count: workers, entry: options.worker.entry, args: options.worker.args, writer, services });
+      await startPrimary({ plan, secrets, worker: options.worker, out });
       return null;
     }
+    ensureDataDir(config.server.dataDir);
+    const observability = readObservabilitySettings(config);
+    const writer = new LogWriter(observability, out);
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true, plugins: extras });
     const microservice = booted.brokers.length > 0 ? await import('#src/microservice.js') : undefined;
@@ -213,17 +173,6 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     // Whatever the partial start opened (pools, sockets, timers) must not keep the process alive.
     await Promise.race([app?.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     throw describeStartupError(err, config);
-  }
-}
-
-/** The metrics port, or a start-up error naming its setting. */
-async function listenMetrics(port: number, host: string, scrape: () => Promise<{ text: string; contentType: string }>): Promise<Server> {
-  try {
-    return await serveMetricsPort(port, host, scrape);
-  } catch (err) {
-    throw new StartupError(
-      `Cannot listen on the metrics port ${port} on ${host} (setting observability.metricsPort, variable METRICS_PORT): ${(err as Error).message}. Choose another port, or unset METRICS_PORT.`,
-    );
   }
 }
 

@@ -1,11 +1,9 @@
 import 'reflect-metadata';
 import { fileURLToPath } from 'node:url';
 import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
-import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
-import { pluginSpecifiers } from './plugin-specifiers.js';
-import { ConfigError } from '#config/config.loader.js';
-import { StartupError } from './startup-error.js';
-import { STARTUP_ERROR_SERVICE } from './workers.js';
+import { HELP, UsageError, packageVersion, parseArgs } from './cli-args.js';
+import { StartupError } from './startup-failure.js';
+import { STARTUP_ERROR_SERVICE, isWorker } from './workers.js';
 
 /**
  * `npm start` and the `switchyard` command. Start-up failures print one line
@@ -22,6 +20,7 @@ async function main(argv: readonly string[]): Promise<void> {
       process.stdout.write(`switchyard ${packageVersion()}\n`);
       return;
     case 'check-config': {
+      const { checkConfig } = await import('./cli.js');
       const sections = await pluginSections(command.configFile, command.plugins);
       const { ok, lines } = checkConfig(process.env, command.configFile, sections);
       (ok ? process.stdout : process.stderr).write(lines.join('\n') + '\n');
@@ -29,16 +28,12 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     }
     case 'serve': {
-      // Loaded here so that --help, --version and check-config answer without loading Nest.
-      const { startGateway } = await import('./gateway-app.js');
       // Workers run this module with the same arguments, whatever launcher started the primary.
-      await startGateway({
-        env: process.env,
-        configFile: command.configFile,
-        port: command.port,
-        plugins: command.plugins,
-        worker: { entry: fileURLToPath(import.meta.url), args: argv },
-      });
+      const worker = { entry: fileURLToPath(import.meta.url), args: argv };
+      if (!isWorker() && process.env.WORKERS?.trim() !== '1' && (await startedAsPrimary(command, worker))) return;
+      // Loaded here so that --help, --version, check-config and the primary of worker mode run without loading Nest.
+      const { startGateway } = await import('./gateway-app.js');
+      await startGateway({ env: process.env, configFile: command.configFile, port: command.port, plugins: command.plugins, worker });
     }
   }
 }
@@ -48,6 +43,8 @@ async function main(argv: readonly string[]): Promise<void> {
  * imported, so Nest loads); none named: the built-in set, without loading Nest.
  */
 async function pluginSections(configFile: string | undefined, flags: readonly string[]) {
+  const { pluginSpecifiers } = await import('./plugin-specifiers.js');
+  const { ConfigError } = await import('#config/config.loader.js');
   let specifiers: string[];
   try {
     specifiers = pluginSpecifiers({ env: process.env, configFile, flags });
@@ -60,6 +57,28 @@ async function pluginSections(configFile: string | undefined, flags: readonly st
   const { loadPlugins, pluginExtras } = await import('./plugins.js');
   const { gatewayConfigSections } = await import('#src/gateway-config.loader.js');
   return gatewayConfigSections({ imports: pluginExtras(await loadPlugins(specifiers)).imports });
+}
+
+/**
+ * Worker mode's primary, when the config asks for more than one worker: the
+ * config is read in a child process, so this process never loads the app's modules
+ * (Nest, the tools, the plugins) that only its workers run. False when one process serves.
+ */
+async function startedAsPrimary(command: { configFile?: string; port?: number; plugins: readonly string[] }, worker: { entry: string; args: readonly string[] }): Promise<boolean> {
+  const { planInChild } = await import('./plan-in-child.js');
+  const { plan, secretNames } = await planInChild({ configFile: command.configFile, port: command.port, plugins: command.plugins });
+  if (plan.workers <= 1) return false;
+  const { startPrimary } = await import('./primary.js');
+  // Taken before forking: no worker or child process inherits the credentials; workers ask the primary.
+  const secrets: Record<string, string> = {};
+  for (const name of secretNames) {
+    const value = process.env[name];
+    if (value === undefined) continue;
+    secrets[name] = value;
+    delete process.env[name];
+  }
+  await startPrimary({ plan, secrets, worker });
+  return true;
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -3,16 +3,9 @@ import { ConfigError } from '#config/config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#observability/startup/startup-summary.js';
 import { type StorageConfig, readStorageSettings } from '#src/config-sections.js';
+import { StartupError } from './startup-failure.js';
 
-/** A start-up failure in the words an operator needs: what, which setting, and the fix. */
-export class StartupError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+export { StartupError } from './startup-failure.js';
 
 /** The storage settings a failure may be about; none when they are themselves what failed. */
 function storageOf(config: GatewayConfig): StorageConfig | undefined {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { PRIMARY_SERVICES_ENV, callPrimary, primaryOffers, servePrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
-import type { LogWriter } from '#observability/logging/log-writer.service.js';
+import type { LineWriter } from '#observability/logging/log-lines.js';
 
 /**
  * The CPUs the cgroup lets this process use, when a quota is set (a
@@ -72,7 +72,7 @@ export interface PrimaryOptions {
   entry: string;
   args: readonly string[];
   /** The primary's log lines, in the format the workers use. */
-  writer: LogWriter;
+  writer: LineWriter;
   /** The services the workers may call (limits, metrics, ...), besides start-up's own. */
   services: Record<string, PrimaryService>;
   /** Where a one-line start-up failure goes (stderr). */

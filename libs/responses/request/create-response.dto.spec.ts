@@ -1,4 +1,6 @@
-import { CreateResponseDto, ReasoningDto, toCreateResponseDto } from './create-response.dto.js';
+import { validateSync } from 'class-validator';
+import fc from 'fast-check';
+import { CreateResponseDto, ReasoningDto, plainCreateFields, toCreateResponseDto } from './create-response.dto.js';
 
 describe('toCreateResponseDto', () => {
   it('picks every declared field, nested DTOs included, and nothing else', () => {
@@ -18,5 +20,49 @@ describe('toCreateResponseDto', () => {
     ).toEqual(['generate', 'model', 'reasoning', 'store']);
     expect((dto as any).polluted).toBeUndefined();
     expect(({} as any).polluted).toBeUndefined();
+  });
+});
+
+describe('plainCreateFields (the create route skips class-validator when it holds)', () => {
+  const violations = (raw: Record<string, unknown>) => validateSync(toCreateResponseDto(raw), { forbidUnknownValues: false });
+
+  it('holds for the fields most requests send, and not for a field with rules of its own or a wrong type', () => {
+    expect(plainCreateFields({ model: 'm', input: 'hi', store: false, stream: true, tools: [], instructions: null, tool_choice: 'auto' })).toBe(true);
+    expect(plainCreateFields({ model: 'm', temperature: 1 })).toBe(false);
+    expect(plainCreateFields({ model: 'm', reasoning: { effort: 'low' } })).toBe(false);
+    expect(plainCreateFields({ model: 'x'.repeat(257) })).toBe(false);
+    expect(plainCreateFields({ model: 'm', store: 'yes' })).toBe(false);
+    expect(plainCreateFields({ model: 'm', tools: {} })).toBe(false);
+  });
+
+  it('never holds for a body class-validator would refuse', () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.boolean(),
+      fc.integer(),
+      fc.constant(null),
+      fc.array(fc.integer(), { maxLength: 2 }),
+      fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }),
+    );
+    const key = fc.constantFrom(
+      'model',
+      'instructions',
+      'tools',
+      'store',
+      'stream',
+      'parallel_tool_calls',
+      'background',
+      'generate',
+      'temperature',
+      'include',
+      'input',
+      'metadata',
+    );
+    fc.assert(
+      fc.property(fc.dictionary(key, value, { maxKeys: 6 }), (raw) => {
+        if (plainCreateFields(raw)) expect(violations(raw)).toEqual([]);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

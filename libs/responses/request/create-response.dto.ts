@@ -101,3 +101,42 @@ export function toCreateResponseDto(raw: Record<string, unknown>): CreateRespons
   if (isPlainObject(dto.stream_options)) dto.stream_options = pick(new StreamOptionsDto(), dto.stream_options, declaredFields(StreamOptionsDto));
   return dto;
 }
+
+const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
+
+/**
+ * Fields whose whole rule above is a type check (and a length bound): what
+ * nearly every request sends. Each test is at least as strict as the
+ * decorators, so passing it means class-validator would pass the field too.
+ */
+const PLAIN_RULES: Readonly<Record<string, (v: unknown) => boolean>> = {
+  model: (v) => typeof v === 'string' && v.length <= 256,
+  instructions: (v) => typeof v === 'string',
+  tools: (v) => Array.isArray(v),
+  store: isBoolean,
+  stream: isBoolean,
+  parallel_tool_calls: isBoolean,
+  background: isBoolean,
+  generate: isBoolean,
+};
+
+/**
+ * True when every DTO field the body carries is one of `PLAIN_RULES` and
+ * passes it (or is null, which `@IsOptional` allows): `validateSync` would
+ * find nothing, and the create route skips it (3 % of a request's CPU).
+ * Any other field, or a value that fails here, goes through class-validator,
+ * whose first violation is the 400 as before.
+ */
+export function plainCreateFields(raw: Record<string, unknown>): boolean {
+  const fields = declaredFields(CreateResponseDto);
+  for (const key in raw) {
+    const rule = PLAIN_RULES[key];
+    const value = raw[key];
+    if (rule) {
+      if (value !== null && value !== undefined && !rule(value)) return false;
+    } else if (fields.includes(key)) {
+      return false;
+    }
+  }
+  return true;
+}

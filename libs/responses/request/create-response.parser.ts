@@ -5,7 +5,7 @@ import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
-import { toCreateResponseDto } from './create-response.dto.js';
+import { plainCreateFields, toCreateResponseDto } from './create-response.dto.js';
 import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
@@ -60,7 +60,7 @@ export class CreateResponseParser {
     if (shape) throw shapeError(shape);
     // HTTP routes checked this in their guard; WebSocket frames and RPC requests are checked here.
     assertStorableText(raw);
-    const dto = validateFields(toCreateResponseDto(raw));
+    const dto = plainCreateFields(raw) ? toCreateResponseDto(raw) : validateFields(toCreateResponseDto(raw));
 
     if (raw.background === true && raw.store === false) {
       throw new InvalidRequestError("Background responses are stored while they run: 'background' needs 'store' left true.", 'background');

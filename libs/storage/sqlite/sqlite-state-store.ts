@@ -28,6 +28,9 @@ interface PendingSave {
   reject(e: unknown): void;
 }
 
+/** How often a batch waiting for another process's write lock tries again. */
+const LOCK_RETRY_MS = 1;
+
 interface ResponseRow {
   id: string;
   owner: string | null;
@@ -106,6 +109,8 @@ function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredRes
 export class SqliteStateStore implements StateStore {
   private connection: SqliteDatabase | undefined;
   private pendingSaves: PendingSave[] = [];
+  /** A flush is scheduled, or waiting for another process's write lock. */
+  private flushPending = false;
 
   constructor(private readonly options: SqliteStateStoreOptions) {}
 
@@ -126,38 +131,58 @@ export class SqliteStateStore implements StateStore {
    * Every caller's promise settles after the commit, so a response is still
    * stored before its terminal event goes out; under load, one commit serves
    * many responses instead of one each.
+   *
+   * When another process (a second worker) holds the write lock, the batch
+   * waits for it on a timer rather than in SQLite's busy handler, which would
+   * sleep this whole process; saves arriving meanwhile join the batch, so
+   * contention makes the commits larger instead of the event loop stall.
    */
   saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pendingSaves.push({ r, conversationItems, resolve, reject });
-      if (this.pendingSaves.length === 1) setImmediate(() => this.flushSaves());
+      if (!this.flushPending) {
+        this.flushPending = true;
+        setImmediate(() => this.flushSaves(Date.now()));
+      }
     });
   }
 
-  private flushSaves(): void {
+  private flushSaves(firstTry: number): void {
     const batch = this.pendingSaves;
-    this.pendingSaves = [];
     const failures = new Map<PendingSave, unknown>();
+    let written: boolean;
     try {
-      const saveOne = this.open().db.transaction((save: PendingSave) => this.insertResponse(save.r, save.conversationItems));
-      this.write(() => {
+      const connection = this.open();
+      written = connection.tryWrite(() => {
         for (const save of batch) {
           try {
-            // Nested in the batch's transaction, better-sqlite3 runs this as a savepoint.
-            saveOne(save);
+            connection.savepoint(() => this.insertResponse(save.r, save.conversationItems));
           } catch (e) {
             failures.set(save, e);
           }
         }
       });
+      if (!written && Date.now() - firstTry < connection.lockWaitMs) {
+        setTimeout(() => this.flushSaves(firstTry), LOCK_RETRY_MS);
+        return;
+      }
     } catch (e) {
-      // The commit itself failed (another process held the lock too long): nothing was stored.
-      for (const save of batch) save.reject(e);
+      this.settle(batch, () => e);
       return;
     }
+    // Not written: another process held the lock for the whole busy timeout, nothing was stored.
+    const busy = written ? undefined : Object.assign(new Error('database is locked (the write lock stayed taken for the whole busy timeout)'), { code: 'SQLITE_BUSY' });
+    this.settle(batch, (save) => busy ?? failures.get(save));
+  }
+
+  /** Ends a flush: the next save schedules a new one, and each of `batch` settles with its failure or none. */
+  private settle(batch: PendingSave[], failureOf: (save: PendingSave) => unknown): void {
+    this.pendingSaves = [];
+    this.flushPending = false;
     for (const save of batch) {
-      if (failures.has(save)) save.reject(failures.get(save));
-      else save.resolve();
+      const failure = failureOf(save);
+      if (failure === undefined) save.resolve();
+      else save.reject(failure);
     }
   }
 

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min, type ValidationError, validateSync } from 'class-validator';
 import { gotPart, violationMessage } from '#config/validation-messages.js';
-import { InvalidRequestError } from '#tool-sdk/errors.js';
-import type { JsonObject } from '#tool-sdk/items.js';
+import { InvalidRequestError } from '../errors.js';
+import type { JsonObject } from '../items.js';
 
 /**
  * The one validation path of request bodies and query strings, used by every

@@ -1,0 +1,223 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ChildService } from './lib/child-service.js';
+import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
+import { median, round } from './lib/stats.js';
+
+/**
+ * `npm run build && node dist/bench/cpu-ratios.bench.js [flags]`: the issue-29
+ * ratios, each side of a ratio measured in the same round, rounds interleaved.
+ *
+ * CPU per request of the process answering the client (the pass-through proxy
+ * or a gateway child on SQLite), at c=16 over a fixed duration after a warm-up
+ * load of its own, for: a plain blocking request through the proxy; the
+ * gateway blocking and streaming with `store: false` and `store: true`; a
+ * blocking request declaring 100 function tools; one MCP tool round (the SDK's
+ * `McpServer` in its own process, request-declared `server_url`). Then c=1
+ * latency of the MCP round against the same two model turns driven by a
+ * client that calls the MCP tool itself.
+ *
+ *   --vs=DIR       also run DIR/bench/bench-gateway.js (another build's `dist`)
+ *                  as gateway B, interleaved with this build's (A): before/after
+ *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
+ *   --cases=LIST   only these cases (names as in the table)
+ *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
+ *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
+ */
+type CpuUsage = NodeJS.CpuUsage;
+const arg = (name: string): string | undefined =>
+  process.argv
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.split('=')
+    .slice(1)
+    .join('=');
+const ROUNDS = Number(arg('rounds') ?? 3);
+const DURATION_MS = Number(arg('ms') ?? 3000);
+const C1 = Number(arg('c1') ?? 300);
+const vs = arg('vs');
+const onlyCases = arg('cases')?.split(',');
+const profile = process.argv.includes('--profile');
+const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
+
+function hundredTools(): unknown[] {
+  return Array.from({ length: 100 }, (_, i) => ({
+    type: 'function',
+    name: `tool_${i}`,
+    description: `Tool number ${i}: looks a thing up by its key and returns what it found.`,
+    parameters: { type: 'object', properties: { key: { type: 'string', description: 'the key' }, limit: { type: 'integer', minimum: 1 } }, required: ['key'] },
+  }));
+}
+
+interface Case {
+  name: string;
+  body: string;
+  expect: string;
+  /** The proxy rather than a gateway. */
+  proxy?: boolean;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'sy-ratios-'));
+  const sim = await ChildService.start('simulator', { script: 'simulator-child.js' });
+  const proxy = await ChildService.start('proxy', { script: 'passthrough-proxy.js', config: { upstreamUrl: sim.url } });
+  const mcp = await ChildService.start('mcp-server', { script: 'mcp-server-child.js' });
+  const mcpHost = new URL(mcp.url).host;
+  const execArgv = profile ? ['--cpu-prof'] : [];
+  const builds: Array<{ label: string; gateway: ChildService }> = [];
+  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost] } });
+  builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv }) });
+  if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv }) });
+  const plain = (extra: Record<string, unknown>) => JSON.stringify({ model: 'bench', input: '[[tokens 20]]', ...extra });
+  const mcpTool = { type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' };
+  const cases: Case[] = [
+    { name: 'proxy', body: plain({ store: false }), expect: '"completed"', proxy: true },
+    { name: 'blocking', body: plain({ store: false }), expect: '"completed"' },
+    { name: 'blocking-stored', body: plain({ store: true }), expect: '"completed"' },
+    { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
+    { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
+    { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
+    { name: 'mcp-round', body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpTool], store: false }), expect: '"completed"' },
+  ].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const samples = new Map<string, number[]>();
+  const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const c of cases) {
+        for (const build of c.proxy ? [{ label: '', gateway: proxy }] : builds) {
+          const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
+          await runLoad({ ...load, maxRequests: 300, maxDurationMs: DURATION_MS });
+          const before = await build.gateway.call<CpuUsage>('cpu');
+          const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
+          const after = await build.gateway.call<CpuUsage>('cpu');
+          if (result.errors > 0) throw new Error(`${c.name} ${build.label}: ${result.errors} errors, first: ${result.firstError}`);
+          push(`${c.name}${build.label}`, cpuUs(before, after) / result.requests);
+        }
+      }
+      if (C1 > 0 && (!onlyCases || onlyCases.includes('mcp-round'))) {
+        for (const build of builds) {
+          const { gatewayRound, clientDriven } = await toolRoundLatency(build.gateway.url, mcp.url, mcpTool);
+          push(`c1-gateway-round${build.label}`, gatewayRound);
+          push(`c1-client-driven${build.label}`, clientDriven);
+        }
+      }
+      console.error(`round ${r + 1}/${ROUNDS} done`);
+    }
+    report(cases, builds, samples);
+  } finally {
+    await Promise.all([...builds.map((b) => b.gateway.stop()), proxy.stop(), mcp.stop(), sim.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * c=1 wall time (median ms) of one MCP tool round run by the gateway, against
+ * the client doing the same: a first request declaring `add` as a function,
+ * the MCP `tools/call` from the client over its own kept session, and a
+ * second request carrying the call and its output inline.
+ */
+async function toolRoundLatency(gatewayUrl: string, mcpUrl: string, mcpTool: unknown): Promise<{ gatewayRound: number; clientDriven: number }> {
+  const agent = keepAliveAgent(2);
+  const target = new URL(`${gatewayUrl}/responses`);
+  const input = 'add [[call add {"a": 1, "b": 2}]]';
+  const roundBody = Buffer.from(JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpTool], store: false }));
+  const addTool = { type: 'function', name: 'add', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } };
+  const firstBody = Buffer.from(JSON.stringify({ model: 'bench', input, tools: [addTool], store: false }));
+  const client = new Client({ name: 'bench-client', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  const gatewayTimes: number[] = [];
+  const clientTimes: number[] = [];
+  try {
+    for (let i = 0; i < C1 + 30; i++) {
+      let t = performance.now();
+      const round = await sendOnce(agent, target, roundBody, '"completed"');
+      if (!round.ok) throw new Error(`gateway round: ${round.error}`);
+      if (i >= 30) gatewayTimes.push(performance.now() - t);
+      t = performance.now();
+      const first = await post(target, firstBody);
+      const call = (first.output as Array<Record<string, unknown>>).find((o) => o.type === 'function_call');
+      if (!call) throw new Error('client-driven: no function_call in the first answer');
+      const result = await client.callTool({ name: 'add', arguments: JSON.parse(call.arguments as string) as Record<string, unknown> });
+      const output = JSON.stringify((result.content as Array<{ text?: string }>).map((c) => c.text ?? '').join(''));
+      const second = await post(
+        target,
+        Buffer.from(
+          JSON.stringify({
+            model: 'bench',
+            input: [
+              { type: 'message', role: 'user', content: input },
+              { type: 'function_call', call_id: call.call_id, name: 'add', arguments: call.arguments },
+              { type: 'function_call_output', call_id: call.call_id, output },
+            ],
+            tools: [addTool],
+            store: false,
+          }),
+        ),
+      );
+      if (second.status !== 'completed') throw new Error(`client-driven: second answer ${String(second.status)}`);
+      if (i >= 30) clientTimes.push(performance.now() - t);
+    }
+  } finally {
+    await client.close();
+    agent.destroy();
+  }
+  return { gatewayRound: median(gatewayTimes), clientDriven: median(clientTimes) };
+}
+
+async function post(target: URL, body: Buffer): Promise<Record<string, unknown>> {
+  const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<string, number[]>): void {
+  const med = (key: string) => median(samples.get(key) ?? [NaN]);
+  const cpus = os.cpus();
+  console.log(
+    `Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}, Node ${process.version}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16; medians of the rounds (samples in brackets)\n`);
+  const labels = builds.map((b) => b.label);
+  console.log(`| case | ${labels.map((l) => `CPU µs/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
+  console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
+  for (const c of cases) {
+    if (c.proxy) {
+      console.log(`| proxy | ${Math.round(med('proxy'))} [${(samples.get('proxy') ?? []).map(Math.round).join(', ')}] |${labels.map(() => '').join(' |')}`);
+      continue;
+    }
+    const cells = labels.map((l) => `${Math.round(med(c.name + l))} [${(samples.get(c.name + l) ?? []).map(Math.round).join(', ')}]`);
+    console.log(`| ${c.name} | ${cells.join(' | ')} |${labels.length > 1 ? ` ${round(med(c.name + 'A') / med(c.name + 'B'))} |` : ''}`);
+  }
+  console.log('\n| ratio | ' + labels.join(' | ') + ' | target |');
+  console.log('| --- | ' + labels.map(() => '---').join(' | ') + ' | --- |');
+  const ratio = (name: string, num: string, den: string, target: string) => {
+    if (!samples.has(num + labels[0]) && !samples.has(num)) return;
+    const value = (l: string) => {
+      const n = samples.has(num + l) ? med(num + l) : med(num);
+      const d = samples.has(den + l) ? med(den + l) : med(den);
+      return round(n / d);
+    };
+    console.log(`| ${name} | ${labels.map((l) => `${value(l)}×`).join(' | ')} | ${target} |`);
+  };
+  ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 4×');
+  ratio('blocking stored / not stored', 'blocking-stored', 'blocking', '≤ 1.2×');
+  ratio('streaming stored / not stored', 'streaming-stored', 'streaming', '≤ 1.2×');
+  ratio('100 tools / none', 'tools-100', 'blocking', '≤ 1.3×');
+  ratio('MCP round / plain', 'mcp-round', 'blocking', '≤ 2×');
+  if (samples.has(`c1-gateway-round${labels[0]}`)) {
+    console.log(
+      `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})`).join(' | ')} | ≤ +1 ms |`,
+    );
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -4,7 +4,6 @@ import type { ToolStorage } from '#tool-sdk/ports/tool-storage.js';
 import { redactUrl } from '#config/url-redaction.js';
 import type { StorageConfig } from './config/storage.config-section.js';
 import { PostgresDatabase, SqliteDatabase } from './sql/sql-database.js';
-import { createContainerRecordStore } from './storage.module.js';
 
 /** The `ToolStorage` port on the operator's `storage` settings. */
 export function toolStorage(storage: StorageConfig): ToolStorage {
@@ -25,6 +24,7 @@ export function toolStorage(storage: StorageConfig): ToolStorage {
     describeSql(options) {
       return storage.driver === 'postgres' ? `PostgreSQL (storage.postgresUrl=${redactUrl(storage.postgresUrl ?? '')})` : `SQLite ${sqlitePath(options)}`;
     },
-    openContainerRecords: () => createContainerRecordStore(storage),
+    // Imported when used: the storage module imports the settings module, which provides this port.
+    openContainerRecords: async () => (await import('./storage.module.js')).createContainerRecordStore(storage),
   };
 }

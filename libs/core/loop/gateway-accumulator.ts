@@ -14,6 +14,15 @@ export interface DetectedGatewayCall {
   arguments: string;
   /** The call as it stands in the model transcript; the loop may re-key it (approvals). */
   modelCall: FunctionCallItem;
+  /** Its public item was opened while the model wrote it (`GatewayExecutor.streamArguments`). */
+  opened?: OpenedGatewayItem;
+}
+
+/** A gateway call's public item, opened and streamed before the call was complete. */
+export interface OpenedGatewayItem {
+  itemId: string;
+  outputIndex: number;
+  startedItem: PublicItem;
 }
 
 interface OpenMessage {
@@ -46,6 +55,8 @@ interface OpenClientCall {
 interface OpenGatewayCall {
   kind: 'gateway_call';
   entry: ToolEntry;
+  /** Set when the call's arguments stream into its public item. */
+  stream?: { opened: OpenedGatewayItem; streamer: JsonStringFieldStreamer; delta: string };
 }
 
 type OpenItem = OpenMessage | OpenReasoning | OpenClientCall | OpenGatewayCall;
@@ -264,7 +275,7 @@ export class RoundAccumulator {
   private startCall(key: string, callId: string, name: string): void {
     const entry = this.registry.lookup(name);
     if (entry && entry.ownership.kind === 'gateway') {
-      this.open.set(key, { kind: 'gateway_call', entry });
+      this.open.set(key, { kind: 'gateway_call', entry, stream: this.streamGatewayCall(entry, callId) });
       return;
     }
     // Unknown names are handed back like functions: the client declared nothing
@@ -291,8 +302,34 @@ export class RoundAccumulator {
     this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
   }
 
+  /**
+   * A gateway call whose executor streams its arguments opens its public
+   * item now, at the model's first token of it; the rest of its lifecycle
+   * follows once the call is complete (`GatewayCallBatch.begin`).
+   */
+  private streamGatewayCall(entry: ToolEntry, callId: string): OpenGatewayCall['stream'] {
+    const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
+    if (!binding || entry.handler.approvals) return undefined;
+    const stream = binding.executor.streamArguments?.(binding.params);
+    if (!stream) return undefined;
+    const itemId = newId(entry.handler.itemIdPrefix ?? 'gw');
+    const call = { callId, itemId, modelName: entry.modelName, toolName: entry.toolName, scope: entry.scope, arguments: '' };
+    const plan = binding.executor.planEvents(call, binding.params, { include: this.options.include, streamed: true });
+    const startedItem = { ...plan.startedItem, id: itemId, status: 'in_progress' } as PublicItem;
+    const outputIndex = this.ledger.open(startedItem);
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
+    for (const { type, ...rest } of stream.opening) this.sink.emit({ type, item_id: itemId, output_index: outputIndex, ...rest });
+    return { opened: { itemId, outputIndex, startedItem }, streamer: new JsonStringFieldStreamer(stream.field), delta: stream.delta };
+  }
+
   private callDelta(key: string, delta: string): void {
     const open = this.open.get(key);
+    if (open?.kind === 'gateway_call' && open.stream) {
+      const decoded = open.stream.streamer.push(delta);
+      const { itemId, outputIndex } = open.stream.opened;
+      if (decoded) this.sink.emit({ type: open.stream.delta, item_id: itemId, output_index: outputIndex, delta: decoded });
+      return;
+    }
     if (!open || open.kind === 'gateway_call') return;
     if (open.kind !== 'client_call') return;
     open.args += delta;
@@ -316,7 +353,13 @@ export class RoundAccumulator {
     const modelCall: FunctionCallItem = { type: 'function_call', call_id: callId, name, arguments: args };
     if (open.kind === 'gateway_call') {
       this.modelItems.push(modelCall);
-      this.onGatewayCall({ entry: open.entry, callId, modelName: name, arguments: args, modelCall });
+      if (open.stream) {
+        // An upstream that sent the arguments whole (or held some back) streams the rest now.
+        const { rest } = open.stream.streamer.finish(args);
+        const { itemId, outputIndex } = open.stream.opened;
+        if (rest) this.sink.emit({ type: open.stream.delta, item_id: itemId, output_index: outputIndex, delta: rest });
+      }
+      this.onGatewayCall({ entry: open.entry, callId, modelName: name, arguments: args, modelCall, opened: open.stream?.opened });
       return;
     }
     if (open.kind !== 'client_call') return;
@@ -358,7 +401,13 @@ export class RoundAccumulator {
     for (const [key, open] of this.open) {
       if (open.kind === 'message') this.finishMessage(key, '', 'incomplete');
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
-      else if (open.kind === 'client_call') {
+      else if (open.kind === 'gateway_call' && open.stream) {
+        // A streamed call cut short never runs: its item ends incomplete.
+        const { outputIndex, startedItem } = open.stream.opened;
+        const item = { ...startedItem, status: 'incomplete' } as PublicItem;
+        this.ledger.set(outputIndex, item);
+        this.sink.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
+      } else if (open.kind === 'client_call') {
         // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
         const partial = open.field ? { [open.field.name]: open.field.soFar } : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };

@@ -3,17 +3,17 @@ import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor,
 import { newId } from '#tool-sdk/ids.js';
 import type { FunctionCallItem, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
-import type { DetectedGatewayCall } from './gateway-accumulator.js';
+import type { DetectedGatewayCall, OpenedGatewayItem } from './gateway-accumulator.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { CallCount } from './run-state.js';
 
 /** A call to a registered gateway tool, with a fresh public item id in its module's prefix. */
-export function gatewayCall(entry: ToolEntry, callId: string, args: string): GatewayCall {
+export function gatewayCall(entry: ToolEntry, callId: string, args: string, itemId?: string): GatewayCall {
   return {
     callId,
-    itemId: newId(entry.handler.itemIdPrefix ?? 'gw'),
+    itemId: itemId ?? newId(entry.handler.itemIdPrefix ?? 'gw'),
     modelName: entry.modelName,
     toolName: entry.toolName,
     scope: entry.scope,
@@ -97,7 +97,7 @@ export class GatewayCallBatch {
    */
   start(detected: DetectedGatewayCall): ScheduledCall | 'approval' | null {
     const { entry } = detected;
-    const call = gatewayCall(entry, detected.callId, detected.arguments);
+    const call = gatewayCall(entry, detected.callId, detected.arguments, detected.opened?.itemId);
     const binding = bindingOf(entry);
 
     const approvals = entry.handler.approvals;
@@ -116,12 +116,14 @@ export class GatewayCallBatch {
       this.limitReached = true;
       // The call stays in the transcript; its output tells the model why it did not run.
       const text = JSON.stringify({ error: { code: limit.code, message: limit.message } });
-      this.slots.push({ call, entry, outputIndex: -1, result: { call, status: 'failed', output: { text, isError: true } } });
+      // A call whose item already streamed ends that item as failed, in model order.
+      this.slots.push({ call, entry, outputIndex: detected.opened?.outputIndex ?? -1, result: { call, status: 'failed', output: { text, isError: true } } });
+      this.flush();
       return null;
     }
     this.made++;
     if (this.made >= limit.max) this.limitReached = true;
-    return this.begin(call, entry);
+    return this.begin(call, entry, detected.opened);
   }
 
   /** A call the client approved: it counts toward the limit but is never refused by it. */
@@ -170,14 +172,18 @@ export class GatewayCallBatch {
   }
 
   /** Emits the call's public start (`output_item.added` and the planned pre-execution events). */
-  private begin(call: GatewayCall, entry: ToolEntry): ScheduledCall {
+  private begin(call: GatewayCall, entry: ToolEntry, opened?: OpenedGatewayItem): ScheduledCall {
     const { output, request } = this.ctx;
     const binding = bindingOf(entry);
-    const plan = binding?.executor.planEvents(call, binding.params, { include: request.include });
-    const startedItem = { ...(plan?.startedItem ?? { type: `${entry.toolType}_call` }), id: call.itemId, status: 'in_progress' } as PublicItem;
-    output.ensureStarted();
-    const outputIndex = output.open(startedItem);
-    output.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
+    const plan = binding?.executor.planEvents(call, binding.params, { include: request.include, streamed: !!opened });
+    let outputIndex = opened?.outputIndex ?? -1;
+    // A streamed call's item is open already (the accumulator opened it at the model's first token).
+    if (!opened) {
+      const startedItem = { ...(plan?.startedItem ?? { type: `${entry.toolType}_call` }), id: call.itemId, status: 'in_progress' } as PublicItem;
+      output.ensureStarted();
+      outputIndex = output.open(startedItem);
+      output.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
+    }
     for (const planned of plan?.beforeExecute ?? []) this.emitPlanned(planned, call.itemId, outputIndex);
     const slot = this.slots.push({ call, entry, plan, outputIndex }) - 1;
     return { slot, call, entry };

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { PublicItem } from '../items.js';
 import type { ToolTypeKey } from '../tool-type.js';
-import type { GatewayEventPlan } from './events.js';
+import type { GatewayEventPlan, PlannedEvent } from './events.js';
 
 /** One gateway-owned call as the scheduler hands it to an executor. */
 export interface GatewayCall {
@@ -63,7 +63,20 @@ export interface GatewayExecutor<P = unknown> {
   supportsParallelExecution?(params: P): boolean;
   /** Per-type deadline in ms; else the configured default for the type, else the global one. */
   timeoutMs?(params: P): number | undefined;
-  planEvents(call: GatewayCall, params: P, ctx: { include: readonly string[] }): GatewayEventPlan;
+  /**
+   * `streamed` is true when the call's start already streamed while the
+   * model wrote it (`streamArguments`): the plan then leaves out the
+   * opening events and the argument deltas that were sent.
+   */
+  planEvents(call: GatewayCall, params: P, ctx: { include: readonly string[]; streamed?: boolean }): GatewayEventPlan;
+  /**
+   * Show the call while the model writes it, as OpenAI streams a code
+   * interpreter's code: the item opens at the call's first token and the
+   * decoded string `field` of the arguments streams as `delta` events. The
+   * plan's `startedItem` must then not depend on the arguments. Types whose
+   * calls can wait for approval are never streamed (the call may not run).
+   */
+  streamArguments?(params: P): ArgumentStream | undefined;
   /** The completed or failed public item. */
   publicOutput(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
   /**
@@ -76,3 +89,13 @@ export interface GatewayExecutor<P = unknown> {
 }
 
 export type AnyGatewayExecutor = GatewayExecutor<any>;
+
+/** How a gateway call's arguments stream into its public events (`GatewayExecutor.streamArguments`). */
+export interface ArgumentStream {
+  /** The string field of the JSON arguments whose text streams (`code`). */
+  field: string;
+  /** Events right after `output_item.added`, at the call's first token (`response.code_interpreter_call.in_progress`). */
+  opening: PlannedEvent[];
+  /** The type of the event each decoded piece is sent in, with its `delta` (`response.code_interpreter_call_code.delta`). */
+  delta: string;
+}

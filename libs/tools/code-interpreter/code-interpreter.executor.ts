@@ -10,6 +10,8 @@ import {
   GatewayExecutorProvider,
   type PublicItem,
   type ToolOutput,
+  type ArgumentStream,
+  type PlannedEvent,
 } from '#tool-sdk/index.js';
 import { OUTPUTS_INCLUDE, codeOf, containerFileCitations, publicOutputs, type CodeInterpreterCallData } from './code-interpreter-call.js';
 import type { CodeInterpreterParams } from './code-interpreter-declaration.js';
@@ -102,16 +104,20 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
     return { text, data, isError: outcome.status === 'failed' };
   }
 
-  planEvents(call: GatewayCall, params: CodeInterpreterParams): GatewayEventPlan {
+  /** The code streams as the model writes it, as OpenAI's does: `{"code": "..."}` decoded piece by piece. */
+  streamArguments(): ArgumentStream {
+    return { field: 'code', opening: [{ type: 'response.code_interpreter_call.in_progress' }], delta: 'response.code_interpreter_call_code.delta' };
+  }
+
+  planEvents(call: GatewayCall, params: CodeInterpreterParams, ctx: { streamed?: boolean } = {}): GatewayEventPlan {
     const code = codeOf(call.arguments);
+    // Streamed: `in_progress` and the code's deltas were sent while the model wrote it.
+    const opening: PlannedEvent[] = ctx.streamed
+      ? []
+      : [{ type: 'response.code_interpreter_call.in_progress' }, { type: 'response.code_interpreter_call_code.delta', delta: code }];
     return {
       startedItem: { type: 'code_interpreter_call', id: call.itemId, status: 'in_progress', code: '', container_id: params.containerId ?? '', outputs: null },
-      beforeExecute: [
-        { type: 'response.code_interpreter_call.in_progress' },
-        { type: 'response.code_interpreter_call_code.delta', delta: code },
-        { type: 'response.code_interpreter_call_code.done', code },
-        { type: 'response.code_interpreter_call.interpreting' },
-      ],
+      beforeExecute: [...opening, { type: 'response.code_interpreter_call_code.done', code }, { type: 'response.code_interpreter_call.interpreting' }],
       afterExecute: () => [{ type: 'response.code_interpreter_call.completed' }],
     };
   }

@@ -151,7 +151,7 @@ describe('token usage: metrics, log lines, spans and GET /v1/usage', () => {
     // The MCP server's tools/list has a span of its own under the request, before the first round.
     const discovery = receiver.spans.filter((s) => s.parentSpanId === request.spanId && s.name === 'discover mcp');
     expect(discovery).toHaveLength(1);
-    expect(discovery[0].attributes).toMatchObject({ 'switchyard.tool.type': 'mcp', 'switchyard.tool.server_label': 'demo', 'switchyard.tool.outcome': 'completed' });
+    expect(discovery[0].attributes).toMatchObject({ 'switchyard.tool.type': 'mcp', 'switchyard.tool.declaration': 'tools[0]', 'switchyard.tool.outcome': 'completed' });
   });
 
   it('does not trace metrics scrapes', async () => {

@@ -26,8 +26,8 @@ export interface RunTrace {
   round(round: number): RoundTrace;
   /** A gateway call starting to execute; `round` is absent for approved calls run before the first round. */
   toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace;
-  /** A declaration's tool discovery starting (MCP `tools/list`), before the first round. */
-  discovery?(toolType: string, serverLabel?: string): { end(outcome: { error?: unknown }): void };
+  /** A declaration's tool discovery starting (a server's tool listing), before the first round; `declaration` names it (`tools[2]`). */
+  discovery?(toolType: string, declaration: string): { end(outcome: { error?: unknown }): void };
   /** The run settled: finished, failed (`error`), or cancelled because the client left. */
   end(outcome: { error?: unknown; cancelled?: boolean }): void;
 }

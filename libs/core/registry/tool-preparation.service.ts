@@ -93,7 +93,7 @@ export class ToolPreparationService {
       inputStart?: number;
       /** Who the request runs for, null without authentication (discovery may pool connections per owner). */
       owner?: string | null;
-      /** The run's trace: each discovery (MCP `tools/list`) is traced under it. */
+      /** The run's trace: each discovery (a server's tool listing) is traced under it. */
       trace?: RunTrace;
     },
   ): Promise<ToolRegistry> {
@@ -142,8 +142,7 @@ export class ToolPreparationService {
 
   /** One declaration's discovery, traced from its start to its answer or failure. */
   private async traced(d: ValidatedDeclaration, trace: RunTrace | undefined, discover: () => Promise<DiscoveryResult>): Promise<DiscoveryResult> {
-    const label = d.declaration.server_label;
-    const span = trace?.discovery?.(String(d.declaration.type), typeof label === 'string' ? label : undefined);
+    const span = trace?.discovery?.(String(d.declaration.type), `tools[${d.index}]`);
     try {
       const result = await discover();
       span?.end({});

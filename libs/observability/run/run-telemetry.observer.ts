@@ -127,9 +127,8 @@ class RunTraceImpl implements RunTrace {
     };
   }
 
-  discovery(toolType: string, serverLabel?: string): { end(outcome: { error?: unknown }): void } {
-    const attributes: Record<string, string> = { 'switchyard.tool.type': toolType };
-    if (serverLabel) attributes['switchyard.tool.server_label'] = serverLabel;
+  discovery(toolType: string, declaration: string): { end(outcome: { error?: unknown }): void } {
+    const attributes: Record<string, string> = { 'switchyard.tool.type': toolType, 'switchyard.tool.declaration': declaration };
     const span = this.tracing.start(`discover ${toolType}`, this.parent, attributes);
     let done = false;
     return {

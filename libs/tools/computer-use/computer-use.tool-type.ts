@@ -1,0 +1,4 @@
+import { toolType } from '#tool-sdk/index.js';
+
+/** The `computer_use_preview` type's key (client-owned: no executor). */
+export const COMPUTER_USE = toolType('computer_use_preview');

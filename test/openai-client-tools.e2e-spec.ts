@@ -39,7 +39,9 @@ describe('client-owned OpenAI tool types through the official clients', () => {
         shell: {
           async run(action) {
             ran.push(action);
-            return { output: action.commands.map((command, i) => ({ stdout: `out of ${command}`, stderr: i === 1 ? 'warn' : '', outcome: { type: 'exit' as const, exitCode: i } })) };
+            return {
+              output: action.commands.map((command, i) => ({ stdout: `out of ${command}`, stderr: i === 1 ? 'warn' : '', outcome: { type: 'exit' as const, exitCode: i } })),
+            };
           },
         },
       });
@@ -48,7 +50,11 @@ describe('client-owned OpenAI tool types through the official clients', () => {
       expect(ran).toEqual([expect.objectContaining({ commands: ['ls', 'pwd'], timeoutMs: 5000 })]);
       expect(String(result.finalOutput)).toContain('out of pwd');
       // The model was offered a function and read each command's stdout, stderr and outcome.
-      expect(upstreamBodies().at(-2).tools.map((t: any) => t.name)).toEqual(['shell']);
+      expect(
+        upstreamBodies()
+          .at(-2)
+          .tools.map((t: any) => t.name),
+      ).toEqual(['shell']);
       const [output] = outputsSent(lastUpstream());
       expect(JSON.parse(output.output)).toEqual([
         { stdout: 'out of ls', stderr: '', outcome: 'exit 0' },
@@ -119,7 +125,10 @@ describe('client-owned OpenAI tool types through the official clients', () => {
       const seen: string[] = [];
       const tools = {
         shell: provider.tools.shell({
-          execute: async ({ action }: any) => (seen.push(`shell:${action.commands.join('&&')}`), { output: [{ stdout: 'shell-ok', stderr: '', outcome: { type: 'exit', exitCode: 0 } }] }),
+          execute: async ({ action }: any) => (
+            seen.push(`shell:${action.commands.join('&&')}`),
+            { output: [{ stdout: 'shell-ok', stderr: '', outcome: { type: 'exit', exitCode: 0 } }] }
+          ),
         }),
         apply_patch: provider.tools.applyPatch({
           execute: async ({ operation }: any) => (seen.push(`patch:${operation.type}:${operation.path}`), { status: 'completed', output: 'patch-ok' }),
@@ -159,7 +168,12 @@ describe('client-owned OpenAI tool types through the official clients', () => {
         'response.output_item.done',
       ]);
       const done = events.find((e: any) => e.type === 'response.output_item.done').item;
-      expect(done).toMatchObject({ type: 'shell_call', status: 'completed', action: { commands: ['echo a', 'echo b'], timeout_ms: null, max_output_length: null }, environment: { type: 'local' } });
+      expect(done).toMatchObject({
+        type: 'shell_call',
+        status: 'completed',
+        action: { commands: ['echo a', 'echo b'], timeout_ms: null, max_output_length: null },
+        environment: { type: 'local' },
+      });
       expect(done.id).toMatch(/^sh_/);
       expect(events.filter((e: any) => e.type === 'response.shell_call_command.done').map((e: any) => e.command)).toEqual(['echo a', 'echo b']);
       expect(events.some((e: any) => e.type.startsWith('response.function_call_arguments'))).toBe(false);

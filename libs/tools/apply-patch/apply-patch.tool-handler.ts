@@ -26,7 +26,11 @@ const PARAMETERS: JsonObject = {
       properties: {
         type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] },
         path: { type: 'string', description: 'Path of the file, relative to the workspace.' },
-        diff: { type: 'string', description: 'V4A diff: for create_file every line is "+content"; for update_file hunks of " context", "-removed", "+added" lines, each opened by "@@" or "@@ <line>". Not for delete_file.' },
+        diff: {
+          type: 'string',
+          description:
+            'V4A diff: for create_file every line is "+content"; for update_file hunks of " context", "-removed", "+added" lines, each opened by "@@" or "@@ <line>". Not for delete_file.',
+        },
       },
       required: ['type', 'path'],
       additionalProperties: false,
@@ -106,7 +110,14 @@ export class ApplyPatchToolHandler implements ToolHandler<Record<string, never>>
     const it = item as JsonObject;
     const callId = String(it.call_id);
     if (item.type === 'apply_patch_call') {
-      return [{ type: 'function_call', call_id: callId, name: ctx.modelNameFor(APPLY_PATCH_FUNCTION) ?? APPLY_PATCH_FUNCTION, arguments: JSON.stringify({ operation: it.operation ?? {} }) }];
+      return [
+        {
+          type: 'function_call',
+          call_id: callId,
+          name: ctx.modelNameFor(APPLY_PATCH_FUNCTION) ?? APPLY_PATCH_FUNCTION,
+          arguments: JSON.stringify({ operation: it.operation ?? {} }),
+        },
+      ];
     }
     const text = it.output === undefined || it.output === null ? '' : outputText(it.output);
     const status = it.status === 'failed' ? 'failed' : 'completed';

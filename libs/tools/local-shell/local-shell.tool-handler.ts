@@ -60,7 +60,11 @@ export function execAction(args: string): { action: JsonObject } | { error: stri
   const timeout = p.timeout_ms ?? null;
   if (timeout !== null && !(Number.isInteger(timeout) && (timeout as number) > 0)) return { error: '"timeout_ms" must be a positive integer or null.' };
   // Absent rather than null: OpenAI's own items leave them out, and the AI SDK's schema refuses a null.
-  const optional = { ...(timeout !== null ? { timeout_ms: timeout } : {}), ...(user !== null ? { user } : {}), ...(workingDirectory !== null ? { working_directory: workingDirectory } : {}) };
+  const optional = {
+    ...(timeout !== null ? { timeout_ms: timeout } : {}),
+    ...(user !== null ? { user } : {}),
+    ...(workingDirectory !== null ? { working_directory: workingDirectory } : {}),
+  };
   return { action: { type: 'exec', command: p.command as string[], env, ...optional } };
 }
 
@@ -110,7 +114,13 @@ export class LocalShellToolHandler implements ToolHandler<Record<string, never>>
     const it = item as JsonObject;
     if (item.type === 'local_shell_call') {
       const action = it.action && typeof it.action === 'object' ? (it.action as JsonObject) : {};
-      const args = { command: action.command ?? [], env: action.env ?? {}, working_directory: action.working_directory ?? null, timeout_ms: action.timeout_ms ?? null, user: action.user ?? null };
+      const args = {
+        command: action.command ?? [],
+        env: action.env ?? {},
+        working_directory: action.working_directory ?? null,
+        timeout_ms: action.timeout_ms ?? null,
+        user: action.user ?? null,
+      };
       return [{ type: 'function_call', call_id: String(it.call_id), name: ctx.modelNameFor(LOCAL_SHELL_FUNCTION) ?? LOCAL_SHELL_FUNCTION, arguments: JSON.stringify(args) }];
     }
     // OpenAI's input item carries the model's call id as `id`; the AI SDK sends `call_id`.

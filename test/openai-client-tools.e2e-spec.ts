@@ -62,6 +62,22 @@ describe('client-owned OpenAI tool types through the official clients', () => {
       ]);
     });
 
+    it('shellTool streaming: the streamed shell_call runs once and the answer streams after it', async () => {
+      const ran: string[][] = [];
+      const shell = shellTool({
+        shell: { run: async (action) => (ran.push(action.commands), { output: [{ stdout: 'streamed-ok', stderr: '', outcome: { type: 'exit' as const, exitCode: 0 } }] }) },
+      });
+      const agent = new Agent({ name: 'Operator', model: new OpenAIResponsesModel(client as any, MODEL), tools: [shell] });
+      const result = await run(agent, '[[call shell {"commands": ["uname -a"]}]]', { stream: true });
+      const kinds: string[] = [];
+      for await (const event of result) if (event.type === 'run_item_stream_event') kinds.push(event.name);
+      await result.completed;
+      expect(ran).toEqual([['uname -a']]);
+      expect(kinds.indexOf('tool_called')).toBeGreaterThanOrEqual(0);
+      expect(kinds.indexOf('tool_output')).toBeGreaterThan(kinds.indexOf('tool_called'));
+      expect(String(result.finalOutput)).toContain('streamed-ok');
+    });
+
     it('applyPatchTool: the operation reaches the editor and the result reaches the model', async () => {
       const applied: unknown[] = [];
       const patch = applyPatchTool({
@@ -214,6 +230,26 @@ describe('client-owned OpenAI tool types through the official clients', () => {
       expect(second.output_text).toContain('total 0');
       const history = lastUpstream().input as any[];
       expect(history.find((i) => i.type === 'function_call')).toMatchObject({ call_id: call.call_id, name: 'local_shell' });
+    });
+
+    it('computer_call_output is replayed from the stored response with its screenshot', async () => {
+      const tools = [{ type: 'computer_use_preview', display_width: 800, display_height: 600, environment: 'linux' }] as any;
+      const first = await client.responses.create({ model: MODEL, input: '[[call computer {"action": {"type": "type", "text": "hi"}}]]', tools });
+      const call = first.output.find((i) => i.type === 'computer_call') as any;
+      expect(call).toMatchObject({ action: { type: 'type', text: 'hi' }, pending_safety_checks: [] });
+      const image_url = `data:image/png;base64,${PIXEL}`;
+      await client.responses.create({
+        model: MODEL,
+        previous_response_id: first.id,
+        tools,
+        input: [{ type: 'computer_call_output', call_id: call.call_id, output: { type: 'computer_screenshot', image_url }, acknowledged_safety_checks: [] } as any],
+      });
+      const history = lastUpstream().input as any[];
+      // A stored response keeps the model's own call as it wrote it.
+      const replayed = history.find((i) => i.type === 'function_call');
+      expect(replayed).toMatchObject({ call_id: call.call_id, name: 'computer' });
+      expect(JSON.parse(replayed.arguments)).toEqual({ action: { type: 'type', text: 'hi' } });
+      expect(outputsSent(lastUpstream())[0].output[1]).toEqual({ type: 'input_image', detail: 'auto', image_url });
     });
 
     it.each([

@@ -300,6 +300,11 @@ describe('client-owned OpenAI tool types through the official clients', () => {
         .create({ model: MODEL, input: 'x', tools: [{ type: 'computer_use_preview', display_width: 0, display_height: 600, environment: 'linux' } as any] })
         .catch((err: unknown) => err as any);
       expect(display).toMatchObject({ status: 400, param: 'tools[0].display_width' });
+      // An output answers a call the conversation holds, by `call_id`.
+      const orphan = await client.responses
+        .create({ model: MODEL, input: [{ type: 'shell_call_output', call_id: 'call_nowhere', output: [] } as any], tools: [{ type: 'shell' } as any] })
+        .catch((err: unknown) => err as any);
+      expect(orphan).toMatchObject({ status: 400, param: 'input[0].call_id' });
     });
   });
 });

@@ -225,7 +225,7 @@ describe('invalid requests: a 4xx naming the field, never a 5xx', () => {
     expect(upstreamTools.map((t: any) => t.name)).toEqual(['f']);
   });
 
-  it.each([[{ type: 'image_generation' }], [{ type: 'computer' }]])('an OpenAI tool type no module runs here is a 400 naming it, not silently dropped: %j', async (tool) => {
+  it.each([[{ type: 'image_generation' }]])('an OpenAI tool type no module runs here is a 400 naming it, not silently dropped: %j', async (tool) => {
     const before = stack.simulator.requests.length;
     const refused = await client.responses
       .create({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} } as any, tool as any] })

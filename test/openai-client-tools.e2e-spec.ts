@@ -101,6 +101,33 @@ describe('client-owned OpenAI tool types through the official clients', () => {
       expect(String(result.finalOutput)).toContain('created notes/a.txt');
     });
 
+    it('computerTool (GA, any other model): a batch of actions reaches the computer in order', async () => {
+      const done: string[] = [];
+      const computer = computerTool({
+        computer: {
+          screenshot: () => PIXEL,
+          click: (x: number, y: number) => void done.push(`click ${x},${y}`),
+          doubleClick: () => undefined,
+          scroll: () => undefined,
+          type: (text: string) => void done.push(`type ${text}`),
+          wait: () => undefined,
+          move: () => undefined,
+          keypress: (keys: string[]) => void done.push(`keys ${keys.join('+')}`),
+          drag: () => undefined,
+        },
+      });
+      const agent = new Agent({ name: 'Typist', model: new OpenAIResponsesModel(client as any, MODEL), tools: [computer] });
+      const actions = [
+        { type: 'click', x: 5, y: 6, button: 'left' },
+        { type: 'type', text: 'hello' },
+        { type: 'keypress', keys: ['ENTER'] },
+      ];
+      await run(agent, `Fill it in. [[call computer ${JSON.stringify({ actions })}]]`);
+      expect(done).toEqual(['click 5,6', 'type hello', 'keys ENTER']);
+      expect(upstreamBodies().at(-2).tools[0]).toMatchObject({ name: 'computer', parameters: { required: ['actions'] } });
+      expect(outputsSent(lastUpstream())[0].output[1]).toEqual({ type: 'input_image', detail: 'auto', image_url: `data:image/png;base64,${PIXEL}` });
+    });
+
     it('computerTool (preview): the action reaches the computer, the screenshot reaches the model as an image', async () => {
       const clicks: unknown[] = [];
       const computer = computerTool({

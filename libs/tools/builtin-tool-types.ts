@@ -1,6 +1,6 @@
 import { APPLY_PATCH } from '#tools/apply-patch/apply-patch.tool-type.js';
 import { CODE_INTERPRETER } from '#tools/code-interpreter/code-interpreter.tool-type.js';
-import { COMPUTER_USE } from '#tools/computer-use/computer-use.tool-type.js';
+import { COMPUTER, COMPUTER_USE } from '#tools/computer-use/computer-use.tool-type.js';
 import { CUSTOM } from '#tools/custom/custom.tool-type.js';
 import { FILE_SEARCH } from '#tools/file-search/file-search.tool-type.js';
 import { FUNCTION } from '#tools/function/function.tool-type.js';
@@ -27,6 +27,7 @@ export const ToolType = {
   ApplyPatch: APPLY_PATCH,
   LocalShell: LOCAL_SHELL,
   ComputerUse: COMPUTER_USE,
+  Computer: COMPUTER,
 } as const;
 
 export type KnownToolType = (typeof ToolType)[keyof typeof ToolType];

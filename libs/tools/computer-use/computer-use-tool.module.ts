@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ComputerUseToolHandler } from './computer-use.tool-handler.js';
+import { ComputerToolHandler, ComputerUseToolHandler } from './computer-use.tool-handler.js';
 
-@Module({ providers: [ComputerUseToolHandler], exports: [ComputerUseToolHandler] })
+@Module({ providers: [ComputerUseToolHandler, ComputerToolHandler], exports: [ComputerUseToolHandler, ComputerToolHandler] })
 export class ComputerUseToolModule {}

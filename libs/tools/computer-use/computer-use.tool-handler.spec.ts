@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '#tool-sdk/index.js';
-import { ComputerUseToolHandler, computerAction } from './computer-use.tool-handler.js';
+import { ComputerToolHandler, ComputerUseToolHandler, computerAction, computerActions } from './computer-use.tool-handler.js';
 
 const handler = new ComputerUseToolHandler();
 const shape = { kind: 'computer_call', name: 'computer' };
@@ -103,6 +103,31 @@ describe('ComputerUseToolHandler', () => {
     expect((byFile[0] as { output: unknown[] }).output[1]).toEqual({ type: 'input_image', detail: 'auto', file_id: 'file-1' });
     expect(handler.toModelItems({ type: 'computer_call', call_id: 'c', action: { type: 'wait' } }, history)).toEqual([
       { type: 'function_call', call_id: 'c', name: 'computer', arguments: '{"action":{"type":"wait"}}' },
+    ]);
+  });
+});
+
+describe('ComputerToolHandler (GA computer)', () => {
+  const ga = new ComputerToolHandler();
+
+  it('takes no display, and restores a batch of actions in order', () => {
+    expect(ga.validate()).toEqual({});
+    expect(ga.publicDeclaration()).toEqual({ type: 'computer' });
+    const restored = ga.clientCalls.restore(JSON.stringify({ actions: [{ type: 'move', x: 1, y: 2 }, { type: 'wait' }] }), shape);
+    expect(restored).toEqual({ fields: { actions: [{ type: 'move', x: 1, y: 2 }, { type: 'wait' }], pending_safety_checks: [] } });
+    expect(ga.toolChoice.types).toEqual(['computer', 'computer_use']);
+  });
+
+  it('refuses an empty batch, or names the action that is wrong', () => {
+    expect((computerActions('{"actions": []}') as { error: string }).error).toMatch(/non-empty "actions"/);
+    expect((computerActions('{"actions": [{"type": "wait"}, {"type": "click", "x": 1, "button": "left"}]}') as { error: string }).error).toBe(
+      'actions[1].y is required for a click action.',
+    );
+  });
+
+  it('the preview handler replays either form of computer_call', () => {
+    expect(handler.toModelItems({ type: 'computer_call', call_id: 'c', actions: [{ type: 'wait' }] }, history)).toEqual([
+      { type: 'function_call', call_id: 'c', name: 'computer', arguments: '{"actions":[{"type":"wait"}]}' },
     ]);
   });
 });

@@ -14,7 +14,7 @@ import {
   type ToolHandler,
   ToolHandlerProvider,
 } from '#tool-sdk/index.js';
-import { COMPUTER_USE } from './computer-use.tool-type.js';
+import { COMPUTER, COMPUTER_USE } from './computer-use.tool-type.js';
 
 export const COMPUTER_FUNCTION = 'computer';
 
@@ -86,35 +86,59 @@ function fieldError(field: string, value: unknown): string | null {
   }
 }
 
-/** The model's arguments as one `computer_call` action of OpenAI's union, or why they are not one. */
-export function computerAction(args: string): { action: JsonObject } | { error: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    return { error: 'The arguments are not JSON: write {"action": {"type": ...}}.' };
-  }
-  const given = parsed && typeof parsed === 'object' ? (parsed as JsonObject).action : undefined;
-  if (!given || typeof given !== 'object' || Array.isArray(given)) return { error: 'The arguments must hold an "action" object.' };
+/** One action object as an action of OpenAI's union (only its own fields), or why it is not one; `at` names it in the message. */
+export function checkedAction(given: unknown, at = 'action'): { action: JsonObject } | { error: string } {
+  if (!given || typeof given !== 'object' || Array.isArray(given)) return { error: `${at} must be an object with a "type".` };
   const a = given as JsonObject;
   const spec = typeof a.type === 'string' ? ACTIONS[a.type] : undefined;
-  if (!spec) return { error: `action.type must be one of ${Object.keys(ACTIONS).join(', ')}.` };
+  if (!spec) return { error: `${at}.type must be one of ${Object.keys(ACTIONS).join(', ')}.` };
   const action: JsonObject = { type: a.type };
   for (const field of spec.required) {
-    if (a[field] === undefined) return { error: `action.${field} is required for a ${String(a.type)} action.` };
+    if (a[field] === undefined) return { error: `${at}.${field} is required for a ${String(a.type)} action.` };
     const bad = fieldError(field, a[field]);
-    if (bad) return { error: bad };
+    if (bad) return { error: bad.replace(/^action/, at) };
     action[field] = a[field];
   }
   for (const field of spec.optional) {
     if (a[field] === undefined) continue;
     const bad = fieldError(field, a[field]);
-    if (bad) return { error: bad };
+    if (bad) return { error: bad.replace(/^action/, at) };
     action[field] = a[field];
   }
   // OpenAI's double click names its keys always (null when none are held).
   if (a.type === 'double_click' && action.keys === undefined) action.keys = null;
   return { action };
+}
+
+function parsedObject(args: string): JsonObject | null {
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as JsonObject) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The model's arguments as one `computer_call` action of OpenAI's union, or why they are not one. */
+export function computerAction(args: string): { action: JsonObject } | { error: string } {
+  const parsed = parsedObject(args);
+  if (!parsed) return { error: 'The arguments must be a JSON object: write {"action": {"type": ...}}.' };
+  if (parsed.action === undefined) return { error: 'The arguments must hold an "action" object.' };
+  return checkedAction(parsed.action);
+}
+
+/** The GA tool's batch: `{"actions": [...]}`, each an action of the union. */
+export function computerActions(args: string): { actions: JsonObject[] } | { error: string } {
+  const parsed = parsedObject(args);
+  if (!parsed || !Array.isArray(parsed.actions) || parsed.actions.length === 0)
+    return { error: 'The arguments must hold a non-empty "actions" list: {"actions": [{"type": ...}]}.' };
+  const actions: JsonObject[] = [];
+  for (const [i, given] of parsed.actions.entries()) {
+    const checked = checkedAction(given, `actions[${i}]`);
+    if ('error' in checked) return checked;
+    actions.push(checked.action);
+  }
+  return { actions };
 }
 
 function positiveInteger(decl: JsonObject, field: string, path: string): number {
@@ -180,9 +204,66 @@ export class ComputerUseToolHandler implements ToolHandler<ComputerUseParams> {
     const it = item as JsonObject;
     const callId = String(it.call_id);
     if (item.type === 'computer_call') {
-      return [{ type: 'function_call', call_id: callId, name: ctx.modelNameFor(COMPUTER_FUNCTION) ?? COMPUTER_FUNCTION, arguments: JSON.stringify({ action: it.action ?? {} }) }];
+      return [
+        {
+          type: 'function_call',
+          call_id: callId,
+          name: ctx.modelNameFor(COMPUTER_FUNCTION) ?? COMPUTER_FUNCTION,
+          arguments: JSON.stringify(Array.isArray(it.actions) ? { actions: it.actions } : { action: it.action ?? {} }),
+        },
+      ];
     }
     return [{ type: 'function_call_output', call_id: callId, output: screenshotParts(it.output) }];
+  }
+}
+
+const GA_PARAMETERS: JsonObject = {
+  type: 'object',
+  properties: { actions: { type: 'array', minItems: 1, items: (PARAMETERS.properties as JsonObject).action } },
+  required: ['actions'],
+  additionalProperties: false,
+};
+
+/**
+ * `computer` (the GA computer tool, what the Agents SDK's `computerTool`
+ * declares for any model but a `computer-use-preview` one): the same
+ * contract as the preview, with no display in the declaration and a batch
+ * of `actions` per call, performed in order before one screenshot.
+ */
+@Injectable()
+@ToolHandlerProvider({ type: COMPUTER })
+export class ComputerToolHandler implements ToolHandler<Record<string, never>> {
+  readonly type = COMPUTER;
+  readonly gatewayOwned = false;
+  // The preview's handler owns `computer_call` items in history; only the function's schema differs.
+  readonly toolChoice = firstOfferedToolChoice(COMPUTER, ['computer', 'computer_use']);
+  readonly clientCalls: ClientCallContract = {
+    restore(args: string): ClientCallRestoration {
+      const parsed = computerActions(args);
+      if ('error' in parsed) return { error: JSON.stringify({ error: { code: 'invalid_computer_action', message: parsed.error } }) };
+      return { fields: { actions: parsed.actions, pending_safety_checks: [] } };
+    },
+  };
+
+  validate(): Record<string, never> {
+    return {};
+  }
+
+  normalize(_p: Record<string, never>, _discovered: unknown, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
+    const description =
+      'Control the user\u2019s computer: a list of actions per call (click, double_click, drag, keypress, move, screenshot, scroll, type, wait), ' +
+      'performed in order; each call answers with a screenshot.';
+    return [
+      {
+        fn: { type: 'function', name: modelVisibleName([COMPUTER_FUNCTION], ctx.takenNames), description, parameters: GA_PARAMETERS },
+        toolName: COMPUTER_FUNCTION,
+        clientShape: { kind: 'computer_call', name: COMPUTER_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'cu', omitName: true },
+      },
+    ];
+  }
+
+  publicDeclaration(): JsonObject {
+    return { type: 'computer' };
   }
 }
 

@@ -14,6 +14,8 @@ export interface DetectedGatewayCall {
   arguments: string;
   /** The call as it stands in the model transcript; the loop may re-key it (approvals). */
   modelCall: FunctionCallItem;
+  /** A client-owned call its handler refused (`clientCalls.restore`): the model reads this as its result. */
+  rejected?: string;
   /** Its public item was opened while the model wrote it (`GatewayExecutor.streamArguments`). */
   opened?: OpenedGatewayItem;
 }
@@ -43,7 +45,9 @@ interface OpenReasoning {
 
 interface OpenClientCall {
   kind: 'client_call';
+  /** -1 while a restored call is not announced yet. */
   outputIndex: number;
+  entry?: ToolEntry;
   item: Record<string, unknown>;
   shape: ClientCallShape;
   relay: ClientCallRelay;
@@ -292,6 +296,12 @@ export class RoundAccumulator {
       ...(relay.kind === 'string-field' ? { [relay.field]: '' } : { arguments: relay.kind === 'json' ? {} : '' }),
       ...shape.trailingFields,
     };
+    if (relay.kind === 'restored') {
+      // Its fields exist once the arguments are complete, and the handler may refuse it: announced then.
+      delete item.arguments;
+      this.open.set(key, { kind: 'client_call', outputIndex: -1, entry, item, shape, relay, args: '' });
+      return;
+    }
     const outputIndex = this.ledger.open(item as PublicItem);
     const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, relay, args: '' };
     if (relay.kind === 'string-field') {
@@ -334,7 +344,7 @@ export class RoundAccumulator {
     if (open.kind !== 'client_call') return;
     open.args += delta;
     // A JSON value on the item is not a string: OpenAI streams no deltas for it.
-    if (open.relay.kind === 'json') return;
+    if (open.relay.kind === 'json' || open.relay.kind === 'restored') return;
     if (open.field) {
       const decoded = open.field.streamer.push(delta);
       if (decoded) {
@@ -363,6 +373,7 @@ export class RoundAccumulator {
       return;
     }
     if (open.kind !== 'client_call') return;
+    if (open.relay.kind === 'restored') return this.finishRestoredCall(open, modelCall);
     this.clientCalls++;
     this.modelItems.push(modelCall);
     const base = { item_id: open.item.id, output_index: open.outputIndex };
@@ -383,6 +394,29 @@ export class RoundAccumulator {
     }
     this.ledger.set(open.outputIndex, item as unknown as PublicItem);
     this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+  }
+
+  /**
+   * A call whose item its handler builds: announced whole, with the events
+   * the handler plans, or, refused, handed to the batch as a failed call the
+   * model reads about in the next round (no public item: the client never sees it).
+   */
+  private finishRestoredCall(open: OpenClientCall, modelCall: FunctionCallItem): void {
+    this.modelItems.push(modelCall);
+    const restored = open.entry?.handler.clientCalls?.restore(modelCall.arguments, open.shape) ?? { fields: { arguments: parsedArguments(modelCall.arguments) } };
+    if ('error' in restored) {
+      const { entry } = open;
+      if (entry) this.onGatewayCall({ entry, callId: modelCall.call_id, modelName: modelCall.name, arguments: modelCall.arguments, modelCall, rejected: restored.error });
+      return;
+    }
+    this.clientCalls++;
+    const started = { ...open.item, ...restored.fields, ...open.shape.trailingFields, status: 'in_progress' };
+    const outputIndex = this.ledger.open(started as PublicItem);
+    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...started } });
+    for (const { type, ...rest } of restored.events ?? []) this.sink.emit({ type, item_id: open.item.id, output_index: outputIndex, ...rest });
+    const item = { ...started, status: 'completed' };
+    this.ledger.set(outputIndex, item as unknown as PublicItem);
+    this.sink.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
   }
 
   /** Upstreams that skip `*.start` still get a well-formed public lifecycle. */
@@ -407,8 +441,8 @@ export class RoundAccumulator {
         const item = { ...startedItem, status: 'incomplete' } as PublicItem;
         this.ledger.set(outputIndex, item);
         this.sink.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
-      } else if (open.kind === 'client_call') {
-        // A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
+      } else if (open.kind === 'client_call' && open.outputIndex >= 0) {
+        // A restored call cut short was never announced. A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
         const partial = open.field ? { [open.field.name]: open.field.soFar } : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
         this.ledger.set(open.outputIndex, item as unknown as PublicItem);

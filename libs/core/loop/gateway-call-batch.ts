@@ -98,6 +98,11 @@ export class GatewayCallBatch {
   start(detected: DetectedGatewayCall): ScheduledCall | 'approval' | null {
     const { entry } = detected;
     const call = gatewayCall(entry, detected.callId, detected.arguments, detected.opened?.itemId);
+    if (detected.rejected !== undefined) {
+      // A client call its handler refused: never shown, and not a tool run; the model reads why and tries again.
+      this.slots.push({ call, entry, outputIndex: -1, result: { call, status: 'failed', output: { text: detected.rejected, isError: true } } });
+      return null;
+    }
     const binding = bindingOf(entry);
 
     const approvals = entry.handler.approvals;

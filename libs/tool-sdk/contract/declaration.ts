@@ -33,7 +33,13 @@ export type ClientCallRelay =
    */
   | { kind: 'string-field'; field: string }
   /** `arguments` as the parsed JSON value, with no deltas (text that is not JSON is kept as a string). */
-  | { kind: 'json' };
+  | { kind: 'json' }
+  /**
+   * The handler's `clientCalls.restore` builds the item's fields from the
+   * complete arguments, and may refuse the call: the item is announced only
+   * then, with the events `restore` plans.
+   */
+  | { kind: 'restored' };
 
 /** One model-visible function produced by a handler's normalize stage. */
 export interface NormalizedTool<E = unknown> {

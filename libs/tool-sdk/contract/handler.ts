@@ -1,6 +1,7 @@
 import type { JsonObject, PublicItem } from '../items.js';
 import type { ToolTypeKey } from '../tool-type.js';
 import type { ApprovalContract } from './approvals.js';
+import type { ClientCallContract } from './client-calls.js';
 import type { NormalizedTool } from './declaration.js';
 import type { DiscoveryContext, DiscoveryResult } from './discovery.js';
 import type { GatewayCall } from './execution.js';
@@ -60,6 +61,8 @@ export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
 export interface ToolHandler<P = unknown, D = unknown, E = unknown> extends DeclarationCapability<P, D, E>, HistoryCapability {
   /** The `tool_choice` object types this handler answers (`{type: "function", name}`, `{type: "<hosted type>"}`...). */
   readonly toolChoice?: ToolChoiceContract;
+  /** Client-owned types whose call items are built from the model's arguments (`relay: {kind: "restored"}`). */
+  readonly clientCalls?: ClientCallContract;
   /** Gateway-owned types whose calls may wait for the client's approval. */
   readonly approvals?: ApprovalContract<E>;
   /**

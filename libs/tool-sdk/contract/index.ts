@@ -7,6 +7,7 @@ export type * from './approvals.js';
 export type * from './execution.js';
 export type * from './events.js';
 export type * from './handler.js';
+export type * from './client-calls.js';
 export type * from './entry.js';
 export type * from './input-items.js';
 export type { JsonSchema } from '../items.js';

@@ -1,6 +1,7 @@
 import { redactUrl } from '#config/url-redaction.js';
 import { Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { StorageSettingsModule } from './config/storage-settings.module.js';
+import { loadDriver } from './shared/load-driver.js';
 import { STORAGE_SETTINGS, StorageConfig } from './config/storage.config-section.js';
 import { MemoryStateStore } from './memory/memory-state-store.js';
 import { STATE_STORE, type StateStore } from './state-store.interface.js';
@@ -42,17 +43,6 @@ export const STATE_STORE_METHODS = [
  * loaded only when their driver is chosen, so an embedding app that brings
  * its own store (or runs on memory) installs and compiles neither.
  */
-async function loadDriver<T>(load: () => Promise<T>, driver: string, pkg: string): Promise<T> {
-  try {
-    return await load();
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(`'${pkg}'`)) {
-      throw new Error(`storage.driver '${driver}' needs the package ${pkg}, an optional peer dependency: npm install ${pkg}`, { cause: e });
-    }
-    throw e;
-  }
-}
 
 /**
  * Picks the backend named by `storage.driver`. Settings the driver needs are

@@ -1,5 +1,6 @@
 import type { StorageConfig } from '../config/storage.config-section.js';
 import type { UsageStore } from '../usage-store.interface.js';
+import { loadDriver } from '../shared/load-driver.js';
 import { MemoryUsageStore } from './memory-usage.store.js';
 
 /**
@@ -12,11 +13,11 @@ export async function createUsageStore(storage: StorageConfig): Promise<UsageSto
   switch (storage.driver) {
     case 'sqlite': {
       if (storage.sqlitePath === ':memory:') return new MemoryUsageStore();
-      const { SqliteUsageStore } = await import('./sqlite-usage.store.js');
+      const { SqliteUsageStore } = await loadDriver(() => import('./sqlite-usage.store.js'), 'sqlite', 'better-sqlite3');
       return new SqliteUsageStore({ path: storage.sqlitePath });
     }
     case 'postgres': {
-      const { PostgresUsageStore } = await import('./postgres-usage.store.js');
+      const { PostgresUsageStore } = await loadDriver(() => import('./postgres-usage.store.js'), 'postgres', 'pg');
       return new PostgresUsageStore({ connectionString: storage.postgresUrl ?? '', connectTimeoutMs: storage.connectTimeoutMs });
     }
     default:

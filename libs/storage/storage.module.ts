@@ -39,12 +39,6 @@ export const STATE_STORE_METHODS = [
 ] as const;
 
 /**
- * The SQLite and PostgreSQL drivers are optional peer dependencies: they are
- * loaded only when their driver is chosen, so an embedding app that brings
- * its own store (or runs on memory) installs and compiles neither.
- */
-
-/**
  * Picks the backend named by `storage.driver`. Settings the driver needs are
  * checked here, at boot, so a missing one fails start-up with its name
  * instead of failing the first request that stores something.

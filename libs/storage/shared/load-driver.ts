@@ -1,4 +1,9 @@
-/** Loads a driver's store module; a missing optional peer (better-sqlite3, pg) is one line naming the package and the setting. */
+/**
+ * The SQLite and PostgreSQL drivers are optional peer dependencies: they are
+ * loaded only when their driver is chosen, so an embedding app that brings
+ * its own store (or runs on memory) installs and compiles neither. A missing
+ * one is one line naming the package and the setting.
+ */
 export async function loadDriver<T>(load: () => Promise<T>, driver: string, pkg: string): Promise<T> {
   try {
     return await load();

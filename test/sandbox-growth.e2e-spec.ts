@@ -62,8 +62,9 @@ describe('many files written by one run do not stall the gateway (CPython backen
       const cited = message.content[0].annotations.filter((a: any) => a.type === 'container_file_citation');
       expect(new Set(cited.map((a: any) => a.file_id)).size).toBe(n);
       expect(during.length).toBeGreaterThan(0);
-      // 14 s at 10,000 files before citations were linear; a loaded machine's idle probe is a few ms.
-      expect(Math.max(...during)).toBeLessThan(Math.max(50 * idleWorst, 2_000));
+      // 14 s at 10,000 files before citations were linear. The bound only catches a stall of that
+      // kind: on a machine busy with other suites a probe may wait seconds for the CPU.
+      expect(Math.max(...during)).toBeLessThan(Math.max(50 * idleWorst, 6_000));
     },
     300_000,
   );

@@ -130,7 +130,8 @@ const PLAIN_RULES: Readonly<Record<string, (v: unknown) => boolean>> = {
 export function plainCreateFields(raw: Record<string, unknown>): boolean {
   const fields = declaredFields(CreateResponseDto);
   for (const key in raw) {
-    const rule = PLAIN_RULES[key];
+    // Own keys only: a body may name `valueOf` or `constructor`, which every object inherits.
+    const rule = Object.hasOwn(PLAIN_RULES, key) ? PLAIN_RULES[key] : undefined;
     const value = raw[key];
     if (rule) {
       if (value !== null && value !== undefined && !rule(value)) return false;

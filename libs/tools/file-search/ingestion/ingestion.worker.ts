@@ -61,7 +61,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   async extractText(filename: string, bytes: Buffer): Promise<string> {
     const { maxTokensPerFile } = this.settings.ingestion;
     const whole = { maxChunkSizeTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, chunkOverlapTokens: 0, auto: false };
-    return (await this.parsers.prepare(filename, bytes, whole, this.settings.ingestion.extractTimeoutMs)).join('');
+    return (await this.parsers.prepare(filename, bytes, whole, this.settings.ingestion.extractTimeoutMs)).map((chunk) => chunk.text).join('');
   }
 
   /** New work was queued here: look now rather than at the next poll. */

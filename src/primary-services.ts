@@ -25,5 +25,3 @@ export function primaryServices(settings: PrimaryServiceSettings): { services: R
   return { services, metrics };
 }
 
-/** The limits settings `primaryServices` takes, for callers outside the limits library. */
-export { readLimitsSettings } from '#limits/limits.settings.js';

@@ -1,5 +1,5 @@
 import type { GatewayConfig } from '#config/gateway-config.js';
-import { readLimitsSettings } from '#src/primary-services.js';
+import { readLimitsSettings } from '#src/primary-settings.js';
 import { readObservabilitySettings, readStorageSettings, readTransportsSettings } from '#src/config-sections.js';
 import type { PrimaryPlan } from './primary.js';
 import { StartupError } from './startup-failure.js';

@@ -60,7 +60,7 @@ describe('JSON shape limits (byte scan and object walk)', () => {
     expect(scanJsonShape(body(4, { model: 'm', input: ['a', 'b'] }), limits)).toMatchObject({ kind: 'items' });
   });
 
-  it('costs time linear in the size: 10x the keys take less than 20x the time', () => {
+  it('costs time linear in the size: 10x the keys take far less than 100x the time', () => {
     // The least CPU time of several runs: other load on the machine only ever adds.
     const time = (n: number) => {
       const bytes = Buffer.from(JSON.stringify(wide(n)));
@@ -74,7 +74,8 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       }
       return best;
     };
-    expect(time(200_000) / time(20_000)).toBeLessThan(20);
+    // Quadratic would be 100×; linear is 10× plus what a machine busy with other suites adds to the small run's CPU.
+    expect(time(200_000) / time(20_000)).toBeLessThan(40);
   });
 
   describe('fed chunk by chunk, as an HTTP body arrives', () => {

@@ -73,6 +73,9 @@ export class SqliteDatabase implements SqlDatabase {
     db.pragma('journal_mode = WAL');
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
+    // Sorts and big statements spill to memory, not to a temp directory: the image's root is read-only
+    // and only the data directory is writable (SQLITE_IOERR_GETTEMPPATH otherwise).
+    db.pragma('temp_store = MEMORY');
     let vec = false;
     try {
       driver<{ load(db: Database.Database): void }>('sqlite-vec', 'sqlite').load(db);

@@ -56,6 +56,8 @@ export class SqliteDatabase {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
+      // No temp directory is needed: the image's root is read-only, only the data directory is writable.
+      db.pragma('temp_store = MEMORY');
       setUp(db);
     } catch (e) {
       db.close();

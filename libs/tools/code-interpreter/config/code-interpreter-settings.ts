@@ -10,11 +10,15 @@ export class CodeInterpreterConfigError extends Error {}
 
 export const CODE_INTERPRETER_SETTINGS = Symbol('CODE_INTERPRETER_SETTINGS');
 
-export type SandboxBackendName = 'pyodide' | 'cpython';
+export type SandboxBackendName = 'pyodide' | 'cpython' | 'kernel';
 
 export interface CodeInterpreterSettings {
-  /** `pyodide`: embedded WASM, no set-up. `cpython`: the OS's Python with numpy/pandas/matplotlib in a bubblewrap sandbox. */
-  backend: SandboxBackendName;
+  /**
+   * `kernel`: one long-lived OS Python per container (numpy, pandas, matplotlib, scipy) in a bubblewrap sandbox, variables kept.
+   * `cpython`: the same sandbox, a fresh process per call. `pyodide`: embedded WASM, no set-up, standard library only.
+   * `auto` (the default): `kernel` where the host has bubblewrap and the packages, else `pyodide`.
+   */
+  backend: SandboxBackendName | 'auto';
   /** Where container workspaces live on the gateway host. */
   dataDir: string;
   /** Sandbox processes at most (Pyodide: one interpreter each; CPython: calls at once). */
@@ -42,10 +46,23 @@ export interface CodeInterpreterSettings {
   /** A container unused for this long is deleted with its files and its interpreter. */
   idleExpiryMs: number;
   cpython: { python: string; bwrap: string };
+  /** Scheduling priority (nice, 0-19) of the `cpython` and `kernel` sandboxes: a CPU-bound program yields to the gateway's own requests. */
+  nice: number;
+  /** The `kernel` backend's bounds (see `KernelSettings`). */
+  kernel: KernelSettings;
   /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path. */
   wheels: string[];
   /** How the gateway's processes reach a container's home (see `InternalSettings`). */
   internal: InternalSettings;
+}
+
+export interface KernelSettings {
+  /** Kernels bound to containers at most in this process; past it the least recently used idle one is stopped (its container is told on its next call). */
+  maxLive: number;
+  /** Kernels started ahead, bound to no container, so a new container's first call does not wait for Python and the data stack to load. */
+  warm: number;
+  /** A container's kernel unused this long is stopped (the container and its files stay until `idleExpiryMs`). */
+  idleMs: number;
 }
 
 /**
@@ -70,7 +87,7 @@ export interface InternalSettings {
 }
 
 export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
-  backend: 'pyodide',
+  backend: 'auto',
   dataDir: '.switchyard/containers',
   maxWorkers: 2,
   warmWorkers: 1,
@@ -85,6 +102,8 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = {
   maxCallsPerContainer: 500,
   idleExpiryMs: 20 * 60_000,
   cpython: { python: '/usr/bin/python3', bwrap: 'bwrap' },
+  nice: 10,
+  kernel: { maxLive: 8, warm: 1, idleMs: 20 * 60_000 },
   wheels: [],
   internal: { host: '127.0.0.1', port: 0, url: null, secret: null, leaseMs: 10_000 },
 };
@@ -127,6 +146,7 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
   const out: CodeInterpreterSettings = {
     ...DEFAULT_CODE_INTERPRETER_SETTINGS,
     cpython: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.cpython },
+    kernel: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.kernel },
     wheels: [],
     internal: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.internal },
   };
@@ -135,8 +155,8 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
     if (!(key in out)) fail(key, 'is not a known setting');
   }
   if (raw.backend !== undefined) {
-    if (raw.backend !== 'pyodide' && raw.backend !== 'cpython') fail('backend', 'must be "pyodide" or "cpython"', raw.backend);
-    out.backend = raw.backend;
+    if (!['auto', 'kernel', 'pyodide', 'cpython'].includes(raw.backend as string)) fail('backend', 'must be "auto", "kernel", "pyodide" or "cpython"', raw.backend);
+    out.backend = raw.backend as CodeInterpreterSettings['backend'];
   }
   if (raw.dataDir !== undefined) {
     if (typeof raw.dataDir !== 'string' || raw.dataDir === '') fail('dataDir', 'must be a non-empty path', raw.dataDir);
@@ -160,6 +180,11 @@ export function parseCodeInterpreterSettings(raw: Record<string, unknown> | unde
     Object.assign(out.cpython, c);
   }
   if (raw.internal !== undefined) out.internal = parseInternal(raw.internal);
+  if (raw.nice !== undefined) {
+    if (typeof raw.nice !== 'number' || !Number.isInteger(raw.nice) || raw.nice < 0 || raw.nice > 19) fail('nice', 'must be an integer from 0 to 19', raw.nice);
+    out.nice = raw.nice;
+  }
+  if (raw.kernel !== undefined) out.kernel = parseKernel(raw.kernel);
   if (raw.wheels !== undefined) {
     if (!Array.isArray(raw.wheels)) fail('wheels', 'must be a list of .whl file paths', raw.wheels);
     out.wheels = raw.wheels.map((w, i) => {
@@ -198,6 +223,22 @@ function parseInternal(raw: unknown): InternalSettings {
     if (typeof r.leaseMs !== 'number' || !Number.isInteger(r.leaseMs) || r.leaseMs < 300 || r.leaseMs > 600_000)
       fail('internal.leaseMs', 'must be an integer from 300 to 600000', r.leaseMs);
     out.leaseMs = r.leaseMs;
+  }
+  return out;
+}
+
+const KERNEL_RANGES: Record<keyof KernelSettings, [number, number]> = { maxLive: [1, 1024], warm: [0, 64], idleMs: [1_000, 30 * 24 * 3_600_000] };
+
+function parseKernel(raw: unknown): KernelSettings {
+  const out = { ...DEFAULT_CODE_INTERPRETER_SETTINGS.kernel };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) fail('kernel', 'must be an object', raw);
+  const r = raw as Record<string, unknown>;
+  for (const key of Object.keys(r)) {
+    if (!(key in KERNEL_RANGES)) fail(`kernel.${key}`, 'is not a known setting');
+    const [min, max] = KERNEL_RANGES[key as keyof KernelSettings];
+    const value = r[key];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(`kernel.${key}`, `must be an integer from ${min} to ${max}`, value);
+    out[key as keyof KernelSettings] = value;
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, DEFAULT_CODE_I
 const keys: KeyShape = {
   ...Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS).map((k) => [k, true as const])),
   cpython: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython).map((k) => [k, true as const])),
+  kernel: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.kernel).map((k) => [k, true as const])),
   internal: Object.fromEntries(Object.keys(DEFAULT_CODE_INTERPRETER_SETTINGS.internal).map((k) => [k, true as const])),
 };
 

@@ -79,6 +79,14 @@ os.write(3, status.encode())
 export const CPYTHON_SUPERVISOR = String.raw`
 import os, signal, struct, subprocess, sys, threading
 IN, WS = '/mnt/.in', '/mnt/data'
+# bubblewrap's --new-session puts the sandbox in its own scheduler autogroup, where the process's nice
+# only ranks it against itself: the group takes the same nice, so it yields to the gateway's own group.
+try:
+    with open('/proc/self/autogroup', 'w') as _ag:
+        _ag.write(str(os.nice(0)))
+except OSError:
+    pass
+
 timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
 
 def walk(top):

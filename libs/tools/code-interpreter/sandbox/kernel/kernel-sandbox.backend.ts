@@ -66,6 +66,8 @@ export class KernelSandboxBackend implements SandboxBackend {
       kernel.busy = false;
       kernel.lastUsed = Date.now();
       this.waiters.shift()?.();
+      // After the call, not during it: a kernel loading the data stack would take the CPU from the call it stands in for.
+      this.refill();
     }
   }
 
@@ -123,7 +125,6 @@ export class KernelSandboxBackend implements SandboxBackend {
         this.forget(req.session, 'its Python process ended');
       }
     });
-    this.refill();
     return kernel;
   }
 

@@ -95,6 +95,35 @@ describe('KernelSandboxBackend (one long-lived Python per container, bubblewrap)
   }, 120_000);
 });
 
+describe('KernelSandboxBackend after a crash', () => {
+  const backend = backendWith({ maxLive: 2, warm: 0 });
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-crash-'));
+    mkdirSync(join(root, 'c'));
+  });
+  afterAll(async () => {
+    await backend.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const run = (code: string) => backend.run({ session: 'c', workspaceDir: join(root, 'c'), code, limits, signal: new AbortController().signal });
+
+  it('a kernel killed in a run fails that run saying the session was reset; a kernel that dies between calls is told on the next', async () => {
+    await run('v = 1');
+    const killed = await run('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)');
+    expect(killed.status).toBe('crashed');
+    expect(killed.message).toBe(
+      'The Python process ended during the run (os._exit, a signal or a crash). The Python session of this container was reset because of this: variables, imports and open figures are gone. No files are in /mnt/data.',
+    );
+    // A thread that ends the process after the call returned.
+    await run('import threading, os\nthreading.Timer(0.2, lambda: os._exit(1)).start()');
+    await new Promise((r) => setTimeout(r, 1_000));
+    const next = await run('print("v" in globals())');
+    expect(next).toMatchObject({ status: 'ok', stdout: 'False\n' });
+    expect(next.message).toContain('reset (its Python process ended)');
+  }, 120_000);
+});
+
 describe('KernelSandboxBackend bounds: live kernels and idle expiry', () => {
   let root: string;
   beforeAll(() => {

@@ -230,7 +230,7 @@ export class KernelSandboxBackend implements SandboxBackend {
     if (call.status === 'ok' || call.status === 'error') return { status: call.status };
     if (call.status === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
     if (call.status === 'broken') return { status: 'crashed', message: 'The Python process broke its protocol with the gateway and was stopped.' };
-    return { status: 'crashed', message: 'The Python process ended abnormally.' };
+    return { status: 'crashed', message: 'The Python process ended during the run (os._exit, a signal or a crash).' };
   }
 }
 

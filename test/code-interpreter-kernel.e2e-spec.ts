@@ -25,7 +25,8 @@ describe('code_interpreter on the kernel backend over the openai client', () => 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-kernel-e2e-'));
     // One live kernel, so a second conversation evicts the first's; the data stack is preloaded, so 4 s is ample for these programs.
-    stack = await startStack({ config: { codeInterpreter: { backend: 'kernel', dataDir, timeoutMs: 4_000, graceMs: 1_000, kernel: { maxLive: 1, warm: 1 } } } });
+    // nice 0: the suite's other workers would otherwise starve the kernels (the priority itself is measured in bench/).
+    stack = await startStack({ config: { codeInterpreter: { backend: 'kernel', nice: 0, dataDir, timeoutMs: 4_000, graceMs: 1_000, kernel: { maxLive: 1, warm: 1 } } } });
     client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
   }, 120_000);
   afterAll(async () => {
@@ -125,7 +126,7 @@ describe('the kernel backend with two workers on one port (SQLite shared)', () =
     const { url } = await simulator.listen(0, '127.0.0.1');
     const port = await freePort();
     const config = join(root, 'gateway.json');
-    writeFileSync(config, JSON.stringify({ codeInterpreter: { backend: 'kernel', dataDir: join(root, 'containers'), timeoutMs: 30_000, kernel: { warm: 0 } } }));
+    writeFileSync(config, JSON.stringify({ codeInterpreter: { backend: 'kernel', nice: 0, dataDir: join(root, 'containers'), timeoutMs: 30_000, kernel: { warm: 0 } } }));
     gateway = spawnGateway({ WORKERS: '2', HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: url, STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(root, 'state.sqlite') }, [
       '--config',
       config,

@@ -20,7 +20,7 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-'));
-    stack = await startStack({ config: { codeInterpreter: { dataDir, timeoutMs: 20_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 } } });
+    stack = await startStack({ config: { codeInterpreter: { backend: 'pyodide', dataDir, timeoutMs: 20_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 } } });
     // Interpreters cold-start in seconds, more on a busy machine: a longer client timeout than the harness's.
     client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
   }, 120_000);

@@ -174,7 +174,7 @@ describe('containers per API key', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-tenants-'));
     // No interpreter is warmed: these requests never run code, only find (or not) their containers and files.
-    stack = await startStack({ config: { auth: { apiKeys: [KEY_A, KEY_B] }, codeInterpreter: { dataDir, maxWorkers: 1, warmWorkers: 0 } } });
+    stack = await startStack({ config: { auth: { apiKeys: [KEY_A, KEY_B] }, codeInterpreter: { backend: 'pyodide', dataDir, maxWorkers: 1, warmWorkers: 0 } } });
     [alice, bob] = clients(stack);
   }, 60_000);
   afterAll(async () => {

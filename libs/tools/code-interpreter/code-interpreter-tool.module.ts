@@ -11,6 +11,8 @@ import { ContainersController } from './containers/containers.controller.js';
 import { ContainerFileSource } from './files/container-file.source.js';
 import { CODE_INTERPRETER_FILE_SOURCE } from './files/file-source.interface.js';
 import { CpythonSandboxBackend } from './sandbox/cpython/cpython-sandbox.backend.js';
+import { KernelSandboxBackend } from './sandbox/kernel/kernel-sandbox.backend.js';
+import { resolveBackend } from './sandbox/kernel/kernel-availability.js';
 import { PyodideSandboxBackend } from './sandbox/pyodide/pyodide-sandbox.backend.js';
 import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
 
@@ -77,7 +79,11 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     {
       provide: SANDBOX_BACKEND,
       inject: [CODE_INTERPRETER_SETTINGS],
-      useFactory: (s: CodeInterpreterSettings): SandboxBackend => (s.backend === 'cpython' ? new CpythonSandboxBackend(s) : new PyodideSandboxBackend(s)),
+      useFactory: (s: CodeInterpreterSettings): SandboxBackend => {
+        const backend = resolveBackend(s);
+        if (backend === 'kernel') return new KernelSandboxBackend(s);
+        return backend === 'cpython' ? new CpythonSandboxBackend(s) : new PyodideSandboxBackend(s);
+      },
     },
     options.fileSource
       ? ({ ...options.fileSource, provide: CODE_INTERPRETER_FILE_SOURCE } as Provider)

@@ -83,7 +83,7 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
           type: 'function',
           name: CODE_INTERPRETER_FUNCTION,
           description:
-            'Run Python 3 code in a sandbox and see its output. Variables persist between calls in this conversation. ' +
+            `Run Python 3 code in a sandbox and see its output. ${this.backend.capabilities} ` +
             'Files are in /mnt/data: read the files the user provided there, and save files you produce (CSV, PNG, ...) ' +
             'there to hand them to the user. The value of the last expression is printed. There is no network access.',
           parameters: {

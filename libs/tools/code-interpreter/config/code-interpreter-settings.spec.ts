@@ -7,6 +7,9 @@ describe('parseCodeInterpreterSettings', () => {
     expect(s).toMatchObject({ backend: 'cpython', timeoutMs: 5_000, maxWorkers: 4, warmWorkers: 2, cpython: { python: '/opt/py/bin/python3', bwrap: 'bwrap' } });
     const internal = parseCodeInterpreterSettings({ internal: { host: '0.0.0.0', port: 8081, url: 'http://10.0.0.5:8081/', secret: 'x'.repeat(32) } }).internal;
     expect(internal).toEqual({ host: '0.0.0.0', port: 8081, url: 'http://10.0.0.5:8081', secret: 'x'.repeat(32), leaseMs: 10_000 });
+    expect(parseCodeInterpreterSettings(undefined).backend).toBe('auto');
+    const kernel = parseCodeInterpreterSettings({ backend: 'kernel', nice: 15, kernel: { maxLive: 3, idleMs: 60_000 } });
+    expect(kernel).toMatchObject({ backend: 'kernel', nice: 15, kernel: { maxLive: 3, warm: 1, idleMs: 60_000 } });
   });
 
   it.each([
@@ -25,6 +28,11 @@ describe('parseCodeInterpreterSettings', () => {
     [{ internal: { secret: 'short' } }, 'codeInterpreter.internal.secret'],
     [{ internal: { leaseMs: 10 } }, 'codeInterpreter.internal.leaseMs'],
     [{ internal: { listen: 1 } }, 'codeInterpreter.internal.listen'],
+    [{ nice: 20 }, 'codeInterpreter.nice'],
+    [{ kernel: { maxLive: 0 } }, 'codeInterpreter.kernel.maxLive'],
+    [{ kernel: { warm: -1 } }, 'codeInterpreter.kernel.warm'],
+    [{ kernel: { pool: 2 } }, 'codeInterpreter.kernel.pool'],
+    [{ kernel: 'big' }, 'codeInterpreter.kernel'],
   ])('refuses %j naming %s', (raw, setting) => {
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(CodeInterpreterConfigError);
     expect(() => parseCodeInterpreterSettings(raw)).toThrow(setting);

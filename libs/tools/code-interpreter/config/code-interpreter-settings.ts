@@ -13,7 +13,17 @@ export class CodeInterpreterConfigError extends Error {}
 
 export const CODE_INTERPRETER_SETTINGS = Symbol('CODE_INTERPRETER_SETTINGS');
 
-export type SandboxBackendName = 'pyodide' | 'cpython';
+export type SandboxBackendName = 'pyodide' | 'cpython' | 'kernel';
+
+/** `codeInterpreter.kernel`: the `kernel` backend's bounds. */
+export class KernelSettings {
+  /** Kernels bound to containers at most in this process; past it the least recently used idle one is stopped (its container is told on its next call). */
+  @IsInt() @Min(1) @Max(1024) maxLive = 8;
+  /** Kernels started ahead, bound to no container, so a new container's first call does not wait for Python and the data stack to load. */
+  @IsInt() @Min(0) @Max(64) warm = 1;
+  /** A container's kernel unused this long is stopped (the container and its files stay until `idleExpiryMs`). */
+  @IsInt() @Min(1_000) @Max(30 * 24 * 3_600_000) idleMs = 20 * 60_000;
+}
 
 /** `codeInterpreter.cpython`: the interpreter and the sandbox tool of the CPython backend. */
 export class CpythonSettings {
@@ -43,8 +53,12 @@ export class InternalSettings {
 }
 
 export class CodeInterpreterSettings {
-  /** `pyodide`: embedded WASM, no set-up. `cpython`: the OS's Python with numpy/pandas/matplotlib in a bubblewrap sandbox. */
-  @IsIn(['pyodide', 'cpython']) backend: SandboxBackendName = 'pyodide';
+  /**
+   * `kernel`: one long-lived OS Python per container (numpy, pandas, matplotlib, scipy) in a bubblewrap sandbox, variables kept.
+   * `cpython`: the same sandbox, a fresh process per call. `pyodide`: embedded WASM, no set-up, standard library only.
+   * `auto` (the default): `kernel` where the host has bubblewrap and the packages, else `pyodide`.
+   */
+  @IsIn(['auto', 'kernel', 'pyodide', 'cpython']) backend: SandboxBackendName | 'auto' = 'auto';
   /** Where container workspaces live on the gateway host. */
   @IsString() @MinLength(1) dataDir = '.switchyard/containers';
   /** Sandbox processes at most (Pyodide: one interpreter each; CPython: calls at once). */
@@ -72,6 +86,10 @@ export class CodeInterpreterSettings {
   /** A container unused for this long is deleted with its files and its interpreter. */
   @IsInt() @Min(1_000) @Max(30 * 24 * 3_600_000) idleExpiryMs = 20 * 60_000;
   @IsObject() @ValidateNested() @Type(() => CpythonSettings) cpython = new CpythonSettings();
+  /** Scheduling priority (nice, 0-19) of the `cpython` and `kernel` sandboxes: a CPU-bound program yields to the gateway's own requests. */
+  @IsInt() @Min(0) @Max(19) nice = 10;
+  /** The `kernel` backend's bounds. */
+  @IsObject() @ValidateNested() @Type(() => KernelSettings) kernel = new KernelSettings();
   /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path; checked by `wheelProblems`. */
   @IsArray() @IsString({ each: true }) wheels: string[] = [];
   /** How the gateway's processes reach a container's home (see `InternalSettings`). */
@@ -84,6 +102,7 @@ export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = new Co
 export const CODE_INTERPRETER_KEYS: KeyShape = {
   ...(classSectionKeys(CodeInterpreterSettings) as Record<string, KeyShape>),
   cpython: classSectionKeys(CpythonSettings),
+  kernel: classSectionKeys(KernelSettings),
   internal: classSectionKeys(InternalSettings),
 };
 

@@ -28,6 +28,8 @@ export interface RunPlace {
 
 function logsOf(r: SandboxRunResult): string {
   let logs = r.stdout + r.stderr;
+  // A run the sandbox stopped before the program printed anything still has logs, as OpenAI's item does: what stopped it.
+  if (!logs && r.status !== 'ok' && r.status !== 'error' && r.message) logs = `${r.message}\n`;
   if (r.outputTruncated) logs += '\n[output truncated: the program printed more than the sandbox keeps]\n';
   return logs;
 }

@@ -6,6 +6,10 @@
  * and reports how it ended on file descriptor 3.
  */
 export const CPYTHON_RUNNER = String.raw`
+import signal
+# An interrupt before the program starts (a slow start on a busy host) must not end this wrapper
+# with a traceback of its own: ignored until then, the supervisor's kill after the grace is the timeout.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 import ast, os, sys, traceback
 code = sys.stdin.read()
 sys.stdin = open(os.devnull)
@@ -14,6 +18,33 @@ import warnings
 # Agg's show() is a no-op that warns; figures are saved after the run instead.
 warnings.filterwarnings('ignore', message='.*non-interactive.*')
 
+import importlib.machinery
+_saved = set()
+
+class _SavefigRecorder:
+    # When the program imports matplotlib.figure, Figure.savefig learns to
+    # remember the figures the program saved itself: those are their own image,
+    # not rendered again as figure_N.png. Nothing is imported ahead (seconds).
+    def find_spec(self, name, path, target=None):
+        if name != 'matplotlib.figure':
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run_module = spec.loader.exec_module
+        def exec_module(module):
+            run_module(module)
+            original = module.Figure.savefig
+            def savefig(fig, *a, **k):
+                r = original(fig, *a, **k)
+                _saved.add(id(fig))
+                return r
+            module.Figure.savefig = savefig
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _SavefigRecorder())
+
 def _save_figures():
     # Importing matplotlib costs seconds, so only a program that did gets this.
     plt = sys.modules.get('matplotlib.pyplot')
@@ -21,6 +52,8 @@ def _save_figures():
         return
     n = 1
     for num in plt.get_fignums():
+        if id(plt.figure(num)) in _saved:
+            continue
         while os.path.exists(f'/mnt/data/figure_{n}.png'):
             n += 1
         plt.figure(num).savefig(f'/mnt/data/figure_{n}.png')
@@ -29,6 +62,7 @@ def _save_figures():
 ns = {'__name__': '__main__'}
 status = 'ok'
 try:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     tree = ast.parse(code, '<code>', 'exec')
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -79,6 +113,14 @@ os.write(3, status.encode())
 export const CPYTHON_SUPERVISOR = String.raw`
 import os, signal, struct, subprocess, sys, threading
 IN, WS = '/mnt/.in', '/mnt/data'
+# bubblewrap's --new-session puts the sandbox in its own scheduler autogroup, where the process's nice
+# only ranks it against itself: the group takes the same nice, so it yields to the gateway's own group.
+try:
+    with open('/proc/self/autogroup', 'w') as _ag:
+        _ag.write(str(os.nice(0)))
+except OSError:
+    pass
+
 timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
 
 def walk(top):

@@ -47,6 +47,8 @@ export interface SandboxRunResult {
 /** One sandbox implementation; the module picks one by `codeInterpreter.backend`. */
 export interface SandboxBackend {
   readonly name: string;
+  /** What the model is told of this sandbox in the tool's description: its packages, and whether variables persist. */
+  readonly capabilities: string;
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
   /** The session's container is gone: drop whatever state it had. */
   release(session: string): void;

@@ -35,6 +35,12 @@ describe('CpythonSandboxBackend (bubblewrap, OS packages)', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  it('returns a figure the program saved and left open once, under its own name', async () => {
+    const r = await run('fig', 'import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig("/mnt/data/chart.png")\nplt.figure()\nplt.plot([2, 1])');
+    expect(r.status).toBe('ok');
+    expect(r.changedFiles.sort()).toEqual(['chart.png', 'figure_1.png']);
+  }, 120_000);
+
   it('runs pandas and matplotlib; a shown figure and a CSV land in the workspace', async () => {
     const r = await run(
       'ds',

@@ -13,17 +13,30 @@ const PAGE = 4096;
 /** Seconds the supervisor has after the program's grace to report the files, before the gateway kills the sandbox. */
 const REPORT_MS = 5_000;
 
+/** What differs between the sandbox of one call (`cpython`) and a long-lived kernel's (`kernel`). */
+export interface SandboxShape {
+  /** The container's directory, bound read-only at /mnt/.in; none for a kernel started before its container is known. */
+  inputDir?: string;
+  /** Size of the /mnt/data tmpfs. */
+  workspaceBytes: number;
+  memoryLimitMb: number;
+  cpuSeconds: number;
+  /** Scheduling priority (nice) of everything in the sandbox, so tenants' programs yield the CPU to the gateway's requests. */
+  nice: number;
+  /** What runs inside, after the limits: the interpreter and its arguments. */
+  program: string[];
+}
+
 /**
- * bubblewrap arguments for one call: every namespace unshared (no network,
- * own PIDs, an unprivileged user), the OS's /usr read-only, of /etc only
- * what the dynamic loader needs, none of the gateway's files, a private /tmp,
- * and /mnt/data a tmpfs of `workspaceBytes` as the only other writable
- * place. The container's directory on the host is bound read-only (at
- * /mnt/.in, copied into /mnt/data by the supervisor): nothing the program
- * does can create a file, a link or a byte on the gateway's disk.
+ * bubblewrap arguments: every namespace unshared (no network, own PIDs, an
+ * unprivileged user), the OS's /usr read-only, of /etc only what the dynamic
+ * loader needs, none of the gateway's files, a private /tmp, and /mnt/data a
+ * tmpfs of `workspaceBytes` as the only other writable place. The
+ * container's directory on the host, when bound, is read-only (at /mnt/.in,
+ * copied into /mnt/data by the supervisor): nothing the program does can
+ * create a file, a link or a byte on the gateway's disk.
  */
-export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
-  const cpuSeconds = Math.max(1, Math.ceil((limits.timeoutMs + limits.graceMs) / 1000));
+export function sandboxArgs(shape: SandboxShape): string[] {
   return [
     '--unshare-all',
     '--unshare-user',
@@ -67,11 +80,9 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
     String(TMP_BYTES),
     '--tmpfs',
     '/tmp',
-    '--ro-bind',
-    resolve(workspaceDir),
-    '/mnt/.in',
+    ...(shape.inputDir ? ['--ro-bind', resolve(shape.inputDir), '/mnt/.in'] : []),
     '--size',
-    String(workspaceBytes),
+    String(shape.workspaceBytes),
     '--tmpfs',
     '/mnt/data',
     // The sandbox's own root (where /etc, /mnt and the links live) is read-only too; only /tmp and /mnt/data take writes.
@@ -99,18 +110,27 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
     'OPENBLAS_NUM_THREADS',
     '1',
     '--',
+    '/usr/bin/nice',
+    '-n',
+    String(shape.nice),
     '/usr/bin/prlimit',
-    `--as=${limits.memoryLimitMb * 1024 * 1024}`,
-    `--cpu=${cpuSeconds}`,
+    `--as=${shape.memoryLimitMb * 1024 * 1024}`,
+    `--cpu=${shape.cpuSeconds}`,
     '--',
-    settings.cpython.python,
-    '-I',
-    '-c',
-    CPYTHON_SUPERVISOR,
-    String(limits.timeoutMs),
-    String(limits.graceMs),
-    CPYTHON_RUNNER,
+    ...shape.program,
   ];
+}
+
+/** bubblewrap arguments for one `cpython` call: the supervisor around the runner, the container's files bound read-only. */
+export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
+  return sandboxArgs({
+    inputDir: workspaceDir,
+    workspaceBytes,
+    memoryLimitMb: limits.memoryLimitMb,
+    cpuSeconds: Math.max(1, Math.ceil((limits.timeoutMs + limits.graceMs) / 1000)),
+    nice: settings.nice,
+    program: [settings.cpython.python, '-I', '-c', CPYTHON_SUPERVISOR, String(limits.timeoutMs), String(limits.graceMs), CPYTHON_RUNNER],
+  });
 }
 
 /**
@@ -121,6 +141,9 @@ export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: strin
  */
 export class CpythonSandboxBackend implements SandboxBackend {
   readonly name = 'cpython';
+  readonly capabilities =
+    'Each call runs in a fresh Python process: variables and imports do NOT persist between calls (files in /mnt/data do). ' +
+    'Installed: numpy, pandas, matplotlib and the standard library; figures left open are saved as images.';
   private running = 0;
   private readonly waiters: Array<() => void> = [];
 

@@ -21,6 +21,7 @@ import { type HostFile, PyodideHostProcess, hostScriptDir, pyodideDistDir } from
  */
 export class PyodideSandboxBackend implements SandboxBackend {
   readonly name = 'pyodide';
+  readonly capabilities: string;
   private readonly logger = new Logger('CodeInterpreter');
   private readonly hostDir = hostScriptDir();
   private readonly pyodideDir = pyodideDistDir();
@@ -40,6 +41,12 @@ export class PyodideSandboxBackend implements SandboxBackend {
 
   constructor(private readonly settings: CodeInterpreterSettings) {
     this.wheels = settings.wheels.map((path) => ({ path: basename(path), data: new Uint8Array(readFileSync(path)) }));
+    const extra = settings.wheels.map((w) => basename(w).split('-')[0]);
+    this.capabilities =
+      'This is Pyodide (Python in WebAssembly): the standard library only' +
+      (extra.length ? ` plus ${extra.join(', ')}` : '') +
+      '; numpy, pandas, matplotlib and scipy are NOT installed and nothing can be installed. ' +
+      'Variables usually persist between calls in this conversation, but are lost without notice when the gateway gives the interpreter to another conversation.';
   }
 
   async warmUp(): Promise<void> {

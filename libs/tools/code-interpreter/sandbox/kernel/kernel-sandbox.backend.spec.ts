@@ -1,0 +1,175 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
+import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
+import { KernelSandboxBackend } from './kernel-sandbox.backend.js';
+
+// Imports take seconds with both cores busy; the time-limit test sets its own.
+const limits = { timeoutMs: 60_000, graceMs: 1_000, memoryLimitMb: 1024, maxOutputBytes: 4096, maxFileBytes: 4 << 20 };
+
+// nice 0: the suite's other workers would otherwise starve these kernels (the priority itself is measured in bench/).
+function backendWith(kernel: Partial<CodeInterpreterSettings['kernel']>): KernelSandboxBackend {
+  return new KernelSandboxBackend({
+    ...DEFAULT_CODE_INTERPRETER_SETTINGS,
+    backend: 'kernel',
+    nice: 0,
+    memoryLimitMb: 1024,
+    kernel: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.kernel, ...kernel },
+  });
+}
+
+describe('KernelSandboxBackend (one long-lived Python per container, bubblewrap)', () => {
+  const backend = backendWith({ maxLive: 2, warm: 1 });
+  let root: string;
+  const run = (session: string, code: string, extra: Partial<SandboxRunRequest> = {}) => {
+    mkdirSync(join(root, session), { recursive: true });
+    return backend.run({ session, workspaceDir: join(root, session), code, limits, signal: new AbortController().signal, ...extra });
+  };
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-'));
+  });
+  afterAll(async () => {
+    await backend.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('keeps variables and imports between calls of one session, and never shows them to another', async () => {
+    const first = await run('a', 'import pandas as pd\ndf = pd.DataFrame({"k": ["x", "y", "x"], "v": [1, 2, 3]})\nx = 41\nx + 1');
+    expect(first).toMatchObject({ status: 'ok', stdout: '42\n' });
+    const second = await run('a', 'print(x, df.groupby("k").v.sum().to_dict())');
+    expect(second).toMatchObject({ status: 'ok', stdout: "41 {'x': 4, 'y': 2}\n" });
+    const other = await run('b', 'x');
+    expect(other.status).toBe('error');
+    expect(other.stderr).toContain("NameError: name 'x' is not defined");
+  }, 120_000);
+
+  it('hands the kernel files added between calls, and writes back what the code writes and deletes', async () => {
+    mkdirSync(join(root, 'f'), { recursive: true });
+    writeFileSync(join(root, 'f', 'in.csv'), 'k,v\nx,1\nx,2\ny,5\n');
+    const r = await run('f', 'import pandas as pd\nt = pd.read_csv("in.csv").groupby("k").v.sum()\nt.to_csv("out.csv")\nprint(t.to_dict())');
+    expect(r).toMatchObject({ status: 'ok', stdout: "{'x': 3, 'y': 5}\n", changedFiles: ['out.csv'] });
+    expect(readFileSync(join(root, 'f', 'out.csv'), 'utf8')).toBe('k,v\nx,3\ny,5\n');
+    // Uploaded after the kernel started, deleted by the code.
+    writeFileSync(join(root, 'f', 'later.txt'), 'later');
+    const r2 = await run('f', 'import os\nprint(open("later.txt").read())\nos.remove("in.csv")');
+    expect(r2).toMatchObject({ status: 'ok', stdout: 'later\n' });
+    expect(existsSync(join(root, 'f', 'in.csv'))).toBe(false);
+  }, 120_000);
+
+  it('shows one image per figure: none again for a figure the code saved itself, an open figure kept for the next call', async () => {
+    const r = await run('g', 'import matplotlib.pyplot as plt\nfig = plt.figure()\nplt.plot([1, 2, 3])\nplt.savefig("chart.png")\nplt.figure()\nplt.bar([1], [2])');
+    expect(r.status).toBe('ok');
+    expect(r.changedFiles.sort()).toEqual(['chart.png', 'figure_1.png']);
+    // Both figures are still open; nothing changed them, so nothing is shown again.
+    const r2 = await run('g', 'print(len(plt.get_fignums()))');
+    expect(r2).toMatchObject({ stdout: '2\n', changedFiles: [] });
+    // Drawing on the kept figure shows it once more.
+    const r3 = await run('g', 'fig.axes[0].plot([3, 2, 1])');
+    expect(r3.changedFiles).toEqual(['figure_2.png']);
+  }, 120_000);
+
+  it('says MemoryError for memory exhaustion and resets the session, telling the model which files remain', async () => {
+    mkdirSync(join(root, 'm'), { recursive: true });
+    writeFileSync(join(root, 'm', 'keep.txt'), 'k');
+    await run('m', 'v = 1');
+    const r = await run('m', 'b = bytearray(2 * 1024 ** 3)');
+    expect(r.status).toBe('memory');
+    expect(r.stderr).toContain('MemoryError');
+    expect(r.message).toContain('The Python session of this container was reset because of this');
+    expect(r.message).toContain('/mnt/data/keep.txt');
+    const after = await run('m', 'v');
+    expect(after.status).toBe('error');
+    expect(after.stderr).toContain("NameError: name 'v' is not defined");
+  }, 120_000);
+
+  it('interrupts a run at the time limit, keeps its output, and starts the session over', async () => {
+    const r = await run('t', 'v = 1\nprint("started", flush=True)\nwhile True: pass', { limits: { ...limits, timeoutMs: 1_500 } });
+    expect(r.status).toBe('timeout');
+    expect(r.stdout).toBe('started\n');
+    expect(r.stderr).toContain('KeyboardInterrupt');
+    expect(r.message).toContain('The code was stopped after 1500 ms (the time limit).');
+    expect(r.message).toContain('reset because of this');
+    const after = await run('t', 'print("v" in globals())');
+    expect(after).toMatchObject({ status: 'ok', stdout: 'False\n' });
+    expect(after.message).toBeUndefined();
+  }, 120_000);
+});
+
+describe('KernelSandboxBackend after a crash', () => {
+  const backend = backendWith({ maxLive: 2, warm: 0 });
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-crash-'));
+    mkdirSync(join(root, 'c'));
+  });
+  afterAll(async () => {
+    await backend.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const run = (code: string) => backend.run({ session: 'c', workspaceDir: join(root, 'c'), code, limits, signal: new AbortController().signal });
+
+  it('a kernel killed in a run fails that run saying the session was reset; a kernel that dies between calls is told on the next', async () => {
+    await run('v = 1');
+    const killed = await run('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)');
+    expect(killed.status).toBe('crashed');
+    expect(killed.message).toBe(
+      'The Python process ended during the run (os._exit, a signal or a crash). The Python session of this container was reset because of this: variables, imports and open figures are gone. No files are in /mnt/data.',
+    );
+    // A thread that ends the process after the call returned.
+    await run('import threading, os\nthreading.Timer(0.2, lambda: os._exit(1)).start()');
+    // Gone once the backend saw it exit (a loaded machine delays the thread).
+    for (let i = 0; i < 300 && backend.stats().live > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(backend.stats().live).toBe(0);
+    const next = await run('print("v" in globals())');
+    expect(next).toMatchObject({ status: 'ok', stdout: 'False\n' });
+    expect(next.message).toContain('reset (its Python process ended)');
+  }, 120_000);
+});
+
+describe('KernelSandboxBackend bounds: live kernels and idle expiry', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-lru-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const runOn = (backend: KernelSandboxBackend, session: string, code: string) => {
+    mkdirSync(join(root, session), { recursive: true });
+    return backend.run({ session, workspaceDir: join(root, session), code, limits, signal: new AbortController().signal });
+  };
+
+  it('stops the least recently used kernel past maxLive, and its next call says the session was reset', async () => {
+    const backend = backendWith({ maxLive: 1, warm: 0 });
+    try {
+      await runOn(backend, 'one', 'a = 1');
+      writeFileSync(join(root, 'one', 'data.csv'), 'x\n');
+      await runOn(backend, 'two', 'b = 2');
+      expect(backend.stats().live).toBe(1);
+      const back = await runOn(backend, 'one', 'print("a" in globals())');
+      expect(back).toMatchObject({ status: 'ok', stdout: 'False\n' });
+      expect(back.message).toBe(
+        'The Python session of this container was reset (it was the least recently used of the live sessions when the gateway needed room for another): ' +
+          'variables, imports and open figures are gone. Files still in /mnt/data: /mnt/data/data.csv.',
+      );
+      // Told once.
+      expect((await runOn(backend, 'one', 'a = 3')).message).toBeUndefined();
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+
+  it('stops a kernel idle past kernel.idleMs; the next call is told', async () => {
+    const backend = backendWith({ maxLive: 2, warm: 0, idleMs: 1_000 });
+    try {
+      await runOn(backend, 'idle', 'a = 1');
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(backend.stats().live).toBe(0);
+      const back = await runOn(backend, 'idle', 'print("a" in globals())');
+      expect(back).toMatchObject({ status: 'ok', stdout: 'False\n' });
+      expect(back.message).toContain('reset (it was idle for more than 1 s)');
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,246 @@
+import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
+import { ContainerDir } from '../container-fs.js';
+import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
+import { applyReport, type ReportedFile, workspaceStamps } from '../workspace-files.js';
+import { KERNEL_PACKAGES } from './kernel-availability.js';
+import { type KernelCall, KernelProcess } from './kernel-process.js';
+
+/** Containers whose lost kernel is remembered for the next call's notice, at most (the oldest are forgotten first). */
+const MAX_LOST = 10_000;
+/** After the driver's own interrupt and the grace, how long before the gateway stops the kernel itself. */
+const REPORT_MS = 5_000;
+
+/**
+ * The stateful backend: one long-lived Python per container, in the
+ * `cpython` backend's bubblewrap sandbox, on the container's home process
+ * (container operations are forwarded there, so every worker's calls reach
+ * the same kernel). Variables, imports and open figures persist between the
+ * container's calls; its files are synchronised with the container's
+ * directory around every call.
+ *
+ * Held in this process only, and safe there: the kernels themselves (a
+ * process cannot hold another's), the pre-started pool, and which containers
+ * lost their kernel (for the next call's notice; a home that stops takes
+ * that knowledge with it, and the store's own reset notice covers it).
+ */
+export class KernelSandboxBackend implements SandboxBackend {
+  readonly name = 'kernel';
+  readonly capabilities =
+    'Variables, imports and open figures persist between calls in this conversation (if the session is ever reset, the result says so). ' +
+    `Installed: ${KERNEL_PACKAGES.join(', ')} and the standard library; figures left open are shown as images.`;
+  private readonly live = new Map<string, KernelProcess>();
+  private readonly pool: KernelProcess[] = [];
+  private readonly lost = new Map<string, string>();
+  private readonly waiters: Array<() => void> = [];
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly settings: CodeInterpreterSettings) {
+    this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(250, settings.kernel.idleMs / 4)));
+    this.sweeper.unref();
+  }
+
+  async warmUp(): Promise<void> {
+    this.refill();
+    await Promise.all(this.pool.map((k) => k.ready));
+  }
+
+  /** How many kernels this process holds (bound, and pre-started). */
+  stats(): { live: number; pooled: number; pids: number[] } {
+    const all = [...this.live.values(), ...this.pool];
+    return { live: this.live.size, pooled: this.pool.length, pids: all.map((k) => k.pid).filter((p): p is number => p !== undefined) };
+  }
+
+  async run(req: SandboxRunRequest): Promise<SandboxRunResult> {
+    if (req.signal.aborted) return empty('aborted', 'the call was cancelled');
+    const lostReason = this.lost.get(req.session);
+    this.lost.delete(req.session);
+    const kernel = await this.kernelFor(req);
+    if (!kernel) return empty('aborted', 'the call was cancelled');
+    kernel.busy = true;
+    try {
+      const result = await this.runOn(kernel, req);
+      if (lostReason) result.message = [await resetNotice(req.workspaceDir, `(${lostReason})`), result.message].filter(Boolean).join(' ');
+      return result;
+    } finally {
+      kernel.busy = false;
+      kernel.lastUsed = Date.now();
+      this.waiters.shift()?.();
+      // After the call, not during it: a kernel loading the data stack would take the CPU from the call it stands in for.
+      this.refill();
+    }
+  }
+
+  release(session: string): void {
+    this.lost.delete(session);
+    const k = this.live.get(session);
+    if (!k) return;
+    this.live.delete(session);
+    k.kill();
+    this.waiters.shift()?.();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    for (const k of [...this.live.values(), ...this.pool.splice(0)]) k.kill();
+    this.live.clear();
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** The container's kernel; else a pre-started one, or a new one, within `kernel.maxLive` (evicting the least recently used idle kernel). */
+  private async kernelFor(req: SandboxRunRequest): Promise<KernelProcess | undefined> {
+    const bound = this.live.get(req.session);
+    if (bound && !bound.exited) {
+      // Most recently used last: the map's order is the eviction order.
+      this.live.delete(req.session);
+      this.live.set(req.session, bound);
+      return bound;
+    }
+    this.live.delete(req.session);
+    while (this.live.size >= this.settings.kernel.maxLive) {
+      const idle = [...this.live].find(([, k]) => !k.busy);
+      if (idle) {
+        this.stop(idle[0], 'it was the least recently used of the live sessions when the gateway needed room for another');
+        continue;
+      }
+      if (req.signal.aborted || this.closed) return undefined;
+      await new Promise<void>((wake) => this.waiters.push(wake));
+    }
+    let kernel: KernelProcess | undefined;
+    while (!kernel) {
+      const next = this.pool.shift() ?? this.start();
+      if ((await next.ready) && !next.exited) kernel = next;
+      else if (this.closed) return undefined;
+      else if (!this.pool.length) {
+        // Not even a fresh one starts: the host lacks something; the run says so.
+        kernel = next;
+      }
+    }
+    this.live.set(req.session, kernel);
+    kernel.onExit(() => {
+      // Died between calls (a background thread, the kernel's CPU limit): the next call is told.
+      if (this.live.get(req.session) === kernel && !kernel.busy) {
+        this.live.delete(req.session);
+        this.forget(req.session, 'its Python process ended');
+      }
+    });
+    return kernel;
+  }
+
+  private start(): KernelProcess {
+    return new KernelProcess(this.settings);
+  }
+
+  private refill(): void {
+    if (this.closed) return;
+    while (this.pool.length < this.settings.kernel.warm) {
+      const k = this.start();
+      k.onExit(() => {
+        const at = this.pool.indexOf(k);
+        if (at >= 0) this.pool.splice(at, 1);
+      });
+      this.pool.push(k);
+    }
+  }
+
+  private stop(session: string, reason: string): void {
+    const k = this.live.get(session);
+    this.live.delete(session);
+    k?.kill();
+    this.forget(session, reason);
+  }
+
+  private forget(session: string, reason: string): void {
+    this.lost.delete(session);
+    this.lost.set(session, reason);
+    if (this.lost.size > MAX_LOST) this.lost.delete(this.lost.keys().next().value as string);
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.settings.kernel.idleMs;
+    for (const [session, k] of [...this.live]) {
+      if (!k.busy && k.lastUsed < cutoff) this.stop(session, `it was idle for more than ${Math.round(this.settings.kernel.idleMs / 1000)} s`);
+    }
+  }
+
+  private async runOn(kernel: KernelProcess, req: SandboxRunRequest): Promise<SandboxRunResult> {
+    const { put, remove, stamps } = await this.changesFor(kernel, req.workspaceDir);
+    const maxReportBytes = this.settings.maxContainerBytes * 2 + (1 << 20);
+    const onAbort = (): void => kernel.kill();
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    // The driver interrupts the program at the time limit; this is the backstop should the program not return to it.
+    let killed = false;
+    const hard = setTimeout(
+      () => {
+        killed = true;
+        kernel.kill();
+      },
+      req.limits.timeoutMs + req.limits.graceMs + REPORT_MS,
+    );
+    let call: KernelCall | undefined;
+    try {
+      call = await kernel.run(put, remove, req.code, { timeoutMs: req.limits.timeoutMs, maxOutputBytes: req.limits.maxOutputBytes, maxReportBytes });
+    } finally {
+      clearTimeout(hard);
+      req.signal.removeEventListener('abort', onAbort);
+    }
+    kernel.synced = stamps;
+    if (!call) return { ...empty('crashed', 'the Python kernel could not start; is bubblewrap installed with python3-numpy, -pandas and -matplotlib?') };
+    const ended = this.endOf(call, req, killed);
+    const keep = !req.signal.aborted && !killed && call.status !== 'broken' && call.status !== 'exited';
+    const applied = keep ? await applyReport(req.workspaceDir, call.files, call.deleted, req.limits.maxFileBytes) : { changed: [], truncated: false };
+    if (keep) kernel.synced = await workspaceStamps(req.workspaceDir);
+    if (ended.status === 'timeout' || ended.status === 'memory' || ended.status === 'crashed' || ended.status === 'aborted') {
+      // The session is not trusted past these: a fresh kernel next time, and this result says so.
+      this.live.delete(req.session);
+      kernel.kill();
+      if (ended.status === 'aborted') this.forget(req.session, 'the call before was cancelled');
+      else ended.message = `${ended.message} ${await resetNotice(req.workspaceDir, 'because of this')}`;
+    }
+    return {
+      ...ended,
+      stdout: call.stdout,
+      stderr: call.stderr,
+      outputTruncated: call.outputTruncated,
+      changedFiles: applied.changed,
+      filesTruncated: applied.truncated,
+    };
+  }
+
+  /** What the kernel lacks of the container's directory since it was last given it (everything, for a new kernel). */
+  private async changesFor(kernel: KernelProcess, dir: string): Promise<{ put: ReportedFile[]; remove: string[]; stamps: Map<string, string> }> {
+    const workspace = new ContainerDir(dir);
+    await workspace.create();
+    const stamps = await workspaceStamps(dir);
+    const put: ReportedFile[] = [];
+    for (const [path, stamp] of stamps) {
+      if (kernel.synced.get(path) === stamp) continue;
+      const data = await workspace.read(path).catch(() => undefined);
+      if (data) put.push({ path, data });
+    }
+    const remove = [...kernel.synced.keys()].filter((p) => !stamps.has(p));
+    return { put, remove, stamps };
+  }
+
+  private endOf(call: KernelCall, req: SandboxRunRequest, killed: boolean): { status: SandboxStatus; message?: string } {
+    const timeLimit = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
+    if (req.signal.aborted) return { status: 'aborted', message: 'the call was cancelled' };
+    if (killed || call.status === 'timeout') return { status: 'timeout', message: timeLimit };
+    if (call.status === 'ok' || call.status === 'error') return { status: call.status };
+    if (call.status === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
+    if (call.status === 'broken') return { status: 'crashed', message: 'The Python process broke its protocol with the gateway and was stopped.' };
+    return { status: 'crashed', message: 'The Python process ended during the run (os._exit, a signal or a crash).' };
+  }
+}
+
+/** What the model reads when its session was reset: said plainly, with the files that remain. */
+async function resetNotice(dir: string, why: string): Promise<string> {
+  const files = [...(await workspaceStamps(dir).catch(() => new Map<string, string>())).keys()].sort();
+  const where = files.length ? `Files still in /mnt/data: ${files.map((f) => `/mnt/data/${f}`).join(', ')}.` : 'No files are in /mnt/data.';
+  return `The Python session of this container was reset ${why}: variables, imports and open figures are gone. ${where}`;
+}
+
+function empty(status: SandboxStatus, message: string): SandboxRunResult {
+  return { status, stdout: '', stderr: '', outputTruncated: false, filesTruncated: false, changedFiles: [], message };
+}

@@ -23,6 +23,10 @@ RUN npm run build && node scripts/runtime-deps.mjs --prune
 
 # --- runtime: the pruned node_modules and dist/ only, as an unprivileged user, on a read-only root ---
 FROM node:20-bookworm-slim AS runtime
+# The code interpreter's kernel backend (the default where these exist): the OS's Python with its
+# data stack, in a bubblewrap sandbox. Without them it falls back to Pyodide.
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-scipy \
+    && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
@@ -35,9 +39,10 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/scripts ./scripts
 # Plain ES modules run in their own threads and processes, not compiled to dist/: the code
-# interpreter's sandbox host, and file search's ingestion thread.
+# interpreter's sandbox host, file search's ingestion thread and the batch input thread.
 COPY --from=build /app/libs/tools/code-interpreter/sandbox/pyodide/host ./libs/tools/code-interpreter/sandbox/pyodide/host
 COPY --from=build /app/libs/tools/file-search/ingestion/thread ./libs/tools/file-search/ingestion/thread
+COPY --from=build /app/libs/passthrough/batches/thread ./libs/passthrough/batches/thread
 # The `node` user (uid 1000) exists in the official image. Everything the gateway writes (SQLite
 # state, file-search store, code-interpreter containers) is under SWITCHYARD_DATA_DIR=/data, the
 # one writable volume; /app stays root-owned and the root file system may be read-only.

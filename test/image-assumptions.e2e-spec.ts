@@ -87,6 +87,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
     // The image's /app: what the Dockerfile's runtime stage copies (hard links: quick, and the checkout is untouched).
     mkdirSync(join(app, 'libs/tools/code-interpreter/sandbox/pyodide'), { recursive: true });
     mkdirSync(join(app, 'libs/tools/file-search/ingestion'), { recursive: true });
+    mkdirSync(join(app, 'libs/passthrough/batches'), { recursive: true });
     const parts = [
       'dist',
       'bin',
@@ -96,6 +97,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
       'scripts',
       'libs/tools/code-interpreter/sandbox/pyodide/host',
       'libs/tools/file-search/ingestion/thread',
+      'libs/passthrough/batches/thread',
     ];
     for (const part of parts) {
       expect(spawnSync('cp', ['-al', join(ROOT, part), join(app, part)]).status).toBe(0);

@@ -30,7 +30,7 @@ describe('the transports config section', () => {
   });
 
   it('names the bad setting and its variable', () => {
-    expect(() => load({ NATS_URL: 'http://127.0.0.1:4222' })).toThrow(/transports\.natsUrl \(NATS_URL\): natsUrl must be a URL address/);
+    expect(() => load({ NATS_URL: 'http://127.0.0.1:4222' })).toThrow(/transports\.natsUrl \(NATS_URL\): must be a URL starting nats:\/\/ or tls:\/\/ or ws:\/\/ or wss:\/\//);
     expect(() => load({ REDIS_URL: 'nats://127.0.0.1' })).toThrow(/transports\.redisUrl \(REDIS_URL\)/);
   });
 

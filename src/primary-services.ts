@@ -24,4 +24,3 @@ export function primaryServices(settings: PrimaryServiceSettings): { services: R
   if (metrics) services[METRICS_SERVICE] = metrics.service();
   return { services, metrics };
 }
-

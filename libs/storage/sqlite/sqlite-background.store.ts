@@ -11,7 +11,7 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
-import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
+import { SqliteConnection, type SqliteConnectionOptions } from './sqlite-connection.js';
 
 interface RunRow {
   id: string;
@@ -44,14 +44,14 @@ function toRun(row: RunRow): BackgroundRun {
  * when its followers poll.
  */
 export class SqliteBackgroundStore implements BackgroundStore {
-  private connection: SqliteDatabase | undefined;
+  private connection: SqliteConnection | undefined;
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  constructor(private readonly options: SqliteDatabaseOptions) {}
+  constructor(private readonly options: SqliteConnectionOptions) {}
 
   async init(): Promise<void> {
     if (this.connection) return;
-    this.connection = SqliteDatabase.open(this.options, (db) => {
+    this.connection = SqliteConnection.open(this.options, (db) => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS background_runs (
           id TEXT PRIMARY KEY, owner TEXT, status TEXT NOT NULL, response TEXT NOT NULL,
@@ -169,7 +169,7 @@ export class SqliteBackgroundStore implements BackgroundStore {
     return this.open().write(fn);
   }
 
-  private open(): SqliteDatabase {
+  private open(): SqliteConnection {
     if (!this.connection) throw new Error('SqliteBackgroundStore used before init() or after close().');
     return this.connection;
   }

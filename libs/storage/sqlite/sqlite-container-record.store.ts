@@ -1,5 +1,5 @@
 import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
-import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
+import { SqliteConnection, type SqliteConnectionOptions } from './sqlite-connection.js';
 
 interface Row {
   id: string;
@@ -51,13 +51,13 @@ export function patchColumns(patch: ContainerRecordPatch): { sets: string[]; val
  * own: what the workers of one host share.
  */
 export class SqliteContainerRecordStore implements ContainerRecordStore {
-  private connection: SqliteDatabase | undefined;
+  private connection: SqliteConnection | undefined;
 
-  constructor(private readonly options: SqliteDatabaseOptions) {}
+  constructor(private readonly options: SqliteConnectionOptions) {}
 
   async init(): Promise<void> {
     if (this.connection) return;
-    this.connection = SqliteDatabase.open(this.options, (db) => {
+    this.connection = SqliteConnection.open(this.options, (db) => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS code_containers (
           id TEXT PRIMARY KEY, name TEXT NOT NULL, owner TEXT, created_at INTEGER NOT NULL, last_active_at INTEGER NOT NULL,
@@ -164,7 +164,7 @@ export class SqliteContainerRecordStore implements ContainerRecordStore {
     this.open().write(() => this.open().stmt('DELETE FROM gateway_nodes WHERE id = ?').run(id));
   }
 
-  private open(): SqliteDatabase {
+  private open(): SqliteConnection {
     if (!this.connection) throw new Error('SqliteContainerRecordStore used before init() or after close().');
     return this.connection;
   }

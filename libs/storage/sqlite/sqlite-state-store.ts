@@ -16,10 +16,10 @@ import {
   withItemId,
 } from '../shared/stored-item.util.js';
 import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
-import { SqliteDatabase, type SqliteDatabaseOptions } from './sqlite-database.js';
+import { SqliteConnection, type SqliteConnectionOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
-export type SqliteStateStoreOptions = SqliteDatabaseOptions;
+export type SqliteStateStoreOptions = SqliteConnectionOptions;
 
 interface PendingSave {
   r: StoredResponse;
@@ -107,7 +107,7 @@ function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredRes
  * kept apart by SQLite's locks (writes take the lock up front, see `write`).
  */
 export class SqliteStateStore implements StateStore {
-  private connection: SqliteDatabase | undefined;
+  private connection: SqliteConnection | undefined;
   private pendingSaves: PendingSave[] = [];
   /** A flush is scheduled, or waiting for another process's write lock. */
   private flushPending = false;
@@ -116,7 +116,7 @@ export class SqliteStateStore implements StateStore {
 
   async init(): Promise<void> {
     if (this.connection) return;
-    this.connection = SqliteDatabase.open(this.options, (db) => this.migrate(db));
+    this.connection = SqliteConnection.open(this.options, (db) => this.migrate(db));
   }
 
   async close(): Promise<void> {
@@ -412,7 +412,7 @@ export class SqliteStateStore implements StateStore {
     }).immediate();
   }
 
-  private open(): SqliteDatabase {
+  private open(): SqliteConnection {
     if (!this.connection) throw new Error('SqliteStateStore used before init() or after close().');
     return this.connection;
   }

@@ -1,18 +1,18 @@
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { SqliteDatabase, type SqliteDatabaseOptions } from '../sqlite/sqlite-database.js';
+import { SqliteConnection, type SqliteConnectionOptions } from '../sqlite/sqlite-connection.js';
 import { storedOwner, usageMinute, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
 /** Usage in the gateway's SQLite file, on a connection of its own: what the workers of one host share. */
 export class SqliteUsageStore implements UsageStore {
-  private connection: SqliteDatabase | undefined;
+  private connection: SqliteConnection | undefined;
 
-  constructor(private readonly options: SqliteDatabaseOptions) {}
+  constructor(private readonly options: SqliteConnectionOptions) {}
 
   async init(): Promise<void> {
     if (this.connection) return;
-    this.connection = SqliteDatabase.open(this.options, (db) => {
+    this.connection = SqliteConnection.open(this.options, (db) => {
       db.transaction(() => {
         db.exec('CREATE TABLE IF NOT EXISTS usage_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
         const applied = db.prepare('SELECT version FROM usage_migrations').pluck().all() as number[];
@@ -51,7 +51,7 @@ export class SqliteUsageStore implements UsageStore {
     ).map(toUsageRow);
   }
 
-  private open(): SqliteDatabase {
+  private open(): SqliteConnection {
     if (!this.connection) throw new Error('SqliteUsageStore used before init() or after close().');
     return this.connection;
   }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 
-export interface SqliteDatabaseOptions {
+export interface SqliteConnectionOptions {
   /** Database file (its folder is created), or `:memory:`. */
   path: string;
   /** How long a write waits for another connection's lock before failing; default 5 s. */
@@ -15,11 +15,11 @@ export interface SqliteDatabaseOptions {
  * transactions. The state store and the background store each hold one, so
  * they write beside each other as two connections.
  */
-function busyTimeoutMs(options: SqliteDatabaseOptions): number {
+function busyTimeoutMs(options: SqliteConnectionOptions): number {
   return options.busyTimeoutMs ?? 5_000;
 }
 
-export class SqliteDatabase {
+export class SqliteConnection {
   private readonly statements = new Map<string, Database.Statement>();
   /**
    * One transaction wrapper for the connection, taking the work as its
@@ -38,7 +38,7 @@ export class SqliteDatabase {
   }
 
   /** Opens the file and runs `setUp` (schema, migrations) once; a failure there closes it again. */
-  static open(options: SqliteDatabaseOptions, setUp: (db: Database.Database) => void): SqliteDatabase {
+  static open(options: SqliteConnectionOptions, setUp: (db: Database.Database) => void): SqliteConnection {
     const { path } = options;
     if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(resolve(path)), { recursive: true });
     let db: Database.Database;
@@ -63,7 +63,7 @@ export class SqliteDatabase {
       db.close();
       throw e;
     }
-    return new SqliteDatabase(db, busyTimeoutMs(options));
+    return new SqliteConnection(db, busyTimeoutMs(options));
   }
 
   /** The prepared statement for `sql`, prepared on first use. */

@@ -6,10 +6,11 @@ import {
   type HistoryContext,
   type JsonObject,
   type ModelItem,
-  modelVisibleName,
   type NormalizedTool,
   outputText,
   type PublicItem,
+  refusedCall,
+  restoredClientFunction,
   type ToolHandler,
   ToolHandlerProvider,
 } from '#tool-sdk/index.js';
@@ -83,7 +84,7 @@ export class ApplyPatchToolHandler implements ToolHandler<Record<string, never>>
   readonly clientCalls: ClientCallContract = {
     restore(args: string): ClientCallRestoration {
       const parsed = patchOperation(args);
-      if ('error' in parsed) return { error: JSON.stringify({ error: { code: 'invalid_patch', message: parsed.error } }) };
+      if ('error' in parsed) return refusedCall('invalid_patch', parsed.error);
       return { fields: { operation: parsed.operation } };
     },
   };
@@ -93,13 +94,14 @@ export class ApplyPatchToolHandler implements ToolHandler<Record<string, never>>
   }
 
   normalize(_p: Record<string, never>, _discovered: unknown, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
-    return [
-      {
-        fn: { type: 'function', name: modelVisibleName([APPLY_PATCH_FUNCTION], ctx.takenNames), description: DESCRIPTION, parameters: PARAMETERS },
-        toolName: APPLY_PATCH_FUNCTION,
-        clientShape: { kind: 'apply_patch_call', name: APPLY_PATCH_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'apc', omitName: true },
-      },
-    ];
+    return restoredClientFunction({
+      itemType: 'apply_patch_call',
+      functionName: APPLY_PATCH_FUNCTION,
+      idPrefix: 'apc',
+      description: DESCRIPTION,
+      parameters: PARAMETERS,
+      takenNames: ctx.takenNames,
+    });
   }
 
   publicDeclaration(): JsonObject {

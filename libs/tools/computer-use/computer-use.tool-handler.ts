@@ -8,9 +8,10 @@ import {
   InvalidRequestError,
   type JsonObject,
   type ModelItem,
-  modelVisibleName,
   type NormalizedTool,
   type PublicItem,
+  refusedCall,
+  restoredClientFunction,
   type ToolHandler,
   ToolHandlerProvider,
 } from '#tool-sdk/index.js';
@@ -166,7 +167,7 @@ export class ComputerUseToolHandler implements ToolHandler<ComputerUseParams> {
   readonly clientCalls: ClientCallContract = {
     restore(args: string): ClientCallRestoration {
       const parsed = computerAction(args);
-      if ('error' in parsed) return { error: JSON.stringify({ error: { code: 'invalid_computer_action', message: parsed.error } }) };
+      if ('error' in parsed) return refusedCall('invalid_computer_action', parsed.error);
       return { fields: { action: parsed.action, pending_safety_checks: [] } };
     },
   };
@@ -187,13 +188,14 @@ export class ComputerUseToolHandler implements ToolHandler<ComputerUseParams> {
     const description =
       `Control a ${p.environment} computer whose screen is ${p.displayWidth}x${p.displayHeight} pixels: one action per call ` +
       '(click, double_click, drag, keypress, move, screenshot, scroll, type, wait); each call answers with a screenshot.';
-    return [
-      {
-        fn: { type: 'function', name: modelVisibleName([COMPUTER_FUNCTION], ctx.takenNames), description, parameters: PARAMETERS },
-        toolName: COMPUTER_FUNCTION,
-        clientShape: { kind: 'computer_call', name: COMPUTER_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'cu', omitName: true },
-      },
-    ];
+    return restoredClientFunction({
+      itemType: 'computer_call',
+      functionName: COMPUTER_FUNCTION,
+      idPrefix: 'cu',
+      description: description,
+      parameters: PARAMETERS,
+      takenNames: ctx.takenNames,
+    });
   }
 
   publicDeclaration(p: ComputerUseParams): JsonObject {
@@ -240,7 +242,7 @@ export class ComputerToolHandler implements ToolHandler<Record<string, never>> {
   readonly clientCalls: ClientCallContract = {
     restore(args: string): ClientCallRestoration {
       const parsed = computerActions(args);
-      if ('error' in parsed) return { error: JSON.stringify({ error: { code: 'invalid_computer_action', message: parsed.error } }) };
+      if ('error' in parsed) return refusedCall('invalid_computer_action', parsed.error);
       return { fields: { actions: parsed.actions, pending_safety_checks: [] } };
     },
   };
@@ -253,13 +255,14 @@ export class ComputerToolHandler implements ToolHandler<Record<string, never>> {
     const description =
       'Control the user\u2019s computer: a list of actions per call (click, double_click, drag, keypress, move, screenshot, scroll, type, wait), ' +
       'performed in order; each call answers with a screenshot.';
-    return [
-      {
-        fn: { type: 'function', name: modelVisibleName([COMPUTER_FUNCTION], ctx.takenNames), description, parameters: GA_PARAMETERS },
-        toolName: COMPUTER_FUNCTION,
-        clientShape: { kind: 'computer_call', name: COMPUTER_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'cu', omitName: true },
-      },
-    ];
+    return restoredClientFunction({
+      itemType: 'computer_call',
+      functionName: COMPUTER_FUNCTION,
+      idPrefix: 'cu',
+      description: description,
+      parameters: GA_PARAMETERS,
+      takenNames: ctx.takenNames,
+    });
   }
 
   publicDeclaration(): JsonObject {

@@ -6,10 +6,11 @@ import {
   type HistoryContext,
   type JsonObject,
   type ModelItem,
-  modelVisibleName,
   type NormalizedTool,
   outputText,
   type PublicItem,
+  refusedCall,
+  restoredClientFunction,
   type ToolHandler,
   ToolHandlerProvider,
 } from '#tool-sdk/index.js';
@@ -87,7 +88,7 @@ export class LocalShellToolHandler implements ToolHandler<Record<string, never>>
   readonly clientCalls: ClientCallContract = {
     restore(args: string): ClientCallRestoration {
       const parsed = execAction(args);
-      if ('error' in parsed) return { error: JSON.stringify({ error: { code: 'invalid_local_shell_call', message: parsed.error } }) };
+      if ('error' in parsed) return refusedCall('invalid_local_shell_call', parsed.error);
       return { fields: { action: parsed.action } };
     },
   };
@@ -97,13 +98,14 @@ export class LocalShellToolHandler implements ToolHandler<Record<string, never>>
   }
 
   normalize(_p: Record<string, never>, _discovered: unknown, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
-    return [
-      {
-        fn: { type: 'function', name: modelVisibleName([LOCAL_SHELL_FUNCTION], ctx.takenNames), description: DESCRIPTION, parameters: PARAMETERS },
-        toolName: LOCAL_SHELL_FUNCTION,
-        clientShape: { kind: 'local_shell_call', name: LOCAL_SHELL_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'lsh', omitName: true },
-      },
-    ];
+    return restoredClientFunction({
+      itemType: 'local_shell_call',
+      functionName: LOCAL_SHELL_FUNCTION,
+      idPrefix: 'lsh',
+      description: DESCRIPTION,
+      parameters: PARAMETERS,
+      takenNames: ctx.takenNames,
+    });
   }
 
   publicDeclaration(): JsonObject {

@@ -7,13 +7,13 @@ import {
   InvalidRequestError,
   type JsonObject,
   type ModelItem,
-  modelVisibleName,
   type NormalizedTool,
+  optionalObject,
   type PlannedEvent,
   type PublicItem,
+  restoredClientFunction,
   type ToolHandler,
   ToolHandlerProvider,
-  optionalObject,
 } from '#tool-sdk/index.js';
 import { SHELL } from './shell.tool-type.js';
 
@@ -123,14 +123,15 @@ export class ShellToolHandler implements ToolHandler<ShellToolParams> {
   }
 
   normalize(p: ShellToolParams, _discovered: unknown, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool[] {
-    const name = modelVisibleName([SHELL_FUNCTION], ctx.takenNames);
-    return [
-      {
-        fn: { type: 'function', name, description: DESCRIPTION, parameters: PARAMETERS },
-        toolName: SHELL_FUNCTION,
-        clientShape: { kind: 'shell_call', name: SHELL_FUNCTION, relay: { kind: 'restored' }, idPrefix: 'sh', omitName: true, trailingFields: { environment: p.environment } },
-      },
-    ];
+    return restoredClientFunction({
+      itemType: 'shell_call',
+      functionName: SHELL_FUNCTION,
+      idPrefix: 'sh',
+      description: DESCRIPTION,
+      parameters: PARAMETERS,
+      takenNames: ctx.takenNames,
+      trailingFields: { environment: p.environment },
+    });
   }
 
   publicDeclaration(p: ShellToolParams): JsonObject {

@@ -1,3 +1,4 @@
+import { PYTHON_WALK } from './python-walk.js';
 /**
  * The CPython backend's program wrapper (the Pyodide worker has its own,
  * in the host scripts), run by `CPYTHON_SUPERVISOR`: runs the code as `__main__`,
@@ -123,19 +124,7 @@ except OSError:
 
 timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
 
-def walk(top):
-    out, stack, seen = {}, [''], 0
-    while stack:
-        sub = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(top, sub) if sub else top))
-        except OSError:
-            continue
-        for e in entries:
-            seen += 1
-            if seen > 100000:
-                return out
-            rel = sub + '/' + e.name if sub else e.name
+${PYTHON_WALK}            rel = sub + '/' + e.name if sub else e.name
             if e.is_dir(follow_symlinks=False):
                 if rel.count('/') < 31:
                     stack.append(rel)

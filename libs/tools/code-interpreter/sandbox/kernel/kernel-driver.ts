@@ -1,3 +1,4 @@
+import { PYTHON_WALK } from '../python-walk.js';
 /**
  * The kernel backend's Python side: one long-lived interpreter in the
  * bubblewrap sandbox, driven over pipes. It preloads the data stack (so a
@@ -74,19 +75,7 @@ try:
 except Exception:
     pass
 
-def walk(top):
-    out, stack, seen = {}, [''], 0
-    while stack:
-        sub = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(top, sub) if sub else top))
-        except OSError:
-            continue
-        for e in entries:
-            seen += 1
-            if seen > 100000:
-                return out
-            rel = sub + '/' + e.name if sub else e.name
+${PYTHON_WALK}            rel = sub + '/' + e.name if sub else e.name
             if e.is_dir(follow_symlinks=False):
                 if rel.count('/') < 31:
                     stack.append(rel)

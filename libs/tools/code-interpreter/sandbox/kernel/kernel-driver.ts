@@ -1,4 +1,4 @@
-import { PYTHON_WALK } from '../python-walk.js';
+import { PYTHON_RUN_CELL, PYTHON_WALK } from '../python-walk.js';
 /**
  * The kernel backend's Python side: one long-lived interpreter in the
  * bubblewrap sandbox, driven over pipes. It preloads the data stack (so a
@@ -75,15 +75,7 @@ try:
 except Exception:
     pass
 
-${PYTHON_WALK}            rel = sub + '/' + e.name if sub else e.name
-            if e.is_dir(follow_symlinks=False):
-                if rel.count('/') < 31:
-                    stack.append(rel)
-            elif e.is_file(follow_symlinks=False):
-                st = e.stat(follow_symlinks=False)
-                out[rel] = (st.st_size, st.st_mtime_ns)
-    return out
-
+${PYTHON_WALK}${PYTHON_RUN_CELL}
 class Capture(io.TextIOBase):
     def __init__(self, kind, room):
         self.kind, self.room = kind, room
@@ -136,15 +128,7 @@ def run(code, limits):
         with lock:
             running[0] = True
         timer.start()
-        tree = ast.parse(code, '<code>', 'exec')
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, '<code>', 'exec'), ns)
-        if last is not None:
-            v = eval(compile(last, '<code>', 'eval'), ns)
-            if v is not None:
-                print(repr(v))
+        run_cell(code, ns)
     except SyntaxError:
         traceback.print_exc(limit=0)
         status = 'error'

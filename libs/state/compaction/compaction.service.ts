@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientClosedError, GatewayError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { ClientClosedError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { ResponseRequest, PriorState } from '#core/loop/response-request.js';
 import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '#tool-sdk/items.js';

@@ -4,7 +4,6 @@ import {
   firstOfferedToolChoice,
   type GatewayCall,
   type HistoryContext,
-  InvalidRequestError,
   type JsonObject,
   type ModelItem,
   type NormalizedTool,

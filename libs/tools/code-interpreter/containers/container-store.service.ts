@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { type ContainerRecord, type ContainerRecordPatch, type ContainerRecordStore, GatewayError, InvalidRequestError, NotFoundError, UnavailableError } from '#tool-sdk/index.js';
+import { type ContainerRecord, type ContainerRecordPatch, type ContainerRecordStore, InvalidRequestError, NotFoundError, UnavailableError } from '#tool-sdk/index.js';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import type { ContainerOperation } from '../homes/container-operation.js';
 import { forwardOperation, HomeUnreachableError, OperationFailedError } from '../homes/home-client.js';

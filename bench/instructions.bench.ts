@@ -6,7 +6,7 @@ import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, sendOnce } from './lib/load-generator.js';
 
 /**
- * `npm run build && node dist/bench/instructions.bench.js [--vs=<other dist>] [--requests=N] [--warmup=N]`:
+ * `npm run build && node dist/bench/instructions.bench.js [--vs=<other dist>[,<another>]] [--requests=N] [--warmup=N]`:
  * gateway instructions per request, counted by valgrind's callgrind, for
  * figures that do not move with the machine's load (CPU time does, by a
  * third or more on a shared host). Each gateway child (this build's, then
@@ -32,7 +32,7 @@ interface Case {
   expect: string;
 }
 
-/** The `totals:` (or `summary:`) of the newest callgrind dump in `dir`. */
+/** The `totals:` of the newest callgrind dump in `dir` (its `summary:` reads 0 with instrumentation started late). */
 function lastTotal(dir: string): number {
   const newest = readdirSync(dir)
     .filter((f) => f.startsWith('cg.'))
@@ -40,7 +40,7 @@ function lastTotal(dir: string): number {
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   const line = readFileSync(newest, 'utf8')
     .split('\n')
-    .find((l) => l.startsWith('totals:') || l.startsWith('summary:'));
+    .find((l) => l.startsWith('totals:'));
   if (!line) throw new Error(`no totals in ${newest}`);
   return Number(line.split(/\s+/)[1]);
 }
@@ -102,14 +102,31 @@ async function main(): Promise<void> {
   ];
   const config = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [new URL(mcp.url).host] } });
   try {
-    const a = await measure('A', 'bench-gateway.js', cases, config('a'), dir);
-    const b = vs ? await measure('B', join(vs, 'bench/bench-gateway.js'), cases, config('b'), dir) : undefined;
-    console.log(`| case | A: instructions/request | ${b ? 'B: instructions/request | A/B |' : ''}`);
-    console.log(`| --- | --- | ${b ? '--- | --- |' : ''}`);
+    // A is this build; each --vs build (comma-separated) is B, C, ..., its ratio taken to the last one (the "before").
+    const builds = [
+      { label: 'A', script: 'bench-gateway.js' },
+      ...(vs?.split(',') ?? []).map((d, i) => ({ label: String.fromCharCode(66 + i), script: join(d, 'bench/bench-gateway.js') })),
+    ];
+    const counts = [];
+    for (const build of builds) counts.push(await measure(build.label, build.script, cases, config(build.label.toLowerCase()), dir));
+    const base = counts[counts.length - 1];
+    const last = builds[builds.length - 1].label;
+    console.log(
+      `| case | ${builds.map((x) => `${x.label}: instructions/request`).join(' | ')} | ${builds
+        .slice(0, -1)
+        .map((x) => `${x.label}/${last}`)
+        .join(' | ')} |`,
+    );
+    console.log(
+      `| --- | ${builds.map(() => '---').join(' | ')} | ${builds
+        .slice(0, -1)
+        .map(() => '---')
+        .join(' | ')} |`,
+    );
     for (const c of cases) {
-      const x = a.get(c.name)!;
-      const y = b?.get(c.name);
-      console.log(`| ${c.name} | ${Math.round(x).toLocaleString('en')} | ${y ? `${Math.round(y).toLocaleString('en')} | ${(x / y).toFixed(3)} |` : ''}`);
+      const row = counts.map((m) => Math.round(m.get(c.name)!).toLocaleString('en'));
+      const ratios = counts.slice(0, -1).map((m) => (m.get(c.name)! / base.get(c.name)!).toFixed(3));
+      console.log(`| ${c.name} | ${row.join(' | ')} | ${ratios.join(' | ')} |`);
     }
   } finally {
     await Promise.all([mcp.stop(), sim.stop()]);

@@ -1,10 +1,12 @@
-// ESLint: the dependency direction between libraries (eslint/boundaries.mjs)
+// ESLint: the dependency direction between libraries (eslint/boundaries.mjs),
+// domain errors without HTTP statuses below the edge (eslint/domain-errors.mjs)
 // plus the recommended JavaScript and TypeScript rules. Formatting is
 // Prettier's (npm run format:check), so no stylistic rule is enabled here.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import boundaries from './eslint/boundaries.mjs';
+import domainErrors from './eslint/domain-errors.mjs';
 
 /**
  * Which units each unit may import (besides itself). Read bottom-up: config is
@@ -83,6 +85,14 @@ export default tseslint.config(
     files: ['**/*.ts', '**/*.mts'],
     plugins: { switchyard: boundaries },
     rules: { 'switchyard/dependency-direction': boundaryRule(layers) },
+  },
+  // Below the edge an error names its kind; only the edge (libs/edge/errors/error-kinds.ts) knows HTTP statuses.
+  {
+    files: ['libs/core/**/*.ts', 'libs/tool-sdk/**/*.ts', 'libs/tools/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    plugins: { 'switchyard-errors': domainErrors },
+    // An upstream's own status is a fact about its answer, carried as data (`upstreamStatus`).
+    rules: { 'switchyard-errors/no-http-status': ['error', { allow: ['UpstreamHttpError', 'ContextLengthExceededError'] }] },
   },
   // scripts/check-known-debts.mjs lints without them to find entries nothing needs any more.
   ...(process.env.SWITCHYARD_LINT_WITHOUT_DEBTS ? [] : knownDebts).map(({ files, also }) => ({ files, rules: { 'switchyard/dependency-direction': boundaryRule(widened(also)) } })),

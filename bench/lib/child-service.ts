@@ -27,6 +27,8 @@ export interface ChildOptions {
   /** Extra Node flags (`--expose-gc`, `--cpu-prof`...). */
   execArgv?: string[];
   startTimeoutMs?: number;
+  /** The program that runs the script instead of this Node (`valgrind`, with Node and its flags first in `execArgv`). */
+  execPath?: string;
 }
 
 const children = new Set<ChildProcess>();
@@ -67,6 +69,7 @@ export class ChildService {
     const script = options.script.startsWith('/') ? options.script : fileURLToPath(new URL(`../${options.script}`, import.meta.url));
     const child = fork(script, [JSON.stringify(options.config ?? {})], {
       execArgv: options.execArgv ?? [],
+      ...(options.execPath ? { execPath: options.execPath } : {}),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.add(child);

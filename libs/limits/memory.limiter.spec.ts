@@ -3,6 +3,7 @@ import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { resetDuration } from './limit-refusal.js';
 import { MemoryLimiter } from './memory.limiter.js';
+import { answered, answerOf } from '#edge/testing/answered.js';
 
 const settings = (over: Partial<LimitsSettings>): LimitsSettings => ({
   concurrentRequests: null,
@@ -23,7 +24,7 @@ describe('MemoryLimiter', () => {
     const limiter = new MemoryLimiter(settings({ concurrentRequests: 2 }), clock);
     const a = await limiter.acquire('a');
     await limiter.acquire('a');
-    await expect(limiter.acquire('a')).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
+    await expect(answerOf(limiter.acquire('a'))).resolves.toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
     await expect(limiter.acquire('b')).resolves.toBeDefined();
     a.release(null);
     a.release(null); // idempotent
@@ -36,7 +37,11 @@ describe('MemoryLimiter', () => {
     now += 15_000;
     (await limiter.acquire(null)).release(null);
     (await limiter.acquire(null)).release(null);
-    await expect(limiter.acquire(null)).rejects.toMatchObject({ status: 429, headers: { 'retry-after': '45' }, message: expect.stringMatching(/2 requests per minute/) });
+    await expect(answerOf(limiter.acquire(null))).resolves.toMatchObject({
+      status: 429,
+      headers: { 'retry-after': '45' },
+      message: expect.stringMatching(/2 requests per minute/),
+    });
     now += 45_000;
     await expect(limiter.acquire(null)).resolves.toBeDefined();
   });
@@ -48,7 +53,7 @@ describe('MemoryLimiter', () => {
     first.release(usage(70));
     await expect(limiter.acquire('a')).resolves.toBeDefined();
     second.release(usage(40));
-    await expect(limiter.acquire('a')).rejects.toMatchObject({ status: 429, message: expect.stringMatching(/100 tokens per minute/) });
+    await expect(answerOf(limiter.acquire('a'))).resolves.toMatchObject({ status: 429, message: expect.stringMatching(/100 tokens per minute/) });
     now += 60_000;
     await expect(limiter.acquire('a')).resolves.toBeDefined();
   });
@@ -62,7 +67,7 @@ describe('MemoryLimiter', () => {
     now += 60_000;
     const refused = await limiter.acquire('a').catch((e) => e);
     const untilMidnight = 86_400_000 - (now % 86_400_000);
-    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/150 tokens per day/) });
+    expect(answered(refused)).toMatchObject({ status: 429, message: expect.stringMatching(/150 tokens per day/) });
     expect(refused.headers).toEqual({
       'retry-after': String(Math.ceil(untilMidnight / 1000)),
       'x-ratelimit-limit-tokens': '150',
@@ -93,7 +98,7 @@ describe('MemoryLimiter.check (between rounds of one run)', () => {
     (await limiter.acquire('a')).release(usage(30));
     const run = await limiter.acquire('a');
     await expect(run.check!(usage(60))).resolves.toBeUndefined();
-    await expect(run.check!(usage(70))).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' } });
+    await expect(answerOf(run.check!(usage(70)))).resolves.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' } });
     now += 60_000; // a new minute: only the run's own tokens count
     await expect(run.check!(usage(70))).resolves.toBeUndefined();
   });

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import { callPrimary, notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
-import { GatewayError, RateLimitError } from '#tool-sdk/errors.js';
+import { RateLimitError, UnavailableError } from '#tool-sdk/errors.js';
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
@@ -107,9 +107,8 @@ export class PrimaryLimiter implements RequestLimiter {
 }
 
 /** The primary did not answer: refusing is safer than admitting without limits. */
-export class PrimaryLimitsUnavailableError extends GatewayError {
+export class PrimaryLimitsUnavailableError extends UnavailableError {
   constructor(detail: string) {
-    super(`The rate limiter is unavailable (${detail}); try again shortly.`, 503, 'server_error', 'limits_unavailable');
-    this.headers['retry-after'] = '1';
+    super(`The rate limiter is unavailable (${detail}); try again shortly.`, 'limits_unavailable', 1);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { GatewayError } from '#tool-sdk/errors.js';
+import { UnavailableError } from '#tool-sdk/errors.js';
 import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
 import { DAY_MS, dayOf, limitRefusal, windowOf, WINDOW_MS, type LimitKind } from './limit-refusal.js';
@@ -163,9 +163,8 @@ export class RedisLimiter implements RequestLimiter {
 }
 
 /** Redis did not answer: refusing is safer than admitting without limits. */
-export class LimitsUnavailableError extends GatewayError {
+export class LimitsUnavailableError extends UnavailableError {
   constructor(detail: string) {
-    super(`The rate-limit store is unavailable (${detail}); try again shortly.`, 503, 'server_error', 'limits_unavailable');
-    this.headers['retry-after'] = '1';
+    super(`The rate-limit store is unavailable (${detail}); try again shortly.`, 'limits_unavailable', 1);
   }
 }

@@ -14,8 +14,23 @@ export { toolType, type ToolTypeKey, type ToolTypeName } from './tool-type.js';
 // Registration: the explorer finds tagged providers at start-up.
 export { ToolHandlerProvider, GatewayExecutorProvider, InputItemProvider } from './decorators.js';
 
-// Domain errors: what a module throws; the gateway's edge turns them into answers.
-export { GatewayError, InvalidRequestError, NotFoundError, RateLimitError, StoreUnavailableError, DriverMissingError, isGatewayError, type ErrorType } from './errors.js';
+// Domain errors: what a module throws, one class per kind of failure and no HTTP status; the gateway's edge gives each kind its status.
+export {
+  GatewayError,
+  InvalidRequestError,
+  NotFoundError,
+  ConflictError,
+  TooLargeError,
+  UnsupportedMediaTypeError,
+  ForbiddenError,
+  RateLimitError,
+  TooManyInFlightError,
+  ClientClosedError,
+  UnavailableError,
+  StoreUnavailableError,
+  DriverMissingError,
+  isGatewayError,
+} from './errors.js';
 
 // Helpers for the common shapes (simple call items and approvals, tool_choice forms, declaration fields, names).
 export {

@@ -11,7 +11,9 @@ describe('storable text', () => {
     expect(unstorableTextPath({ metadata: { 'k\u0000': 'v' } })).toBe('metadata.k\ufffd');
     expect(unstorableTextPath({ a: 1, b: [true, null, 'fine'] })).toBeNull();
     expect(unstorableTextPath('\ud800', 'after')).toBe('after');
-    expect(() => assertStorableText({ instructions: '\u0000' })).toThrow(expect.objectContaining({ status: 400, param: 'instructions', code: 'unsupported_unicode' }));
+    expect(() => assertStorableText({ instructions: '\u0000' })).toThrow(
+      expect.objectContaining({ name: 'InvalidRequestError', param: 'instructions', code: 'unsupported_unicode' }),
+    );
   });
 
   it('walks deep and wide values without recursion', () => {

@@ -3,6 +3,7 @@ import type { ModelEvent } from '#core/protocol/model-events.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
 import { ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { collect, modelRequest } from './testing/upstream-test.helpers.js';
+import { answerOf } from '#edge/testing/answered.js';
 
 const zeroDetails = { input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
 const zeroUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0, ...zeroDetails };
@@ -322,7 +323,7 @@ describe('ChatDialectClient', () => {
   describe('failures', () => {
     it('errors with upstream_failed on an error chunk mid-stream', async () => {
       upstream.handler = (_req, res) => sendSse(res, [chunk({ content: 'a' }), { error: { object: 'error', message: 'Engine crashed', type: 'InternalServerError', code: 500 } }]);
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_failed',
         message: 'Engine crashed',
@@ -331,12 +332,12 @@ describe('ChatDialectClient', () => {
 
     it('errors with upstream_stream_error when the body ends with no [DONE] and no finish_reason', async () => {
       upstream.handler = (_req, res) => sendSse(res, [chunk({ content: 'a' })]);
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({ status: 502, code: 'upstream_stream_error' });
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({ status: 502, code: 'upstream_stream_error' });
     });
 
     it('errors with upstream_stream_error on a malformed chunk', async () => {
       upstream.handler = (_req, res) => sendSse(res, [chunk({ content: 'a' }), '{"choices":[{"delta":{"content":"b"}]'], { end: false });
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({ status: 502, code: 'upstream_stream_error' });
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({ status: 502, code: 'upstream_stream_error' });
       await upstream.nextDisconnect();
     });
 
@@ -347,7 +348,7 @@ describe('ChatDialectClient', () => {
         await sleep(10);
         res.socket?.resetAndDestroy();
       };
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({ status: 502, code: 'upstream_stream_error' });
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({ status: 502, code: 'upstream_stream_error' });
     });
 
     it('errors with 504 when the stream stalls (idle timeout)', async () => {
@@ -357,7 +358,7 @@ describe('ChatDialectClient', () => {
         startSse(res);
         res.write(`data: ${JSON.stringify(chunk({ content: 'a' }))}\n\n`);
       };
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 504,
         message: expect.stringContaining('idle timeout'),
       });
@@ -365,7 +366,7 @@ describe('ChatDialectClient', () => {
 
     it('passes an Ollama 404 through with its message', async () => {
       upstream.handler = (_req, res) => sendJson(res, 404, { error: { message: 'model "llama9" not found, try pulling it first', type: 'api_error', param: null, code: null } });
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 404,
         message: 'model "llama9" not found, try pulling it first',
       });
@@ -373,7 +374,7 @@ describe('ChatDialectClient', () => {
 
     it('errors with upstream_bad_response on a truncated JSON body', async () => {
       upstream.handler = (_req, res) => sendJson(res, 200, '{"choices":[{"message":{"content":"Hel');
-      await expect(collect(client.infer(modelRequest()))).rejects.toMatchObject({ status: 502, code: 'upstream_bad_response' });
+      await expect(answerOf(collect(client.infer(modelRequest())))).resolves.toMatchObject({ status: 502, code: 'upstream_bad_response' });
     });
   });
 

@@ -1,5 +1,6 @@
 import { ContextLengthExceededError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 
 describe("vLLM's context refusals", () => {
   it('reads the figures of each wording vLLM uses, with the OpenAI code and param', () => {
@@ -9,8 +10,7 @@ describe("vLLM's context refusals", () => {
     );
     expect(alone).toBeInstanceOf(ContextLengthExceededError);
     expect(alone?.overflow).toEqual({ contextLength: 32768, inputTokens: 33012, outputTokens: null });
-    expect(alone?.toEnvelope().error).toMatchObject({ code: 'context_length_exceeded', param: 'input', type: 'invalid_request_error' });
-    expect(alone?.status).toBe(400);
+    expect(toErrorEnvelope(alone)).toMatchObject({ status: 400, body: { error: { code: 'context_length_exceeded', param: 'input', type: 'invalid_request_error' } } });
 
     const budget = contextOverflowError(
       "'max_tokens' or 'max_completion_tokens' is too large: 32000. This model's maximum context length is 32768 tokens and your request has 14873 input tokens (32000 > 32768 - 14873).",

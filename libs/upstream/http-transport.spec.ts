@@ -1,6 +1,7 @@
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
 import { deadPort, ScriptedUpstream, sendJson, sleep, SHORT_MS, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
+import { answered, answerOf } from '#edge/testing/answered.js';
 
 /**
  * Tracks the timers the transport arms while `run` executes: every one must
@@ -44,7 +45,7 @@ async function expectCleanFailure(run: () => Promise<unknown>, expected: object)
       },
     ),
   );
-  expect(failure).toMatchObject(expected);
+  expect(answered(failure)).toMatchObject(expected);
   expect(left).toBe(0);
 }
 
@@ -107,7 +108,7 @@ describe('HttpTransport', () => {
     upstream.handler = (_req, res) => (++calls === 2 ? sendJson(res, 400, { error: { message: 'bad' } }) : sendJson(res, 200, {}));
 
     await transport.json({ method: 'GET', path: '/models' });
-    await expect(transport.json({ method: 'GET', path: '/models' })).rejects.toMatchObject({ status: 400 });
+    await expect(answerOf(transport.json({ method: 'GET', path: '/models' }))).resolves.toMatchObject({ status: 400 });
     await transport.json({ method: 'GET', path: '/models' });
 
     const ports = new Set(upstream.requests.map((request) => request.remotePort));
@@ -146,7 +147,7 @@ describe('HttpTransport', () => {
     const dead = new HttpTransport(upstreamConfig(`http://127.0.0.1:${port}/v1`), testTimeouts());
     try {
       const failure = dead.json({ method: 'GET', path: '/models' });
-      await expect(failure).rejects.toMatchObject({
+      await expect(answerOf(failure)).resolves.toMatchObject({
         status: 502,
         code: 'upstream_unavailable',
         type: 'upstream_error',
@@ -160,7 +161,7 @@ describe('HttpTransport', () => {
   it('maps a DNS failure to 502', async () => {
     const nowhere = new HttpTransport(upstreamConfig('http://upstream.invalid:8000/v1'), testTimeouts({ connectMs: 2_000 }));
     try {
-      await expect(nowhere.json({ method: 'GET', path: '/models' })).rejects.toMatchObject({
+      await expect(answerOf(nowhere.json({ method: 'GET', path: '/models' }))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_unavailable',
         message: expect.stringContaining('http://upstream.invalid:8000/v1/models is unreachable'),
@@ -270,7 +271,7 @@ describe('HttpTransport', () => {
       }
     };
     const body = await transport.open({ method: 'GET', path: '/models' });
-    await expect(body.text(() => undefined)).rejects.toMatchObject({
+    await expect(answerOf(body.text(() => undefined))).resolves.toMatchObject({
       status: 504,
       message: expect.stringContaining('total timeout'),
     });
@@ -293,7 +294,7 @@ describe('HttpTransport', () => {
       res.write('{"id":"resp_1",');
       setTimeout(() => res.socket?.destroy(), 10);
     };
-    await expect(transport.json({ method: 'GET', path: '/models' })).rejects.toMatchObject({
+    await expect(answerOf(transport.json({ method: 'GET', path: '/models' }))).resolves.toMatchObject({
       status: 502,
       code: 'upstream_stream_error',
     });

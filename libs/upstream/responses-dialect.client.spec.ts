@@ -4,6 +4,7 @@ import type { JsonObject, ModelItem } from '#tool-sdk/items.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
 import { deadPort, ScriptedUpstream, sendJson, sendSse, SHORT_MS, sleep, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { collect, loadVllmFixture, modelRequest } from './testing/upstream-test.helpers.js';
+import { answerOf } from '#edge/testing/answered.js';
 
 const gemma = loadVllmFixture('function-call-vllm-gemma4.yaml');
 const qwen = loadVllmFixture('tool-call-required-Qwen-Qwen3-30B-A3B-FP8-nonstreaming.yaml');
@@ -418,7 +419,7 @@ describe('ResponsesDialectClient', () => {
 
     it('fails with upstream_failed when the response status is failed', async () => {
       upstream.handler = (_req, res) => sendJson(res, 200, { object: 'response', status: 'failed', output: [], error: { code: 'server_error', message: 'engine died' } });
-      await expect(collect(client.infer(modelRequest()))).rejects.toMatchObject({ status: 502, code: 'upstream_failed', message: 'engine died' });
+      await expect(answerOf(collect(client.infer(modelRequest())))).resolves.toMatchObject({ status: 502, code: 'upstream_failed', message: 'engine died' });
     });
   });
 
@@ -429,7 +430,7 @@ describe('ResponsesDialectClient', () => {
           { type: 'response.created', response: { status: 'in_progress' } },
           { type: 'response.failed', response: { status: 'failed', error: { code: 'server_error', message: 'CUDA out of memory' } } },
         ]);
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         name: 'UpstreamUnavailableError',
         status: 502,
         code: 'upstream_failed',
@@ -439,7 +440,7 @@ describe('ResponsesDialectClient', () => {
 
     it('errors with upstream_failed on an error event', async () => {
       upstream.handler = (_req, res) => sendSse(res, [{ type: 'error', code: 'bad', message: 'context length exceeded' }]);
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_failed',
         message: 'context length exceeded',
@@ -451,7 +452,7 @@ describe('ResponsesDialectClient', () => {
       ['[DONE] arrives', [{ type: 'response.created', response: {} }, '[DONE]']],
     ])('errors with upstream_stream_error when %s before a terminal event', async (_case, payloads) => {
       upstream.handler = (_req, res) => sendSse(res, payloads as Array<string | object>);
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_stream_error',
       });
@@ -459,7 +460,7 @@ describe('ResponsesDialectClient', () => {
 
     it('errors with upstream_stream_error on a malformed chunk', async () => {
       upstream.handler = (_req, res) => sendSse(res, ['{"type":"response.output_text.delta","delta":'], { end: false });
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_stream_error',
         message: expect.stringContaining('malformed'),
@@ -476,10 +477,12 @@ describe('ResponsesDialectClient', () => {
       };
       const events: ModelEvent[] = [];
       await expect(
-        new Promise((resolve, reject) =>
-          client.infer(modelRequest({ stream: true })).subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(undefined) }),
+        answerOf(
+          new Promise((resolve, reject) =>
+            client.infer(modelRequest({ stream: true })).subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(undefined) }),
+          ),
         ),
-      ).rejects.toMatchObject({ status: 502, code: 'upstream_stream_error' });
+      ).resolves.toMatchObject({ status: 502, code: 'upstream_stream_error' });
       expect(events).toEqual([{ type: 'reasoning.start', key: 'rs_1' }]);
     });
 
@@ -490,7 +493,7 @@ describe('ResponsesDialectClient', () => {
         startSse(res);
         res.write(`data: ${JSON.stringify(reasoningAdded)}\n\n`);
       };
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 504,
         message: expect.stringContaining('idle timeout'),
       });
@@ -501,13 +504,13 @@ describe('ResponsesDialectClient', () => {
       client.close();
       client = new ResponsesDialectClient(upstreamConfig(upstream.baseUrl), testTimeouts({ firstByteMs: SHORT_MS }));
       upstream.handler = () => undefined;
-      await expect(collect(client.infer(modelRequest()))).rejects.toMatchObject({ status: 504, code: 'upstream_timeout' });
+      await expect(answerOf(collect(client.infer(modelRequest())))).resolves.toMatchObject({ status: 504, code: 'upstream_timeout' });
     });
 
     it('errors with 502 when the upstream port is closed', async () => {
       const port = await deadPort();
       const dead = new ResponsesDialectClient(upstreamConfig(`http://127.0.0.1:${port}/v1`), testTimeouts());
-      await expect(collect(dead.infer(modelRequest()))).rejects.toMatchObject({
+      await expect(answerOf(collect(dead.infer(modelRequest())))).resolves.toMatchObject({
         status: 502,
         message: expect.stringContaining(`http://127.0.0.1:${port}/v1/responses`),
       });
@@ -517,7 +520,7 @@ describe('ResponsesDialectClient', () => {
     it('passes a 400 through with the upstream message', async () => {
       upstream.handler = (_req, res) =>
         sendJson(res, 400, { object: 'error', message: "'max_output_tokens' is too large: 100000.", type: 'BadRequestError', param: null, code: 400 });
-      await expect(collect(client.infer(modelRequest({ stream: true })))).rejects.toMatchObject({
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({
         status: 400,
         message: "'max_output_tokens' is too large: 100000.",
       });
@@ -525,7 +528,7 @@ describe('ResponsesDialectClient', () => {
 
     it('errors with upstream_bad_response on a truncated JSON body', async () => {
       upstream.handler = (_req, res) => sendJson(res, 200, JSON.stringify(gptOss.turns[0].response.body).slice(0, 200));
-      await expect(collect(client.infer(modelRequest()))).rejects.toMatchObject({ status: 502, code: 'upstream_bad_response' });
+      await expect(answerOf(collect(client.infer(modelRequest())))).resolves.toMatchObject({ status: 502, code: 'upstream_bad_response' });
     });
   });
 

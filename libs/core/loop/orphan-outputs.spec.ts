@@ -26,7 +26,7 @@ describe('tool outputs must answer a call', () => {
 
   it('names the first orphan by its index, also when its call comes only after it', () => {
     expect(() => assertOutputsAnswerCalls([call('a'), output('a'), output('z'), call('z')], [], [])).toThrow(
-      expect.objectContaining({ status: 400, param: 'input[2].call_id', code: 'tool_call_not_found' }),
+      expect.objectContaining({ name: 'InvalidRequestError', param: 'input[2].call_id', code: 'tool_call_not_found' }),
     );
   });
 

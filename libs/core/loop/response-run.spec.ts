@@ -344,7 +344,7 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
     it('refuses an output for a call nowhere in the history before calling the model', async () => {
       await setUp([[...messageEvents('m', ['never']), finished]]);
       await expect(run({ input: [{ type: 'function_call_output', id: 'fco_1', call_id: 'call_ghost', output: 'x' }] })).rejects.toMatchObject({
-        status: 400,
+        name: 'InvalidRequestError',
         param: 'input[0].call_id',
         code: 'tool_call_not_found',
       });

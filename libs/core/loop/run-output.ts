@@ -100,8 +100,9 @@ export class RunOutput {
   }
 
   async fail(state: ResponseStateStore, err: unknown, usage: Usage): Promise<void> {
+    // A domain error without a code of its own (none of the gateway's) reads as the generic failure code.
     const error = isGatewayError(err)
-      ? { code: err.code ?? err.type, message: err.message }
+      ? { code: err.code ?? 'server_error', message: err.message }
       : { code: 'server_error', message: 'The gateway failed while producing this response.' };
     await state.discard?.(this.request, this.id).catch(() => undefined);
     this.sink.emit({ type: 'response.failed', response: this.snapshot('failed', usage, { error }) });

@@ -130,7 +130,7 @@ describe('resolveToolChoice', () => {
     it('rejects an undeclared name', () => {
       const err = rejects({ type: 'function', name: 'nope' }, registry);
       expect(err.param).toBe('tool_choice.name');
-      expect(err.status).toBe(400);
+      expect(err).toBeInstanceOf(InvalidRequestError);
       expect(rejects({ type: 'function', name: 'read', namespace: 'notes' }, registry).param).toBe('tool_choice.name');
     });
   });

@@ -103,8 +103,7 @@ describe('ToolPreparationService', () => {
     ])('names the field for %s', (_what, tools, param) => {
       const err = invalid(() => prep.validate(tools as JsonObject[]));
       expect(err.param).toBe(param);
-      expect(err.status).toBe(400);
-      expect(err.type).toBe('invalid_request_error');
+      expect(err).toBeInstanceOf(InvalidRequestError);
     });
 
     it('fails before any discovery starts', async () => {
@@ -224,7 +223,7 @@ describe('ToolPreparationService', () => {
     it('rejects two declarations of one name with duplicate_tool_name', async () => {
       const { prep } = service();
       const err = await invalidAsync(() => prep.prepare([fn('same'), fn('other'), fn('same')], ctx));
-      expect(err).toMatchObject({ status: 400, code: 'duplicate_tool_name', param: 'tools[2].name' });
+      expect(err).toMatchObject({ name: 'InvalidRequestError', code: 'duplicate_tool_name', param: 'tools[2].name' });
     });
 
     it('rejects a namespace member whose flattened name meets a declared function', async () => {

@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import type { Response } from 'express';
-import { GatewayError, isGatewayError } from '#tool-sdk/errors.js';
+import { type GatewayError, isGatewayError } from '#tool-sdk/errors.js';
+import { errorKind } from './error-kinds.js';
 
 export interface ErrorEnvelope {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -12,7 +13,7 @@ export interface ErrorEnvelope {
  * a 500 with a message that leaks nothing.
  */
 export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
-  if (isGatewayError(err)) return { status: err.status, body: (err as GatewayError).toEnvelope(), headers: (err as GatewayError).headers };
+  if (isGatewayError(err)) return domainEnvelope(err);
   const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
   if (e && typeof e === 'object' && typeof e.type === 'string' && (e.status ?? e.statusCode)) {
     const status = (e.status ?? e.statusCode) as number;
@@ -49,6 +50,12 @@ export function toErrorEnvelope(err: unknown): { status: number; body: ErrorEnve
     return envelope(status, message, status >= 500 ? 'server_error' : 'invalid_request_error', status === 404 ? 'not_found' : null);
   }
   return envelope(500, 'The gateway hit an unexpected error.', 'server_error', 'internal_error');
+}
+
+/** A domain error's answer: status and type from the one table (error-kinds.ts), the rest from the error. */
+function domainEnvelope(err: GatewayError): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+  const { status, type } = errorKind(err);
+  return { status, body: { error: { message: err.message, type, param: err.param, code: err.code } }, headers: err.headers };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { InvalidRequestError } from '#tool-sdk/errors.js';
+import { UnsupportedMediaTypeError } from '#tool-sdk/errors.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -19,13 +19,6 @@ export function requireJsonBody(): RequestHandler {
     const type = req.headers['content-type'];
     // Uploads (Files, container files) are multipart: their routes read the body themselves.
     if (typeof type === 'string' && /^multipart\/form-data\b/i.test(type)) return next();
-    next(
-      new InvalidRequestError(
-        `The request body must be JSON sent with "Content-Type: application/json" (got ${type ? `"${type}"` : 'no Content-Type'}).`,
-        null,
-        'unsupported_media_type',
-        415,
-      ),
-    );
+    next(new UnsupportedMediaTypeError(`The request body must be JSON sent with "Content-Type: application/json" (got ${type ? `"${type}"` : 'no Content-Type'}).`, null));
   };
 }

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { isGatewayError } from '#tool-sdk/errors.js';
+import { errorKind } from '../errors/error-kinds.js';
 
 /**
  * The log line of an error met after the handler returned, when no
@@ -10,7 +11,7 @@ import { isGatewayError } from '#tool-sdk/errors.js';
  */
 export function logEdgeError(logger: Pick<LoggerService, 'error' | 'warn'>, surface: string, err: unknown, status: number): void {
   if (isGatewayError(err)) {
-    logger.warn(`${surface}: the run ended with ${status} ${err.type}${err.code ? ` (${err.code})` : ''}`);
+    logger.warn(`${surface}: the run ended with ${status} ${errorKind(err).type}${err.code ? ` (${err.code})` : ''}`);
     return;
   }
   logger.error(`${surface}: the run ended with an unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -1,5 +1,6 @@
 import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
-import { GatewayError } from '#tool-sdk/errors.js';
+import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { toErrorEnvelope } from '../errors/error-envelope.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { respond, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';
@@ -45,7 +46,7 @@ const event = (type: string): ResponseStreamEvent => ({ type, sequence_number: 0
 const surface: EdgeSurface = {
   name: 'Test',
   frames: (e) => (e.type === 'skip' ? [] : [{ type: e.type.toUpperCase() }]),
-  errorAnswer: (err) => ({ status: (err as GatewayError).status ?? 500, body: 'failed' }),
+  errorAnswer: (err) => ({ status: toErrorEnvelope(err).status, body: 'failed' }),
   errorFrame: () => ({ type: 'ERROR' }),
   folder: () => {
     let count = 0;
@@ -75,7 +76,7 @@ describe('respond', () => {
   it('answers an error before the first frame as a whole answer, and logs it', async () => {
     const sink = new RecordingSink();
     const { lines, logger } = quietLogger();
-    const failure = new GatewayError('upstream down', 502, 'upstream_error', 'upstream_unavailable', null);
+    const failure = new UpstreamUnavailableError('upstream down');
     const outcome = await lastValueFrom(
       respond(
         throwError(() => failure),

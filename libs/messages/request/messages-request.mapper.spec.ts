@@ -370,6 +370,6 @@ describe('mapMessagesRequest', () => {
     const error = refusal({ ...base, ...patch });
     expect(error.param).toBe(path);
     expect(error.message.startsWith(`${path}: `)).toBe(true);
-    expect(error.status).toBe(400);
+    expect(error).toBeInstanceOf(InvalidRequestError);
   });
 });

@@ -2,6 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import { isGatewayError } from '#tool-sdk/errors.js';
+import { errorKind } from '#edge/errors/error-kinds.js';
 import type { GatewayCall, GatewayCallResult } from '#tool-sdk/contract/index.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
@@ -152,7 +153,7 @@ class RunTraceImpl implements RunTrace {
     if (this.record.detached) {
       // No HTTP status of its own: the socket's (101), or the one the error frame carries.
       const ok = this.record.method === 'WS' ? 101 : 200;
-      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? outcome.error.status : 500) : ok;
+      this.record.status = outcome.error ? (isGatewayError(outcome.error) ? errorKind(outcome.error).status : 500) : ok;
       // Broker requests (method RPC, path the pattern) are counted here: they have no HTTP exchange.
       if (this.record.method === 'RPC') this.metrics.brokerRequests.inc({ pattern: this.record.path, status: String(this.record.status) });
       this.log.finish(this.record, this.record.owner);

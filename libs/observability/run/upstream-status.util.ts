@@ -1,4 +1,5 @@
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, isGatewayError } from '#tool-sdk/errors.js';
+import { errorKind } from '#edge/errors/error-kinds.js';
 
 /**
  * A bounded label for how an upstream call ended: its HTTP status when it
@@ -16,6 +17,6 @@ export function upstreamStatusOf(outcome: { error?: unknown; cancelled?: boolean
 
 /** An error's code for logs and span status: codes are fixed strings, messages may quote input. */
 export function errorCodeOf(error: unknown): string {
-  if (isGatewayError(error)) return error.code ?? error.type;
+  if (isGatewayError(error)) return error.code ?? errorKind(error).type;
   return 'internal_error';
 }

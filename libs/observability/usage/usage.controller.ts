@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Optional, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GatewayError, StoreUnavailableError } from '#tool-sdk/errors.js';
+import { ForbiddenError, StoreUnavailableError } from '#tool-sdk/errors.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { USAGE_STORE, type UsageStore } from '#storage/usage-store.interface.js';
@@ -36,7 +36,7 @@ export class UsageController {
     const parsed = parseUsageQuery(query, Date.now());
     const admin = this.isAdmin(caller);
     if (parsed.owner !== undefined && !admin && parsed.owner !== caller) {
-      throw new GatewayError("Only an administrator key may read another owner's usage.", 403, 'invalid_request_error', 'permission_denied', 'owner');
+      throw new ForbiddenError("Only an administrator key may read another owner's usage.", 'owner', 'permission_denied');
     }
     const owner = admin ? parsed.owner : caller;
     if (!this.store) throw new StoreUnavailableError('Usage is not recorded on this gateway (usage.record is false).');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { GatewayError, InvalidRequestError, NotFoundError } from '#tool-sdk/errors.js';
+import { ConflictError, DriverMissingError, InvalidRequestError, NotFoundError, TooManyInFlightError } from '#tool-sdk/errors.js';
 import { BATCH_FILES, type BatchFiles } from '#tool-sdk/ports/batch-files.interface.js';
 import { parseBatchInput } from './batch-input.parser.js';
 import { batchObject } from './batch-object.js';
@@ -54,11 +54,10 @@ export class BatchesService {
   /** Without its database driver the store never opened: every batch route says so. */
   private open(): BatchStore {
     if (!this.store.ready) {
-      throw new GatewayError(
+      throw new DriverMissingError(
+        'better-sqlite3',
+        'batches',
         'Batches need the package better-sqlite3 (an optional peer dependency) for this storage driver: npm install better-sqlite3',
-        503,
-        'server_error',
-        'driver_missing',
       );
     }
     return this.store;
@@ -86,11 +85,10 @@ export class BatchesService {
     const metadata = metadataOf(b.metadata);
     const key = ownerKey(owner);
     if ((await this.open().liveCount(key)) >= this.settings.maxLiveBatchesPerOwner) {
-      throw new InvalidRequestError(
+      throw new TooManyInFlightError(
         `You have ${this.settings.maxLiveBatchesPerOwner} batches running (batches.maxLiveBatchesPerOwner); wait for one to finish.`,
         null,
         'too_many_batches',
-        429,
       );
     }
     const file = await this.files().read(b.input_file_id, owner);
@@ -138,7 +136,7 @@ export class BatchesService {
     const batch = await this.open().cancel(id, ownerKey(owner), Math.floor(Date.now() / 1000));
     if (!batch) throw batchNotFound(id);
     if (batch.status !== 'cancelling') {
-      throw new InvalidRequestError(`Cannot cancel a batch whose status is '${batch.status}'.`, 'batch_id', 'batch_not_cancellable', 409);
+      throw new ConflictError(`Cannot cancel a batch whose status is '${batch.status}'.`, 'batch_id', 'batch_not_cancellable');
     }
     this.runner.cancelled(id);
     return batchObject(batch);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { InvalidRequestError, isGatewayError } from '#tool-sdk/errors.js';
+import { InvalidRequestError, NotFoundError, isGatewayError } from '#tool-sdk/errors.js';
+import { errorKind } from '#edge/errors/error-kinds.js';
 import { FILE_TEXT, type FileText, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { STORED_FILES, type StoredFiles } from '#tool-sdk/ports/stored-files.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
@@ -73,7 +74,7 @@ export class MessageFilesResolver implements MessageFiles {
 
   private async read(fileId: string, owner: string | null, param: string): Promise<{ filename: string; data: Uint8Array }> {
     const file = await this.port<StoredFiles>(STORED_FILES, param, 'file_id').read(fileId, owner);
-    if (!file) throw new InvalidRequestError(`No such File object: ${fileId}`, param, 'file_not_found', 404);
+    if (!file) throw new NotFoundError(`No such File object: ${fileId}`, 'file_not_found', param);
     return file;
   }
 
@@ -99,7 +100,8 @@ export class MessageFilesResolver implements MessageFiles {
     try {
       text = await extractor.extract(file.filename, file.data);
     } catch (e) {
-      if (isGatewayError(e) && e.status < 500)
+      // The extractor's refusal of this file (too large, unreadable) names the part it came from; its own failures pass on.
+      if (isGatewayError(e) && errorKind(e).status < 500)
         throw new InvalidRequestError(`${path}: ${e.message}`, typeof part.file_id === 'string' ? `${path}.file_id` : `${path}.file_data`, e.code);
       throw e;
     }

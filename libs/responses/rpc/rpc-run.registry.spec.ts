@@ -1,4 +1,5 @@
 import { Observable, Subject, lastValueFrom, of, toArray } from 'rxjs';
+import { answered } from '#edge/testing/answered.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
 
 /** A run that records whether it was torn down (what aborts the upstream request in the loop). */
@@ -82,7 +83,7 @@ describe('RpcRunRegistry', () => {
     registry.track('b', stuck.source, (err) => of(`cut: ${err.code}`) as never).subscribe((v) => cut.push(v));
     const draining = registry.drain(300);
     const refused = await lastValueFrom(registry.track('c', run().source)).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ status: 503, code: 'gateway_draining' });
+    expect(answered(refused)).toMatchObject({ status: 503, code: 'gateway_draining' });
     finishing.emit.next(1);
     finishing.emit.complete();
     await draining;

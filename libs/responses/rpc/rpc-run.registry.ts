@@ -1,22 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { EMPTY, type Observable, Subject, concat, defer, finalize, takeUntil, throwError } from 'rxjs';
-import { GatewayError } from '#tool-sdk/errors.js';
+import { UnavailableError } from '#tool-sdk/errors.js';
 
 // A cancel can overtake its request on the broker (they travel on different
 // subjects/channels); remember that many recent ones so the run is stopped on arrival.
 const EARLY_CANCELS_KEPT = 1024;
 
 /** A new broker request while the gateway drains: the caller retries (on NATS another gateway of the queue group takes it). */
-export class GatewayDrainingError extends GatewayError {
+export class GatewayDrainingError extends UnavailableError {
   constructor() {
-    super('The gateway is shutting down and takes no new requests; retry (another gateway will serve it).', 503, 'server_error', 'gateway_draining');
+    super('The gateway is shutting down and takes no new requests; retry (another gateway will serve it).', 'gateway_draining');
   }
 }
 
 /** A run still going when the drain's grace period ran out. */
-export class GatewayShutdownError extends GatewayError {
+export class GatewayShutdownError extends UnavailableError {
   constructor(graceMs: number) {
-    super(`The gateway shut down before this response finished (grace period ${graceMs} ms); retry the request.`, 503, 'server_error', 'gateway_shutdown');
+    super(`The gateway shut down before this response finished (grace period ${graceMs} ms); retry the request.`, 'gateway_shutdown');
   }
 }
 

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from './auth.config-section.js';
-import { AuthenticationError, GatewayError } from '#tool-sdk/errors.js';
+import { AuthenticationError, GatewayError, UnavailableError } from '#tool-sdk/errors.js';
 
 /** The identity provider could not be asked for its keys: the caller is not at fault. */
-export class IdentityProviderUnavailableError extends GatewayError {
+export class IdentityProviderUnavailableError extends UnavailableError {
   constructor(detail: string) {
-    super(`The identity provider could not be reached to check the token: ${detail}`, 503, 'server_error', 'oidc_unavailable');
-    this.headers['retry-after'] = '5';
+    super(`The identity provider could not be reached to check the token: ${detail}`, 'oidc_unavailable', 5);
   }
 }
 

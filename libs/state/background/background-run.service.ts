@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { Observable, type Subscription } from 'rxjs';
 import { respond } from '#edge/responder/edge-responder.js';
 import { RunLogSink, runLogSurface } from './run-log.surface.js';
-import { GatewayError, InvalidRequestError, NotFoundError, RateLimitError } from '#tool-sdk/errors.js';
+import { InvalidRequestError, NotFoundError, RateLimitError, UnavailableError } from '#tool-sdk/errors.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { BackgroundRunner } from '#core/loop/background-runner.interface.js';
 import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
@@ -260,8 +260,8 @@ export class BackgroundRunService implements BackgroundRunner, OnApplicationBoot
   }
 }
 
-class ShutdownError extends GatewayError {
+class ShutdownError extends UnavailableError {
   constructor() {
-    super('The gateway shut down before this response finished; create it again.', 503, 'server_error', 'server_shutdown');
+    super('The gateway shut down before this response finished; create it again.', 'server_shutdown');
   }
 }

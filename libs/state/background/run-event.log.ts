@@ -11,7 +11,7 @@ export function failedResponse(current: JsonObject, error: { code: string; messa
 }
 
 export function errorOf(err: unknown): { code: string; message: string } {
-  return isGatewayError(err) ? { code: err.code ?? err.type, message: err.message } : { code: 'server_error', message: 'The gateway failed while producing this response.' };
+  return isGatewayError(err) ? { code: err.code ?? 'server_error', message: err.message } : { code: 'server_error', message: 'The gateway failed while producing this response.' };
 }
 
 /**

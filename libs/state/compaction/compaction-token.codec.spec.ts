@@ -22,7 +22,7 @@ describe('CompactionTokenCodec', () => {
     const foreign = new CompactionTokenCodec('another-gateway-secret-key').encode(payload);
     for (const token of [`${prefix}.${otherBody}.${signature}`, foreign, `${prefix}.${body}`, 'syc2.x.y', '', 42, `${prefix}.!!!.${signature}`]) {
       expect(() => codec.decode(token, 'input[3].encrypted_content')).toThrow(
-        expect.objectContaining({ status: 400, code: 'invalid_compaction', param: 'input[3].encrypted_content' }),
+        expect.objectContaining({ name: 'InvalidRequestError', code: 'invalid_compaction', param: 'input[3].encrypted_content' }),
       );
     }
   });

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { ClientClosedError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { ResponseRequest, PriorState } from '#core/loop/response-request.js';
 import { addUsage, emptyUsage, type MessageItem, type ModelItem, type PublicItem, type Usage } from '#tool-sdk/items.js';
@@ -141,7 +141,7 @@ export class CompactionService {
     const texts: string[] = [];
     const usage = emptyUsage();
     // A domain error, so that a client hanging up is not logged as a gateway failure; nobody reads the answer.
-    const cancelled = () => new GatewayError('The compaction was cancelled: the client went away.', 499, 'invalid_request_error', 'client_closed_request');
+    const cancelled = () => new ClientClosedError('The compaction was cancelled: the client went away.');
     await new Promise<void>((resolve, reject) => {
       if (options.signal?.aborted) return reject(cancelled());
       const subscription = this.upstream.infer(request).subscribe({

@@ -35,7 +35,7 @@ describe('resolveItemReferences', () => {
   it('names the first unknown reference under the given root', async () => {
     const lookup = async () => new Map<string, PublicItem>();
     await expect(resolveItemReferences([{ type: 'item_reference', id: 'x' } as PublicItem], lookup, 'items')).rejects.toMatchObject({
-      status: 400,
+      name: 'InvalidRequestError',
       param: 'items[0].id',
       code: 'item_not_found',
     });

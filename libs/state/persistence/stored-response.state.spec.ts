@@ -11,6 +11,7 @@ import { SocketResponseCache } from '../websocket/socket-response-cache.js';
 import { SocketScopedResponseState } from '../websocket/socket-scoped.response-state.js';
 import { responseRequest } from '#core/testing/fixtures.js';
 import { StoredResponseState } from './stored-response.state.js';
+import { answerOf } from '#edge/testing/answered.js';
 
 /** Answers every summary request with the same text. */
 const upstream: UpstreamClient = {
@@ -76,8 +77,8 @@ describe('StoredResponseState', () => {
   });
 
   it('throws previous_response_not_found and conversation_not_found', async () => {
-    await expect(state.load(request({ previousResponseId: 'resp_x' }))).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
-    await expect(state.load(request({ conversationId: 'conv_x' }))).rejects.toMatchObject({ status: 404, code: 'conversation_not_found' });
+    await expect(answerOf(state.load(request({ previousResponseId: 'resp_x' })))).resolves.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+    await expect(answerOf(state.load(request({ conversationId: 'conv_x' })))).resolves.toMatchObject({ status: 404, code: 'conversation_not_found' });
   });
 
   it('appends a conversation turn once, skipping items the conversation already holds, store:false included', async () => {

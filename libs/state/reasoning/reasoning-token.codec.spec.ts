@@ -10,7 +10,7 @@ const reasoning: ReasoningItem = {
   encrypted_content: 'upstream-own',
 };
 const PARAM = 'input[2].encrypted_content';
-const refused = (why: RegExp) => expect.objectContaining({ status: 400, code: 'invalid_encrypted_content', param: PARAM, message: expect.stringMatching(why) });
+const refused = (why: RegExp) => expect.objectContaining({ name: 'InvalidRequestError', code: 'invalid_encrypted_content', param: PARAM, message: expect.stringMatching(why) });
 
 describe('ReasoningTokenCodec', () => {
   it('with a key, encrypts: the token reads as nothing, differs each time, and opens to the reasoning as the model wrote it', () => {

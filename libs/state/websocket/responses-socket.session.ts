@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import WebSocket from 'ws';
-import { InvalidRequestError } from '#tool-sdk/errors.js';
+import { InvalidRequestError, TooManyInFlightError } from '#tool-sdk/errors.js';
 import type { LoopService } from '#core/loop/loop.service.js';
 import type { ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
@@ -133,9 +133,7 @@ export class ResponsesSocketSession {
     }
     if (this.queue.length >= MAX_QUEUED) {
       return this.send(
-        errorFrame(
-          new InvalidRequestError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests', 429),
-        ),
+        errorFrame(new TooManyInFlightError(`Too many response.create events waiting (limit ${MAX_QUEUED}); wait for a response to finish.`, null, 'too_many_pending_requests')),
       );
     }
     this.queue.push(event);

@@ -5,6 +5,7 @@ import type { StoredResponse } from '../state-store.interface.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { PostgresStateStore } from './postgres-state-store.js';
+import { answerOf } from '#edge/testing/answered.js';
 
 const { Pool } = pg;
 
@@ -170,10 +171,10 @@ describe('PostgresStateStore', () => {
     const store = storeIn(freshSchema());
     await store.init();
     try {
-      await expect(store.getResponse('resp_\u0000', 'key')).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
-      await expect(store.getConversation('conv_\u0000', 'key')).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      await expect(answerOf(store.getResponse('resp_\u0000', 'key'))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      await expect(answerOf(store.getConversation('conv_\u0000', 'key'))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
       const r = response('key\u0000');
-      await expect(store.saveResponse(r)).rejects.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+      await expect(answerOf(store.saveResponse(r))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
     } finally {
       await store.close();
     }

@@ -161,7 +161,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         await store.saveResponse(r);
         const clash = store.saveResponse({ ...r, status: 'failed', inputItems: [message('x')] });
         await expect(clash).rejects.toBeInstanceOf(DuplicateIdError);
-        await expect(clash).rejects.toMatchObject({ status: 409, code: 'duplicate_response_id' });
+        await expect(clash).rejects.toMatchObject({ name: 'DuplicateIdError', code: 'duplicate_response_id' });
         expect(await store.getResponse(r.id, A)).toEqual(r);
       });
 
@@ -212,7 +212,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
 
       it('refuses a bad limit, order or cursor, naming the parameter', async () => {
         for (const limit of [0, 101, 1.5]) {
-          await expect(store.listInputItems(id, A, { limit })).rejects.toMatchObject({ status: 400, param: 'limit' });
+          await expect(store.listInputItems(id, A, { limit })).rejects.toMatchObject({ name: 'InvalidRequestError', param: 'limit' });
         }
         await expect(store.listInputItems(id, A, { order: 'up' as 'asc' })).rejects.toMatchObject({ param: 'order' });
         await expect(store.listInputItems(id, A, { after: 'msg_nope' })).rejects.toMatchObject({ param: 'after' });
@@ -313,7 +313,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         const c = conversation();
         await store.createConversation(c, [message('first', 'msg_first')]);
         await expect(store.createConversation({ ...c, metadata: {} }, [message('second')])).rejects.toMatchObject({
-          status: 409,
+          name: 'DuplicateIdError',
           code: 'duplicate_conversation_id',
         });
         expect(await store.getConversation(c.id, A)).toEqual(c);
@@ -348,7 +348,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         await store.createConversation(other, []);
         const clash = store.addConversationItems(c.id, A, [message('new', 'msg_new'), message('again', 'msg_1')]);
         await expect(clash).rejects.toBeInstanceOf(DuplicateIdError);
-        await expect(clash).rejects.toMatchObject({ status: 409, code: 'duplicate_conversation_item_id' });
+        await expect(clash).rejects.toMatchObject({ name: 'DuplicateIdError', code: 'duplicate_conversation_item_id' });
         expect((await store.listConversationItems(c.id, A, {}))!.data.map((entry) => entry.id)).toEqual(['msg_1']);
         // The same id is fine in another conversation.
         expect(await store.addConversationItems(other.id, A, [message('one', 'msg_1')])).toHaveLength(1);
@@ -429,7 +429,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
           const r = response({ conversationId });
           const save = store.saveResponse(r, [message('x')]);
           await expect(save).rejects.toBeInstanceOf(NotFoundError);
-          await expect(save).rejects.toMatchObject({ status: 404, code: 'conversation_not_found' });
+          await expect(save).rejects.toMatchObject({ name: 'NotFoundError', code: 'conversation_not_found' });
           expect(await store.getResponse(r.id, A)).toBeNull();
         }
         expect((await store.listConversationItems(foreign.id, B, {}))!.data).toEqual([]);

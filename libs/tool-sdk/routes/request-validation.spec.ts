@@ -20,13 +20,13 @@ describe('request validation', () => {
     expect(requestBody({ a: 1 })).toEqual({ a: 1 });
     expect(requestBody(undefined, { optional: true })).toEqual({});
     for (const bad of [undefined, null, [], 'x', 3]) {
-      expect(errorOf(() => requestBody(bad))).toMatchObject({ status: 400, param: null, message: 'The request body must be a JSON object.' });
+      expect(errorOf(() => requestBody(bad))).toMatchObject({ name: 'InvalidRequestError', param: null, message: 'The request body must be a JSON object.' });
     }
   });
 
   it('names the field of the first violation in param, nested under a prefix', () => {
     expect(errorOf(() => validateFields(Object.assign(new PageDto(), { size: 0 }), 'page'))).toMatchObject({
-      status: 400,
+      name: 'InvalidRequestError',
       param: 'page.size',
       message: expect.stringMatching(/^Invalid value for 'page\.size': /),
     });

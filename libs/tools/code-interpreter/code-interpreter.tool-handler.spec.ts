@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidRequestError, type PublicItem } from '#tool-sdk/index.js';
+import { NotFoundError, type PublicItem } from '#tool-sdk/index.js';
 import { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
@@ -55,10 +55,10 @@ describe('CodeInterpreterToolHandler', () => {
 
   it('refuses an unknown container id and an unknown file id, naming the field', async () => {
     const missing = await handler.discover(declare('cntr_0123456789abcdef0123456789abcdef', 'tools[2]'), ctx()).catch((e) => e);
-    expect(missing).toBeInstanceOf(InvalidRequestError);
-    expect(missing).toMatchObject({ status: 404, param: 'tools[2].container', code: 'container_not_found' });
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({ param: 'tools[2].container', code: 'container_not_found' });
     const badFile = await handler.discover(declare({ type: 'auto', file_ids: ['cfile_none'] }, 'tools[1]'), ctx()).catch((e) => e);
-    expect(badFile).toMatchObject({ status: 404, param: 'tools[1].container.file_ids[0]', code: 'file_not_found' });
+    expect(badFile).toMatchObject({ name: 'NotFoundError', param: 'tools[1].container.file_ids[0]', code: 'file_not_found' });
   });
 
   it('copies a file id into a container once, however many turns declare it', async () => {

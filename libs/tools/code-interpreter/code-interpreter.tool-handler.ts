@@ -4,13 +4,13 @@ import {
   firstOfferedToolChoice,
   type GatewayCall,
   type HistoryContext,
-  InvalidRequestError,
   type JsonObject,
   type ModelItem,
   type NormalizedTool,
   type PublicItem,
   type ToolHandler,
   ToolHandlerProvider,
+  NotFoundError,
 } from '#tool-sdk/index.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { CODE_INTERPRETER_FUNCTION, codeOf } from './code-interpreter-call.js';
@@ -63,7 +63,7 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     void this.backend.warmUp?.().catch(() => undefined);
     if (p.container.kind === 'id') {
       const found = await this.containers.owned(p.container.id, ctx.owner ?? null);
-      if (!found) throw new InvalidRequestError(`Container '${p.container.id}' not found or expired.`, `${p.path}.container`, 'container_not_found', 404);
+      if (!found) throw new NotFoundError(`Container '${p.container.id}' not found or expired.`, 'container_not_found', `${p.path}.container`);
       return { state: { containerId: found.id } };
     }
     const owner = ctx.owner ?? null;
@@ -153,7 +153,7 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
       const param = `${p.path}.container.file_ids[${i}]`;
       try {
         const file = await this.files.read(id, { owner });
-        if (!file) throw new InvalidRequestError(`No file with id '${id}'.`, param, 'file_not_found', 404);
+        if (!file) throw new NotFoundError(`No file with id '${id}'.`, 'file_not_found', param);
         await this.containers.addFile(c, file.filename, file.data, id);
       } catch (err) {
         throw containerFileError(err, param) ?? err;

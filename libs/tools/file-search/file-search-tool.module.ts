@@ -6,6 +6,7 @@ import {
   FILE_TEXT,
   type FileText,
   InvalidRequestError,
+  NotFoundError,
   registerConfigSection,
   STORED_FILES,
   type StoredFiles,
@@ -63,7 +64,7 @@ function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSear
             const { filename, bytes } = await files.content(ownerOf(owner), fileId);
             return { filename, data: new Uint8Array(bytes) };
           } catch (e) {
-            if ((e as { status?: number }).status === 404) return undefined;
+            if (e instanceof NotFoundError) return undefined;
             throw e;
           }
         },
@@ -79,7 +80,7 @@ function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSear
             const { filename, bytes } = await files.content(ownerOf(owner), fileId);
             return { filename, purpose: row.purpose, data: new Uint8Array(bytes) };
           } catch (e) {
-            if ((e as { status?: number }).status === 404) return undefined;
+            if (e instanceof NotFoundError) return undefined;
             throw e;
           }
         },

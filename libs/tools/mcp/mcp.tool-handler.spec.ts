@@ -79,7 +79,7 @@ describe('McpToolHandler', () => {
   describe('validate', () => {
     it('refuses connector_id, naming the field', () => {
       const err = errorOf(() => validate({ server_label: 'drive', connector_id: 'connector_googledrive' }, 'tools[2]'));
-      expect(err.status).toBe(400);
+      expect(err).toBeInstanceOf(InvalidRequestError);
       expect(err.param).toBe('tools[2].connector_id');
       expect(err.message).toMatch(/connectors are not supported/);
     });
@@ -113,7 +113,7 @@ describe('McpToolHandler', () => {
       ['IPv6 loopback', 'http://[::1]:8080/mcp', /not in the gateway's allowed MCP hosts/],
     ])('refuses %s with a 400 naming server_url', (_what, url, message) => {
       const err = errorOf(() => validate({ server_label: 'x', server_url: url }, 'tools[1]'));
-      expect(err.status).toBe(400);
+      expect(err).toBeInstanceOf(InvalidRequestError);
       expect(err.param).toBe('tools[1].server_url');
       expect(err.code).toBe('mcp_server_url_refused');
       expect(err.message).toMatch(message);
@@ -243,7 +243,7 @@ describe('McpToolHandler', () => {
     it('refuses a redirect to an address the policy does not allow, as a 400 naming server_url', async () => {
       const params = validate({ server_label: 'bounce', server_url: redirect.url }, 'tools[3]');
       const err = await rejectionOf(discover(params));
-      expect(err.status).toBe(400);
+      expect(err).toBeInstanceOf(InvalidRequestError);
       expect(err.param).toBe('tools[3].server_url');
       expect(err.message).toMatch(/redirect target host "127\.0\.0\.1:\d+" is not in the gateway's allowed MCP hosts/);
       expect(redirect.hits()).toBeGreaterThan(0);

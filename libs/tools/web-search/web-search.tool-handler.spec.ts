@@ -62,7 +62,7 @@ describe('WebSearchToolHandler', () => {
     const err = rejects({ type: 'web_search', ...fields });
     expect(err.param).toBe(param);
     expect(err.message).toContain(param);
-    expect(err.status).toBe(400);
+    expect(err).toBeInstanceOf(InvalidRequestError);
   });
 
   it('offers the model one function taking a query or several', () => {

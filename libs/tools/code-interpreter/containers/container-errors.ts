@@ -1,4 +1,4 @@
-import { GatewayError, InvalidRequestError } from '#tool-sdk/index.js';
+import { GatewayError, InvalidRequestError, ForbiddenError } from '#tool-sdk/index.js';
 import { ContainerFileNameError, UnsafeContainerFileError } from '../sandbox/container-fs.js';
 
 /** The container would hold more than `maxContainerBytes`. */
@@ -21,7 +21,7 @@ export class QuotaExceededError extends Error {
  */
 export function containerFileError(err: unknown, param: string | null): GatewayError | undefined {
   if (err instanceof ContainerFullError) return new InvalidRequestError(`The file does not fit: ${err.message}.`, param, 'container_full');
-  if (err instanceof QuotaExceededError) return new InvalidRequestError(err.message, param, 'quota_exceeded', 403);
+  if (err instanceof QuotaExceededError) return new ForbiddenError(err.message, param, 'quota_exceeded');
   if (err instanceof ContainerFileNameError) return new InvalidRequestError(`Invalid container file name: ${err.message}.`, param, 'invalid_file_name');
   if (err instanceof UnsafeContainerFileError) {
     return new InvalidRequestError(`The container file cannot be used: ${err.message}; only plain files inside the container are read or written.`, param, 'unsafe_container_file');

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { type ContainerRecord, type ContainerRecordPatch, type ContainerRecordStore, GatewayError, InvalidRequestError, NotFoundError } from '#tool-sdk/index.js';
+import { type ContainerRecord, type ContainerRecordPatch, type ContainerRecordStore, InvalidRequestError, NotFoundError, UnavailableError } from '#tool-sdk/index.js';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import type { ContainerOperation } from '../homes/container-operation.js';
 import { forwardOperation, HomeUnreachableError, OperationFailedError } from '../homes/home-client.js';
@@ -311,10 +311,8 @@ export class ContainerStore {
         // One that keeps renewing its lease and never answers is misconfigured, not gone.
         unreachableSince ??= Date.now();
         if (Date.now() - unreachableSince > 2 * this.settings.internal.leaseMs) {
-          throw new GatewayError(
+          throw new UnavailableError(
             `The gateway process holding container '${op.containerId}' renews its lease but does not answer at ${home.url}: check codeInterpreter.internal.url (SWITCHYARD_INTERNAL_URL) and codeInterpreter.internal.host on every replica.`,
-            503,
-            'server_error',
             'container_home_unreachable',
           );
         }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseStorageSettings } from '#storage/config/storage.config-section.js';
 import { createContainerRecordStore } from '#storage/storage.module.js';
+import { NotFoundError } from '#tool-sdk/index.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import { ContainerGoneError, ContainerStore } from '../containers/container-store.service.js';
 import { CpythonSandboxBackend } from '../sandbox/cpython/cpython-sandbox.backend.js';
@@ -55,7 +56,8 @@ describe('container homes', () => {
     await b.deleteFile(seen, up);
     expect(existsSync(join(root, 'a', mine.id, 'more.txt'))).toBe(false);
     // A file the home no longer has is a 404 on the asking side too.
-    await expect(b.content(seen, up)).rejects.toMatchObject({ status: 404, code: 'file_not_found' });
+    await expect(b.content(seen, up)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(b.content(seen, up)).rejects.toMatchObject({ code: 'file_not_found' });
     expect(await b.delete(mine.id)).toBe(true);
     expect(existsSync(join(root, 'a', mine.id))).toBe(false);
     expect(await a.get(mine.id)).toBeUndefined();
@@ -68,7 +70,7 @@ describe('container homes', () => {
     const f = await a.addFile(box, 'x.txt', bytes('x'));
     await expect(stranger.content((await stranger.get(box.id))!, f)).rejects.toThrow(/codeInterpreter\.internal\.secret/);
     // A 503 the client may retry once the deployment is fixed, not an unexpected 500.
-    await expect(stranger.content((await stranger.get(box.id))!, f)).rejects.toMatchObject({ status: 503, code: 'internal_credential_refused' });
+    await expect(stranger.content((await stranger.get(box.id))!, f)).rejects.toMatchObject({ name: 'UnavailableError', code: 'internal_credential_refused' });
   });
 
   it('takes over a container whose home stopped, keeping what it can reach and recording the reset', async () => {

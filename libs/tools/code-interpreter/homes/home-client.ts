@@ -1,4 +1,4 @@
-import { GatewayError } from '#tool-sdk/index.js';
+import { UnavailableError } from '#tool-sdk/index.js';
 import { decodeFrame, encodeFrame, type ContainerOperation, type OperationFailure } from './container-operation.js';
 
 export const INTERNAL_SECRET_HEADER = 'x-switchyard-internal';
@@ -38,10 +38,8 @@ export async function forwardOperation<R>(url: string, secret: string, op: Conta
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status === 401) {
     // The deployment's fault, not the client's: a 503 naming the setting, never a bare 500.
-    throw new GatewayError(
+    throw new UnavailableError(
       'Another gateway process refused the internal credential: give every replica the same codeInterpreter.internal.secret (SWITCHYARD_INTERNAL_SECRET).',
-      503,
-      'server_error',
       'internal_credential_refused',
     );
   }

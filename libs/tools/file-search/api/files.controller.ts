@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer from 'multer';
-import { GatewayRoutes, InvalidRequestError } from '#tool-sdk/index.js';
+import { GatewayRoutes, InvalidRequestError, TooLargeError } from '#tool-sdk/index.js';
 import { FilesService } from './files.service.js';
 import { OwnerOf } from './owner.decorator.js';
 import type { Owner } from '../storage/file-search-rows.js';
@@ -26,7 +26,7 @@ export class FilesController {
       this.upload(req, res, (err) => {
         if (!err) return resolve();
         const e = err as { code?: string; message?: string };
-        if (e.code === 'LIMIT_FILE_SIZE') return reject(new InvalidRequestError(`file exceeds the ${this.files.maxFileBytes}-byte limit.`, 'file', 'file_too_large', 413));
+        if (e.code === 'LIMIT_FILE_SIZE') return reject(new TooLargeError(`file exceeds the ${this.files.maxFileBytes}-byte limit.`, 'file', 'file_too_large'));
         if (e.code === 'LIMIT_UNEXPECTED_FILE') return reject(new InvalidRequestError('Only one part, named "file", may carry a file.', 'file'));
         reject(new InvalidRequestError(`The multipart body could not be read: ${e.message ?? String(err)}`, 'file'));
       }),

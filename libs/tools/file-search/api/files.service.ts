@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { assertStorableText, InvalidRequestError, isStorableText, NotFoundError, unstorableTextError } from '#tool-sdk/index.js';
+import { assertStorableText, InvalidRequestError, isStorableText, NotFoundError, unstorableTextError, ForbiddenError } from '#tool-sdk/index.js';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
 import type { FileRow, Owner, PageQuery } from '../storage/file-search-rows.js';
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
@@ -73,19 +73,13 @@ export class FilesService {
   private async checkQuota(owner: Owner, bytes: number): Promise<void> {
     const usage = await this.store.ownerUsage(owner);
     if (usage.files + 1 > this.settings.maxFilesPerOwner) {
-      throw new InvalidRequestError(
-        `You have reached the limit of ${this.settings.maxFilesPerOwner} files (fileSearch.maxFilesPerOwner); delete some first.`,
-        'file',
-        'quota_exceeded',
-        403,
-      );
+      throw new ForbiddenError(`You have reached the limit of ${this.settings.maxFilesPerOwner} files (fileSearch.maxFilesPerOwner); delete some first.`, 'file', 'quota_exceeded');
     }
     if (usage.bytes + bytes > this.settings.maxBytesPerOwner) {
-      throw new InvalidRequestError(
+      throw new ForbiddenError(
         `The file does not fit in your ${this.settings.maxBytesPerOwner} bytes of files (fileSearch.maxBytesPerOwner; ${usage.bytes} used).`,
         'file',
         'quota_exceeded',
-        403,
       );
     }
   }

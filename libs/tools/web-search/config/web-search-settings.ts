@@ -1,8 +1,12 @@
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateBy, ValidateNested } from 'class-validator';
+import { classSectionKeys, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
+
 /**
- * The `webSearch` section of the gateway config, owned by this module.
- * Core only guarantees it is a plain object; everything else is checked here,
- * once, when the module starts, so a typo fails the boot instead of the first
- * search.
+ * The `webSearch` section of the gateway config, owned by this module and
+ * declared with class-validator like every other section: each wrong value
+ * is one line, all of them in one pass, when the module starts, so a typo
+ * fails the boot instead of the first search.
  */
 
 /** Thrown at start-up; the message names the offending setting. */
@@ -43,55 +47,85 @@ export const DEFAULT_MAX_CONCURRENT_QUERIES = 4;
 export const DEFAULT_RESULT_BUDGET_CHARS = 6000;
 export const DEFAULT_MAX_QUERIES_PER_CALL = 5;
 
-export const TOP_LEVEL_KEYS = new Set(['provider', 'maxConcurrentQueries', 'timeoutMs', 'resultBudgetChars', 'maxQueriesPerCall']);
-export const ENDPOINT_KEYS = new Set(['baseUrl', 'apiKey', 'apiKeyInBody']);
-
-function fail(setting: string, message: string, value?: unknown): never {
-  const got = value === undefined ? '' : ` (got ${JSON.stringify(value)})`;
-  throw new WebSearchConfigError(`Invalid configuration: webSearch.${setting}: ${message}${got}`);
+/** An http(s) URL that `new URL` reads (a host name with an underscore, as Docker gives, included). */
+function IsHttpUrl(): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isHttpUrl',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value),
+      },
+    },
+    { message: 'must be an http(s) URL' },
+  );
 }
 
-function integer(raw: Record<string, unknown>, key: string, min: number, max: number, fallback: number): number;
-function integer(raw: Record<string, unknown>, key: string, min: number, max: number, fallback: undefined): number | undefined;
-function integer(raw: Record<string, unknown>, key: string, min: number, max: number, fallback: number | undefined): number | undefined {
-  const value = raw[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(key, `must be an integer from ${min} to ${max}`, value);
-  }
-  return value;
+/** One provider's endpoint, as written under its name (`webSearch.brave`). */
+export class ProviderEndpointSection {
+  /** Unset: the provider's public endpoint, where it has one. */
+  @IsOptional() @IsHttpUrl() baseUrl?: string;
+  @IsOptional() @IsString() @MinLength(1) apiKey?: string;
+  @IsOptional() @IsBoolean() apiKeyInBody?: boolean;
 }
 
-function endpoint(raw: unknown, name: string, req: ProviderRequirements): ProviderEndpoint {
-  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) {
-    fail(name, 'must be an object like { "baseUrl": "...", "apiKey": "..." }', raw);
+/** `webSearch` as written; one `ProviderEndpointSection` per known provider is added by `sectionClassFor`. */
+export class WebSearchSection {
+  /** Unset or empty: web search is not configured. Checked against the providers in `providerRules`. */
+  @IsOptional() @IsString() provider?: string | null;
+  @IsOptional() @IsInt() @Min(1) @Max(256) maxConcurrentQueries?: number | null;
+  @IsOptional() @IsInt() @Min(100) @Max(600_000) timeoutMs?: number | null;
+  @IsOptional() @IsInt() @Min(500) @Max(1_000_000) resultBudgetChars?: number | null;
+  @IsOptional() @IsInt() @Min(1) @Max(20) maxQueriesPerCall?: number | null;
+}
+
+const ENDPOINT_SHAPE = 'must be an object like { "baseUrl": "...", "apiKey": "..." }';
+const sectionClasses = new Map<string, new () => WebSearchSection>();
+
+/**
+ * The section class for a set of providers: the top-level settings and, for
+ * each provider name, its endpoint as a nested section. Built once per set
+ * (the provider registry decides the names, not this file).
+ */
+function sectionClassFor(names: readonly string[]): new () => WebSearchSection {
+  const id = names.join(',');
+  let cls = sectionClasses.get(id);
+  if (!cls) {
+    cls = class extends WebSearchSection {};
+    for (const name of names) {
+      for (const decorate of [IsOptional(), IsObject({ message: ENDPOINT_SHAPE }), ValidateNested(), Type(() => ProviderEndpointSection)]) decorate(cls.prototype, name);
+    }
+    sectionClasses.set(id, cls);
   }
-  const section = (raw ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(section)) {
-    if (!ENDPOINT_KEYS.has(key)) fail(`${name}.${key}`, `is not a setting (known: ${[...ENDPOINT_KEYS].join(', ')})`);
-  }
-  const baseUrl = section.baseUrl ?? req.defaultBaseUrl;
-  if (baseUrl === undefined) fail(`${name}.baseUrl`, `is required: ${name} has no public endpoint, point it at your instance`);
-  if (typeof baseUrl !== 'string' || !/^https?:\/\/[^/\s]+/i.test(baseUrl)) fail(`${name}.baseUrl`, 'must be an http(s) URL', baseUrl);
-  try {
-    new URL(baseUrl);
-  } catch {
-    fail(`${name}.baseUrl`, 'must be an http(s) URL', baseUrl);
-  }
-  const apiKey = section.apiKey;
-  if (apiKey !== undefined && apiKey !== null && (typeof apiKey !== 'string' || apiKey.length === 0)) {
-    fail(`${name}.apiKey`, 'must be a non-empty string');
-  }
-  if (req.requiresApiKey && (typeof apiKey !== 'string' || apiKey.length === 0)) {
-    fail(`${name}.apiKey`, `is required for provider "${name}"`);
-  }
-  const inBody = section.apiKeyInBody;
-  if (inBody !== undefined && typeof inBody !== 'boolean') fail(`${name}.apiKeyInBody`, 'must be a boolean', inBody);
-  return {
-    // Joined with paths later: one trailing slash or none must give the same URL.
-    baseUrl: baseUrl.replace(/\/+$/, ''),
-    ...(typeof apiKey === 'string' ? { apiKey } : {}),
-    ...(inBody ? { apiKeyInBody: true } : {}),
+  return cls;
+}
+
+/** The keys of `webSearch` for these providers, read from the classes. */
+export function webSearchKeys(providers: ReadonlyMap<string, ProviderRequirements>): KeyShape {
+  const endpoint = classSectionKeys(ProviderEndpointSection);
+  return { ...(classSectionKeys(WebSearchSection) as Record<string, KeyShape>), ...Object.fromEntries([...providers.keys()].map((name) => [name, endpoint])) };
+}
+
+const endpointOf = (section: WebSearchSection, name: string) => (section as unknown as Record<string, ProviderEndpointSection | null | undefined>)[name] ?? undefined;
+
+/**
+ * The rules that tie settings together, in the same pass as the decorators:
+ * `provider` names a known provider, and the selected one has what its
+ * service needs (a base URL where it has no public one, a key where it asks for one).
+ */
+function providerRules(providers: ReadonlyMap<string, ProviderRequirements>) {
+  return (section: WebSearchSection): string[] => {
+    const provider = section.provider;
+    if (typeof provider !== 'string' || provider === '') return [];
+    const req = providers.get(provider);
+    if (!req) return [`webSearch.provider: must be one of ${[...providers.keys()].join(', ')} (got ${JSON.stringify(provider)})`];
+    const endpoint = endpointOf(section, provider);
+    if (endpoint !== undefined && !(endpoint instanceof ProviderEndpointSection)) return []; // not an object: said by its decorator
+    const problems: string[] = [];
+    if (endpoint?.baseUrl === undefined && req.defaultBaseUrl === undefined) {
+      problems.push(`webSearch.${provider}.baseUrl: is required: ${provider} has no public endpoint, point it at your instance`);
+    }
+    if (req.requiresApiKey && (endpoint?.apiKey === undefined || endpoint.apiKey === null)) problems.push(`webSearch.${provider}.apiKey: is required for provider "${provider}"`);
+    return problems;
   };
 }
 
@@ -102,32 +136,30 @@ function endpoint(raw: unknown, name: string, req: ProviderRequirements): Provid
  * one must be complete.
  */
 export function parseWebSearchSettings(raw: unknown, providers: ReadonlyMap<string, ProviderRequirements>): WebSearchSettings {
-  if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) {
-    throw new WebSearchConfigError(`Invalid configuration: webSearch must be an object (got ${JSON.stringify(raw)})`);
-  }
-  const section = (raw ?? {}) as Record<string, unknown>;
-  const names = [...providers.keys()];
-  for (const key of Object.keys(section)) {
-    if (!TOP_LEVEL_KEYS.has(key) && !providers.has(key)) {
-      fail(key, `is not a setting (known: ${[...TOP_LEVEL_KEYS, ...names].join(', ')})`);
-    }
+  let section: WebSearchSection;
+  try {
+    section = parseClassSection('webSearch', sectionClassFor([...providers.keys()]), raw ?? undefined, providerRules(providers));
+  } catch (err) {
+    throw new WebSearchConfigError((err as Error).message);
   }
   const settings: WebSearchSettings = {
     provider: null,
     endpoint: null,
-    maxConcurrentQueries: integer(section, 'maxConcurrentQueries', 1, 256, DEFAULT_MAX_CONCURRENT_QUERIES),
-    timeoutMs: integer(section, 'timeoutMs', 100, 600_000, undefined),
-    resultBudgetChars: integer(section, 'resultBudgetChars', 500, 1_000_000, DEFAULT_RESULT_BUDGET_CHARS),
-    maxQueriesPerCall: integer(section, 'maxQueriesPerCall', 1, 20, DEFAULT_MAX_QUERIES_PER_CALL),
+    maxConcurrentQueries: section.maxConcurrentQueries ?? DEFAULT_MAX_CONCURRENT_QUERIES,
+    timeoutMs: section.timeoutMs ?? undefined,
+    resultBudgetChars: section.resultBudgetChars ?? DEFAULT_RESULT_BUDGET_CHARS,
+    maxQueriesPerCall: section.maxQueriesPerCall ?? DEFAULT_MAX_QUERIES_PER_CALL,
   };
-  const endpoints = new Map<string, ProviderEndpoint>();
-  for (const [name, req] of providers) {
-    if (section[name] !== undefined && section[name] !== null) endpoints.set(name, endpoint(section[name], name, req));
-  }
   const provider = section.provider;
-  if (provider === undefined || provider === null || provider === '') return settings;
-  if (typeof provider !== 'string' || !providers.has(provider)) fail('provider', `must be one of ${names.join(', ')}`, provider);
+  if (typeof provider !== 'string' || provider === '') return settings;
+  const given = endpointOf(section, provider);
+  const baseUrl = given?.baseUrl ?? providers.get(provider)!.defaultBaseUrl!;
   settings.provider = provider;
-  settings.endpoint = endpoints.get(provider) ?? endpoint(undefined, provider, providers.get(provider)!);
+  settings.endpoint = {
+    // Joined with paths later: one trailing slash or none must give the same URL.
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    ...(typeof given?.apiKey === 'string' ? { apiKey: given.apiKey } : {}),
+    ...(given?.apiKeyInBody ? { apiKeyInBody: true } : {}),
+  };
   return settings;
 }

@@ -1,14 +1,6 @@
-import { defineConfigSection, type KeyShape } from '#tool-sdk/index.js';
+import { defineConfigSection } from '#tool-sdk/index.js';
 import { providerRequirements } from '../providers/search-provider.registry.js';
-import { ENDPOINT_KEYS, TOP_LEVEL_KEYS, WEB_SEARCH_SETTINGS, type WebSearchSettings, parseWebSearchSettings } from './web-search-settings.js';
-
-function keys(): KeyShape {
-  const endpoint = Object.fromEntries([...ENDPOINT_KEYS].map((k) => [k, true as const]));
-  return {
-    ...Object.fromEntries([...TOP_LEVEL_KEYS].map((k) => [k, true as const])),
-    ...Object.fromEntries([...providerRequirements().keys()].map((name) => [name, endpoint])),
-  };
-}
+import { WEB_SEARCH_SETTINGS, type WebSearchSettings, parseWebSearchSettings, webSearchKeys } from './web-search-settings.js';
 
 /** The `webSearch` section: the selected provider, its endpoint, and the per-call budgets. */
 export const webSearchConfigSection = defineConfigSection<WebSearchSettings>({
@@ -26,6 +18,6 @@ export const webSearchConfigSection = defineConfigSection<WebSearchSettings>({
     return Object.keys(endpoint).length > 0 ? { [provider]: endpoint } : undefined;
   },
   secretEnv: ['WEB_SEARCH_API_KEY'],
-  keys: keys(),
+  keys: webSearchKeys(providerRequirements()),
   parse: (section) => parseWebSearchSettings(section, providerRequirements()),
 });

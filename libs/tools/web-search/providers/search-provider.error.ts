@@ -10,7 +10,8 @@ export class SearchProviderError extends Error {
     message: string,
     readonly provider: string,
     readonly kind: SearchFailureKind,
-    readonly status?: number,
+    /** The provider's own HTTP status, when it answered with one. */
+    readonly providerStatus?: number,
     /** Seconds the provider asked us to wait (429 `retry-after`). */
     readonly retryAfterSeconds?: number,
   ) {

@@ -205,7 +205,7 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
   it.each([401, 403])('maps HTTP %i to an auth failure carrying the provider message', async (status) => {
     api.handler = (_r, res) => sendJson(res, status, ERROR_BODIES[name](status, 'The provided key is invalid.'));
     const err = await failure(run());
-    expect(err).toMatchObject({ kind: 'auth', status, provider: name });
+    expect(err).toMatchObject({ kind: 'auth', providerStatus: status, provider: name });
     expect(err.message).toContain(`${name} refused the request (HTTP ${status}): The provided key is invalid.`);
     expect(err.message).not.toContain('key-123');
   });
@@ -214,7 +214,7 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
     api.handler = (_r, res) => sendJson(res, 429, ERROR_BODIES[name](429, 'Rate limit exceeded.'), { 'retry-after': '120' });
     // Waiting out the 120 s hint would outlast the test's own timeout.
     const err = await failure(run());
-    expect(err).toMatchObject({ kind: 'rate_limited', status: 429, retryAfterSeconds: 120 });
+    expect(err).toMatchObject({ kind: 'rate_limited', providerStatus: 429, retryAfterSeconds: 120 });
     expect(err.message).toContain('rate limit reached (HTTP 429); retry after 120 s');
     expect(api.requests).toHaveLength(1);
   });
@@ -243,7 +243,7 @@ describe.each([...SEARCH_PROVIDERS.keys()])('%s provider errors', (name) => {
   it('maps 5xx to a server failure', async () => {
     api.handler = (_r, res) => sendJson(res, 500, ERROR_BODIES[name](500, 'Internal error'));
     const err = await failure(run());
-    expect(err).toMatchObject({ kind: 'server', status: 500 });
+    expect(err).toMatchObject({ kind: 'server', providerStatus: 500 });
     expect(err.message).toContain(`${name} failed (HTTP 500): Internal error`);
   });
 

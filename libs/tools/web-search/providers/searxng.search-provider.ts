@@ -31,8 +31,8 @@ export class SearxngSearchProvider implements SearchProvider {
       body = await requestJson({ provider: this.name, method: 'GET', url, headers, signal, deadline: options.deadline });
     } catch (err) {
       // The classic misconfiguration: the instance serves HTML only and refuses format=json with a 403.
-      if (err instanceof SearchProviderError && err.status === 403) {
-        throw new SearchProviderError(`${err.message} (is "json" enabled in the instance's search.formats?)`, this.name, err.kind, err.status);
+      if (err instanceof SearchProviderError && err.providerStatus === 403) {
+        throw new SearchProviderError(`${err.message} (is "json" enabled in the instance's search.formats?)`, this.name, err.kind, err.providerStatus);
       }
       throw err;
     }

@@ -55,16 +55,43 @@ export interface PoolOptions {
   niceness?: number;
 }
 
+/** A job the thread completes itself, through a SQLite connection of its own to `file`. */
+export interface ThreadWrite {
+  file: string;
+  storeId: string;
+  fileId: string;
+  /** The worker holding the job's claim: the write happens only if it still does. */
+  worker: string;
+}
+
+/** What a thread that wrote a job reports: `completed` false when the job was no longer the worker's (nothing written). */
+export interface Written {
+  completed: boolean;
+  chunks: number;
+}
+
 interface Job {
   filename: string;
   bytes: Uint8Array;
   chunking: ChunkingStrategy;
   timeoutMs: number;
-  resolve: (chunks: PreparedChunk[]) => void;
+  write?: ThreadWrite;
+  resolve: (out: PreparedChunk[] | Written) => void;
   reject: (e: Error) => void;
 }
 
-type Answer = { id: number; text?: string; ends?: Uint32Array; terms?: string; error?: { code: 'unsupported_file' | 'invalid_file'; message: string } };
+type Answer = {
+  id: number;
+  text?: string;
+  ends?: Uint32Array;
+  terms?: string;
+  error?: { code: 'unsupported_file' | 'invalid_file'; message: string };
+  /** Prepared; the thread is writing (the job's extraction deadline ends). */
+  writing?: true;
+  written?: Written;
+  /** The database refused the thread's write. */
+  failure?: string;
+};
 
 /**
  * Everything a file goes through before its chunks are written runs here,
@@ -91,10 +118,24 @@ export class ExtractionPool {
 
   /** The file's chunks, in order, with their index entries. */
   prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<PreparedChunk[]> {
+    return this.enqueue(filename, bytes, chunking, timeoutMs) as Promise<PreparedChunk[]>;
+  }
+
+  /**
+   * Prepares the file and completes its job from the thread (`ThreadWrite`):
+   * the chunks never cross to the main thread and their rows are written
+   * off the event loop. `timeoutMs` bounds preparing; the write, one
+   * transaction, is not cut short (a thread ended mid-write rolls it back).
+   */
+  prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite): Promise<Written> {
+    return this.enqueue(filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
+  }
+
+  private enqueue(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write?: ThreadWrite): Promise<PreparedChunk[] | Written> {
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the thread can own: the file's buffer may be a slice of a larger one.
-      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, resolve, reject });
+      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, write, resolve, reject });
       this.pump();
     });
   }
@@ -142,8 +183,11 @@ export class ExtractionPool {
     };
     const onMessage = (m: Answer) => {
       if (m.id !== id) return;
+      if (m.writing) return clearTimeout(timer);
       finish(false);
       if (m.error) return job.reject(new ExtractionError(m.error.code, m.error.message));
+      if (m.failure !== undefined) return job.reject(new Error(m.failure));
+      if (m.written) return job.resolve(m.written);
       const terms = parseIndexLines(m.terms ?? '', m.ends!.length);
       const chunks: PreparedChunk[] = new Array(m.ends!.length);
       let from = 0;
@@ -172,7 +216,9 @@ export class ExtractionPool {
         finish(true);
         job.reject(new ExtractionError('invalid_file', `${job.filename}: text extraction took longer than ${job.timeoutMs} ms.`));
       }, job.timeoutMs);
-      worker.postMessage({ id, filename: job.filename, bytes: job.bytes, chunking: job.chunking, limits: this.options.limits }, [job.bytes.buffer as ArrayBuffer]);
+      worker.postMessage({ id, filename: job.filename, bytes: job.bytes, chunking: job.chunking, limits: this.options.limits, write: job.write }, [
+        job.bytes.buffer as ArrayBuffer,
+      ]);
     });
   }
 

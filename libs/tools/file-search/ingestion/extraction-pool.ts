@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { ChunkTerms, ChunkingStrategy } from '../storage/file-search-rows.js';
 import { ExtractionError, type PreparationLimits } from './ingestion-contract.js';
 
@@ -53,9 +53,11 @@ export interface PoolOptions {
   limits: PreparationLimits;
   /** Nice value of the threads (0 to 19; 0 leaves them at the gateway's priority). */
   niceness?: number;
+  /** Start the chunk writer thread, so that `prepareAndWrite` can be used (SQLite database files). */
+  writer?: boolean;
 }
 
-/** A job the thread completes itself, through a SQLite connection of its own to `file`. */
+/** A job the writer thread completes, through a SQLite connection of its own to `file`. */
 export interface ThreadWrite {
   file: string;
   storeId: string;
@@ -64,7 +66,7 @@ export interface ThreadWrite {
   worker: string;
 }
 
-/** What a thread that wrote a job reports: `completed` false when the job was no longer the worker's (nothing written). */
+/** What the writer reports for a job: `completed` false when the job was no longer the worker's (nothing written). */
 export interface Written {
   completed: boolean;
   chunks: number;
@@ -109,6 +111,16 @@ export class ExtractionPool {
   private readonly busy = new Set<Worker>();
   private readonly queue: Job[] = [];
   private readonly script = threadScriptUrl();
+  /**
+   * One thread writes every prepared file's rows (`chunk-writer-thread.mjs`),
+   * at the gateway's priority: the ingestion threads hand it their chunks
+   * over ports of their own, so the rows cross neither the event loop nor
+   * the main thread. Started with the first ingestion thread.
+   */
+  private writer: Worker | undefined;
+  /** Ingestion threads whose port leads to a writer that has ended: retired instead of reused. */
+  private readonly orphans = new WeakSet<Worker>();
+  private readonly withWriter = new Set<Worker>();
   private nextId = 1;
   private closed = false;
   /** The nice value the last thread to start reports it runs at (0 when lowering it was refused). */
@@ -122,10 +134,12 @@ export class ExtractionPool {
   }
 
   /**
-   * Prepares the file and completes its job from the thread (`ThreadWrite`):
-   * the chunks never cross to the main thread and their rows are written
-   * off the event loop. `timeoutMs` bounds preparing; the write, one
-   * transaction, is not cut short (a thread ended mid-write rolls it back).
+   * Prepares the file and has the writer thread complete its job
+   * (`ThreadWrite`; needs `writer` in the options): the chunks go from the
+   * ingestion thread to the writer, never to the main thread, and their
+   * rows are written off the event loop. `timeoutMs` bounds preparing; the
+   * write, one transaction, is not cut short (a writer ended mid-write
+   * rolls it back).
    */
   prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite): Promise<Written> {
     return this.enqueue(filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
@@ -147,13 +161,38 @@ export class ExtractionPool {
     }
   }
 
+  /** The writer thread, started when first needed and again after it ended. */
+  private chunkWriter(): Worker {
+    if (this.writer) return this.writer;
+    const writer = new Worker(threadScriptUrl('chunk-writer-thread.mjs'), { execArgv: [] });
+    writer.unref();
+    writer.on('error', () => undefined);
+    writer.once('exit', () => {
+      if (this.writer === writer) this.writer = undefined;
+      // Threads wired to it cannot write any more: idle ones go now, busy ones when their job ends (theirs fail).
+      for (const w of this.withWriter) this.orphans.add(w);
+      this.withWriter.clear();
+      for (const w of this.idle.splice(0)) void w.terminate();
+    });
+    this.writer = writer;
+    return writer;
+  }
+
   private spawn(): Worker {
+    let port: MessagePort | undefined;
+    if (this.options.writer) {
+      const channel = new MessageChannel();
+      port = channel.port1;
+      this.chunkWriter().postMessage({ port: channel.port2 }, [channel.port2]);
+    }
     const worker = new Worker(this.script, {
       // Plain Node: none of the gateway's own flags or loader hooks.
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
-      workerData: { niceness: this.options.niceness ?? 0 },
+      workerData: { niceness: this.options.niceness ?? 0, writer: port },
+      transferList: port ? [port] : [],
     });
+    if (port) this.withWriter.add(worker);
     // An idle thread must not keep the process alive.
     worker.unref();
     this.loaded.set(
@@ -177,7 +216,10 @@ export class ExtractionPool {
       worker.off('error', onError);
       worker.off('exit', onExit);
       this.busy.delete(worker);
-      if (retire || this.closed) void worker.terminate();
+      if (retire || this.closed || this.orphans.has(worker)) {
+        this.withWriter.delete(worker);
+        void worker.terminate();
+      }
       else this.idle.push(worker);
       this.pump();
     };
@@ -225,7 +267,9 @@ export class ExtractionPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    // The writer last: a write it has begun is rolled back with it, and the job handed back.
     await Promise.all([...this.idle.splice(0), ...this.busy].map((w) => w.terminate()));
     this.busy.clear();
+    await this.writer?.terminate();
   }
 }

@@ -41,6 +41,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     this.parsers = new ExtractionPool({
       size: concurrency,
       niceness: niceness ?? DEFAULT_INGESTION_NICENESS,
+      writer: store.threadWritableFile !== undefined && embeddings === null,
       memoryMb: threadMemoryMb ?? 1024,
       limits: { ...DEFAULT_LIMITS, maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth },
     });
@@ -141,11 +142,11 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /**
-   * SQLite: the thread that prepares the file also writes its chunks and
-   * completes the job, through a connection of its own, so a large file's
-   * hundreds of thousands of index rows never run on the event loop. A
-   * shutdown ends the thread, which rolls its transaction back; the job is
-   * handed back.
+   * SQLite: the thread that prepares the file hands its chunks to the pool's
+   * writer thread, which writes them and completes the job through a
+   * connection of its own, so a large file's hundreds of thousands of index
+   * rows never run on the event loop. A shutdown ends the threads, which
+   * rolls a write in progress back; the job is handed back.
    */
   private async ingestInThread(job: ClaimedJob, databaseFile: string): Promise<void> {
     const { file, content } = await this.fileOf(job);

@@ -64,3 +64,27 @@ export async function completeWithChunks(t, job, chunks, pause, rowsPerPause = 2
   await flushPostings(true);
   return true;
 }
+
+/**
+ * Chunks as the ingestion thread sends them across threads: their texts as
+ * one string with its cut points (`ends`), and their index entries as one
+ * line per chunk (`length term count term count ...`; terms are letters and
+ * digits only). A few strings cross as a few copies, where each chunk's
+ * objects would be thousands of allocations on the other side.
+ */
+export function rowsFromIndex(text, ends, lines) {
+  const rows = [];
+  if (ends.length === 0) return rows;
+  let from = 0;
+  let position = 0;
+  for (const line of lines.split('\n')) {
+    const parts = line.split(' ');
+    const counts = [];
+    for (let i = 1; i + 1 < parts.length; i += 2) counts.push([parts[i], Number(parts[i + 1])]);
+    const end = ends[position];
+    rows.push({ position, text: text.slice(from, end), embedding: null, terms: { length: Number(parts[0]), counts } });
+    from = end;
+    position++;
+  }
+  return rows;
+}

@@ -1,18 +1,17 @@
 // The ingestion thread: everything a tenant's file goes through before its
 // chunks are written (format detection, PDF/DOCX/HTML/text extraction,
-// tokenizing, chunking) runs here, never on the gateway's event loop, and on
-// SQLite so does writing its chunks and index entries. It is
+// tokenizing, chunking) runs here, never on the gateway's event loop; on
+// SQLite the chunks then go straight to the pool's writer thread
+// (chunk-writer-thread.mjs), not through the event loop either. It is
 // plain JavaScript run by a bare Node worker thread (no TypeScript loader),
 // so the parsers and the tokenizer it imports load in this thread only.
 // The main thread's side is extraction-pool.ts; the message shapes are in
 // ingestion-contract.ts.
-import { createRequire } from 'node:module';
 import { getPriority, setPriority } from 'node:os';
 import { extname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { decode, encode } from 'gpt-tokenizer';
 import { Parser } from 'htmlparser2';
-import { completeWithChunks } from './chunk-writes.mjs';
 import { termCounts } from './text-terms.mjs';
 
 /**
@@ -216,95 +215,61 @@ function indexLines(chunks) {
     .join('\n');
 }
 
-const requireDriver = createRequire(import.meta.url);
-/** This thread's connections, by database file: opened on first use, closed with the thread. */
-const connections = new Map();
+/** The pool's chunk writer (`chunk-writer-thread.mjs`), reached through a port of this thread's own; none when jobs are written on the main thread. */
+const writer = workerData?.writer;
+let writes = 0;
+const pendingWrites = new Map();
+writer?.on('message', ({ id, completed, failure }) => {
+  const settle = pendingWrites.get(id);
+  pendingWrites.delete(id);
+  settle?.({ completed, failure });
+});
+// The writer ended (it crashed; the pool starts another and retires this thread): nothing in flight will be answered.
+writer?.on('close', () => {
+  for (const settle of pendingWrites.values()) settle({ failure: 'the chunk writer thread ended' });
+  pendingWrites.clear();
+});
 
-/**
- * A connection of this thread's own to the file-search database, as the
- * `{ run, all }` that `completeWithChunks` writes through (statements
- * prepared once). Waiting for the main thread's lock here sleeps this thread
- * alone; the main thread's writes are short (claims, leases, API calls).
- */
-function connection(file) {
-  let c = connections.get(file);
-  if (c) return c;
-  const Database = requireDriver('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('busy_timeout = 30000');
-  db.pragma('foreign_keys = ON');
-  db.pragma('temp_store = MEMORY');
-  const statements = new Map();
-  const statement = (sql) => {
-    let s = statements.get(sql);
-    if (!s) {
-      // Multi-row INSERTs differ only in their last, shorter statement; a few hundred shapes at most.
-      if (statements.size > 500) statements.clear();
-      statements.set(sql, (s = db.prepare(sql)));
-    }
-    return s;
-  };
-  c = { db, run: (sql, params) => statement(sql).run(...params).changes, all: (sql, params) => statement(sql).all(...params) };
-  connections.set(file, c);
-  return c;
+/** Has the writer complete the job with these chunks: `{ completed }`, or `{ failure }` when the database refused. */
+function writeCompletion(write, prepared) {
+  const id = ++writes;
+  return new Promise((resolve) => {
+    pendingWrites.set(id, resolve);
+    writer.postMessage({ id, write, ...prepared }, [prepared.ends.buffer]);
+  });
 }
 
-/**
- * Completes the job from here: the file's chunks, their index entries and
- * its `completed` status in one transaction of this thread's connection, so
- * that a search sees the whole file or none of it and the gateway's event
- * loop never runs the writes. False when the job was no longer this
- * worker's (cancelled, deleted, or its lease taken over): nothing written.
- */
-async function writeCompletion(write, rows) {
-  const usageBytes = rows.reduce((n, r) => n + Buffer.byteLength(r.text), 0);
-  const c = connection(write.file);
-  c.db.exec('BEGIN IMMEDIATE');
-  try {
-    const completed = await completeWithChunks(c, { storeId: write.storeId, fileId: write.fileId, worker: write.worker, usageBytes }, rows);
-    c.db.exec('COMMIT');
-    return completed;
-  } catch (e) {
-    if (c.db.inTransaction) c.db.exec('ROLLBACK');
-    throw e;
-  }
+/** The chunks as one string, its cut points and their index lines: what crosses to another thread. */
+function packed(chunks) {
+  const ends = new Uint32Array(chunks.length);
+  let at = 0;
+  chunks.forEach((c, i) => (ends[i] = at += c.length));
+  return { text: chunks.join(''), ends, terms: indexLines(chunks) };
 }
 
 /**
  * One request at a time: `{id, filename, bytes, chunking, limits, write?}` in.
  * Without `write`: `{id, text, ends, terms}` or `{id, error}` out. With
  * `write` (`{file, storeId, fileId, worker}`): `{id, writing}` once the file
- * is prepared (its deadline ends there), then `{id, written: {completed,
- * chunks}}`, or `{id, error}` for the file, or `{id, failure}` when the
- * database refused the write.
+ * is prepared (its deadline ends there) and handed to the writer, then `{id,
+ * written: {completed, chunks}}`, or `{id, error}` for the file, or `{id,
+ * failure}` when the database refused the write.
  */
 parentPort?.on('message', async ({ id, filename, bytes, chunking, limits, write }) => {
-  let chunks;
-  let rows;
+  let prepared;
   try {
-    chunks = await prepare(filename, bytes, chunking, limits);
+    const chunks = await prepare(filename, bytes, chunking, limits);
     if (write && chunks.length === 0) throw new InvalidFile('invalid_file', `${filename} contains no text to index.`);
     // Index entries within the file's deadline, like the rest of preparing it.
-    if (write) rows = chunks.map((text, position) => ({ position, text, embedding: null, terms: termCounts(text) }));
+    prepared = packed(chunks);
   } catch (e) {
     const code = e instanceof InvalidFile ? e.code : 'invalid_file';
     const message = e instanceof InvalidFile ? e.message : `${filename} could not be read: ${e?.message ?? e}`;
     return parentPort.postMessage({ id, error: { code, message } });
   }
-  if (write) {
-    parentPort.postMessage({ id, writing: true });
-    try {
-      const completed = await writeCompletion(write, rows);
-      parentPort.postMessage({ id, written: { completed, chunks: rows.length } });
-    } catch (e) {
-      parentPort.postMessage({ id, failure: `writing the chunks failed: ${e?.message ?? e}` });
-    }
-    return;
-  }
-  // One string and its cut points cross to the main thread as one copy,
-  // where thousands of strings would be thousands of allocations there.
-  const ends = new Uint32Array(chunks.length);
-  let at = 0;
-  chunks.forEach((c, i) => (ends[i] = at += c.length));
-  parentPort.postMessage({ id, text: chunks.join(''), ends, terms: indexLines(chunks) }, [ends.buffer]);
+  if (!write) return parentPort.postMessage({ id, ...prepared }, [prepared.ends.buffer]);
+  parentPort.postMessage({ id, writing: true });
+  const chunks = prepared.ends.length;
+  const { completed, failure } = await writeCompletion(write, prepared);
+  parentPort.postMessage(failure === undefined ? { id, written: { completed, chunks } } : { id, failure });
 });

@@ -219,8 +219,7 @@ export class ExtractionPool {
       if (retire || this.closed || this.orphans.has(worker)) {
         this.withWriter.delete(worker);
         void worker.terminate();
-      }
-      else this.idle.push(worker);
+      } else this.idle.push(worker);
       this.pump();
     };
     const onMessage = (m: Answer) => {

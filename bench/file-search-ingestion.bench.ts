@@ -11,8 +11,9 @@ import { median, percentile } from './lib/stats.js';
  * does a large ingestion batch share the machine? An in-process gateway
  * (SQLite, the simulated upstream) answers plain `/v1/responses` requests
  * one after another, first idle, then while a batch of files (Cranfield
- * abstracts, several per file, plus a few large files) is ingested; the
- * figures are the plain requests' p50/p90 as ratios to idle, and the
+ * abstracts, several per file, plus a few large files) is ingested, then
+ * idle again; the figures are the plain requests' p50/p90 as ratios to idle
+ * (before and after pooled, since the load of a shared machine drifts), and the
  * batch's throughput. Run with the ingestion threads at nice 0 and at the
  * default 10, each on a fresh gateway.
  */
@@ -31,7 +32,10 @@ function batchTexts(): string[] {
 
 interface Run {
   niceness: number;
+  /** Idle samples before and after the batch, pooled. */
   idle: number[];
+  idleBefore: number[];
+  idleAfter: number[];
   busy: number[];
   /** The longest the event loop was held during the batch. */
   maxLagMs: number;
@@ -55,8 +59,9 @@ async function run(niceness: number, makeBackend: () => Promise<Backend>): Promi
       return performance.now() - t0;
     };
     for (let i = 0; i < 20; i++) await plain();
-    const idle: number[] = [];
-    for (let i = 0; i < 150; i++) idle.push(await plain());
+    // Idle is sampled before and after the batch and pooled: on a shared machine the load drifts over a run.
+    const idleBefore: number[] = [];
+    for (let i = 0; i < 150; i++) idleBefore.push(await plain());
     const store = await client.vectorStores.create({ name: 'bench' });
     const t0 = performance.now();
     const batch = await client.vectorStores.fileBatches.create(store.id, { file_ids: ids });
@@ -79,9 +84,12 @@ async function run(niceness: number, makeBackend: () => Promise<Backend>): Promi
     await watcher;
     lag.disable();
     const seconds = (performance.now() - t0) / 1000;
+    const idleAfter: number[] = [];
+    for (let i = 0; i < 150; i++) idleAfter.push(await plain());
+    const idle = [...idleBefore, ...idleAfter];
     const counts = (await client.vectorStores.retrieve(store.id)).file_counts;
     if (counts.completed !== ids.length) throw new Error(`only ${counts.completed} of ${ids.length} files ingested`);
-    return { niceness, idle, busy, maxLagMs: lag.max / 1e6, files: ids.length, bytes, seconds };
+    return { niceness, idle, idleBefore, idleAfter, busy, maxLagMs: lag.max / 1e6, files: ids.length, bytes, seconds };
   } finally {
     await stack.close();
     await backend.drop();
@@ -101,7 +109,7 @@ async function main(): Promise<void> {
       const r = await run(niceness, make);
       rows.push({ backend: name, r });
       console.error(
-        `${name} nice ${niceness}: idle p50 ${median(r.idle).toFixed(2)} ms, busy p50 ${median(r.busy).toFixed(2)} ms, ${r.files} files in ${r.seconds.toFixed(1)} s, event loop held ${r.maxLagMs.toFixed(0)} ms at most`,
+        `${name} nice ${niceness}: idle p50 ${median(r.idle).toFixed(2)} ms (before ${median(r.idleBefore).toFixed(2)}, after ${median(r.idleAfter).toFixed(2)}), busy p50 ${median(r.busy).toFixed(2)} ms, ${r.files} files in ${r.seconds.toFixed(1)} s, event loop held ${r.maxLagMs.toFixed(0)} ms at most`,
       );
     }
   }

@@ -15,6 +15,7 @@ const SLOW_FIRST = [
   'libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.spec.ts',
   'test/backpressure.e2e-spec.ts',
   'test/file-search-api.e2e-spec.ts',
+  'test/ingestion-event-loop.e2e-spec.ts',
   'test/code-interpreter-kernel.e2e-spec.ts',
   'test/usage-prometheus.e2e-spec.ts',
   'test/primary-modules.e2e-spec.ts',

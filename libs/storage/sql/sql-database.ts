@@ -31,11 +31,27 @@ export { DriverMissingError };
 export type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
 import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
 
+/** How long a statement waits for another connection's write lock before failing, as `busy_timeout` did. */
+const LOCK_WAIT_MS = 5000;
+/** Pause between two tries for the lock: short, since a lock held by a small write is gone in a millisecond or two. */
+const LOCK_RETRY_MS = [1, 2, 5, 10, 20, 50];
+
+const isBusy = (e: unknown): boolean => (e as { code?: unknown }).code === 'SQLITE_BUSY';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * better-sqlite3 is synchronous, and one connection has one transaction: an
  * async transaction body must not interleave with statements from other
  * requests, so everything runs through one promise chain while a
  * transaction is open.
+ *
+ * Another connection's write lock (another process, or a thread of this
+ * one writing through a connection of its own, as file search's ingestion
+ * threads do) is waited for off the event loop: the connection runs with
+ * `busy_timeout = 0`, and a statement or BEGIN refused with SQLITE_BUSY
+ * (nothing ran) is tried again after a timer, for up to 5 s. SQLite's own
+ * busy handler would sleep the thread, and every request with it, for as
+ * long as the other writer holds the lock.
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly kind = 'sqlite' as const;
@@ -43,8 +59,12 @@ export class SqliteDatabase implements SqlDatabase {
   private chain: Promise<unknown> = Promise.resolve();
   private readonly direct: SqlDatabase;
 
+  /** The database file another connection can open (none for `:memory:`, which is this connection's alone). */
+  readonly sqliteFile: string | undefined;
+
   /** Opens on first use, so that a host without better-sqlite3 boots (file search then answers 503). */
   constructor(private readonly path: string) {
+    this.sqliteFile = path === ':memory:' || path === '' ? undefined : path;
     const self = this;
     this.direct = {
       kind: 'sqlite',
@@ -71,7 +91,7 @@ export class SqliteDatabase implements SqlDatabase {
     const BetterSqlite3 = driver<typeof Database>('better-sqlite3', 'sqlite');
     const db = new BetterSqlite3(this.path);
     db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
+    db.pragma('busy_timeout = 0');
     db.pragma('foreign_keys = ON');
     // Sorts and big statements spill to memory, not to a temp directory: the image's root is read-only
     // and only the data directory is writable (SQLITE_IOERR_GETTEMPPATH otherwise).
@@ -97,17 +117,34 @@ export class SqliteDatabase implements SqlDatabase {
     return next;
   }
 
+  /**
+   * Runs `start` until it is not refused for another connection's lock,
+   * waiting between tries on a timer. Only a refusal outside a transaction
+   * is retried: then the statement (or BEGIN) did nothing.
+   */
+  private async whenUnlocked<T>(start: () => T): Promise<T> {
+    const since = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return start();
+      } catch (e) {
+        if (!isBusy(e) || this.db.inTransaction || Date.now() - since >= LOCK_WAIT_MS) throw e;
+      }
+      await sleep(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]);
+    }
+  }
+
   all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.enqueue(() => this.direct.all<T>(sql, params));
+    return this.enqueue(() => this.whenUnlocked(() => this.db.prepare(sql).all(...(params as SqlValue[])) as T[]));
   }
 
   run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    return this.enqueue(() => this.direct.run(sql, params));
+    return this.enqueue(() => this.whenUnlocked(() => this.db.prepare(sql).run(...(params as SqlValue[])).changes));
   }
 
   tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
     return this.enqueue(async () => {
-      this.db.exec('BEGIN IMMEDIATE');
+      await this.whenUnlocked(() => this.db.exec('BEGIN IMMEDIATE'));
       try {
         const out = await fn(this.direct);
         this.db.exec('COMMIT');

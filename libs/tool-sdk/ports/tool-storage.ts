@@ -14,6 +14,12 @@ export interface SqlDatabase {
   readonly kind: 'sqlite' | 'postgres';
   /** sqlite-vec is loaded: vector distances are computed in SQL. */
   readonly hasVectorFunctions: boolean;
+  /**
+   * SQLite: the database file, for a worker thread that writes through a
+   * connection of its own (undefined for `:memory:` and PostgreSQL). This
+   * connection waits for such a writer's lock off the event loop.
+   */
+  readonly sqliteFile?: string;
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
   /** Runs `fn` in one transaction; other statements wait for it on SQLite's single connection. */

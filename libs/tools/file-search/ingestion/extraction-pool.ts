@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { ChunkTerms, ChunkingStrategy } from '../storage/file-search-rows.js';
 import { ExtractionError, type PreparationLimits } from './ingestion-contract.js';
 
@@ -53,6 +53,23 @@ export interface PoolOptions {
   limits: PreparationLimits;
   /** Nice value of the threads (0 to 19; 0 leaves them at the gateway's priority). */
   niceness?: number;
+  /** Start the chunk writer thread, so that `prepareAndWrite` can be used (SQLite database files). */
+  writer?: boolean;
+}
+
+/** A job the writer thread completes, through a SQLite connection of its own to `file`. */
+export interface ThreadWrite {
+  file: string;
+  storeId: string;
+  fileId: string;
+  /** The worker holding the job's claim: the write happens only if it still does. */
+  worker: string;
+}
+
+/** What the writer reports for a job: `completed` false when the job was no longer the worker's (nothing written). */
+export interface Written {
+  completed: boolean;
+  chunks: number;
 }
 
 interface Job {
@@ -60,11 +77,23 @@ interface Job {
   bytes: Uint8Array;
   chunking: ChunkingStrategy;
   timeoutMs: number;
-  resolve: (chunks: PreparedChunk[]) => void;
+  write?: ThreadWrite;
+  resolve: (out: PreparedChunk[] | Written) => void;
   reject: (e: Error) => void;
 }
 
-type Answer = { id: number; text?: string; ends?: Uint32Array; terms?: string; error?: { code: 'unsupported_file' | 'invalid_file'; message: string } };
+type Answer = {
+  id: number;
+  text?: string;
+  ends?: Uint32Array;
+  terms?: string;
+  error?: { code: 'unsupported_file' | 'invalid_file'; message: string };
+  /** Prepared; the thread is writing (the job's extraction deadline ends). */
+  writing?: true;
+  written?: Written;
+  /** The database refused the thread's write. */
+  failure?: string;
+};
 
 /**
  * Everything a file goes through before its chunks are written runs here,
@@ -82,6 +111,16 @@ export class ExtractionPool {
   private readonly busy = new Set<Worker>();
   private readonly queue: Job[] = [];
   private readonly script = threadScriptUrl();
+  /**
+   * One thread writes every prepared file's rows (`chunk-writer-thread.mjs`),
+   * at the gateway's priority: the ingestion threads hand it their chunks
+   * over ports of their own, so the rows cross neither the event loop nor
+   * the main thread. Started with the first ingestion thread.
+   */
+  private writer: Worker | undefined;
+  /** Ingestion threads whose port leads to a writer that has ended: retired instead of reused. */
+  private readonly orphans = new WeakSet<Worker>();
+  private readonly withWriter = new Set<Worker>();
   private nextId = 1;
   private closed = false;
   /** The nice value the last thread to start reports it runs at (0 when lowering it was refused). */
@@ -91,10 +130,26 @@ export class ExtractionPool {
 
   /** The file's chunks, in order, with their index entries. */
   prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<PreparedChunk[]> {
+    return this.enqueue(filename, bytes, chunking, timeoutMs) as Promise<PreparedChunk[]>;
+  }
+
+  /**
+   * Prepares the file and has the writer thread complete its job
+   * (`ThreadWrite`; needs `writer` in the options): the chunks go from the
+   * ingestion thread to the writer, never to the main thread, and their
+   * rows are written off the event loop. `timeoutMs` bounds preparing; the
+   * write, one transaction, is not cut short (a writer ended mid-write
+   * rolls it back).
+   */
+  prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite): Promise<Written> {
+    return this.enqueue(filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
+  }
+
+  private enqueue(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write?: ThreadWrite): Promise<PreparedChunk[] | Written> {
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the thread can own: the file's buffer may be a slice of a larger one.
-      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, resolve, reject });
+      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, write, resolve, reject });
       this.pump();
     });
   }
@@ -106,13 +161,38 @@ export class ExtractionPool {
     }
   }
 
+  /** The writer thread, started when first needed and again after it ended. */
+  private chunkWriter(): Worker {
+    if (this.writer) return this.writer;
+    const writer = new Worker(threadScriptUrl('chunk-writer-thread.mjs'), { execArgv: [] });
+    writer.unref();
+    writer.on('error', () => undefined);
+    writer.once('exit', () => {
+      if (this.writer === writer) this.writer = undefined;
+      // Threads wired to it cannot write any more: idle ones go now, busy ones when their job ends (theirs fail).
+      for (const w of this.withWriter) this.orphans.add(w);
+      this.withWriter.clear();
+      for (const w of this.idle.splice(0)) void w.terminate();
+    });
+    this.writer = writer;
+    return writer;
+  }
+
   private spawn(): Worker {
+    let port: MessagePort | undefined;
+    if (this.options.writer) {
+      const channel = new MessageChannel();
+      port = channel.port1;
+      this.chunkWriter().postMessage({ port: channel.port2 }, [channel.port2]);
+    }
     const worker = new Worker(this.script, {
       // Plain Node: none of the gateway's own flags or loader hooks.
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
-      workerData: { niceness: this.options.niceness ?? 0 },
+      workerData: { niceness: this.options.niceness ?? 0, writer: port },
+      transferList: port ? [port] : [],
     });
+    if (port) this.withWriter.add(worker);
     // An idle thread must not keep the process alive.
     worker.unref();
     this.loaded.set(
@@ -136,14 +216,19 @@ export class ExtractionPool {
       worker.off('error', onError);
       worker.off('exit', onExit);
       this.busy.delete(worker);
-      if (retire || this.closed) void worker.terminate();
-      else this.idle.push(worker);
+      if (retire || this.closed || this.orphans.has(worker)) {
+        this.withWriter.delete(worker);
+        void worker.terminate();
+      } else this.idle.push(worker);
       this.pump();
     };
     const onMessage = (m: Answer) => {
       if (m.id !== id) return;
+      if (m.writing) return clearTimeout(timer);
       finish(false);
       if (m.error) return job.reject(new ExtractionError(m.error.code, m.error.message));
+      if (m.failure !== undefined) return job.reject(new Error(m.failure));
+      if (m.written) return job.resolve(m.written);
       const terms = parseIndexLines(m.terms ?? '', m.ends!.length);
       const chunks: PreparedChunk[] = new Array(m.ends!.length);
       let from = 0;
@@ -172,14 +257,18 @@ export class ExtractionPool {
         finish(true);
         job.reject(new ExtractionError('invalid_file', `${job.filename}: text extraction took longer than ${job.timeoutMs} ms.`));
       }, job.timeoutMs);
-      worker.postMessage({ id, filename: job.filename, bytes: job.bytes, chunking: job.chunking, limits: this.options.limits }, [job.bytes.buffer as ArrayBuffer]);
+      worker.postMessage({ id, filename: job.filename, bytes: job.bytes, chunking: job.chunking, limits: this.options.limits, write: job.write }, [
+        job.bytes.buffer as ArrayBuffer,
+      ]);
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    // The writer last: a write it has begun is rolled back with it, and the job handed back.
     await Promise.all([...this.idle.splice(0), ...this.busy].map((w) => w.terminate()));
     this.busy.clear();
+    await this.writer?.terminate();
   }
 }

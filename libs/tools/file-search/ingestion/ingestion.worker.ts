@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { FILE_SEARCH_SETTINGS, type FileSearchSettings } from '../config/file-search-settings.js';
-import type { ClaimedJob, NewChunk } from '../storage/file-search-rows.js';
+import type { ClaimedJob, FileRow, NewChunk } from '../storage/file-search-rows.js';
 import { FileSearchStore } from '../storage/file-search.store.js';
 import { EmbeddingError, EmbeddingsClient } from './embeddings.client.js';
 import { ExtractionPool } from './extraction-pool.js';
@@ -41,6 +41,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     this.parsers = new ExtractionPool({
       size: concurrency,
       niceness: niceness ?? DEFAULT_INGESTION_NICENESS,
+      writer: store.threadWritableFile !== undefined && embeddings === null,
       memoryMb: threadMemoryMb ?? 1024,
       limits: { ...DEFAULT_LIMITS, maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth },
     });
@@ -120,10 +121,10 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
       Math.max(50, Math.floor(this.settings.ingestion.leaseMs / 3)),
     );
     try {
-      const chunks = await this.ingest(job);
-      if (this.stop.signal.aborted) return void (await this.store.releaseJob(job, this.workerId));
-      const usageBytes = chunks.reduce((n, c) => n + Buffer.byteLength(c.text) + (c.embedding?.byteLength ?? 0), 0);
-      await this.store.completeJob(job, this.workerId, chunks, usageBytes);
+      const file = this.store.threadWritableFile;
+      // With embeddings, the chunks' texts go to the embeddings endpoint from here, and their rows are written here too.
+      if (file && !this.embeddings) await this.ingestInThread(job, file);
+      else await this.ingestHere(job);
     } catch (e) {
       if (this.stop.signal.aborted) {
         await this.store.releaseJob(job, this.workerId).catch(() => undefined);
@@ -140,10 +141,39 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  private async ingest(job: ClaimedJob): Promise<NewChunk[]> {
+  /**
+   * SQLite: the thread that prepares the file hands its chunks to the pool's
+   * writer thread, which writes them and completes the job through a
+   * connection of its own, so a large file's hundreds of thousands of index
+   * rows never run on the event loop. A shutdown ends the threads, which
+   * rolls a write in progress back; the job is handed back.
+   */
+  private async ingestInThread(job: ClaimedJob, databaseFile: string): Promise<void> {
+    const { file, content } = await this.fileOf(job);
+    await this.parsers.prepareAndWrite(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs, {
+      file: databaseFile,
+      storeId: job.storeId,
+      fileId: job.fileId,
+      worker: this.workerId,
+    });
+  }
+
+  /** PostgreSQL, SQLite `:memory:`, or chunks with embeddings: chunks come back here and are written through the store. */
+  private async ingestHere(job: ClaimedJob): Promise<void> {
+    const chunks = await this.prepare(job);
+    if (this.stop.signal.aborted) return void (await this.store.releaseJob(job, this.workerId));
+    const usageBytes = chunks.reduce((n, c) => n + Buffer.byteLength(c.text) + (c.embedding?.byteLength ?? 0), 0);
+    await this.store.completeJob(job, this.workerId, chunks, usageBytes);
+  }
+
+  private async fileOf(job: ClaimedJob): Promise<{ file: FileRow; content: Buffer }> {
     const found = await this.store.fileForIngestion(job.fileId);
     if (!found) throw new ExtractionError('invalid_file', `File ${job.fileId} no longer exists.`);
-    const { file, content } = found;
+    return found;
+  }
+
+  private async prepare(job: ClaimedJob): Promise<NewChunk[]> {
+    const { file, content } = await this.fileOf(job);
     const pieces = await this.parsers.prepare(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings

@@ -17,6 +17,7 @@ import type {
   StoreFileStatus,
   VectorStoreRow,
 } from './file-search-rows.js';
+import { chunkWrites } from './chunk-writes.js';
 import { migrateFileSearch } from './file-search.migrations.js';
 import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/index.js';
 
@@ -112,9 +113,6 @@ export const idf = (chunks: number, df: number): number => Math.log(1 + (chunks 
 
 /** Index rows per INSERT: few statements, well under either database's bound on parameters. */
 const POSTINGS_PER_STATEMENT = 250;
-/** Rows written between two yields to the event loop while a large file's chunks are stored. */
-const ROWS_PER_SLICE = 2000;
-
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Deletes chunks and their index entries; `where` names columns both tables have (store_id, file_id). */
@@ -511,37 +509,23 @@ export class FileSearchStore {
 
   /**
    * Writes a job's chunks and marks it completed, only if this worker still
-   * holds it and nobody cancelled or removed it meanwhile.
+   * holds it and nobody cancelled or removed it meanwhile: one transaction,
+   * so a search sees all of the file's chunks or none.
    */
   async completeJob(job: ClaimedJob, worker: string, chunks: NewChunk[], usageBytes: number): Promise<boolean> {
-    return this.db.tx(async (t) => {
-      const updated = await t.run(
-        `UPDATE fs_store_files SET status = 'completed', usage_bytes = ?, claimed_by = NULL, lease_until = NULL, last_error = NULL
-         WHERE store_id = ? AND file_id = ? AND claimed_by = ? AND status = 'in_progress'`,
-        [usageBytes, job.storeId, job.fileId, worker],
-      );
-      if (updated === 0) return false;
-      await deleteChunks(t, 'store_id = ? AND file_id = ?', [job.storeId, job.fileId]);
-      let written = 0;
-      for (const c of chunks) {
-        const [row] = await t.all<{ id: unknown }>('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding, terms) VALUES (?, ?, ?, ?, ?, ?) RETURNING id', [
-          job.storeId,
-          job.fileId,
-          c.position,
-          c.text,
-          c.embedding ? toBlob(c.embedding) : null,
-          c.terms.length,
-        ]);
-        await insertPostings(t, job.storeId, job.fileId, num(row.id), c.terms);
-        // A large file is many rows: let requests run between slices of them.
-        written += 1 + c.terms.counts.length;
-        if (written >= ROWS_PER_SLICE) {
-          written = 0;
-          await yieldToEventLoop();
-        }
-      }
-      return true;
-    });
+    const writes = await chunkWrites();
+    const rows = chunks.map((c) => ({ position: c.position, text: c.text, embedding: c.embedding ? toBlob(c.embedding) : null, terms: c.terms }));
+    // A large file is many rows: let requests run between slices of them.
+    return this.db.tx((t) => writes.completeWithChunks(t, { storeId: job.storeId, fileId: job.fileId, worker, usageBytes }, rows, yieldToEventLoop));
+  }
+
+  /**
+   * Where an ingestion thread may complete jobs itself, through a SQLite
+   * connection of its own to this file (see `chunk-writes.mjs`); undefined
+   * when only this connection can (PostgreSQL, SQLite `:memory:`).
+   */
+  get threadWritableFile(): string | undefined {
+    return this.db.kind === 'sqlite' ? this.db.sqliteFile : undefined;
   }
 
   async failJob(job: ClaimedJob, worker: string, error: { code: string; message: string }): Promise<void> {

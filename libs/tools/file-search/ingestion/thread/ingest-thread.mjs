@@ -1,6 +1,8 @@
 // The ingestion thread: everything a tenant's file goes through before its
 // chunks are written (format detection, PDF/DOCX/HTML/text extraction,
-// tokenizing, chunking) runs here, never on the gateway's event loop. It is
+// tokenizing, chunking) runs here, never on the gateway's event loop; on
+// SQLite the chunks then go straight to the pool's writer thread
+// (chunk-writer-thread.mjs), not through the event loop either. It is
 // plain JavaScript run by a bare Node worker thread (no TypeScript loader),
 // so the parsers and the tokenizer it imports load in this thread only.
 // The main thread's side is extraction-pool.ts; the message shapes are in
@@ -213,19 +215,61 @@ function indexLines(chunks) {
     .join('\n');
 }
 
-/** One request at a time: `{id, filename, bytes, chunking, limits}` in; `{id, text, ends, terms}` or `{id, error}` out. */
-parentPort?.on('message', async ({ id, filename, bytes, chunking, limits }) => {
+/** The pool's chunk writer (`chunk-writer-thread.mjs`), reached through a port of this thread's own; none when jobs are written on the main thread. */
+const writer = workerData?.writer;
+let writes = 0;
+const pendingWrites = new Map();
+writer?.on('message', ({ id, completed, failure }) => {
+  const settle = pendingWrites.get(id);
+  pendingWrites.delete(id);
+  settle?.({ completed, failure });
+});
+// The writer ended (it crashed; the pool starts another and retires this thread): nothing in flight will be answered.
+writer?.on('close', () => {
+  for (const settle of pendingWrites.values()) settle({ failure: 'the chunk writer thread ended' });
+  pendingWrites.clear();
+});
+
+/** Has the writer complete the job with these chunks: `{ completed }`, or `{ failure }` when the database refused. */
+function writeCompletion(write, prepared) {
+  const id = ++writes;
+  return new Promise((resolve) => {
+    pendingWrites.set(id, resolve);
+    writer.postMessage({ id, write, ...prepared }, [prepared.ends.buffer]);
+  });
+}
+
+/** The chunks as one string, its cut points and their index lines: what crosses to another thread. */
+function packed(chunks) {
+  const ends = new Uint32Array(chunks.length);
+  let at = 0;
+  chunks.forEach((c, i) => (ends[i] = at += c.length));
+  return { text: chunks.join(''), ends, terms: indexLines(chunks) };
+}
+
+/**
+ * One request at a time: `{id, filename, bytes, chunking, limits, write?}` in.
+ * Without `write`: `{id, text, ends, terms}` or `{id, error}` out. With
+ * `write` (`{file, storeId, fileId, worker}`): `{id, writing}` once the file
+ * is prepared (its deadline ends there) and handed to the writer, then `{id,
+ * written: {completed, chunks}}`, or `{id, error}` for the file, or `{id,
+ * failure}` when the database refused the write.
+ */
+parentPort?.on('message', async ({ id, filename, bytes, chunking, limits, write }) => {
+  let prepared;
   try {
     const chunks = await prepare(filename, bytes, chunking, limits);
-    // One string and its cut points cross to the main thread as one copy,
-    // where thousands of strings would be thousands of allocations there.
-    const ends = new Uint32Array(chunks.length);
-    let at = 0;
-    chunks.forEach((c, i) => (ends[i] = at += c.length));
-    parentPort.postMessage({ id, text: chunks.join(''), ends, terms: indexLines(chunks) }, [ends.buffer]);
+    if (write && chunks.length === 0) throw new InvalidFile('invalid_file', `${filename} contains no text to index.`);
+    // Index entries within the file's deadline, like the rest of preparing it.
+    prepared = packed(chunks);
   } catch (e) {
     const code = e instanceof InvalidFile ? e.code : 'invalid_file';
     const message = e instanceof InvalidFile ? e.message : `${filename} could not be read: ${e?.message ?? e}`;
-    parentPort.postMessage({ id, error: { code, message } });
+    return parentPort.postMessage({ id, error: { code, message } });
   }
+  if (!write) return parentPort.postMessage({ id, ...prepared }, [prepared.ends.buffer]);
+  parentPort.postMessage({ id, writing: true });
+  const chunks = prepared.ends.length;
+  const { completed, failure } = await writeCompletion(write, prepared);
+  parentPort.postMessage(failure === undefined ? { id, written: { completed, chunks } } : { id, failure });
 });

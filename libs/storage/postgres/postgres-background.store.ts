@@ -143,6 +143,7 @@ export class PostgresBackgroundStore implements BackgroundStore, BackgroundCatal
   async catalog(query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
     const sql = catalogSql('background_runs', 'floor(extract(epoch from created_at))::bigint', (n) => `$${n}`, after !== undefined);
+    if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(sql.byIdSql, [query.id])).rows, 1);
     if (after === undefined) return catalogPage((await this.query<CatalogRow>(sql.pageSql, [limit + 1])).rows, limit);
     const [cursor] = (await this.query<{ created_at: string }>(sql.cursorSql, [after])).rows;
     if (!cursor) throw unknownCursor('after', after);

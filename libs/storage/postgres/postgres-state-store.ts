@@ -231,6 +231,7 @@ export class PostgresStateStore implements StateStore, StateCatalog {
   async catalog(kind: CatalogKind, query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
     const sql = catalogSql(kind, 'created_at', (n) => `$${n}`, after !== undefined);
+    if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.byIdSql, [query.id])).rows, 1);
     if (after === undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [limit + 1])).rows, limit);
     const [cursor] = (await this.query<{ created_at: string }>(this.open(), sql.cursorSql, [after])).rows;
     if (!cursor) throw unknownCursor('after', after);

@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ListOptions, Page } from '../state-store.interface.js';
-import type { CatalogEntry, CatalogPage, CatalogQuery } from '../catalog.interface.js';
+import type { CatalogEntry, CatalogPage, CatalogQuery } from '#tool-sdk/ports/catalog.js';
 
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 100;
@@ -61,12 +61,17 @@ export function catalogPage(rows: CatalogRow[], limit: number): CatalogPage {
 /** Checks a catalog query the way list options are checked: a bad limit names `limit`. */
 export function parseCatalogQuery(query: CatalogQuery): CatalogQuery {
   const { limit } = parseListOptions({ limit: query.limit });
-  return query.after ? { limit, after: query.after } : { limit };
+  return { limit, ...(query.after ? { after: query.after } : {}), ...(query.id !== undefined ? { id: query.id } : {}) };
 }
 
 /** One catalog page of records already in memory (the memory stores). */
 export function catalogOfEntries(entries: Iterable<CatalogEntry>, query: CatalogQuery): CatalogPage {
-  const { limit, after } = parseCatalogQuery(query);
+  const { limit, after, id } = parseCatalogQuery(query);
+  if (id !== undefined)
+    return catalogPage(
+      [...entries].filter((e) => e.id === id).map((e) => ({ id: e.id, owner: e.owner, created_at: e.createdAt })),
+      1,
+    );
   const sorted = [...entries].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   let start = 0;
   if (after !== undefined) {
@@ -84,12 +89,14 @@ export function catalogOfEntries(entries: Iterable<CatalogEntry>, query: Catalog
  * column (`created`, an expression in epoch seconds), newest first. With a
  * cursor, `cursorSql` reads the cursor row's position and `pageSql` takes
  * (position, position, id, limit); without, `pageSql` takes (limit).
+ * `byIdSql` reads the one record of `query.id` (takes the id).
  */
-export function catalogSql(table: string, created: string, mark: (n: number) => string, withCursor: boolean): { cursorSql: string; pageSql: string } {
+export function catalogSql(table: string, created: string, mark: (n: number) => string, withCursor: boolean): { cursorSql: string; pageSql: string; byIdSql: string } {
   const select = `SELECT id, owner, ${created} AS created_at FROM ${table}`;
   const order = `ORDER BY ${created} DESC, id DESC`;
   return {
     cursorSql: `SELECT ${created} AS created_at FROM ${table} WHERE id = ${mark(1)}`,
+    byIdSql: `${select} WHERE id = ${mark(1)}`,
     pageSql: withCursor
       ? `${select} WHERE ${created} < ${mark(1)} OR (${created} = ${mark(2)} AND id < ${mark(3)}) ${order} LIMIT ${mark(4)}`
       : `${select} ${order} LIMIT ${mark(1)}`,

@@ -95,6 +95,7 @@ export class SqliteBackgroundStore implements BackgroundStore, BackgroundCatalog
     const { limit, after } = parseCatalogQuery(query);
     // created_at is in milliseconds here; the catalog speaks seconds.
     const sql = catalogSql('background_runs', '(created_at / 1000)', () => '?', after !== undefined);
+    if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
     if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
     const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
     if (!cursor) throw unknownCursor('after', after);

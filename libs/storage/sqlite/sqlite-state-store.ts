@@ -344,6 +344,7 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     const { limit, after } = parseCatalogQuery(query);
     const sql = catalogSql(kind, 'created_at', () => '?', after !== undefined);
     return this.read(() => {
+      if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
       if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
       const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
       if (!cursor) throw unknownCursor('after', after);

@@ -179,7 +179,7 @@ export function describeBackgroundStoreContract(name: string, factory: () => Bac
       expect(count).toBe(2_000);
     });
 
-    it('lists every owner\'s runs in one order across pages (the console), and refuses an unknown cursor', async () => {
+    it("lists every owner's runs in one order across pages (the console), and refuses an unknown cursor", async () => {
       const catalog = store as BackgroundStore & BackgroundCatalog;
       const ids: string[] = [];
       for (const owner of ['owner-a', 'owner-b', null]) {

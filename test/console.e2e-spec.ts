@@ -57,7 +57,9 @@ describe('the console', () => {
     await tenant.responses.create({ model: 'sim-model', input: '[[say in the conversation]]', conversation: conversation.id });
     const queued = await tenant.responses.create({ model: 'sim-model', input: '[[say later]]', background: true });
     ids.background = queued.id;
-    for (let r = queued; r.status === 'queued' || r.status === 'in_progress';) r = await tenant.responses.retrieve(queued.id);
+    for (let r = queued; r.status === 'queued' || r.status === 'in_progress'; r = await tenant.responses.retrieve(queued.id)) {
+      await new Promise((done) => setTimeout(done, 50));
+    }
     const file = await tenant.files.create({ file: await toFile(Buffer.from('console notes'), 'notes.txt'), purpose: 'assistants' });
     const store = await tenant.vectorStores.create({ name: 'console docs' });
     await tenant.vectorStores.files.create(store.id, { file_id: file.id });

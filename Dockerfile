@@ -43,6 +43,8 @@ COPY --from=build /app/scripts ./scripts
 COPY --from=build /app/libs/tools/code-interpreter/sandbox/pyodide/host ./libs/tools/code-interpreter/sandbox/pyodide/host
 COPY --from=build /app/libs/tools/file-search/ingestion/thread ./libs/tools/file-search/ingestion/thread
 COPY --from=build /app/libs/passthrough/batches/thread ./libs/passthrough/batches/thread
+# The console's page (HTML, CSS, one ES module) is served as written, not compiled.
+COPY --from=build /app/libs/console/static ./libs/console/static
 # The `node` user (uid 1000) exists in the official image. Everything the gateway writes (SQLite
 # state, file-search store, code-interpreter containers) is under SWITCHYARD_DATA_DIR=/data, the
 # one writable volume; /app stays root-owned and the root file system may be read-only.

@@ -38,7 +38,26 @@ const layers = {
   passthrough: ['core', 'config', 'tool-sdk', 'edge', 'upstream', 'limits', 'storage', 'responses'],
   // The OpenAPI document reads the routes of every controller and the DTOs that check their bodies.
   openapi: ['core', 'config', 'tool-sdk', 'edge', 'responses'],
-  src: ['config', 'tool-sdk', 'core', 'edge', 'upstream', 'storage', 'limits', 'tools', 'tools/*', 'responses', 'messages', 'state', 'observability', 'passthrough', 'openapi'],
+  // The operator's console reads every store (behind an administrator key) and the usage report.
+  console: ['core', 'config', 'tool-sdk', 'edge', 'storage', 'observability'],
+  src: [
+    'config',
+    'tool-sdk',
+    'core',
+    'edge',
+    'upstream',
+    'storage',
+    'limits',
+    'tools',
+    'tools/*',
+    'responses',
+    'messages',
+    'state',
+    'observability',
+    'passthrough',
+    'openapi',
+    'console',
+  ],
   'apps/simulator': ['src', 'config', 'core', 'tool-sdk'],
   'apps/*': ['src', 'config', 'core', 'tool-sdk', 'observability', 'state', 'tools/*', 'apps/simulator'],
   test: ['*'],
@@ -81,6 +100,8 @@ export default tseslint.config(
       '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['self'] }],
     },
   },
+  // The console's page runs in the browser, not in Node.
+  { files: ['libs/console/static/*.js'], languageOptions: { globals: { ...globals.browser } } },
   {
     files: ['**/*.ts', '**/*.mts'],
     plugins: { switchyard: boundaries },

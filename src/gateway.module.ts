@@ -1,4 +1,7 @@
 import { OpenApiModule } from '#openapi/openapi.module.js';
+import { consoleConfigSection } from '#console/console.config-section.js';
+import { ConsoleModule } from '#console/console.module.js';
+import { ConsoleSettingsModule } from '#console/console-settings.module.js';
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
 import { validateGatewayConfig } from '#config/config.loader.js';
@@ -67,6 +70,7 @@ export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | D
     LimitsModule,
     StorageSettingsModule,
     OpenApiModule,
+    ConsoleSettingsModule,
     ...(withState ? [StateModule] : []),
     ...(extras.toolModules ?? BUILTIN_TOOL_MODULES),
   ];
@@ -100,14 +104,16 @@ export class GatewayModule extends GatewayModuleBase {
   static override forRoot(options: GatewayModuleForRootOptions = {}): DynamicModule {
     // Validated here, so that a bad setting fails where the module is declared.
     const config = validateGatewayConfig(options.config ?? {}, { sections: configSectionsOf(gatewayModules(options)) });
-    return GatewayModule.assemble(super.forRoot({ ...options, config }), options);
+    // The console's routes exist only when it is on (forRootAsync, whose config comes later, imports ConsoleModule itself).
+    const consoleModule = consoleConfigSection.read(config).enabled ? [ConsoleModule] : [];
+    return GatewayModule.assemble(super.forRoot({ ...options, config }), options, consoleModule);
   }
 
   static override forRootAsync(options: GatewayModuleAsyncOptions): DynamicModule {
     return GatewayModule.assemble(super.forRootAsync(options), options);
   }
 
-  private static assemble(base: DynamicModule, extras: GatewayModuleExtras): DynamicModule {
+  private static assemble(base: DynamicModule, extras: GatewayModuleExtras, optionalModules: Type[] = []): DynamicModule {
     checkCombination(extras);
     const sections = configSectionsOf(gatewayModules(extras));
     const providers: Provider[] = [
@@ -147,7 +153,7 @@ export class GatewayModule extends GatewayModuleBase {
     exported.push(RPC_CALLER_AUTHENTICATOR);
 
     const imports = [...(base.imports ?? [])];
-    for (const m of gatewayModules(extras)) if (!imports.includes(m)) imports.push(m);
+    for (const m of [...gatewayModules(extras), ...optionalModules]) if (!imports.includes(m)) imports.push(m);
     return {
       ...base,
       global: true,

@@ -3,6 +3,7 @@
  * tool-type module imports.
  */
 export { GatewayModule, type GatewayModuleOptions, type GatewayModuleExtras, type GatewayModuleAsyncOptions } from './gateway.module.js';
+export { ConsoleModule } from '#console/console.module.js';
 export { configureGatewayApp } from './configure-app.js';
 export { definePlugin, type SwitchyardPlugin } from './plugin.js';
 export * from './tool-contract.js';

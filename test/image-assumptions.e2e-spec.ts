@@ -88,6 +88,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
     mkdirSync(join(app, 'libs/tools/code-interpreter/sandbox/pyodide'), { recursive: true });
     mkdirSync(join(app, 'libs/tools/file-search/ingestion'), { recursive: true });
     mkdirSync(join(app, 'libs/passthrough/batches'), { recursive: true });
+    mkdirSync(join(app, 'libs/console'), { recursive: true });
     const parts = [
       'dist',
       'bin',
@@ -98,6 +99,7 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
       'libs/tools/code-interpreter/sandbox/pyodide/host',
       'libs/tools/file-search/ingestion/thread',
       'libs/passthrough/batches/thread',
+      'libs/console/static',
     ];
     for (const part of parts) {
       expect(spawnSync('cp', ['-al', join(ROOT, part), join(app, part)]).status).toBe(0);
@@ -118,7 +120,15 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
     mkdirSync(data);
     chownSync(data, NOBODY, NOBODY);
     const port = await freePort();
-    const gateway = confined(app, data, { SWITCHYARD_DATA_DIR: data, HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: upstream, NODE_ENV: 'production' });
+    const gateway = confined(app, data, {
+      SWITCHYARD_DATA_DIR: data,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      UPSTREAM_URL: upstream,
+      NODE_ENV: 'production',
+      CONSOLE_ENABLED: 'true',
+      USAGE_ADMIN_KEYS: 'sk-image-admin',
+    });
     try {
       for (let i = 0; i < 1_200 && !gateway.out().includes('"msg":"listening"'); i++) {
         if (gateway.child.exitCode !== null) break;
@@ -132,6 +142,11 @@ describe('the image as shipped: unprivileged, read-only root, one writable data 
       expect(JSON.parse(listening!)).toMatchObject({ workers: 2, storage: { driver: 'sqlite', location: join(data, 'state.sqlite') } });
       const base = `http://127.0.0.1:${port}`;
       expect((await fetch(`${base}/ready`)).status).toBe(200);
+      // The console's page comes from the image's copy of libs/console/static, its API from dist/.
+      const page = await fetch(`${base}/console`);
+      expect([page.status, (await page.text()).includes('<title>Switchyard console</title>')]).toEqual([200, true]);
+      expect((await fetch(`${base}/console/assets/console.js`)).status).toBe(200);
+      expect((await fetch(`${base}/console/api/sections`, { headers: { authorization: 'Bearer sk-image-admin' } })).status).toBe(200);
       const created = await fetch(`${base}/v1/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -8,8 +8,6 @@ export interface RouteDoc {
   body?: Function;
   /** Fields the DTO leaves to their own parsers (polymorphic: items, tools), described here. */
   bodyExtras?: Record<string, JsonSchema>;
-  /** Content types of the 200 answer besides JSON. */
-  streams?: boolean;
 }
 
 /**
@@ -26,9 +24,8 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       conversation: { description: 'A conversation id, or { id }: the response is added to it.', type: ['string', 'object', 'null'] },
       prompt: { description: 'A stored prompt reference.', type: ['object', 'null'] },
     },
-    streams: true,
   },
-  'GET /v1/responses/:id': { summary: 'Retrieve a stored response (SSE replay with stream=true)', streams: true },
+  'GET /v1/responses/:id': { summary: 'Retrieve a stored response (SSE replay with stream=true)' },
   'DELETE /v1/responses/:id': { summary: 'Delete a stored response' },
   'POST /v1/responses/:id/cancel': { summary: 'Cancel a background response' },
   'GET /v1/responses/:id/input_items': { summary: "List a stored response's input items" },

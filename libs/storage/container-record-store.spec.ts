@@ -67,6 +67,22 @@ describe.each<[string, () => ContainerRecordStore]>([
     expect(await store.findByFile('cfile_2', 'key-a')).toBeNull();
   });
 
+  it("lists every owner's containers newest first for the console, page by page, and reads one back by id", async () => {
+    // Later than every other record of this store: these three open the catalog.
+    const [a, b, c] = [1, 2, 3].map((i) => record({ createdAt: 9_000_000_000_000 + i * 1000, owner: i === 2 ? null : `key-${i}` }));
+    for (const r of [b, c, a]) await store.insert(r);
+    const first = await store.catalog!({ limit: 2 });
+    expect(first.data).toEqual([
+      { id: c.id, owner: 'key-3', createdAt: 9_000_000_003 },
+      { id: b.id, owner: null, createdAt: 9_000_000_002 },
+    ]);
+    expect(first.has_more).toBe(true);
+    expect((await store.catalog!({ limit: 1, after: first.last_id! })).data.map((e) => e.id)).toEqual([a.id]);
+    expect((await store.catalog!({ limit: 1, id: b.id })).data).toEqual([{ id: b.id, owner: null, createdAt: 9_000_000_002 }]);
+    expect((await store.catalog!({ limit: 1, id: 'cntr_nowhere' })).data).toEqual([]);
+    await expect(store.catalog!({ limit: 1, after: 'cntr_nowhere' })).rejects.toMatchObject({ param: 'after' });
+  });
+
   it('lets only the home write, and moves the home by compare-and-set', async () => {
     const r = record();
     await store.insert(r);

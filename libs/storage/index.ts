@@ -19,3 +19,4 @@ export { StorageSettingsModule } from './config/storage-settings.module.js';
 export * from './usage-store.interface.js';
 export { MemoryUsageStore } from './usage/memory-usage.store.js';
 export { createUsageStore } from './usage/create-usage-store.js';
+export * from './catalog.interface.js';

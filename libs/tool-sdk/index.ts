@@ -80,3 +80,5 @@ export type * from './ports/container-records.js';
 export { STORED_FILES, type StoredFiles } from './ports/stored-files.js';
 export { MESSAGE_FILES, FILE_TEXT, type MessageFiles, type FileText } from './ports/message-files.interface.js';
 export { BATCH_FILES, type BatchFiles } from './ports/batch-files.interface.js';
+export type * from './ports/catalog.js';
+export { CONSOLE_SECTION, ConsoleSectionProvider, type ConsoleSection, type ConsolePage } from './ports/console-sections.js';

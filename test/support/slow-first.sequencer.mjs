@@ -21,6 +21,7 @@ const SLOW_FIRST = [
   'test/primary-modules.e2e-spec.ts',
   'test/containers-many-processes.e2e-spec.ts',
   'test/batches.e2e-spec.ts',
+  'test/openapi.e2e-spec.ts',
 ];
 
 export default class SlowFirstSequencer extends Sequencer {

@@ -10,6 +10,8 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
+import type { BackgroundCatalog, CatalogPage, CatalogQuery } from '../catalog.interface.js';
+import { catalogOfEntries } from '../shared/list-window.util.js';
 
 interface Entry {
   run: BackgroundRun;
@@ -19,7 +21,7 @@ interface Entry {
 const clone = <T>(value: T): T => structuredClone(value);
 
 /** Background runs of one process, for tests and single-node set-ups that keep nothing. */
-export class MemoryBackgroundStore implements BackgroundStore {
+export class MemoryBackgroundStore implements BackgroundStore, BackgroundCatalog {
   private readonly runs = new Map<string, Entry>();
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
@@ -41,6 +43,12 @@ export class MemoryBackgroundStore implements BackgroundStore {
     if (owned >= limits.maxRunsPerOwner) return 'owner';
     this.runs.set(run.id, { run: clone(run), events: [] });
     return null;
+  }
+
+  /** Every run, whoever owns it, newest first (the console's listing). */
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    const entries = [...this.runs.values()].map(({ run }) => ({ id: run.id, owner: run.owner, createdAt: Number(run.response.created_at ?? 0) }));
+    return catalogOfEntries(entries, query);
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {

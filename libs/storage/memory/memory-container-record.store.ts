@@ -1,3 +1,5 @@
+import type { CatalogPage, CatalogQuery } from '#tool-sdk/ports/catalog.js';
+import { catalogOfEntries } from '../shared/list-window.util.js';
 import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 
 const copy = (r: ContainerRecord): ContainerRecord => ({ ...r, files: r.files.map((f) => ({ ...f })), copiedFileIds: [...r.copiedFileIds] });
@@ -28,6 +30,13 @@ export class MemoryContainerRecordStore implements ContainerRecordStore {
       .filter((r) => r.owner === owner)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map(copy);
+  }
+
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    return catalogOfEntries(
+      [...this.records.values()].map((r) => ({ id: r.id, owner: r.owner, createdAt: Math.floor(r.createdAt / 1000) })),
+      query,
+    );
   }
 
   async findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null> {

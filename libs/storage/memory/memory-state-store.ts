@@ -1,7 +1,8 @@
 import { NotFoundError } from '#tool-sdk/errors.js';
 import type { PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
-import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
+import type { CatalogKind, CatalogPage, CatalogQuery, StateCatalog } from '../catalog.interface.js';
+import { catalogOfEntries, parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
 import { nowSeconds, outputItemsOf, withItemId, type IdentifiedItem } from '../shared/stored-item.util.js';
 import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
 
@@ -30,7 +31,7 @@ function sameOwner(recordOwner: string | null, owner: string | null): boolean {
  * store. Each write validates and serializes everything before touching the
  * maps, which makes it all-or-nothing like a transaction.
  */
-export class MemoryStateStore implements StateStore {
+export class MemoryStateStore implements StateStore, StateCatalog {
   private readonly responses = new Map<string, StoredResponse>();
   private readonly conversations = new Map<string, ConversationRecord>();
 
@@ -64,6 +65,12 @@ export class MemoryStateStore implements StateStore {
     }
     this.responses.set(r.id, stored);
     append?.();
+  }
+
+  /** Every stored response or conversation, whoever owns it, newest first (the console's listing). */
+  async catalog(kind: CatalogKind, query: CatalogQuery): Promise<CatalogPage> {
+    const records = kind === 'responses' ? this.responses.values() : [...this.conversations.values()].map((r) => r.conversation);
+    return catalogOfEntries(records, query);
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {

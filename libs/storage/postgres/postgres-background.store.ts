@@ -11,6 +11,8 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
+import type { BackgroundCatalog, CatalogPage, CatalogQuery } from '../catalog.interface.js';
+import { catalogPage, catalogSql, parseCatalogQuery, unknownCursor, type CatalogRow } from '../shared/list-window.util.js';
 import { inTransaction } from './pg-transaction.js';
 import { pgJson, translatePgError } from './pg-text.js';
 
@@ -62,7 +64,7 @@ export interface PostgresBackgroundStoreOptions {
  * process turns those into `watch` callbacks, so a stream resumed on one
  * replica follows a run executing on another without polling.
  */
-export class PostgresBackgroundStore implements BackgroundStore {
+export class PostgresBackgroundStore implements BackgroundStore, BackgroundCatalog {
   private pool: pg.Pool | undefined;
   private listener: pg.Client | undefined;
   private relisten: NodeJS.Timeout | undefined;
@@ -135,6 +137,17 @@ export class PostgresBackgroundStore implements BackgroundStore {
       );
       return null;
     });
+  }
+
+  /** Every run, whoever owns it, newest first (the console's listing). */
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    const sql = catalogSql('background_runs', 'floor(extract(epoch from created_at))::bigint', (n) => `$${n}`, after !== undefined);
+    if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(sql.byIdSql, [query.id])).rows, 1);
+    if (after === undefined) return catalogPage((await this.query<CatalogRow>(sql.pageSql, [limit + 1])).rows, limit);
+    const [cursor] = (await this.query<{ created_at: string }>(sql.cursorSql, [after])).rows;
+    if (!cursor) throw unknownCursor('after', after);
+    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import type { CatalogPage, CatalogQuery } from '#tool-sdk/ports/catalog.js';
+import { catalogPage, catalogSql, parseCatalogQuery, unknownCursor, type CatalogRow } from '../shared/list-window.util.js';
 import type { ContainerFileRecord, ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 import { patchColumns } from '../sqlite/sqlite-container-record.store.js';
 import { inTransaction } from './pg-transaction.js';
@@ -108,6 +110,16 @@ export class PostgresContainerRecordStore implements ContainerRecordStore {
   async list(owner: string | null): Promise<ContainerRecord[]> {
     const { rows } = await this.query<Row>('SELECT * FROM code_containers WHERE owner IS NOT DISTINCT FROM $1 ORDER BY created_at, id', [owner]);
     return rows.map(toRecord);
+  }
+
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    const sql = catalogSql('code_containers', '(created_at / 1000)', (n) => `$${n}`, after !== undefined);
+    if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(sql.byIdSql, [query.id])).rows, 1);
+    if (after === undefined) return catalogPage((await this.query<CatalogRow>(sql.pageSql, [limit + 1])).rows, limit);
+    const [cursor] = (await this.query<{ created_at: string }>(sql.cursorSql, [after])).rows;
+    if (!cursor) throw unknownCursor('after', after);
+    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
   }
 
   async findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null> {

@@ -2,7 +2,8 @@ import pg from 'pg';
 import { NotFoundError } from '#tool-sdk/errors.js';
 import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
-import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
+import type { CatalogKind, CatalogPage, CatalogQuery, StateCatalog } from '../catalog.interface.js';
+import { catalogPage, catalogSql, parseCatalogQuery, parseListOptions, positionRange, toPage, unknownCursor, type CatalogRow, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import { CONVERSATION_ITEMS, INPUT_ITEMS, type ItemTable, nowSeconds, outputItemsOf, RESPONSE_COLUMNS_SQL, responseRowValues, withItemId } from '../shared/stored-item.util.js';
 import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type ListOptions, type Page, type StateStore, type StoredResponse } from '../state-store.interface.js';
@@ -127,7 +128,7 @@ function toConversationItem(row: ConversationItemRow): ConversationItem {
  * in one transaction on one pooled connection, so once a write resolves it is
  * committed and visible to every other replica.
  */
-export class PostgresStateStore implements StateStore {
+export class PostgresStateStore implements StateStore, StateCatalog {
   private pool: pg.Pool | undefined;
 
   constructor(private readonly options: PostgresStateStoreOptions) {
@@ -224,6 +225,17 @@ export class PostgresStateStore implements StateStore {
     );
     for (const row of rows) if (!found.has(row.item_id)) found.set(row.item_id, row.item);
     return found;
+  }
+
+  /** Every stored response or conversation, whoever owns it, newest first (the console's listing). */
+  async catalog(kind: CatalogKind, query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    const sql = catalogSql(kind, 'created_at', (n) => `$${n}`, after !== undefined);
+    if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.byIdSql, [query.id])).rows, 1);
+    if (after === undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [limit + 1])).rows, limit);
+    const [cursor] = (await this.query<{ created_at: string }>(this.open(), sql.cursorSql, [after])).rows;
+    if (!cursor) throw unknownCursor('after', after);
+    return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {

@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ListOptions, Page } from '../state-store.interface.js';
+import type { CatalogEntry, CatalogPage, CatalogQuery } from '#tool-sdk/ports/catalog.js';
 
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 100;
@@ -50,3 +51,57 @@ export function toPage<T>(rows: T[], limit: number, idOf: (row: T) => string): P
     has_more: rows.length > limit,
   };
 }
+
+/** Newest first, ties broken by id, as every catalog orders: `rows` fetched with `limit + 1`. */
+export function catalogPage(rows: CatalogRow[], limit: number): CatalogPage {
+  const data = rows.slice(0, limit).map((r) => ({ id: r.id, owner: r.owner, createdAt: Number(r.created_at) }));
+  return { data, has_more: rows.length > limit, last_id: data.length > 0 ? data[data.length - 1].id : null };
+}
+
+/** Checks a catalog query the way list options are checked: a bad limit names `limit`. */
+export function parseCatalogQuery(query: CatalogQuery): CatalogQuery {
+  const { limit } = parseListOptions({ limit: query.limit });
+  return { limit, ...(query.after ? { after: query.after } : {}), ...(query.id !== undefined ? { id: query.id } : {}) };
+}
+
+/** One catalog page of records already in memory (the memory stores). */
+export function catalogOfEntries(entries: Iterable<CatalogEntry>, query: CatalogQuery): CatalogPage {
+  const { limit, after, id } = parseCatalogQuery(query);
+  if (id !== undefined)
+    return catalogPage(
+      [...entries].filter((e) => e.id === id).map((e) => ({ id: e.id, owner: e.owner, created_at: e.createdAt })),
+      1,
+    );
+  const sorted = [...entries].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  let start = 0;
+  if (after !== undefined) {
+    start = sorted.findIndex((e) => e.id === after) + 1;
+    if (start === 0) throw unknownCursor('after', after);
+  }
+  return catalogPage(
+    sorted.slice(start, start + limit + 1).map((e) => ({ id: e.id, owner: e.owner, created_at: e.createdAt })),
+    limit,
+  );
+}
+
+/**
+ * The SQL of one catalog page over a table with `id`, `owner` and a creation
+ * column (`created`, an expression in epoch seconds), newest first. With a
+ * cursor, `cursorSql` reads the cursor row's position and `pageSql` takes
+ * (position, position, id, limit); without, `pageSql` takes (limit).
+ * `byIdSql` reads the one record of `query.id` (takes the id).
+ */
+export function catalogSql(table: string, created: string, mark: (n: number) => string, withCursor: boolean): { cursorSql: string; pageSql: string; byIdSql: string } {
+  const select = `SELECT id, owner, ${created} AS created_at FROM ${table}`;
+  const order = `ORDER BY ${created} DESC, id DESC`;
+  return {
+    cursorSql: `SELECT ${created} AS created_at FROM ${table} WHERE id = ${mark(1)}`,
+    byIdSql: `${select} WHERE id = ${mark(1)}`,
+    pageSql: withCursor
+      ? `${select} WHERE ${created} < ${mark(1)} OR (${created} = ${mark(2)} AND id < ${mark(3)}) ${order} LIMIT ${mark(4)}`
+      : `${select} ${order} LIMIT ${mark(1)}`,
+  };
+}
+
+/** A catalog row as the SQL of `catalogSql` reads it. */
+export type CatalogRow = { id: string; owner: string | null; created_at: number | string };

@@ -11,6 +11,8 @@ import {
   type BackgroundStore,
 } from '../background-store.interface.js';
 import { BACKGROUND_CHANNEL, expiryEvent } from '../shared/background-run.util.js';
+import type { BackgroundCatalog, CatalogPage, CatalogQuery } from '../catalog.interface.js';
+import { catalogPage, catalogSql, parseCatalogQuery, unknownCursor, type CatalogRow } from '../shared/list-window.util.js';
 import { SqliteConnection, type SqliteConnectionOptions } from './sqlite-connection.js';
 
 interface RunRow {
@@ -43,7 +45,7 @@ function toRun(row: RunRow): BackgroundRun {
  * in this process only; another process on the same file sees new events
  * when its followers poll.
  */
-export class SqliteBackgroundStore implements BackgroundStore {
+export class SqliteBackgroundStore implements BackgroundStore, BackgroundCatalog {
   private connection: SqliteConnection | undefined;
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
@@ -86,6 +88,18 @@ export class SqliteBackgroundStore implements BackgroundStore {
       ).run(run.id, run.owner, run.status, JSON.stringify(run.response), run.nodeId, run.leaseExpiresAt, run.lastSequence, Date.now());
       return null;
     });
+  }
+
+  /** Every run, whoever owns it, newest first (the console's listing). */
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    // created_at is in milliseconds here; the catalog speaks seconds.
+    const sql = catalogSql('background_runs', '(created_at / 1000)', () => '?', after !== undefined);
+    if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
+    if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
+    const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+    if (!cursor) throw unknownCursor('after', after);
+    return catalogPage(this.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {

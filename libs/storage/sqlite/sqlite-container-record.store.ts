@@ -1,3 +1,5 @@
+import type { CatalogPage, CatalogQuery } from '#tool-sdk/ports/catalog.js';
+import { catalogPage, catalogSql, parseCatalogQuery, unknownCursor, type CatalogRow } from '../shared/list-window.util.js';
 import type { ContainerRecord, ContainerRecordPatch, ContainerRecordStore, GatewayNodeRecord } from '#tool-sdk/ports/container-records.js';
 import { SqliteConnection, type SqliteConnectionOptions } from './sqlite-connection.js';
 
@@ -105,6 +107,18 @@ export class SqliteContainerRecordStore implements ContainerRecordStore {
 
   async list(owner: string | null): Promise<ContainerRecord[]> {
     return (this.open().stmt('SELECT * FROM code_containers WHERE owner IS ? ORDER BY created_at, id').all(owner) as Row[]).map(toRecord);
+  }
+
+  async catalog(query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    // created_at is in milliseconds here; the catalog speaks seconds.
+    const sql = catalogSql('code_containers', '(created_at / 1000)', () => '?', after !== undefined);
+    const db = this.open();
+    if (query.id !== undefined) return catalogPage(db.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
+    if (after === undefined) return catalogPage(db.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
+    const cursor = db.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+    if (!cursor) throw unknownCursor('after', after);
+    return catalogPage(db.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
   }
 
   async findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null> {

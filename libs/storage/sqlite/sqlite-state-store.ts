@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { NotFoundError } from '#tool-sdk/errors.js';
 import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
-import { parseListOptions, positionRange, toPage, unknownCursor, type ListQuery } from '../shared/list-window.util.js';
+import type { CatalogKind, CatalogPage, CatalogQuery, StateCatalog } from '../catalog.interface.js';
+import { catalogPage, catalogSql, parseCatalogQuery, parseListOptions, positionRange, toPage, unknownCursor, type CatalogRow, type ListQuery } from '../shared/list-window.util.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import {
   CONVERSATION_ITEMS,
@@ -106,7 +107,7 @@ function toStoredResponse(row: ResponseRow, inputItems: PublicItem[]): StoredRes
  * half-done write from this process; other processes on the same file are
  * kept apart by SQLite's locks (writes take the lock up front, see `write`).
  */
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore implements StateStore, StateCatalog {
   private connection: SqliteConnection | undefined;
   private pendingSaves: PendingSave[] = [];
   /** A flush is scheduled, or waiting for another process's write lock. */
@@ -336,6 +337,19 @@ export class SqliteStateStore implements StateStore {
            AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND owner IS ?)`,
         ).run(id, itemId, id, owner).changes > 0,
     );
+  }
+
+  /** Every stored response or conversation, whoever owns it, newest first (the console's listing). */
+  async catalog(kind: CatalogKind, query: CatalogQuery): Promise<CatalogPage> {
+    const { limit, after } = parseCatalogQuery(query);
+    const sql = catalogSql(kind, 'created_at', () => '?', after !== undefined);
+    return this.read(() => {
+      if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
+      if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
+      const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+      if (!cursor) throw unknownCursor('after', after);
+      return catalogPage(this.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
+    });
   }
 
   private read<T>(fn: () => T): T {

@@ -1,6 +1,7 @@
 /// <reference types="jest" />
 import { newId } from '#tool-sdk/ids.js';
 import type { BackgroundRun, BackgroundStore } from '../background-store.interface.js';
+import type { BackgroundCatalog } from '../catalog.interface.js';
 
 const LIMITS = { maxRuns: 100, maxRunsPerOwner: 100 };
 
@@ -176,6 +177,24 @@ export function describeBackgroundStoreContract(name: string, factory: () => Bac
         count += page.length;
       }
       expect(count).toBe(2_000);
+    });
+
+    it("lists every owner's runs in one order across pages (the console), and refuses an unknown cursor", async () => {
+      const catalog = store as BackgroundStore & BackgroundCatalog;
+      const ids: string[] = [];
+      for (const owner of ['owner-a', 'owner-b', null]) {
+        const run = backgroundRun({ owner });
+        ids.push(run.id);
+        expect(await store.admit(run, LIMITS)).toBeNull();
+      }
+      const first = await catalog.catalog({ limit: 2 });
+      expect(first.has_more).toBe(true);
+      const second = await catalog.catalog({ limit: 2, after: first.last_id! });
+      expect(second.has_more).toBe(false);
+      const listed = [...first.data, ...second.data];
+      expect(listed.map((e) => e.id).sort()).toEqual([...ids].sort());
+      expect(listed.find((e) => e.id === ids[2])?.owner).toBeNull();
+      await expect(catalog.catalog({ limit: 2, after: 'resp_nowhere' })).rejects.toMatchObject({ param: 'after' });
     });
   });
 }

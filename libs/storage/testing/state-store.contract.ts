@@ -3,6 +3,7 @@ import { NotFoundError } from '#tool-sdk/errors.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { PublicItem } from '#tool-sdk/items.js';
 import { DuplicateIdError } from '../shared/duplicate-id.error.js';
+import type { StateCatalog } from '../catalog.interface.js';
 import type { Conversation, StateStore, StoredResponse } from '../state-store.interface.js';
 
 /**
@@ -478,6 +479,31 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         const found = await store.findItems(ids, A);
         expect(found.size).toBe(500);
         expect(texts([found.get('msg_many_499')!])).toEqual(['msg_many_499']);
+      });
+    });
+
+    describe('catalog (the console, across owners)', () => {
+      const catalogOf = (s: StateStore) => s as StateStore & StateCatalog;
+
+      it("lists every owner's responses and conversations newest first, page by page, and refuses an unknown cursor", async () => {
+        const ids = [1, 2, 3].map((n) => `resp_catalog_${n}`);
+        await store.saveResponse(response({ id: ids[0], owner: A, createdAt: 1_760_000_001 }));
+        await store.saveResponse(response({ id: ids[1], owner: B, createdAt: 1_760_000_003 }));
+        await store.saveResponse(response({ id: ids[2], owner: null, createdAt: 1_760_000_002 }));
+        const first = await catalogOf(store).catalog('responses', { limit: 2 });
+        expect(first.data).toEqual([
+          { id: ids[1], owner: B, createdAt: 1_760_000_003 },
+          { id: ids[2], owner: null, createdAt: 1_760_000_002 },
+        ]);
+        expect(first.has_more).toBe(true);
+        const second = await catalogOf(store).catalog('responses', { limit: 2, after: first.last_id! });
+        expect(second).toEqual({ data: [{ id: ids[0], owner: A, createdAt: 1_760_000_001 }], has_more: false, last_id: ids[0] });
+        expect((await catalogOf(store).catalog('responses', { limit: 1, id: ids[1] })).data).toEqual([{ id: ids[1], owner: B, createdAt: 1_760_000_003 }]);
+        expect((await catalogOf(store).catalog('responses', { limit: 1, id: 'resp_nowhere' })).data).toEqual([]);
+        await store.createConversation({ id: 'conv_catalog_1', owner: B, createdAt: 1_760_000_000, metadata: {} }, []);
+        expect((await catalogOf(store).catalog('conversations', { limit: 10 })).data.map((e) => e.id)).toEqual(['conv_catalog_1']);
+        await expect(catalogOf(store).catalog('responses', { limit: 2, after: 'resp_nowhere' })).rejects.toMatchObject({ param: 'after' });
+        await expect(catalogOf(store).catalog('responses', { limit: 0 })).rejects.toMatchObject({ param: 'limit' });
       });
     });
 

@@ -1,3 +1,5 @@
+import type { CatalogPage, CatalogQuery } from './catalog.js';
+
 /**
  * Code-interpreter containers as every gateway process sees them: the
  * record (owner, name, expiry, file table) and its **home**, the process
@@ -53,6 +55,8 @@ export interface ContainerRecordStore {
   get(id: string): Promise<ContainerRecord | null>;
   /** The owner's containers, oldest first. */
   list(owner: string | null): Promise<ContainerRecord[]>;
+  /** Every container, whoever owns it, newest first (the console's listing; a store without it shows none). */
+  catalog?(query: CatalogQuery): Promise<CatalogPage>;
   /** The owner's container holding this file id. */
   findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null>;
   /** Applies the patch while `home` still holds the container; false once another process took it over. */

@@ -1,12 +1,13 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { type ContainerRecordStore, registerConfigSection, TOOL_STORAGE, type ToolStorage } from '#tool-sdk/index.js';
+import { type CatalogQuery, type ContainerRecordStore, registerConfigSection, TOOL_STORAGE, type ToolStorage } from '#tool-sdk/index.js';
 import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
 import { codeInterpreterConfigSection } from './config/code-interpreter.config-section.js';
 import { ContainerStore } from './containers/container-store.service.js';
+import { ContainersConsoleSection } from './console/containers.console-section.js';
 import { ContainersController } from './containers/containers.controller.js';
 import { ContainerFileSource } from './files/container-file.source.js';
 import { CODE_INTERPRETER_FILE_SOURCE } from './files/file-source.interface.js';
@@ -54,6 +55,8 @@ function deferredRecordStore(open: () => Promise<ContainerRecordStore>): Contain
           await store.init();
         };
       if (key === 'close') return async () => store?.close();
+      // Optional: a store without a catalog shows the console no containers.
+      if (key === 'catalog') return store?.catalog ? (query: CatalogQuery) => store!.catalog!(query) : undefined;
       return (...args: unknown[]) => (ready()[key] as (...a: unknown[]) => unknown)(...args);
     },
   });
@@ -91,6 +94,7 @@ function providers(options: CodeInterpreterModuleOptions): Provider[] {
     CodeInterpreterLifecycle,
     CodeInterpreterToolHandler,
     CodeInterpreterExecutor,
+    ContainersConsoleSection,
   ];
 }
 

@@ -25,6 +25,7 @@ import { EmbeddingsClient } from './ingestion/embeddings.client.js';
 import { FILE_SEARCH_EMBEDDINGS, IngestionWorker } from './ingestion/ingestion.worker.js';
 import { FileSearchService } from './retrieval/file-search.service.js';
 import { FileSearchStore } from './storage/file-search.store.js';
+import { VectorStoresConsoleSection } from './console/vector-stores.console-section.js';
 import { FileSearchExecutor } from './tool/file-search.executor.js';
 import { FileSearchToolHandler } from './file-search.tool-handler.js';
 
@@ -54,6 +55,7 @@ function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSear
     },
     IngestionWorker,
     FileSearchService,
+    VectorStoresConsoleSection,
     FilesService,
     {
       provide: STORED_FILES,

@@ -3,7 +3,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { type ContainerRecord, type ContainerRecordPatch, type ContainerRecordStore, InvalidRequestError, NotFoundError, UnavailableError } from '#tool-sdk/index.js';
+import {
+  type CatalogQuery,
+  type ContainerRecord,
+  type ContainerRecordPatch,
+  type ContainerRecordStore,
+  UnavailableError,
+  InvalidRequestError,
+  NotFoundError,
+} from '#tool-sdk/index.js';
 import type { CodeInterpreterSettings } from '../config/code-interpreter-settings.js';
 import type { ContainerOperation } from '../homes/container-operation.js';
 import { forwardOperation, HomeUnreachableError, OperationFailedError } from '../homes/home-client.js';
@@ -232,6 +240,18 @@ export class ContainerStore {
   async list(owner: string | null): Promise<Container[]> {
     const now = Date.now();
     return (await this.records.list(owner)).filter((r) => !expired(r, now)).map((r) => this.view(r));
+  }
+
+  /**
+   * Every owner's live containers, newest first, for the operator's console.
+   * A page may hold fewer than `limit` when some listed ones expired; its
+   * cursor still moves past them.
+   */
+  async catalog(query: CatalogQuery): Promise<{ data: Container[]; has_more: boolean; last_id: string | null }> {
+    if (!this.records.catalog) return { data: [], has_more: false, last_id: null };
+    const page = await this.records.catalog(query);
+    const live = await Promise.all(page.data.map((e) => this.get(e.id)));
+    return { data: live.filter((c): c is Container => c !== undefined), has_more: page.has_more, last_id: page.last_id };
   }
 
   fileById(c: Container, fileId: string): ContainerFile | undefined {

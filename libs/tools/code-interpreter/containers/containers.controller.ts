@@ -25,7 +25,7 @@ interface ListPage<T> {
   has_more: boolean;
 }
 
-function containerObject(c: Container): JsonObject {
+export function containerObject(c: Container): JsonObject {
   return {
     id: c.id,
     object: 'container',
@@ -38,7 +38,7 @@ function containerObject(c: Container): JsonObject {
   };
 }
 
-function fileObject(c: Container, f: ContainerFile): JsonObject {
+export function fileObject(c: Container, f: ContainerFile): JsonObject {
   return { id: f.id, object: 'container.file', container_id: c.id, path: `/mnt/data/${f.path}`, bytes: f.bytes, created_at: Math.floor(f.createdAt / 1000), source: f.source };
 }
 

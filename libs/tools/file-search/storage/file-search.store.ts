@@ -304,6 +304,17 @@ export class FileSearchStore {
     return this.page('fs_vector_stores', 'id', 'owner = ?', [owner], q, storeRow);
   }
 
+  /** Every owner's vector stores, newest first: the operator's console lists them (behind an administrator key). */
+  listAllStores(q: PageQuery): Promise<Page<VectorStoreRow>> {
+    return this.page('fs_vector_stores', 'id', '1 = 1', [], q, storeRow);
+  }
+
+  /** A vector store whoever owns it, for the console (tenant routes go through `getStore`). */
+  async storeById(id: string): Promise<VectorStoreRow | undefined> {
+    const [r] = await this.db.all('SELECT * FROM fs_vector_stores WHERE id = ?', [id]);
+    return r ? storeRow(r) : undefined;
+  }
+
   async updateStore(s: VectorStoreRow): Promise<void> {
     await this.db.run('UPDATE fs_vector_stores SET name = ?, metadata = ?, expires_after = ?, last_active_at = ? WHERE id = ? AND owner = ?', [
       s.name,

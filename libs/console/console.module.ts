@@ -1,0 +1,29 @@
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AdminKeyGuard } from './admin-key.guard.js';
+import { ConsoleApiController } from './console-api.controller.js';
+import { ConsoleCatalog } from './console-catalog.service.js';
+import { ConsolePageController } from './console-page.controller.js';
+
+/**
+ * The operator's console: the page under `/console` and its read-only API
+ * under `/console/api`. `GatewayModule.forRoot` adds it when
+ * `console.enabled` is true; without it the routes do not exist (a 404 like
+ * any unknown path). Its readers are every store's catalog and the tool
+ * libraries' console sections (`ConsoleSectionProvider`), found by discovery.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [ConsolePageController, ConsoleApiController],
+  providers: [ConsoleCatalog, AdminKeyGuard],
+})
+export class ConsoleModule implements OnModuleInit {
+  constructor(private readonly guard: AdminKeyGuard) {}
+
+  onModuleInit(): void {
+    // A console nobody can open is a mistake in the configuration: say so at start-up.
+    if (!this.guard.configured) {
+      throw new Error('Invalid configuration: console.enabled (CONSOLE_ENABLED) is true but usage.adminKeys (USAGE_ADMIN_KEYS) names no administrator key to open it with.');
+    }
+  }
+}

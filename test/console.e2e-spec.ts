@@ -1,0 +1,233 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import OpenAI, { toFile } from 'openai';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { GatewayModule } from '#src/gateway.module.js';
+import { type GatewayStack, startStack } from './support/gateway-harness.js';
+
+/**
+ * The operator's console in a real browser: Debian's Chromium, driven by
+ * playwright-core, against a gateway whose records were written through the
+ * official `openai` client and the simulated upstream.
+ */
+const ADMIN_KEY = 'sk-console-admin';
+const TENANT_KEY = 'sk-console-tenant';
+const CHROMIUM = '/usr/bin/chromium';
+/** Stored tenant text that would run script if the page rendered it as HTML. */
+const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
+
+describe('the console', () => {
+  let stack: GatewayStack;
+  let base: string;
+  let tenant: OpenAI;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let dataDir: string;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'console-containers-'));
+    profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
+    stack = await startStack({
+      config: {
+        console: { enabled: true },
+        auth: { apiKeys: [TENANT_KEY, ADMIN_KEY] },
+        usage: { adminKeys: [ADMIN_KEY] },
+        codeInterpreter: { backend: 'pyodide', dataDir, warmWorkers: 0 },
+        fileSearch: { ingestion: { pollMs: 50 } },
+      },
+    });
+    base = stack.url.replace(/\/v1$/, '');
+    tenant = new OpenAI({ baseURL: stack.url, apiKey: TENANT_KEY, maxRetries: 0, timeout: 20_000 });
+
+    const hostile = await tenant.responses.create({ model: 'sim-model', input: `[[say ${HOSTILE}]]` });
+    ids.hostile = hostile.id;
+    const tool = await tenant.responses.create({
+      model: 'sim-model',
+      input: '[[call get_weather {"city":"Paris"}]]',
+      tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }],
+    });
+    expect(tool.output.map((i) => i.type)).toEqual(['function_call']);
+    ids.tool = tool.id;
+    const conversation = await tenant.conversations.create({ metadata: { topic: 'console' } });
+    ids.conversation = conversation.id;
+    await tenant.responses.create({ model: 'sim-model', input: '[[say in the conversation]]', conversation: conversation.id });
+    const queued = await tenant.responses.create({ model: 'sim-model', input: '[[say later]]', background: true });
+    ids.background = queued.id;
+    for (let r = queued; r.status === 'queued' || r.status === 'in_progress'; r = await tenant.responses.retrieve(queued.id)) {
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    const file = await tenant.files.create({ file: await toFile(Buffer.from('console notes'), 'notes.txt'), purpose: 'assistants' });
+    const store = await tenant.vectorStores.create({ name: 'console docs' });
+    await tenant.vectorStores.files.create(store.id, { file_id: file.id });
+    ids.vectorStore = store.id;
+    ids.file = file.id;
+    const box = await tenant.containers.create({ name: 'console box' });
+    const boxFile = await tenant.containers.files.create(box.id, { file: await toFile(Buffer.from('a,b\n'), 'input.csv') });
+    ids.container = box.id;
+    ids.containerFile = boxFile.id;
+
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await stack?.close();
+    rmSync(profile, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const open = async (section: string) => {
+    await page.click(`nav button[data-section="${section}"]`);
+  };
+
+  it('asks for the key, refuses a tenant key, then opens every section with the administrator key', async () => {
+    const served = await page.goto(`${base}/console`);
+    expect(served?.status()).toBe(200);
+    expect(served?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await page.waitForFunction("document.getElementById('status')?.textContent?.includes('administrator key')");
+    expect(await page.isHidden('#nav')).toBe(true);
+
+    await page.fill('#key', TENANT_KEY);
+    await page.click('#key-save');
+    await page.waitForSelector('#status.error');
+    expect(await page.textContent('#status')).toMatch(/^401: Not an administrator key/);
+    expect(await page.isHidden('#nav')).toBe(true);
+
+    await page.fill('#key', ADMIN_KEY);
+    await page.click('#key-save');
+    await page.waitForSelector('#nav:not([hidden])');
+    expect(await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-section')))).toEqual([
+      'responses',
+      'conversations',
+      'background',
+      'vector_stores',
+      'containers',
+      'usage',
+      'test',
+    ]);
+    expect(await page.evaluate("sessionStorage.getItem('switchyard.console.key')")).toBe(ADMIN_KEY);
+  });
+
+  it('lists the stored responses and shows one with its items, tenant markup as text that never runs', async () => {
+    await open('responses');
+    await page.waitForSelector(`tr[data-id="${ids.hostile}"]`);
+    const listed = await page.$$eval('tbody[data-list="/console/api/responses"] tr', (rows) => rows.map((r) => r.getAttribute('data-id')));
+    // Four responses stored (one in a conversation, one in the background), newest first.
+    expect(listed).toHaveLength(4);
+    expect(listed.indexOf(ids.tool)).toBeLessThan(listed.indexOf(ids.hostile));
+
+    await page.click(`tr[data-id="${ids.hostile}"]`);
+    await page.waitForSelector('#output-items [data-item-type="message"]');
+    expect(await page.textContent('#output-items [data-item-type="message"] .text')).toBe(HOSTILE);
+    expect(await page.textContent('#input-items')).toContain(HOSTILE);
+    expect(await page.locator('#view img').count()).toBe(0);
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+  });
+
+  it('shows a tool call with its name and arguments', async () => {
+    await open('responses');
+    await page.click(`tr[data-id="${ids.tool}"]`);
+    const call = page.locator('#output-items [data-item-type="function_call"]');
+    await call.waitFor();
+    expect(await call.locator('h4').textContent()).toBe('function_call: get_weather');
+    expect(JSON.parse((await call.locator('.arguments code').textContent())!)).toEqual({ city: 'Paris' });
+    expect(await page.textContent('#view')).toContain('"get_weather"');
+  });
+
+  it('browses conversations, background runs, vector stores and containers with their files, and usage', async () => {
+    await open('conversations');
+    await page.click(`tr[data-id="${ids.conversation}"]`);
+    await page.waitForSelector('#conversation-items [data-item-type="message"]');
+    expect(await page.$$eval('#conversation-items .text', (items) => items.map((i) => i.textContent))).toEqual(['[[say in the conversation]]', 'in the conversation']);
+
+    await open('background');
+    const run = page.locator(`tr[data-id="${ids.background}"]`);
+    await run.waitFor();
+    expect(await run.locator('td').nth(3).textContent()).toBe('completed');
+
+    await open('vector_stores');
+    await page.click(`tr[data-id="${ids.vectorStore}"]`);
+    await page.waitForSelector('#section-files');
+    expect(await page.textContent('#section-files')).toContain(ids.file);
+    expect(await page.textContent('#view h2')).toBe('Vector stores: console docs');
+
+    await open('containers');
+    await page.click(`tr[data-id="${ids.container}"]`);
+    await page.waitForSelector('#section-files');
+    expect(await page.textContent('#section-files')).toContain('/mnt/data/input.csv');
+
+    await open('usage');
+    await page.waitForSelector('#usage tbody tr td:nth-child(4)');
+    const requests = await page.$$eval('#usage tbody tr', (rows) => rows.map((r) => [r.children[2]?.textContent, Number(r.children[3]?.textContent)]));
+    expect(requests.filter(([model]) => model === 'sim-model').reduce((n, [, count]) => n + (count as number), 0)).toBe(4);
+  });
+
+  it('sends a test request to /v1/responses and shows the answer', async () => {
+    await open('test');
+    await page.fill('#test-model', 'sim-model');
+    await page.fill('#test-input', '[[say pong from the console]]');
+    await page.click('#test-send');
+    await page.waitForSelector('#test-output-text');
+    expect(await page.textContent('#test-output-text')).toBe('pong from the console');
+  });
+
+  it('answers its API to administrator keys only, with the error envelope, and pages with after', async () => {
+    const get = (path: string, key?: string) => fetch(`${base}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    for (const key of [undefined, TENANT_KEY, 'sk-unknown']) {
+      const res = await get('/console/api/responses', key);
+      const body = (await res.json()) as { error: { type: string; message: string } };
+      expect({ key, status: res.status, type: body.error.type }).toEqual({ key, status: 401, type: 'authentication_error' });
+    }
+    const first = (await (await get('/console/api/responses?limit=3', ADMIN_KEY)).json()) as { data: Array<{ id: string }>; has_more: boolean; last_id: string };
+    expect(first.data).toHaveLength(3);
+    expect(first.has_more).toBe(true);
+    const second = (await (await get(`/console/api/responses?limit=3&after=${first.last_id}`, ADMIN_KEY)).json()) as { data: Array<{ id: string }>; has_more: boolean };
+    expect(second.data.map((r) => r.id).filter((id) => first.data.some((r) => r.id === id))).toEqual([]);
+    expect(first.data.length + second.data.length).toBeGreaterThanOrEqual(5);
+
+    const badLimit = await get('/console/api/responses?limit=1000', ADMIN_KEY);
+    expect([badLimit.status, ((await badLimit.json()) as { error: { param: string } }).error.param]).toEqual([400, 'limit']);
+    // Ids and names are looked up in their own store: anything else is a 404, never a path.
+    for (const path of [
+      '/console/api/responses/..%2F..%2Fetc%2Fpasswd',
+      `/console/api/responses/${ids.conversation}`,
+      '/console/api/sections/..%2Fresponses',
+      `/console/api/sections/containers/${ids.vectorStore}/files`,
+    ]) {
+      expect({ path, status: (await get(path, ADMIN_KEY)).status }).toEqual({ path, status: 404 });
+    }
+    expect((await get('/console/assets/..%2F..%2Fpackage.json')).status).toBe(404);
+  });
+});
+
+describe('the console, off', () => {
+  it('is not there unless console.enabled: /console and its API are 404s', async () => {
+    const stack = await startStack({ config: { usage: { adminKeys: [ADMIN_KEY] } } });
+    try {
+      const base = stack.url.replace(/\/v1$/, '');
+      for (const path of ['/console', '/console/assets/console.js', '/console/api/responses']) {
+        const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+      }
+    } finally {
+      await stack.close();
+    }
+  });
+
+  it('refuses to start enabled without an administrator key, naming both settings', async () => {
+    const config = { upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, storage: { driver: 'memory' as const }, console: { enabled: true } };
+    const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: false, abortOnError: false });
+    await expect(app.init()).rejects.toThrow(/console\.enabled \(CONSOLE_ENABLED\) is true but usage\.adminKeys \(USAGE_ADMIN_KEYS\)/);
+    await app.close().catch(() => undefined);
+  });
+});

@@ -50,6 +50,16 @@ describe('the primary’s limits service (worker mode)', () => {
     });
   });
 
+  it('reserves an estimate for every worker and gives it back when the worker dies', async () => {
+    const service = limitsPrimaryService({ ...settings, concurrentRequests: null });
+    expect(await service.handle({ op: 'acquire', owner: 'o', estimate: 70 }, worker(1))).toHaveProperty('lease');
+    expect(await service.handle({ op: 'acquire', owner: 'o', estimate: 40 }, worker(2))).toMatchObject({
+      refused: { message: expect.stringMatching(/Used 70, Requested 40/), headers: { 'x-ratelimit-remaining-tokens': '30' } },
+    });
+    service.workerExited!(worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o', estimate: 40 }, worker(2))).toHaveProperty('lease');
+  });
+
   it('gives back the places of a worker that died', async () => {
     const service = limitsPrimaryService(settings);
     await service.handle({ op: 'acquire', owner: 'o' }, worker(1));

@@ -102,6 +102,22 @@ describe('RedisLimiter (real Redis)', () => {
     await expect(running.check!({ total_tokens: 50 } as Usage)).rejects.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100' } });
   });
 
+  it('reserves a request’s estimate atomically across replicas and settles it to the actual usage', async () => {
+    const [a, b] = await pair({ tokensPerMinute: 100_000, tokensPerDay: 100 });
+    // Ten admissions of 30 at once on two replicas: the day's 100 holds three of them, never more.
+    const tries = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).acquire('o', 30)));
+    const admitted = tries.filter((t): t is PromiseFulfilledResult<Awaited<ReturnType<RedisLimiter['acquire']>>> => t.status === 'fulfilled');
+    expect(admitted).toHaveLength(3);
+    const refused = (tries.find((t) => t.status === 'rejected') as PromiseRejectedResult).reason;
+    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/Requested 30/) });
+    expect(Number(refused.headers['x-ratelimit-remaining-tokens'])).toBeLessThan(30);
+    // Settled to what each used: 3 × 5 charged, so 85 are left.
+    for (const lease of admitted) lease.value.release({ total_tokens: 5 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    await expect(a.acquire('o', 86)).rejects.toMatchObject({ headers: { 'x-ratelimit-remaining-tokens': '85' } });
+    await expect(b.acquire('o', 85)).resolves.toBeDefined();
+  });
+
   it('refuses with a 503 when Redis cannot be reached, rather than admitting unlimited', async () => {
     const limiter = new RedisLimiter({
       concurrentRequests: 1,

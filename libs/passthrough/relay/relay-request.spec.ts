@@ -1,4 +1,4 @@
-import { affinityKeyOf, parseRelayRequest } from './relay-request.js';
+import { affinityKeyOf, parseRelayRequest, relayCost } from './relay-request.js';
 import { UsageSniffer } from './usage-sniffer.js';
 
 describe('parseRelayRequest', () => {
@@ -51,5 +51,30 @@ describe('UsageSniffer', () => {
       sniffer.end();
       expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10 });
     }
+  });
+
+  it('with strip, passes every line on but the usage chunk, however the chunks split it', () => {
+    const content = 'data: {"choices":[{"delta":{"content":"usage"}}],"usage":null}\n\n';
+    const wire = `${content}data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}\n\ndata: [DONE]\n\n`;
+    for (const size of [1, 5, 17, wire.length]) {
+      const sniffer = new UsageSniffer(true);
+      let out = '';
+      for (let i = 0; i < wire.length; i += size) out += sniffer.push(wire.slice(i, i + size));
+      out += sniffer.end();
+      expect(out).toBe(`${content}data: [DONE]\n\n`);
+      expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10, input_tokens_details: { cached_tokens: 4 } });
+    }
+  });
+});
+
+describe('relayCost', () => {
+  it('estimates the prompt and adds the output bound of every choice', () => {
+    const messages = [{ role: 'user', content: 'x'.repeat(300) }];
+    const prompt = relayCost('/chat/completions', { model: 'm', messages });
+    expect(prompt).toBeGreaterThanOrEqual(100);
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_tokens: 50, n: 3 })).toBe(prompt + 150);
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_completion_tokens: 20, max_tokens: 50 })).toBe(prompt + 20);
+    expect(relayCost('/completions', { model: 'm', prompt: 'abcdef', max_tokens: 10 })).toBe(12);
+    expect(relayCost('/embeddings', { model: 'm', input: 'abcdef', max_tokens: 10 })).toBe(2);
   });
 });

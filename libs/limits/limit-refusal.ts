@@ -1,4 +1,6 @@
+import type { AdmissionCost } from '#core/loop/request-limiter.interface.js';
 import { RateLimitError } from '#tool-sdk/errors.js';
+import type { LimitsSettings } from './limits.settings.js';
 
 export type LimitKind = 'concurrency' | 'requests' | 'tokens' | 'tokens_per_day';
 
@@ -83,4 +85,11 @@ export function dayOf(now: number): { index: number; remainingMs: number } {
 export function windowOf(now: number): { index: number; remainingMs: number } {
   const index = Math.floor(now / WINDOW_MS);
   return { index, remainingMs: (index + 1) * WINDOW_MS - now };
+}
+
+/** The tokens to check and reserve for a request at admission, as `limits.admissionEstimate` says. */
+export function reservationOf(settings: Pick<LimitsSettings, 'admissionEstimate'>, cost: AdmissionCost | undefined): number {
+  if (!cost || settings.admissionEstimate === 'none') return 0;
+  const whole = (n: number) => (Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+  return whole(cost.prompt) + (settings.admissionEstimate === 'prompt' ? 0 : whole(cost.output));
 }

@@ -1,6 +1,6 @@
-import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
+import type { AdmissionCost, RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
-import { dayOf, limitRefusal, tokenBudgetRefusal, windowOf } from './limit-refusal.js';
+import { dayOf, limitRefusal, reservationOf, tokenBudgetRefusal, windowOf } from './limit-refusal.js';
 import type { LimitsSettings } from './limits.settings.js';
 
 interface OwnerCounts {
@@ -27,7 +27,7 @@ export class MemoryLimiter implements RequestLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async acquire(owner: string | null, estimate = 0): Promise<RequestLease> {
+  async acquire(owner: string | null, cost?: AdmissionCost): Promise<RequestLease> {
     const now = this.now();
     const { index, remainingMs } = windowOf(now);
     const day = dayOf(now);
@@ -39,7 +39,7 @@ export class MemoryLimiter implements RequestLimiter {
     }
     roll(counts, index, day.index);
     const { concurrentRequests, requestsPerMinute, tokensPerMinute, tokensPerDay } = this.settings;
-    const reserve = Math.max(0, Math.floor(estimate));
+    const reserve = reservationOf(this.settings, cost);
     if (concurrentRequests !== null && counts.active >= concurrentRequests) throw limitRefusal('concurrency', concurrentRequests, 1_000);
     const refusal =
       tokenBudgetRefusal('tokens_per_day', tokensPerDay, counts.dayTokens, reserve, day.remainingMs) ??

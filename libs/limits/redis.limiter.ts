@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { GatewayError } from '#tool-sdk/errors.js';
-import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
+import type { AdmissionCost, RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
-import { DAY_MS, dayOf, limitRefusal, tokenBudgetRefusal, windowOf, WINDOW_MS, type LimitKind } from './limit-refusal.js';
+import { DAY_MS, dayOf, limitRefusal, reservationOf, tokenBudgetRefusal, windowOf, WINDOW_MS, type LimitKind } from './limit-refusal.js';
 import type { LimitsSettings } from './limits.settings.js';
 
 /**
@@ -96,13 +96,13 @@ export class RedisLimiter implements RequestLimiter {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  async acquire(owner: string | null, estimate = 0): Promise<RequestLease> {
+  async acquire(owner: string | null, cost?: AdmissionCost): Promise<RequestLease> {
     const now = Date.now();
     const { index, remainingMs } = windowOf(now);
     const day = dayOf(now);
     const keys = this.keys(owner, index, day.index);
     const id = randomUUID();
-    const reserve = Math.max(0, Math.floor(estimate));
+    const reserve = reservationOf(this.settings, cost);
     const { concurrentRequests, requestsPerMinute, tokensPerMinute, tokensPerDay } = this.settings;
     let outcome: [number, number?];
     try {

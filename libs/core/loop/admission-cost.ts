@@ -1,4 +1,5 @@
 import { estimateItemTokens } from './model-context.service.js';
+import type { AdmissionCost } from './request-limiter.interface.js';
 import type { ResponseRequest } from './response-request.js';
 
 /**
@@ -9,10 +10,12 @@ import type { ResponseRequest } from './response-request.js';
  * (`previous_response_id`, `conversation`) are not loaded yet and a request
  * without `max_output_tokens` has no known output cost: both are charged when
  * the run ends, from the upstream's `usage`, which replaces this estimate.
+ * The output bound is the one the client asked for, before the loop fits it
+ * to the model's context.
  */
-export function admissionCost(request: Pick<ResponseRequest, 'instructions' | 'input' | 'tools' | 'maxOutputTokens'>): number {
-  let tokens = Math.ceil(Buffer.byteLength(request.instructions ?? '', 'utf8') / 3);
-  if (request.input.length > 0) tokens += estimateItemTokens(request.input);
-  if (request.tools.length > 0) tokens += estimateItemTokens(request.tools);
-  return tokens + (request.maxOutputTokens ?? 0);
+export function admissionCost(request: Pick<ResponseRequest, 'instructions' | 'input' | 'tools' | 'maxOutputTokens'>): AdmissionCost {
+  let prompt = Math.ceil(Buffer.byteLength(request.instructions ?? '', 'utf8') / 3);
+  if (request.input.length > 0) prompt += estimateItemTokens(request.input);
+  if (request.tools.length > 0) prompt += estimateItemTokens(request.tools);
+  return { prompt, output: request.maxOutputTokens ?? 0 };
 }

@@ -26,13 +26,22 @@ export interface RequestLease {
  * `Retry-After`) instead of admitting a request past a limit. Optional:
  * without one, every request is admitted.
  *
- * `estimate` is the request's own cost as far as it is known before the
- * upstream call (its prompt's estimate plus its output bound; 0: unknown). A
- * request whose estimate would take a token budget past its limit is refused;
+ * `cost` is the request's own cost as far as it is known before the upstream
+ * call (its prompt's estimate and its output bound); the limiter reserves
+ * what `limits.admissionEstimate` says of it (both by default). A request
+ * whose estimate would take a token budget past its limit is refused;
  * an admitted one reserves it in the counters, atomically with the check, so
  * that concurrent requests cannot together overspend what each alone fits, and
  * `release` settles the reservation to the actual usage.
  */
 export interface RequestLimiter {
-  acquire(owner: string | null, estimate?: number): Promise<RequestLease>;
+  acquire(owner: string | null, cost?: AdmissionCost): Promise<RequestLease>;
+}
+
+/** A request's cost as estimated before its first upstream call, in tokens. */
+export interface AdmissionCost {
+  /** Its own prompt at the gateway's estimate. */
+  prompt: number;
+  /** The output bound it set (`max_output_tokens`, `max_tokens`, ...; 0 when none). */
+  output: number;
 }

@@ -70,11 +70,11 @@ describe('UsageSniffer', () => {
 describe('relayCost', () => {
   it('estimates the prompt and adds the output bound of every choice', () => {
     const messages = [{ role: 'user', content: 'x'.repeat(300) }];
-    const prompt = relayCost('/chat/completions', { model: 'm', messages });
+    const { prompt } = relayCost('/chat/completions', { model: 'm', messages });
     expect(prompt).toBeGreaterThanOrEqual(100);
-    expect(relayCost('/chat/completions', { model: 'm', messages, max_tokens: 50, n: 3 })).toBe(prompt + 150);
-    expect(relayCost('/chat/completions', { model: 'm', messages, max_completion_tokens: 20, max_tokens: 50 })).toBe(prompt + 20);
-    expect(relayCost('/completions', { model: 'm', prompt: 'abcdef', max_tokens: 10 })).toBe(12);
-    expect(relayCost('/embeddings', { model: 'm', input: 'abcdef', max_tokens: 10 })).toBe(2);
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_tokens: 50, n: 3 })).toEqual({ prompt, output: 150 });
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_completion_tokens: 20, max_tokens: 50 })).toEqual({ prompt, output: 20 });
+    expect(relayCost('/completions', { model: 'm', prompt: 'abcdef', max_tokens: 10 })).toEqual({ prompt: 2, output: 10 });
+    expect(relayCost('/embeddings', { model: 'm', input: 'abcdef', max_tokens: 10 })).toEqual({ prompt: 2, output: 0 });
   });
 });

@@ -3,6 +3,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { JsonObject } from '#tool-sdk/items.js';
 import type { RelayPath } from '#core/upstream/upstream-relay.interface.js';
 import { estimateItemTokens } from '#core/loop/model-context.service.js';
+import type { AdmissionCost } from '#core/loop/request-limiter.interface.js';
 
 /** A pass-through body checked just enough to route it: the model server checks the rest and its 4xx is relayed. */
 export interface RelayRequest {
@@ -12,7 +13,7 @@ export interface RelayRequest {
   stream: boolean;
   affinityKey: string;
   /** Its cost as known before the call, for the owner's token budgets (`relayCost`). */
-  estimate: number;
+  estimate: AdmissionCost;
 }
 
 /** The field each route cannot do without, as OpenAI names it in a 400. */
@@ -52,16 +53,16 @@ export function parseRelayRequest(path: RelayPath, raw: unknown, defaultModel: s
  * `max_tokens`) for each of its `n` choices. Without a bound the output is
  * charged when the answer's `usage` comes.
  */
-export function relayCost(path: RelayPath, body: JsonObject): number {
-  const prompt = path === '/chat/completions' ? [body.messages, body.tools] : path === '/completions' ? [body.prompt, body.suffix] : [body.input];
-  let tokens = 0;
-  for (const part of prompt) {
-    if (typeof part === 'string') tokens += Math.ceil(Buffer.byteLength(part, 'utf8') / 3);
-    else if (part && typeof part === 'object') tokens += estimateItemTokens(part);
+export function relayCost(path: RelayPath, body: JsonObject): AdmissionCost {
+  const parts = path === '/chat/completions' ? [body.messages, body.tools] : path === '/completions' ? [body.prompt, body.suffix] : [body.input];
+  let prompt = 0;
+  for (const part of parts) {
+    if (typeof part === 'string') prompt += Math.ceil(Buffer.byteLength(part, 'utf8') / 3);
+    else if (part && typeof part === 'object') prompt += estimateItemTokens(part);
   }
-  if (path === '/embeddings') return tokens;
+  if (path === '/embeddings') return { prompt, output: 0 };
   const bound = wholeOrZero(body.max_completion_tokens) || wholeOrZero(body.max_tokens);
-  return tokens + bound * Math.max(1, wholeOrZero(body.n), wholeOrZero(body.best_of));
+  return { prompt, output: bound * Math.max(1, wholeOrZero(body.n), wholeOrZero(body.best_of)) };
 }
 
 const wholeOrZero = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);

@@ -44,11 +44,14 @@ describe('UsageSniffer', () => {
     const wire =
       'data: {"choices":[{"delta":{"content":"a"}}],"usage":null}\n\n' +
       'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}\n\n' +
-      'data: [DONE]\n\n';
+      'data: [DONE]';
     for (const size of [1, 5, 17, wire.length]) {
       const sniffer = new UsageSniffer();
-      for (let i = 0; i < wire.length; i += size) sniffer.push(wire.slice(i, i + size));
-      sniffer.end();
+      let out = '';
+      // A last line without its newline: passed on once, as it came.
+      for (let i = 0; i < wire.length; i += size) out += sniffer.push(wire.slice(i, i + size));
+      out += sniffer.end();
+      expect(out).toBe(wire);
       expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10 });
     }
   });

@@ -71,11 +71,11 @@ export class UsageSniffer {
     return this.strip ? out : chunk;
   }
 
-  /** The stream ended: what was still held (a last line without its newline). */
+  /** The stream ended: what was still held (a last line without its newline; without `strip` it was passed on already). */
   end(): string {
     const last = this.carry;
     this.carry = '';
-    return this.line(last) ? last : '';
+    return this.line(last) && this.strip ? last : '';
   }
 
   /** Counts a usage line; false when it is the usage chunk and is being stripped. */

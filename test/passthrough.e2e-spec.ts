@@ -81,7 +81,8 @@ describe('pass-through surfaces: /v1/chat/completions, /v1/completions, /v1/embe
     expect(pieces.join('')).toBe('streamed legacy text');
     expect(pieces.length).toBeGreaterThan(2);
     expect(finish).toBe('stop');
-    expect(bodies('/v1/completions').at(-1)).toEqual({ model: 'switchyard-sim', prompt: '[[say streamed legacy text]]', stream: true });
+    // The usage chunk is asked for, so the stream's tokens count (the client, which did not ask, does not get it).
+    expect(bodies('/v1/completions').at(-1)).toEqual({ model: 'switchyard-sim', prompt: '[[say streamed legacy text]]', stream: true, stream_options: { include_usage: true } });
   });
 
   it('embeddings.create returns the upstream vectors, in input order', async () => {

@@ -10,6 +10,7 @@ const keyPrefix = `sy-budget:${randomBytes(4).toString('hex')}:`;
 const SPENDER = 'sk-budget-spender';
 const OTHER = 'sk-budget-other';
 const LOOPER = 'sk-budget-looper';
+const ESTIMATOR = 'sk-budget-estimator';
 
 /**
  * A day's token budget shared by two gateways through one Redis: what one
@@ -25,7 +26,7 @@ describe('per-owner token budgets across two gateways (real Redis)', () => {
   beforeAll(async () => {
     mcp = await StreamableTestServer.start();
     const config = {
-      auth: { apiKeys: [SPENDER, OTHER, LOOPER] },
+      auth: { apiKeys: [SPENDER, OTHER, LOOPER, ESTIMATOR] },
       limits: { tokensPerMinute: 1_000_000, tokensPerDay: 300, redisUrl, keyPrefix },
       mcp: { allowedHosts: [`127.0.0.1:${mcp.port}`] },
     };
@@ -92,7 +93,8 @@ describe('per-owner token budgets across two gateways (real Redis)', () => {
   it('stops a tool loop before its next upstream call once its own rounds used the budget, and charges them', async () => {
     const client = new OpenAI({ baseURL: a.url, apiKey: LOOPER, maxRetries: 0 });
     const upstreamCalls = a.simulator.requests.length;
-    const long = Array.from({ length: 320 }, (_, i) => `w${i}`).join(' ');
+    // Short words: the admission estimate (three bytes a token) stays under the budget while the model counts one token a word, over it.
+    const long = Array.from({ length: 300 }, () => 'a').join(' ');
     const refused = await client.responses
       .create({
         model: 'm',
@@ -108,5 +110,36 @@ describe('per-owner token budgets across two gateways (real Redis)', () => {
     // What the first round used was charged: the owner is refused at admission on the other gateway.
     const next = await new OpenAI({ baseURL: b.url, apiKey: LOOPER, maxRetries: 0 }).responses.create({ model: 'm', input: 'x' }).catch((e) => e);
     expect(next).toBeInstanceOf(OpenAI.RateLimitError);
+  });
+
+  it('reserves a request’s own estimate at admission on one gateway, refuses what no longer fits on the other, then settles to the actual usage', async () => {
+    const onA = new OpenAI({ baseURL: a.url, apiKey: ESTIMATOR, maxRetries: 0 });
+    const onB = new OpenAI({ baseURL: b.url, apiKey: ESTIMATOR, maxRetries: 0 });
+    const upstreamCalls = a.simulator.requests.length + b.simulator.requests.length;
+    // Larger than the whole day's budget by its output bound alone: refused before any upstream call.
+    const tooLarge = await onB.responses.create({ model: 'm', input: 'hi', max_output_tokens: 400 }).catch((e) => e);
+    expect(tooLarge).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(tooLarge.message).toMatch(/tokens per day: Limit 300, Used 0, Requested 4\d\d/);
+    expect(tooLarge.headers.get('x-ratelimit-remaining-tokens')).toBe('300');
+    expect(Number(tooLarge.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(a.simulator.requests.length + b.simulator.requests.length).toBe(upstreamCalls);
+
+    // One request in flight on A holds its reservation (its prompt's estimate + 200); B cannot admit another of the same size.
+    const reachedA = a.simulator.requests.length;
+    const held = onA.responses.create({ model: 'm', input: '[[delay ttft=3000]] [[say ok]]', max_output_tokens: 200 });
+    while (a.simulator.requests.length === reachedA) await new Promise((r) => setTimeout(r, 20));
+    const crowded = await onB.responses.create({ model: 'm', input: '[[say ok]]', max_output_tokens: 200 }).catch((e) => e);
+    expect(crowded).toBeInstanceOf(OpenAI.RateLimitError);
+    const remaining = Number(crowded.headers.get('x-ratelimit-remaining-tokens'));
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThan(100);
+    const done = await held;
+    await new Promise((r) => setTimeout(r, 100));
+    // Settled: only what A's request used is charged, so the same request now fits on B.
+    const fits = await onB.responses.create({ model: 'm', input: '[[say ok]]', max_output_tokens: 200 });
+    expect(fits.output_text).toBe('ok');
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await onA.responses.create({ model: 'm', input: 'hi', max_output_tokens: 300 }).catch((e) => e);
+    expect(Number(refused.headers.get('x-ratelimit-remaining-tokens'))).toBe(300 - done.usage!.total_tokens - fits.usage!.total_tokens);
   });
 });

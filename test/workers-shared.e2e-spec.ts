@@ -13,6 +13,7 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
  */
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const KEY = 'sk-shared';
+const BUDGETED = 'sk-shared-budget';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -73,9 +74,10 @@ describe('worker mode shares limits and metrics across two workers', () => {
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
         UPSTREAM_URL: url,
-        API_KEYS: KEY,
+        API_KEYS: `${KEY},${BUDGETED}`,
         SWITCHYARD_DATA_DIR: join(root, 'data'),
         LIMIT_CONCURRENT_REQUESTS: '2',
+        LIMIT_TOKENS_PER_DAY: '10000',
         REQUEST_LOG: 'false',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -120,6 +122,29 @@ describe('worker mode shares limits and metrics across two workers', () => {
     // The places came back: the next two are admitted.
     const after = await Promise.all([0, 1].map(() => call(port, 'POST', '/v1/responses', { model: 'm', input: '[[say again]]' })));
     expect(after.map((r) => r.status)).toEqual([200, 200]);
+  }, 60_000);
+
+  it('reserves a request’s estimated cost for every worker: while one runs, the other worker cannot admit a second that would not fit', async () => {
+    const big = (input: string) => ({ model: 'm', input, max_output_tokens: 6_000 });
+    const reached = simulator.requests.length;
+    const held = call(port, 'POST', '/v1/responses', big('[[delay ttft=1500]] [[say held]]'), BUDGETED);
+    while (simulator.requests.length === reached) await new Promise((r) => setTimeout(r, 20));
+    // Two more connections: at least one lands on the other worker; the primary refuses both.
+    const refused = [await call(port, 'POST', '/v1/responses', big('x'), BUDGETED), await call(port, 'POST', '/v1/responses', big('x'), BUDGETED)];
+    const first = await held;
+    expect(first.status).toBe(200);
+    expect(new Set([first.worker, ...refused.map((r) => r.worker)]).size).toBe(2);
+    for (const r of refused) {
+      expect(r.status).toBe(429);
+      expect(JSON.parse(r.text).error.message).toMatch(/tokens per day: Limit 10000, Used 6\d{3}, Requested 6\d{3}/);
+    }
+    // Settled to what it used (the worker tells the primary as the run ends, beside the answer): the same request fits again.
+    let again = await call(port, 'POST', '/v1/responses', big('[[say fits]]'), BUDGETED);
+    for (let i = 0; i < 100 && again.status === 429; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      again = await call(port, 'POST', '/v1/responses', big('[[say fits]]'), BUDGETED);
+    }
+    expect(again.status).toBe(200);
   }, 60_000);
 
   it('answers every scrape with the totals of both workers, whichever worker answers', async () => {

@@ -13,6 +13,7 @@ export const limitsConfigSection = defineConfigSection<LimitsSettings | null>({
     { env: 'LIMIT_REQUESTS_PER_MINUTE', path: 'requestsPerMinute', kind: 'int' },
     { env: 'LIMIT_TOKENS_PER_MINUTE', path: 'tokensPerMinute', kind: 'int' },
     { env: 'LIMIT_TOKENS_PER_DAY', path: 'tokensPerDay', kind: 'int' },
+    { env: 'LIMIT_ADMISSION_ESTIMATE', path: 'admissionEstimate', kind: 'string' },
     { env: 'LIMITS_REDIS_URL', path: 'redisUrl', kind: 'string', secret: true },
   ],
   keys: Object.fromEntries(LIMITS_KEYS.map((k) => [k, true as const])),

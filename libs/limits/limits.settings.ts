@@ -1,6 +1,9 @@
-import { IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
 import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
+
+export const ADMISSION_ESTIMATES = ['prompt_and_output', 'prompt', 'none'] as const;
+export type AdmissionEstimate = (typeof ADMISSION_ESTIMATES)[number];
 
 /** Thrown at start-up; the message names the offending setting. */
 export class LimitsConfigError extends Error {}
@@ -19,6 +22,14 @@ export class LimitsSettings {
   /** Tokens per fixed UTC day. */
   @IsOptional() @IsInt() @Min(1) tokensPerDay: number | null = null;
   @IsOptional() @IsString() @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }) redisUrl: string | null = null;
+  /**
+   * What of a request's own estimated cost is checked against the token
+   * budgets and reserved at admission: its prompt and its output bound
+   * (OpenAI's rule), the prompt only (clients that ask a large `max_tokens` of
+   * every request, as Claude Code does, still fit a small budget), or nothing
+   * (only a budget already spent refuses at admission).
+   */
+  @IsIn(ADMISSION_ESTIMATES) admissionEstimate: AdmissionEstimate = 'prompt_and_output';
   /** Prefix of the Redis keys, so several deployments can share one Redis. */
   @IsString() keyPrefix = 'switchyard:limits:';
 }

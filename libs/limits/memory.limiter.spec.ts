@@ -12,9 +12,12 @@ const settings = (over: Partial<LimitsSettings>): LimitsSettings => ({
   tokensPerDay: null,
   redisUrl: null,
   keyPrefix: 't:',
+  admissionEstimate: 'prompt_and_output',
   ...over,
 });
 const usage = (total: number) => ({ total_tokens: total }) as Usage;
+/** An estimate of `n` tokens, half prompt, half output bound. */
+const cost = (n: number) => ({ prompt: Math.ceil(n / 2), output: Math.floor(n / 2) });
 
 describe('MemoryLimiter', () => {
   let now = 1_800_000_000_000 - (1_800_000_000_000 % 60_000);
@@ -101,6 +104,49 @@ describe('MemoryLimiter.check (between rounds of one run)', () => {
     await expect(answerOf(run.check!(usage(70)))).resolves.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' } });
     now += 60_000; // a new minute: only the run's own tokens count
     await expect(run.check!(usage(70))).resolves.toBeUndefined();
+  });
+});
+
+describe('MemoryLimiter reservations (a request’s own estimated cost)', () => {
+  it('refuses a request whose estimate does not fit what is left, reserves an admitted one and settles it to the actual usage', async () => {
+    const now = 1_800_000_000_000 - (1_800_000_000_000 % 86_400_000) + 1_000;
+    const limiter = new MemoryLimiter(settings({ tokensPerMinute: 100 }), () => now);
+    (await limiter.acquire('a', cost(10))).release(usage(30));
+    const refused = await limiter.acquire('a', cost(80)).catch((e) => e);
+    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/Limit 100, Used 30, Requested 80/) });
+    expect(refused.headers).toMatchObject({ 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '70', 'x-ratelimit-reset-tokens': '59s' });
+    // 30 charged + 60 reserved: a second request of 20 no longer fits, though nothing more was charged.
+    const running = await limiter.acquire('a', cost(60));
+    await expect(limiter.acquire('a', cost(20))).rejects.toMatchObject({ headers: { 'x-ratelimit-remaining-tokens': '10' } });
+    // Between rounds the run's reservation is not counted twice beside what it used.
+    await expect(running.check!(usage(60))).resolves.toBeUndefined();
+    running.release(usage(5)); // settled: 30 + 5
+    await expect(limiter.acquire('a', cost(65))).resolves.toBeDefined();
+  });
+
+  it('takes back the reservation of a request that used nothing, and not in a minute it was never made in', async () => {
+    let now = 1_800_000_000_000 - (1_800_000_000_000 % 86_400_000) + 1_000;
+    const limiter = new MemoryLimiter(settings({ tokensPerMinute: 100, tokensPerDay: 150 }), () => now);
+    (await limiter.acquire('a', cost(90))).release(null);
+    const late = await limiter.acquire('a', cost(90));
+    now += 60_000; // ends in the next minute: charged there, its reservation gone with its minute but still in the day
+    late.release(usage(40));
+    const refused = await limiter.acquire('a', cost(120)).catch((e) => e);
+    expect(refused).toMatchObject({ message: expect.stringMatching(/tokens per day: Limit 150, Used 40, Requested 120/) });
+    await expect(limiter.acquire('a', cost(60))).resolves.toBeDefined();
+  });
+});
+
+describe('limits.admissionEstimate', () => {
+  it('reserves the prompt only, or nothing, as set', async () => {
+    const now = () => 1_800_000_000_000;
+    const prompt = new MemoryLimiter(settings({ tokensPerDay: 100, admissionEstimate: 'prompt' }), now);
+    const held = await prompt.acquire('a', { prompt: 60, output: 1_000 });
+    await expect(prompt.acquire('a', { prompt: 50, output: 0 })).rejects.toMatchObject({ headers: { 'x-ratelimit-remaining-tokens': '40' } });
+    held.release(usage(10));
+    const none = new MemoryLimiter(settings({ tokensPerDay: 100, admissionEstimate: 'none' }), now);
+    await none.acquire('a', { prompt: 500, output: 500 });
+    await expect(none.acquire('a', { prompt: 500, output: 500 })).resolves.toBeDefined();
   });
 });
 

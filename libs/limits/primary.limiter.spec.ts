@@ -2,7 +2,15 @@ import type { Worker } from 'node:cluster';
 import { limitsPrimaryService } from './primary.limiter.js';
 
 const worker = (id: number) => ({ id }) as Worker;
-const settings = { concurrentRequests: 2, requestsPerMinute: null, tokensPerMinute: 100, tokensPerDay: null, redisUrl: null, keyPrefix: 't:' };
+const settings = {
+  concurrentRequests: 2,
+  requestsPerMinute: null,
+  tokensPerMinute: 100,
+  tokensPerDay: null,
+  redisUrl: null,
+  keyPrefix: 't:',
+  admissionEstimate: 'prompt_and_output' as const,
+};
 
 describe('the primary’s limits service (worker mode)', () => {
   it('counts one owner’s places across workers, and refuses past the limit with the 429’s words', async () => {
@@ -48,6 +56,16 @@ describe('the primary’s limits service (worker mode)', () => {
     expect(await service.handle({ op: 'check', lease: running.lease, tokens: 40 }, worker(2))).toMatchObject({
       refused: { message: expect.stringMatching(/100 tokens per minute/) },
     });
+  });
+
+  it('reserves an estimate for every worker and gives it back when the worker dies', async () => {
+    const service = limitsPrimaryService({ ...settings, concurrentRequests: null });
+    expect(await service.handle({ op: 'acquire', owner: 'o', cost: { prompt: 20, output: 50 } }, worker(1))).toHaveProperty('lease');
+    expect(await service.handle({ op: 'acquire', owner: 'o', cost: { prompt: 10, output: 30 } }, worker(2))).toMatchObject({
+      refused: { message: expect.stringMatching(/Used 70, Requested 40/), headers: { 'x-ratelimit-remaining-tokens': '30' } },
+    });
+    service.workerExited!(worker(1));
+    expect(await service.handle({ op: 'acquire', owner: 'o', cost: { prompt: 10, output: 30 } }, worker(2))).toHaveProperty('lease');
   });
 
   it('gives back the places of a worker that died', async () => {

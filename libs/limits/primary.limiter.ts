@@ -1,7 +1,7 @@
 import type { Worker } from 'node:cluster';
 import { callPrimary, notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
 import { RateLimitError, UnavailableError } from '#tool-sdk/errors.js';
-import type { RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
+import type { AdmissionCost, RequestLease, RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
@@ -9,13 +9,15 @@ import { MemoryLimiter } from './memory.limiter.js';
 /** The primary service's name in worker mode (see `#core/cluster/primary-channel.js`). */
 export const LIMITS_SERVICE = 'limits';
 
-type LimitsCall = { op: 'acquire'; owner: string | null } | { op: 'release'; lease: number; tokens: number } | { op: 'check'; lease: number; tokens: number };
+type LimitsCall = { op: 'acquire'; owner: string | null; cost?: AdmissionCost } | { op: 'release'; lease: number; tokens: number } | { op: 'check'; lease: number; tokens: number };
 type AcquireAnswer = { lease: number } | { refused: { message: string; retryAfter: number; headers?: Record<string, string> } };
 
 /**
  * In the primary of worker mode: one `MemoryLimiter` for every worker, so
  * that an owner's places and minute counts are the gateway's, not a
- * process's. A worker that dies gives back the places it held.
+ * process's. A worker that dies gives back the places it held, and the
+ * token reservations of its unfinished requests (they are charged nothing:
+ * what they used is not known).
  */
 export function limitsPrimaryService(settings: LimitsSettings, now: () => number = Date.now): PrimaryService {
   const limiter = new MemoryLimiter(settings, now);
@@ -39,7 +41,7 @@ export function limitsPrimaryService(settings: LimitsSettings, now: () => number
         return null;
       }
       try {
-        const lease = await limiter.acquire(call.owner);
+        const lease = await limiter.acquire(call.owner, call.cost);
         const id = nextLease++;
         leases.set(id, { lease, worker: worker.id });
         return { lease: id };
@@ -77,10 +79,11 @@ function refusalError(refused: { message: string; retryAfter: number; headers?: 
  * (`limits.redisUrl`) instead.
  */
 export class PrimaryLimiter implements RequestLimiter {
-  async acquire(owner: string | null): Promise<RequestLease> {
+  async acquire(owner: string | null, cost?: AdmissionCost): Promise<RequestLease> {
     let answer: AcquireAnswer;
     try {
-      answer = await callPrimary<AcquireAnswer>(LIMITS_SERVICE, { op: 'acquire', owner } satisfies LimitsCall);
+      // The primary checks and reserves the estimate in one step, so workers admitting at once never overspend together.
+      answer = await callPrimary<AcquireAnswer>(LIMITS_SERVICE, { op: 'acquire', owner, cost } satisfies LimitsCall);
     } catch (err) {
       throw new PrimaryLimitsUnavailableError((err as Error).message);
     }

@@ -19,6 +19,7 @@ describe('RedisLimiter (real Redis)', () => {
         tokensPerDay: null,
         redisUrl: url,
         keyPrefix: prefix + randomBytes(2).toString('hex') + ':',
+        admissionEstimate: 'prompt_and_output',
         ...over,
       },
       { leaseMs },
@@ -103,6 +104,22 @@ describe('RedisLimiter (real Redis)', () => {
     await expect(answerOf(running.check!({ total_tokens: 50 } as Usage))).resolves.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100' } });
   });
 
+  it('reserves a request’s estimate atomically across replicas and settles it to the actual usage', async () => {
+    const [a, b] = await pair({ tokensPerMinute: 100_000, tokensPerDay: 100 });
+    // Ten admissions of 30 at once on two replicas: the day's 100 holds three of them, never more.
+    const tries = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).acquire('o', { prompt: 10, output: 20 })));
+    const admitted = tries.filter((t): t is PromiseFulfilledResult<Awaited<ReturnType<RedisLimiter['acquire']>>> => t.status === 'fulfilled');
+    expect(admitted).toHaveLength(3);
+    const refused = (tries.find((t) => t.status === 'rejected') as PromiseRejectedResult).reason;
+    expect(refused).toMatchObject({ status: 429, message: expect.stringMatching(/Requested 30/) });
+    expect(Number(refused.headers['x-ratelimit-remaining-tokens'])).toBeLessThan(30);
+    // Settled to what each used: 3 × 5 charged, so 85 are left.
+    for (const lease of admitted) lease.value.release({ total_tokens: 5 } as Usage);
+    await new Promise((r) => setTimeout(r, 20));
+    await expect(a.acquire('o', { prompt: 86, output: 0 })).rejects.toMatchObject({ headers: { 'x-ratelimit-remaining-tokens': '85' } });
+    await expect(b.acquire('o', { prompt: 5, output: 80 })).resolves.toBeDefined();
+  });
+
   it('refuses with a 503 when Redis cannot be reached, rather than admitting unlimited', async () => {
     const limiter = new RedisLimiter({
       concurrentRequests: 1,
@@ -111,6 +128,7 @@ describe('RedisLimiter (real Redis)', () => {
       tokensPerDay: null,
       redisUrl: 'redis://127.0.0.1:1',
       keyPrefix: prefix,
+      admissionEstimate: 'prompt_and_output',
     });
     await expect(limiter.connect()).rejects.toBeDefined();
     await expect(answerOf(limiter.acquire('o'))).resolves.toMatchObject({ status: 503, code: 'limits_unavailable' });
@@ -127,6 +145,7 @@ describe('RedisLimiter (real Redis)', () => {
       tokensPerDay: null,
       redisUrl: 'redis://127.0.0.1:1',
       keyPrefix: prefix,
+      admissionEstimate: 'prompt_and_output',
     });
     await expect(limiter.connect()).rejects.toBeDefined();
     await limiter.close();

@@ -12,7 +12,7 @@ export interface UsageEntry {
   /** The owner (API key hash, OIDC identity); null without authentication. */
   owner: string | null;
   model: string;
-  /** Where the run came in: `responses`, `messages`, `websocket`, `background`, `broker`. */
+  /** Where the run came in: `responses`, `messages`, `websocket`, `background`, `broker`, `batch`, `chat_completions`, `completions`, `embeddings`. */
   surface: string;
   /** When the run ended (ms since the epoch); it counts in that minute. */
   at: number;

@@ -9,6 +9,7 @@ import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { newId } from '#tool-sdk/ids.js';
 import { abortable } from './abortable.js';
+import { admissionCost } from './admission-cost.js';
 import { answerApprovals$ } from './approvals.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
 import { LoopDecision } from './loop-decision.js';
@@ -87,14 +88,15 @@ export class LoopService {
   run(request: ResponseRequest, options: RunOptions = {}): Observable<ResponseStreamEvent> {
     const limiter = this.limiter;
     if (!limiter) return this.execute(request, options);
-    // Admission comes first: a request past its owner's limits never starts,
-    // and its place is held until the run ends however it ends.
+    // Admission comes first: a request past its owner's limits, or whose own
+    // estimated cost does not fit the token budget left, never starts; its
+    // place (and reservation) is held until the run ends however it ends.
     return new Observable<ResponseStreamEvent>((subscriber) => {
       let lease: RequestLease | undefined;
       let usage: Usage | null = null;
       let inner: { unsubscribe(): void } | undefined;
       let closed = false;
-      limiter.acquire(request.owner).then(
+      limiter.acquire(request.owner, admissionCost(request)).then(
         (acquired) => {
           lease = acquired;
           if (closed) return lease.release(null);

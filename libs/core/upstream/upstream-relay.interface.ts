@@ -1,5 +1,5 @@
 import type { FlowGate } from '../protocol/flow-gate.js';
-import type { JsonObject } from '#tool-sdk/items.js';
+import type { JsonObject, Usage } from '#tool-sdk/items.js';
 
 /** The OpenAI-compatible routes the gateway passes to its model servers as the client wrote them. */
 export type RelayPath = '/chat/completions' | '/completions' | '/embeddings';
@@ -44,12 +44,16 @@ export function canRelay(client: unknown): client is RelayingUpstream {
 export const RELAY_OBSERVER = Symbol('RELAY_OBSERVER');
 
 export interface RelayObserver {
-  /** Called in the HTTP request's context; `headers` carry the W3C trace context to the model server. */
-  begin(call: { path: RelayPath; model: string; stream: boolean }): RelayTrace;
+  /**
+   * Called in the HTTP request's context (a batch's call has none);
+   * `headers` carry the W3C trace context to the model server. `owner` and
+   * `surface` are whom and where the call's tokens count for.
+   */
+  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string }): RelayTrace;
 }
 
 export interface RelayTrace {
   readonly headers: Record<string, string>;
   /** `error` is the GatewayError the call failed with; `cancelled` when the client left first. */
-  end(outcome: { error?: unknown; cancelled?: boolean; usage?: { input_tokens: number; output_tokens: number } | null }): void;
+  end(outcome: { error?: unknown; cancelled?: boolean; usage?: Usage | null }): void;
 }

@@ -1,15 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import type { RelayObserver, RelayPath, RelayTrace } from '#core/upstream/upstream-relay.interface.js';
 import { requestContext } from '../context/request-record.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
+import { UsageRecorder } from '../usage/usage-recorder.service.js';
+import { countTokens } from './token-charge.js';
+import { anyTokens, genAiUsageAttributes, tokensOf } from './token-usage.js';
 import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
 
 /**
  * The pass-through surfaces' observer: the request's log line gets the model,
- * whether it streamed and the upstream status; the upstream counters and
+ * whether it streamed, the upstream status and the tokens; the tokens count
+ * in the token metrics and the usage store under the call's surface
+ * (`chat_completions`, `completions`, `embeddings`, `batch`); the upstream counters and
  * durations are the loop's own series; and the call is an `upstream relay`
  * CLIENT span under the request span, whose context goes to the model server.
  */
@@ -18,10 +23,12 @@ export class RelayTelemetry implements RelayObserver {
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly tracing: TracingService,
+    @Optional() private readonly usage?: UsageRecorder,
   ) {}
 
-  begin(call: { path: RelayPath; model: string; stream: boolean }): RelayTrace {
-    const record = requestContext.getStore();
+  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string }): RelayTrace {
+    // A batch's call may start inside the HTTP request that created the batch (it wakes the runner): it is not that request's.
+    const record = call.surface === 'batch' ? undefined : requestContext.getStore();
     if (record) {
       record.model = call.model;
       record.stream = call.stream;
@@ -42,6 +49,13 @@ export class RelayTelemetry implements RelayObserver {
         if (record) {
           record.upstreamStatus = status;
           if (outcome.error) record.errorCode = errorCodeOf(outcome.error);
+        }
+        // What the answer's usage reports counts like a Responses run's tokens: the log line, the span, the counters, the usage store.
+        const tokens = tokensOf(outcome.usage);
+        if (anyTokens(tokens)) {
+          if (record) record.tokens = tokens;
+          span?.setAttributes(genAiUsageAttributes(tokens));
+          countTokens(this.metrics, this.usage, { owner: call.owner, model: call.model, surface: call.surface, tokens });
         }
         this.metrics.upstreamRequests.inc({ status });
         this.metrics.upstreamDuration.observe({ status }, (performance.now() - started) / 1000);

@@ -15,6 +15,7 @@ import { TracingService } from '../tracing/tracing.service.js';
 import type { Usage } from '#tool-sdk/items.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
 import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+import { countTokens } from './token-charge.js';
 import { addTokens, anyTokens, emptyTokens, genAiUsageAttributes, surfaceOf, tokensOf, type TokenCounts } from './token-usage.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -38,7 +39,9 @@ export class RunTelemetry implements RunObserver {
     // A background run outlives the request that queued it, and a WebSocket run has none: each
     // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
     const background = Boolean((request as { background?: boolean }).background);
-    const attached = current && !current.finished && !background ? current : undefined;
+    // A batch's request may start inside the HTTP request that created the batch (it wakes the runner): it is not that request's.
+    const batch = request.edge?.method === 'BATCH';
+    const attached = current && !current.finished && !background && !batch ? current : undefined;
     const record = attached ?? new RequestRecord(request.edge?.method ?? (background ? 'BACKGROUND' : 'WS'), request.edge?.path ?? '/v1/responses');
     if (!attached) {
       const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
@@ -169,20 +172,7 @@ class RunTraceImpl implements RunTrace {
     const tokens = this.terminalTokens ?? this.roundTokens;
     if (!anyTokens(tokens)) return;
     this.record.tokens = tokens;
-    const model = this.record.model ?? '';
-    const surface = surfaceOf(this.record.method, this.record.path);
-    const owner = this.run.owner;
-    this.metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
-    this.run.usage?.record({
-      owner,
-      model,
-      surface,
-      at: Date.now(),
-      inputTokens: tokens.input,
-      cachedInputTokens: tokens.cachedInput,
-      outputTokens: tokens.output,
-      reasoningTokens: tokens.reasoning,
-    });
+    countTokens(this.metrics, this.run.usage, { owner: this.run.owner, model: this.record.model ?? '', surface: surfaceOf(this.record.method, this.record.path), tokens });
   }
 }
 

@@ -59,6 +59,7 @@ export function surfaceOf(method: string, path: string): string {
   if (method === 'RPC') return 'broker';
   if (method === 'BACKGROUND') return 'background';
   if (method === 'WS') return 'websocket';
+  if (method === 'BATCH') return 'batch';
   if (path.startsWith('/v1/messages')) return 'messages';
   return 'responses';
 }

@@ -174,7 +174,7 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
       const answer =
         request.endpoint === '/v1/responses'
           ? await lastValue(this.responses.create(body, { owner, edge: { method: 'BATCH', path: '/v1/responses' } }), signal)
-          : await this.relay.call(parseRelayRequest(request.endpoint.slice(3) as RelayPath, body, this.relay.defaultModel), { owner }, signal);
+          : await this.relay.call(parseRelayRequest(request.endpoint.slice(3) as RelayPath, body, this.relay.defaultModel), { owner, surface: 'batch' }, signal);
       return { ok: true, line: resultLine(request.customId, 200, answer) };
     } catch (err) {
       if (signal.aborted) throw err;

@@ -1,4 +1,4 @@
-import { affinityKeyOf, parseRelayRequest } from './relay-request.js';
+import { affinityKeyOf, parseRelayRequest, relayCost } from './relay-request.js';
 import { UsageSniffer } from './usage-sniffer.js';
 
 describe('parseRelayRequest', () => {
@@ -44,12 +44,40 @@ describe('UsageSniffer', () => {
     const wire =
       'data: {"choices":[{"delta":{"content":"a"}}],"usage":null}\n\n' +
       'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}\n\n' +
-      'data: [DONE]\n\n';
+      'data: [DONE]';
     for (const size of [1, 5, 17, wire.length]) {
       const sniffer = new UsageSniffer();
-      for (let i = 0; i < wire.length; i += size) sniffer.push(wire.slice(i, i + size));
-      sniffer.end();
+      let out = '';
+      // A last line without its newline: passed on once, as it came.
+      for (let i = 0; i < wire.length; i += size) out += sniffer.push(wire.slice(i, i + size));
+      out += sniffer.end();
+      expect(out).toBe(wire);
       expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10 });
     }
+  });
+
+  it('with strip, passes every line on but the usage chunk, however the chunks split it', () => {
+    const content = 'data: {"choices":[{"delta":{"content":"usage"}}],"usage":null}\n\n';
+    const wire = `${content}data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}\n\ndata: [DONE]\n\n`;
+    for (const size of [1, 5, 17, wire.length]) {
+      const sniffer = new UsageSniffer(true);
+      let out = '';
+      for (let i = 0; i < wire.length; i += size) out += sniffer.push(wire.slice(i, i + size));
+      out += sniffer.end();
+      expect(out).toBe(`${content}data: [DONE]\n\n`);
+      expect(sniffer.usage).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10, input_tokens_details: { cached_tokens: 4 } });
+    }
+  });
+});
+
+describe('relayCost', () => {
+  it('estimates the prompt and adds the output bound of every choice', () => {
+    const messages = [{ role: 'user', content: 'x'.repeat(300) }];
+    const { prompt } = relayCost('/chat/completions', { model: 'm', messages });
+    expect(prompt).toBeGreaterThanOrEqual(100);
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_tokens: 50, n: 3 })).toEqual({ prompt, output: 150 });
+    expect(relayCost('/chat/completions', { model: 'm', messages, max_completion_tokens: 20, max_tokens: 50 })).toEqual({ prompt, output: 20 });
+    expect(relayCost('/completions', { model: 'm', prompt: 'abcdef', max_tokens: 10 })).toEqual({ prompt: 2, output: 10 });
+    expect(relayCost('/embeddings', { model: 'm', input: 'abcdef', max_tokens: 10 })).toEqual({ prompt: 2, output: 0 });
   });
 });

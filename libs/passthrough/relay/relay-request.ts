@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { JsonObject } from '#tool-sdk/items.js';
 import type { RelayPath } from '#core/upstream/upstream-relay.interface.js';
+import { estimateItemTokens } from '#core/loop/model-context.service.js';
+import type { AdmissionCost } from '#core/loop/request-limiter.interface.js';
 
 /** A pass-through body checked just enough to route it: the model server checks the rest and its 4xx is relayed. */
 export interface RelayRequest {
@@ -10,6 +12,8 @@ export interface RelayRequest {
   model: string;
   stream: boolean;
   affinityKey: string;
+  /** Its cost as known before the call, for the owner's token budgets (`relayCost`). */
+  estimate: AdmissionCost;
 }
 
 /** The field each route cannot do without, as OpenAI names it in a 400. */
@@ -38,7 +42,35 @@ export function parseRelayRequest(path: RelayPath, raw: unknown, defaultModel: s
   if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true) {
     throw new InvalidRequestError("'stream_options' is only allowed when 'stream' is true.", 'stream_options', 'invalid_value');
   }
-  return { path, body, model: body.model, stream: body.stream === true, affinityKey: affinityKeyOf(path, body) };
+  return { path, body, model: body.model, stream: body.stream === true, affinityKey: affinityKeyOf(path, body), estimate: relayCost(path, body) };
+}
+
+/**
+ * A pass-through call's cost before it is made, as the loop estimates a
+ * Responses request's (`admissionCost`): the prompt (chat messages and tools,
+ * a completion's prompt, the texts to embed) at the gateway's token estimate,
+ * plus the output bound the client set (`max_completion_tokens`, else
+ * `max_tokens`) for each of its `n` choices. Without a bound the output is
+ * charged when the answer's `usage` comes.
+ */
+export function relayCost(path: RelayPath, body: JsonObject): AdmissionCost {
+  const parts = path === '/chat/completions' ? [body.messages, body.tools] : path === '/completions' ? [body.prompt, body.suffix] : [body.input];
+  let prompt = 0;
+  for (const part of parts) {
+    if (typeof part === 'string') prompt += Math.ceil(Buffer.byteLength(part, 'utf8') / 3);
+    else if (part && typeof part === 'object') prompt += estimateItemTokens(part);
+  }
+  if (path === '/embeddings') return { prompt, output: 0 };
+  const bound = wholeOrZero(body.max_completion_tokens) || wholeOrZero(body.max_tokens);
+  return { prompt, output: bound * Math.max(1, wholeOrZero(body.n), wholeOrZero(body.best_of)) };
+}
+
+const wholeOrZero = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/** Whether the client asked for the stream's usage chunk itself (`stream_options.include_usage`). */
+export function clientAskedUsage(body: JsonObject): boolean {
+  const options = body.stream_options as { include_usage?: unknown } | null | undefined;
+  return !!options && typeof options === 'object' && options.include_usage === true;
 }
 
 /**

@@ -11,19 +11,25 @@ import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { onClientGone } from '#edge/response/client-disconnect.js';
 import { sendJson } from '#edge/response/send-json.js';
 import { DEFAULT_UPSTREAM_CLIENT } from '#upstream/upstream.module.js';
-import type { RelayRequest } from './relay-request.js';
+import { clientAskedUsage, type RelayRequest } from './relay-request.js';
 import { UsageSniffer, usageOf } from './usage-sniffer.js';
 
 /** Who a relayed call is for: the owner its limits count against, and the headers the operator forwards. */
 export interface RelayCaller {
   owner: string | null;
   headers?: Readonly<Record<string, string>>;
+  /** Where the usage counts (`switchyard_tokens_total`, `GET /v1/usage`): `batch` for batch work, else the route's own. */
+  surface?: string;
 }
+
+/** The usage surface of each route. */
+const SURFACE: Record<RelayRequest['path'], string> = { '/chat/completions': 'chat_completions', '/completions': 'completions', '/embeddings': 'embeddings' };
 
 /**
  * Passes OpenAI-compatible calls to the upstream pool: the owner's limits
  * are taken first (the same limiter the loop uses, so pass-through and
- * Responses traffic share one budget), the pool picks the server (by model,
+ * Responses traffic share one budget; the call's estimated cost is reserved
+ * and settled to its `usage`), the pool picks the server (by model,
  * prefix affinity, load), and the answer is relayed as it arrives. A stream
  * is never buffered: each upstream chunk is written on at once, and while the
  * client's socket is full the upstream socket is not read (TCP backpressure
@@ -64,8 +70,17 @@ export class RelayService {
     });
   }
 
-  /** One call answered over HTTP: JSON, or the upstream's event stream relayed chunk by chunk. */
-  async serve(request: RelayRequest, caller: RelayCaller, res: Response): Promise<void> {
+  /**
+   * One call answered over HTTP: JSON, or the upstream's event stream relayed
+   * chunk by chunk. A stream's tokens are known only from its usage chunk, so
+   * the upstream is always asked for it (`stream_options.include_usage`); a
+   * client that did not ask for it does not get it.
+   */
+  async serve(received: RelayRequest, caller: RelayCaller, res: Response): Promise<void> {
+    const strip = received.stream && !clientAskedUsage(received.body);
+    const request = strip
+      ? { ...received, body: { ...received.body, stream_options: { ...((received.body.stream_options as object | null) ?? {}), include_usage: true } } }
+      : received;
     const ac = new AbortController();
     const stopWatching = onClientGone(res, () => ac.abort(new Error('client went away')));
     const flow = request.stream ? new FlowGate() : undefined;
@@ -80,7 +95,7 @@ export class RelayService {
             sendJson(res, answer.status, json);
             return { value: undefined, usage: usageOf(json) };
           }
-          return { value: undefined, usage: await relayStream(answer, res, flow as FlowGate) };
+          return { value: undefined, usage: await relayStream(answer, res, flow as FlowGate, strip) };
         },
         flow,
       );
@@ -101,8 +116,14 @@ export class RelayService {
     deliver: (answer: RelayBody) => Promise<{ value: T; usage: Usage | null }>,
     flow?: FlowGate,
   ): Promise<T> {
-    const lease: RequestLease | undefined = this.limiter ? await this.limiter.acquire(caller.owner) : undefined;
-    const trace: RelayTrace | undefined = this.observer?.begin({ path: request.path, model: request.model, stream: request.stream });
+    const lease: RequestLease | undefined = this.limiter ? await this.limiter.acquire(caller.owner, request.estimate) : undefined;
+    const trace: RelayTrace | undefined = this.observer?.begin({
+      path: request.path,
+      model: request.model,
+      stream: request.stream,
+      owner: caller.owner,
+      surface: caller.surface ?? SURFACE[request.path],
+    });
     let usage: Usage | null = null;
     try {
       const answer = await this.client.relay({
@@ -129,21 +150,20 @@ export class RelayService {
 }
 
 /** Writes the upstream's SSE chunks as they come; a full client socket pauses the upstream read until `drain`. */
-async function relayStream(answer: RelayBody, res: Response, flow: FlowGate): Promise<Usage | null> {
+async function relayStream(answer: RelayBody, res: Response, flow: FlowGate, strip: boolean): Promise<Usage | null> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   res.flushHeaders();
-  const sniffer = new UsageSniffer();
+  const sniffer = new UsageSniffer(strip);
   const resume = (): void => flow.resume();
   res.on('drain', resume);
   try {
     await answer.text((chunk) => {
-      sniffer.push(chunk);
-      if (!res.write(chunk)) flow.pause();
+      const out = sniffer.push(chunk);
+      if (out !== '' && !res.write(out)) flow.pause();
     });
   } finally {
     res.off('drain', resume);
   }
-  sniffer.end();
-  res.end();
+  res.end(sniffer.end());
   return sniffer.usage;
 }

@@ -3,45 +3,92 @@ import type { Usage } from '#tool-sdk/items.js';
 /** Longest partial SSE line carried between chunks while looking for usage; a longer one is passed on, never held. */
 const MAX_CARRY_CHARS = 256 * 1024;
 
-/** The tokens an OpenAI-style `usage` block (chat, completions, embeddings) reports, in the limiter's terms. */
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/**
+ * The tokens an OpenAI-style `usage` block (chat, completions, embeddings)
+ * reports, in the terms of the limiter and the token counters: prompt and
+ * completion tokens, and the cached and reasoning details where the server
+ * gives them.
+ */
 export function usageOf(body: unknown): Usage | null {
   const usage = (body as { usage?: unknown } | null)?.usage as Record<string, unknown> | null | undefined;
   if (!usage || typeof usage !== 'object') return null;
-  const input = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0;
-  const output = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
-  const total = typeof usage.total_tokens === 'number' ? usage.total_tokens : input + output;
-  return { input_tokens: input, output_tokens: output, total_tokens: total, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
+  const input = count(usage.prompt_tokens);
+  const output = count(usage.completion_tokens);
+  const total = typeof usage.total_tokens === 'number' ? count(usage.total_tokens) : input + output;
+  const cached = count((usage.prompt_tokens_details as { cached_tokens?: unknown } | null | undefined)?.cached_tokens);
+  const reasoning = count((usage.completion_tokens_details as { reasoning_tokens?: unknown } | null | undefined)?.reasoning_tokens);
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    total_tokens: total,
+    input_tokens_details: { cached_tokens: cached },
+    output_tokens_details: { reasoning_tokens: reasoning },
+  };
+}
+
+/** The chunk that carries only the usage (`choices: []`), which `include_usage` adds at a stream's end. */
+function isUsageChunk(chunk: unknown): boolean {
+  const c = chunk as { choices?: unknown; usage?: unknown } | null;
+  return !!c && Array.isArray(c.choices) && c.choices.length === 0 && !!c.usage && typeof c.usage === 'object';
 }
 
 /**
- * Reads the usage a relayed stream reports (its last chunk, when the client
- * asked `stream_options.include_usage`) without holding the stream back:
- * chunks go on as they come; only lines that mention usage are parsed.
+ * Reads the usage a relayed stream reports (its usage chunk) without holding
+ * the stream back: chunks go on as they come; only lines that mention usage
+ * are parsed. With `strip` (the gateway asked the upstream for the usage
+ * chunk, the client did not) that chunk is also taken out of what the client
+ * gets: then text is passed on by whole lines, so a line is held only until
+ * its end arrives (never longer than `MAX_CARRY_CHARS`).
  */
 export class UsageSniffer {
   private carry = '';
+  /** The last whole line was the stripped usage chunk. */
+  private dropped = false;
   usage: Usage | null = null;
 
-  push(chunk: string): void {
-    const text = this.carry + chunk;
-    const lines = text.split('\n');
-    this.carry = lines.pop() ?? '';
-    if (this.carry.length > MAX_CARRY_CHARS) this.carry = '';
-    for (const line of lines) this.line(line);
+  constructor(private readonly strip = false) {}
+
+  /** Takes an upstream chunk; returns what to write to the client. */
+  push(chunk: string): string {
+    const lines = (this.carry + chunk).split('\n');
+    let tail = lines.pop() ?? '';
+    let out = '';
+    for (const line of lines) {
+      const keep = this.line(line);
+      // The blank line that ended a stripped event goes with it: the client's stream is the one it asked for, byte for byte.
+      const ending = this.dropped && line === '';
+      this.dropped = !keep;
+      if (this.strip && keep && !ending) out += `${line}\n`;
+    }
+    if (tail.length > MAX_CARRY_CHARS) {
+      // Too long to be a usage chunk: passed on as it is, not held; its rest begins the next "line".
+      out += tail;
+      tail = '';
+    }
+    this.carry = tail;
+    return this.strip ? out : chunk;
   }
 
-  end(): void {
-    this.line(this.carry);
+  /** The stream ended: what was still held (a last line without its newline; without `strip` it was passed on already). */
+  end(): string {
+    const last = this.carry;
     this.carry = '';
+    return this.line(last) && this.strip ? last : '';
   }
 
-  private line(line: string): void {
-    if (!line.startsWith('data:') || !line.includes('"usage"')) return;
+  /** Counts a usage line; false when it is the usage chunk and is being stripped. */
+  private line(line: string): boolean {
+    if (!line.startsWith('data:') || !line.includes('"usage"')) return true;
     try {
-      const found = usageOf(JSON.parse(line.slice(5)));
+      const chunk = JSON.parse(line.slice(5)) as unknown;
+      const found = usageOf(chunk);
       if (found) this.usage = found;
+      return !(this.strip && isUsageChunk(chunk));
     } catch {
       // Not JSON ([DONE], a server's comment): nothing to count.
+      return true;
     }
   }
 }

@@ -11,11 +11,14 @@ export class SwitchyardRpcError extends Error {
   override readonly name = 'SwitchyardRpcError';
   readonly status: number;
   readonly error: RpcErrorPayload['error'];
+  /** What HTTP would have sent with the error: `retry-after` and the `x-ratelimit-*` of a 429. */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(payload: RpcErrorPayload) {
     super(payload.error.message);
     this.status = payload.status;
     this.error = payload.error;
+    this.headers = payload.headers ?? {};
   }
 }
 

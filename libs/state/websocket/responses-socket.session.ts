@@ -38,10 +38,21 @@ const MAX_QUEUED = 16;
 const HIGH_WATER_BYTES = 256 * 1024;
 const LOW_WATER_BYTES = 64 * 1024;
 
-/** `{type:"error", status, error:{...}}`, the spec's WebSocket error event. */
-export function errorFrame(err: unknown): { type: 'error'; status: number; error: { type: string; code: string; message: string; param: string | null } } {
-  const { status, body } = toErrorEnvelope(err);
-  return { type: 'error', status, error: { ...body.error, code: body.error.code ?? body.error.type } };
+/**
+ * `{type:"error", status, error:{...}}`, the spec's WebSocket error event;
+ * with `headers` when HTTP would have sent some with the error (`retry-after`
+ * and the `x-ratelimit-*` of a 429), as broker replies carry them: a socket
+ * has no status line to put them in.
+ */
+export function errorFrame(err: unknown): {
+  type: 'error';
+  status: number;
+  error: { type: string; code: string; message: string; param: string | null };
+  headers?: Record<string, string>;
+} {
+  const { status, body, headers } = toErrorEnvelope(err);
+  const frame = { type: 'error' as const, status, error: { ...body.error, code: body.error.code ?? body.error.type } };
+  return headers && Object.keys(headers).length > 0 ? { ...frame, headers: { ...headers } } : frame;
 }
 
 /**

@@ -1,0 +1,30 @@
+import type { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
+import type { UsageRecorder } from '../usage/usage-recorder.service.js';
+import type { TokenCounts } from './token-usage.js';
+
+/** One finished call's or run's tokens, for whom and where they count. */
+export interface TokenCharge {
+  owner: string | null;
+  model: string;
+  surface: string;
+  tokens: TokenCounts;
+}
+
+/**
+ * Counts tokens into the token metrics and the usage store: the one place
+ * the loop's runs and the pass-through calls both go through, so every
+ * surface is counted the same way.
+ */
+export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | undefined, { owner, model, surface, tokens }: TokenCharge): void {
+  metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
+  usage?.record({
+    owner,
+    model,
+    surface,
+    at: Date.now(),
+    inputTokens: tokens.input,
+    cachedInputTokens: tokens.cachedInput,
+    outputTokens: tokens.output,
+    reasoningTokens: tokens.reasoning,
+  });
+}

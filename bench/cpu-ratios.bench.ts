@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
+import { mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
+
+type Case = RatioCase;
 
 /**
  * `npm run build && node dist/bench/cpu-ratios.bench.js [flags]`: the issue-29
@@ -43,23 +46,6 @@ const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
-function hundredTools(): unknown[] {
-  return Array.from({ length: 100 }, (_, i) => ({
-    type: 'function',
-    name: `tool_${i}`,
-    description: `Tool number ${i}: looks a thing up by its key and returns what it found.`,
-    parameters: { type: 'object', properties: { key: { type: 'string', description: 'the key' }, limit: { type: 'integer', minimum: 1 } }, required: ['key'] },
-  }));
-}
-
-interface Case {
-  name: string;
-  body: string;
-  expect: string;
-  /** The proxy rather than a gateway. */
-  proxy?: boolean;
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'sy-ratios-'));
   const sim = await ChildService.start('simulator', { script: 'simulator-child.js' });
@@ -71,17 +57,8 @@ async function main(): Promise<void> {
   const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost] } });
   builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv }) });
   if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv }) });
-  const plain = (extra: Record<string, unknown>) => JSON.stringify({ model: 'bench', input: '[[tokens 20]]', ...extra });
-  const mcpTool = { type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' };
-  const cases: Case[] = [
-    { name: 'proxy', body: plain({ store: false }), expect: '"completed"', proxy: true },
-    { name: 'blocking', body: plain({ store: false }), expect: '"completed"' },
-    { name: 'blocking-stored', body: plain({ store: true }), expect: '"completed"' },
-    { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
-    { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
-    { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
-    { name: 'mcp-round', body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpTool], store: false }), expect: '"completed"' },
-  ].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const mcpTool = mcpToolOf(mcp.url);
+  const cases: Case[] = ratioCases(mcp.url).filter((c) => !onlyCases || onlyCases.includes(c.name));
   const samples = new Map<string, number[]>();
   const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
   try {

@@ -26,6 +26,8 @@ export interface ChildOptions {
   config?: unknown;
   /** Extra Node flags (`--expose-gc`, `--cpu-prof`...). */
   execArgv?: string[];
+  /** Runs the child through this program instead of Node (`valgrind`, whose own flags then lead `execArgv` and end with Node's path). */
+  execPath?: string;
   startTimeoutMs?: number;
 }
 
@@ -67,6 +69,7 @@ export class ChildService {
     const script = options.script.startsWith('/') ? options.script : fileURLToPath(new URL(`../${options.script}`, import.meta.url));
     const child = fork(script, [JSON.stringify(options.config ?? {})], {
       execArgv: options.execArgv ?? [],
+      ...(options.execPath ? { execPath: options.execPath } : {}),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.add(child);

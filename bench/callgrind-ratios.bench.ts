@@ -76,7 +76,10 @@ async function main(): Promise<void> {
   ];
   if (vs) {
     starting.push(
-      ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), ...underCallgrind(dir, 'b') }).then((child) => ({ label: 'B', child })),
+      ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), ...underCallgrind(dir, 'b') }).then((child) => ({
+        label: 'B',
+        child,
+      })),
     );
   }
   targets.push(...(await Promise.all(starting)));
@@ -113,14 +116,24 @@ async function main(): Promise<void> {
 function report(cases: ReturnType<typeof ratioCases>, builds: Array<{ label: string }>, samples: Map<string, number[]>): void {
   const med = (key: string) => median(samples.get(key) ?? [NaN]);
   const k = (v: number) => Math.round(v / 1000);
-  console.log(`Run ${new Date().toISOString()}, Node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `Run ${new Date().toISOString()}, Node ${process.version}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.log(`valgrind --tool=callgrind, ${N} requests per case at c=4 after ${WARMUP} warm-up requests; ${ROUNDS} round(s); thousands of instructions per request\n`);
   const labels = builds.map((b) => b.label);
   console.log(`| case | ${labels.map((l) => `k instr/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
   console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
   for (const c of cases) {
     if (c.proxy) {
-      console.log(`| proxy | ${k(med('proxy'))} |${labels.slice(1).map(() => ' |').join('')}${labels.length > 1 ? ' |' : ''}`);
+      console.log(
+        `| proxy | ${k(med('proxy'))} |${labels
+          .slice(1)
+          .map(() => ' |')
+          .join('')}${labels.length > 1 ? ' |' : ''}`,
+      );
       continue;
     }
     const cells = labels.map((l) => `${k(med(c.name + l))}`);

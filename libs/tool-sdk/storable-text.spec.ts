@@ -38,10 +38,7 @@ describe('storable text, judged on the UTF-8 bytes of a JSON body', () => {
     '"';
 
   it('says "storable" only for bodies whose parsed strings are all storable, whatever the escapes', () => {
-    const unit = fc.oneof(
-      fc.integer({ min: 0, max: 0xffff }),
-      fc.constantFrom(0, 0x5c, 0x75, 0x30, 0x64, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xd83d, 0xde00, 0x41),
-    );
+    const unit = fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.constantFrom(0, 0x5c, 0x75, 0x30, 0x64, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xd83d, 0xde00, 0x41));
     const units = fc.array(fc.record({ unit, escape: fc.boolean(), upper: fc.boolean() }), { maxLength: 12 });
     let refused = 0;
     fc.assert(

@@ -30,6 +30,7 @@ type Case = RatioCase;
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
+ *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
  */
 type CpuUsage = NodeJS.CpuUsage;
 const arg = (name: string): string | undefined =>
@@ -44,6 +45,7 @@ const C1 = Number(arg('c1') ?? 300);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
+const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
 async function main(): Promise<void> {
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
   const mcpHost = new URL(mcp.url).host;
   const execArgv = profile ? ['--cpu-prof'] : [];
   const builds: Array<{ label: string; gateway: ChildService }> = [];
-  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost] } });
+  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS } });
   builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv }) });
   if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv }) });
   const mcpTool = mcpToolOf(mcp.url);

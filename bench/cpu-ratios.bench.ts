@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
+import { mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
+
+type Case = RatioCase;
 
 /**
  * `npm run build && node dist/bench/cpu-ratios.bench.js [flags]`: the issue-29
@@ -27,6 +30,7 @@ import { median, round } from './lib/stats.js';
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
+ *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
  */
 type CpuUsage = NodeJS.CpuUsage;
 const arg = (name: string): string | undefined =>
@@ -41,24 +45,8 @@ const C1 = Number(arg('c1') ?? 300);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
+const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
-
-function hundredTools(): unknown[] {
-  return Array.from({ length: 100 }, (_, i) => ({
-    type: 'function',
-    name: `tool_${i}`,
-    description: `Tool number ${i}: looks a thing up by its key and returns what it found.`,
-    parameters: { type: 'object', properties: { key: { type: 'string', description: 'the key' }, limit: { type: 'integer', minimum: 1 } }, required: ['key'] },
-  }));
-}
-
-interface Case {
-  name: string;
-  body: string;
-  expect: string;
-  /** The proxy rather than a gateway. */
-  proxy?: boolean;
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'sy-ratios-'));
@@ -68,20 +56,11 @@ async function main(): Promise<void> {
   const mcpHost = new URL(mcp.url).host;
   const execArgv = profile ? ['--cpu-prof'] : [];
   const builds: Array<{ label: string; gateway: ChildService }> = [];
-  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost] } });
-  builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv }) });
-  if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv }) });
-  const plain = (extra: Record<string, unknown>) => JSON.stringify({ model: 'bench', input: '[[tokens 20]]', ...extra });
-  const mcpTool = { type: 'mcp', server_label: 'bench', server_url: mcp.url, require_approval: 'never' };
-  const cases: Case[] = [
-    { name: 'proxy', body: plain({ store: false }), expect: '"completed"', proxy: true },
-    { name: 'blocking', body: plain({ store: false }), expect: '"completed"' },
-    { name: 'blocking-stored', body: plain({ store: true }), expect: '"completed"' },
-    { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
-    { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
-    { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
-    { name: 'mcp-round', body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpTool], store: false }), expect: '"completed"' },
-  ].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS } });
+  builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv, startTimeoutMs: 120_000 }) });
+  if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv, startTimeoutMs: 120_000 }) });
+  const mcpTool = mcpToolOf(mcp.url);
+  const cases: Case[] = ratioCases(mcp.url).filter((c) => !onlyCases || onlyCases.includes(c.name));
   const samples = new Map<string, number[]>();
   const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
   try {

@@ -41,6 +41,7 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   const shapeGuard = hostileJsonShapeGuard(config.tools.maxToolsPerRequest, (err, req, res) => answerWithError(err, req as Request, res as Response));
   app.use(shapeGuard.scanWhileReading);
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));
+  app.use(shapeGuard.noteParsed);
   app.use(requireJsonBody());
   app.use(telemetry.enterMiddleware());
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {

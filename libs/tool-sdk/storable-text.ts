@@ -49,8 +49,48 @@ export function unstorableTextError(param: string | null): InvalidRequestError {
   return new InvalidRequestError(`${where}: text must be valid Unicode without NUL (\\u0000) characters or unpaired surrogates (\\ud800-\\udfff).`, param, 'unsupported_unicode');
 }
 
+/**
+ * Parsed bodies whose raw bytes showed no string could be unstorable (see
+ * `utf8BytesAreStorable`): the walk over them is skipped. Keyed by the parsed
+ * object, so the mark lives and dies with that one request's body; it is
+ * only ever set by the HTTP body parser's hook, right after parsing.
+ */
+const storableBodies = new WeakSet<object>();
+
+export function noteStorableBody(body: unknown): void {
+  if (body !== null && typeof body === 'object') storableBodies.add(body);
+}
+
+const BACKSLASH = 0x5c;
+const LOWER_U = 0x75;
+
+/** `\u0000`, or `\uD800`-`\uDFFF` (either case) at `i`: an escape that could make NUL or a surrogate. */
+function riskyEscapeAt(bytes: Uint8Array, i: number): boolean {
+  const a = bytes[i + 2] | 0x20;
+  const b = bytes[i + 3] | 0x20;
+  if (a === 0x64 /* d */) return (b >= 0x38 && b <= 0x39) || (b >= 0x61 && b <= 0x66); // 8, 9, a-f
+  return a === 0x30 && b === 0x30 && bytes[i + 4] === 0x30 && bytes[i + 5] === 0x30;
+}
+
+/**
+ * True when a UTF-8 JSON text cannot hold NUL or an unpaired surrogate in
+ * any string: JSON forbids a raw NUL inside a string (and outside one it is
+ * not JSON), and the UTF-8 decoder turns encoded surrogates into U+FFFD, so
+ * both can only come from a `\u0000` or `\uD8xx`-`\uDFxx` escape. Every
+ * `\u` in the bytes is looked at, an escaped backslash followed by `u`
+ * included, so a false answer only means "walk the parsed value", never a
+ * missed escape. One native search per `\u`: plain bodies cost one pass.
+ */
+export function utf8BytesAreStorable(bytes: Buffer): boolean {
+  for (let i = bytes.indexOf(BACKSLASH); i >= 0; i = bytes.indexOf(BACKSLASH, i + 2)) {
+    if (bytes[i + 1] === LOWER_U && riskyEscapeAt(bytes, i)) return false;
+  }
+  return true;
+}
+
 /** Refuses `value` (a body, a query, a field) when any string in it is not storable text; `prefix` names where it sits. */
 export function assertStorableText(value: unknown, prefix = ''): void {
+  if (value !== null && typeof value === 'object' && storableBodies.has(value)) return;
   const path = unstorableTextPath(value, prefix);
   if (path !== null) throw unstorableTextError(path || prefix || null);
 }

@@ -100,7 +100,7 @@ function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace |
 /** `reasoning.summary` values that ask for `summary_text` parts. */
 const SUMMARY_MODES = new Set(['auto', 'concise', 'detailed']);
 
-function modelRequest(ctx: RunContext, state: RunState, round: number): { request: ModelRequest; promptEstimate: number } {
+function modelRequest(ctx: RunContext, state: RunState, round: number): { request: ModelRequest; promptEstimate: number | null } {
   const { request: r, choice } = ctx;
   // A forcing choice applies to the first round only: later rounds answer the
   // forced call instead of repeating it. Past `max_tool_calls`, no more tools.
@@ -127,9 +127,15 @@ function modelRequest(ctx: RunContext, state: RunState, round: number): { reques
   };
   if (choice.tools.length > 0) request.tool_choice = toolChoice;
   if (r.truncation === 'auto' && ctx.contextLength !== null) request.input = truncated(request, ctx.contextLength);
-  const promptEstimate = estimatePromptTokens(request);
+  // Only a budget to fit needs the estimate, which serializes every item and tool (100 declared
+  // tools: a few per cent of the request); without one, no round of this run needs it.
+  const fits = ctx.contextLength !== null && r.maxOutputTokens !== null && r.maxOutputTokens !== undefined;
+  const promptEstimate = fits ? estimatePromptTokens(request) : null;
   // Each round's prompt is longer than the last, so the fit is worked out per round.
-  if (ctx.contextLength !== null) request.max_output_tokens = clampOutputBudget(r.maxOutputTokens, ctx.contextLength, promptTokens(ctx, state, promptEstimate));
+  if (ctx.contextLength !== null) {
+    request.max_output_tokens =
+      promptEstimate !== null ? clampOutputBudget(r.maxOutputTokens, ctx.contextLength, promptTokens(ctx, state, promptEstimate)) : (r.maxOutputTokens ?? null);
+  }
   return { request, promptEstimate };
 }
 

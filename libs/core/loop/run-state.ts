@@ -43,8 +43,8 @@ export interface RoundResult {
   readonly gatewayResults: number;
   /** The upstream stopped short (`max_output_tokens`, ...): the turn ends incomplete with this reason. */
   readonly incompleteReason: string | null;
-  /** The estimate of this round's prompt. */
-  readonly promptEstimate: number;
+  /** The estimate of this round's prompt; null when the run has no output budget to fit (it is only used for that). */
+  readonly promptEstimate: number | null;
 }
 
 /** What the driver decides after a round, with the state it goes on from. */

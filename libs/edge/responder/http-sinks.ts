@@ -3,7 +3,7 @@ import type { GatewayConfig } from '#config/gateway-config.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import { noteErrorForLog } from '../errors/error-envelope.js';
 import { onClientGone } from '../response/client-disconnect.js';
-import { sendJson } from '../response/send-json.js';
+import { writeJson } from '../response/send-json.js';
 import { SseWriter } from '../sse/sse-writer.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeAnswer, EdgeFrame } from './edge-surface.js';
@@ -28,11 +28,14 @@ abstract class HttpSink implements EdgeSink {
     if (this.res.headersSent || this.res.destroyed) return;
     if (cause !== undefined) noteErrorForLog(this.res, cause);
     for (const [name, value] of Object.entries(answer.headers ?? {})) this.res.setHeader(name, value);
-    const bytes = Buffer.byteLength(JSON.stringify(answer.body) ?? '');
-    this.answered = { status: answer.status, bytes };
-    // Success bodies skip express's ETag hashing (send-json.ts); error bodies go out as they always have.
-    if (answer.status < 300) sendJson(this.res, answer.status, answer.body);
-    else this.res.status(answer.status).json(answer.body);
+    // Success bodies skip express's ETag hashing (send-json.ts) and are serialized once; error
+    // bodies go out as they always have.
+    if (answer.status < 300) {
+      this.answered = { status: answer.status, bytes: writeJson(this.res, answer.status, answer.body) };
+      return;
+    }
+    this.answered = { status: answer.status, bytes: Buffer.byteLength(JSON.stringify(answer.body) ?? '') };
+    this.res.status(answer.status).json(answer.body);
   }
 
   onGone(callback: () => void): () => void {

@@ -5,7 +5,14 @@ import type { Response } from 'express';
  * whole body for an ETag, which a POST answer never uses.
  */
 export function sendJson(res: Response, status: number, body: unknown): void {
+  writeJson(res, status, body);
+}
+
+/** `sendJson` that returns the bytes written, for a caller that records the size without serializing again. */
+export function writeJson(res: Response, status: number, body: unknown): number {
   const json = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  const bytes = Buffer.byteLength(json);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes });
   res.end(json);
+  return bytes;
 }

@@ -6,7 +6,7 @@ import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
 import { plainCreateFields, toCreateResponseDto } from './create-response.dto.js';
-import { jsonShapeViolation } from './json-shape.js';
+import { isShapeChecked, jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
@@ -56,7 +56,7 @@ export class CreateResponseParser {
   parse(body: unknown, owner: string | null = null): ResponseRequest {
     const raw = requestBody(body);
     // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
-    const shape = jsonShapeViolation(raw);
+    const shape = isShapeChecked(raw) ? null : jsonShapeViolation(raw);
     if (shape) throw shapeError(shape);
     // HTTP routes checked this in their guard; WebSocket frames and RPC requests are checked here.
     assertStorableText(raw);

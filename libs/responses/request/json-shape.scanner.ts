@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
-import { MAX_OBJECT_KEYS, type JsonShapeViolation } from './json-shape.js';
+import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
+import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -81,17 +82,31 @@ export class JsonShapeScanner {
       i = 1;
     }
     const n = bytes.length;
+    // Inside a string only its closing quote matters: native searches find it and the escapes
+    // before it, where a byte-by-byte loop here cost most of a large body's scan.
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let nextEscape = buf.indexOf(BACKSLASH, i);
     for (; i < n; i++) {
-      const c = bytes[i];
       if (stringStart >= 0) {
-        if (c === BACKSLASH) i++;
-        else if (c === QUOTE) {
-          this.last = { carried: this.carried, chunk: bytes, start: stringStart, end: i + 1 };
-          this.carried = null;
-          stringStart = -1;
+        if (nextEscape !== -1 && nextEscape < i) nextEscape = buf.indexOf(BACKSLASH, i);
+        let quote = buf.indexOf(QUOTE, i);
+        while (nextEscape !== -1 && (quote === -1 || nextEscape < quote)) {
+          // The escaped byte is skipped; it may be a quote, or lie past this chunk.
+          i = nextEscape + 2;
+          nextEscape = i < n ? buf.indexOf(BACKSLASH, i) : -1;
+          if (quote !== -1 && quote < i) quote = i < n ? buf.indexOf(QUOTE, i) : -1;
         }
+        if (quote === -1) {
+          if (i < n) i = n;
+          break;
+        }
+        i = quote;
+        this.last = { carried: this.carried, chunk: bytes, start: stringStart, end: i + 1 };
+        this.carried = null;
+        stringStart = -1;
         continue;
       }
+      const c = bytes[i];
       switch (c) {
         case QUOTE:
           stringStart = i;
@@ -230,16 +245,23 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * end. `verify` is the parser's hook: it refuses such a body before it is
  * parsed, and scans a compressed body, whose chunks on the wire are not JSON,
  * once inflated. body-parser passes that error on with its own status.
+ * `noteParsed`, mounted right after the parser, marks a body that passed
+ * `verify` as shape-checked, and as storable text when its bytes show no
+ * escape that could make NUL or a lone surrogate, so the later walks over
+ * the parsed object (the text-integrity guard, the create parser) are skipped.
  */
 export function hostileJsonShapeGuard(
   maxTools: number,
   refuse: (err: InvalidRequestError, req: IncomingMessage, res: ServerResponse) => void,
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
-  verify: (req: IncomingMessage, res: unknown, body: Buffer) => void;
+  verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
+  noteParsed: (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: () => void) => void;
 } {
   const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
   const scanners = new WeakMap<IncomingMessage, JsonShapeScanner>();
+  /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
+  const verified = new WeakMap<IncomingMessage, boolean>();
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
@@ -260,10 +282,20 @@ export function hostileJsonShapeGuard(
       }
       next();
     },
-    verify(req, _res, body) {
+    verify(req, _res, body, encoding) {
       const scanner = scanners.get(req);
       const shape = scanner ? scanner.result : scanJsonShape(body, limits);
       if (shape) throw shapeError(shape);
+      // The byte test holds for UTF-8 only; another charset's bytes are decoded first, then walked.
+      verified.set(req, encoding.toLowerCase() === 'utf-8' && utf8BytesAreStorable(body));
+    },
+    noteParsed(req, _res, next) {
+      const storable = verified.get(req);
+      if (storable !== undefined) {
+        noteShapeChecked(req.body);
+        if (storable) noteStorableBody(req.body);
+      }
+      next();
     },
   };
 }

@@ -113,6 +113,24 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       );
     });
 
+    it('finds the end of strings full of escapes the same in a Buffer and in a plain Uint8Array, cut anywhere', () => {
+      const key = 'k\\"' + '\\'.repeat(5);
+      const value = { a: '\\"\\\\"', b: { [key]: { c: 1, d: 2, e: 3 } }, f: 'x"'.repeat(40) };
+      const bytes = Buffer.from(JSON.stringify(value));
+      expect(scanJsonShape(bytes, { keys: 3 })).toBeNull();
+      const over = scanJsonShape(bytes, { keys: 2 });
+      expect(over).toEqual({ kind: 'keys', limit: 2, count: 3, path: `b.${key}` });
+      expect(scanJsonShape(new Uint8Array(bytes), { keys: 2 })).toEqual(over);
+      for (let cut = 1; cut < bytes.length; cut++) {
+        expect(inPieces(bytes, [cut, cut + 1], { keys: 3 })).toBeNull();
+        expect(inPieces(bytes, [cut], { keys: 2 })).toEqual(over);
+        const view = new Uint8Array(bytes);
+        const scanner = new JsonShapeScanner({ keys: 2 });
+        scanner.push(view.subarray(0, cut));
+        expect(scanner.push(view.subarray(cut))).toEqual(over);
+      }
+    });
+
     it('names a key that a chunk boundary cut in two, and one longer than what is kept', () => {
       const value = { outer_key_name: { inner: wide(3) } };
       const bytes = Buffer.from(JSON.stringify(value));

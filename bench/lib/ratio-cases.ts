@@ -1,0 +1,39 @@
+/** The request bodies of the issue-29 ratios, shared by the CPU-time and the instruction-count benches. */
+export interface RatioCase {
+  name: string;
+  body: string;
+  /** Text every answer must contain. */
+  expect: string;
+  /** The pass-through proxy rather than a gateway. */
+  proxy?: boolean;
+}
+
+export function hundredTools(): unknown[] {
+  return Array.from({ length: 100 }, (_, i) => ({
+    type: 'function',
+    name: `tool_${i}`,
+    description: `Tool number ${i}: looks a thing up by its key and returns what it found.`,
+    parameters: { type: 'object', properties: { key: { type: 'string', description: 'the key' }, limit: { type: 'integer', minimum: 1 } }, required: ['key'] },
+  }));
+}
+
+export function mcpToolOf(mcpUrl: string): Record<string, unknown> {
+  return { type: 'mcp', server_label: 'bench', server_url: mcpUrl, require_approval: 'never' };
+}
+
+export function ratioCases(mcpUrl: string): RatioCase[] {
+  const plain = (extra: Record<string, unknown>) => JSON.stringify({ model: 'bench', input: '[[tokens 20]]', ...extra });
+  return [
+    { name: 'proxy', body: plain({ store: false }), expect: '"completed"', proxy: true },
+    { name: 'blocking', body: plain({ store: false }), expect: '"completed"' },
+    { name: 'blocking-stored', body: plain({ store: true }), expect: '"completed"' },
+    { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
+    { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
+    { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
+    {
+      name: 'mcp-round',
+      body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpToolOf(mcpUrl)], store: false }),
+      expect: '"completed"',
+    },
+  ];
+}

@@ -29,8 +29,6 @@ export interface ChildOptions {
   /** Runs the child through this program instead of Node (`valgrind`, whose own flags then lead `execArgv` and end with Node's path). */
   execPath?: string;
   startTimeoutMs?: number;
-  /** The program that runs the script instead of this Node (`valgrind`, with Node and its flags first in `execArgv`). */
-  execPath?: string;
 }
 
 const children = new Set<ChildProcess>();

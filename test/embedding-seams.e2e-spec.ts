@@ -21,6 +21,7 @@ import {
   ResponsesService,
   type UpstreamClient,
   configureGatewayApp,
+  toErrorEnvelope,
 } from '#src/index.js';
 import { parseSse } from './support/gateway-harness.js';
 
@@ -360,21 +361,36 @@ describe('ResponsesService: the API without HTTP', () => {
     expect(events.map((e) => e.type)).toEqual(parseSse(await sse.text()).map((e) => e.data.type));
   });
 
+  /**
+   * A domain error carries no HTTP status; an embedder answers it with the
+   * package's `toErrorEnvelope`, which gives what the HTTP route sends.
+   */
+  const answered = (run: Observable<unknown>) =>
+    firstValueFrom(run).then(
+      (value) => {
+        throw new Error(`expected a failure, got ${JSON.stringify(value)?.slice(0, 200)}`);
+      },
+      (err: unknown) => {
+        const { status, body } = toErrorEnvelope(err);
+        return { status, param: body.error.param };
+      },
+    );
+
   it('a bad body fails the Observable with the same error the HTTP route sends as a 400', async () => {
-    await expect(firstValueFrom(service.create({ model: 'm', input: 'x', tools: [{ type: 'function' }] }))).rejects.toMatchObject({
+    await expect(answered(service.create({ model: 'm', input: 'x', tools: [{ type: 'function' }] }))).resolves.toMatchObject({
       status: 400,
       param: 'tools[0].name',
     });
-    await expect(firstValueFrom(service.create('not an object'))).rejects.toMatchObject({ status: 400 });
+    await expect(answered(service.create('not an object'))).resolves.toMatchObject({ status: 400 });
   });
 
   it('refuses upstream headers the transport manages or cannot send, naming them', async () => {
-    const refused = (headers: Record<string, unknown>) => firstValueFrom(service.create({ model: 'm', input: 'x' }, { headers: headers as Record<string, string> }));
-    await expect(refused({ 'Content-Length': '5' })).rejects.toMatchObject({ status: 400, param: 'headers.Content-Length' });
-    await expect(refused({ 'transfer-encoding': 'chunked' })).rejects.toMatchObject({ status: 400, param: 'headers.transfer-encoding' });
-    await expect(refused({ 'x-ok': 'a\r\nx-injected: 1' })).rejects.toMatchObject({ status: 400, param: 'headers.x-ok' });
-    await expect(refused({ 'bad name': 'v' })).rejects.toMatchObject({ status: 400, param: 'headers.bad name' });
-    await expect(refused({ 'x-n': 5 })).rejects.toMatchObject({ status: 400, param: 'headers.x-n' });
+    const refused = (headers: Record<string, unknown>) => answered(service.create({ model: 'm', input: 'x' }, { headers: headers as Record<string, string> }));
+    await expect(refused({ 'Content-Length': '5' })).resolves.toMatchObject({ status: 400, param: 'headers.Content-Length' });
+    await expect(refused({ 'transfer-encoding': 'chunked' })).resolves.toMatchObject({ status: 400, param: 'headers.transfer-encoding' });
+    await expect(refused({ 'x-ok': 'a\r\nx-injected: 1' })).resolves.toMatchObject({ status: 400, param: 'headers.x-ok' });
+    await expect(refused({ 'bad name': 'v' })).resolves.toMatchObject({ status: 400, param: 'headers.bad name' });
+    await expect(refused({ 'x-n': 5 })).resolves.toMatchObject({ status: 400, param: 'headers.x-n' });
   });
 
   it.each([10, 100])('passes %i caller headers on to the upstream', async (n) => {
@@ -387,8 +403,9 @@ describe('ResponsesService: the API without HTTP', () => {
 
   it('stored state is scoped to the owner the caller names', async () => {
     const first = await firstValueFrom(service.create({ model: 'm', input: '[[say mine]]' }, { owner: 'team-a' }));
-    await expect(firstValueFrom(service.create({ model: 'm', input: 'more', previous_response_id: first.id }, { owner: 'team-b' }))).rejects.toMatchObject({
+    await expect(answered(service.create({ model: 'm', input: 'more', previous_response_id: first.id }, { owner: 'team-b' }))).resolves.toMatchObject({
       status: 404,
+      param: 'previous_response_id',
     });
     const next = await firstValueFrom(service.create({ model: 'm', input: 'more', previous_response_id: first.id }, { owner: 'team-a' }));
     expect(next.status).toBe('completed');

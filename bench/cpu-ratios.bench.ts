@@ -58,7 +58,11 @@ async function main(): Promise<void> {
   const builds: Array<{ label: string; gateway: ChildService }> = [];
   const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS } });
   builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv, startTimeoutMs: 120_000 }) });
-  if (vs) builds.push({ label: 'B', gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv, startTimeoutMs: 120_000 }) });
+  if (vs)
+    builds.push({
+      label: 'B',
+      gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv, startTimeoutMs: 120_000 }),
+    });
   const mcpTool = mcpToolOf(mcp.url);
   const cases: Case[] = ratioCases(mcp.url).filter((c) => !onlyCases || onlyCases.includes(c.name));
   const samples = new Map<string, number[]>();

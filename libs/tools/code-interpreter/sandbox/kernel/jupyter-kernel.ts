@@ -1,4 +1,4 @@
-import { type Kernel, KernelAPI, KernelConnection, type KernelMessage, type ServerConnection } from '@jupyterlab/services';
+import { type Kernel, KernelAPI, KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
 import type { ReportedFile } from '../workspace-files.js';
 import { clientSettings, type JupyterEndpoint, KERNEL_NAME } from './jupyter-host.js';
 import { FILES_MIME, KERNEL_SETUP } from './jupyter-python.js';
@@ -33,7 +33,7 @@ interface Collector {
 }
 
 /** Once the kernel's WebSocket is open (messages sent before would be refused). */
-function connected(k: KernelConnection, gone: Promise<void>): Promise<void> {
+export function connected(k: KernelConnection, gone: Promise<void> = new Promise<void>(() => undefined)): Promise<void> {
   if (k.connectionStatus === 'connected') return Promise.resolve();
   return Promise.race([
     gone,
@@ -81,14 +81,17 @@ export class JupyterKernel {
   busy = false;
   exited = false;
   id: string | undefined;
+  /** Found on the kernel host, where another process had bound it to the container (its state is the container's). */
+  readonly adopted: boolean;
   private connection: KernelConnection | undefined;
   private settings: ServerConnection.ISettings | undefined;
   private readonly exitListeners: Array<() => void> = [];
   private gone: (() => void) | undefined;
   private readonly goneSignal = new Promise<void>((r) => (this.gone = r));
 
-  constructor(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number) {
-    this.ready = this.start(endpoint, maxMessageBytes).then(
+  constructor(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number, existing?: KernelAPI.IModel) {
+    this.adopted = existing !== undefined;
+    this.ready = this.start(endpoint, maxMessageBytes, existing).then(
       () => !this.exited,
       () => {
         this.exit();
@@ -138,6 +141,11 @@ export class JupyterKernel {
     return this.finish(c);
   }
 
+  /** Lets go of the kernel without stopping it: on a shared host it stays the container's, for the next home. */
+  detach(): void {
+    this.exit();
+  }
+
   /** Stops the kernel through the server (its sandbox goes with its launcher). */
   kill(): void {
     if (this.exited) return;
@@ -146,9 +154,28 @@ export class JupyterKernel {
     if (id && settings) void shutdown(id, settings);
   }
 
-  private async start(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number): Promise<void> {
+  /**
+   * Records on the kernel host that this kernel is the container's (a Jupyter
+   * session whose path is the container id), so that whichever process is the
+   * container's home next finds it there.
+   */
+  async publish(container: string): Promise<void> {
+    const { id, settings } = this;
+    if (!id || !settings) return;
+    const model = await SessionAPI.startSession({ path: container, name: container, type: 'switchyard', kernel: { id, name: KERNEL_NAME } } as never, settings);
+    if (model.kernel?.id !== id) await SessionAPI.updateSession({ id: model.id, path: container, kernel: { id, name: KERNEL_NAME } } as never, settings);
+  }
+
+  /** The kernel the host holds for a container (published by `publish`), if it still runs. */
+  static async find(endpoint: JupyterEndpoint, container: string): Promise<KernelAPI.IModel | undefined> {
+    const sessions = await SessionAPI.listRunning(clientSettings(endpoint, 1 << 20));
+    const kernel = sessions.find((s) => s.path === container)?.kernel;
+    return kernel && kernel.name === KERNEL_NAME ? (kernel as KernelAPI.IModel) : undefined;
+  }
+
+  private async start(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number, existing?: KernelAPI.IModel): Promise<void> {
     this.settings = clientSettings(await endpoint, maxMessageBytes);
-    const model = await KernelAPI.startNew({ name: KERNEL_NAME }, this.settings);
+    const model = existing ?? (await KernelAPI.startNew({ name: KERNEL_NAME }, this.settings));
     this.id = model.id;
     if (this.exited) {
       void KernelAPI.shutdownKernel(model.id, this.settings).catch(() => undefined);
@@ -163,7 +190,8 @@ export class JupyterKernel {
       if (status === 'disconnected') this.kill();
     });
     await connected(this.connection, this.goneSignal);
-    if ((await this.execute(KERNEL_SETUP, true)) !== 'ok') throw new Error('the kernel did not take its set-up');
+    // A kernel found on the host was set up by the process that started it.
+    if (!existing && (await this.execute(KERNEL_SETUP, true)) !== 'ok') throw new Error('the kernel did not take its set-up');
   }
 
   /**

@@ -106,7 +106,18 @@ def _switchyard_setup():
             fig.stale = False
             display({'image/png': base64.b64encode(buf.getvalue()).decode('ascii')}, raw=True, metadata={'switchyard': 'figure'})
 
+    class Report(dict):
+        # Shown as application/json where IPython formats it (an execute_reply's user_expressions).
+        def _repr_json_(self):
+            return dict(self)
+
+    def report_value():
+        return Report(changes())
+
     def report():
+        display({${JSON.stringify(FILES_MIME)}: changes()}, raw=True)
+
+    def changes():
         after = m.walk(WS)
         files = {}
         for rel, stamp in after.items():
@@ -119,9 +130,9 @@ def _switchyard_setup():
                 continue
         deleted = [rel for rel in m.before if rel not in after]
         m.before = after
-        display({${JSON.stringify(FILES_MIME)}: {'files': files, 'deleted': deleted}}, raw=True)
+        return {'files': files, 'deleted': deleted}
 
-    m.put, m.pre_run, m.post_run, m.report = put, pre_run, post_run, report
+    m.put, m.pre_run, m.post_run, m.report, m.report_value = put, pre_run, post_run, report, report_value
     sys.modules['_switchyard'] = m
     ip = get_ipython()
     ip.events.register('pre_run_cell', pre_run)

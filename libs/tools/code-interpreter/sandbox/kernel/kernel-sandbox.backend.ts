@@ -39,8 +39,10 @@ export class KernelSandboxBackend implements SandboxBackend {
   private readonly waiters: Array<() => void> = [];
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  readonly sessionsOutliveHomes: boolean;
 
   constructor(private readonly settings: CodeInterpreterSettings) {
+    this.sessionsOutliveHomes = Boolean(settings.kernel.jupyterUrl);
     if (!settings.kernel.jupyterUrl) {
       this.host = new JupyterHost(settings);
       // A server that exited took every kernel with it: each of those containers is told on its next call.
@@ -75,10 +77,13 @@ export class KernelSandboxBackend implements SandboxBackend {
 
   async run(req: SandboxRunRequest): Promise<SandboxRunResult> {
     if (req.signal.aborted) return empty('aborted', 'the call was cancelled');
-    const lostReason = this.lost.get(req.session);
+    let lostReason = this.lost.get(req.session);
     this.lost.delete(req.session);
+    const hadKernel = this.live.has(req.session);
     const kernel = await this.kernelFor(req);
     if (!kernel) return empty('aborted', 'the call was cancelled');
+    // On a shared host, a container that ran code before (here or in another process) and whose kernel is not there any more.
+    if (this.sessionsOutliveHomes && !hadKernel && !kernel.adopted && (req.priorCalls ?? 0) > 0) lostReason ??= 'the kernel host no longer had its kernel';
     kernel.busy = true;
     try {
       const result = await this.runOn(kernel, req);
@@ -105,7 +110,12 @@ export class KernelSandboxBackend implements SandboxBackend {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    for (const k of [...this.live.values(), ...this.pool.splice(0)]) k.kill();
+    // On a shared host the containers' kernels outlive this process (the next home finds them); only unbound ones stop.
+    for (const k of this.live.values()) {
+      if (this.sessionsOutliveHomes) k.detach();
+      else k.kill();
+    }
+    for (const k of this.pool.splice(0)) k.kill();
     this.live.clear();
     for (const w of this.waiters.splice(0)) w();
     await this.host?.close();
@@ -130,7 +140,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       if (req.signal.aborted || this.closed) return undefined;
       await new Promise<void>((wake) => this.waiters.push(wake));
     }
-    let kernel: JupyterKernel | undefined;
+    let kernel: JupyterKernel | undefined = await this.fromHost(req.session);
     while (!kernel) {
       const next = this.pool.shift() ?? this.start();
       if ((await next.ready) && !next.exited) kernel = next;
@@ -141,6 +151,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       }
     }
     this.live.set(req.session, kernel);
+    if (this.sessionsOutliveHomes && !kernel.adopted) await kernel.publish(req.session).catch(() => undefined);
     kernel.onExit(() => {
       // Died between calls (a background thread, the kernel's CPU limit): the next call is told.
       if (this.live.get(req.session) === kernel && !kernel.busy) {
@@ -151,9 +162,23 @@ export class KernelSandboxBackend implements SandboxBackend {
     return kernel;
   }
 
-  private start(): JupyterKernel {
+  /** On a shared host (`kernel.jupyterUrl`), the kernel another process bound to this container, if it still runs. */
+  private async fromHost(session: string): Promise<JupyterKernel | undefined> {
+    if (!this.sessionsOutliveHomes) return undefined;
+    const endpoint = await this.endpoint();
+    const model = await JupyterKernel.find(endpoint, session).catch(() => undefined);
+    if (!model) return undefined;
+    const kernel = new JupyterKernel(Promise.resolve(endpoint), this.maxMessageBytes(), model);
+    return (await kernel.ready) ? kernel : undefined;
+  }
+
+  private maxMessageBytes(): number {
     // A file sync carries the container's files, base64: the bound on one message from the kernel.
-    return new JupyterKernel(this.endpoint(), this.settings.maxContainerBytes * 3 + (8 << 20));
+    return this.settings.maxContainerBytes * 3 + (8 << 20);
+  }
+
+  private start(): JupyterKernel {
+    return new JupyterKernel(this.endpoint(), this.maxMessageBytes());
   }
 
   private refill(): void {

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { KernelConnection, type KernelMessage, SessionAPI } from '@jupyterlab/services';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../libs/tools/code-interpreter/config/code-interpreter-settings.js';
-import { clientSettings, type JupyterEndpoint, JupyterHost, KERNEL_NAME } from '../libs/tools/code-interpreter/sandbox/kernel/jupyter-host.js';
-import { connected } from '../libs/tools/code-interpreter/sandbox/kernel/jupyter-kernel.js';
+import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '#tools/code-interpreter/config/code-interpreter-settings.js';
+import { clientSettings, type JupyterEndpoint, JupyterHost, KERNEL_NAME } from '#tools/code-interpreter/sandbox/kernel/jupyter-host.js';
+import { connected } from '#tools/code-interpreter/sandbox/kernel/jupyter-kernel.js';
 import { startProcessPair, type ProcessPair } from './support/process/gateway-process.js';
 
 const MODEL = 'switchyard-sim';

@@ -24,8 +24,9 @@ RUN npm run build && node scripts/runtime-deps.mjs --prune
 # --- runtime: the pruned node_modules and dist/ only, as an unprivileged user, on a read-only root ---
 FROM node:20-bookworm-slim AS runtime
 # The code interpreter's kernel backend (the default where these exist): the OS's Python with its
-# data stack, in a bubblewrap sandbox. Without them it falls back to Pyodide.
+# data stack, in a bubblewrap sandbox, as ipykernels hosted by Jupyter Server. Without them it falls back to Pyodide.
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-scipy \
+    python3-ipykernel python3-jupyter-client python3-jupyter-server \
     && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \

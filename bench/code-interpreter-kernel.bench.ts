@@ -16,7 +16,8 @@ import { keepAliveAgent, sendOnce } from './lib/load-generator.js';
  *   refilled between containers, as it is between conversations), and without
  *   it (`warm: 0`: bubblewrap, Python and the data stack start in the call);
  * - memory per live kernel: PSS of each kernel's processes (bubblewrap and
- *   Python), after the group-by;
+ *   ipykernel, children of the Jupyter Server), after the group-by, and the
+ *   server's own;
  * - CPU-bound neighbours: p50 of plain `/v1/responses` requests to a gateway
  *   process (simulated upstream) alone, then while one busy-loop program per
  *   core runs in kernels at `nice: 0` and at the default `nice: 10`.
@@ -39,6 +40,13 @@ function descendants(pid: number): number[] {
     .filter(Boolean))
     out.push(...descendants(Number(task)));
   return out;
+}
+
+function children(pid: number): number[] {
+  return safe(() => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8'), '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
 }
 
 function safe<T>(fn: () => T, fallback: T): T {
@@ -103,8 +111,11 @@ async function main(): Promise<void> {
     await pooled.warmUp();
     first.push(await timed(pooled, `new-${i}`));
   }
-  const perKernel = pooled.stats().pids.map(treeMiB);
   const live = pooled.stats();
+  // The kernels are the Jupyter Server's children (each a bubblewrap tree, the launcher exec'd into it); the server is counted apart.
+  const hostPid = live.hostPid!;
+  const perKernel = children(hostPid).map(treeMiB);
+  const serverMiB = treeMiB(hostPid) - perKernel.reduce((a, b) => a + b, 0);
   await pooled.close();
 
   // 2. First calls without the pool.
@@ -123,7 +134,8 @@ async function main(): Promise<void> {
   say(
     `memory: ${perKernel.length} kernels (${live.live} bound, ${live.pooled} pre-started), PSS per kernel mean ${mean.toFixed(0)} MiB ` +
       `(min ${Math.min(...perKernel).toFixed(0)}, max ${Math.max(...perKernel).toFixed(0)}); ` +
-      `${Math.floor(((os.totalmem() / 1024 / 1024) * 0.5) / mean)} fit in half of this host's ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+      `${Math.floor(((os.totalmem() / 1024 / 1024) * 0.5) / mean)} fit in half of this host's ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; ` +
+      `the Jupyter Server itself ${serverMiB.toFixed(0)} MiB`,
   );
 
   // 3. Plain requests beside CPU-bound programs.

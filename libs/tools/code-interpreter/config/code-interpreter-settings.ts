@@ -23,6 +23,15 @@ export class KernelSettings {
   @IsInt() @Min(0) @Max(64) warm = 1;
   /** A container's kernel unused this long is stopped (the container and its files stay until `idleExpiryMs`). */
   @IsInt() @Min(1_000) @Max(30 * 24 * 3_600_000) idleMs = 20 * 60_000;
+  /**
+   * The Jupyter Server hosting the kernels. Unset (the default): each home
+   * process starts and supervises its own, on 127.0.0.1 with a random token.
+   * Set: an operator-run server started with the gateway's kernelspec
+   * (`JupyterHost`), shared by the processes given the same URL and token.
+   */
+  @IsOptional() @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'must be an http(s) origin such as http://127.0.0.1:8888' }) jupyterUrl: string | null = null;
+  /** The token of `jupyterUrl`'s server. */
+  @IsOptional() @IsString() @MinLength(16) jupyterToken: string | null = null;
 }
 
 /** `codeInterpreter.cpython`: the interpreter and the sandbox tool of the CPython backend. */

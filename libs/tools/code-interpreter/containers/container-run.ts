@@ -52,7 +52,7 @@ export async function runInContainer(place: RunPlace, c: Container, notice: stri
       notes: [...notes, `This conversation has used its ${settings.maxCallsPerContainer} code runs.`],
     };
   }
-  c.calls++;
+  const priorCalls = c.calls++;
   // What the run may add: the container's room and its owner's, whichever is less.
   const held = [...c.files.values()].reduce((n, f) => n + f.bytes, 0);
   const room = Math.max(0, Math.min(settings.maxContainerBytes - held, await place.room()));
@@ -61,6 +61,7 @@ export async function runInContainer(place: RunPlace, c: Container, notice: stri
     workspaceDir: c.dir,
     code,
     signal,
+    priorCalls,
     limits: {
       timeoutMs: settings.timeoutMs,
       graceMs: settings.graceMs,

@@ -353,10 +353,14 @@ export class ContainerStore {
     const kept = record.files.filter((f) => present.has(f.path));
     const lost = record.files.filter((f) => !present.has(f.path));
     const paths = (files: typeof kept) => files.map((f) => `/mnt/data/${f.path}`).join(', ');
-    const notice =
-      'The Python session of this container was reset (the gateway process that held it stopped): variables, imports and open figures are gone. ' +
-      (kept.length ? `Files still in /mnt/data: ${paths(kept)}.` : 'No files remain in /mnt/data.') +
-      (lost.length ? ` Lost: ${paths(lost)}.` : '');
+    // A kernel host shared by every process still holds the session: only lost files are news (the backend says if the kernel is gone too).
+    const notice = this.backend.sessionsOutliveHomes
+      ? lost.length
+        ? `The gateway process that held this container stopped; its Python session is kept, but these files were lost: ${paths(lost)}.`
+        : null
+      : 'The Python session of this container was reset (the gateway process that held it stopped): variables, imports and open figures are gone. ' +
+        (kept.length ? `Files still in /mnt/data: ${paths(kept)}.` : 'No files remain in /mnt/data.') +
+        (lost.length ? ` Lost: ${paths(lost)}.` : '');
     await new ContainerDir(dir).create();
     if (await this.records.rehome(record.id, record.home, this.node.id, { files: kept, notice })) {
       this.logger.warn(`container ${record.id} taken over from ${record.home}, which is gone (${kept.length} of ${record.files.length} files kept)`);

@@ -29,6 +29,8 @@ export interface SandboxRunRequest {
   code: string;
   limits: SandboxLimits;
   signal: AbortSignal;
+  /** Programs the container ran before this one (anywhere): a backend that finds no state for a container that had some says it was reset. */
+  priorCalls?: number;
 }
 
 export interface SandboxRunResult {
@@ -52,6 +54,12 @@ export interface SandboxBackend {
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
   /** The session's container is gone: drop whatever state it had. */
   release(session: string): void;
+  /**
+   * True when interpreter state is held outside this process, by a kernel host
+   * every process reaches (`kernel.jupyterUrl`): a container taken over from a
+   * home that stopped keeps its variables, and the backend itself says when not.
+   */
+  readonly sessionsOutliveHomes?: boolean;
   /** Start warm capacity (Pyodide) ahead of the first call. */
   warmUp?(): Promise<void>;
   close(): Promise<void>;

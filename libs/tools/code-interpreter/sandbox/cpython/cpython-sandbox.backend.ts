@@ -25,6 +25,10 @@ export interface SandboxShape {
   nice: number;
   /** What runs inside, after the limits: the interpreter and its arguments. */
   program: string[];
+  /** Host directories (absolute) bound writable at the given place inside (a Jupyter kernel's socket directory, its only one). */
+  binds?: Array<{ host: string; inside: string }>;
+  /** Variables set inside besides the fixed ones. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -85,6 +89,7 @@ export function sandboxArgs(shape: SandboxShape): string[] {
     String(shape.workspaceBytes),
     '--tmpfs',
     '/mnt/data',
+    ...(shape.binds ?? []).flatMap((b) => ['--bind', b.host, b.inside]),
     // The sandbox's own root (where /etc, /mnt and the links live) is read-only too; only /tmp and /mnt/data take writes.
     '--remount-ro',
     '/',
@@ -109,6 +114,7 @@ export function sandboxArgs(shape: SandboxShape): string[] {
     '--setenv',
     'OPENBLAS_NUM_THREADS',
     '1',
+    ...Object.entries(shape.env ?? {}).flatMap(([k, v]) => ['--setenv', k, v]),
     '--',
     '/usr/bin/nice',
     '-n',

@@ -2,8 +2,9 @@ import type { CodeInterpreterSettings } from '../../config/code-interpreter-sett
 import { ContainerDir } from '../container-fs.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
 import { applyReport, type ReportedFile, workspaceStamps } from '../workspace-files.js';
+import { type JupyterEndpoint, JupyterHost } from './jupyter-host.js';
+import { type KernelCall, JupyterKernel } from './jupyter-kernel.js';
 import { KERNEL_PACKAGES } from './kernel-availability.js';
-import { type KernelCall, KernelProcess } from './kernel-process.js';
 
 /** Containers whose lost kernel is remembered for the next call's notice, at most (the oldest are forgotten first). */
 const MAX_LOST = 10_000;
@@ -11,12 +12,14 @@ const MAX_LOST = 10_000;
 const REPORT_MS = 5_000;
 
 /**
- * The stateful backend: one long-lived Python per container, in the
- * `cpython` backend's bubblewrap sandbox, on the container's home process
- * (container operations are forwarded there, so every worker's calls reach
- * the same kernel). Variables, imports and open figures persist between the
- * container's calls; its files are synchronised with the container's
- * directory around every call.
+ * The stateful backend: one ipykernel per container, in the `cpython`
+ * backend's bubblewrap sandbox, hosted by a Jupyter Server and spoken to
+ * over the Jupyter messaging protocol (@jupyterlab/services). The server is
+ * started and supervised by the container's home process (container
+ * operations are forwarded there, so every worker's calls reach the same
+ * kernel), or is the operator's (`kernel.jupyterUrl`). Variables, imports
+ * and open figures persist between the container's calls; its files are
+ * synchronised with the container's directory around every call.
  *
  * Held in this process only, and safe there: the kernels themselves (a
  * process cannot hold another's), the pre-started pool, and which containers
@@ -28,14 +31,25 @@ export class KernelSandboxBackend implements SandboxBackend {
   readonly capabilities =
     'Variables, imports and open figures persist between calls in this conversation (if the session is ever reset, the result says so). ' +
     `Installed: ${KERNEL_PACKAGES.join(', ')} and the standard library; figures left open are shown as images.`;
-  private readonly live = new Map<string, KernelProcess>();
-  private readonly pool: KernelProcess[] = [];
+  private readonly live = new Map<string, JupyterKernel>();
+  private readonly pool: JupyterKernel[] = [];
+  /** The server this process started, unless the operator runs one. */
+  private readonly host: JupyterHost | undefined;
   private readonly lost = new Map<string, string>();
   private readonly waiters: Array<() => void> = [];
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  readonly sessionsOutliveHomes: boolean;
 
   constructor(private readonly settings: CodeInterpreterSettings) {
+    this.sessionsOutliveHomes = Boolean(settings.kernel.jupyterUrl);
+    if (!settings.kernel.jupyterUrl) {
+      this.host = new JupyterHost(settings);
+      // A server that exited took every kernel with it: each of those containers is told on its next call.
+      this.host.onExit(() => {
+        for (const k of [...this.live.values(), ...this.pool]) k.kill();
+      });
+    }
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, Math.max(250, settings.kernel.idleMs / 4)));
     this.sweeper.unref();
   }
@@ -45,18 +59,31 @@ export class KernelSandboxBackend implements SandboxBackend {
     await Promise.all(this.pool.map((k) => k.ready));
   }
 
-  /** How many kernels this process holds (bound, and pre-started). */
-  stats(): { live: number; pooled: number; pids: number[] } {
-    const all = [...this.live.values(), ...this.pool];
-    return { live: this.live.size, pooled: this.pool.length, pids: all.map((k) => k.pid).filter((p): p is number => p !== undefined) };
+  /** How many kernels this process holds (bound, and pre-started), and the server's process (the kernels' sandboxes are under it). */
+  stats(): { live: number; pooled: number; hostPid: number | undefined } {
+    return { live: this.live.size, pooled: this.pool.length, hostPid: this.host?.pid };
+  }
+
+  /** The kernel host this backend uses (its own server's, or the operator's). */
+  endpoint(): Promise<JupyterEndpoint> {
+    if (this.host) return this.host.endpoint();
+    return Promise.resolve({ url: this.settings.kernel.jupyterUrl!, token: this.settings.kernel.jupyterToken ?? '' });
+  }
+
+  /** The Jupyter kernel id of a container's live kernel, if it has one. */
+  kernelId(session: string): string | undefined {
+    return this.live.get(session)?.id;
   }
 
   async run(req: SandboxRunRequest): Promise<SandboxRunResult> {
     if (req.signal.aborted) return empty('aborted', 'the call was cancelled');
-    const lostReason = this.lost.get(req.session);
+    let lostReason = this.lost.get(req.session);
     this.lost.delete(req.session);
+    const hadKernel = this.live.has(req.session);
     const kernel = await this.kernelFor(req);
     if (!kernel) return empty('aborted', 'the call was cancelled');
+    // On a shared host, a container that ran code before (here or in another process) and whose kernel is not there any more.
+    if (this.sessionsOutliveHomes && !hadKernel && !kernel.adopted && (req.priorCalls ?? 0) > 0) lostReason ??= 'the kernel host no longer had its kernel';
     kernel.busy = true;
     try {
       const result = await this.runOn(kernel, req);
@@ -83,13 +110,19 @@ export class KernelSandboxBackend implements SandboxBackend {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    for (const k of [...this.live.values(), ...this.pool.splice(0)]) k.kill();
+    // On a shared host the containers' kernels outlive this process (the next home finds them); only unbound ones stop.
+    for (const k of this.live.values()) {
+      if (this.sessionsOutliveHomes) k.detach();
+      else k.kill();
+    }
+    for (const k of this.pool.splice(0)) k.kill();
     this.live.clear();
     for (const w of this.waiters.splice(0)) w();
+    await this.host?.close();
   }
 
   /** The container's kernel; else a pre-started one, or a new one, within `kernel.maxLive` (evicting the least recently used idle kernel). */
-  private async kernelFor(req: SandboxRunRequest): Promise<KernelProcess | undefined> {
+  private async kernelFor(req: SandboxRunRequest): Promise<JupyterKernel | undefined> {
     const bound = this.live.get(req.session);
     if (bound && !bound.exited) {
       // Most recently used last: the map's order is the eviction order.
@@ -107,7 +140,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       if (req.signal.aborted || this.closed) return undefined;
       await new Promise<void>((wake) => this.waiters.push(wake));
     }
-    let kernel: KernelProcess | undefined;
+    let kernel: JupyterKernel | undefined = await this.fromHost(req.session);
     while (!kernel) {
       const next = this.pool.shift() ?? this.start();
       if ((await next.ready) && !next.exited) kernel = next;
@@ -118,6 +151,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       }
     }
     this.live.set(req.session, kernel);
+    if (this.sessionsOutliveHomes && !kernel.adopted) await kernel.publish(req.session).catch(() => undefined);
     kernel.onExit(() => {
       // Died between calls (a background thread, the kernel's CPU limit): the next call is told.
       if (this.live.get(req.session) === kernel && !kernel.busy) {
@@ -128,8 +162,23 @@ export class KernelSandboxBackend implements SandboxBackend {
     return kernel;
   }
 
-  private start(): KernelProcess {
-    return new KernelProcess(this.settings);
+  /** On a shared host (`kernel.jupyterUrl`), the kernel another process bound to this container, if it still runs. */
+  private async fromHost(session: string): Promise<JupyterKernel | undefined> {
+    if (!this.sessionsOutliveHomes) return undefined;
+    const endpoint = await this.endpoint();
+    const model = await JupyterKernel.find(endpoint, session).catch(() => undefined);
+    if (!model) return undefined;
+    const kernel = new JupyterKernel(Promise.resolve(endpoint), this.maxMessageBytes(), model);
+    return (await kernel.ready) ? kernel : undefined;
+  }
+
+  private maxMessageBytes(): number {
+    // A file sync carries the container's files, base64: the bound on one message from the kernel.
+    return this.settings.maxContainerBytes * 3 + (8 << 20);
+  }
+
+  private start(): JupyterKernel {
+    return new JupyterKernel(this.endpoint(), this.maxMessageBytes());
   }
 
   private refill(): void {
@@ -164,12 +213,12 @@ export class KernelSandboxBackend implements SandboxBackend {
     }
   }
 
-  private async runOn(kernel: KernelProcess, req: SandboxRunRequest): Promise<SandboxRunResult> {
+  private async runOn(kernel: JupyterKernel, req: SandboxRunRequest): Promise<SandboxRunResult> {
     const { put, remove, stamps } = await this.changesFor(kernel, req.workspaceDir);
     const maxReportBytes = this.settings.maxContainerBytes * 2 + (1 << 20);
     const onAbort = (): void => kernel.kill();
     req.signal.addEventListener('abort', onAbort, { once: true });
-    // The driver interrupts the program at the time limit; this is the backstop should the program not return to it.
+    // The kernel is interrupted at the time limit; this is the backstop should the program not return to it.
     let killed = false;
     const hard = setTimeout(
       () => {
@@ -180,16 +229,20 @@ export class KernelSandboxBackend implements SandboxBackend {
     );
     let call: KernelCall | undefined;
     try {
-      call = await kernel.run(put, remove, req.code, { timeoutMs: req.limits.timeoutMs, maxOutputBytes: req.limits.maxOutputBytes, maxReportBytes });
+      call = await kernel.run(put, remove, kernel.synced === undefined, req.code, { timeoutMs: req.limits.timeoutMs, maxOutputBytes: req.limits.maxOutputBytes, maxReportBytes });
     } finally {
       clearTimeout(hard);
       req.signal.removeEventListener('abort', onAbort);
     }
     kernel.synced = stamps;
-    if (!call) return { ...empty('crashed', 'the Python kernel could not start; is bubblewrap installed with python3-numpy, -pandas and -matplotlib?') };
+    if (!call) {
+      this.live.delete(req.session);
+      return empty('crashed', 'the Python kernel could not start; is bubblewrap installed with python3-ipykernel, python3-jupyter-server, -numpy, -pandas and -matplotlib?');
+    }
     const ended = this.endOf(call, req, killed);
     const keep = !req.signal.aborted && !killed && call.status !== 'broken' && call.status !== 'exited';
-    const applied = keep ? await applyReport(req.workspaceDir, call.files, call.deleted, req.limits.maxFileBytes) : { changed: [], truncated: false };
+    const files = keep ? [...call.files, ...(await figureFiles(req.workspaceDir, call))] : [];
+    const applied = keep ? await applyReport(req.workspaceDir, files, call.deleted, req.limits.maxFileBytes) : { changed: [], truncated: false };
     if (keep) kernel.synced = await workspaceStamps(req.workspaceDir);
     if (ended.status === 'timeout' || ended.status === 'memory' || ended.status === 'crashed' || ended.status === 'aborted') {
       // The session is not trusted past these: a fresh kernel next time, and this result says so.
@@ -209,17 +262,17 @@ export class KernelSandboxBackend implements SandboxBackend {
   }
 
   /** What the kernel lacks of the container's directory since it was last given it (everything, for a new kernel). */
-  private async changesFor(kernel: KernelProcess, dir: string): Promise<{ put: ReportedFile[]; remove: string[]; stamps: Map<string, string> }> {
+  private async changesFor(kernel: JupyterKernel, dir: string): Promise<{ put: ReportedFile[]; remove: string[]; stamps: Map<string, string> }> {
     const workspace = new ContainerDir(dir);
     await workspace.create();
     const stamps = await workspaceStamps(dir);
     const put: ReportedFile[] = [];
     for (const [path, stamp] of stamps) {
-      if (kernel.synced.get(path) === stamp) continue;
+      if (kernel.synced?.get(path) === stamp) continue;
       const data = await workspace.read(path).catch(() => undefined);
       if (data) put.push({ path, data });
     }
-    const remove = [...kernel.synced.keys()].filter((p) => !stamps.has(p));
+    const remove = [...(kernel.synced?.keys() ?? [])].filter((p) => !stamps.has(p));
     return { put, remove, stamps };
   }
 
@@ -229,9 +282,26 @@ export class KernelSandboxBackend implements SandboxBackend {
     if (killed || call.status === 'timeout') return { status: 'timeout', message: timeLimit };
     if (call.status === 'ok' || call.status === 'error') return { status: call.status };
     if (call.status === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
-    if (call.status === 'broken') return { status: 'crashed', message: 'The Python process broke its protocol with the gateway and was stopped.' };
+    if (call.status === 'broken') return { status: 'crashed', message: 'The Python kernel sent more than a call may and was stopped.' };
     return { status: 'crashed', message: 'The Python process ended during the run (os._exit, a signal or a crash).' };
   }
+}
+
+/**
+ * The figures the cell displayed, as `figure_N.png` (the first numbers free
+ * in the workspace and among the files the run wrote): one image per figure.
+ */
+async function figureFiles(dir: string, call: KernelCall): Promise<ReportedFile[]> {
+  if (!call.images.length) return [];
+  const taken = new Set([...(await workspaceStamps(dir)).keys(), ...call.files.map((f) => f.path)]);
+  const out: ReportedFile[] = [];
+  let n = 1;
+  for (const data of call.images) {
+    while (taken.has(`figure_${n}.png`)) n++;
+    taken.add(`figure_${n}.png`);
+    out.push({ path: `figure_${n}.png`, data });
+  }
+  return out;
 }
 
 /** What the model reads when its session was reset: said plainly, with the files that remain. */

@@ -252,6 +252,22 @@ print(results)`,
       expect(pidsBefore.every((pid) => pid > 0)).toBe(true);
     }, 60_000);
 
+    it('says MemoryError for a single allocation past the 32-bit address range too (bytearray of 2 GB), not OverflowError', async () => {
+      for (const code of ['b = bytearray(2 * 1024 ** 3)', "s = 'x' * 2 ** 31"]) {
+        const r = await run('big', code);
+        expect(r.status).toBe('memory');
+        expect(r.stderr).toContain('MemoryError');
+        expect(r.stderr).not.toContain('OverflowError');
+        expect(r.message).toMatch(/out of memory \(limit 256 MB\)/);
+      }
+      // A list grown past the limit, element by element, is the same MemoryError.
+      expect(await run('big', 'l = []\nwhile True:\n    l.append([0] * 1000)')).toMatchObject({ status: 'memory', stderr: expect.stringContaining('MemoryError') });
+      // An arithmetic overflow is not memory: it stays the program's own OverflowError.
+      const math = await run('big', 'import math\nmath.exp(1000)');
+      expect(math.status).toBe('error');
+      expect(math.stderr).toContain('OverflowError: math range error');
+    }, 60_000);
+
     it('kills the host when the code ignores the interrupt, and the killed process is gone', async () => {
       // One C-level loop (the builtin sum over a range) never checks for the interrupt.
       const pids = new Set(backend.processIds());

@@ -107,6 +107,10 @@ os.chdir('/mnt/data')
 
 _ns = {'__name__': '__main__', '__builtins__': __builtins__}
 
+# CPython's words for a size that does not fit Py_ssize_t (32 bits here): bytearray(2 * 1024 ** 3),
+# 'x' * 2 ** 31, [0] * 2 ** 31. Other OverflowErrors (math range errors) stay what they are.
+_SIZE_OVERFLOW = {"cannot fit 'int' into an index-sized integer", 'Python int too large to convert to C ssize_t'}
+
 def _run(code):
     try:
         tree = ast.parse(code, '<code>', 'exec')
@@ -131,6 +135,14 @@ def _run(code):
         return 'timeout'
     except MemoryError:
         sys.stderr.write('MemoryError: the program ran out of memory\n')
+        return 'memory'
+    except OverflowError as e:
+        if str(e) not in _SIZE_OVERFLOW:
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+            return 'error'
+        # A size past wasm32's index range (2 GiB): on the other backends' 64-bit Python the same
+        # request is a MemoryError against the memory limit, and the program is told the same here.
+        sys.stderr.write('MemoryError: the program ran out of memory (it asked for more than this interpreter can address)\n')
         return 'memory'
     except SystemExit as e:
         return 'ok' if e.code in (None, 0) else 'error'

@@ -1,0 +1,250 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServerConnection } from '@jupyterlab/services';
+import WebSocket from 'ws';
+import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
+import { sandboxArgs } from '../cpython/cpython-sandbox.backend.js';
+import { IPC_MARK, KERNEL_LAUNCHER, SERVER_KERNEL_MANAGER } from './jupyter-python.js';
+
+/** The kernelspec's name on the host. */
+export const KERNEL_NAME = 'switchyard-python';
+/** tmpfs stores a file in whole pages: room for a container's files' last pages on top of its byte budget. */
+const PAGE_ROOM = 4096 * 1024;
+/** How long a server has to answer its first request (it imports tornado and jupyter_server). */
+const START_MS = 60_000;
+/** After an unexpected exit, before the next start: a host that cannot run at all does not spin. */
+const RESTART_MS = 1_000;
+
+/** A Jupyter Server's address and token, as @jupyterlab/services takes them. */
+export interface JupyterEndpoint {
+  url: string;
+  token: string;
+}
+
+/**
+ * The client settings for @jupyterlab/services on Node: `ws` as the
+ * WebSocket (with a bound on what one message may carry, since a kernel's
+ * messages are the tenant's), Node's own fetch.
+ */
+export function clientSettings(endpoint: JupyterEndpoint, maxMessageBytes: number): ServerConnection.ISettings {
+  const url = endpoint.url.replace(/\/?$/, '/');
+  class BoundedWebSocket extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, { maxPayload: maxMessageBytes, headers: { Authorization: `token ${endpoint.token}` } });
+    }
+  }
+  return ServerConnection.makeSettings({
+    baseUrl: url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    token: endpoint.token,
+    appendToken: false,
+    WebSocket: BoundedWebSocket as unknown as typeof globalThis.WebSocket,
+    fetch: globalThis.fetch,
+    Request: globalThis.Request,
+    Headers: globalThis.Headers,
+  });
+}
+
+/** A free loopback port, for a server that cannot take port 0 and tell which it got. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * The runtime directory of a kernel host: the kernelspec (whose argv is the
+ * launcher that execs bubblewrap around ipykernel, with this gateway's
+ * sandbox, nice and limits), the server's kernel manager (ZeroMQ over ipc,
+ * a socket directory per kernel), and the socket directories themselves.
+ * Under the OS's temp directory, not `dataDir`: a unix socket's path has
+ * at most 107 bytes.
+ */
+export function writeKernelHost(settings: CodeInterpreterSettings): { root: string; env: NodeJS.ProcessEnv } {
+  const root = mkdtempSync(join(tmpdir(), 'syj-'));
+  const spec = join(root, 'share', 'jupyter', 'kernels', KERNEL_NAME);
+  mkdirSync(spec, { recursive: true });
+  mkdirSync(join(root, 'ipc'), { mode: 0o700 });
+  mkdirSync(join(root, 'python'));
+  mkdirSync(join(root, 'runtime'), { mode: 0o700 });
+  const args = sandboxArgs({
+    workspaceBytes: settings.maxContainerBytes + PAGE_ROOM,
+    memoryLimitMb: settings.memoryLimitMb,
+    // CPU seconds over the kernel's whole life: every call it may run at its full time limit.
+    cpuSeconds: Math.ceil((settings.maxCallsPerContainer * (settings.timeoutMs + settings.graceMs)) / 1000),
+    nice: settings.nice,
+    binds: [{ host: IPC_MARK, inside: '/run/jupyter' }],
+    env: {
+      // IPython's and Jupyter's own directories in the sandbox's /tmp, never in the workspace.
+      IPYTHONDIR: '/tmp/.ipython',
+      JUPYTER_CONFIG_DIR: '/tmp/.jupyter',
+      JUPYTER_DATA_DIR: '/tmp/.jupyter-data',
+      JUPYTER_RUNTIME_DIR: '/tmp/.jupyter-runtime',
+      PYDEVD_DISABLE_FILE_VALIDATION: '1',
+      // ipykernel's threads (IOPub, heartbeat, control, ZeroMQ's) would each reserve a 64 MiB malloc arena of the
+      // address-space limit: one arena keeps memoryLimitMb for the program's own data.
+      MALLOC_ARENA_MAX: '1',
+    },
+    program: [
+      settings.cpython.python,
+      '-Xfrozen_modules=off',
+      '-m',
+      'ipykernel_launcher',
+      '-f',
+      '/run/jupyter/kernel.json',
+      // Tracebacks as Python prints them, without terminal colours; no history file.
+      '--InteractiveShell.colors=NoColor',
+      '--InteractiveShell.xmode=Plain',
+      '--HistoryManager.enabled=False',
+      '--IPKernelApp.matplotlib=None',
+    ],
+  });
+  writeFileSync(join(spec, 'sandbox.json'), JSON.stringify({ bwrap: settings.cpython.bwrap, args }));
+  writeFileSync(join(spec, 'launch.py'), KERNEL_LAUNCHER);
+  writeFileSync(
+    join(spec, 'kernel.json'),
+    JSON.stringify({
+      argv: [settings.cpython.python, '-I', join(spec, 'launch.py'), '{connection_file}'],
+      display_name: 'Python (Switchyard sandbox)',
+      language: 'python',
+      // Interrupts go over the control channel: a signal to the launcher's process group would not cross bubblewrap's.
+      interrupt_mode: 'message',
+    }),
+  );
+  writeFileSync(join(root, 'python', 'switchyard_jupyter.py'), SERVER_KERNEL_MANAGER);
+  const env: NodeJS.ProcessEnv = {
+    PATH: '/usr/bin:/bin',
+    HOME: root,
+    PYTHONPATH: join(root, 'python'),
+    SWITCHYARD_IPC_ROOT: join(root, 'ipc'),
+    JUPYTER_PATH: join(root, 'share', 'jupyter'),
+    JUPYTER_CONFIG_DIR: join(root, 'config'),
+    JUPYTER_DATA_DIR: join(root, 'data'),
+    JUPYTER_RUNTIME_DIR: join(root, 'runtime'),
+    IPYTHONDIR: join(root, 'ipython'),
+  };
+  return { root, env };
+}
+
+/** The server's command line: loopback only, the token, no browser, no other kernelspecs, ipc kernels, websocket messages as large as a file sync. */
+export function serverArgs(settings: CodeInterpreterSettings, port: number, token: string, root: string): string[] {
+  const maxMessage = settings.maxContainerBytes * 2 + (8 << 20);
+  return [
+    '-m',
+    'jupyter_server',
+    '--ServerApp.ip=127.0.0.1',
+    `--ServerApp.port=${port}`,
+    '--ServerApp.port_retries=0',
+    `--ServerApp.token=${token}`,
+    '--ServerApp.open_browser=False',
+    '--ServerApp.allow_remote_access=False',
+    // The server itself runs no tenant code (that is in each kernel's sandbox, uid 1000 in its own user namespace); CI runs as root.
+    '--ServerApp.allow_root=True',
+    `--ServerApp.root_dir=${root}`,
+    `--ServerApp.tornado_settings={"websocket_max_message_size": ${maxMessage}}`,
+    '--ServerApp.kernel_manager_class=jupyter_server.services.kernels.kernelmanager.AsyncMappingKernelManager',
+    '--MappingKernelManager.kernel_manager_class=switchyard_jupyter.IpcKernelManager',
+    `--KernelSpecManager.allowed_kernelspecs=${KERNEL_NAME}`,
+    '--KernelSpecManager.ensure_native_kernel=False',
+    // Kernels the gateway no longer holds are shut down by it; a culler would race it.
+    '--MappingKernelManager.cull_idle_timeout=0',
+  ];
+}
+
+/**
+ * A Jupyter Server on 127.0.0.1 with a random token, started and supervised
+ * by the process that is the home of the containers whose kernels it holds:
+ * restarted if it exits (its kernels are then gone, and each container's
+ * next call is told), stopped with the process. The kernels are reached
+ * through its REST and WebSocket API with @jupyterlab/services.
+ */
+export class JupyterHost {
+  private child: ChildProcess | undefined;
+  private current: Promise<JupyterEndpoint> | undefined;
+  private closed = false;
+  private generation = 0;
+  private readonly token = randomBytes(24).toString('hex');
+  private readonly dir: { root: string; env: NodeJS.ProcessEnv };
+  private readonly exitListeners: Array<() => void> = [];
+
+  constructor(private readonly settings: CodeInterpreterSettings) {
+    this.dir = writeKernelHost(settings);
+  }
+
+  /** The running server (started on first use, and again after it exited). */
+  endpoint(): Promise<JupyterEndpoint> {
+    if (this.closed) return Promise.reject(new Error('the kernel host is closed'));
+    this.current ??= this.start();
+    return this.current;
+  }
+
+  /** Told when the server exits: every kernel it held is gone. */
+  onExit(listener: () => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise<void>((r) => child.once('close', () => r()));
+      // SIGTERM: the server shuts its kernels down (each sandbox dies with its launcher anyway: --die-with-parent).
+      child.kill('SIGTERM');
+      const hard = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await gone;
+      clearTimeout(hard);
+    }
+    rmSync(this.dir.root, { recursive: true, force: true });
+  }
+
+  private async start(): Promise<JupyterEndpoint> {
+    const port = await freePort();
+    const generation = ++this.generation;
+    const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, this.token, this.dir.root), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: this.dir.env,
+      cwd: this.dir.root,
+    });
+    this.child = child;
+    let log = '';
+    let failed: Error | undefined;
+    child.on('error', (err) => (failed = err));
+    child.stderr!.on('data', (d: Buffer) => {
+      log = (log + d.toString()).slice(-4096);
+      if (process.env.SWITCHYARD_JUPYTER_DEBUG) process.stderr.write(d);
+    });
+    child.on('close', () => {
+      if (this.generation !== generation) return;
+      this.current = undefined;
+      for (const l of this.exitListeners) l();
+      if (!this.closed) setTimeout(() => void this.endpoint().catch(() => undefined), RESTART_MS).unref();
+    });
+    const endpoint = { url: `http://127.0.0.1:${port}`, token: this.token };
+    const deadline = Date.now() + START_MS;
+    for (;;) {
+      if (failed) throw new Error(`the Jupyter Server could not start: ${failed.message}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the Jupyter Server exited at start: ${log.trim().split('\n').slice(-3).join(' | ')}`);
+      const ok = await fetch(`${endpoint.url}/api/kernelspecs`, { headers: { Authorization: `token ${this.token}` } })
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) return endpoint;
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error('the Jupyter Server did not answer within a minute');
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,194 @@
+import { PYTHON_WALK } from '../python-walk.js';
+
+/** Where the launcher puts the kernel's socket directory in the bubblewrap arguments. */
+export const IPC_MARK = '@SWITCHYARD_IPC_DIR@';
+
+/** The MIME type of the kernel's file report (a `display_data` the gateway reads, never shown). */
+export const FILES_MIME = 'application/vnd.switchyard.files+json';
+
+/**
+ * Run once in each new ipykernel, as a silent cell, before it is handed to
+ * a container: the data stack is imported and exercised (so a pre-started
+ * kernel answers a new container's first call warm), and a private module
+ * `_switchyard` holds the gateway's side of the file synchronisation and the
+ * figure display. Nothing lands in the program's namespace.
+ *
+ * The program shares this process and can replace any of it; the gateway
+ * reads whatever comes back as untrusted input (bounded, names checked
+ * through `ContainerDir`).
+ */
+export const KERNEL_SETUP = String.raw`
+def _switchyard_setup():
+    import base64, os, sys, types, warnings
+    from IPython import get_ipython
+    from IPython.display import display
+    WS = '/mnt/data'
+    # bubblewrap's --new-session puts the sandbox in its own scheduler autogroup, where the process's nice
+    # only ranks it against itself: the group takes the same nice, so it yields to the gateway's own group.
+    try:
+        with open('/proc/self/autogroup', 'w') as ag:
+            ag.write(str(os.nice(0)))
+    except OSError:
+        pass
+    os.chdir(WS)
+    warnings.filterwarnings('ignore', message='.*non-interactive.*')
+    m = types.ModuleType('_switchyard')
+    m.os = os
+    saved = set()
+    m.saved = saved
+    try:
+        import numpy, pandas, matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot
+        from matplotlib.figure import Figure
+        savefig = Figure.savefig
+        def recording_savefig(self, *a, **k):
+            # A figure the program saved itself is its own image: not shown again.
+            r = savefig(self, *a, **k)
+            saved.add(id(self))
+            return r
+        Figure.savefig = recording_savefig
+        m.savefig = savefig
+        # Once through the paths a first cell takes (pandas' group-by, a figure drawn), so that it runs as fast as any later one.
+        pandas.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]}).groupby('k').v.sum().to_dict()
+        fig = matplotlib.pyplot.figure()
+        fig.gca().plot([1, 2])
+        fig.canvas.draw()
+        matplotlib.pyplot.close(fig)
+    except Exception:
+        m.savefig = None
+    exec(compile(${JSON.stringify(PYTHON_WALK)}, '<walk>', 'exec'), m.__dict__)
+    m.before = {}
+
+    def put(files, deleted, full):
+        for rel, data in files.items():
+            path = os.path.join(WS, rel)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, 'wb') as f:
+                    f.write(base64.b64decode(data))
+            except OSError:
+                pass
+        for rel in deleted:
+            try:
+                os.unlink(os.path.join(WS, rel))
+            except OSError:
+                pass
+        if full:
+            # A kernel this process did not give its files before: whatever the container lacks goes.
+            for rel in m.walk(WS):
+                if rel not in files:
+                    try:
+                        os.unlink(os.path.join(WS, rel))
+                    except OSError:
+                        pass
+        m.before = m.walk(WS)
+
+    def pre_run(info=None):
+        saved.clear()
+        m.before = m.walk(WS)
+
+    def post_run(result=None):
+        # One image per figure the cell made or changed, as display_data PNG; figures stay open, as in a notebook.
+        plt = sys.modules.get('matplotlib.pyplot')
+        if plt is None or m.savefig is None:
+            return
+        import io
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            if id(fig) in saved or (getattr(fig, '_switchyard_shown', False) and not fig.stale):
+                fig._switchyard_shown = True
+                fig.stale = False
+                continue
+            buf = io.BytesIO()
+            m.savefig(fig, buf, format='png')
+            fig._switchyard_shown = True
+            fig.stale = False
+            display({'image/png': base64.b64encode(buf.getvalue()).decode('ascii')}, raw=True, metadata={'switchyard': 'figure'})
+
+    class Report(dict):
+        # Shown as application/json where IPython formats it (an execute_reply's user_expressions).
+        def _repr_json_(self):
+            return dict(self)
+
+    def report_value():
+        return Report(changes())
+
+    def report():
+        display({${JSON.stringify(FILES_MIME)}: changes()}, raw=True)
+
+    def changes():
+        after = m.walk(WS)
+        files = {}
+        for rel, stamp in after.items():
+            if m.before.get(rel) == stamp:
+                continue
+            try:
+                with open(os.path.join(WS, rel), 'rb') as f:
+                    files[rel] = base64.b64encode(f.read()).decode('ascii')
+            except OSError:
+                continue
+        deleted = [rel for rel in m.before if rel not in after]
+        m.before = after
+        return {'files': files, 'deleted': deleted}
+
+    m.put, m.pre_run, m.post_run, m.report, m.report_value = put, pre_run, post_run, report, report_value
+    sys.modules['_switchyard'] = m
+    ip = get_ipython()
+    ip.events.register('pre_run_cell', pre_run)
+    ip.events.register('post_run_cell', post_run)
+
+_switchyard_setup()
+del _switchyard_setup
+`;
+
+/**
+ * The Jupyter Server's kernel manager (loaded from the runtime directory):
+ * ZeroMQ over `ipc` sockets, each kernel in a directory of its own (bound
+ * into that kernel's sandbox, and only into that one, so no tenant reaches
+ * another's sockets), removed when the kernel is.
+ */
+export const SERVER_KERNEL_MANAGER = String.raw`
+import os, shutil, uuid
+from jupyter_client.ioloop import AsyncIOLoopKernelManager
+
+IPC_ROOT = os.environ['SWITCHYARD_IPC_ROOT']
+
+class IpcKernelManager(AsyncIOLoopKernelManager):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._ipc_dir = os.path.join(IPC_ROOT, uuid.uuid4().hex[:16])
+        os.makedirs(self._ipc_dir, mode=0o700)
+        self.transport = 'ipc'
+        self.ip = os.path.join(self._ipc_dir, 'k')
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            shutil.rmtree(self._ipc_dir, ignore_errors=True)
+`;
+
+/**
+ * The kernelspec's argv[0..1]: reads the connection file Jupyter wrote,
+ * writes the kernel's own copy into the kernel's socket directory with the
+ * socket paths as the sandbox sees them, and execs bubblewrap (arguments
+ * built by the gateway, in sandbox.json beside it) around ipykernel.
+ */
+export const KERNEL_LAUNCHER = String.raw`
+import json, os, sys
+IPC_MARK = ${JSON.stringify(IPC_MARK)}
+here = os.path.dirname(os.path.abspath(__file__))
+with open(sys.argv[1]) as f:
+    info = json.load(f)
+if info.get('transport') != 'ipc':
+    sys.exit('switchyard kernels speak ZeroMQ over ipc only')
+ipc_dir = os.path.dirname(info['ip'])
+inner = dict(info, ip='/run/jupyter/k')
+fd = os.open(os.path.join(ipc_dir, 'kernel.json'), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, 'w') as f:
+    json.dump(inner, f)
+with open(os.path.join(here, 'sandbox.json')) as f:
+    sandbox = json.load(f)
+args = [sandbox['bwrap']] + [ipc_dir if a == IPC_MARK else a for a in sandbox['args']]
+os.execvp(args[0], args)
+`;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ServerConnection } from '@jupyterlab/services';
 import WebSocket from 'ws';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
@@ -61,6 +61,23 @@ function freePort(): Promise<number> {
 }
 
 /**
+ * The OS's temp directory, or, where it is not writable (the image's
+ * read-only root has none), a directory beside the containers' data, which
+ * the image keeps short enough for socket paths.
+ */
+function hostRoot(settings: CodeInterpreterSettings): string {
+  try {
+    return mkdtempSync(join(tmpdir(), 'syj-'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EROFS' && code !== 'EACCES' && code !== 'ENOENT') throw err;
+    const beside = resolve(settings.dataDir, '..', 'kernel-hosts');
+    mkdirSync(beside, { recursive: true, mode: 0o700 });
+    return mkdtempSync(join(beside, 'syj-'));
+  }
+}
+
+/**
  * The runtime directory of a kernel host: the kernelspec (whose argv is the
  * launcher that execs bubblewrap around ipykernel, with this gateway's
  * sandbox, nice and limits), the server's kernel manager (ZeroMQ over ipc,
@@ -69,7 +86,7 @@ function freePort(): Promise<number> {
  * at most 107 bytes.
  */
 export function writeKernelHost(settings: CodeInterpreterSettings): { root: string; env: NodeJS.ProcessEnv } {
-  const root = mkdtempSync(join(tmpdir(), 'syj-'));
+  const root = hostRoot(settings);
   const spec = join(root, 'share', 'jupyter', 'kernels', KERNEL_NAME);
   mkdirSync(spec, { recursive: true });
   mkdirSync(join(root, 'ipc'), { mode: 0o700 });

@@ -2,7 +2,8 @@ import pg from 'pg';
 import { inTransaction } from '../postgres/pg-transaction.js';
 import { translateUnavailable } from '../postgres/pg-unavailable.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { storedOwner, usageMinute, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { UsageBatch, type UsageSum, usageSumValues } from './usage-batch.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
@@ -12,9 +13,14 @@ export interface PostgresUsageStoreOptions {
   connectTimeoutMs?: number;
 }
 
+/** Columns of one upserted row, and rows per statement. */
+const USAGE_WIDTH = 9;
+const UPSERT_ROWS = 1_000;
+
 /** Usage shared by every replica on one database. */
 export class PostgresUsageStore implements UsageStore {
   private pool: pg.Pool | undefined;
+  private readonly batch = new UsageBatch((sums) => this.writeSums(sums));
 
   constructor(private readonly options: PostgresUsageStoreOptions) {
     if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
@@ -56,22 +62,27 @@ export class PostgresUsageStore implements UsageStore {
   }
 
   async close(): Promise<void> {
+    await this.batch.drained();
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
   }
 
-  async record(e: UsageEntry): Promise<void> {
-    await this.run(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ${USAGE_ON_CONFLICT}`, [
-      usageMinute(e.at),
-      storedOwner(e.owner),
-      e.model,
-      e.surface,
-      e.inputTokens,
-      e.cachedInputTokens,
-      e.outputTokens,
-      e.reasoningTokens,
-    ]);
+  record(e: UsageEntry): Promise<void> {
+    if (!this.pool) return Promise.reject(new Error('PostgresUsageStore used before init() or after close().'));
+    return this.batch.add(e);
+  }
+
+  /**
+   * A batch as multi-row upserts (its keys are distinct: the batch summed
+   * them), in chunks that keep well under PostgreSQL's 65 535 parameters.
+   */
+  private async writeSums(sums: UsageSum[]): Promise<void> {
+    for (let at = 0; at < sums.length; at += UPSERT_ROWS) {
+      const chunk = sums.slice(at, at + UPSERT_ROWS);
+      const rows = chunk.map((_, i) => `(${Array.from({ length: USAGE_WIDTH }, (_, j) => `$${i * USAGE_WIDTH + j + 1}`).join(', ')})`);
+      await this.run(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES ${rows.join(', ')} ${USAGE_ON_CONFLICT}`, chunk.flatMap(usageSumValues));
+    }
   }
 
   async query(q: UsageQuery): Promise<UsageRow[]> {

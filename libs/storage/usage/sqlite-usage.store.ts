@@ -1,12 +1,17 @@
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import { SqliteConnection, type SqliteConnectionOptions } from '../sqlite/sqlite-connection.js';
-import { storedOwner, usageMinute, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import { UsageBatch, type UsageSum, usageSumValues } from './usage-batch.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
+
+/** How long a batch waits before it tries another worker's write lock again. */
+const LOCK_RETRY_MS = 1;
 
 /** Usage in the gateway's SQLite file, on a connection of its own: what the workers of one host share. */
 export class SqliteUsageStore implements UsageStore {
   private connection: SqliteConnection | undefined;
+  private readonly batch = new UsageBatch((sums) => this.writeSums(sums));
 
   constructor(private readonly options: SqliteConnectionOptions) {}
 
@@ -25,17 +30,38 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   async close(): Promise<void> {
+    await this.batch.drained();
     this.connection?.close();
     this.connection = undefined;
   }
 
-  async record(e: UsageEntry): Promise<void> {
-    const db = this.open();
-    db.write(() =>
-      db
-        .stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ${USAGE_ON_CONFLICT}`)
-        .run(usageMinute(e.at), storedOwner(e.owner), e.model, e.surface, e.inputTokens, e.cachedInputTokens, e.outputTokens, e.reasoningTokens),
-    );
+  record(e: UsageEntry): Promise<void> {
+    this.open();
+    return this.batch.add(e);
+  }
+
+  /**
+   * One IMMEDIATE transaction for a batch. Another worker holding the write
+   * lock is waited for on a timer, not in SQLite's busy handler, which would
+   * sleep this whole process; past the busy timeout the batch fails
+   * (SQLITE_BUSY, nothing written), as a single write would.
+   */
+  private writeSums(sums: UsageSum[]): Promise<void> {
+    const firstTry = Date.now();
+    return new Promise<void>((resolve, reject) => {
+      const attempt = (): void => {
+        try {
+          const db = this.open();
+          const upsert = db.stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${USAGE_ON_CONFLICT}`);
+          if (db.tryWrite(() => sums.forEach((s) => upsert.run(...usageSumValues(s))))) resolve();
+          else if (Date.now() - firstTry < db.lockWaitMs) setTimeout(attempt, LOCK_RETRY_MS);
+          else reject(Object.assign(new Error('database is locked (the write lock stayed taken for the whole busy timeout)'), { code: 'SQLITE_BUSY' }));
+        } catch (e) {
+          reject(e);
+        }
+      };
+      attempt();
+    });
   }
 
   async query(q: UsageQuery): Promise<UsageRow[]> {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { UsageEntry, UsageStore } from '../usage-store.interface.js';
 import { MemoryUsageStore } from './memory-usage.store.js';
@@ -80,6 +81,65 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
       const rows = await store.query({ from: day0, to: day0 + DAY, owner: 'c', bucketMs: DAY, limit: 10 });
       expect(rows).toMatchObject([{ owner: 'c', requests: 1, inputTokens: 10 }]);
       await other.close();
+    });
+
+    it('writes runs that end together as one sum per row, for thousands of distinct rows in one batch', async () => {
+      const minute = day0 + 3 * 60_000;
+      // All recorded in one tick: one batch, 2 500 distinct rows (PostgreSQL takes them in chunks) and one row hit 300 times.
+      const writes = [
+        ...Array.from({ length: 2_500 }, (_, i) => store.record(entry({ owner: 'batch', at: minute, model: `m${i}`, inputTokens: i }))),
+        ...Array.from({ length: 300 }, () => store.record(entry({ owner: 'batch', at: minute + 1_000, model: 'hot', outputTokens: 2 }))),
+      ];
+      await Promise.all(writes);
+      const rows = await store.query({ from: minute, to: minute + 60_000, owner: 'batch', bucketMs: 60_000, limit: 10_000 });
+      expect(rows).toHaveLength(2_501);
+      expect(rows.find((r) => r.model === 'hot')).toMatchObject({ requests: 300, outputTokens: 600, inputTokens: 3_000 });
+      expect(rows.filter((r) => r.model !== 'hot').reduce((n, r) => n + r.inputTokens, 0)).toBe((2_499 * 2_500) / 2);
+      expect(rows.every((r) => r.model === 'hot' || r.requests === 1)).toBe(true);
+    });
+
+    it('writes what is still pending when it closes', async () => {
+      const other = make();
+      await other.init();
+      const write = other.record(entry({ owner: 'closing', at: day0 + 4 * 60_000 }));
+      await other.close(); // before the batch's tick
+      await write;
+      expect(await store.query({ from: day0, to: day0 + DAY, owner: 'closing', bucketMs: DAY, limit: 10 })).toMatchObject([{ requests: 1 }]);
+    });
+  }
+
+  if (driver === 'sqlite') {
+    it("waits for another process's write lock without stalling the event loop, then writes", async () => {
+      const holder = new Database(join(dir, 'state.sqlite'));
+      holder.exec('BEGIN IMMEDIATE');
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 5);
+      const write = store.record(entry({ owner: 'locked', at: day0 + 5 * 60_000 }));
+      await new Promise((r) => setTimeout(r, 200));
+      const ticksWhileLocked = ticks;
+      holder.exec('COMMIT');
+      holder.close();
+      await write;
+      clearInterval(ticker);
+      // SQLite's busy handler would have slept the process for the whole 200 ms: no timer could fire.
+      expect(ticksWhileLocked).toBeGreaterThan(5);
+      expect(await store.query({ from: day0, to: day0 + DAY, owner: 'locked', bucketMs: DAY, limit: 10 })).toMatchObject([{ requests: 1 }]);
+    });
+
+    it('fails a batch (nothing written) when the lock stays taken past the busy timeout', async () => {
+      const short = new SqliteUsageStore({ path: join(dir, 'state.sqlite'), busyTimeoutMs: 100 });
+      await short.init();
+      const holder = new Database(join(dir, 'state.sqlite'));
+      holder.exec('BEGIN IMMEDIATE');
+      const failed = await short.record(entry({ owner: 'gave-up', at: day0 + 6 * 60_000 })).then(
+        () => undefined,
+        (e: { code?: string }) => e.code,
+      );
+      holder.exec('ROLLBACK');
+      holder.close();
+      await short.close();
+      expect(failed).toBe('SQLITE_BUSY');
+      expect(await store.query({ from: day0, to: day0 + DAY, owner: 'gave-up', bucketMs: DAY, limit: 10 })).toEqual([]);
     });
   }
 });

@@ -1,18 +1,11 @@
-import { storedOwner, usageMinute, type UsageEntry } from '../usage-store.interface.js';
+import { storedOwner, usageMinute, type UsageEntry, type UsageRow } from '../usage-store.interface.js';
 
-/** One minute's row as a batch adds it: the runs of one minute, owner, model and surface that arrived together, summed. */
-export interface UsageSum {
-  minute: number;
-  /** As stored (`storedOwner`): the anonymous owner is ''. */
-  owner: string;
-  model: string;
-  surface: string;
-  requests: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-}
+/**
+ * One minute's row as a batch adds it: the runs of one minute, owner, model
+ * and surface that arrived together, summed; the owner as stored
+ * (`storedOwner`: the anonymous owner is '').
+ */
+export type UsageSum = Omit<UsageRow, 'bucketStart' | 'owner'> & { minute: number; owner: string };
 
 interface Waiter {
   resolve: () => void;

@@ -92,6 +92,7 @@ export class PostgresBackgroundStore implements BackgroundStore, BackgroundCatal
             created_at timestamptz NOT NULL DEFAULT now()
           );
           CREATE INDEX IF NOT EXISTS background_runs_live ON background_runs (status, lease_expires_at);
+          CREATE INDEX IF NOT EXISTS background_runs_catalog ON background_runs (created_at, id);
           CREATE TABLE IF NOT EXISTS background_events (
             response_id text NOT NULL REFERENCES background_runs (id) ON DELETE CASCADE,
             sequence bigint NOT NULL, event jsonb NOT NULL, PRIMARY KEY (response_id, sequence)
@@ -142,12 +143,12 @@ export class PostgresBackgroundStore implements BackgroundStore, BackgroundCatal
   /** Every run, whoever owns it, newest first (the console's listing). */
   async catalog(query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
-    const sql = catalogSql('background_runs', 'floor(extract(epoch from created_at))::bigint', (n) => `$${n}`, after !== undefined);
+    const sql = catalogSql('background_runs', 'floor(extract(epoch from created_at))::bigint', (n) => `$${n}`, after !== undefined, 'created_at', 'created_at::text');
     if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(sql.byIdSql, [query.id])).rows, 1);
     if (after === undefined) return catalogPage((await this.query<CatalogRow>(sql.pageSql, [limit + 1])).rows, limit);
-    const [cursor] = (await this.query<{ created_at: string }>(sql.cursorSql, [after])).rows;
+    const [cursor] = (await this.query<{ position: string }>(sql.cursorSql, [after])).rows;
     if (!cursor) throw unknownCursor('after', after);
-    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
+    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.position, after, limit + 1])).rows, limit);
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {

@@ -79,6 +79,7 @@ export class PostgresContainerRecordStore implements ContainerRecordStore {
             files jsonb NOT NULL, copied_file_ids jsonb NOT NULL, notice text
           );
           CREATE INDEX IF NOT EXISTS code_containers_owner ON code_containers (owner, created_at);
+          CREATE INDEX IF NOT EXISTS code_containers_catalog ON code_containers (created_at, id);
           CREATE TABLE IF NOT EXISTS gateway_nodes (id text PRIMARY KEY, url text NOT NULL, lease_expires_at bigint NOT NULL);`);
       });
       this.pool = pool;
@@ -114,12 +115,12 @@ export class PostgresContainerRecordStore implements ContainerRecordStore {
 
   async catalog(query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
-    const sql = catalogSql('code_containers', '(created_at / 1000)', (n) => `$${n}`, after !== undefined);
+    const sql = catalogSql('code_containers', '(created_at / 1000)', (n) => `$${n}`, after !== undefined, 'created_at');
     if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(sql.byIdSql, [query.id])).rows, 1);
     if (after === undefined) return catalogPage((await this.query<CatalogRow>(sql.pageSql, [limit + 1])).rows, limit);
-    const [cursor] = (await this.query<{ created_at: string }>(sql.cursorSql, [after])).rows;
+    const [cursor] = (await this.query<{ position: string }>(sql.cursorSql, [after])).rows;
     if (!cursor) throw unknownCursor('after', after);
-    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
+    return catalogPage((await this.query<CatalogRow>(sql.pageSql, [cursor.position, after, limit + 1])).rows, limit);
   }
 
   async findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null> {

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { newId } from '#tool-sdk/ids.js';
 import type { StoredResponse } from '../state-store.interface.js';
+import { catalogSql } from '../shared/list-window.util.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
+import { PostgresBackgroundStore } from './postgres-background.store.js';
+import { PostgresContainerRecordStore } from './postgres-container-record.store.js';
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { PostgresStateStore } from './postgres-state-store.js';
 import { answerOf } from '#edge/testing/answered.js';
@@ -100,6 +103,37 @@ describe('PostgresStateStore', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('can read a console page from the catalog index of every listed table, without sorting the table', async () => {
+    const schema = freshSchema();
+    const stores = [storeIn(schema), new PostgresBackgroundStore({ connectionString: url, schema }), new PostgresContainerRecordStore({ connectionString: url, schema })];
+    for (const store of stores) await store.init();
+    const client = await admin.connect();
+    try {
+      // Tables this small are cheaper to sort, so the planner is told to avoid sorts: a plan left with one could not use an index.
+      await client.query(`SET search_path = ${schema}; SET enable_sort = off; SET enable_seqscan = off`);
+      for (const [table, created, readSort] of [
+        ['responses', 'created_at', 'created_at'],
+        ['conversations', 'created_at', 'created_at'],
+        ['background_runs', 'floor(extract(epoch from created_at))::bigint', 'created_at::text'],
+        ['code_containers', '(created_at / 1000)', 'created_at'],
+      ]) {
+        const mark = (n: number) => `$${n}`;
+        const explain = async (sql: string, args: unknown[]) =>
+          (await client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${sql}`, values: args })).rows.map((r) => r['QUERY PLAN']).join('\n');
+        const first = await explain(catalogSql(table, created, mark, false, 'created_at', readSort).pageSql, [10]);
+        const cursor = table === 'background_runs' ? '2026-01-01 00:00:00+00' : 1;
+        const next = await explain(catalogSql(table, created, mark, true, 'created_at', readSort).pageSql, [cursor, 'x', 10]);
+        for (const plan of [first, next]) {
+          expect(plan).toContain(`${table}_catalog`);
+          expect(plan).not.toMatch(/\bSort\b/);
+        }
+      }
+    } finally {
+      client.release();
+      for (const store of stores) await store.close();
     }
   });
 

@@ -233,9 +233,9 @@ export class PostgresStateStore implements StateStore, StateCatalog {
     const sql = catalogSql(kind, 'created_at', (n) => `$${n}`, after !== undefined);
     if (query.id !== undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.byIdSql, [query.id])).rows, 1);
     if (after === undefined) return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [limit + 1])).rows, limit);
-    const [cursor] = (await this.query<{ created_at: string }>(this.open(), sql.cursorSql, [after])).rows;
+    const [cursor] = (await this.query<{ position: string }>(this.open(), sql.cursorSql, [after])).rows;
     if (!cursor) throw unknownCursor('after', after);
-    return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [cursor.created_at, cursor.created_at, after, limit + 1])).rows, limit);
+    return catalogPage((await this.query<CatalogRow>(this.open(), sql.pageSql, [cursor.position, after, limit + 1])).rows, limit);
   }
 
   async getResponse(id: string, owner: string | null): Promise<StoredResponse | null> {

@@ -78,4 +78,14 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX conversation_items_by_item ON conversation_items (item_id);
     `,
   },
+  {
+    version: 3,
+    name: 'catalog_order',
+    // The console lists every owner's responses and conversations newest
+    // first, a page at a time: without these each page sorted the whole table.
+    sql: `
+      CREATE INDEX responses_catalog ON responses (created_at, id);
+      CREATE INDEX conversations_catalog ON conversations (created_at, id);
+    `,
+  },
 ];

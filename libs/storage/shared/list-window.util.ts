@@ -86,20 +86,35 @@ export function catalogOfEntries(entries: Iterable<CatalogEntry>, query: Catalog
 
 /**
  * The SQL of one catalog page over a table with `id`, `owner` and a creation
- * column (`created`, an expression in epoch seconds), newest first. With a
- * cursor, `cursorSql` reads the cursor row's position and `pageSql` takes
- * (position, position, id, limit); without, `pageSql` takes (limit).
- * `byIdSql` reads the one record of `query.id` (takes the id).
+ * column, newest first. `created` is the creation time in epoch seconds as
+ * the page shows it (an expression); `sort` the stored column the pages are
+ * ordered and cut by, which an index on (`sort`, id) serves, so a page costs
+ * its own rows however large the table is (ordering by an expression such
+ * as `created_at / 1000` would sort the whole table for every page).
+ * `readSort` reads the cursor row's `sort` in a form that compares back
+ * exactly (PostgreSQL's timestamptz as text: a JavaScript Date loses the
+ * microseconds). With a cursor, `cursorSql` reads the cursor row's
+ * `position` (takes the id) and `pageSql` takes (position, id, limit);
+ * without, `pageSql` takes (limit). `byIdSql` reads the one record of
+ * `query.id` (takes the id).
  */
-export function catalogSql(table: string, created: string, mark: (n: number) => string, withCursor: boolean): { cursorSql: string; pageSql: string; byIdSql: string } {
+export function catalogSql(
+  table: string,
+  created: string,
+  mark: (n: number) => string,
+  withCursor: boolean,
+  sort: string = created,
+  readSort: string = sort,
+): { cursorSql: string; pageSql: string; byIdSql: string } {
   const select = `SELECT id, owner, ${created} AS created_at FROM ${table}`;
-  const order = `ORDER BY ${created} DESC, id DESC`;
+  // Qualified: a bare `created_at` in ORDER BY would name the select's alias (the seconds expression), not the indexed column.
+  const key = /^\w+$/.test(sort) ? `${table}.${sort}` : sort;
+  const order = `ORDER BY ${key} DESC, ${table}.id DESC`;
   return {
-    cursorSql: `SELECT ${created} AS created_at FROM ${table} WHERE id = ${mark(1)}`,
+    cursorSql: `SELECT ${readSort} AS position FROM ${table} WHERE id = ${mark(1)}`,
     byIdSql: `${select} WHERE id = ${mark(1)}`,
-    pageSql: withCursor
-      ? `${select} WHERE ${created} < ${mark(1)} OR (${created} = ${mark(2)} AND id < ${mark(3)}) ${order} LIMIT ${mark(4)}`
-      : `${select} ${order} LIMIT ${mark(1)}`,
+    // A row-value comparison, which both drivers run as one range scan of the (sort, id) index.
+    pageSql: withCursor ? `${select} WHERE (${key}, ${table}.id) < (${mark(1)}, ${mark(2)}) ${order} LIMIT ${mark(3)}` : `${select} ${order} LIMIT ${mark(1)}`,
   };
 }
 

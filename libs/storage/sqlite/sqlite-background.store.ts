@@ -61,6 +61,7 @@ export class SqliteBackgroundStore implements BackgroundStore, BackgroundCatalog
           created_at INTEGER NOT NULL
         );
         CREATE INDEX IF NOT EXISTS background_runs_live ON background_runs (status, lease_expires_at);
+        CREATE INDEX IF NOT EXISTS background_runs_catalog ON background_runs (created_at, id);
         CREATE TABLE IF NOT EXISTS background_events (
           response_id TEXT NOT NULL REFERENCES background_runs (id) ON DELETE CASCADE,
           sequence INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (response_id, sequence)
@@ -94,12 +95,12 @@ export class SqliteBackgroundStore implements BackgroundStore, BackgroundCatalog
   async catalog(query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
     // created_at is in milliseconds here; the catalog speaks seconds.
-    const sql = catalogSql('background_runs', '(created_at / 1000)', () => '?', after !== undefined);
+    const sql = catalogSql('background_runs', '(created_at / 1000)', () => '?', after !== undefined, 'created_at');
     if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
     if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
-    const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+    const cursor = this.stmt(sql.cursorSql).get(after) as { position: number } | undefined;
     if (!cursor) throw unknownCursor('after', after);
-    return catalogPage(this.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
+    return catalogPage(this.stmt(sql.pageSql).all(cursor.position, after, limit + 1) as CatalogRow[], limit);
   }
 
   async get(id: string, owner: string | null): Promise<BackgroundRun | null> {

@@ -67,6 +67,7 @@ export class SqliteContainerRecordStore implements ContainerRecordStore {
           files TEXT NOT NULL, copied_file_ids TEXT NOT NULL, notice TEXT
         );
         CREATE INDEX IF NOT EXISTS code_containers_owner ON code_containers (owner, created_at);
+        CREATE INDEX IF NOT EXISTS code_containers_catalog ON code_containers (created_at, id);
         CREATE TABLE IF NOT EXISTS gateway_nodes (id TEXT PRIMARY KEY, url TEXT NOT NULL, lease_expires_at INTEGER NOT NULL);`);
     });
   }
@@ -112,13 +113,13 @@ export class SqliteContainerRecordStore implements ContainerRecordStore {
   async catalog(query: CatalogQuery): Promise<CatalogPage> {
     const { limit, after } = parseCatalogQuery(query);
     // created_at is in milliseconds here; the catalog speaks seconds.
-    const sql = catalogSql('code_containers', '(created_at / 1000)', () => '?', after !== undefined);
+    const sql = catalogSql('code_containers', '(created_at / 1000)', () => '?', after !== undefined, 'created_at');
     const db = this.open();
     if (query.id !== undefined) return catalogPage(db.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
     if (after === undefined) return catalogPage(db.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
-    const cursor = db.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+    const cursor = db.stmt(sql.cursorSql).get(after) as { position: number } | undefined;
     if (!cursor) throw unknownCursor('after', after);
-    return catalogPage(db.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
+    return catalogPage(db.stmt(sql.pageSql).all(cursor.position, after, limit + 1) as CatalogRow[], limit);
   }
 
   async findByFile(fileId: string, owner: string | null): Promise<ContainerRecord | null> {

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { newId } from '#tool-sdk/ids.js';
+import { catalogSql } from '../shared/list-window.util.js';
 import { describeStateStoreContract } from '../testing/state-store.contract.js';
+import { SqliteBackgroundStore } from './sqlite-background.store.js';
+import { SqliteContainerRecordStore } from './sqlite-container-record.store.js';
 import { SqliteStateStore } from './sqlite-state-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
@@ -34,6 +37,32 @@ describe('SqliteStateStore', () => {
     // busy_timeout is per connection, so ask the store's own.
     expect((reopened as unknown as { connection: { db: Database.Database } }).connection.db.pragma('busy_timeout', { simple: true })).toBe(1234);
     await reopened.close();
+  });
+
+  it('reads a console page from the catalog index of every listed table, never sorting the whole table', async () => {
+    const path = freshPath();
+    const stores = [new SqliteStateStore({ path }), new SqliteBackgroundStore({ path }), new SqliteContainerRecordStore({ path })];
+    for (const store of stores) await store.init();
+    const db = new Database(path, { readonly: true });
+    try {
+      for (const [table, created] of [
+        ['responses', 'created_at'],
+        ['conversations', 'created_at'],
+        ['background_runs', '(created_at / 1000)'],
+        ['code_containers', '(created_at / 1000)'],
+      ]) {
+        const first = catalogSql(table, created, () => '?', false, 'created_at');
+        const next = catalogSql(table, created, () => '?', true, 'created_at');
+        const plan = (sql: string, ...args: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+        for (const detail of [plan(first.pageSql, 10), plan(next.pageSql, 1, 'x', 10)]) {
+          expect(detail).toContain(`${table}_catalog`);
+          expect(detail).not.toContain('TEMP B-TREE');
+        }
+      }
+    } finally {
+      db.close();
+      for (const store of stores) await store.close();
+    }
   });
 
   it('keeps data across restarts and applies each migration once', async () => {

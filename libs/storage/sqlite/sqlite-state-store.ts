@@ -346,9 +346,9 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     return this.read(() => {
       if (query.id !== undefined) return catalogPage(this.stmt(sql.byIdSql).all(query.id) as CatalogRow[], 1);
       if (after === undefined) return catalogPage(this.stmt(sql.pageSql).all(limit + 1) as CatalogRow[], limit);
-      const cursor = this.stmt(sql.cursorSql).get(after) as { created_at: number } | undefined;
+      const cursor = this.stmt(sql.cursorSql).get(after) as { position: number } | undefined;
       if (!cursor) throw unknownCursor('after', after);
-      return catalogPage(this.stmt(sql.pageSql).all(cursor.created_at, cursor.created_at, after, limit + 1) as CatalogRow[], limit);
+      return catalogPage(this.stmt(sql.pageSql).all(cursor.position, after, limit + 1) as CatalogRow[], limit);
     });
   }
 

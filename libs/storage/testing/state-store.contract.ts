@@ -505,6 +505,29 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         await expect(catalogOf(store).catalog('responses', { limit: 2, after: 'resp_nowhere' })).rejects.toMatchObject({ param: 'after' });
         await expect(catalogOf(store).catalog('responses', { limit: 0 })).rejects.toMatchObject({ param: 'limit' });
       });
+
+      it.each([20, 200, 2_000])('walks %i responses page by page, every one once, newest first, ties in a second included', async (n) => {
+        const prefix = `resp_walk${n}_`;
+        const base = 1_770_000_000 + n * 10;
+        for (let i = 0; i < n; i++) {
+          // Seven responses share each second, so the id decides within it.
+          await store.saveResponse(response({ id: `${prefix}${String(i).padStart(5, '0')}`, owner: i % 3 === 0 ? B : A, createdAt: base + Math.floor(i / 7) }));
+        }
+        const seen: Array<{ id: string; createdAt: number }> = [];
+        let after: string | undefined;
+        let pages = 0;
+        for (;;) {
+          const page = await catalogOf(store).catalog('responses', after ? { limit: 100, after } : { limit: 100 });
+          expect(page.data.length).toBeLessThanOrEqual(100);
+          seen.push(...page.data.filter((e) => e.id.startsWith(prefix)));
+          pages++;
+          if (!page.has_more) break;
+          after = page.last_id!;
+        }
+        expect(seen.map((e) => e.id)).toEqual(Array.from({ length: n }, (_, i) => `${prefix}${String(n - 1 - i).padStart(5, '0')}`));
+        expect(seen.every((e, i) => i === 0 || e.createdAt <= seen[i - 1].createdAt)).toBe(true);
+        expect(pages).toBeGreaterThanOrEqual(Math.ceil(n / 100));
+      });
     });
 
     it('closes idempotently', async () => {

@@ -239,11 +239,12 @@ describe('the published package, from outside the repository', () => {
 
   it('names the missing optional driver when SQLite is chosen without better-sqlite3', async () => {
     const env = childEnv({ UPSTREAM_URL: simulatorUrl, HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(scratch, 'state.sqlite') });
-    const failure = await run(process.execPath, ['dist/main.js'], { cwd: app(), env }).then(
+    // Bounded, so a start that hangs fails with its output rather than at the test's timeout.
+    const failure = await run(process.execPath, ['dist/main.js'], { cwd: app(), env, timeout: 120_000 }).then(
       () => null,
       (err: { code?: number; stderr?: string }) => err,
     );
-    expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain("storage.driver 'sqlite' needs the package better-sqlite3");
+    expect(failure?.code).toBe(1);
   }, 300_000);
 });

@@ -22,10 +22,12 @@ import { median, round } from './lib/stats.js';
  * (syscalls, the TCP stack) is not counted. The simulator and the MCP
  * server run without valgrind.
  *
- *   --vs=DIR     also run DIR/bench/bench-gateway.js (another build's `dist`) as B
+ *   --vs=DIR[,DIR...]  also run each DIR/bench/bench-gateway.js (other builds' `dist`) as B, C, ...;
+ *                the report divides each build's count by the last one's (the "before")
  *   --n=N        measured requests per case (default 200); --warmup=N (default 300)
  *   --rounds=N   rounds (default 1); --cases=LIST only these cases
  *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
+ *   --keep       keep the callgrind dumps (one per case and target) for `callgrind_annotate`
  */
 const arg = (name: string): string | undefined =>
   process.argv
@@ -39,6 +41,7 @@ const ROUNDS = Number(arg('rounds') ?? 1);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
+const KEEP = process.argv.includes('--keep');
 
 function underCallgrind(outDir: string, tag: string): { execPath: string; execArgv: string[]; startTimeoutMs: number } {
   return {
@@ -49,14 +52,14 @@ function underCallgrind(outDir: string, tag: string): { execPath: string; execAr
 }
 
 /** Counts the instructions `work` makes process `pid` execute: zero, count, stop, dump, read the dump's total. */
-async function instructions(pid: number, outDir: string, work: () => Promise<void>): Promise<number> {
+async function instructions(pid: number, outDir: string, work: () => Promise<void>, name: string): Promise<number> {
   const control = (flag: string) => execFileSync('callgrind_control', [flag, String(pid)], { stdio: 'pipe', timeout: 120_000 });
   control('--zero');
   control('--instr=on');
   await work();
   control('--instr=off');
   const before = new Set(readdirSync(outDir));
-  control('--dump');
+  control(`--dump=${name}`);
   const dumped = readdirSync(outDir).filter((f) => !before.has(f) && f.includes(`.${pid}.`));
   if (dumped.length !== 1) throw new Error(`expected one new callgrind dump of ${pid}, found ${dumped.join(', ') || 'none'}`);
   const text = readFileSync(join(outDir, dumped[0]), 'utf8');
@@ -73,21 +76,23 @@ async function main(): Promise<void> {
   const gatewayConfig = (tag: string) => ({
     upstreamUrl: sim.url,
     sqlitePath: join(dir, `${tag}.sqlite`),
-    mcp: { allowedHosts: [new URL(mcp.url).host], toolsListCacheMs: MCP_LIST_CACHE_MS },
+    // The cache setting only when asked for: a build from before it need not know the key.
+    mcp: { allowedHosts: [new URL(mcp.url).host], ...(MCP_LIST_CACHE_MS ? { toolsListCacheMs: MCP_LIST_CACHE_MS } : {}) },
   });
   const targets: Array<{ label: string; child: ChildService }> = [];
+  const gateways = [
+    { label: 'A', script: 'bench-gateway.js' },
+    ...(vs?.split(',') ?? []).map((d, i) => ({ label: String.fromCharCode(66 + i), script: join(d, 'bench/bench-gateway.js') })),
+  ];
   const starting = [
     ChildService.start('proxy', { script: 'passthrough-proxy.js', config: { upstreamUrl: sim.url }, ...underCallgrind(dir, 'proxy') }).then((child) => ({ label: 'proxy', child })),
-    ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), ...underCallgrind(dir, 'a') }).then((child) => ({ label: 'A', child })),
-  ];
-  if (vs) {
-    starting.push(
-      ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), ...underCallgrind(dir, 'b') }).then((child) => ({
-        label: 'B',
+    ...gateways.map(({ label, script }) =>
+      ChildService.start(`gateway ${label}`, { script, config: gatewayConfig(label.toLowerCase()), ...underCallgrind(dir, label.toLowerCase()) }).then((child) => ({
+        label,
         child,
       })),
-    );
-  }
+    ),
+  ];
   targets.push(...(await Promise.all(starting)));
   const proxy = targets.find((t) => t.label === 'proxy')!;
   const builds = targets.filter((t) => t !== proxy);
@@ -105,12 +110,17 @@ async function main(): Promise<void> {
           const warm = await runLoad({ ...load, maxRequests: WARMUP });
           if (!tolerable(warm)) throw new Error(`${c.name} ${target.label} warm-up: ${warm.errors} errors, first: ${warm.firstError}`);
           let requests = 0;
-          const ir = await instructions(target.child.pid, dir, async () => {
-            const result = await runLoad({ ...load, maxRequests: N });
-            if (!tolerable(result)) throw new Error(`${c.name} ${target.label}: ${result.errors} errors, first: ${result.firstError}`);
-            if (result.errors > 0) console.error(`${c.name} ${target.label}: ${result.errors} failed of ${result.requests} (${result.firstError})`);
-            requests = result.requests;
-          });
+          const ir = await instructions(
+            target.child.pid,
+            dir,
+            async () => {
+              const result = await runLoad({ ...load, maxRequests: N });
+              if (!tolerable(result)) throw new Error(`${c.name} ${target.label}: ${result.errors} errors, first: ${result.firstError}`);
+              if (result.errors > 0) console.error(`${c.name} ${target.label}: ${result.errors} failed of ${result.requests} (${result.firstError})`);
+              requests = result.requests;
+            },
+            c.name,
+          );
           push(`${c.name}${c.proxy ? '' : target.label}`, ir / requests);
           console.error(`${c.name} ${target.label}: ${Math.round(ir / requests / 1000)} k instructions per request`);
         }
@@ -119,7 +129,8 @@ async function main(): Promise<void> {
     report(cases, builds, samples);
   } finally {
     await Promise.all([...targets.map((t) => t.child.stop(60_000)), mcp.stop(), sim.stop()]);
-    rmSync(dir, { recursive: true, force: true });
+    if (KEEP) console.error(`callgrind dumps kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -134,20 +145,18 @@ function report(cases: ReturnType<typeof ratioCases>, builds: Array<{ label: str
   );
   console.log(`valgrind --tool=callgrind, ${N} requests per case at c=4 after ${WARMUP} warm-up requests; ${ROUNDS} round(s); thousands of instructions per request\n`);
   const labels = builds.map((b) => b.label);
-  console.log(`| case | ${labels.map((l) => `k instr/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
-  console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
+  const last = labels[labels.length - 1];
+  const versus = labels.slice(0, -1).map((l) => `${l}/${last}`);
+  console.log(`| case | ${labels.map((l) => `k instr/request ${l}`).join(' | ')} |${versus.map((v) => ` ${v} |`).join('')}`);
+  console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${versus.map(() => ' --- |').join('')}`);
   for (const c of cases) {
     if (c.proxy) {
-      console.log(
-        `| proxy | ${k(med('proxy'))} |${labels
-          .slice(1)
-          .map(() => ' |')
-          .join('')}${labels.length > 1 ? ' |' : ''}`,
-      );
+      console.log(`| proxy | ${k(med('proxy'))} |${[...labels.slice(1), ...versus].map(() => ' |').join('')}`);
       continue;
     }
     const cells = labels.map((l) => `${k(med(c.name + l))}`);
-    console.log(`| ${c.name} | ${cells.join(' | ')} |${labels.length > 1 ? ` ${round(med(c.name + 'A') / med(c.name + 'B'))} |` : ''}`);
+    const ratios = labels.slice(0, -1).map((l) => ` ${round(med(c.name + l) / med(c.name + last))} |`);
+    console.log(`| ${c.name} | ${cells.join(' | ')} |${ratios.join('')}`);
   }
   console.log(`\n| ratio | ${labels.join(' | ')} | target |`);
   console.log(`| --- | ${labels.map(() => '---').join(' | ')} | --- |`);

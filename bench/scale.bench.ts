@@ -44,10 +44,15 @@ const only = process.argv
 /** `--list-cache-ms=N`: also measure request-declared rounds on a gateway with `mcp.toolsListCacheMs: N`. */
 const listCacheArg = process.argv.find((a) => a.startsWith('--list-cache-ms='));
 const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.length)) : undefined;
-/** `--workers-only`: just section 1; `--stored`: its bodies with `store: true`; `--dist=DIR`: the gateway of another build. */
+/**
+ * `--workers-only`: just section 1; `--stored`: its bodies with `store: true`; `--dist=DIR`: the gateway
+ * of another build; `--postgres[=URL]`: its gateways on PostgreSQL instead of SQLite.
+ */
 const workersOnly = process.argv.includes('--workers-only');
 const storedBodies = process.argv.includes('--stored');
 const otherDist = process.argv.find((a) => a.startsWith('--dist='))?.slice('--dist='.length);
+const postgresArg = process.argv.find((a) => a === '--postgres' || a.startsWith('--postgres='));
+const postgresUrl = postgresArg ? postgresArg.slice('--postgres='.length) || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test' : undefined;
 const ROUNDS = quick ? 2 : 3;
 const DURATION_MS = quick ? 1_500 : 5_000;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -70,8 +75,7 @@ async function startGateway(workers: number, upstream: string, dir: string): Pro
       HOST: '127.0.0.1',
       PORT: String(port),
       UPSTREAM_URL: upstream,
-      STORAGE_DRIVER: 'sqlite',
-      SQLITE_PATH: join(dir, `w${workers}.sqlite`),
+      ...(postgresUrl ? { STORAGE_DRIVER: 'postgres', DATABASE_URL: postgresUrl } : { STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(dir, `w${workers}.sqlite`) }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -242,7 +246,10 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
   }
   lines.push('| workers | req/s at c=64 (median) | vs 1 worker |', '| --- | --- | --- |');
   for (const workers of [1, 2]) lines.push(`| ${workers} | ${Math.round(median(rps[workers]))} | ${round(median(rps[workers]) / median(rps[1]))}× |`);
-  lines.push('', `Samples (req/s per round): 1 worker ${rps[1].map(Math.round).join('/')}, 2 workers ${rps[2].map(Math.round).join('/')}; bodies \`store: ${storedBodies}\``);
+  lines.push(
+    '',
+    `Samples (req/s per round): 1 worker ${rps[1].map(Math.round).join('/')}, 2 workers ${rps[2].map(Math.round).join('/')}; bodies \`store: ${storedBodies}\`, ${postgresUrl ? 'PostgreSQL' : 'SQLite'}`,
+  );
   if (workersOnly) return;
 
   // 2 and 3: one bench gateway child, CPU read over IPC.

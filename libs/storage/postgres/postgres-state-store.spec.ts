@@ -214,6 +214,103 @@ describe('PostgresStateStore', () => {
     }
   });
 
+  describe('group commit of responses outside a conversation', () => {
+    /** Counts the INSERT statements on `responses` in `schema` (a statement-level trigger), not the rows. */
+    const countInsertStatements = async (schema: string): Promise<() => Promise<number>> => {
+      await admin.query(`
+        CREATE TABLE ${schema}.insert_statements (n integer NOT NULL);
+        INSERT INTO ${schema}.insert_statements VALUES (0);
+        CREATE FUNCTION ${schema}.count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN UPDATE ${schema}.insert_statements SET n = n + 1; RETURN NULL; END $$;
+        CREATE TRIGGER count_insert AFTER INSERT ON ${schema}.responses FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.count_insert();`);
+      return async () => (await admin.query(`SELECT n FROM ${schema}.insert_statements`)).rows[0].n;
+    };
+
+    it.each([100, 1_000])('writes %i saves of one tick in statements of at most 64, every one readable with its items', async (n) => {
+      const schema = freshSchema();
+      const store = storeIn(schema);
+      await store.init();
+      try {
+        const statements = await countInsertStatements(schema);
+        const saved = Array.from({ length: n }, () => response('key'));
+        saved.forEach((r, i) => ((r.response as any).output = [{ id: `msg_out_${i}`, type: 'message', role: 'assistant', content: [] }]));
+        await Promise.all(saved.map((r) => store.saveResponse(r)));
+        expect(await statements()).toBe(Math.ceil(n / 64));
+        for (const r of [saved[0], saved[n >> 1], saved[n - 1]]) expect(await store.getResponse(r.id, 'key')).toEqual(r);
+        const items = await admin.query(
+          `SELECT count(*)::int AS inputs, (SELECT count(*)::int FROM ${schema}.response_output_items) AS outputs FROM ${schema}.response_input_items`,
+        );
+        expect(items.rows[0]).toEqual({ inputs: n, outputs: n });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('fails only the save whose id is taken; the rest of its tick is stored', async () => {
+      const store = storeIn(freshSchema());
+      await store.init();
+      try {
+        const first = response('key');
+        await store.saveResponse(first);
+        const others = Array.from({ length: 20 }, () => response('key'));
+        const clash = { ...first, status: 'failed', inputItems: [] };
+        const results = await Promise.allSettled([...others.slice(0, 10), clash, ...others.slice(10)].map((r) => store.saveResponse(r)));
+        expect(results.map((r) => r.status)).toEqual([...Array(10).fill('fulfilled'), 'rejected', ...Array(10).fill('fulfilled')]);
+        expect((results[10] as PromiseRejectedResult).reason).toMatchObject({ name: 'DuplicateIdError', code: 'duplicate_response_id' });
+        expect(await store.getResponse(first.id, 'key')).toEqual(first);
+        for (const r of others) expect(await store.getResponse(r.id, 'key')).toEqual(r);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('keeps the first of two saves of one id in one tick', async () => {
+      const store = storeIn(freshSchema());
+      await store.init();
+      try {
+        const r = response('key');
+        const [a, b] = await Promise.allSettled([store.saveResponse(r), store.saveResponse({ ...r, status: 'failed' })]);
+        expect(a.status).toBe('fulfilled');
+        expect((b as PromiseRejectedResult).reason).toMatchObject({ code: 'duplicate_response_id' });
+        expect((await store.getResponse(r.id, 'key'))!.status).toBe('completed');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('answers a row the database cannot hold with a 400 for that save alone', async () => {
+      const store = storeIn(freshSchema());
+      await store.init();
+      try {
+        const good = [response('key'), response('key')];
+        const bad = response('key\u0000');
+        const [a, refused, b] = await Promise.allSettled([good[0], bad, good[1]].map((r) => store.saveResponse(r)));
+        expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
+        await expect(answerOf(Promise.reject((refused as PromiseRejectedResult).reason))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
+        for (const r of good) expect(await store.getResponse(r.id, 'key')).toEqual(r);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('writes the saves it accepted before close ends', async () => {
+      const schema = freshSchema();
+      const store = storeIn(schema);
+      await store.init();
+      const r = response('key');
+      const saving = store.saveResponse(r);
+      await store.close();
+      await expect(saving).resolves.toBeUndefined();
+      const reader = storeIn(schema);
+      await reader.init();
+      try {
+        expect(await reader.getResponse(r.id, 'key')).toEqual(r);
+      } finally {
+        await reader.close();
+      }
+    });
+  });
+
   it('refuses a schema name it would have to quote', () => {
     expect(() => new PostgresStateStore({ connectionString: url, schema: 'Bad; DROP' })).toThrow(/schema name/);
   });

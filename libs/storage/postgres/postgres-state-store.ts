@@ -10,6 +10,8 @@ import { DEFAULT_CHAIN_DEPTH, type Conversation, type ConversationItem, type Lis
 import { POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 import { inTransaction } from './pg-transaction.js';
 import { pgJson, translatePgError } from './pg-text.js';
+import { loneResponseBatch, loneResponseRow, SAVE_LONE_RESPONSES_SQL } from './lone-response-batch.js';
+import { sqlStateOf } from './pg-unavailable.js';
 
 const { Pool } = pg;
 
@@ -82,6 +84,48 @@ const RESPONSE_COLUMNS = `r.*, COALESCE(
   (SELECT jsonb_agg(i.item ORDER BY i.position) FROM response_input_items i WHERE i.response_id = r.id),
   '[]'::jsonb) AS input_items`;
 
+/**
+ * The keys a lone response's insert can clash on. Its inserts run in one snapshot, so a taken id
+ * can surface as any of them; an item key clashes only with an existing response's items, since
+ * positions are unique within a row.
+ */
+const LONE_RESPONSE_KEYS = ['responses_pkey', 'response_input_items_pkey', 'response_output_items_pkey'];
+
+/** A batch of lone responses is at most this many rows or (past one row) this much JSON text. */
+const MAX_BATCH_ROWS = 64;
+const MAX_BATCH_CHARS = 4 * 1024 * 1024;
+
+interface PendingLoneSave {
+  r: StoredResponse;
+  row: string;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** Integrity (23) and data (22) errors belong to one row's values; anything else to the statement. */
+function isRowError(e: unknown): boolean {
+  const code = sqlStateOf(e);
+  return code !== undefined && (code.startsWith('23') || code.startsWith('22'));
+}
+
+/** Consecutive runs of `saves` within the batch bounds. */
+function batchesOf(saves: PendingLoneSave[]): PendingLoneSave[][] {
+  const batches: PendingLoneSave[][] = [];
+  let current: PendingLoneSave[] = [];
+  let chars = 0;
+  for (const save of saves) {
+    if (current.length > 0 && (current.length === MAX_BATCH_ROWS || chars + save.row.length > MAX_BATCH_CHARS)) {
+      batches.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(save);
+    chars += save.row.length;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
 function uniqueViolation(e: unknown, constraint: string): e is pg.DatabaseError {
   return e instanceof pg.DatabaseError && e.code === '23505' && e.constraint === constraint;
 }
@@ -130,6 +174,11 @@ function toConversationItem(row: ConversationItemRow): ConversationItem {
  */
 export class PostgresStateStore implements StateStore, StateCatalog {
   private pool: pg.Pool | undefined;
+  /** Lone responses saved since the last flush, and whether a flush is scheduled. */
+  private pendingLone: PendingLoneSave[] = [];
+  private loneFlushScheduled = false;
+  /** Batches on their way to the database; `close` waits for them. */
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(private readonly options: PostgresStateStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -167,12 +216,16 @@ export class PostgresStateStore implements StateStore, StateCatalog {
   }
 
   async close(): Promise<void> {
+    // Saves already accepted are written before the pool goes, not dropped with it.
+    this.flushLone();
+    await Promise.all(this.writing);
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
   }
 
   async saveResponse(r: StoredResponse, conversationItems: PublicItem[] = []): Promise<void> {
+    if (r.conversationId === null) return this.saveLoneResponse(r);
     await this.transaction(async (client) => {
       try {
         await client.query(
@@ -204,6 +257,67 @@ export class PostgresStateStore implements StateStore, StateCatalog {
         throw new NotFoundError(`Conversation '${r.conversationId}' not found.`, 'conversation_not_found', 'conversation');
       }
     });
+  }
+
+  /**
+   * Group commit for responses outside a conversation (every response of a plain request): the
+   * saves that arrive within one tick go to the database as one statement (`SAVE_LONE_RESPONSES_SQL`)
+   * instead of a five-round-trip transaction each. Every caller's promise settles after that
+   * statement commits, so a response is still stored before its terminal event goes out. On a
+   * shared machine the database server's CPU per statement, not the gateway's, was what kept a
+   * second worker from adding throughput.
+   */
+  private saveLoneResponse(r: StoredResponse): Promise<void> {
+    // Serialized now, so a value that cannot be stored fails its own save before anything is sent.
+    const row = loneResponseRow(r);
+    return new Promise<void>((resolve, reject) => {
+      this.pendingLone.push({ r, row, resolve, reject });
+      if (!this.loneFlushScheduled) {
+        this.loneFlushScheduled = true;
+        setImmediate(() => this.flushLone());
+      }
+    });
+  }
+
+  private flushLone(): void {
+    const pending = this.pendingLone;
+    this.pendingLone = [];
+    this.loneFlushScheduled = false;
+    for (const batch of batchesOf(pending)) {
+      const write = this.writeLone(batch).finally(() => this.writing.delete(write));
+      this.writing.add(write);
+    }
+  }
+
+  private async writeLone(batch: PendingLoneSave[]): Promise<void> {
+    try {
+      await this.insertLone(batch);
+      for (const save of batch) save.resolve();
+      return;
+    } catch (e) {
+      if (batch.length === 1 || !isRowError(e)) {
+        for (const save of batch) save.reject(this.loneFailure(e, save.r));
+        return;
+      }
+    }
+    // One row's fault (a taken id, text the database cannot hold) fails the whole statement: each
+    // save is tried alone, in arrival order, so only its own caller sees it.
+    for (const save of batch) {
+      try {
+        await this.insertLone([save]);
+        save.resolve();
+      } catch (e) {
+        save.reject(this.loneFailure(e, save.r));
+      }
+    }
+  }
+
+  private async insertLone(batch: PendingLoneSave[]): Promise<void> {
+    await this.open().query({ name: 'switchyard_save_lone_responses', text: SAVE_LONE_RESPONSES_SQL, values: [loneResponseBatch(batch.map((save) => save.row))] });
+  }
+
+  private loneFailure(e: unknown, r: StoredResponse): unknown {
+    return LONE_RESPONSE_KEYS.some((key) => uniqueViolation(e, key)) ? new DuplicateIdError('response', r.id, 'id') : translatePgError(e);
   }
 
   async findItems(itemIds: readonly string[], owner: string | null): Promise<Map<string, PublicItem>> {

@@ -111,6 +111,10 @@ def _switchyard_setup():
         def _repr_json_(self):
             return dict(self)
 
+        # The text/plain IPython adds to every format would be the whole base64 again, pretty-printed.
+        def _repr_pretty_(self, p, cycle):
+            p.text('<switchyard file report>')
+
     def report_value():
         return Report(changes())
 

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KernelConnection, KernelMessage } from '@jupyterlab/services';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
 import { KernelSandboxBackend } from './kernel-sandbox.backend.js';
@@ -82,6 +83,40 @@ describe('KernelSandboxBackend (one long-lived Python per container, bubblewrap)
     const after = await run('m', 'v');
     expect(after.status).toBe('error');
     expect(after.stderr).toContain("NameError: name 'v' is not defined");
+  }, 120_000);
+
+  it("runs a warm call as one execute_request on the kernel's open WebSocket: a sync cell only for changed files, a report cell only after a failed cell", async () => {
+    await run('w', 'x = 1');
+    const kernel = (backend as any).live.get('w');
+    const connection = kernel.connection as KernelConnection;
+    const sent: string[] = [];
+    const reconnects: string[] = [];
+    const onMessage = (_: unknown, { msg, direction }: { msg: KernelMessage.IMessage; direction: string }): void => {
+      if (direction === 'send') sent.push(msg.header.msg_type);
+    };
+    const onStatus = (_: unknown, status: string): void => void reconnects.push(status);
+    connection.anyMessage.connect(onMessage);
+    connection.connectionStatusChanged.connect(onStatus);
+    try {
+      expect(await run('w', 'print(x)')).toMatchObject({ status: 'ok', stdout: '1\n' });
+      expect(sent).toEqual(['execute_request']);
+      // What the cell wrote comes back in its own reply.
+      expect(await run('w', 'open("out.txt", "w").write("o")')).toMatchObject({ status: 'ok', changedFiles: ['out.txt'] });
+      expect(sent).toEqual(['execute_request', 'execute_request']);
+      sent.length = 0;
+      // A failed cell's files are reported by a cell of their own; a file added between calls is synced by one before.
+      writeFileSync(join(root, 'w', 'in.txt'), 'i');
+      const failed = await run('w', 'open("err.txt", "w").write(open("in.txt").read())\n1 / 0');
+      expect(failed).toMatchObject({ status: 'error', changedFiles: ['err.txt'] });
+      expect(sent).toEqual(['execute_request', 'execute_request', 'execute_request']);
+      expect(readFileSync(join(root, 'w', 'err.txt'), 'utf8')).toBe('i');
+      // The same kernel and connection throughout.
+      expect((backend as any).live.get('w')).toBe(kernel);
+      expect(reconnects).toEqual([]);
+    } finally {
+      connection.anyMessage.disconnect(onMessage);
+      connection.connectionStatusChanged.disconnect(onStatus);
+    }
   }, 120_000);
 
   it('interrupts a run at the time limit, keeps its output, and starts the session over', async () => {

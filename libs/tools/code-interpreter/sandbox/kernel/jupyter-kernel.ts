@@ -1,7 +1,8 @@
-import { type Kernel, KernelAPI, KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
+import { type Kernel, KernelAPI, type KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
 import type { ReportedFile } from '../workspace-files.js';
 import { clientSettings, type JupyterEndpoint, KERNEL_NAME } from './jupyter-host.js';
 import { FILES_MIME, KERNEL_SETUP } from './jupyter-python.js';
+import { QuietKernelConnection } from './quiet-kernel-connection.js';
 
 export interface KernelCall {
   /** `ok`, `error`, `timeout` (interrupted at the time limit), `memory`, `exited` (the kernel died on the way). */
@@ -208,7 +209,7 @@ export class JupyterKernel {
       return;
     }
     // No stdin channel and no comms: the gateway is the only client, and a cell cannot ask it for input.
-    this.connection = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
+    this.connection = new QuietKernelConnection({ model, serverSettings: this.settings, handleComms: false });
     this.connection.statusChanged.connect((_, status) => {
       if (GONE.has(status)) this.kill();
     });

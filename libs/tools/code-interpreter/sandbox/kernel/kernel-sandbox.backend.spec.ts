@@ -163,6 +163,27 @@ describe('KernelSandboxBackend after a crash', () => {
   }, 120_000);
 });
 
+describe("KernelSandboxBackend's output", () => {
+  it("writes none of @jupyterlab/services' debug lines while a call starts a kernel and talks to it", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-quiet-'));
+    const backend = backendWith({ maxLive: 1, warm: 0 });
+    const written: string[] = [];
+    const methods = ['debug', 'log', 'info'] as const;
+    const saved = methods.map((m) => console[m]);
+    for (const m of methods) console[m] = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    try {
+      const r = await backend.run({ session: 'q', workspaceDir: root, code: 'print(1)', limits, signal: new AbortController().signal });
+      expect(r).toMatchObject({ status: 'ok', stdout: '1\n' });
+      expect((await backend.run({ session: 'q', workspaceDir: root, code: 'print(2)', limits, signal: new AbortController().signal })).stdout).toBe('2\n');
+    } finally {
+      methods.forEach((m, i) => (console[m] = saved[i]));
+      await backend.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+    expect(written.filter((l) => /Starting WebSocket|^Kernel: /.test(l))).toEqual([]);
+  }, 120_000);
+});
+
 describe('KernelSandboxBackend bounds: live kernels and idle expiry', () => {
   let root: string;
   beforeAll(() => {

@@ -35,7 +35,8 @@ describe('the kernel host', () => {
     const { root, env } = writeKernelHost(settings);
     try {
       expect(serverArgs(settings, 1, 't', root)).toContain('--ServerApp.jpserver_extensions=switchyard_jupyter=True');
-      const seen = JSON.parse(execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python') }, encoding: 'utf8' })) as Array<[string, boolean]>;
+      const printed = execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python') }, encoding: 'utf8' });
+      const seen = JSON.parse(printed) as Array<[handler: string, nodelay: boolean]>;
       expect(seen.length).toBeGreaterThan(0);
       for (const [, nodelay] of seen) expect(nodelay).toBe(true);
     } finally {

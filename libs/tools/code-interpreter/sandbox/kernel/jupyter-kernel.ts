@@ -222,12 +222,7 @@ export class JupyterKernel {
   }
 
   /** One `execute_request`, to its reply and the kernel's idle status. */
-  private async execute(
-    code: string,
-    silent: boolean,
-    onIOPub?: (msg: KernelMessage.IIOPubMessage) => void,
-    userExpressions: Record<string, string> = {},
-  ): Promise<Executed> {
+  private async execute(code: string, silent: boolean, onIOPub?: (msg: KernelMessage.IIOPubMessage) => void, userExpressions: Record<string, string> = {}): Promise<Executed> {
     const gone: Executed = { outcome: 'gone', expressions: {} };
     const k = this.connection;
     if (!k || this.exited) return gone;

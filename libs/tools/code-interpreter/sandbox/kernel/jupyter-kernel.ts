@@ -75,6 +75,13 @@ async function shutdown(id: string, settings: ServerConnection.ISettings): Promi
   }
 }
 
+/** A gateway kernel on the host: published for `container` (as its `session`), or never bound to one. */
+export interface HostKernel {
+  kernel: KernelAPI.IModel;
+  session?: string;
+  container?: string;
+}
+
 /** The kernel's statuses that mean it is not the one the gateway set up any more. */
 const GONE: ReadonlySet<Kernel.Status> = new Set(['dead', 'restarting', 'autorestarting']);
 
@@ -194,10 +201,43 @@ export class JupyterKernel {
   }
 
   /** The kernel the host holds for a container (published by `publish`), if it still runs. */
-  static async find(endpoint: JupyterEndpoint, container: string): Promise<KernelAPI.IModel | undefined> {
+  static async find(endpoint: JupyterEndpoint, container: string): Promise<HostKernel | undefined> {
     const sessions = await SessionAPI.listRunning(clientSettings(endpoint, 1 << 20));
-    const kernel = sessions.find((s) => s.path === container)?.kernel;
-    return kernel && kernel.name === KERNEL_NAME ? (kernel as KernelAPI.IModel) : undefined;
+    const s = sessions.find((s) => s.path === container);
+    const kernel = s?.kernel;
+    return kernel && kernel.name === KERNEL_NAME ? { kernel: kernel as KernelAPI.IModel, session: s.id, container } : undefined;
+  }
+
+  /**
+   * The host's gateway kernels with no connection: whoever held them (the
+   * container's home, or the process that pre-started them) stopped or died.
+   * A server that does not count connections lists none.
+   */
+  static async unheld(endpoint: JupyterEndpoint): Promise<HostKernel[]> {
+    const settings = clientSettings(endpoint, 1 << 20);
+    const [kernels, sessions] = await Promise.all([KernelAPI.listRunning(settings), SessionAPI.listRunning(settings)]);
+    const sessionOf = new Map(sessions.filter((s) => s.kernel).map((s) => [s.kernel!.id, s]));
+    return kernels
+      .filter((k) => k.name === KERNEL_NAME && k.connections === 0)
+      .map((kernel) => {
+        const s = sessionOf.get(kernel.id);
+        return { kernel, session: s?.id, container: s?.path };
+      });
+  }
+
+  /** Stops a kernel on the host that this process does not hold (with its session, if it has one). */
+  static async stopOnHost(endpoint: JupyterEndpoint, target: HostKernel): Promise<void> {
+    const settings = clientSettings(endpoint, 1 << 20);
+    // Shutting the session down stops its kernel too; the kernel alone, when it has none or that failed.
+    if (
+      target.session &&
+      (await SessionAPI.shutdownSession(target.session, settings).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    await shutdown(target.kernel.id, settings);
   }
 
   private async start(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number, existing?: KernelAPI.IModel): Promise<void> {

@@ -11,7 +11,8 @@ import { keepAliveAgent, sendOnce } from './lib/load-generator.js';
  * the kernel backend of the code interpreter, measured directly, plus its
  * effect on other tenants' requests to a gateway beside it.
  *
- * - warm call: a pandas group-by on a container's live kernel;
+ * - warm call: a pandas group-by on a container's live kernel, and `print(1)`
+ *   (the message path alone);
  * - a new container's first call with the pre-started pool (`kernel.warm: 1`,
  *   refilled between containers, as it is between conversations), and without
  *   it (`warm: 0`: bubblewrap, Python and the data stack start in the call);
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
   await timed(pooled, 'warm');
   const warm: number[] = [];
   for (let i = 0; i < calls; i++) warm.push(await timed(pooled, 'warm'));
+  const printOne: number[] = [];
+  for (let i = 0; i < calls; i++) printOne.push(await timed(pooled, 'warm', 'print(1)'));
   const first: number[] = [];
   for (let i = 0; i < containers; i++) {
     await pooled.warmUp();
@@ -127,6 +130,7 @@ async function main(): Promise<void> {
   say(`| measure (kernel backend) | p50 | ratio to a warm call |`);
   say(`| --- | --- | --- |`);
   say(`| warm call (pandas group-by, ${calls} calls) | ${ms(p50(warm))} | 1.0× |`);
+  say(`| warm call (\`print(1)\`, ${calls} calls) | ${ms(p50(printOne))} | ${(p50(printOne) / p50(warm)).toFixed(1)}× |`);
   say(`| new container's first call, pre-started pool (${containers}) | ${ms(p50(first))} | ${(p50(first) / p50(warm)).toFixed(1)}× |`);
   say(`| new container's first call, no pool (${cold.length}) | ${ms(p50(cold))} | ${(p50(cold) / p50(warm)).toFixed(1)}× |`);
   const mean = perKernel.reduce((a, b) => a + b, 0) / perKernel.length;

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KernelConnection, type KernelMessage, SessionAPI } from '@jupyterlab/services';
+import { KernelAPI, type KernelMessage, SessionAPI } from '@jupyterlab/services';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '#tools/code-interpreter/config/code-interpreter-settings.js';
 import { clientSettings, type JupyterEndpoint, JupyterHost, KERNEL_NAME } from '#tools/code-interpreter/sandbox/kernel/jupyter-host.js';
 import { connected } from '#tools/code-interpreter/sandbox/kernel/jupyter-kernel.js';
+import { QuietKernelConnection } from '#tools/code-interpreter/sandbox/kernel/quiet-kernel-connection.js';
 import { startProcessPair, type ProcessPair } from './support/process/gateway-process.js';
 
 const MODEL = 'switchyard-sim';
@@ -18,48 +19,70 @@ const run = (code: string) => `[[call code_interpreter ${JSON.stringify({ code }
 const callOf = (r: OpenAI.Responses.Response) => r.output.find((i) => i.type === 'code_interpreter_call') as any;
 const client = (baseURL: string) => new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
 
-/**
- * Two replicas on one PostgreSQL store and one operator-run Jupyter Server
- * (`kernel.jupyterUrl`, started here with the gateway's own kernelspec): the
- * kernel of a container lives on the Jupyter host, is spoken to with real
- * Jupyter messages, and is reached by the second replica once the first is
- * gone, its variables intact.
- */
-describe('the kernel backend on a shared Jupyter Server, two replicas', () => {
+/** Two replicas on one PostgreSQL schema of their own and one operator-run Jupyter Server (`kernel.jupyterUrl`, started here with the gateway's own kernelspec). */
+interface SharedHost {
+  endpoint: JupyterEndpoint;
+  pair: ProcessPair;
+  admin: pg.Pool;
+  schema: string;
+  close(): Promise<void>;
+}
+
+async function startSharedHost(codeInterpreter: Record<string, unknown> = {}): Promise<SharedHost> {
   const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `sy_jupyter_e2e_${randomBytes(4).toString('hex')}`;
   const root = mkdtempSync(join(tmpdir(), 'sy-jupyter-'));
   // nice 0: the suite's other workers would otherwise starve the kernels (the priority itself is measured in bench/).
   const host = new JupyterHost({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel', nice: 0 });
+  const endpoint = await host.endpoint();
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const pair = await startProcessPair({
+    storage: { driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` },
+    codeInterpreter: {
+      backend: 'kernel',
+      nice: 0,
+      dataDir: join(root, 'containers'),
+      timeoutMs: 30_000,
+      kernel: { warm: 0, jupyterUrl: endpoint.url, jupyterToken: endpoint.token },
+      internal: { secret: SECRET, leaseMs: 1_000 },
+      ...codeInterpreter,
+    },
+  });
+  return {
+    endpoint,
+    pair,
+    admin,
+    schema,
+    async close() {
+      await pair.close();
+      await host.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The kernel of a container lives on the Jupyter host, is spoken to with
+ * real Jupyter messages, and is reached by the second replica once the first
+ * is gone, its variables intact.
+ */
+describe('the kernel backend on a shared Jupyter Server, two replicas', () => {
+  let shared: SharedHost;
   let endpoint: JupyterEndpoint;
-  let admin: pg.Pool;
   let pair: ProcessPair;
   let first: OpenAI.Responses.Response;
   let second: OpenAI.Responses.Response;
 
   beforeAll(async () => {
-    endpoint = await host.endpoint();
-    admin = new pg.Pool({ connectionString: url, max: 1 });
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    pair = await startProcessPair({
-      storage: { driver: 'postgres', postgresUrl: `${url}?options=-c%20search_path%3D${schema}` },
-      codeInterpreter: {
-        backend: 'kernel',
-        nice: 0,
-        dataDir: join(root, 'containers'),
-        timeoutMs: 30_000,
-        kernel: { warm: 0, jupyterUrl: endpoint.url, jupyterToken: endpoint.token },
-        internal: { secret: SECRET, leaseMs: 1_000 },
-      },
-    });
+    shared = await startSharedHost();
+    ({ endpoint, pair } = shared);
   }, 120_000);
 
   afterAll(async () => {
-    await pair?.close();
-    await host.close();
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
-    rmSync(root, { recursive: true, force: true });
+    await shared?.close();
   });
 
   it("a container's kernel is an ipykernel on the Jupyter host, answering Jupyter's kernel_info and execute requests", async () => {
@@ -71,7 +94,7 @@ describe('the kernel backend on a shared Jupyter Server, two replicas', () => {
     const sessions = (await SessionAPI.listRunning(settings)).filter((s) => s.path === containerId);
     expect(sessions).toHaveLength(1);
     expect(sessions[0].kernel?.name).toBe(KERNEL_NAME);
-    const kernel = new KernelConnection({ model: sessions[0].kernel!, serverSettings: settings, handleComms: false });
+    const kernel = new QuietKernelConnection({ model: sessions[0].kernel!, serverSettings: settings, handleComms: false });
     try {
       await connected(kernel);
       const info = (await kernel.requestKernelInfo())!.content as KernelMessage.IInfoReply;
@@ -102,5 +125,36 @@ describe('the kernel backend on a shared Jupyter Server, two replicas', () => {
     const read = JSON.parse((pair.b.simulator.requests.at(-1)!.body as any).input.at(-1).output);
     expect(read.status).toBe('ok');
     expect(read.note).toBeUndefined();
+  }, 120_000);
+});
+
+describe('kernels a home left on the shared Jupyter Server when it died', () => {
+  let shared: SharedHost;
+
+  beforeAll(async () => {
+    // Containers expire 12 s after their last call (room for both calls under load); the replicas sweep every 3 s.
+    shared = await startSharedHost({ idleExpiryMs: 12_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await shared?.close();
+  });
+
+  it('are stopped by the surviving replica: one once its container expired, one once its record was gone', async () => {
+    const { pair, endpoint, admin, schema } = shared;
+    const p = client(pair.p.url);
+    const expiring = callOf(await p.responses.create({ model: MODEL, input: `One. ${run('a = 1')}`, tools: [TOOL], include: OUTPUTS })).container_id as string;
+    const unrecorded = callOf(await p.responses.create({ model: MODEL, input: `Two. ${run('b = 2')}`, tools: [TOOL], include: OUTPUTS })).container_id as string;
+    const settings = clientSettings(endpoint, 1 << 20);
+    const published = (await SessionAPI.listRunning(settings)).filter((s) => s.path === expiring || s.path === unrecorded);
+    expect(published.map((s) => s.path).sort()).toEqual([expiring, unrecorded].sort());
+    const kernels = published.map((s) => s.kernel!.id);
+    // The home dies with both kernels on the host; one container's record goes behind the gateways' back (an operator's clean-up).
+    await pair.p.kill();
+    await admin.query(`DELETE FROM ${schema}.code_containers WHERE id = $1`, [unrecorded]);
+    const running = async () => (await KernelAPI.listRunning(settings)).map((k) => k.id).filter((id) => kernels.includes(id));
+    for (let i = 0; i < 600 && (await running()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await running()).toEqual([]);
+    expect((await SessionAPI.listRunning(settings)).filter((s) => s.path === expiring || s.path === unrecorded)).toEqual([]);
   }, 120_000);
 });

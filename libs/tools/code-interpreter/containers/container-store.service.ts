@@ -557,6 +557,11 @@ export class ContainerStore {
     for (const r of await this.records.expired(Date.now())) {
       if (r.home === this.node.id || !(await this.node.alive(r.home))) await this.removeHere(r.id);
     }
+    // Kernels on a shared host that a home which died left behind, for containers removed without them (any replica may sweep).
+    await this.backend.reapOrphans?.(async (id) => {
+      const r = await this.records.get(id);
+      return !r || expired(r, Date.now());
+    });
   }
 }
 

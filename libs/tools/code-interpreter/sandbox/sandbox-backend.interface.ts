@@ -60,6 +60,13 @@ export interface SandboxBackend {
    * home that stopped keeps its variables, and the backend itself says when not.
    */
   readonly sessionsOutliveHomes?: boolean;
+  /**
+   * Stops interpreter state held outside this process that no container owns
+   * any more (`gone` answers from the records: expired, or no record): on a
+   * shared kernel host, what a home that died before its containers expired
+   * left running. Called by the store's periodic sweep.
+   */
+  reapOrphans?(gone: (session: string) => Promise<boolean>): Promise<void>;
   /** Start warm capacity (Pyodide) ahead of the first call. */
   warmUp?(): Promise<void>;
   close(): Promise<void>;

@@ -169,6 +169,8 @@ export function serverArgs(settings: CodeInterpreterSettings, port: number, toke
     `--ServerApp.tornado_settings={"websocket_max_message_size": ${maxMessage}}`,
     '--ServerApp.kernel_manager_class=jupyter_server.services.kernels.kernelmanager.AsyncMappingKernelManager',
     '--MappingKernelManager.kernel_manager_class=switchyard_jupyter.IpcKernelManager',
+    // Nagle off on the kernels' WebSockets (see SERVER_KERNEL_MANAGER): without it each kernel message after a cell's first waits ~40 ms.
+    '--ServerApp.jpserver_extensions=switchyard_jupyter=True',
     `--KernelSpecManager.allowed_kernelspecs=${KERNEL_NAME}`,
     '--KernelSpecManager.ensure_native_kernel=False',
     // Kernels the gateway no longer holds are shut down by it; a culler would race it.

@@ -1,7 +1,8 @@
-import { type Kernel, KernelAPI, KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
+import { type Kernel, KernelAPI, type KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
 import type { ReportedFile } from '../workspace-files.js';
 import { clientSettings, type JupyterEndpoint, KERNEL_NAME } from './jupyter-host.js';
 import { FILES_MIME, KERNEL_SETUP } from './jupyter-python.js';
+import { QuietKernelConnection } from './quiet-kernel-connection.js';
 
 export interface KernelCall {
   /** `ok`, `error`, `timeout` (interrupted at the time limit), `memory`, `exited` (the kernel died on the way). */
@@ -16,6 +17,20 @@ export interface KernelCall {
   /** The kernel sent more than a call may: it is stopped. */
   overflow: boolean;
 }
+
+/** An execute_request's end: `ok`, the error's name, or `gone` (the kernel died or was stopped first); and its user expressions. */
+interface Executed {
+  outcome: string;
+  expressions: Record<string, any>;
+}
+
+/**
+ * The file report as a user expression of the program's own cell (its
+ * `execute_reply` carries it), so that a call whose cell succeeds is one
+ * round trip; IPython evaluates user expressions only after a cell that
+ * succeeded, and the others are followed by a `report()` cell.
+ */
+const REPORT_EXPRESSION = { files: `__import__('_switchyard').report_value()` };
 
 export interface KernelCallLimits {
   timeoutMs: number;
@@ -58,6 +73,13 @@ async function shutdown(id: string, settings: ServerConnection.ISettings): Promi
     if (done) return;
     await new Promise((r) => setTimeout(r, 1_000).unref());
   }
+}
+
+/** A gateway kernel on the host: published for `container` (as its `session`), or never bound to one. */
+export interface HostKernel {
+  kernel: KernelAPI.IModel;
+  session?: string;
+  container?: string;
 }
 
 /** The kernel's statuses that mean it is not the one the gateway set up any more. */
@@ -122,22 +144,34 @@ export class JupyterKernel {
     if (this.exited || !k) return undefined;
     const call: KernelCall = { status: '', stdout: '', stderr: '', outputTruncated: false, files: [], deleted: [], images: [], overflow: false };
     const c: Collector = { call, out: [], err: [], outputBytes: 0, imageBytes: 0, limits };
-    const files: Record<string, string> = {};
-    for (const f of put) files[f.path] = Buffer.from(f.data).toString('base64');
-    // A JSON object of strings and a list of strings are Python literals too.
-    const sync = await this.execute(`__import__('_switchyard').put(${JSON.stringify(files)}, ${JSON.stringify(remove)}, ${full ? 'True' : 'False'})`, true);
-    if (sync === 'gone') return this.ended(c);
+    // A kernel that already has the container's files as they are needs no sync cell (a warm call's usual case).
+    if (full || put.length || remove.length) {
+      const files: Record<string, string> = {};
+      for (const f of put) files[f.path] = Buffer.from(f.data).toString('base64');
+      // A JSON object of strings and a list of strings are Python literals too.
+      const sync = await this.execute(`__import__('_switchyard').put(${JSON.stringify(files)}, ${JSON.stringify(remove)}, ${full ? 'True' : 'False'})`, true);
+      if (sync.outcome === 'gone') return this.ended(c);
+    }
     let interrupted = false;
     const timer = setTimeout(() => {
       interrupted = true;
       void KernelAPI.interruptKernel(this.id!, this.settings).catch(() => undefined);
     }, limits.timeoutMs);
-    const status = await this.execute(code, false, (msg) => this.collect(c, msg)).finally(() => clearTimeout(timer));
+    const ran = await this.execute(code, false, (msg) => this.collect(c, msg), REPORT_EXPRESSION).finally(() => clearTimeout(timer));
+    const status = ran.outcome;
     if (status === 'gone') return this.ended(c);
     if (call.overflow) return this.ended(c);
     call.status = status === 'ok' ? 'ok' : status === 'KeyboardInterrupt' && interrupted ? 'timeout' : status === 'MemoryError' ? 'memory' : 'error';
-    const reported = await this.execute(`__import__('_switchyard').report()`, true, (msg) => this.report(c, msg));
-    if (reported === 'gone') return this.ended(c);
+    const expression = ran.expressions.files;
+    if (expression?.status === 'ok') this.report(c, expression.data?.['application/json']);
+    else {
+      // The cell failed (no user expressions), or the expression did (an interrupt arriving just then): the report as a cell of its own.
+      const reported = await this.execute(`__import__('_switchyard').report()`, true, (msg) => {
+        if (msg.header.msg_type === 'display_data') this.report(c, (msg.content as Record<string, any>).data?.[FILES_MIME]);
+      });
+      if (reported.outcome === 'gone') return this.ended(c);
+    }
+    if (call.overflow) return this.ended(c);
     return this.finish(c);
   }
 
@@ -167,10 +201,43 @@ export class JupyterKernel {
   }
 
   /** The kernel the host holds for a container (published by `publish`), if it still runs. */
-  static async find(endpoint: JupyterEndpoint, container: string): Promise<KernelAPI.IModel | undefined> {
+  static async find(endpoint: JupyterEndpoint, container: string): Promise<HostKernel | undefined> {
     const sessions = await SessionAPI.listRunning(clientSettings(endpoint, 1 << 20));
-    const kernel = sessions.find((s) => s.path === container)?.kernel;
-    return kernel && kernel.name === KERNEL_NAME ? (kernel as KernelAPI.IModel) : undefined;
+    const s = sessions.find((s) => s.path === container);
+    const kernel = s?.kernel;
+    return kernel && kernel.name === KERNEL_NAME ? { kernel: kernel as KernelAPI.IModel, session: s.id, container } : undefined;
+  }
+
+  /**
+   * The host's gateway kernels with no connection: whoever held them (the
+   * container's home, or the process that pre-started them) stopped or died.
+   * A server that does not count connections lists none.
+   */
+  static async unheld(endpoint: JupyterEndpoint): Promise<HostKernel[]> {
+    const settings = clientSettings(endpoint, 1 << 20);
+    const [kernels, sessions] = await Promise.all([KernelAPI.listRunning(settings), SessionAPI.listRunning(settings)]);
+    const sessionOf = new Map(sessions.filter((s) => s.kernel).map((s) => [s.kernel!.id, s]));
+    return kernels
+      .filter((k) => k.name === KERNEL_NAME && k.connections === 0)
+      .map((kernel) => {
+        const s = sessionOf.get(kernel.id);
+        return { kernel, session: s?.id, container: s?.path };
+      });
+  }
+
+  /** Stops a kernel on the host that this process does not hold (with its session, if it has one). */
+  static async stopOnHost(endpoint: JupyterEndpoint, target: HostKernel): Promise<void> {
+    const settings = clientSettings(endpoint, 1 << 20);
+    // Shutting the session down stops its kernel too; the kernel alone, when it has none or that failed.
+    if (
+      target.session &&
+      (await SessionAPI.shutdownSession(target.session, settings).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    await shutdown(target.kernel.id, settings);
   }
 
   private async start(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number, existing?: KernelAPI.IModel): Promise<void> {
@@ -182,7 +249,7 @@ export class JupyterKernel {
       return;
     }
     // No stdin channel and no comms: the gateway is the only client, and a cell cannot ask it for input.
-    this.connection = new KernelConnection({ model, serverSettings: this.settings, handleComms: false });
+    this.connection = new QuietKernelConnection({ model, serverSettings: this.settings, handleComms: false });
     this.connection.statusChanged.connect((_, status) => {
       if (GONE.has(status)) this.kill();
     });
@@ -191,27 +258,26 @@ export class JupyterKernel {
     });
     await connected(this.connection, this.goneSignal);
     // A kernel found on the host was set up by the process that started it.
-    if (!existing && (await this.execute(KERNEL_SETUP, true)) !== 'ok') throw new Error('the kernel did not take its set-up');
+    if (!existing && (await this.execute(KERNEL_SETUP, true)).outcome !== 'ok') throw new Error('the kernel did not take its set-up');
   }
 
-  /**
-   * One `execute_request`; resolves with `ok`, the error's name, or `gone`
-   * when the kernel died or was stopped before it replied.
-   */
-  private async execute(code: string, silent: boolean, onIOPub?: (msg: KernelMessage.IIOPubMessage) => void): Promise<string> {
+  /** One `execute_request`, to its reply and the kernel's idle status. */
+  private async execute(code: string, silent: boolean, onIOPub?: (msg: KernelMessage.IIOPubMessage) => void, userExpressions: Record<string, string> = {}): Promise<Executed> {
+    const gone: Executed = { outcome: 'gone', expressions: {} };
     const k = this.connection;
-    if (!k || this.exited) return 'gone';
+    if (!k || this.exited) return gone;
     let future: Kernel.IShellFuture<KernelMessage.IExecuteRequestMsg, KernelMessage.IExecuteReplyMsg>;
     try {
-      future = k.requestExecute({ code, silent, store_history: !silent, allow_stdin: false, stop_on_error: false });
+      future = k.requestExecute({ code, silent, store_history: !silent, allow_stdin: false, stop_on_error: false, user_expressions: userExpressions });
     } catch {
-      return 'gone';
+      return gone;
     }
     if (onIOPub) future.onIOPub = onIOPub;
     const reply = await Promise.race([future.done.catch(() => undefined), this.goneSignal.then(() => undefined)]);
-    if (!reply || this.exited) return 'gone';
-    const content = reply.content as KernelMessage.IExecuteReply & { ename?: string };
-    return content.status === 'ok' ? 'ok' : (content.ename ?? 'error');
+    if (!reply || this.exited) return gone;
+    const content = reply.content as KernelMessage.IExecuteReply & { ename?: string; user_expressions?: Record<string, any> };
+    const expressions = content.user_expressions && typeof content.user_expressions === 'object' ? content.user_expressions : {};
+    return { outcome: content.status === 'ok' ? 'ok' : (content.ename ?? 'error'), expressions };
   }
 
   /** One IOPub message of the program's cell, into the call's output shapes. */
@@ -232,10 +298,8 @@ export class JupyterKernel {
     }
   }
 
-  /** The `_switchyard.report()` cell's one display: the files the run changed and deleted. */
-  private report(c: Collector, msg: KernelMessage.IIOPubMessage): void {
-    if (msg.header.msg_type !== 'display_data') return;
-    const body = (msg.content as Record<string, any>).data?.[FILES_MIME];
+  /** The kernel's file report (the user expression's value, or the `report()` cell's display): the files the run changed and deleted. */
+  private report(c: Collector, body: any): void {
     if (!body || typeof body !== 'object') return;
     let bytes = 0;
     for (const [path, b64] of Object.entries(body.files ?? {})) {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KernelConnection, KernelMessage } from '@jupyterlab/services';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
 import { KernelSandboxBackend } from './kernel-sandbox.backend.js';
@@ -84,6 +85,40 @@ describe('KernelSandboxBackend (one long-lived Python per container, bubblewrap)
     expect(after.stderr).toContain("NameError: name 'v' is not defined");
   }, 120_000);
 
+  it("runs a warm call as one execute_request on the kernel's open WebSocket: a sync cell only for changed files, a report cell only after a failed cell", async () => {
+    await run('w', 'x = 1');
+    const kernel = (backend as any).live.get('w');
+    const connection = kernel.connection as KernelConnection;
+    const sent: string[] = [];
+    const reconnects: string[] = [];
+    const onMessage = (_: unknown, { msg, direction }: { msg: KernelMessage.IMessage; direction: string }): void => {
+      if (direction === 'send') sent.push(msg.header.msg_type);
+    };
+    const onStatus = (_: unknown, status: string): void => void reconnects.push(status);
+    connection.anyMessage.connect(onMessage);
+    connection.connectionStatusChanged.connect(onStatus);
+    try {
+      expect(await run('w', 'print(x)')).toMatchObject({ status: 'ok', stdout: '1\n' });
+      expect(sent).toEqual(['execute_request']);
+      // What the cell wrote comes back in its own reply.
+      expect(await run('w', 'open("out.txt", "w").write("o")')).toMatchObject({ status: 'ok', changedFiles: ['out.txt'] });
+      expect(sent).toEqual(['execute_request', 'execute_request']);
+      sent.length = 0;
+      // A failed cell's files are reported by a cell of their own; a file added between calls is synced by one before.
+      writeFileSync(join(root, 'w', 'in.txt'), 'i');
+      const failed = await run('w', 'open("err.txt", "w").write(open("in.txt").read())\n1 / 0');
+      expect(failed).toMatchObject({ status: 'error', changedFiles: ['err.txt'] });
+      expect(sent).toEqual(['execute_request', 'execute_request', 'execute_request']);
+      expect(readFileSync(join(root, 'w', 'err.txt'), 'utf8')).toBe('i');
+      // The same kernel and connection throughout.
+      expect((backend as any).live.get('w')).toBe(kernel);
+      expect(reconnects).toEqual([]);
+    } finally {
+      connection.anyMessage.disconnect(onMessage);
+      connection.connectionStatusChanged.disconnect(onStatus);
+    }
+  }, 120_000);
+
   it('interrupts a run at the time limit, keeps its output, and starts the session over', async () => {
     const r = await run('t', 'v = 1\nprint("started", flush=True)\nwhile True: pass', { limits: { ...limits, timeoutMs: 1_500 } });
     expect(r.status).toBe('timeout');
@@ -125,6 +160,27 @@ describe('KernelSandboxBackend after a crash', () => {
     const next = await run('print("v" in globals())');
     expect(next).toMatchObject({ status: 'ok', stdout: 'False\n' });
     expect(next.message).toContain('reset (its Python process ended)');
+  }, 120_000);
+});
+
+describe("KernelSandboxBackend's output", () => {
+  it("writes none of @jupyterlab/services' debug lines while a call starts a kernel and talks to it", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-quiet-'));
+    const backend = backendWith({ maxLive: 1, warm: 0 });
+    const written: string[] = [];
+    const methods = ['debug', 'log', 'info'] as const;
+    const saved = methods.map((m) => console[m]);
+    for (const m of methods) console[m] = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    try {
+      const r = await backend.run({ session: 'q', workspaceDir: root, code: 'print(1)', limits, signal: new AbortController().signal });
+      expect(r).toMatchObject({ status: 'ok', stdout: '1\n' });
+      expect((await backend.run({ session: 'q', workspaceDir: root, code: 'print(2)', limits, signal: new AbortController().signal })).stdout).toBe('2\n');
+    } finally {
+      methods.forEach((m, i) => (console[m] = saved[i]));
+      await backend.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+    expect(written.filter((l) => /Starting WebSocket|^Kernel: /.test(l))).toEqual([]);
   }, 120_000);
 });
 

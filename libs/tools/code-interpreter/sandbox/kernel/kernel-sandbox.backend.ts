@@ -10,6 +10,12 @@ import { KERNEL_PACKAGES } from './kernel-availability.js';
 const MAX_LOST = 10_000;
 /** After the driver's own interrupt and the grace, how long before the gateway stops the kernel itself. */
 const REPORT_MS = 5_000;
+/**
+ * A kernel on a shared host never bound to a container, with no connection
+ * and quiet this long, was pre-started by a process that is gone (a live one
+ * connects to a kernel it started at once, and sets it up within seconds).
+ */
+const UNBOUND_GRACE_MS = 120_000;
 
 /**
  * The stateful backend: one ipykernel per container, in the `cpython`
@@ -101,7 +107,11 @@ export class KernelSandboxBackend implements SandboxBackend {
   release(session: string): void {
     this.lost.delete(session);
     const k = this.live.get(session);
-    if (!k) return;
+    if (!k) {
+      // The container's kernel may be on the shared host without a holder: its home died, and this process removed the container.
+      if (this.sessionsOutliveHomes && !this.closed) void this.stopOnHost(session).catch(() => undefined);
+      return;
+    }
     this.live.delete(session);
     k.kill();
     this.waiters.shift()?.();
@@ -162,14 +172,31 @@ export class KernelSandboxBackend implements SandboxBackend {
     return kernel;
   }
 
+  async reapOrphans(gone: (session: string) => Promise<boolean>): Promise<void> {
+    if (!this.sessionsOutliveHomes || this.closed) return;
+    const endpoint = await this.endpoint();
+    const now = Date.now();
+    for (const target of await JupyterKernel.unheld(endpoint)) {
+      const orphan = target.container !== undefined ? await gone(target.container) : now - Date.parse(target.kernel.last_activity ?? '') > UNBOUND_GRACE_MS;
+      if (orphan) await JupyterKernel.stopOnHost(endpoint, target);
+    }
+  }
+
   /** On a shared host (`kernel.jupyterUrl`), the kernel another process bound to this container, if it still runs. */
   private async fromHost(session: string): Promise<JupyterKernel | undefined> {
     if (!this.sessionsOutliveHomes) return undefined;
     const endpoint = await this.endpoint();
-    const model = await JupyterKernel.find(endpoint, session).catch(() => undefined);
-    if (!model) return undefined;
-    const kernel = new JupyterKernel(Promise.resolve(endpoint), this.maxMessageBytes(), model);
+    const found = await JupyterKernel.find(endpoint, session).catch(() => undefined);
+    if (!found) return undefined;
+    const kernel = new JupyterKernel(Promise.resolve(endpoint), this.maxMessageBytes(), found.kernel);
     return (await kernel.ready) ? kernel : undefined;
+  }
+
+  /** Stops the kernel the shared host holds for a container this process does not hold. */
+  private async stopOnHost(session: string): Promise<void> {
+    const endpoint = await this.endpoint();
+    const found = await JupyterKernel.find(endpoint, session);
+    if (found) await JupyterKernel.stopOnHost(endpoint, found);
   }
 
   private maxMessageBytes(): number {

@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
+import { serverArgs, writeKernelHost } from './jupyter-host.js';
+
+// The installed Jupyter Server imports the module as it would at start; the handlers' open is called on a stand-in.
+const CHECK = String.raw`
+import json, logging, switchyard_jupyter as s
+class App:
+    log = logging.getLogger('check')
+class Stop(Exception):
+    pass
+class Socket:
+    def __init__(self):
+        self.nodelay = None
+    def set_nodelay(self, value):
+        self.nodelay = value
+        raise Stop()
+s._load_jupyter_server_extension(App())
+seen = []
+for handler in s._kernel_socket_handlers():
+    sock = Socket()
+    try:
+        handler.open(sock, 'kernel-id')
+    except Stop:
+        pass
+    seen.append([handler.__name__, sock.nodelay])
+print(json.dumps(seen))
+`;
+
+describe('the kernel host', () => {
+  it("loads the server extension that turns Nagle's algorithm off on every kernel WebSocket before the handler opens it", () => {
+    const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel' as const };
+    const { root, env } = writeKernelHost(settings);
+    try {
+      expect(serverArgs(settings, 1, 't', root)).toContain('--ServerApp.jpserver_extensions=switchyard_jupyter=True');
+      const printed = execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python') }, encoding: 'utf8' });
+      const seen = JSON.parse(printed) as Array<[handler: string, nodelay: boolean]>;
+      expect(seen.length).toBeGreaterThan(0);
+      for (const [, nodelay] of seen) expect(nodelay).toBe(true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -7,7 +7,8 @@ import { startStack, type GatewayStack } from './support/gateway-harness.js';
  * HTTP and the official client: turns that repeat 100 tools are each routed
  * by those tools (a namespace member comes back under its own name and
  * namespace, a function as a function), a changed list is what the next turn
- * runs on, and another key's requests with the same list are served alike.
+ * runs on, a streamed turn echoes the same tools, and another key's requests
+ * with the same list are served alike; on either upstream dialect.
  */
 const MODEL = 'sim-model';
 const KEYS = ['sk-cache-a', 'sk-cache-b'];
@@ -28,18 +29,20 @@ function hundredTools(): any[] {
   ];
 }
 
-describe('the same 100 tools on every turn', () => {
+describe.each(['responses', 'chat'] as const)('the same 100 tools on every turn, %s dialect upstream', (dialect) => {
   let stack: GatewayStack;
   let a: OpenAI;
   let b: OpenAI;
   beforeAll(async () => {
-    stack = await startStack({ config: { auth: { apiKeys: KEYS } } });
+    stack = await startStack({ dialect, config: { auth: { apiKeys: KEYS } } });
     a = new OpenAI({ baseURL: stack.url, apiKey: KEYS[0], maxRetries: 0, timeout: 20_000 });
     b = new OpenAI({ baseURL: stack.url, apiKey: KEYS[1], maxRetries: 0, timeout: 20_000 });
   });
   afterAll(() => stack.close());
 
-  const upstreamTools = () => (stack.simulator.requests.at(-1)!.body as { tools: Array<{ name: string; description?: string }> }).tools;
+  /** The tools the model was offered last, whichever dialect carried them. */
+  const upstreamTools = () =>
+    (stack.simulator.requests.at(-1)!.body as { tools: any[] }).tools.map((t) => (dialect === 'chat' ? t.function : t) as { name: string; description?: string });
   const calls = (response: OpenAI.Responses.Response) => response.output.filter((item) => item.type === 'function_call' || item.type === 'custom_tool_call') as any[];
 
   it('routes the calls of two turns that declare the same 100 tools', async () => {
@@ -82,6 +85,19 @@ describe('the same 100 tools on every turn', () => {
     const again = await a.responses.create({ model: MODEL, input: prompt, tools: hundredTools(), store: false });
     expect(calls(again)).toEqual([expect.objectContaining({ type: 'function_call', name: 'tool_7' })]);
     expect(upstreamTools()[7].description).toBe('Tool number 7: looks a thing up by its key.');
+  });
+
+  it('streams a turn on a kept list as it answers one', async () => {
+    const prompt = 'Find it. [[call crm__find {"q": "initech"}]]';
+    await a.responses.create({ model: MODEL, input: prompt, tools: hundredTools(), store: false });
+    const stream = await a.responses.create({ model: MODEL, input: prompt, tools: hundredTools(), store: false, stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const created = events.find((e) => e.type === 'response.created') as OpenAI.Responses.ResponseCreatedEvent;
+    const completed = events.find((e) => e.type === 'response.completed') as OpenAI.Responses.ResponseCompletedEvent;
+    expect(created.response.tools).toHaveLength(100);
+    expect(completed.response.tools).toEqual(created.response.tools);
+    expect(calls(completed.response)).toEqual([expect.objectContaining({ type: 'function_call', name: 'find', namespace: 'crm', arguments: '{"q": "initech"}' })]);
   });
 
   it("serves another key's requests with the same list the same way", async () => {

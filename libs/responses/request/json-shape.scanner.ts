@@ -50,13 +50,17 @@ export class JsonShapeScanner {
   /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's bytes. */
   private readonly kinds: number[] = [];
   private readonly counts: number[] = [];
-  private readonly keys: Array<Buffer | null> = [];
+  /**
+   * Per open object, where its current key lies: the key's bytes are read
+   * only when a violation names its path, so no key is copied on the way.
+   */
+  private readonly keys: Array<StringSpan | null> = [];
   private inString = false;
   private escaped = false;
   /** The bytes of the string being read that earlier chunks held (at most MAX_KEY_BYTES). */
   private carried: Buffer | null = null;
   /** The last complete string: its bytes are only copied when a colon makes it a key. */
-  private last: { carried: Buffer | null; chunk: Uint8Array; start: number; end: number } | null = null;
+  private last: StringSpan | null = null;
 
   constructor(limits: JsonShapeLimits = {}) {
     this.depthLimit = limits.depth ?? MAX_JSON_DEPTH;
@@ -134,9 +138,8 @@ export class JsonShapeScanner {
         case COLON: {
           const top = kinds.length - 1;
           if (top < 0 || kinds[top] !== 0) break;
-          const key = this.lastString();
-          this.keys[top] = key;
-          this.pendingField = top === 0 && this.limitedFields.length > 0 ? limitedField(key, this.limitedFields) : null;
+          this.keys[top] = this.last;
+          this.pendingField = top === 0 && this.limitedFields.length > 0 ? limitedField(spanBytes(this.last), this.limitedFields) : null;
           if (++counts[top] > this.keyLimit) {
             return this.fail({ kind: 'keys', limit: this.keyLimit, count: counts[top], path: this.pathTo(top) });
           }
@@ -174,26 +177,33 @@ export class JsonShapeScanner {
     this.carried = this.carried ? Buffer.concat([this.carried, piece]) : piece;
   }
 
-  /** The last string's bytes, quotes included, cut at MAX_KEY_BYTES. */
-  private lastString(): Buffer {
-    const last = this.last;
-    if (!last) return Buffer.alloc(0);
-    const own = last.chunk.subarray(last.start, Math.min(last.end, last.start + MAX_KEY_BYTES));
-    return last.carried ? Buffer.concat([last.carried, own]) : Buffer.from(own);
-  }
-
   /** `tools[0].parameters.properties` for the container at `level`, from the keys and indexes open above it. */
   private pathTo(level: number): string | null {
     const parts: string[] = [];
     for (let l = 0; l < level; l++) {
       if (this.kinds[l] === 1) parts.push(`[${this.counts[l]}]`);
       else {
-        const key = decodeKey(this.keys[l]);
+        const key = decodeKey(this.keys[l] ? spanBytes(this.keys[l]) : null);
         parts.push(parts.length === 0 ? key : `.${key}`);
       }
     }
     return parts.length === 0 ? null : parts.join('');
   }
+}
+
+/** A complete string of the body: the bytes of it earlier chunks held, and where the rest lies in its own chunk. */
+interface StringSpan {
+  readonly carried: Buffer | null;
+  readonly chunk: Uint8Array;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A string's bytes, quotes included, cut at MAX_KEY_BYTES. */
+function spanBytes(span: StringSpan | null): Buffer {
+  if (!span) return Buffer.alloc(0);
+  const own = span.chunk.subarray(span.start, Math.min(span.end, span.start + MAX_KEY_BYTES));
+  return span.carried ? Buffer.concat([span.carried, own]) : Buffer.from(own);
 }
 
 /** One pass over a whole body (WebSocket frames, tests). */

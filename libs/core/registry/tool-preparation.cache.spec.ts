@@ -5,6 +5,7 @@ import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js
 import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { FunctionToolDef, JsonObject, PublicItem } from '#tool-sdk/items.js';
+import { noteJsonSource } from '../protocol/json-source.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ToolPreparationService } from './tool-preparation.service.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -86,6 +87,24 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     const registry = await prep.prepare(changed, ctx);
     expect(functions.validated).toBe(4);
     expect(registry.functions[1].description).toBe('now described');
+  });
+
+  it('keys a list the body parser read on its bytes, and prepares it from them', async () => {
+    const { prep, functions } = service();
+    const bytes = Buffer.from(JSON.stringify(tools(), null, 2));
+    const parsed = (): JsonObject[] => {
+      const list = JSON.parse(bytes.toString('utf8')) as JsonObject[];
+      noteJsonSource(list, bytes);
+      return list;
+    };
+    const first = await prep.prepare(parsed(), ctx);
+    const second = await prep.prepare(parsed(), ctx);
+    expect(functions.validated).toBe(2);
+    expect(second.lookup('lookup')).toBe(first.lookup('lookup'));
+    expect(shape(first)).toEqual(shape(await service().prep.prepare(tools(), ctx)));
+    // Another owner, the same bytes: prepared for that owner.
+    await prep.prepare(parsed(), { ...ctx, owner: 'key_b' });
+    expect(functions.validated).toBe(4);
   });
 
   it('does not keep a list with a type that is not cacheable', async () => {

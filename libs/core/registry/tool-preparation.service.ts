@@ -4,6 +4,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import { jsonSourceOf } from '../protocol/json-source.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
 import { BoundedLru } from './bounded-lru.js';
@@ -17,7 +18,8 @@ interface ValidatedDeclaration {
 }
 
 /**
- * A prepared list's weight in the cache: its JSON text's length times this,
+ * A prepared list's weight in the cache: its JSON text's length (in UTF-8
+ * bytes when the body parser's bytes are the key) times this,
  * about what the parsed declarations, their functions and the registry's
  * tables take in the heap (V8 keeps most of such short strings in one byte
  * per character, objects and maps cost more than their text).
@@ -145,12 +147,14 @@ export class ToolPreparationService {
   private fromCache(tools: JsonObject[], owner: string | null): ToolRegistry | undefined {
     if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
     this.assertToolCount(tools);
-    const text = JSON.stringify(tools);
+    // The bytes the body parser read the list from, else its serialization: either is the content.
+    const text = jsonSourceOf(tools) ?? JSON.stringify(tools);
     const key = cacheKey(owner, text);
     const hit = this.prepared.get(key);
     if (hit) return hit;
+    const copy = JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
-    this.normalizeAll(registry, this.validate(JSON.parse(text) as JsonObject[]), []);
+    this.normalizeAll(registry, this.validate(copy), []);
     this.prepared.set(key, registry.seal(), text.length * HEAP_BYTES_PER_JSON_CHAR);
     return registry;
   }
@@ -307,6 +311,6 @@ export class ToolPreparationService {
  * owner's name run into the list's text can pose as another's, and `null`,
  * no authentication, is its own owner) followed by the list's JSON text.
  */
-function cacheKey(owner: string | null, toolsJson: string): string {
+function cacheKey(owner: string | null, toolsJson: string | Uint8Array): string {
   return createHash('sha256').update(JSON.stringify(owner)).update('\n').update(toolsJson).digest('base64');
 }

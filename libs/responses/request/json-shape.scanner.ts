@@ -3,6 +3,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
 import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
+import { noteJsonSource } from '#core/protocol/json-source.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -46,6 +47,12 @@ export class JsonShapeScanner {
   /** The top-level array being counted against its limit, if any. */
   private counted: { field: string; limit: number } | null = null;
   private countedOpen = false;
+  /** Where the counted array opened, in bytes from the body's start. */
+  private countedStart = -1;
+  /** Bytes of the body in chunks before this one. */
+  private consumed = 0;
+  /** The byte range of each limited field's last complete array (JSON keeps a repeated key's last value). */
+  private readonly spans = new Map<string, { start: number; end: number }>();
   private pendingField: string | null = null;
   /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's bytes. */
   private readonly kinds: number[] = [];
@@ -121,7 +128,10 @@ export class JsonShapeScanner {
           // `{"tools": [` at the top level: its elements are counted.
           if (kinds.length === 1) {
             this.countedOpen = c === OPEN_ARRAY && this.pendingField !== null;
-            if (this.countedOpen) this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+            if (this.countedOpen) {
+              this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+              this.countedStart = this.consumed + i;
+            }
             this.pendingField = null;
           }
           kinds.push(c === OPEN_OBJECT ? 0 : 1);
@@ -130,7 +140,10 @@ export class JsonShapeScanner {
           break;
         case CLOSE_OBJECT:
         case CLOSE_ARRAY:
-          if (kinds.length === 2 && this.countedOpen) this.countedOpen = false;
+          if (kinds.length === 2 && this.countedOpen) {
+            this.countedOpen = false;
+            this.spans.set(this.counted!.field, { start: this.countedStart, end: this.consumed + i + 1 });
+          }
           kinds.pop();
           counts.pop();
           this.keys.pop();
@@ -158,10 +171,16 @@ export class JsonShapeScanner {
         }
       }
     }
+    this.consumed += n;
     if (i > n) this.escaped = true;
     this.inString = stringStart >= 0;
     if (this.inString) this.carry(bytes, stringStart);
     return null;
+  }
+
+  /** The bytes of the body (all chunks pushed, concatenated) that a limited top-level field's array spans, brackets included. */
+  span(field: string): { start: number; end: number } | undefined {
+    return this.spans.get(field);
   }
 
   private fail(violation: JsonShapeViolation): JsonShapeViolation {
@@ -272,6 +291,8 @@ export function hostileJsonShapeGuard(
   const scanners = new WeakMap<IncomingMessage, JsonShapeScanner>();
   /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
   const verified = new WeakMap<IncomingMessage, boolean>();
+  /** The bytes of a verified body's top-level `tools` array. */
+  const toolsBytes = new WeakMap<IncomingMessage, Uint8Array>();
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
@@ -293,17 +314,26 @@ export function hostileJsonShapeGuard(
       next();
     },
     verify(req, _res, body, encoding) {
-      const scanner = scanners.get(req);
-      const shape = scanner ? scanner.result : scanJsonShape(body, limits);
-      if (shape) throw shapeError(shape);
-      // The byte test holds for UTF-8 only; another charset's bytes are decoded first, then walked.
-      verified.set(req, encoding.toLowerCase() === 'utf-8' && utf8BytesAreStorable(body));
+      let scanner = scanners.get(req);
+      if (!scanner) {
+        scanner = new JsonShapeScanner(limits);
+        scanner.push(body);
+      }
+      if (scanner.result) throw shapeError(scanner.result);
+      // The byte tests hold for UTF-8 only; another charset's bytes are decoded first, then walked.
+      const utf8 = encoding.toLowerCase() === 'utf-8';
+      verified.set(req, utf8 && utf8BytesAreStorable(body));
+      const tools = utf8 ? scanner.span('tools') : undefined;
+      if (tools) toolsBytes.set(req, body.subarray(tools.start, tools.end));
     },
     noteParsed(req, _res, next) {
       const storable = verified.get(req);
       if (storable !== undefined) {
         noteShapeChecked(req.body);
         if (storable) noteStorableBody(req.body);
+        const tools = (req.body as { tools?: unknown } | null)?.tools;
+        const bytes = toolsBytes.get(req);
+        if (bytes && Array.isArray(tools)) noteJsonSource(tools, bytes);
       }
       next();
     },

@@ -125,6 +125,7 @@ export class ToolPreparationService {
       trace?: RunTrace;
     },
   ): Promise<ToolRegistry> {
+    // The request's own declarations are checked first (kept or not), then those its history loaded.
     const cached = this.fromCache(tools, ctx.owner ?? null);
     const declarations = cached ? [] : this.validate(tools);
     const loaded = this.historyDeclarations(ctx.history, ctx.inputStart ?? 0);
@@ -147,15 +148,15 @@ export class ToolPreparationService {
   private fromCache(tools: JsonObject[], owner: string | null): ToolRegistry | undefined {
     if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
     this.assertToolCount(tools);
-    // The bytes the body parser read the list from, else its serialization: either is the content.
-    const text = jsonSourceOf(tools) ?? JSON.stringify(tools);
-    const key = cacheKey(owner, text);
+    // The bytes the body parser read the list from, else its serialization: either is its content.
+    const source = jsonSourceOf(tools) ?? JSON.stringify(tools);
+    const key = cacheKey(owner, source);
     const hit = this.prepared.get(key);
     if (hit) return hit;
-    const copy = JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8')) as JsonObject[];
+    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
-    this.prepared.set(key, registry.seal(), text.length * HEAP_BYTES_PER_JSON_CHAR);
+    this.prepared.set(key, registry.seal(), source.length * HEAP_BYTES_PER_JSON_CHAR);
     return registry;
   }
 
@@ -309,7 +310,9 @@ export class ToolPreparationService {
 /**
  * The cache key of a tool list for an owner: the owner as JSON (so that no
  * owner's name run into the list's text can pose as another's, and `null`,
- * no authentication, is its own owner) followed by the list's JSON text.
+ * no authentication, is its own owner) followed by the list's JSON text or
+ * the UTF-8 bytes it was parsed from (a compact client's bytes are the same
+ * text, so both kinds of request share the entry).
  */
 function cacheKey(owner: string | null, toolsJson: string | Uint8Array): string {
   return createHash('sha256').update(JSON.stringify(owner)).update('\n').update(toolsJson).digest('base64');

@@ -30,6 +30,8 @@ export interface BenchGatewayConfig {
   sqlitePath?: string;
   /** `mcp` config section (the scale bench's MCP tool rounds: `allowedHosts`, `servers`). */
   mcp?: Record<string, unknown>;
+  /** `upstream.dialect`; default `responses`. */
+  dialect?: 'responses' | 'chat';
 }
 
 /** The request log's lines appended to a file: what a container runtime does with stdout. */
@@ -45,7 +47,7 @@ class FileLogModule {
 async function main(): Promise<void> {
   const options = childConfig<BenchGatewayConfig>();
   const config = validateGatewayConfig({
-    upstream: { baseUrl: options.upstreamUrl, dialect: 'responses', maxSockets: options.maxSockets ?? 256 },
+    upstream: { baseUrl: options.upstreamUrl, dialect: options.dialect ?? 'responses', maxSockets: options.maxSockets ?? 256 },
     server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
     storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
     tools: { maxConcurrentGatewayCalls: options.window ?? 5 },

@@ -31,6 +31,8 @@ type Case = RatioCase;
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
  *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
+ *   --dialect=chat the gateways talk to the simulator in the chat-completions dialect (default responses);
+ *                  a `--vs` build older than this flag runs on responses whatever it says
  */
 type CpuUsage = NodeJS.CpuUsage;
 const arg = (name: string): string | undefined =>
@@ -46,6 +48,7 @@ const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
+const DIALECT = arg('dialect') ?? 'responses';
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
 async function main(): Promise<void> {
@@ -56,7 +59,12 @@ async function main(): Promise<void> {
   const mcpHost = new URL(mcp.url).host;
   const execArgv = profile ? ['--cpu-prof'] : [];
   const builds: Array<{ label: string; gateway: ChildService }> = [];
-  const gatewayConfig = (tag: string) => ({ upstreamUrl: sim.url, sqlitePath: join(dir, `${tag}.sqlite`), mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS } });
+  const gatewayConfig = (tag: string) => ({
+    upstreamUrl: sim.url,
+    sqlitePath: join(dir, `${tag}.sqlite`),
+    mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS },
+    dialect: DIALECT,
+  });
   builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv, startTimeoutMs: 120_000 }) });
   if (vs)
     builds.push({
@@ -165,7 +173,7 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16; medians of the rounds (samples in brackets)\n`);
+  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)\n`);
   const labels = builds.map((b) => b.label);
   console.log(`| case | ${labels.map((l) => `CPU µs/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
   console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);

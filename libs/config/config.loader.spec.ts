@@ -67,6 +67,14 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ env: { MAX_TOOLS_PER_REQUEST: '0' } })).toThrow(/tools\.maxToolsPerRequest \(MAX_TOOLS_PER_REQUEST\)/);
   });
 
+  it('keeps 256 prepared tool lists in 32 MiB by default, 0 turning the cache off', () => {
+    const defaults = loadGatewayConfig();
+    expect([defaults.tools.declarationCacheEntries, defaults.tools.declarationCacheBytes]).toEqual([256, 32 * 1024 * 1024]);
+    const off = loadGatewayConfig({ env: { TOOL_DECLARATION_CACHE_ENTRIES: '0', TOOL_DECLARATION_CACHE_BYTES: '1048576' } });
+    expect([off.tools.declarationCacheEntries, off.tools.declarationCacheBytes]).toEqual([0, 1048576]);
+    expect(() => loadGatewayConfig({ env: { TOOL_DECLARATION_CACHE_BYTES: '-1' } })).toThrow(/tools\.declarationCacheBytes \(TOOL_DECLARATION_CACHE_BYTES\)/);
+  });
+
   it('names the bad setting and its environment variable', () => {
     expect(() => loadGatewayConfig({ env: { UPSTREAM_DIALECT: 'grpc' } })).toThrow(/upstream\.dialect \(UPSTREAM_DIALECT\)/);
     expect(() => loadGatewayConfig({ env: { PORT: 'eighty' } })).toThrow(ConfigError);

@@ -39,6 +39,8 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'MAX_TOOLS_PER_REQUEST', path: 'tools.maxToolsPerRequest', kind: 'int' },
   { env: 'MAX_GATEWAY_CALLS_PER_REQUEST', path: 'tools.maxGatewayCallsPerRequest', kind: 'int' },
   { env: 'UNHANDLED_TOOL_TYPES', path: 'tools.unhandledTypes', kind: 'string' },
+  { env: 'TOOL_DECLARATION_CACHE_ENTRIES', path: 'tools.declarationCacheEntries', kind: 'int' },
+  { env: 'TOOL_DECLARATION_CACHE_BYTES', path: 'tools.declarationCacheBytes', kind: 'int' },
   { env: 'SHUTDOWN_GRACE_MS', path: 'server.shutdownGraceMs', kind: 'int' },
   { env: 'SWITCHYARD_PLUGINS', path: 'plugins', kind: 'list' },
 ];

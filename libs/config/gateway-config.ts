@@ -129,6 +129,16 @@ export class ToolsConfig {
    * loaded module handles them (OpenAI's own, by default). `[]` skips them all.
    */
   @IsArray() @IsString({ each: true }) refuseUnhandledTypes: string[] = [...OPENAI_TOOL_TYPES];
+  /**
+   * Prepared tool lists kept across requests, keyed by owner and content: an
+   * agent sends the same declarations every turn, and the cache spares
+   * validating and normalizing them again. Only types whose handler marks its
+   * declarations cacheable are kept (no discovery, nothing per request). 0
+   * disables the cache.
+   */
+  @IsInt() @Min(0) @Max(1_000_000) declarationCacheEntries = 256;
+  /** The most the kept tool lists may hold, estimated from their JSON text; 0 disables the cache. */
+  @IsInt() @Min(0) declarationCacheBytes = 32 * 1024 * 1024;
 }
 
 export class GatewayConfig {

@@ -1,5 +1,6 @@
 import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
+import { mapFrozenOnce } from '#core/protocol/frozen-json.js';
 import { isJsonObject, omitNullish } from './wire-values.js';
 
 type ChatContent = string | JsonObject[] | null;
@@ -21,7 +22,7 @@ export function toChatCompletionRequest(request: ModelRequest, defaultModel?: st
   return omitNullish({
     model: request.model || defaultModel,
     messages: toChatMessages(request.instructions, request.input),
-    tools: hasTools ? request.tools.map(toChatTool) : undefined,
+    tools: hasTools ? mapFrozenOnce(chatTools, request.tools, toChatTool) : undefined,
     // Servers reject `tool_choice` without `tools` (vLLM) and it means nothing there.
     tool_choice: hasTools && request.tool_choice ? toChatToolChoice(request.tool_choice) : undefined,
     parallel_tool_calls: hasTools ? request.parallel_tool_calls : undefined,
@@ -97,6 +98,9 @@ function toChatContent(content: string | ContentPart[]): ChatContent {
   }
   return parts;
 }
+
+/** The chat form of each kept (frozen) tool list, made once: see `mapFrozenOnce`. */
+const chatTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
 
 export function toChatTool(tool: FunctionToolDef): JsonObject {
   return {

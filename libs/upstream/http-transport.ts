@@ -7,6 +7,7 @@ import { missingV1Hint, notFoundMessage } from './upstream-hints.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
+import { stringifyJson } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -97,7 +98,8 @@ export class HttpTransport {
 
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
-    const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
+    // A kept tool list's wire form is spliced in as text (frozen-json.ts), not serialized per request.
+    const payload = call.body === undefined ? undefined : Buffer.from(stringifyJson(call.body));
     const headers: http.OutgoingHttpHeaders = {};
     // Context headers come from operators' forward lists and host code; the framing ones stay the
     // transport's, and what it sets below (accept, content type, its key) wins.

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { ContentPart, JsonObject, ModelItem, ReasoningItem } from '#tool-sdk/items.js';
+import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ReasoningItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
+import { mapFrozenOnce } from '#core/protocol/frozen-json.js';
 import { omitNullish } from './wire-values.js';
 
 /**
@@ -13,7 +14,7 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
     model: request.model || defaultModel,
     input: request.input.map(toInputItem).filter((item): item is JsonObject => item !== undefined),
     instructions: request.instructions || undefined,
-    tools: hasTools ? request.tools.map((tool) => omitNullish({ ...tool })) : undefined,
+    tools: hasTools ? mapFrozenOnce(wireTools, request.tools, (tool) => omitNullish({ ...tool })) : undefined,
     // vLLM rejects `tool_choice` without `tools`; without tools neither means anything.
     tool_choice: hasTools ? request.tool_choice : undefined,
     parallel_tool_calls: hasTools ? request.parallel_tool_calls : undefined,
@@ -30,6 +31,9 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
     store: false,
   });
 }
+
+/** The wire form of each kept (frozen) tool list, made once: see `mapFrozenOnce`. */
+const wireTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
 
 function toReasoningOptions(reasoning: ModelRequest['reasoning']): JsonObject | undefined {
   const options = reasoning ? omitNullish({ ...reasoning }) : {};

@@ -8,7 +8,7 @@ export interface ResponseSnapshot {
   createdAt: number;
   status: ResponseStatus;
   output: PublicItem[];
-  tools: JsonObject[];
+  tools: readonly JsonObject[];
   usage: Usage | null;
   error: { code: string; message: string } | null;
   incompleteReason: string | null;

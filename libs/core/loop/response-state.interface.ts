@@ -11,7 +11,7 @@ export interface CompletedRun {
   /** What this turn added to the model's transcript (translated input, outputs, gateway call pairs). */
   modelItems: ModelItem[];
   /** Effective public tool declarations, secrets removed. */
-  tools: JsonObject[];
+  tools: readonly JsonObject[];
   /**
    * The state this run continued from, with `untranslated` items already
    * translated into `modelItems`: prior + `modelItems` is the whole transcript,

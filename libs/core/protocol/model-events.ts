@@ -9,7 +9,7 @@ export interface ModelRequest {
   model: string;
   input: ModelItem[];
   instructions?: string | null;
-  tools: FunctionToolDef[];
+  tools: readonly FunctionToolDef[];
   tool_choice?: ModelToolChoice;
   parallel_tool_calls?: boolean;
   temperature?: number | null;

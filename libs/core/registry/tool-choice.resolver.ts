@@ -8,7 +8,7 @@ import type { ToolRegistry } from './tool-registry.js';
 export interface ResolvedToolChoice {
   choice: ModelToolChoice;
   /** The functions offered to the model (narrowed by `allowed_tools`). */
-  tools: FunctionToolDef[];
+  tools: readonly FunctionToolDef[];
   /** True when the choice forces a call: it applies to the first round only. */
   forcing: boolean;
 }
@@ -51,7 +51,7 @@ function choiceContext(registry: ToolRegistry): ToolChoiceContext {
   };
 }
 
-function applyTarget(target: ToolChoiceTarget, offered: FunctionToolDef[]): ResolvedToolChoice {
+function applyTarget(target: ToolChoiceTarget, offered: readonly FunctionToolDef[]): ResolvedToolChoice {
   if ('force' in target) return { choice: { type: 'function', name: target.force }, tools: offered, forcing: true };
   const names = new Set(target.anyOf);
   return { choice: 'required', tools: offered.filter((f) => names.has(f.name)), forcing: true };

@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
+import { jsonSourceOf } from '../protocol/json-source.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
+import { BoundedLru } from './bounded-lru.js';
 import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
 
 interface ValidatedDeclaration {
@@ -15,16 +18,37 @@ interface ValidatedDeclaration {
 }
 
 /**
+ * A prepared list's weight in the cache: its JSON text's length (in UTF-8
+ * bytes when the body parser's bytes are the key) times this. The heap a
+ * kept list of 100 function declarations holds (its parsed copy, the
+ * functions, the tables and the declarations' kept JSON text) measured about
+ * 3 bytes per character; 4 keeps the byte bound on the safe side.
+ */
+const HEAP_BYTES_PER_JSON_CHAR = 4;
+
+/**
  * Pipeline stages 1–4, once per request: parse and validate each declaration
  * with its type's handler, discover (remote tool listings), normalize to function tools, and
  * register every model-visible name with explicit ownership.
+ *
+ * A tool list made only of types whose handler says `declarationsCacheable`
+ * is prepared once per owner and content and kept sealed
+ * (`tools.declarationCacheEntries` / `tools.declarationCacheBytes`): an agent
+ * declares the same tools on every turn. Each request reads the sealed
+ * registry through its own overlay, on which the tools its history loaded
+ * are registered.
  */
 @Injectable()
 export class ToolPreparationService {
+  /** Sealed registries of cacheable tool lists, by `cacheKey`. */
+  private readonly prepared: BoundedLru<string, ToolRegistry>;
+
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-  ) {}
+  ) {
+    this.prepared = new BoundedLru(config.tools.declarationCacheEntries ?? 0, config.tools.declarationCacheBytes ?? 0);
+  }
 
   /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
   private get refused(): ReadonlySet<string> {
@@ -44,14 +68,7 @@ export class ToolPreparationService {
 
   /** Stage 1 alone: cheap, synchronous, so bad declarations fail before any I/O. */
   validate(tools: JsonObject[]): ValidatedDeclaration[] {
-    const limit = this.config.tools.maxToolsPerRequest;
-    if (tools.length > limit) {
-      throw new InvalidRequestError(
-        `'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`,
-        'tools',
-        'too_many_tools',
-      );
-    }
+    this.assertToolCount(tools);
     const validated: ValidatedDeclaration[] = [];
     tools.forEach((declaration, index) => {
       const path = `tools[${index}]`;
@@ -83,6 +100,17 @@ export class ToolPreparationService {
     return validated;
   }
 
+  private assertToolCount(tools: readonly unknown[]): void {
+    const limit = this.config.tools.maxToolsPerRequest;
+    if (tools.length > limit) {
+      throw new InvalidRequestError(
+        `'tools' has ${tools.length} entries; this gateway accepts at most ${limit} tools per request (tools.maxToolsPerRequest).`,
+        'tools',
+        'too_many_tools',
+      );
+    }
+  }
+
   async prepare(
     tools: JsonObject[],
     ctx: {
@@ -97,11 +125,57 @@ export class ToolPreparationService {
       trace?: RunTrace;
     },
   ): Promise<ToolRegistry> {
-    const declarations = this.validate(tools);
+    // The request's own declarations are checked first (kept or not), then those its history loaded.
+    const cached = this.fromCache(tools, ctx.owner ?? null);
+    const declarations = cached ? [] : this.validate(tools);
     const loaded = this.historyDeclarations(ctx.history, ctx.inputStart ?? 0);
+    if (cached) return this.withLoaded(ToolRegistry.over(cached), loaded);
     const registry = new ToolRegistry();
     if (declarations.length === 0 && loaded.length === 0) return registry;
+    await this.declare(registry, declarations, ctx);
+    return this.withLoaded(registry, loaded);
+  }
 
+  /**
+   * The sealed registry of a cacheable tool list: the one kept for this owner
+   * and content, or prepared now from a private copy of the list and kept.
+   * Undefined when the list is empty or not cacheable, or the cache is off.
+   * The copy is what gets frozen and shared, never the request's own
+   * objects, which the request may still change. Preparing it throws the
+   * same errors as `validate` would on the request's list (same content,
+   * same paths); a list that fails is not kept.
+   */
+  private fromCache(tools: JsonObject[], owner: string | null): ToolRegistry | undefined {
+    if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
+    this.assertToolCount(tools);
+    // The bytes the body parser read the list from, else its serialization: either is its content.
+    const source = jsonSourceOf(tools) ?? JSON.stringify(tools);
+    const key = cacheKey(owner, source);
+    const hit = this.prepared.get(key);
+    if (hit) return hit;
+    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
+    const registry = new ToolRegistry();
+    this.normalizeAll(registry, this.validate(copy), []);
+    this.prepared.set(key, registry.seal(), source.length * HEAP_BYTES_PER_JSON_CHAR);
+    return registry;
+  }
+
+  /** Every declaration an object whose type's handler says its prepared form depends on its content alone. */
+  private cacheable(tools: readonly JsonObject[]): boolean {
+    for (const declaration of tools) {
+      if (declaration === null || typeof declaration !== 'object' || Array.isArray(declaration)) return false;
+      const type = declaration.type;
+      if (typeof type !== 'string' || this.explorer.handlerForWireTag(type)?.declarationsCacheable !== true) return false;
+    }
+    return true;
+  }
+
+  /** Stages 2–4 for the request's own declarations. */
+  private async declare(
+    registry: ToolRegistry,
+    declarations: ValidatedDeclaration[],
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace },
+  ): Promise<void> {
     // Stage 2: discovery runs concurrently across declarations (each lists its own server).
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
@@ -111,10 +185,14 @@ export class ToolPreparationService {
       ),
     );
 
-    // Stages 3–4: normalize in declaration order so names are stable, then register.
+    this.normalizeAll(registry, declarations, discovered);
+  }
+
+  /** Stages 3–4: normalize in declaration order so names are stable, then register. */
+  private normalizeAll(registry: ToolRegistry, declarations: ValidatedDeclaration[], discovered: ReadonlyArray<DiscoveryResult | undefined>): void {
     declarations.forEach((d, i) => {
       const result = discovered[i];
-      if (result?.items) registry.discoveryItems.push(...result.items);
+      if (result?.items) registry.addDiscoveryItems(result.items);
       const normalized = d.handler.normalize(d.params, result?.state, { takenNames: registry.names() });
       if (registry.size + normalized.length > this.config.tools.maxToolsPerRequest) {
         throw new InvalidRequestError(
@@ -125,13 +203,18 @@ export class ToolPreparationService {
       }
       for (const tool of normalized) this.register(registry, d, tool);
       const publicDeclaration = d.handler.publicDeclaration?.(d.params, d.declaration) ?? d.declaration;
-      registry.publicTools.push(publicDeclaration);
-      registry.continuationTools.push(d.handler.continuationDeclaration?.(d.params, d.declaration) ?? publicDeclaration);
+      registry.addDeclaration(publicDeclaration, d.handler.continuationDeclaration?.(d.params, d.declaration) ?? publicDeclaration);
     });
+  }
 
-    // Tools the conversation loaded (a client's tool search answered with
-    // their definitions) come after the request's own: a name the request
-    // declares itself, or an earlier load already gave, keeps that entry.
+  /**
+   * Tools the conversation loaded (a client's tool search answered with
+   * their definitions) come after the request's own: a name the request
+   * declares itself, or an earlier load already gave, keeps that entry.
+   * They belong to this request's history, so they are registered on the
+   * request's registry, never on a sealed one.
+   */
+  private withLoaded(registry: ToolRegistry, loaded: ValidatedDeclaration[]): ToolRegistry {
     for (const d of loaded) {
       for (const tool of d.handler.normalize(d.params, undefined, { takenNames: registry.names() })) {
         if (!registry.has(tool.fn.name)) this.register(registry, d, tool);
@@ -222,4 +305,15 @@ export class ToolPreparationService {
       },
     };
   }
+}
+
+/**
+ * The cache key of a tool list for an owner: the owner as JSON (so that no
+ * owner's name run into the list's text can pose as another's, and `null`,
+ * no authentication, is its own owner) followed by the list's JSON text or
+ * the UTF-8 bytes it was parsed from (a compact client's bytes are the same
+ * text, so both kinds of request share the entry).
+ */
+function cacheKey(owner: string | null, toolsJson: string | Uint8Array): string {
+  return createHash('sha256').update(JSON.stringify(owner)).update('\n').update(toolsJson).digest('base64');
 }

@@ -1,43 +1,129 @@
 import type { FunctionToolDef, PublicItem } from '#tool-sdk/items.js';
 import type { ClientCallShape } from '#tool-sdk/contract/declaration.js';
 import type { ToolEntry } from '#tool-sdk/contract/entry.js';
+import { freezeJson, rememberJson } from '../protocol/frozen-json.js';
 
 export type { GatewayBinding, ToolEntry, ToolOwnership } from '#tool-sdk/contract/entry.js';
+
+/** What a registry routes on and offers the model. */
+interface Routes {
+  readonly entries: Map<string, ToolEntry>;
+  readonly byIdentity: Map<string, ToolEntry>;
+  readonly byClientShape: Map<string, ToolEntry>;
+  readonly takenNames: Set<string>;
+  readonly functions: FunctionToolDef[];
+}
+
+/** The request's own declarations and what their discovery found. */
+interface Declared {
+  readonly publicTools: Record<string, unknown>[];
+  readonly continuationTools: Record<string, unknown>[];
+  readonly discoveryItems: PublicItem[];
+}
+
+const noRoutes = (): Routes => ({ entries: new Map(), byIdentity: new Map(), byClientShape: new Map(), takenNames: new Set(), functions: [] });
+const nothingDeclared = (): Declared => ({ publicTools: [], continuationTools: [], discoveryItems: [] });
 
 /**
  * Request-scoped routing table: model-visible name → entry. Built once per
  * request by `ToolPreparationService`; read by the accumulator and the loop.
+ *
+ * A registry can be sealed (`seal`): frozen, never added to again, and then
+ * shared by many requests that declared the same tools. A request reads a
+ * sealed registry through its own `ToolRegistry.over(sealed)`, which copies
+ * the tables on its first `add` (the tools a conversation loaded), so no
+ * request's additions reach the sealed one or another request.
  */
 export class ToolRegistry {
-  private readonly entries = new Map<string, ToolEntry>();
-  private readonly byIdentity = new Map<string, ToolEntry>();
-  private readonly byClientShape = new Map<string, ToolEntry>();
-  private readonly takenNames = new Set<string>();
-  readonly functions: FunctionToolDef[] = [];
+  private routes = noRoutes();
+  private declared = nothingDeclared();
+  /** Each part is a sealed registry's while set here: copied before its first write. */
+  private readonly borrowed = { routes: false, declared: false };
+  private sealed = false;
+
+  /** A registry of its own that reads `sealed`'s tables until it is written to. */
+  static over(sealed: ToolRegistry): ToolRegistry {
+    if (!sealed.sealed) throw new Error('ToolRegistry.over needs a sealed registry.');
+    const registry = new ToolRegistry();
+    registry.routes = sealed.routes;
+    registry.declared = sealed.declared;
+    registry.borrowed.routes = registry.borrowed.declared = true;
+    return registry;
+  }
+
+  /** Model-visible functions, in declaration order. */
+  get functions(): readonly FunctionToolDef[] {
+    return this.routes.functions;
+  }
+
   /** Public declarations echoed in `response.tools` (secrets stripped). */
-  readonly publicTools: Record<string, unknown>[] = [];
+  get publicTools(): readonly Record<string, unknown>[] {
+    return this.declared.publicTools;
+  }
+
   /** Declarations stored for continuations that inherit the tools (secrets stripped). */
-  readonly continuationTools: Record<string, unknown>[] = [];
+  get continuationTools(): readonly Record<string, unknown>[] {
+    return this.declared.continuationTools;
+  }
+
   /** Items produced by discovery, emitted before the first round. */
-  readonly discoveryItems: PublicItem[] = [];
+  get discoveryItems(): readonly PublicItem[] {
+    return this.declared.discoveryItems;
+  }
+
+  get isSealed(): boolean {
+    return this.sealed;
+  }
 
   add(entry: ToolEntry, fn?: FunctionToolDef): void {
-    this.entries.set(entry.modelName, entry);
-    this.takenNames.add(entry.modelName);
-    this.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
+    const t = this.writableRoutes();
+    t.entries.set(entry.modelName, entry);
+    t.takenNames.add(entry.modelName);
+    t.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
     if (entry.ownership.kind === 'client') {
       const { shape } = entry.ownership;
-      this.byClientShape.set(identityKey(shape.kind, shape.name, shape.scope), entry);
+      t.byClientShape.set(identityKey(shape.kind, shape.name, shape.scope), entry);
     }
-    if (fn && entry.offered) this.functions.push(fn);
+    if (fn && entry.offered) t.functions.push(fn);
+  }
+
+  /** One request declaration as it is echoed and as continuations keep it. */
+  addDeclaration(publicDeclaration: Record<string, unknown>, continuationDeclaration: Record<string, unknown>): void {
+    const t = this.writableDeclared();
+    t.publicTools.push(publicDeclaration);
+    t.continuationTools.push(continuationDeclaration);
+  }
+
+  addDiscoveryItems(items: readonly PublicItem[]): void {
+    this.writableDeclared().discoveryItems.push(...items);
+  }
+
+  /**
+   * Freezes the registry for sharing: its tables, and each entry, function
+   * and declaration in them (never the handlers and executors they point to,
+   * which are the gateway's own services). A later `add` throws; requests
+   * read it through `ToolRegistry.over`. The declarations' JSON text is
+   * kept with them: every answer echoes them, and writers splice it in.
+   */
+  seal(): this {
+    if (this.borrowed.routes || this.borrowed.declared) throw new Error('A registry reading a sealed one cannot be sealed itself.');
+    for (const entry of this.routes.entries.values()) freezeEntry(entry);
+    const { publicTools, continuationTools, discoveryItems } = this.declared;
+    for (const list of [this.routes.functions, publicTools, continuationTools, discoveryItems]) freezeJson(list);
+    const publicText = JSON.stringify(publicTools);
+    rememberJson(publicTools, publicText);
+    // Most handlers keep the public declaration for continuations too: one text serves both.
+    rememberJson(continuationTools, continuationTools.every((d, i) => d === publicTools[i]) ? publicText : JSON.stringify(continuationTools));
+    this.sealed = true;
+    return this;
   }
 
   has(modelName: string): boolean {
-    return this.entries.has(modelName);
+    return this.routes.entries.has(modelName);
   }
 
   lookup(modelName: string): ToolEntry | undefined {
-    return this.entries.get(modelName);
+    return this.routes.entries.get(modelName);
   }
 
   /**
@@ -45,32 +131,73 @@ export class ToolRegistry {
    * and scope: what a public call item in the history refers to.
    */
   findClientCall(kind: ClientCallShape['kind'], name: string, scope?: string): ToolEntry | undefined {
-    return this.byClientShape.get(identityKey(kind, name, scope));
+    return this.routes.byClientShape.get(identityKey(kind, name, scope));
   }
 
   /** Finds an entry by what the public side calls it (tool type, own name, the scope that qualifies it). */
   findByIdentity(toolType: string, toolName: string, scope?: string): ToolEntry | undefined {
-    return this.byIdentity.get(identityKey(toolType, toolName, scope));
+    return this.routes.byIdentity.get(identityKey(toolType, toolName, scope));
   }
 
   /**
    * The names taken so far, as a live read-only view: handlers consult it
    * once per tool they name, so copying it here would make registering N
-   * tools cost O(N²).
+   * tools cost O(N²). A registry over a sealed one gives its own view once
+   * it has copied the tables; handlers ask again for each declaration.
    */
   names(): ReadonlySet<string> {
-    return this.takenNames;
+    return this.routes.takenNames;
   }
 
   all(): IterableIterator<ToolEntry> {
-    return this.entries.values();
+    return this.routes.entries.values();
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.routes.entries.size;
+  }
+
+  /** The routing tables this registry may write: its own, copied from the sealed ones on the first write. */
+  private writableRoutes(): Routes {
+    this.assertOpen();
+    if (this.borrowed.routes) {
+      const t = this.routes;
+      this.routes = {
+        entries: new Map(t.entries),
+        byIdentity: new Map(t.byIdentity),
+        byClientShape: new Map(t.byClientShape),
+        takenNames: new Set(t.takenNames),
+        functions: [...t.functions],
+      };
+      this.borrowed.routes = false;
+    }
+    return this.routes;
+  }
+
+  /** The declaration lists this registry may write, copied the same way (tools a search loaded leave them shared). */
+  private writableDeclared(): Declared {
+    this.assertOpen();
+    if (this.borrowed.declared) {
+      const t = this.declared;
+      this.declared = { publicTools: [...t.publicTools], continuationTools: [...t.continuationTools], discoveryItems: [...t.discoveryItems] };
+      this.borrowed.declared = false;
+    }
+    return this.declared;
+  }
+
+  private assertOpen(): void {
+    if (this.sealed) throw new Error('A sealed ToolRegistry is shared between requests and cannot be changed.');
   }
 }
 
 function identityKey(toolType: string, toolName: string, scope?: string): string {
   return `${toolType}\u0000${scope ?? ''}\u0000${toolName}`;
+}
+
+/** An entry's own data frozen; its handler and a binding's executor are shared services and stay as they are. */
+function freezeEntry(entry: ToolEntry): void {
+  if (entry.ownership.kind === 'client') freezeJson(entry.ownership.shape);
+  else if (entry.ownership.binding) Object.freeze(entry.ownership.binding);
+  Object.freeze(entry.ownership);
+  Object.freeze(entry);
 }

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
+import { stringifyJson } from '#core/protocol/frozen-json.js';
 
 /**
  * Writes Server-Sent Events to one HTTP response (`event:` line + `data:`
@@ -72,7 +73,8 @@ export class SseWriter {
 
   event(type: string, payload: unknown): void {
     this.commit();
-    this.raw(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+    // The response events echo the declared tools: a kept list's text is spliced in (frozen-json.ts).
+    this.raw(`event: ${type}\ndata: ${stringifyJson(payload)}\n\n`);
   }
 
   end(): void {

@@ -3,6 +3,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
 import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
+import { noteJsonSource } from '#core/protocol/json-source.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -46,17 +47,27 @@ export class JsonShapeScanner {
   /** The top-level array being counted against its limit, if any. */
   private counted: { field: string; limit: number } | null = null;
   private countedOpen = false;
+  /** Where the counted array opened, in bytes from the body's start. */
+  private countedStart = -1;
+  /** Bytes of the body in chunks before this one. */
+  private consumed = 0;
+  /** The byte range of each limited field's last complete array (JSON keeps a repeated key's last value). */
+  private readonly spans = new Map<string, { start: number; end: number }>();
   private pendingField: string | null = null;
   /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's bytes. */
   private readonly kinds: number[] = [];
   private readonly counts: number[] = [];
-  private readonly keys: Array<Buffer | null> = [];
+  /**
+   * Per open object, where its current key lies: the key's bytes are read
+   * only when a violation names its path, so no key is copied on the way.
+   */
+  private readonly keys: Array<StringSpan | null> = [];
   private inString = false;
   private escaped = false;
   /** The bytes of the string being read that earlier chunks held (at most MAX_KEY_BYTES). */
   private carried: Buffer | null = null;
   /** The last complete string: its bytes are only copied when a colon makes it a key. */
-  private last: { carried: Buffer | null; chunk: Uint8Array; start: number; end: number } | null = null;
+  private last: StringSpan | null = null;
 
   constructor(limits: JsonShapeLimits = {}) {
     this.depthLimit = limits.depth ?? MAX_JSON_DEPTH;
@@ -117,7 +128,10 @@ export class JsonShapeScanner {
           // `{"tools": [` at the top level: its elements are counted.
           if (kinds.length === 1) {
             this.countedOpen = c === OPEN_ARRAY && this.pendingField !== null;
-            if (this.countedOpen) this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+            if (this.countedOpen) {
+              this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+              this.countedStart = this.consumed + i;
+            }
             this.pendingField = null;
           }
           kinds.push(c === OPEN_OBJECT ? 0 : 1);
@@ -126,7 +140,10 @@ export class JsonShapeScanner {
           break;
         case CLOSE_OBJECT:
         case CLOSE_ARRAY:
-          if (kinds.length === 2 && this.countedOpen) this.countedOpen = false;
+          if (kinds.length === 2 && this.countedOpen) {
+            this.countedOpen = false;
+            this.spans.set(this.counted!.field, { start: this.countedStart, end: this.consumed + i + 1 });
+          }
           kinds.pop();
           counts.pop();
           this.keys.pop();
@@ -134,9 +151,8 @@ export class JsonShapeScanner {
         case COLON: {
           const top = kinds.length - 1;
           if (top < 0 || kinds[top] !== 0) break;
-          const key = this.lastString();
-          this.keys[top] = key;
-          this.pendingField = top === 0 && this.limitedFields.length > 0 ? limitedField(key, this.limitedFields) : null;
+          this.keys[top] = this.last;
+          this.pendingField = top === 0 && this.limitedFields.length > 0 ? limitedField(spanBytes(this.last), this.limitedFields) : null;
           if (++counts[top] > this.keyLimit) {
             return this.fail({ kind: 'keys', limit: this.keyLimit, count: counts[top], path: this.pathTo(top) });
           }
@@ -155,10 +171,16 @@ export class JsonShapeScanner {
         }
       }
     }
+    this.consumed += n;
     if (i > n) this.escaped = true;
     this.inString = stringStart >= 0;
     if (this.inString) this.carry(bytes, stringStart);
     return null;
+  }
+
+  /** The bytes of the body (all chunks pushed, concatenated) that a limited top-level field's array spans, brackets included. */
+  span(field: string): { start: number; end: number } | undefined {
+    return this.spans.get(field);
   }
 
   private fail(violation: JsonShapeViolation): JsonShapeViolation {
@@ -174,26 +196,33 @@ export class JsonShapeScanner {
     this.carried = this.carried ? Buffer.concat([this.carried, piece]) : piece;
   }
 
-  /** The last string's bytes, quotes included, cut at MAX_KEY_BYTES. */
-  private lastString(): Buffer {
-    const last = this.last;
-    if (!last) return Buffer.alloc(0);
-    const own = last.chunk.subarray(last.start, Math.min(last.end, last.start + MAX_KEY_BYTES));
-    return last.carried ? Buffer.concat([last.carried, own]) : Buffer.from(own);
-  }
-
   /** `tools[0].parameters.properties` for the container at `level`, from the keys and indexes open above it. */
   private pathTo(level: number): string | null {
     const parts: string[] = [];
     for (let l = 0; l < level; l++) {
       if (this.kinds[l] === 1) parts.push(`[${this.counts[l]}]`);
       else {
-        const key = decodeKey(this.keys[l]);
+        const key = decodeKey(this.keys[l] ? spanBytes(this.keys[l]) : null);
         parts.push(parts.length === 0 ? key : `.${key}`);
       }
     }
     return parts.length === 0 ? null : parts.join('');
   }
+}
+
+/** A complete string of the body: the bytes of it earlier chunks held, and where the rest lies in its own chunk. */
+interface StringSpan {
+  readonly carried: Buffer | null;
+  readonly chunk: Uint8Array;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A string's bytes, quotes included, cut at MAX_KEY_BYTES. */
+function spanBytes(span: StringSpan | null): Buffer {
+  if (!span) return Buffer.alloc(0);
+  const own = span.chunk.subarray(span.start, Math.min(span.end, span.start + MAX_KEY_BYTES));
+  return span.carried ? Buffer.concat([span.carried, own]) : Buffer.from(own);
 }
 
 /** One pass over a whole body (WebSocket frames, tests). */
@@ -262,6 +291,8 @@ export function hostileJsonShapeGuard(
   const scanners = new WeakMap<IncomingMessage, JsonShapeScanner>();
   /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
   const verified = new WeakMap<IncomingMessage, boolean>();
+  /** The bytes of a verified body's top-level `tools` array. */
+  const toolsBytes = new WeakMap<IncomingMessage, Uint8Array>();
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
@@ -283,17 +314,26 @@ export function hostileJsonShapeGuard(
       next();
     },
     verify(req, _res, body, encoding) {
-      const scanner = scanners.get(req);
-      const shape = scanner ? scanner.result : scanJsonShape(body, limits);
-      if (shape) throw shapeError(shape);
-      // The byte test holds for UTF-8 only; another charset's bytes are decoded first, then walked.
-      verified.set(req, encoding.toLowerCase() === 'utf-8' && utf8BytesAreStorable(body));
+      let scanner = scanners.get(req);
+      if (!scanner) {
+        scanner = new JsonShapeScanner(limits);
+        scanner.push(body);
+      }
+      if (scanner.result) throw shapeError(scanner.result);
+      // The byte tests hold for UTF-8 only; another charset's bytes are decoded first, then walked.
+      const utf8 = encoding.toLowerCase() === 'utf-8';
+      verified.set(req, utf8 && utf8BytesAreStorable(body));
+      const tools = utf8 ? scanner.span('tools') : undefined;
+      if (tools) toolsBytes.set(req, body.subarray(tools.start, tools.end));
     },
     noteParsed(req, _res, next) {
       const storable = verified.get(req);
       if (storable !== undefined) {
         noteShapeChecked(req.body);
         if (storable) noteStorableBody(req.body);
+        const tools = (req.body as { tools?: unknown } | null)?.tools;
+        const bytes = toolsBytes.get(req);
+        if (bytes && Array.isArray(tools)) noteJsonSource(tools, bytes);
       }
       next();
     },

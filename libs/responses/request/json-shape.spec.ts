@@ -113,6 +113,36 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       );
     });
 
+    it('finds the bytes of the top-level tools array, the one JSON.parse keeps, wherever the chunks are cut', () => {
+      const tool = fc.dictionary(fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom('tools', 'a"]', 'é[')), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+      const spacing = fc.constantFrom(undefined, 1, '\t');
+      fc.assert(
+        fc.property(
+          fc.array(tool, { maxLength: 4 }),
+          fc.array(tool, { maxLength: 2 }),
+          fc.boolean(),
+          spacing,
+          fc.array(fc.nat(), { maxLength: 6 }),
+          (tools, earlier, repeated, space, rawCuts) => {
+            // A repeated key: the parser keeps the last value, so the scan must name the last array.
+            const head = repeated ? `{"tools": ${JSON.stringify(earlier, null, space)}, ` : '{';
+            const text = `${head}"nested": {"tools": [1]}, "tools": ${JSON.stringify(tools, null, space)}, "after": "]"}`;
+            const bytes = Buffer.from(text);
+            const scanner = new JsonShapeScanner({ topLevelArrays: { tools: 100 } });
+            let from = 0;
+            for (const cut of rawCuts.map((c) => c % (bytes.length + 1)).sort((a, b) => a - b)) {
+              scanner.push(bytes.subarray(from, cut));
+              from = cut;
+            }
+            scanner.push(bytes.subarray(from));
+            const span = scanner.span('tools')!;
+            expect(JSON.parse(bytes.subarray(span.start, span.end).toString('utf8'))).toEqual(JSON.parse(text).tools);
+          },
+        ),
+        { seed: 2902, numRuns: 1_000 },
+      );
+    });
+
     it('finds the end of strings full of escapes the same in a Buffer and in a plain Uint8Array, cut anywhere', () => {
       const key = 'k\\"' + '\\'.repeat(5);
       const value = { a: '\\"\\\\"', b: { [key]: { c: 1, d: 2, e: 3 } }, f: 'x"'.repeat(40) };

@@ -30,6 +30,16 @@ export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
    */
   readonly namesFromDiscovery?: boolean;
   /**
+   * True when what `validate`, `normalize`, `publicDeclaration` and
+   * `continuationDeclaration` give depends on the declaration's content
+   * alone (and this gateway's configuration): no `discover`, nothing read
+   * per request or per connection, nothing the handler changes later. The
+   * gateway may then prepare a tool list made only of such declarations once
+   * and reuse it, frozen, for every later request of the same owner that
+   * declares the same list. Absent: prepared afresh for every request.
+   */
+  readonly declarationsCacheable?: boolean;
+  /**
    * Validate one declaration from `tools[]`. Throw `InvalidRequestError` with
    * `param` set to the field path (`path` is e.g. `tools[2]`).
    */

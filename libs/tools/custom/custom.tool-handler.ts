@@ -83,6 +83,8 @@ export function customAsFunction(p: CustomToolParams, modelName: string): Functi
 export class CustomToolHandler implements ToolHandler<CustomToolParams> {
   readonly type = CUSTOM;
   readonly gatewayOwned = false;
+  /** A declaration's functions follow from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   /** Plain and namespaced custom calls both come back as `custom_tool_call`; the client answers with its output item. */
   readonly historyItemTypes = ['custom_tool_call', 'custom_tool_call_output'];
   readonly callOutputItemTypes = ['custom_tool_call_output'];

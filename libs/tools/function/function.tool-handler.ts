@@ -38,6 +38,8 @@ export function validateFunctionTool(decl: JsonObject, path: string): FunctionTo
 export class FunctionToolHandler implements ToolHandler<FunctionToolParams> {
   readonly type = FUNCTION;
   readonly gatewayOwned = false;
+  /** A declaration's functions follow from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   /** Plain and namespaced function calls both come back as `function_call` items. */
   readonly historyItemTypes = ['function_call'];
   readonly toolChoice = namedClientToolChoice(FUNCTION, 'function_call', 'namespace');

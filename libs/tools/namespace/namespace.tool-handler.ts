@@ -37,6 +37,8 @@ export function namespaceMemberName(namespace: string, member: string): string {
 export class NamespaceToolHandler implements ToolHandler<NamespaceToolParams> {
   readonly type = NAMESPACE;
   readonly gatewayOwned = false;
+  /** A declaration's functions follow from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
 
   validate(decl: JsonObject, path: string): NamespaceToolParams {
     const name = requireString(decl, 'name', path);

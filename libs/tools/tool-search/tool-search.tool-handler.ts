@@ -53,6 +53,8 @@ const DEFAULT_PARAMETERS: JsonObject = {
 export class ToolSearchToolHandler implements ToolHandler<ToolSearchParams> {
   readonly type = 'tool_search';
   readonly gatewayOwned = false;
+  /** The declaration alone says what is offered; the tools a search loaded come from history and are layered per request. */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['tool_search_call', 'tool_search_output'];
 
   validate(decl: JsonObject, path: string): ToolSearchParams {

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { freezeJson, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+describe('stringifyJson', () => {
+  it('splices a remembered value in, at the top level and one object down', () => {
+    const tools = deepFreeze([{ type: 'function', name: 'a' }]);
+    rememberJson(tools, '["spliced"]');
+    expect(stringifyJson({ id: 'r', tools })).toBe('{"id":"r","tools":["spliced"]}');
+    expect(stringifyJson({ type: 'response.created', response: { id: 'r', tools } })).toBe('{"type":"response.created","response":{"id":"r","tools":["spliced"]}}');
+    // Deeper than asked: serialized as usual.
+    expect(stringifyJson({ a: { b: { tools } } })).toBe('{"a":{"b":{"tools":[{"type":"function","name":"a"}]}}}');
+  });
+
+  it('ignores a value that is not frozen: its text could go stale', () => {
+    const tools = [{ name: 'a' }];
+    rememberJson(tools, '["stale"]');
+    tools[0].name = 'b';
+    expect(stringifyJson({ tools })).toBe('{"tools":[{"name":"b"}]}');
+  });
+
+  it('gives what JSON.stringify gives for any JSON-like body carrying remembered values', () => {
+    const member = fc.oneof(
+      fc.jsonValue(),
+      fc.constant(undefined),
+      fc.constant(() => 1),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), member), fc.dictionary(fc.string(), member), fc.jsonValue(), fc.string(), (outer, inner, shared, key) => {
+        const frozen = deepFreeze(structuredClone({ shared }));
+        rememberJson(frozen);
+        const body = { ...outer, [key]: frozen, nested: { ...inner, frozen } };
+        expect(stringifyJson(body)).toBe(JSON.stringify(body));
+      }),
+    );
+  });
+});
+
+describe('mapFrozenOnce', () => {
+  it('maps a frozen list once, into a frozen list whose text is spliced; a list that is not frozen every time', () => {
+    const forms = new WeakMap<readonly { n: number }[], readonly { m: number }[]>();
+    let mapped = 0;
+    const double = (item: { n: number }) => (mapped++, { m: item.n * 2 });
+    const kept = freezeJson([{ n: 1 }, { n: 2 }]);
+    const first = mapFrozenOnce(forms, kept, double);
+    expect(mapFrozenOnce(forms, kept, double)).toBe(first);
+    expect(mapped).toBe(2);
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(stringifyJson({ tools: first })).toBe('{"tools":[{"m":2},{"m":4}]}');
+    const open = [{ n: 3 }];
+    expect(mapFrozenOnce(forms, open, double)).not.toBe(mapFrozenOnce(forms, open, double));
+    expect(mapped).toBe(4);
+  });
+});

@@ -109,3 +109,52 @@ describe.each(['responses', 'chat'] as const)('the same 100 tools on every turn,
     }
   });
 });
+
+describe("a coding agent's client-owned tools, declared on every turn", () => {
+  let stack: GatewayStack;
+  let client: OpenAI;
+  beforeAll(async () => {
+    stack = await startStack({ config: { auth: { apiKeys: KEYS } } });
+    client = new OpenAI({ baseURL: stack.url, apiKey: KEYS[0], maxRetries: 0, timeout: 20_000 });
+  });
+  afterAll(() => stack.close());
+
+  /** What Codex-style agents send each turn: shell, apply_patch, local_shell and a computer beside their functions. */
+  const agentTools = (): any[] => [
+    ...Array.from({ length: 20 }, (_, i) => lookup(i)),
+    { type: 'shell', environment: { type: 'local' } },
+    { type: 'apply_patch' },
+    { type: 'local_shell' },
+    { type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'linux' },
+  ];
+
+  it('hands back each type as its own item on turns that repeat the list', async () => {
+    const turns = [
+      { input: '[[call shell {"commands": ["ls"]}]]', item: { type: 'shell_call', action: expect.objectContaining({ commands: ['ls'] }), environment: { type: 'local' } } },
+      {
+        input: '[[call apply_patch {"operation": {"type": "delete_file", "path": "old.txt"}}]]',
+        item: { type: 'apply_patch_call', operation: { type: 'delete_file', path: 'old.txt' } },
+      },
+      {
+        input: '[[call local_shell {"command": ["git", "status"]}]]',
+        item: { type: 'local_shell_call', action: expect.objectContaining({ type: 'exec', command: ['git', 'status'] }) },
+      },
+      { input: '[[call computer {"action": {"type": "screenshot"}}]]', item: { type: 'computer_call', action: { type: 'screenshot' } } },
+      { input: '[[call shell {"commands": ["pwd"]}]]', item: { type: 'shell_call', action: expect.objectContaining({ commands: ['pwd'] }), environment: { type: 'local' } } },
+    ];
+    let echoed: unknown;
+    for (const turn of turns) {
+      const response = await client.responses.create({ model: MODEL, input: turn.input, tools: agentTools(), store: false });
+      expect(response.output.filter((i) => i.type !== 'reasoning' && i.type !== 'message')).toEqual([expect.objectContaining(turn.item)]);
+      echoed ??= response.tools;
+      expect(response.tools).toEqual(echoed);
+      expect((stack.simulator.requests.at(-1)!.body as { tools: any[] }).tools.map((t) => t.name)).toEqual([
+        ...Array.from({ length: 20 }, (_, i) => `tool_${i}`),
+        'shell',
+        'apply_patch',
+        'local_shell',
+        'computer',
+      ]);
+    }
+  });
+});

@@ -1,8 +1,13 @@
+import { ApplyPatchToolHandler } from '#tools/apply-patch/apply-patch.tool-handler.js';
+import { ComputerToolHandler, ComputerUseToolHandler } from '#tools/computer-use/computer-use.tool-handler.js';
 import { CustomToolHandler } from '#tools/custom/custom.tool-handler.js';
 import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
 import { FunctionToolHandler, type FunctionToolParams } from '#tools/function/function.tool-handler.js';
+import { LocalShellToolHandler } from '#tools/local-shell/local-shell.tool-handler.js';
 import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js';
+import { ShellToolHandler } from '#tools/shell/shell.tool-handler.js';
 import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
+import { WebSearchToolHandler } from '#tools/web-search/web-search.tool-handler.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { FunctionToolDef, JsonObject, PublicItem } from '#tool-sdk/items.js';
 import { noteJsonSource } from '../protocol/json-source.js';
@@ -25,7 +30,19 @@ const tools = (): JsonObject[] => [fn('lookup', { description: 'finds a thing' }
 
 function service(config: Record<string, unknown> = {}) {
   const functions = new CountingFunctionHandler();
-  const explorer = explorerWith([functions, new CustomToolHandler(), new NamespaceToolHandler(), new FileSearchToolHandler(), new ToolSearchToolHandler()]);
+  const explorer = explorerWith([
+    functions,
+    new CustomToolHandler(),
+    new NamespaceToolHandler(),
+    new FileSearchToolHandler(),
+    new ToolSearchToolHandler(),
+    new ShellToolHandler(),
+    new ApplyPatchToolHandler(),
+    new LocalShellToolHandler(),
+    new ComputerUseToolHandler(),
+    new ComputerToolHandler(),
+    new WebSearchToolHandler(),
+  ]);
   return { prep: new ToolPreparationService(explorer, testConfig(config)), functions };
 }
 
@@ -105,6 +122,30 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     // Another owner, the same bytes: prepared for that owner.
     await prep.prepare(parsed(), { ...ctx, owner: 'key_b' });
     expect(functions.validated).toBe(4);
+  });
+
+  it('keeps the client-owned types a coding agent declares every turn (shell, apply_patch, local_shell, computer)', async () => {
+    const { prep, functions } = service();
+    const list = (): JsonObject[] => [
+      ...tools(),
+      { type: 'shell', environment: { type: 'local' } },
+      { type: 'apply_patch' },
+      { type: 'local_shell' },
+      { type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'linux' },
+      { type: 'web_search', search_context_size: 'low' },
+    ];
+    const first = await prep.prepare(list(), { ...ctx, owner: 'key_a' });
+    const second = await prep.prepare(list(), { ...ctx, owner: 'key_a' });
+    expect(functions.validated).toBe(2);
+    expect(second.lookup('shell')).toBe(first.lookup('shell'));
+    expect(shape(second).functions).toEqual(['lookup', 'save', 'patch', 'shell', 'apply_patch', 'local_shell', 'computer', 'web_search']);
+    expect(shape(second).publicTools.slice(3)).toEqual([
+      { type: 'shell', environment: { type: 'local' } },
+      { type: 'apply_patch' },
+      { type: 'local_shell' },
+      { type: 'computer_use_preview', display_width: 1024, display_height: 768, environment: 'linux' },
+      { type: 'web_search', search_context_size: 'low', user_location: null },
+    ]);
   });
 
   it('does not keep a list with a type that is not cacheable', async () => {

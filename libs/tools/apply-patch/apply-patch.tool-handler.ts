@@ -78,6 +78,8 @@ export function patchOperation(args: string): { operation: JsonObject } | { erro
 export class ApplyPatchToolHandler implements ToolHandler<Record<string, never>> {
   readonly type = APPLY_PATCH;
   readonly gatewayOwned = false;
+  /** A declaration's function follows from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['apply_patch_call', 'apply_patch_call_output'];
   readonly callOutputItemTypes = ['apply_patch_call_output'];
   readonly toolChoice = firstOfferedToolChoice(APPLY_PATCH, ['apply_patch']);

@@ -161,6 +161,8 @@ function positiveInteger(decl: JsonObject, field: string, path: string): number 
 export class ComputerUseToolHandler implements ToolHandler<ComputerUseParams> {
   readonly type = COMPUTER_USE;
   readonly gatewayOwned = false;
+  /** A declaration's function follows from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['computer_call', 'computer_call_output'];
   readonly callOutputItemTypes = ['computer_call_output'];
   readonly toolChoice = firstOfferedToolChoice(COMPUTER_USE, ['computer_use_preview']);
@@ -237,6 +239,8 @@ const GA_PARAMETERS: JsonObject = {
 export class ComputerToolHandler implements ToolHandler<Record<string, never>> {
   readonly type = COMPUTER;
   readonly gatewayOwned = false;
+  /** A declaration's function follows from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   // The preview's handler owns `computer_call` items in history; only the function's schema differs.
   readonly toolChoice = firstOfferedToolChoice(COMPUTER, ['computer', 'computer_use']);
   readonly clientCalls: ClientCallContract = {

@@ -82,6 +82,8 @@ export function execAction(args: string): { action: JsonObject } | { error: stri
 export class LocalShellToolHandler implements ToolHandler<Record<string, never>> {
   readonly type = LOCAL_SHELL;
   readonly gatewayOwned = false;
+  /** A declaration's function follows from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['local_shell_call', 'local_shell_call_output'];
   // No `callOutputItemTypes`: core matches outputs to calls by `call_id`, and OpenAI's form of this output names its call by `id`.
   readonly toolChoice = firstOfferedToolChoice(LOCAL_SHELL, ['local_shell']);

@@ -100,6 +100,8 @@ function commandResult(entry: JsonObject, max: number | null): JsonObject {
 export class ShellToolHandler implements ToolHandler<ShellToolParams> {
   readonly type = SHELL;
   readonly gatewayOwned = false;
+  /** A declaration's function follows from its content alone: prepared lists may be reused. */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['shell_call', 'shell_call_output'];
   readonly callOutputItemTypes = ['shell_call_output'];
   readonly toolChoice = firstOfferedToolChoice(SHELL, ['shell']);

@@ -37,6 +37,11 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams, unknow
   readonly type = WEB_SEARCH;
   readonly aliases = ['web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26'];
   readonly gatewayOwned = true;
+  /**
+   * A declaration's function follows from its content and the process's provider setting alone, and
+   * the executor only reads its parameters: prepared lists may be reused.
+   */
+  readonly declarationsCacheable = true;
   readonly historyItemTypes = ['web_search_call'];
   readonly itemIdPrefix = 'ws';
   /** `tool_choice: {type}` takes every wire tag the declaration does. */

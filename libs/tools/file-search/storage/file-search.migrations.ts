@@ -101,11 +101,33 @@ const STORE_INDEX: Record<SqlDatabase['kind'], readonly string[]> = {
   ],
 };
 
+/**
+ * Version 4: deletions of indexed content in the background. Deleting a file
+ * or a store removes its rows in `fs_store_files`/`fs_files`/`fs_vector_stores`
+ * at once (nothing searches it from then on) and records in `fs_purges` what
+ * its chunks and index entries were: a store, a file or both ('' for either
+ * side that is not narrowed), up to the chunk id the database had reached.
+ * Those rows then go in small batches between other work, resumed after a
+ * restart; `up_to` keeps a file added to the same store again out of the
+ * purge. `fs_chunks_by_file` lets a file's chunks be found without its store.
+ */
+const PURGES: Record<SqlDatabase['kind'], readonly string[]> = {
+  sqlite: [
+    `CREATE TABLE IF NOT EXISTS fs_purges (id INTEGER PRIMARY KEY AUTOINCREMENT, store_id TEXT NOT NULL, file_id TEXT NOT NULL, up_to INTEGER NOT NULL, created_at BIGINT NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON fs_chunks (file_id, id)`,
+  ],
+  postgres: [
+    `CREATE TABLE IF NOT EXISTS fs_purges (id BIGSERIAL PRIMARY KEY, store_id TEXT NOT NULL, file_id TEXT NOT NULL, up_to BIGINT NOT NULL, created_at BIGINT NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS fs_chunks_by_file ON fs_chunks (file_id, id)`,
+  ],
+};
+
 /** Applied in order, each once; a database at version 1 gets only what came after. */
 const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabase['kind']) => readonly string[] }> = [
   { version: 1, statements: (kind) => (kind === 'sqlite' ? SQLITE : POSTGRES) },
   { version: 2, statements: () => OWNERS },
   { version: 3, statements: (kind) => STORE_INDEX[kind] },
+  { version: 4, statements: (kind) => PURGES[kind] },
 ];
 
 /** `upTo` stops at an older version: how the upgrade path is tested. */

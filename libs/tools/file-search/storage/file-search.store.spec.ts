@@ -230,7 +230,7 @@ describe.each([
     expect(await store.getFile('file-old', 'key-a')).toBeUndefined();
     await store.init();
     const versions = await store.db.all<{ version: unknown }>('SELECT version FROM fs_schema_migrations ORDER BY version');
-    expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3]);
+    expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3, 4]);
   });
 
   it('reads, lists and deletes files and stores for their owner only', async () => {
@@ -261,5 +261,104 @@ describe.each([
     expect(await store.deleteStore('vs_b', 'key-b')).toBe(true);
     // The job path reads a file whoever owns it: its job was made by the owner's request.
     expect((await store.fileForIngestion('file-a'))?.content).toEqual(Buffer.from('a'));
+  });
+});
+
+describe.each([
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
+])('FileSearchStore deletions on %s', (_name, make) => {
+  let backend: Backend;
+  let store: FileSearchStore;
+  const TERMS = 300;
+
+  beforeAll(async () => {
+    backend = make();
+    [store] = await backend.open();
+    await store.init();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await backend?.cleanup();
+  });
+
+  /** A completed file of `chunks` chunks, each with `TERMS` index entries (t0 … t299), written by SQL as ingestion would leave it. */
+  async function indexedFile(storeId: string, fileId: string, chunks: number): Promise<void> {
+    if (!(await store.getStore(storeId, ''))) {
+      await store.insertStore({ id: storeId, owner: '', name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+    }
+    if (!(await store.getFile(fileId, ''))) {
+      await store.insertFile(
+        { id: fileId, owner: '', filename: `${fileId}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null },
+        Buffer.from('x'),
+      );
+    }
+    await store.addStoreFiles([{ ...job(storeId, fileId), status: 'completed' }]);
+    const [{ top }] = await store.db.all<{ top: unknown }>('SELECT COALESCE(MAX(id), 0) AS top FROM fs_chunks');
+    await store.db.run(
+      `WITH RECURSIVE n (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO fs_chunks (store_id, file_id, position, text, terms) SELECT ?, ?, i, 'words', ${TERMS} FROM n`,
+      [chunks - 1, storeId, fileId],
+    );
+    await store.db.run(
+      `WITH RECURSIVE k (j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM k WHERE j < ${TERMS - 1})
+       INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len) SELECT c.store_id, 't' || k.j, c.id, c.file_id, 1, ${TERMS} FROM fs_chunks c, k WHERE c.store_id = ? AND c.file_id = ? AND c.id > ?`,
+      [storeId, fileId, Number(top)],
+    );
+  }
+
+  async function rows(storeId: string, fileId: string): Promise<{ chunks: number; postings: number }> {
+    const [c] = await store.db.all<{ n: unknown }>('SELECT COUNT(*) AS n FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+    const [p] = await store.db.all<{ n: unknown }>('SELECT COUNT(*) AS n FROM fs_postings WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+    return { chunks: Number(c.n), postings: Number(p.n) };
+  }
+
+  it.each([20, 2_000])(
+    'takes a file of %i chunks out of search at once, answers another store while its rows go, then leaves none of them',
+    async (chunks) => {
+      const [kept, gone] = [`vs_keep_${chunks}`, `vs_gone_${chunks}`];
+      await indexedFile(kept, `file-keep-${chunks}`, 3);
+      await indexedFile(gone, `file-big-${chunks}`, chunks);
+      expect(await rows(gone, `file-big-${chunks}`)).toEqual({ chunks, postings: chunks * TERMS });
+      expect(await store.lexical({ storeIds: [gone] }, ['t1'], 5)).toHaveLength(5);
+
+      expect(await store.deleteFile(`file-big-${chunks}`, '')).toBe(true);
+      // Gone from search before a single chunk row is removed.
+      expect(await store.lexical({ storeIds: [gone] }, ['t1'], 5)).toEqual([]);
+      const order: string[] = [];
+      const purged = store.purgePending().then(() => order.push('purged'));
+      const other = store.lexical({ storeIds: [kept] }, ['t1'], 5).then((hits) => (order.push('searched'), hits));
+      const [, hits] = await Promise.all([purged, other]);
+      expect(order).toEqual(['searched', 'purged']);
+      expect(hits).toHaveLength(3);
+      expect(await rows(gone, `file-big-${chunks}`)).toEqual({ chunks: 0, postings: 0 });
+      expect(await rows(kept, `file-keep-${chunks}`)).toEqual({ chunks: 3, postings: 3 * TERMS });
+      expect(await store.db.all('SELECT id FROM fs_purges')).toEqual([]);
+    },
+    60_000,
+  );
+
+  it('purges a deleted store, and keeps a file added to a store again out of the purge of its earlier copy', async () => {
+    await indexedFile('vs_whole', 'file-w1', 40);
+    await indexedFile('vs_whole', 'file-w2', 40);
+    await indexedFile('vs_again', 'file-again', 40);
+    expect(await store.deleteStore('vs_whole', '')).toBe(true);
+    expect(await store.deleteStoreFile('vs_again', 'file-again')).toBe(true);
+    // Added again at once, before the earlier copy's rows are purged: its new chunks are not part of that purge.
+    await indexedFile('vs_again', 'file-again', 5);
+    await store.purgePending();
+    expect(await rows('vs_whole', 'file-w1')).toEqual({ chunks: 0, postings: 0 });
+    expect(await rows('vs_whole', 'file-w2')).toEqual({ chunks: 0, postings: 0 });
+    expect(await rows('vs_again', 'file-again')).toEqual({ chunks: 5, postings: 5 * TERMS });
+  });
+
+  it('finishes, when it opens again, a purge a stopped process had recorded', async () => {
+    await indexedFile('vs_resume', 'file-resume', 30);
+    // What a process killed right after the deleting transaction leaves: the rows and their purge record.
+    await store.db.run('DELETE FROM fs_store_files WHERE file_id = ?', ['file-resume']);
+    await store.db.run("INSERT INTO fs_purges (store_id, file_id, up_to, created_at) SELECT '', 'file-resume', MAX(id), 0 FROM fs_chunks", []);
+    await store.init();
+    await store.purgePending();
+    expect(await rows('vs_resume', 'file-resume')).toEqual({ chunks: 0, postings: 0 });
   });
 });

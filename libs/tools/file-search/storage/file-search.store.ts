@@ -115,10 +115,44 @@ export const idf = (chunks: number, df: number): number => Math.log(1 + (chunks 
 const POSTINGS_PER_STATEMENT = 250;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Deletes chunks and their index entries; `where` names columns both tables have (store_id, file_id). */
-async function deleteChunks(t: SqlDatabase, where: string, params: SqlValue[]): Promise<void> {
-  await t.run(`DELETE FROM fs_postings WHERE ${where}`, params);
-  await t.run(`DELETE FROM fs_chunks WHERE ${where}`, params);
+/** Chunks and index entries deleted per statement while purging: each statement is short, and the event loop runs between them. */
+const PURGE_BATCH_CHUNKS = 500;
+const PURGE_BATCH_POSTINGS = 5_000;
+
+/** What one `fs_purges` row removes: a store's or a file's chunks (or one file's in one store), up to a chunk id. */
+interface PurgeRow {
+  id: unknown;
+  store_id: string;
+  file_id: string;
+  up_to: unknown;
+}
+
+/**
+ * Records, inside the deleting transaction, that the chunks of `storeId`
+ * and/or `fileId` ('' for a side not narrowed) that exist now are to be
+ * removed. Chunk ids only grow, so `up_to` (the largest now) keeps a file
+ * added again to the same store out of it.
+ */
+async function recordPurge(t: SqlDatabase, storeId: string, fileId: string): Promise<void> {
+  const [top] = await t.all<{ up_to: unknown }>('SELECT COALESCE(MAX(id), 0) AS up_to FROM fs_chunks');
+  await t.run('INSERT INTO fs_purges (store_id, file_id, up_to, created_at) VALUES (?, ?, ?, ?)', [storeId, fileId, num(top.up_to), Date.now()]);
+}
+
+/** The `WHERE` of a purge row over a table whose chunk id column is `chunkColumn`. */
+function purgeScope(row: PurgeRow, chunkColumn: string): { where: string; params: SqlValue[] } {
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  if (row.file_id !== '') {
+    clauses.push('file_id = ?');
+    params.push(row.file_id);
+  }
+  if (row.store_id !== '') {
+    clauses.push('store_id = ?');
+    params.push(row.store_id);
+  }
+  clauses.push(`${chunkColumn} <= ?`);
+  params.push(num(row.up_to));
+  return { where: clauses.join(' AND '), params };
 }
 
 /** Writes one chunk's index entries, a few hundred rows per statement. */
@@ -152,12 +186,19 @@ export class FileSearchStore {
   /** False until the tables are in place (and while the database driver is not installed). */
   ready = false;
 
+  /** The purge loop while it runs, and whether a purge was recorded since it last looked. */
+  private purging?: Promise<void>;
+  private purgeAgain = false;
+  private closing = false;
+
   constructor(readonly db: SqlDatabase) {}
 
   async init(): Promise<void> {
     await migrateFileSearch(this.db);
     await this.indexOlderChunks();
     this.ready = true;
+    // Deletions a stopped process left half done continue, in the background like any other.
+    this.purgeSoon();
   }
 
   /**
@@ -184,8 +225,66 @@ export class FileSearchStore {
     }
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    this.closing = true;
+    // The loop stops at its next batch; what it leaves stays recorded for the next start.
+    await this.purging;
+    await this.db.close();
+  }
+
+  // ---- purging deleted content ---------------------------------------------
+
+  /**
+   * Removes the chunks and index entries of every recorded deletion, in
+   * batches of a few hundred or thousand rows with the event loop running
+   * between them: a file of millions of index entries took one statement of
+   * seconds, during which the process (every tenant's requests) stood
+   * still. Resolves when nothing recorded is left. Other processes may purge
+   * the same rows at once; deleting is idempotent.
+   */
+  purgePending(): Promise<void> {
+    this.purgeAgain = true;
+    this.purging ??= this.runPurges().finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  /** `purgePending` for a caller that does not wait: a failure (an outage) is retried by the next deletion or start. */
+  private purgeSoon(): void {
+    this.purgePending().catch(() => undefined);
+  }
+
+  private async runPurges(): Promise<void> {
+    while (this.purgeAgain && !this.closing) {
+      this.purgeAgain = false;
+      const rows = await this.db.all<PurgeRow>('SELECT id, store_id, file_id, up_to FROM fs_purges ORDER BY id');
+      for (const row of rows) {
+        if (this.closing) return;
+        if (!(await this.purge(row))) return;
+        await this.db.run('DELETE FROM fs_purges WHERE id = ?', [num(row.id)]);
+      }
+    }
+  }
+
+  /** One recorded deletion, batch by batch; false when closing stopped it first. */
+  private async purge(row: PurgeRow): Promise<boolean> {
+    const postings = purgeScope(row, 'chunk_id');
+    const chunks = purgeScope(row, 'id');
+    const batches = [
+      {
+        sql: `DELETE FROM fs_postings WHERE (store_id, term, chunk_id) IN (SELECT store_id, term, chunk_id FROM fs_postings WHERE ${postings.where} LIMIT ${PURGE_BATCH_POSTINGS})`,
+        params: postings.params,
+      },
+      { sql: `DELETE FROM fs_chunks WHERE id IN (SELECT id FROM fs_chunks WHERE ${chunks.where} LIMIT ${PURGE_BATCH_CHUNKS})`, params: chunks.params },
+    ];
+    for (const batch of batches) {
+      for (;;) {
+        if (this.closing) return false;
+        const removed = await this.db.run(batch.sql, batch.params);
+        await yieldToEventLoop();
+        if (removed === 0) break;
+      }
+    }
+    return true;
   }
 
   // ---- paging -------------------------------------------------------------
@@ -263,14 +362,22 @@ export class FileSearchStore {
 
   /** Deletes the owner's file and unlinks it from every vector store (chunks included). */
   async deleteFile(id: string, owner: Owner): Promise<boolean> {
-    return this.db.tx(async (t) => {
-      const [mine] = await t.all('SELECT id FROM fs_files WHERE id = ? AND owner = ?', [id, owner]);
-      if (!mine) return false;
-      await deleteChunks(t, 'file_id = ?', [id]);
-      await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
-      return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
-    });
+    return this.db
+      .tx(async (t) => {
+        const [mine] = await t.all('SELECT id FROM fs_files WHERE id = ? AND owner = ?', [id, owner]);
+        if (!mine) return false;
+        await recordPurge(t, '', id);
+        await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
+        return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
+      })
+      .then(this.purgeAfter);
   }
+
+  /** After a deleting transaction: its chunks go in the background (see `purgePending`). */
+  private readonly purgeAfter = <T>(deleted: T): T => {
+    if (deleted) this.purgeSoon();
+    return deleted;
+  };
 
   // ---- vector stores ------------------------------------------------------
 
@@ -332,15 +439,16 @@ export class FileSearchStore {
   }
 
   async deleteStore(id: string, owner: Owner): Promise<boolean> {
-    return this.db.tx(async (t) => {
-      const [mine] = await t.all('SELECT id FROM fs_vector_stores WHERE id = ? AND owner = ?', [id, owner]);
-      if (!mine) return false;
-      await t.run('DELETE FROM fs_postings WHERE store_id = ?', [id]);
-      await t.run('DELETE FROM fs_chunks WHERE store_id = ?', [id]);
-      await t.run('DELETE FROM fs_store_files WHERE store_id = ?', [id]);
-      await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);
-      return (await t.run('DELETE FROM fs_vector_stores WHERE id = ?', [id])) > 0;
-    });
+    return this.db
+      .tx(async (t) => {
+        const [mine] = await t.all('SELECT id FROM fs_vector_stores WHERE id = ? AND owner = ?', [id, owner]);
+        if (!mine) return false;
+        await recordPurge(t, id, '');
+        await t.run('DELETE FROM fs_store_files WHERE store_id = ?', [id]);
+        await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);
+        return (await t.run('DELETE FROM fs_vector_stores WHERE id = ?', [id])) > 0;
+      })
+      .then(this.purgeAfter);
   }
 
   /** File counts and usage for several stores in one pass. */
@@ -422,10 +530,13 @@ export class FileSearchStore {
   }
 
   async deleteStoreFile(storeId: string, fileId: string): Promise<boolean> {
-    return this.db.tx(async (t) => {
-      await deleteChunks(t, 'store_id = ? AND file_id = ?', [storeId, fileId]);
-      return (await t.run('DELETE FROM fs_store_files WHERE store_id = ? AND file_id = ?', [storeId, fileId])) > 0;
-    });
+    return this.db
+      .tx(async (t) => {
+        const removed = (await t.run('DELETE FROM fs_store_files WHERE store_id = ? AND file_id = ?', [storeId, fileId])) > 0;
+        if (removed) await recordPurge(t, storeId, fileId);
+        return removed;
+      })
+      .then(this.purgeAfter);
   }
 
   async chunkTexts(storeId: string, fileId: string): Promise<string[]> {

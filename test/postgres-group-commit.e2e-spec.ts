@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { killAfterSaves } from './support/process/save-loop.js';
 
-const REGISTER = fileURLToPath(new URL('./support/process/ts-register.mjs', import.meta.url));
 const SAVE_LOOP = fileURLToPath(new URL('./support/process/postgres-save-loop.child.ts', import.meta.url));
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `sy_crash_${randomBytes(4).toString('hex')}`;
@@ -26,36 +25,16 @@ describe('PostgreSQL group commit and a crash', () => {
   });
 
   it('loses no save that resolved when the saving process is killed with SIGKILL mid-batch', async () => {
-    const child = spawn(process.execPath, ['--import', REGISTER, SAVE_LOOP, url, schema], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const printed: string[] = [];
-    let buffered = '';
-    try {
-      await new Promise<void>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`the save loop exited early (code ${code})`)));
-        child.stdout!.on('data', (chunk: Buffer) => {
-          buffered += chunk.toString();
-          const lines = buffered.split('\n');
-          buffered = lines.pop()!;
-          for (const line of lines) if (line.startsWith('resp_')) printed.push(line);
-          // Killed while waves are in flight: some saves sent, not yet answered.
-          if (printed.length >= 400) {
-            child.kill('SIGKILL');
-            resolve();
-          }
-        });
-      });
-      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
-      expect(child.signalCode).toBe('SIGKILL');
-      const { rows } = await admin.query<{ id: string; outputs: number }>(
-        `SELECT r.id, (SELECT count(*)::int FROM ${schema}.response_output_items o WHERE o.response_id = r.id) AS outputs FROM ${schema}.responses r WHERE r.owner = 'crash'`,
-      );
-      const stored = new Map(rows.map((row) => [row.id, row.outputs]));
-      const missing = printed.filter((id) => !stored.has(id));
-      expect(missing).toEqual([]);
-      // Whatever is stored is whole: a response never lands without its items.
-      expect([...stored.values()].every((n) => n === 1)).toBe(true);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    // Killed while waves are in flight: some saves sent, not yet answered.
+    const { printed, signal } = await killAfterSaves(SAVE_LOOP, [url, schema], 400);
+    expect(signal).toBe('SIGKILL');
+    const { rows } = await admin.query<{ id: string; outputs: number }>(
+      `SELECT r.id, (SELECT count(*)::int FROM ${schema}.response_output_items o WHERE o.response_id = r.id) AS outputs FROM ${schema}.responses r WHERE r.owner = 'crash'`,
+    );
+    const stored = new Map(rows.map((row) => [row.id, row.outputs]));
+    const missing = printed.filter((id) => !stored.has(id));
+    expect(missing).toEqual([]);
+    // Whatever is stored is whole: a response never lands without its items.
+    expect([...stored.values()].every((n) => n === 1)).toBe(true);
   });
 });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +6,8 @@ import Database from 'better-sqlite3';
 import { newId } from '#tool-sdk/ids.js';
 import { SqliteStateStore } from '#storage/sqlite/sqlite-state-store.js';
 import type { StoredResponse } from '#storage/state-store.interface.js';
+import { killAfterSaves } from './support/process/save-loop.js';
 
-const REGISTER = fileURLToPath(new URL('./support/process/ts-register.mjs', import.meta.url));
 const SAVE_LOOP = fileURLToPath(new URL('./support/process/sqlite-save-loop.child.ts', import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), 'sy-lockwait-'));
@@ -109,31 +108,14 @@ describe('SQLite saves while another process holds the write lock', () => {
     await setUp.init();
     await setUp.close();
     let lock: ReturnType<typeof holdWriteLock> | undefined;
-    const child = spawn(process.execPath, ['--import', REGISTER, SAVE_LOOP, path], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const printed: string[] = [];
-    let buffered = '';
     try {
-      await new Promise<void>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`the save loop exited early (code ${code})`)));
-        child.stdout!.on('data', (chunk: Buffer) => {
-          buffered += chunk.toString();
-          const lines = buffered.split('\n');
-          buffered = lines.pop()!;
-          for (const line of lines) {
-            if (line === 'ready') {
-              lock = holdWriteLock(path);
-              child.stdin!.write('go\n');
-              setTimeout(() => lock!.release(), 200);
-            } else if (line.startsWith('resp_')) printed.push(line);
-          }
-          if (printed.length >= 40) {
-            child.kill('SIGKILL');
-            resolve();
-          }
-        });
+      const { printed, signal } = await killAfterSaves(SAVE_LOOP, [path], 40, (line, child) => {
+        if (line !== 'ready') return;
+        lock = holdWriteLock(path);
+        child.stdin!.write('go\n');
+        setTimeout(() => lock!.release(), 200);
       });
-      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
-      expect(child.signalCode).toBe('SIGKILL');
+      expect(signal).toBe('SIGKILL');
       const db = new Database(path, { readonly: true });
       try {
         const stored = new Set(db.prepare("SELECT id FROM responses WHERE owner = 'crash'").pluck().all() as string[]);
@@ -142,7 +124,6 @@ describe('SQLite saves while another process holds the write lock', () => {
         db.close();
       }
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       lock?.release();
       lock?.db.close();
     }

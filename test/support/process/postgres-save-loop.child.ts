@@ -1,5 +1,6 @@
 import { newId } from '#tool-sdk/ids.js';
 import { PostgresStateStore } from '#storage/postgres/postgres-state-store.js';
+import { crashRecord } from './save-loop.js';
 
 /**
  * A process that stores responses in waves of 16 concurrent saves, so that they are group-committed,
@@ -12,19 +13,7 @@ await store.init();
 process.stdout.write('ready\n');
 const save = async (): Promise<void> => {
   const id = newId('resp');
-  await store.saveResponse({
-    id,
-    owner: 'crash',
-    createdAt: 1,
-    previousResponseId: null,
-    conversationId: null,
-    status: 'completed',
-    response: { id, output: [{ id: `msg_${id}`, type: 'message', role: 'assistant', content: [] }] },
-    inputItems: [{ type: 'message', role: 'user', content: id }],
-    modelItems: [],
-    tools: [],
-    toolChoice: 'auto',
-  });
+  await store.saveResponse(crashRecord(id));
   process.stdout.write(`${id}\n`);
 };
 for (;;) await Promise.all(Array.from({ length: 16 }, save));

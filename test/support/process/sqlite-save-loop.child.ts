@@ -1,5 +1,6 @@
 import { newId } from '#tool-sdk/ids.js';
 import { SqliteStateStore } from '#storage/sqlite/sqlite-state-store.js';
+import { crashRecord } from './save-loop.js';
 
 /**
  * A process that stores responses one after another in the SQLite file
@@ -14,18 +15,6 @@ process.stdout.write('ready\n');
 await new Promise((resolve) => process.stdin.once('data', resolve));
 for (;;) {
   const id = newId('resp');
-  await store.saveResponse({
-    id,
-    owner: 'crash',
-    createdAt: 1,
-    previousResponseId: null,
-    conversationId: null,
-    status: 'completed',
-    response: { id, output: [] },
-    inputItems: [{ type: 'message', role: 'user', content: id }],
-    modelItems: [],
-    tools: [],
-    toolChoice: 'auto',
-  });
+  await store.saveResponse(crashRecord(id));
   process.stdout.write(`${id}\n`);
 }

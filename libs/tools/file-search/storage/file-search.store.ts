@@ -370,14 +370,14 @@ export class FileSearchStore {
         await t.run('DELETE FROM fs_store_files WHERE file_id = ?', [id]);
         return (await t.run('DELETE FROM fs_files WHERE id = ?', [id])) > 0;
       })
-      .then(this.purgeAfter);
+      .then((deleted) => this.purgeIfDeleted(deleted));
   }
 
-  /** After a deleting transaction: its chunks go in the background (see `purgePending`). */
-  private readonly purgeAfter = <T>(deleted: T): T => {
+  /** After a deleting transaction: what it recorded goes in the background (see `purgePending`). */
+  private purgeIfDeleted(deleted: boolean): boolean {
     if (deleted) this.purgeSoon();
     return deleted;
-  };
+  }
 
   // ---- vector stores ------------------------------------------------------
 
@@ -448,7 +448,7 @@ export class FileSearchStore {
         await t.run('DELETE FROM fs_batches WHERE store_id = ?', [id]);
         return (await t.run('DELETE FROM fs_vector_stores WHERE id = ?', [id])) > 0;
       })
-      .then(this.purgeAfter);
+      .then((deleted) => this.purgeIfDeleted(deleted));
   }
 
   /** File counts and usage for several stores in one pass. */
@@ -536,7 +536,7 @@ export class FileSearchStore {
         if (removed) await recordPurge(t, storeId, fileId);
         return removed;
       })
-      .then(this.purgeAfter);
+      .then((deleted) => this.purgeIfDeleted(deleted));
   }
 
   async chunkTexts(storeId: string, fileId: string): Promise<string[]> {

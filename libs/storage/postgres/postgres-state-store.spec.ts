@@ -26,6 +26,17 @@ const freshSchema = (): string => {
 
 const storeIn = (schema: string): PostgresStateStore => new PostgresStateStore({ connectionString: url, schema, maxConnections: 4 });
 
+/** Runs `fn` on an initialised store in `schema` (a fresh one by default), closing it afterwards. */
+async function withStore(fn: (store: PostgresStateStore) => Promise<void>, schema = freshSchema()): Promise<void> {
+  const store = storeIn(schema);
+  await store.init();
+  try {
+    await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
 beforeAll(async () => {
   admin = new Pool({ connectionString: url, max: 2 });
   admin.on('error', () => undefined);
@@ -183,9 +194,7 @@ describe('PostgresStateStore', () => {
   });
 
   it('keeps a response whose model or tool text holds NUL or a lone surrogate, with U+FFFD in their place', async () => {
-    const store = storeIn(freshSchema());
-    await store.init();
-    try {
+    await withStore(async (store) => {
       const r = response('key');
       // Client text is refused at the edge; this is what a model or a tool may still produce.
       r.inputItems.push({ type: 'message', role: 'user', content: 'a\u0000b \ud800c \\u0000 \ud83d\ude00' });
@@ -196,22 +205,16 @@ describe('PostgresStateStore', () => {
       expect(back!.inputItems.at(-1)).toMatchObject({ content: 'a\ufffdb \ufffdc \\u0000 \ud83d\ude00' });
       expect((back!.response as any).output[0].content[0].text).toBe('x\ufffd\ufffd');
       expect((back!.response as any).metadata).toEqual({ 'k\ufffd': 'v' });
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('answers a NUL in an id or owner with a 400, not a driver error', async () => {
-    const store = storeIn(freshSchema());
-    await store.init();
-    try {
+    await withStore(async (store) => {
       await expect(answerOf(store.getResponse('resp_\u0000', 'key'))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
       await expect(answerOf(store.getConversation('conv_\u0000', 'key'))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
       const r = response('key\u0000');
       await expect(answerOf(store.saveResponse(r))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   describe('group commit of responses outside a conversation', () => {
@@ -228,9 +231,7 @@ describe('PostgresStateStore', () => {
 
     it.each([100, 1_000])('writes %i saves of one tick in statements of at most 64, every one readable with its items', async (n) => {
       const schema = freshSchema();
-      const store = storeIn(schema);
-      await store.init();
-      try {
+      await withStore(async (store) => {
         const statements = await countInsertStatements(schema);
         const saved = Array.from({ length: n }, () => response('key'));
         saved.forEach((r, i) => ((r.response as any).output = [{ id: `msg_out_${i}`, type: 'message', role: 'assistant', content: [] }]));
@@ -241,15 +242,11 @@ describe('PostgresStateStore', () => {
           `SELECT count(*)::int AS inputs, (SELECT count(*)::int FROM ${schema}.response_output_items) AS outputs FROM ${schema}.response_input_items`,
         );
         expect(items.rows[0]).toEqual({ inputs: n, outputs: n });
-      } finally {
-        await store.close();
-      }
+      }, schema);
     });
 
     it('fails only the save whose id is taken; the rest of its tick is stored', async () => {
-      const store = storeIn(freshSchema());
-      await store.init();
-      try {
+      await withStore(async (store) => {
         const first = response('key');
         await store.saveResponse(first);
         const others = Array.from({ length: 20 }, () => response('key'));
@@ -259,38 +256,28 @@ describe('PostgresStateStore', () => {
         expect((results[10] as PromiseRejectedResult).reason).toMatchObject({ name: 'DuplicateIdError', code: 'duplicate_response_id' });
         expect(await store.getResponse(first.id, 'key')).toEqual(first);
         for (const r of others) expect(await store.getResponse(r.id, 'key')).toEqual(r);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('keeps the first of two saves of one id in one tick', async () => {
-      const store = storeIn(freshSchema());
-      await store.init();
-      try {
+      await withStore(async (store) => {
         const r = response('key');
         const [a, b] = await Promise.allSettled([store.saveResponse(r), store.saveResponse({ ...r, status: 'failed' })]);
         expect(a.status).toBe('fulfilled');
         expect((b as PromiseRejectedResult).reason).toMatchObject({ code: 'duplicate_response_id' });
         expect((await store.getResponse(r.id, 'key'))!.status).toBe('completed');
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('answers a row the database cannot hold with a 400 for that save alone', async () => {
-      const store = storeIn(freshSchema());
-      await store.init();
-      try {
+      await withStore(async (store) => {
         const good = [response('key'), response('key')];
         const bad = response('key\u0000');
         const [a, refused, b] = await Promise.allSettled([good[0], bad, good[1]].map((r) => store.saveResponse(r)));
         expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
         await expect(answerOf(Promise.reject((refused as PromiseRejectedResult).reason))).resolves.toMatchObject({ status: 400, code: 'unsupported_unicode' });
         for (const r of good) expect(await store.getResponse(r.id, 'key')).toEqual(r);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('writes the saves it accepted before close ends', async () => {

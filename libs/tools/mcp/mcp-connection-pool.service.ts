@@ -5,13 +5,13 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
-import { withRequestCancellation } from './mcp-cancellable.fetch.js';
-import { createGuardedFetch } from './mcp-guarded.fetch.js';
-import { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
+import { createGuardedFetch, guardedLookup, systemResolve } from './mcp-guarded.fetch.js';
+import { McpHttpTransport } from './mcp-http.transport.js';
+import { HostPolicy, RefusedDestinationError, type HostMatch } from './mcp-host.policy.js';
 import { CompiledSchemaCache } from './mcp-schema-validator.js';
 import { McpTarget } from './mcp-target.js';
 import { McpToolListCache } from './mcp-tool-list.cache.js';
@@ -115,6 +115,8 @@ export class McpConnectionPool implements OnModuleDestroy {
   /** Own agents, so request-declared sockets are only ever opened through the guarded lookup. */
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  /** Operator servers' sockets, apart: an agent pools by host and port, not by lookup. */
+  private readonly operatorAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   private readonly operatorTargets = new Map<string, McpTarget>();
   private readonly sweeper: NodeJS.Timeout;
   private destroyed = false;
@@ -192,6 +194,8 @@ export class McpConnectionPool implements OnModuleDestroy {
     await Promise.allSettled([...this.connections.values()].map((conn) => this.retire(conn, 'gateway shutting down', true)));
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
+    this.operatorAgents.http.destroy();
+    this.operatorAgents.https.destroy();
   }
 
   // --- connecting -----------------------------------------------------------
@@ -227,7 +231,7 @@ export class McpConnectionPool implements OnModuleDestroy {
         : undefined;
 
     const attempt = async (via: Connection['via']): Promise<Connection> => {
-      const transport = this.transportFor(target, via, guardedFetch);
+      const transport = this.transportFor(target, via, guardedFetch, (e) => (refusal ??= e));
       const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new CompiledSchemaCache() });
       try {
         await client.connect(transport, { signal: deadline, timeout: this.settings.discoveryTimeoutMs });
@@ -285,7 +289,7 @@ export class McpConnectionPool implements OnModuleDestroy {
     return conn;
   }
 
-  private transportFor(target: McpTarget, via: Connection['via'], guardedFetch: FetchLike | undefined): Transport {
+  private transportFor(target: McpTarget, via: Connection['via'], guardedFetch: FetchLike | undefined, onRefusal: (e: RefusedDestinationError) => void): Transport {
     if (via === 'stdio') {
       const server = target.operator!;
       const transport = new StdioClientTransport({ command: server.command!, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
@@ -296,8 +300,21 @@ export class McpConnectionPool implements OnModuleDestroy {
     const url = target.url!;
     const requestInit: RequestInit = { headers: target.headers() };
     if (via === 'sse') return new SSEClientTransport(url, { requestInit, fetch: guardedFetch });
-    // Over streamable HTTP each request has its own POST; cancelling a call closes it (see withRequestCancellation).
-    return new StreamableHTTPClientTransport(url, { requestInit, fetch: withRequestCancellation(guardedFetch ?? ((input, init) => fetch(input, init))) });
+    // Over streamable HTTP each request has its own POST; cancelling a call closes it (see McpHttpTransport).
+    if (target.kind === 'operator') return new McpHttpTransport({ url, headers: target.headers(), agents: this.operatorAgents });
+    let match: HostMatch;
+    try {
+      match = this.policy.vet(url);
+    } catch (err) {
+      onRefusal(err as RefusedDestinationError);
+      throw err;
+    }
+    return new McpHttpTransport({
+      url,
+      headers: target.headers(),
+      agents: { http: this.httpAgent, https: this.httpsAgent },
+      guard: { lookup: guardedLookup(this.policy, match, systemResolve, onRefusal), policy: this.policy, onRefusal },
+    });
   }
 
   // --- retiring -------------------------------------------------------------
@@ -309,7 +326,7 @@ export class McpConnectionPool implements OnModuleDestroy {
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
     conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.describe()} was lost.`));
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
-    if (graceful && conn.transport instanceof StreamableHTTPClientTransport) {
+    if (graceful && conn.transport instanceof McpHttpTransport) {
       // Lets the server free the session now instead of at its own timeout.
       await raceAbort(conn.transport.terminateSession(), AbortSignal.timeout(1_000)).catch(() => undefined);
     }

@@ -17,9 +17,40 @@ export interface GuardedFetchOptions {
   resolve?: (hostname: string, options: dns.LookupOptions) => Promise<dns.LookupAddress[]>;
 }
 
-const systemResolve = (hostname: string, options: dns.LookupOptions) => dns.promises.lookup(hostname, { ...options, all: true });
+export const systemResolve = (hostname: string, options: dns.LookupOptions) => dns.promises.lookup(hostname, { ...options, all: true });
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * A socket lookup that resolves `hostname` and refuses it unless every
+ * address passes the policy for `match`. Used as the connection's own DNS
+ * lookup, so the address vetted is the address connected to (no window for a
+ * rebinding DNS server between a separate check and the connect).
+ */
+export function guardedLookup(
+  policy: HostPolicy,
+  match: HostMatch,
+  resolve: (hostname: string, options: dns.LookupOptions) => Promise<dns.LookupAddress[]>,
+  onRefusal: (error: RefusedDestinationError) => void,
+): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname, lookupOptions).then(
+      (addresses) => {
+        try {
+          // Every address is checked, not just the first: the socket may try them all.
+          for (const { address } of addresses) policy.vetAddress(hostname, address, match);
+        } catch (refusal) {
+          onRefusal(refusal as RefusedDestinationError);
+          return callback(refusal as Error, '', 0);
+        }
+        if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0);
+        if (lookupOptions.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+        callback(null, addresses[0].address, addresses[0].family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
+  };
+}
 
 /**
  * A `fetch` for the MCP transports of request-declared servers.
@@ -53,23 +84,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): FetchLike {
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
 
-    const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-      resolve(hostname, lookupOptions).then(
-        (addresses) => {
-          try {
-            // Every address is checked, not just the first: the socket may try them all.
-            for (const { address } of addresses) policy.vetAddress(hostname, address, match);
-          } catch (refusal) {
-            options.onRefusal(refusal as RefusedDestinationError);
-            return callback(refusal as Error, '', 0);
-          }
-          if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0);
-          if (lookupOptions.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
-          callback(null, addresses[0].address, addresses[0].family);
-        },
-        (err: NodeJS.ErrnoException) => callback(err, '', 0),
-      );
-    };
+    const lookup = guardedLookup(policy, match, resolve, options.onRefusal);
 
     return new Promise<Response>((resolve, reject) => {
       // One abort listener per request, covering both the wait for headers and

@@ -111,6 +111,7 @@ export class McpConnectionPool implements OnModuleDestroy {
   private readonly logger = new Logger('McpConnectionPool');
   private readonly connections = new Map<string, Connection>();
   private readonly connecting = new Map<string, Promise<Connection>>();
+  private readonly byClient = new WeakMap<object, Connection>();
   private readonly policy: HostPolicy;
   /** Own agents, so request-declared sockets are only ever opened through the guarded lookup. */
   private readonly httpAgent = new http.Agent({ keepAlive: true });
@@ -125,7 +126,7 @@ export class McpConnectionPool implements OnModuleDestroy {
 
   constructor(@Inject(MCP_SETTINGS) private readonly settings: McpSettings) {
     this.policy = new HostPolicy(settings.allowedHosts);
-    this.toolLists = new McpToolListCache(settings.toolsListCacheMs);
+    this.toolLists = new McpToolListCache(settings.toolsListCacheMs, (client) => this.notificationEpoch(client));
     for (const server of settings.servers) this.operatorTargets.set(server.label, McpTarget.operator(server));
     const every = Math.max(50, Math.min(60_000, Math.floor(settings.remoteIdleTimeoutMs / 2)));
     this.sweeper = setInterval(() => this.evictIdle(), every);
@@ -138,6 +139,20 @@ export class McpConnectionPool implements OnModuleDestroy {
 
   operatorTarget(label: string): McpTarget | undefined {
     return this.operatorTargets.get(label);
+  }
+
+  /**
+   * The epoch of the notification stream of `client`'s connection while a
+   * changed tool list would be announced on it (the server declared
+   * `tools.listChanged`, the stream is open, `mcp.toolsListUntilChanged`);
+   * otherwise undefined. See McpToolListCache.
+   */
+  private notificationEpoch(client: object): number | undefined {
+    if (!this.settings.toolsListUntilChanged) return undefined;
+    const conn = this.byClient.get(client);
+    if (!conn || conn.closed || !(conn.transport instanceof McpHttpTransport)) return undefined;
+    if (conn.client.getServerCapabilities()?.tools?.listChanged !== true) return undefined;
+    return conn.transport.notificationEpoch;
   }
 
   /** Live pooled connections (for diagnostics and tests). */
@@ -284,6 +299,7 @@ export class McpConnectionPool implements OnModuleDestroy {
       void this.retire(conn, err.message);
     };
     this.connections.set(target.key, conn);
+    this.byClient.set(conn.client, conn);
     this.logger.log(`connected to MCP server ${target.describe()} over ${conn.via}`);
     if (target.kind === 'remote') this.enforceRemoteLimit(conn);
     return conn;

@@ -35,6 +35,8 @@ interface StreamPlan {
   ids: RequestId[];
   /** A resumed POST stream's answer is delivered under the id of the request it answers. */
   replayId?: RequestId;
+  /** The standalone GET stream, the one server-initiated notifications arrive on. */
+  standalone: boolean;
 }
 
 /** Refused before any bytes were read: the exchange was stopped or the transport closed. */
@@ -74,6 +76,9 @@ export class McpHttpTransport implements Transport {
   /** Per request id, how to end the POST that carries it. */
   private readonly carriers = new Map<RequestId, () => void>();
   private reconnectTimer: NodeJS.Timeout | undefined;
+  /** Whether the standalone GET stream is open now, and how many times one has ended. */
+  private listening = false;
+  private listenings = 0;
   private serverRetryMs: number | undefined;
   private readonly headers: Record<string, string>;
   private readonly maxChars: number;
@@ -86,6 +91,15 @@ export class McpHttpTransport implements Transport {
 
   get sessionId(): string | undefined {
     return this.session;
+  }
+
+  /**
+   * A number that stays the same for as long as the standalone GET stream
+   * stays open, so anything the server would announce on it (a changed tool
+   * list) has been heard; `undefined` while it is not open.
+   */
+  get notificationEpoch(): number | undefined {
+    return this.listening ? this.listenings : undefined;
   }
 
   setProtocolVersion(version: string): void {
@@ -104,7 +118,7 @@ export class McpHttpTransport implements Transport {
   async send(message: JSONRPCMessage, options?: { resumptionToken?: string }): Promise<void> {
     try {
       if (options?.resumptionToken) {
-        this.openStream(options.resumptionToken, isRequest(message) ? message.id : undefined).catch((err: Error) => this.onerror?.(err));
+        this.openStream(options.resumptionToken, false, isRequest(message) ? message.id : undefined).catch((err: Error) => this.onerror?.(err));
         return;
       }
       await this.post(message);
@@ -118,6 +132,7 @@ export class McpHttpTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopListening();
     clearTimeout(this.reconnectTimer);
     for (const request of this.open) request.destroy();
     this.open.clear();
@@ -166,13 +181,13 @@ export class McpHttpTransport implements Transport {
       this.forget(ids);
       // The server may offer a stream of its own messages once the session is initialised.
       if (status === 202 && 'method' in message && message.method === 'notifications/initialized') {
-        this.openStream(undefined).catch((err: Error) => this.onerror?.(err));
+        this.openStream(undefined, true).catch((err: Error) => this.onerror?.(err));
       }
       return;
     }
     const type = mediaType(res.headers['content-type']);
     if (type === 'text/event-stream') {
-      this.readStream(res, { reconnectable: false, ids });
+      this.readStream(res, { reconnectable: false, ids, standalone: false });
       return;
     }
     if (type === 'application/json') {
@@ -193,7 +208,7 @@ export class McpHttpTransport implements Transport {
   }
 
   /** The GET stream (server-initiated messages), or a resumed stream when `resumeFrom` is an event id. */
-  private async openStream(resumeFrom: string | undefined, replayId?: RequestId): Promise<void> {
+  private async openStream(resumeFrom: string | undefined, standalone: boolean, replayId?: RequestId): Promise<void> {
     const headers = this.commonHeaders();
     headers.accept = 'text/event-stream';
     if (resumeFrom) headers['last-event-id'] = resumeFrom;
@@ -211,7 +226,14 @@ export class McpHttpTransport implements Transport {
       if (status === 405) return;
       throw new StreamableHTTPError(status, `Failed to open SSE stream: ${res.statusMessage ?? ''}`);
     }
-    this.readStream(res, { reconnectable: true, ids: [], replayId }, resumeFrom);
+    if (standalone) this.listening = true;
+    this.readStream(res, { reconnectable: true, ids: [], replayId, standalone }, resumeFrom);
+  }
+
+  private stopListening(): void {
+    if (!this.listening) return;
+    this.listening = false;
+    this.listenings++;
   }
 
   // --- reading ------------------------------------------------------------------
@@ -255,9 +277,10 @@ export class McpHttpTransport implements Transport {
     });
     const settle = (error: Error | undefined): void => {
       this.forget(plan.ids);
+      if (plan.standalone) this.stopListening();
       if (this.closed) return;
       if (error) this.onerror?.(new Error(`SSE stream disconnected: ${error.message}`));
-      if (resumable && !answered) this.scheduleResume(lastEventId, plan.replayId ?? plan.ids[0], 0);
+      if (resumable && !answered) this.scheduleResume(lastEventId, plan.standalone, plan.replayId ?? plan.ids[0], 0);
     };
     let ended = false;
     const finish = (error: Error | undefined): void => {
@@ -272,16 +295,16 @@ export class McpHttpTransport implements Transport {
     res.once('close', () => finish(res.complete ? undefined : new Error('the connection closed before the stream ended')));
   }
 
-  private scheduleResume(lastEventId: string | undefined, replayId: RequestId | undefined, attempt: number): void {
+  private scheduleResume(lastEventId: string | undefined, standalone: boolean, replayId: RequestId | undefined, attempt: number): void {
     if (attempt >= RECONNECT.maxRetries) {
       this.onerror?.(new Error(`Maximum reconnection attempts (${RECONNECT.maxRetries}) exceeded.`));
       return;
     }
     const delay = this.serverRetryMs ?? Math.min(RECONNECT.initialDelayMs * RECONNECT.growFactor ** attempt, RECONNECT.maxDelayMs);
     this.reconnectTimer = setTimeout(() => {
-      this.openStream(lastEventId, replayId).catch((err: Error) => {
+      this.openStream(lastEventId, standalone, replayId).catch((err: Error) => {
         this.onerror?.(new Error(`Failed to reconnect SSE stream: ${err.message}`));
-        this.scheduleResume(lastEventId, replayId, attempt + 1);
+        this.scheduleResume(lastEventId, standalone, replayId, attempt + 1);
       });
     }, delay);
   }

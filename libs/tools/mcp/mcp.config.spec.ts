@@ -11,6 +11,7 @@ describe('parseMcpSettings', () => {
       remoteIdleTimeoutMs: 300_000,
       maxRemoteConnections: 64,
       toolsListCacheMs: 0,
+      toolsListUntilChanged: true,
     });
   });
 

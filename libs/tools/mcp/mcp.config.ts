@@ -1,5 +1,5 @@
 import { Type, plainToInstance } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
 import { allowedHostProblem } from './mcp-host.policy.js';
 import { classSectionKeys, type KeyShape, unknownKeysByShape, violations } from '#tool-sdk/index.js';
 
@@ -44,6 +44,11 @@ export class McpSettings {
   @IsInt() @Min(1) maxRemoteConnections = 64;
   /** Reuse a connection's `tools/list` answer for this long (0: list on every request); see McpToolListCache. */
   @IsInt() @Min(0) @Max(3_600_000) toolsListCacheMs = 0;
+  /**
+   * Keep a server's `tools/list` answer until it announces a change, for servers that declare
+   * `tools.listChanged` and keep their notification stream open; see McpToolListCache.
+   */
+  @IsBoolean() toolsListUntilChanged = true;
 }
 
 /** The keys the section accepts, read from the classes (maps such as `headers` and `env` take any key). */

@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type HistoryContext, InvalidRequestError, type JsonObject, type PublicItem } from '#tool-sdk/index.js';
-import { SseTestServer, StreamableTestServer, buildPagedServer, type ServerLog, startRedirectServer, startSilentServer } from '../../../test/support/mcp/mcp-test-servers.js';
+import { SseTestServer, StreamableTestServer, buildDemoServer, buildPagedServer, type ServerLog, startRedirectServer, startSilentServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import type { McpDeclaration } from './mcp-declaration.parser.js';
@@ -346,6 +347,88 @@ describe('McpToolHandler', () => {
     });
   });
 
+  describe('tools/list kept until the server announces a change (mcp.toolsListUntilChanged, the default)', () => {
+    const servers: McpServer[] = [];
+    const factory = (log: ServerLog) => {
+      const server = buildDemoServer(log);
+      servers.push(server);
+      return server;
+    };
+    const posts = (server: StreamableTestServer) => server.log.httpRequests.filter((r) => r.method === 'POST').length;
+    const withPool = async <T>(server: StreamableTestServer, extra: Record<string, unknown>, body: (discover: () => Promise<string[]>) => Promise<T>) => {
+      const local = parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`], ...extra });
+      const localPool = new McpConnectionPool(local);
+      const localHandler = new McpToolHandler(localPool, local);
+      const discover = async () =>
+        (
+          await localHandler.discover(localHandler.validate({ type: 'mcp', server_label: 'kept', server_url: server.url }, 'tools[0]'), {
+            signal: new AbortController().signal,
+            history: [],
+            requestId: 'r',
+            owner: 'alice',
+          })
+        ).state.tools.map((t) => t.name);
+      try {
+        return await body(discover);
+      } finally {
+        await localPool.onModuleDestroy();
+      }
+    };
+    /** POSTs one discovery made (a listing is one; a kept answer none). */
+    const postsOf = async (server: StreamableTestServer, discover: () => Promise<string[]>) => {
+      const before = posts(server);
+      const names = await discover();
+      return { names, posts: posts(server) - before };
+    };
+
+    it('lists once while the notification stream is open, again after tools/list_changed, and again once the stream ended', async () => {
+      let server = await StreamableTestServer.start(factory);
+      const port = server.port;
+      try {
+        await withPool(server, {}, async (discover) => {
+          await discover();
+          // The GET stream opens just after the handshake; from then on the answer is kept.
+          await until(() => postsOf(server, discover), (d) => d.posts === 0, 'a discovery answered without listing');
+          expect((await postsOf(server, discover)).posts).toBe(0);
+
+          servers.at(-1)!.registerTool('late', { description: 'added later' }, async () => ({ content: [] }));
+          const after = await until(() => discover(), (names) => names.includes('late'), 'the new tool after tools/list_changed');
+          expect(after).toContain('late');
+
+          // The server restarts: its notification stream ends, so the next request lists (on a new session).
+          await server.kill();
+          server = await StreamableTestServer.start(factory, port);
+          const relisted = await until(() => postsOf(server, discover), (d) => d.posts > 0, 'a listing after the restart');
+          expect(relisted.names).not.toContain('late');
+        });
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('lists on every request when the server keeps no notification stream, or with the setting off', async () => {
+      const noStream = await StreamableTestServer.start(factory, 0, { standaloneStream: false });
+      const withStream = await StreamableTestServer.start(factory);
+      try {
+        await withPool(noStream, {}, async (discover) => {
+          await discover();
+          await new Promise((r) => setTimeout(r, 100));
+          expect((await postsOf(noStream, discover)).posts).toBe(1);
+          expect((await postsOf(noStream, discover)).posts).toBe(1);
+        });
+        await withPool(withStream, { toolsListUntilChanged: false }, async (discover) => {
+          await discover();
+          await until(() => withStream.log.httpRequests.some((r) => r.method === 'GET'), Boolean, 'the GET stream');
+          await new Promise((r) => setTimeout(r, 100));
+          expect((await postsOf(withStream, discover)).posts).toBe(1);
+          expect((await postsOf(withStream, discover)).posts).toBe(1);
+        });
+      } finally {
+        await Promise.all([noStream.close(), withStream.close()]);
+      }
+    });
+  });
+
   describe('tools/list cache (mcp.toolsListCacheMs)', () => {
     // One SDK server per session: kept so that a test can make one announce a change.
     const sessions: Server[] = [];
@@ -431,7 +514,7 @@ describe('McpToolHandler', () => {
       expect(listings() - before).toBe(1);
     });
 
-    it('is off by default: every discovery lists', async () => {
+    it('is off by default: a server that announces no changes is listed on every discovery', async () => {
       const before = paged.log.calls.filter((c) => c.name === 'tools/list').length;
       await discover(validate({ server_label: 'again', server_url: paged.url, allowed_tools: ['tool_000'] }));
       await discover(validate({ server_label: 'again', server_url: paged.url, allowed_tools: ['tool_000'] }));

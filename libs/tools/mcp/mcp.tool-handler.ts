@@ -253,17 +253,19 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     return claims;
   }
 
-  /** `listTools`, answered from the connection's recent listing when `mcp.toolsListCacheMs` allows. */
+  /** `listTools`, answered from the connection's listing while `McpToolListCache` may keep it. */
   private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
     const cache = this.pool.toolLists;
-    if (!cache.enabled) return this.listTools(client, signal, params);
     // The filter is part of the key: what was dropped for one declaration may be offered to another.
     const filter = JSON.stringify(params.allowedTools ?? null);
     const cached = cache.get(client, filter);
     if (cached) return cached;
+    // Taken before listing: a notification stream that ends meanwhile must not vouch for this answer.
+    const keeps = cache.keeps(client);
+    if (!keeps) return this.listTools(client, signal, params);
     const generation = cache.generation(client);
     const tools = await this.listTools(client, signal, params);
-    cache.set(client, filter, tools, generation);
+    cache.set(client, filter, tools, generation, keeps.watch);
     return tools;
   }
 

@@ -7,7 +7,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { createGuardedFetch, guardedLookup, systemResolve } from './mcp-guarded.fetch.js';
 import { McpHttpTransport } from './mcp-http.transport.js';
@@ -193,6 +193,16 @@ export class McpConnectionPool implements OnModuleDestroy {
         conn.lastUsed = Date.now();
       }
     }
+  }
+
+  /** The target's kept `tools/list` answer for `filter`, if its connection is live and one is kept (see McpToolListCache). */
+  keptListing(target: McpTarget, filter: string): Tool[] | undefined {
+    const conn = this.connections.get(target.key);
+    if (!conn || conn.closed) return undefined;
+    const tools = this.toolLists.get(conn.client, filter);
+    // Served from the connection: it is in use, whatever the idle sweep would otherwise think.
+    if (tools) conn.lastUsed = Date.now();
+    return tools;
   }
 
   /** Drops the target's connection (if any) so that the next use reconnects. */

@@ -2,7 +2,15 @@ import { Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type HistoryContext, InvalidRequestError, type JsonObject, type PublicItem } from '#tool-sdk/index.js';
-import { SseTestServer, StreamableTestServer, buildDemoServer, buildPagedServer, type ServerLog, startRedirectServer, startSilentServer } from '../../../test/support/mcp/mcp-test-servers.js';
+import {
+  SseTestServer,
+  StreamableTestServer,
+  buildDemoServer,
+  buildPagedServer,
+  type ServerLog,
+  startRedirectServer,
+  startSilentServer,
+} from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings, type McpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import type { McpDeclaration } from './mcp-declaration.parser.js';
@@ -388,17 +396,29 @@ describe('McpToolHandler', () => {
         await withPool(server, {}, async (discover) => {
           await discover();
           // The GET stream opens just after the handshake; from then on the answer is kept.
-          await until(() => postsOf(server, discover), (d) => d.posts === 0, 'a discovery answered without listing');
+          await until(
+            () => postsOf(server, discover),
+            (d) => d.posts === 0,
+            'a discovery answered without listing',
+          );
           expect((await postsOf(server, discover)).posts).toBe(0);
 
           servers.at(-1)!.registerTool('late', { description: 'added later' }, async () => ({ content: [] }));
-          const after = await until(() => discover(), (names) => names.includes('late'), 'the new tool after tools/list_changed');
+          const after = await until(
+            () => discover(),
+            (names) => names.includes('late'),
+            'the new tool after tools/list_changed',
+          );
           expect(after).toContain('late');
 
           // The server restarts: its notification stream ends, so the next request lists (on a new session).
           await server.kill();
           server = await StreamableTestServer.start(factory, port);
-          const relisted = await until(() => postsOf(server, discover), (d) => d.posts > 0, 'a listing after the restart');
+          const relisted = await until(
+            () => postsOf(server, discover),
+            (d) => d.posts > 0,
+            'a listing after the restart',
+          );
           expect(relisted.names).not.toContain('late');
         });
       } finally {

@@ -59,6 +59,11 @@ export function mcpModelName(serverLabel: string, toolName: string): string {
   return modelVisibleName([serverLabel, toolName], new Set());
 }
 
+/** The listing cache's key within a connection: what was dropped for one declaration may be offered to another. */
+function listingFilter(params: McpDeclaration): string {
+  return JSON.stringify(params.allowedTools ?? null);
+}
+
 /**
  * `tool_choice: {type: "mcp", server_label, name?}`: one tool of a server, or
  * any of its tools when `name` is absent.
@@ -154,6 +159,9 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     }
 
     const listed = ctx.history.some((item) => item.type === 'mcp_list_tools' && item.server_label === params.serverLabel && !item.error);
+    // A kept listing needs no exchange, so neither the deadline nor the connection's signals.
+    const kept = this.pool.keptListing(params.target, listingFilter(params));
+    if (kept) return { state: { tools: kept, error: null }, items: listed ? [] : [listToolsItem(params.serverLabel, kept, null)] };
     const timeout = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
     const signal = AbortSignal.any([ctx.signal, timeout]);
     let discovery: McpDiscovery;
@@ -256,8 +264,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   /** `listTools`, answered from the connection's listing while `McpToolListCache` may keep it. */
   private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
     const cache = this.pool.toolLists;
-    // The filter is part of the key: what was dropped for one declaration may be offered to another.
-    const filter = JSON.stringify(params.allowedTools ?? null);
+    const filter = listingFilter(params);
     const cached = cache.get(client, filter);
     if (cached) return cached;
     // Taken before listing: a notification stream that ends meanwhile must not vouch for this answer.

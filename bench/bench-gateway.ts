@@ -32,6 +32,8 @@ export interface BenchGatewayConfig {
   mcp?: Record<string, unknown>;
   /** `upstream.dialect`; default `responses`. */
   dialect?: 'responses' | 'chat';
+  /** Further config sections, merged over the above one level deep (`{observability: {metrics: false}}`): what-if runs. */
+  sections?: Record<string, Record<string, unknown>>;
 }
 
 /** The request log's lines appended to a file: what a container runtime does with stdout. */
@@ -46,7 +48,7 @@ class FileLogModule {
 
 async function main(): Promise<void> {
   const options = childConfig<BenchGatewayConfig>();
-  const config = validateGatewayConfig({
+  const sections: Record<string, Record<string, unknown>> = {
     upstream: { baseUrl: options.upstreamUrl, dialect: options.dialect ?? 'responses', maxSockets: options.maxSockets ?? 256 },
     server: { host: '127.0.0.1', port: 0, sseWrites: options.sseWrites ?? 'event' },
     storage: options.sqlitePath ? { driver: 'sqlite', sqlitePath: options.sqlitePath } : { driver: 'memory' },
@@ -55,7 +57,9 @@ async function main(): Promise<void> {
     timeouts: { idleMs: options.idleMs ?? 60_000 },
     // Off unless asked for (it would write to this child's stdout, the report's); metrics stay on.
     observability: { requestLog: options.requestLogFile !== undefined },
-  });
+  };
+  for (const [name, section] of Object.entries(options.sections ?? {})) sections[name] = { ...sections[name], ...section };
+  const config = validateGatewayConfig(sections);
   const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), {
     bodyParser: false,
     logger: false,

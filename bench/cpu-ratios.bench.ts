@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
-import { mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
+import { floorCases, mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
 
 type Case = RatioCase;
@@ -22,7 +22,10 @@ type Case = RatioCase;
  * blocking request declaring 100 function tools; one MCP tool round (the SDK's
  * `McpServer` in its own process, request-declared `server_url`). Then c=1
  * latency of the MCP round against the same two model turns driven by a
- * client that calls the MCP tool itself.
+ * client that calls the MCP tool itself. Beside the proxy, the framework
+ * floors (`framework-floor-child.ts`): the plain body parsed, relayed as JSON
+ * and answered by express alone and by Nest over express, so the gateway's
+ * own share of a request's CPU can be read apart from its stack's.
  *
  *   --vs=DIR       also run DIR/bench/bench-gateway.js (another build's `dist`)
  *                  as gateway B, interleaved with this build's (A): before/after
@@ -31,6 +34,7 @@ type Case = RatioCase;
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
  *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
+ *   --sections=JSON config sections merged into the gateways' (`{"observability":{"metrics":false}}`): what-if runs
  *   --dialect=chat the gateways talk to the simulator in the chat-completions dialect (default responses);
  *                  a `--vs` build older than this flag runs on responses whatever it says
  */
@@ -49,6 +53,7 @@ const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const DIALECT = arg('dialect') ?? 'responses';
+const SECTIONS = JSON.parse(arg('sections') ?? '{}') as Record<string, Record<string, unknown>>;
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
 async function main(): Promise<void> {
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
     sqlitePath: join(dir, `${tag}.sqlite`),
     mcp: { allowedHosts: [mcpHost], toolsListCacheMs: MCP_LIST_CACHE_MS },
     dialect: DIALECT,
+    sections: SECTIONS,
   });
   builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv, startTimeoutMs: 120_000 }) });
   if (vs)
@@ -72,13 +78,18 @@ async function main(): Promise<void> {
       gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv, startTimeoutMs: 120_000 }),
     });
   const mcpTool = mcpToolOf(mcp.url);
-  const cases: Case[] = ratioCases(mcp.url).filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const cases: Case[] = [...ratioCases(mcp.url), ...floorCases()].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const floors = new Map<string, ChildService>();
+  for (const mode of new Set(cases.flatMap((c) => (c.floor ? [c.floor] : [])))) {
+    floors.set(mode, await ChildService.start(`${mode} floor`, { script: 'framework-floor-child.js', config: { upstreamUrl: sim.url, mode } }));
+  }
   const samples = new Map<string, number[]>();
   const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
   try {
     for (let r = 0; r < ROUNDS; r++) {
       for (const c of cases) {
-        for (const build of c.proxy ? [{ label: '', gateway: proxy }] : builds) {
+        const floor = c.floor ? floors.get(c.floor) : undefined;
+        for (const build of c.proxy ? [{ label: '', gateway: proxy }] : floor ? [{ label: '', gateway: floor }] : builds) {
           const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
           await runLoad({ ...load, maxRequests: 300, maxDurationMs: DURATION_MS });
           const before = await build.gateway.call<CpuUsage>('cpu');
@@ -99,7 +110,7 @@ async function main(): Promise<void> {
     }
     report(cases, builds, samples);
   } finally {
-    await Promise.all([...builds.map((b) => b.gateway.stop()), proxy.stop(), mcp.stop(), sim.stop()]);
+    await Promise.all([...builds.map((b) => b.gateway.stop()), ...[...floors.values()].map((f) => f.stop()), proxy.stop(), mcp.stop(), sim.stop()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -178,8 +189,8 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   console.log(`| case | ${labels.map((l) => `CPU µs/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
   console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
   for (const c of cases) {
-    if (c.proxy) {
-      console.log(`| proxy | ${Math.round(med('proxy'))} [${(samples.get('proxy') ?? []).map(Math.round).join(', ')}] |${labels.map(() => '').join(' |')}`);
+    if (c.proxy || c.floor) {
+      console.log(`| ${c.name} | ${Math.round(med(c.name))} [${(samples.get(c.name) ?? []).map(Math.round).join(', ')}] |${labels.map(() => '').join(' |')}`);
       continue;
     }
     const cells = labels.map((l) => `${Math.round(med(c.name + l))} [${(samples.get(c.name + l) ?? []).map(Math.round).join(', ')}]`);
@@ -201,6 +212,9 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   ratio('streaming stored / not stored', 'streaming-stored', 'streaming', '≤ 1.2×');
   ratio('100 tools / none', 'tools-100', 'blocking', '≤ 1.3×');
   ratio('MCP round / plain', 'mcp-round', 'blocking', '≤ 2×');
+  ratio('express hop / proxy (the stack alone)', 'express-hop', 'proxy', '');
+  ratio('Nest hop / proxy (the stack alone)', 'nest-hop', 'proxy', '');
+  ratio('blocking `store: false` / Nest hop (the gateway’s own work)', 'blocking', 'nest-hop', '');
   if (samples.has(`c1-gateway-round${labels[0]}`)) {
     console.log(
       `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})`).join(' | ')} | ≤ +1 ms |`,

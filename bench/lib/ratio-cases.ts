@@ -6,6 +6,8 @@ export interface RatioCase {
   expect: string;
   /** The pass-through proxy rather than a gateway. */
   proxy?: boolean;
+  /** A framework floor (`framework-floor-child.ts`) rather than a gateway. */
+  floor?: 'express' | 'nest';
 }
 
 export function hundredTools(): unknown[] {
@@ -35,5 +37,14 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
       body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpToolOf(mcpUrl)], store: false }),
       expect: '"completed"',
     },
+  ];
+}
+
+/** The framework floors, beside the proxy: the body of the plain blocking case through express alone and through Nest. */
+export function floorCases(): RatioCase[] {
+  const body = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
+  return [
+    { name: 'express-hop', body, expect: '"completed"', floor: 'express' },
+    { name: 'nest-hop', body, expect: '"completed"', floor: 'nest' },
   ];
 }

@@ -62,7 +62,8 @@ export function initialState(transcript: readonly ModelItem[]): RunState {
 export function afterRound(state: RunState, round: RoundResult): RunState {
   return {
     transcript: [...state.transcript, ...round.modelItems, ...round.outputs],
-    usage: round.usage ? addUsage(structuredClone(state.usage), round.usage) : state.usage,
+    // A fresh sum: the state before this round keeps its own usage (structuredClone cost more than the round's own bookkeeping).
+    usage: round.usage ? addUsage(addUsage(emptyUsage(), state.usage), round.usage) : state.usage,
     calls: round.calls,
     rounds: state.rounds + 1,
     firstPromptEstimate: state.firstPromptEstimate ?? round.promptEstimate,

@@ -167,7 +167,13 @@ export class McpHttpTransport implements Transport {
     const headers = this.commonHeaders();
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
-    const res = await this.exchange('POST', headers, JSON.stringify(message), ids);
+    let res: http.IncomingMessage;
+    try {
+      res = await this.exchange('POST', headers, JSON.stringify(message), ids);
+    } catch (err) {
+      this.forget(ids);
+      throw err;
+    }
     const session = res.headers['mcp-session-id'];
     if (typeof session === 'string' && session) this.session = session;
     const status = res.statusCode ?? 0;

@@ -132,14 +132,20 @@ before = walk(WS)
 child = subprocess.Popen([sys.executable, '-I', '-c', sys.argv[3]], stdin=0, pass_fds=(3,))
 os.close(0)
 os.close(3)
+interrupted = threading.Event()
 def interrupt():
     if child.poll() is None:
+        interrupted.set()
         child.send_signal(signal.SIGINT)
         threading.Timer(grace_s, lambda: child.poll() is None and child.kill()).start()
 timer = threading.Timer(timeout_s, interrupt)
 timer.start()
 rc = child.wait()
 timer.cancel()
+# Interrupted before the runner could catch it (Python still starting on a busy host): the
+# interpreter's own KeyboardInterrupt exit is the time limit, not the program's error.
+if interrupted.is_set() and rc > 0:
+    rc = -signal.SIGINT
 
 after = walk(WS)
 report = os.fdopen(4, 'wb')

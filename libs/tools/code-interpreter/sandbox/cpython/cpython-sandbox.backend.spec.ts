@@ -136,6 +136,16 @@ except OSError as e:
       expect(connections).toBe(before);
     }, 60_000);
 
+    it('reports the time limit when the interrupt ends Python before the runner can catch it', async () => {
+      // As when Python is still starting on a busy host: the interrupt's own exit, status 1 or the signal.
+      const exits = await run('exits', 'import os, signal\nsignal.signal(signal.SIGINT, lambda *a: os._exit(1))\nwhile True:\n    pass', {
+        limits: { ...limits, timeoutMs: 1_000 },
+      });
+      expect(exits.status).toBe('timeout');
+      const dies = await run('dies', 'import signal\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nwhile True:\n    pass', { limits: { ...limits, timeoutMs: 1_000 } });
+      expect(dies.status).toBe('timeout');
+    }, 60_000);
+
     it('stops an infinite loop and a catastrophic regex at the time limit', async () => {
       const loop = await run('loop', 'while True:\n    pass', { limits: { ...limits, timeoutMs: 1_000 } });
       expect(loop.status).toBe('timeout');

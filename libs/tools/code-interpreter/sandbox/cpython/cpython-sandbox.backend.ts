@@ -268,8 +268,9 @@ function endOf(
   if (said === 'timeout') return { status: 'timeout', message: timeLimit };
   const rc = run.exitCode;
   if (rc === 0) return { status: 'ok' };
-  // -9: the supervisor killed it after the grace; -24: SIGXCPU, the CPU-seconds limit.
-  if (rc === -9 || rc === -24) return { status: 'timeout', message: rc === -9 ? timeLimit : 'The code used up its CPU time limit.' };
+  // -9: the supervisor killed it after the grace; -2: interrupted before the runner could catch it
+  // (still starting); -24: SIGXCPU, the CPU-seconds limit.
+  if (rc === -9 || rc === -2 || rc === -24) return { status: 'timeout', message: rc === -24 ? 'The code used up its CPU time limit.' : timeLimit };
   if (rc !== undefined && rc > 0) return { status: 'error', message: `The program exited with status ${rc}.` };
   if (run.killed || run.exit.signal === 'SIGXCPU') return { status: 'timeout', message: timeLimit };
   return { status: 'crashed', message: `The Python process ended abnormally (${rc !== undefined ? `signal ${-rc}` : (run.exit.signal ?? `exit ${run.exit.code}`)}).` };

@@ -53,6 +53,32 @@ export function guardedLookup(
 }
 
 /**
+ * The refusal of a redirect whose target the policy refuses (or whose
+ * Location cannot be read), after destroying the response and telling
+ * `onRefusal`; undefined for any other answer. Redirects are never followed,
+ * so this is what keeps one from pointing a caller into the gateway's network.
+ */
+export function refusedRedirect(
+  res: http.IncomingMessage,
+  base: URL,
+  policy: HostPolicy,
+  onRefusal: (error: RefusedDestinationError) => void,
+): RefusedDestinationError | undefined {
+  const status = res.statusCode ?? 0;
+  const location = res.headers.location;
+  if (status < 300 || status >= 400 || !location) return undefined;
+  try {
+    policy.vet(new URL(location, base), 'MCP server redirect target');
+    return undefined;
+  } catch (err) {
+    res.destroy();
+    const refusal = err instanceof RefusedDestinationError ? err : new RefusedDestinationError('MCP server sent a redirect with an unreadable Location.');
+    onRefusal(refusal);
+    return refusal;
+  }
+}
+
+/**
  * A `fetch` for the MCP transports of request-declared servers.
  *
  * It is built on `node:http` rather than the global `fetch` so that the
@@ -108,18 +134,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): FetchLike {
           response = res;
           res.once('close', () => signal?.removeEventListener('abort', onAbort));
           const status = res.statusCode ?? 502;
-          const location = res.headers.location;
-          if (status >= 300 && status < 400 && location) {
-            try {
-              const target = new URL(location, url);
-              policy.vet(target, 'MCP server redirect target');
-            } catch (err) {
-              res.destroy();
-              const refusal = err instanceof RefusedDestinationError ? err : new RefusedDestinationError('MCP server sent a redirect with an unreadable Location.');
-              options.onRefusal(refusal);
-              return reject(refusal);
-            }
-          }
+          const refusal = refusedRedirect(res, url, policy, options.onRefusal);
+          if (refusal) return reject(refusal);
           const headers = new Headers();
           for (const [name, value] of Object.entries(res.headers)) {
             if (Array.isArray(value)) for (const v of value) headers.append(name, v);

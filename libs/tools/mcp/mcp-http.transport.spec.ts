@@ -52,6 +52,29 @@ async function listen(handler: http.RequestListener): Promise<{ url: string; clo
   };
 }
 
+/**
+ * A started transport to `server` with what it reported collected, closed
+ * (and the server with it) however `body` ends.
+ */
+async function withTransport(
+  server: { url: string; close(): Promise<void> },
+  extra: Partial<McpHttpTransportOptions>,
+  body: (seen: { transport: McpHttpTransport; messages: JSONRPCMessage[]; errors: Error[] }) => Promise<void>,
+): Promise<void> {
+  const transport = transportTo(server.url, extra);
+  const messages: JSONRPCMessage[] = [];
+  const errors: Error[] = [];
+  transport.onmessage = (m) => void messages.push(m);
+  transport.onerror = (e) => void errors.push(e);
+  try {
+    await transport.start();
+    await body({ transport, messages, errors });
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
 /** A real HTTP server that answers a JSON-RPC request POST with an SSE stream it never finishes by itself. */
 async function streamingServer() {
   const closed: string[] = [];
@@ -164,13 +187,7 @@ describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
 
   it('a notifications/cancelled ends that request’s stream quietly and closes its HTTP exchange; others go on', async () => {
     const server = await streamingServer();
-    const transport = transportTo(server.url);
-    const messages: JSONRPCMessage[] = [];
-    const errors: Error[] = [];
-    transport.onmessage = (m) => void messages.push(m);
-    transport.onerror = (e) => void errors.push(e);
-    try {
-      await transport.start();
+    await withTransport(server, {}, async ({ transport, messages, errors }) => {
       await transport.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: {} });
       await transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: {} });
       await until(() => messages.length === 2);
@@ -178,10 +195,7 @@ describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
       await until(() => server.closed.includes('7'));
       expect(server.closed).toEqual(['7']);
       expect(errors).toEqual([]);
-    } finally {
-      await transport.close();
-      await server.close();
-    }
+    });
   });
 
   it('a request cancelled before its answer arrives ends its send quietly, not as an error', async () => {
@@ -190,21 +204,14 @@ describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
       req.resume();
       held.push(res);
     });
-    const transport = transportTo(server.url);
-    const errors: Error[] = [];
-    transport.onerror = (e) => void errors.push(e);
-    try {
-      await transport.start();
+    await withTransport(server, {}, async ({ transport, errors }) => {
       const pending = transport.send({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: {} });
       await until(() => held.length === 1);
       // The notification itself is held too; only the cancelled request's outcome matters here.
       void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'a' } }).catch(() => undefined);
       await expect(pending).resolves.toBeUndefined();
       expect(errors).toEqual([]);
-    } finally {
-      await transport.close();
-      await server.close();
-    }
+    });
   });
 
   it('an HTTP error answer fails the send with the status, as the SDK transport reports it', async () => {
@@ -212,16 +219,11 @@ describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
       req.resume();
       res.writeHead(404, { 'content-type': 'text/plain' }).end('no MCP here');
     });
-    const transport = transportTo(server.url);
-    try {
-      await transport.start();
+    await withTransport(server, {}, async ({ transport }) => {
       const sent = transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
       await expect(sent).rejects.toBeInstanceOf(StreamableHTTPError);
       await expect(sent).rejects.toMatchObject({ code: 404, message: expect.stringContaining('no MCP here') });
-    } finally {
-      await transport.close();
-      await server.close();
-    }
+    });
   });
 
   it('an SSE event larger than the limit fails its stream instead of growing without bound', async () => {
@@ -233,21 +235,12 @@ describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
         res.write('x'.repeat(4096));
       });
     });
-    const transport = transportTo(server.url, { maxMessageChars: 2048 });
-    const errors: Error[] = [];
-    const messages: JSONRPCMessage[] = [];
-    transport.onerror = (e) => void errors.push(e);
-    transport.onmessage = (m) => void messages.push(m);
-    try {
-      await transport.start();
+    await withTransport(server, { maxMessageChars: 2048 }, async ({ transport, messages, errors }) => {
       await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} });
       await until(() => errors.length > 0);
       expect(errors[0].message).toMatch(/exceeds 2048 characters/);
       expect(messages).toEqual([]);
-    } finally {
-      await transport.close();
-      await server.close();
-    }
+    });
   });
 });
 

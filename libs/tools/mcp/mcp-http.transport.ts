@@ -5,7 +5,8 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
+import { refusedRedirect } from './mcp-guarded.fetch.js';
+import type { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
 
 /** One message (a JSON body, an SSE event's data) may not grow past this: the server may be a tenant's. */
 export const MAX_MCP_MESSAGE_CHARS = 32 * 1024 * 1024;
@@ -349,19 +350,9 @@ export class McpHttpTransport implements Transport {
       let cancelled = false;
       const request = (secure ? https : http).request(url, { method, headers, agent: secure ? agents.https : agents.http, lookup: guard?.lookup }, (res) => {
         response = res;
-        const status = res.statusCode ?? 0;
-        const location = res.headers.location;
-        if (guard && status >= 300 && status < 400 && location) {
-          // Redirects are never followed; one towards a refused destination fails outright.
-          try {
-            guard.policy.vet(new URL(location, url), 'MCP server redirect target');
-          } catch (err) {
-            res.destroy();
-            const refusal = err instanceof RefusedDestinationError ? err : new RefusedDestinationError('MCP server sent a redirect with an unreadable Location.');
-            guard.onRefusal(refusal);
-            return reject(refusal);
-          }
-        }
+        // Redirects are never followed; one towards a refused destination fails outright.
+        const refusal = guard && refusedRedirect(res, url, guard.policy, guard.onRefusal);
+        if (refusal) return reject(refusal);
         resolve(res);
       });
       const stop = (): void => {

@@ -159,29 +159,33 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     }
 
     const listed = ctx.history.some((item) => item.type === 'mcp_list_tools' && item.server_label === params.serverLabel && !item.error);
+    const filter = listingFilter(params);
     // A kept listing needs no exchange, so neither the deadline nor the connection's signals.
-    const kept = this.pool.keptListing(params.target, listingFilter(params));
-    if (kept) return { state: { tools: kept, error: null }, items: listed ? [] : [listToolsItem(params.serverLabel, kept, null)] };
+    const kept = this.pool.keptListing(params.target, filter);
+    const discovery: McpDiscovery = kept ? { tools: kept, error: null } : await this.listOverConnection(params, filter, ctx.signal);
+    // A failed listing is always reported; a successful one once per conversation.
+    const items = discovery.error !== null || !listed ? [listToolsItem(params.serverLabel, discovery.tools, discovery.error)] : [];
+    return { state: discovery, items };
+  }
+
+  /** The server's listing over its pooled connection, under the discovery deadline; a failure is the discovery's error. */
+  private async listOverConnection(params: McpDeclaration, filter: string, requestSignal: AbortSignal): Promise<McpDiscovery> {
     const timeout = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
-    const signal = AbortSignal.any([ctx.signal, timeout]);
-    let discovery: McpDiscovery;
+    const signal = AbortSignal.any([requestSignal, timeout]);
     try {
-      const tools = await this.pool.use(params.target, signal, (client, s) => this.cachedListTools(client, s, params), { retryStale: true });
-      discovery = { tools, error: null };
+      const tools = await this.pool.use(params.target, signal, (client, s) => this.cachedListTools(client, s, params, filter), { retryStale: true });
+      return { tools, error: null };
     } catch (err) {
       if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code);
-      if (ctx.signal.aborted) throw err;
+      if (requestSignal.aborted) throw err;
       // A server that does not answer tools/list in time is not worth keeping a connection to.
       if (timeout.aborted) this.pool.discard(params.target, 'tools/list timed out');
       const reason = timeout.aborted
         ? `MCP server ${params.target.describe()} did not list its tools within ${this.settings.discoveryTimeoutMs} ms.`
         : describeError(err, params.target);
       this.logger.warn(`discovery failed for ${params.target.describe()}: ${reason}`);
-      discovery = { tools: [], error: reason };
+      return { tools: [], error: reason };
     }
-    // A failed listing is always reported; a successful one once per conversation.
-    const items = discovery.error !== null || !listed ? [listToolsItem(params.serverLabel, discovery.tools, discovery.error)] : [];
-    return { state: discovery, items };
   }
 
   normalize(params: McpDeclaration, discovered: McpDiscovery | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool<McpExecutionParams>[] {
@@ -262,9 +266,9 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   }
 
   /** `listTools`, answered from the connection's listing while `McpToolListCache` may keep it. */
-  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
+  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration, filter: string): Promise<Tool[]> {
     const cache = this.pool.toolLists;
-    const filter = listingFilter(params);
+    // Again on the connection: another request's listing may have been kept while this one waited for it.
     const cached = cache.get(client, filter);
     if (cached) return cached;
     // Taken before listing: a notification stream that ends meanwhile must not vouch for this answer.

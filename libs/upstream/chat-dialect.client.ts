@@ -24,14 +24,15 @@ export class ChatDialectClient extends DialectClient {
 
     if (request.stream && !isJsonBody(body.contentType)) {
       const decoder = new ChatCompletionDecoder(emit, body.url, true);
-      const { sawDone } = await readJsonEventStream(body, (chunk) => decoder.push(chunk));
-      // Every server in this family ends with `[DONE]`; a body that just stops
-      // is accepted only when a choice already said why it finished.
-      if (!sawDone && !decoder.sawFinishReason) {
-        throw new UpstreamUnavailableError(`Upstream ${body.url} ended the stream before the completion finished.`, 'upstream_stream_error');
-      }
-      decoder.end();
-      return;
+      // Returned, not awaited: this function's frame is not held for as long as the stream runs.
+      return readJsonEventStream(body, (chunk) => decoder.push(chunk)).then(({ sawDone }) => {
+        // Every server in this family ends with `[DONE]`; a body that just stops
+        // is accepted only when a choice already said why it finished.
+        if (!sawDone && !decoder.sawFinishReason) {
+          throw new UpstreamUnavailableError(`Upstream ${body.url} ended the stream before the completion finished.`, 'upstream_stream_error');
+        }
+        decoder.end();
+      });
     }
 
     const completion = await body.json();

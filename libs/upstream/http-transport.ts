@@ -253,9 +253,9 @@ class Exchange implements UpstreamBody {
     );
   }
 
-  async text(onText: (chunk: string) => void): Promise<void> {
+  text(onText: (chunk: string) => void): Promise<void> {
     const decoder = new TextDecoder('utf-8');
-    await this.consume(
+    return this.consume<void>(
       (chunk) => {
         // `stream: true` keeps a multi-byte character split across chunks intact.
         const text = decoder.decode(chunk, { stream: true });
@@ -298,7 +298,8 @@ class Exchange implements UpstreamBody {
       return;
     }
     this.req = req;
-    req.on('socket', (socket) => {
+    // The one-off events let go of their handlers once heard: a stream keeps its request for as long as it runs.
+    req.once('socket', (socket) => {
       if (req !== this.req || this.phase !== 'pending') return;
       // A pooled socket is already connected; only a fresh one has a connect phase to time.
       if (!socket.connecting) return;
@@ -311,13 +312,13 @@ class Exchange implements UpstreamBody {
     });
     // The first-byte clock starts once the request is fully handed to the socket,
     // so time spent connecting or queued for a pooled socket is not counted twice.
-    req.on('finish', () => {
+    req.once('finish', () => {
       if (req !== this.req || this.phase !== 'pending') return;
       this.arm('firstByte', this.limits.firstByteMs, () =>
         this.fail(new UpstreamTimeoutError(`Upstream ${this.url} sent no response headers within ${this.limits.firstByteMs} ms (first-byte timeout).`)),
       );
     });
-    req.on('response', (res) => this.onResponse(req, res));
+    req.once('response', (res) => this.onResponse(req, res));
     req.on('error', (error) => this.onRequestError(req, error));
     req.end(this.payload);
   }

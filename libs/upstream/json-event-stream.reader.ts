@@ -20,7 +20,7 @@ export interface JsonEventStreamEnd {
  * the SSE `event` field is ignored. `onEvent` returns `true` once it has seen
  * a terminal event: the rest of the body is then drained, not parsed.
  */
-export async function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObject) => boolean | void): Promise<JsonEventStreamEnd> {
+export function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObject) => boolean | void): Promise<JsonEventStreamEnd> {
   const end: JsonEventStreamEnd = { sawDone: false, stopped: false };
   const malformed = (detail: string): UpstreamUnavailableError =>
     new UpstreamUnavailableError(`Upstream ${body.url} sent a malformed stream event: ${detail}`, 'upstream_stream_error');
@@ -54,10 +54,12 @@ export async function readJsonEventStream(body: UpstreamBody, onEvent: (event: J
     },
   });
 
-  await body.text((chunk) => {
-    if (!end.sawDone && !end.stopped) parser.feed(chunk);
-  });
-  return end;
+  // A promise chain rather than an async function, whose suspended frame a stream would hold while it runs.
+  return body
+    .text((chunk) => {
+      if (!end.sawDone && !end.stopped) parser.feed(chunk);
+    })
+    .then(() => end);
 }
 
 function preview(data: string): string {

@@ -23,9 +23,8 @@ export class ResponsesDialectClient extends DialectClient {
     });
     const decoder = new ResponsesEventDecoder(emit, body.url);
     if (request.stream && !isJsonBody(body.contentType)) {
-      await readJsonEventStream(body, (event) => decoder.push(event));
-      decoder.end();
-      return;
+      // Returned, not awaited: this function's frame is not held for as long as the stream runs.
+      return readJsonEventStream(body, (event) => decoder.push(event)).then(() => decoder.end());
     }
     const response = await body.json();
     if (!isJsonObject(response)) {

@@ -1,10 +1,11 @@
-import { type OperatorFunction, ignoreElements, pipe, tap } from 'rxjs';
+import { type OperatorFunction, pipe } from 'rxjs';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '#tool-sdk/contract/index.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { FunctionCallItem, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { DetectedGatewayCall, OpenedGatewayItem } from './gateway-accumulator.js';
-import type { ScheduledCall } from './gateway-scheduler.service.js';
+import type { ScheduledCall, ScheduledResult } from './gateway-scheduler.service.js';
+import { emitEach } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { CallCount } from './run-state.js';
@@ -149,11 +150,10 @@ export class GatewayCallBatch {
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),
-      tap(({ slot, result }) => {
+      emitEach<ScheduledResult, never>(({ slot, result }) => {
         this.slots[slot].result = result;
         this.flush();
       }),
-      ignoreElements(),
     );
   }
 

@@ -417,4 +417,25 @@ describe('GatewayScheduler (the operator)', () => {
     await execution.done;
     expect(done).toBe(true);
   });
+
+  it('runs calls a source sends while it is being subscribed, queued per tool, and completes after them', async () => {
+    const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
+    const exec = new RecordingExecutor();
+    const busy = entry('busy', exec);
+    const results: string[] = [];
+    let completed = false;
+    const calls = of({ slot: 0, call: call('s1', 'busy'), entry: busy }, { slot: 1, call: call('s2', 'busy'), entry: busy });
+    calls.pipe(scheduler.schedule({ requestId: 'r', include: [] })).subscribe({
+      next: (r) => results.push(r.result.call.callId),
+      complete: () => (completed = true),
+    });
+    await flush();
+    expect(exec.started).toEqual(['s1']);
+    exec.finish('s1');
+    await until(() => exec.started.length === 2);
+    expect(completed).toBe(false);
+    exec.finish('s2');
+    await until(() => completed);
+    expect(results).toEqual(['s1', 's2']);
+  });
 });

@@ -83,34 +83,43 @@ class ToolQueues {
 export function scheduleCalls(options: ScheduleOptions & { window: number }): OperatorFunction<ScheduledCall, ScheduledResult> {
   return (calls) =>
     new Observable<ScheduledResult>((subscriber) => {
-      const ready = new Subject<ScheduledCall>();
-      const queues = new ToolQueues();
       let submitted = 0;
       let finished = 0;
       let sourceDone = false;
+      // Made with the first call: most rounds run none, and a round stays open while the model streams.
+      let window: { ready: Subject<ScheduledCall>; queues: ToolQueues } | undefined;
       const maybeComplete = () => {
-        if (sourceDone && finished === submitted) ready.complete();
+        if (!sourceDone || finished !== submitted) return;
+        if (window) window.ready.complete();
+        else subscriber.complete();
       };
-      const running = ready
-        .pipe(
-          mergeMap(
-            (scheduled) =>
-              defer(() => executeWithDeadline(scheduled, options.requestId, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
-                finalize(() => {
-                  finished++;
-                  const next = queues.release(scheduled);
-                  if (next) ready.next(next);
-                  else maybeComplete();
-                }),
-              ),
-            options.window,
-          ),
-        )
-        .subscribe(subscriber);
-      const source = calls.subscribe({
+      const open = () => {
+        const ready = new Subject<ScheduledCall>();
+        const queues = new ToolQueues();
+        // Subscribed with the subscriber itself, so its teardown stops every call in flight.
+        ready
+          .pipe(
+            mergeMap(
+              (scheduled) =>
+                defer(() => executeWithDeadline(scheduled, options.requestId, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
+                  finalize(() => {
+                    finished++;
+                    const next = queues.release(scheduled);
+                    if (next) ready.next(next);
+                    else maybeComplete();
+                  }),
+                ),
+              options.window,
+            ),
+          )
+          .subscribe(subscriber);
+        return { ready, queues };
+      };
+      return calls.subscribe({
         next: (scheduled) => {
           submitted++;
-          if (queues.admit(scheduled)) ready.next(scheduled);
+          window ??= open();
+          if (window.queues.admit(scheduled)) window.ready.next(scheduled);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
@@ -118,10 +127,6 @@ export function scheduleCalls(options: ScheduleOptions & { window: number }): Op
           maybeComplete();
         },
       });
-      return () => {
-        source.unsubscribe();
-        running.unsubscribe();
-      };
     });
 }
 

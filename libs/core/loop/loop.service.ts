@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { EMPTY, Observable, catchError, concatMap, defer, expand, from, ignoreElements, last, map, tap, throwError } from 'rxjs';
+import { EMPTY, Observable, catchError, defer, expand, ignoreElements, map, throwError } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
@@ -21,6 +21,7 @@ import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interf
 import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$ } from './round.js';
+import { afterLast } from './run-operators.js';
 import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
 import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
 import { RunOutput } from './run-output.js';
@@ -173,12 +174,14 @@ export class LoopService {
   /** The request made effective, the tools prepared, then the turn; a streaming run that fails after it started ends `failed`. */
   private drive(edge: RunEdge, received: ResponseRequest, spent?: (usage: Usage) => void): Observable<never> {
     let usage = emptyUsage();
-    return defer(() => from(effectiveRequest(edge, received))).pipe(
-      concatMap(({ request, prior }) => {
-        edge.output.describe(request);
-        return abortable((signal) => prepareRun(edge, request, prior, signal));
-      }),
-      concatMap((prepared) =>
+    // One step from the received request to the prepared run; leaving during it aborts the preparation.
+    const prepare = async (signal: AbortSignal) => {
+      const { request, prior } = await effectiveRequest(edge, received);
+      edge.output.describe(request);
+      return prepareRun(edge, request, prior, signal);
+    };
+    return abortable(prepare).pipe(
+      afterLast((prepared) =>
         this.turn(prepared, (state) => {
           usage = state.usage;
           spent?.(usage);
@@ -199,14 +202,22 @@ export class LoopService {
     for (const item of registry.discoveryItems) output.emitDiscoveryItem(item);
 
     const maxRounds = this.config.tools.maxRounds;
-    const round = (state: RunState): Observable<RunStep> => round$(ctx, state).pipe(map((result) => decide(state, result, maxRounds)));
+    // Each state is reported as it is reached: the one the approvals left, then each round's.
+    const round = (state: RunState): Observable<RunStep> =>
+      round$(ctx, state).pipe(
+        map((result) => {
+          const step = decide(state, result, maxRounds);
+          advanced(step.state);
+          return step;
+        }),
+      );
     return answerApprovals$(ctx, initialState(transcript), approvals).pipe(
-      tap(advanced),
-      concatMap(round),
+      afterLast((state) => {
+        advanced(state);
+        return round(state);
+      }),
       expand((step) => (step.decision === LoopDecision.Continue ? round(step.state) : EMPTY)),
-      tap((step) => advanced(step.state)),
-      last(),
-      concatMap((step) => this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason)),
+      afterLast((step) => this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason)),
     );
   }
 

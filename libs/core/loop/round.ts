@@ -1,4 +1,4 @@
-import { EMPTY, type Observable, concatMap, concatWith, defer, finalize, from, of, tap } from 'rxjs';
+import { Observable, concatMap, defer, from } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
@@ -7,6 +7,7 @@ import { GatewayCallBatch } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
+import { emitEach, thenEmit } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
@@ -21,7 +22,7 @@ import type { RoundResult, RunState } from './run-state.js';
  * request is dropped and the round's calls are stopped by the same teardown.
  */
 export function round$(ctx: RunContext, state: RunState): Observable<RoundResult> {
-  return defer(() => {
+  return new Observable<RoundResult>((subscriber) => {
     const number = state.rounds + 1;
     const roundTrace = ctx.trace?.round(number);
     let traced = false;
@@ -44,15 +45,16 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
       seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,
     });
-    const classify = (event: ModelEvent): DetectedGatewayCall[] => {
+    // Each call detected in an event goes to the scheduler as it is started, before the next one starts.
+    const classify = (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => {
       ctx.output.ensureStarted();
       accumulator.handle(event);
-      return detected.splice(0);
+      if (detected.length > 0) for (const call of detected.splice(0)) start(call, emit);
     };
-    const start = (call: DetectedGatewayCall): ScheduledCall[] => {
+    const start = (call: DetectedGatewayCall, emit: (scheduled: ScheduledCall) => void) => {
       const started = batch.start(call);
       if (started === 'approval') approvalsRequested++;
-      return started && started !== 'approval' ? [started] : [];
+      else if (started) emit(started);
     };
     const result = (): RoundResult => {
       const incompleteReason = accumulator.finish?.status === 'incomplete' ? (accumulator.finish.reason ?? 'max_output_tokens') : null;
@@ -70,27 +72,48 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       };
     };
     const { request, promptEstimate } = modelRequest(ctx, state, number);
-    return infer$(ctx, request, roundTrace, state.usage).pipe(
-      concatMap(classify),
-      // Items the upstream never finished (stream cut short) are closed before the calls settle.
-      concatWith(defer(() => (accumulator.closeDangling(), EMPTY))),
-      concatMap(start),
-      batch.execute(),
-      concatWith(defer(() => of(result()))),
-      finalize(endTrace),
-    );
+    infer$(ctx, request, roundTrace, state.usage)
+      .pipe(
+        emitEach(
+          classify,
+          // Items the upstream never finished (stream cut short) are closed before the calls settle.
+          () => accumulator.closeDangling(),
+        ),
+        batch.execute(),
+        thenEmit(result),
+      )
+      .subscribe(subscriber);
+    // After the chain's own teardown, as `finalize` would: a round cut short is traced too.
+    return endTrace;
   });
 }
 
 /** The upstream stream of this round, traced from subscription to its end however it ends. */
 function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace | undefined, spent: Usage): Observable<ModelEvent> {
-  const call = defer(() => {
+  const call = new Observable<ModelEvent>((subscriber) => {
     const upstreamTrace = roundTrace?.upstream();
-    let upstreamError: unknown;
-    return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
-      tap({ error: (err: unknown) => (upstreamError = err) }),
-      finalize(() => upstreamTrace?.end(upstreamError ? { error: upstreamError } : { cancelled: ctx.abandoned() })),
-    );
+    let traced = false;
+    // The upstream's span ends with the upstream, before the round goes on with what it sent.
+    const endTrace = (outcome: { error: unknown } | { cancelled: boolean }) => {
+      if (traced) return;
+      traced = true;
+      upstreamTrace?.end(outcome);
+    };
+    const upstream = ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).subscribe({
+      next: (event) => subscriber.next(event),
+      error: (err: unknown) => {
+        endTrace({ error: err });
+        subscriber.error(err);
+      },
+      complete: () => {
+        endTrace({ cancelled: false });
+        subscriber.complete();
+      },
+    });
+    return () => {
+      upstream.unsubscribe();
+      endTrace({ cancelled: ctx.abandoned() });
+    };
   });
   // Once earlier rounds used tokens their cost is known: a budget they used up stops the run before the next call.
   const budget = ctx.budget;

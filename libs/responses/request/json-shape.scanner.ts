@@ -288,7 +288,8 @@ export function hostileJsonShapeGuard(
   noteParsed: (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: () => void) => void;
 } {
   const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
-  const scanners = new WeakMap<IncomingMessage, JsonShapeScanner>();
+  /** Bodies being scanned as they arrive, with the way to stop listening once the body is complete. */
+  const scanners = new WeakMap<IncomingMessage, { scanner: JsonShapeScanner; stop: () => void }>();
   /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
   const verified = new WeakMap<IncomingMessage, boolean>();
   /** The bytes of a verified body's top-level `tools` array. */
@@ -297,7 +298,6 @@ export function hostileJsonShapeGuard(
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
         const scanner = new JsonShapeScanner(limits);
-        scanners.set(req, scanner);
         const onData = (chunk: Buffer) => {
           const shape = scanner.push(chunk);
           if (!shape) return;
@@ -310,12 +310,20 @@ export function hostileJsonShapeGuard(
         };
         // The parser, mounted next, adds its own listener in the same tick, so both see every chunk.
         req.on('data', onData);
+        scanners.set(req, { scanner, stop: () => req.off('data', onData) });
       }
       next();
     },
     verify(req, _res, body, encoding) {
-      let scanner = scanners.get(req);
-      if (!scanner) {
+      // The body is complete: a scan that ran while it arrived lets go of the request, which a
+      // stream keeps open for as long as it runs.
+      const reading = scanners.get(req);
+      let scanner: JsonShapeScanner;
+      if (reading) {
+        reading.stop();
+        scanners.delete(req);
+        scanner = reading.scanner;
+      } else {
         scanner = new JsonShapeScanner(limits);
         scanner.push(body);
       }
@@ -329,10 +337,12 @@ export function hostileJsonShapeGuard(
     noteParsed(req, _res, next) {
       const storable = verified.get(req);
       if (storable !== undefined) {
+        verified.delete(req);
         noteShapeChecked(req.body);
         if (storable) noteStorableBody(req.body);
         const tools = (req.body as { tools?: unknown } | null)?.tools;
         const bytes = toolsBytes.get(req);
+        toolsBytes.delete(req);
         if (bytes && Array.isArray(tools)) noteJsonSource(tools, bytes);
       }
       next();

@@ -215,6 +215,8 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   ratio('express hop / proxy (the stack alone)', 'express-hop', 'proxy', '');
   ratio('Nest hop / proxy (the stack alone)', 'nest-hop', 'proxy', '');
   ratio('blocking `store: false` / Nest hop (the gateway’s own work)', 'blocking', 'nest-hop', '');
+  ratio('100 tools / none through the proxy (the bytes alone)', 'proxy-tools-100', 'proxy', '');
+  ratio('100 tools / none through Nest alone (the bytes, parsed and re-sent)', 'nest-hop-tools-100', 'nest-hop', '');
   if (samples.has(`c1-gateway-round${labels[0]}`)) {
     console.log(
       `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})`).join(' | ')} | ≤ +1 ms |`,

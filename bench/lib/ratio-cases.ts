@@ -32,6 +32,8 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
     { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
     { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
     { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
+    // The same bytes through the proxy: what 100 declarations cost before anyone reads them.
+    { name: 'proxy-tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"', proxy: true },
     {
       name: 'mcp-round',
       body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpToolOf(mcpUrl)], store: false }),
@@ -40,11 +42,15 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
   ];
 }
 
-/** The framework floors, beside the proxy: the body of the plain blocking case through express alone and through Nest. */
+/**
+ * The framework floors, beside the proxy: the body of the plain blocking case through express alone
+ * and through Nest, and the 100-tools body through Nest (parsed, relayed, its answer parsed and re-sent).
+ */
 export function floorCases(): RatioCase[] {
   const body = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
   return [
     { name: 'express-hop', body, expect: '"completed"', floor: 'express' },
     { name: 'nest-hop', body, expect: '"completed"', floor: 'nest' },
+    { name: 'nest-hop-tools-100', body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false, tools: hundredTools() }), expect: '"completed"', floor: 'nest' },
   ];
 }

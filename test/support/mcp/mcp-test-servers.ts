@@ -323,6 +323,46 @@ export function buildPagedServer(total: number, pageSize: number) {
   };
 }
 
+/**
+ * One tool list shared by every session of a server that declares
+ * `tools.listChanged`: a test changes it and announces the change to each
+ * session's client (`notifications/tools/list_changed`), as the spec asks of
+ * such a server. `tools/list` answers `pageSize` tools per page.
+ */
+export class SharedToolList {
+  readonly names: string[];
+  private readonly sessions: Server[] = [];
+
+  constructor(count: number) {
+    this.names = Array.from({ length: count }, (_, i) => `tool_${String(i).padStart(5, '0')}`);
+  }
+
+  server(pageSize: number): (log: ServerLog) => McpServerLike {
+    return (log) => {
+      const server = new Server({ name: 'listed', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+      server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+        const start = request.params?.cursor ? Number(request.params.cursor) : 0;
+        log.record('tools/list', { cursor: request.params?.cursor ?? null });
+        const end = start + pageSize;
+        const page = this.names.slice(start, end).map((name) => ({ name, description: `Looks ${name} up`, inputSchema: { type: 'object' as const, properties: {} } }));
+        return { tools: page, ...(end < this.names.length ? { nextCursor: String(end) } : {}) };
+      });
+      server.setRequestHandler(CallToolRequestSchema, async (request) => {
+        log.record(request.params.name, request.params.arguments ?? {});
+        return { content: [{ type: 'text', text: `ran ${request.params.name}` }] };
+      });
+      this.sessions.push(server);
+      return server;
+    };
+  }
+
+  /** Adds a tool and tells every connected session's client that the list changed. */
+  async add(name: string): Promise<void> {
+    this.names.push(name);
+    await Promise.allSettled(this.sessions.map((session) => session.sendToolListChanged()));
+  }
+}
+
 /** A plain HTTP server that answers every request with a redirect to `location`. */
 export async function startRedirectServer(location: string, status = 307): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
   let hits = 0;

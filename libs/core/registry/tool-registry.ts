@@ -21,8 +21,13 @@ interface Declared {
   readonly discoveryItems: PublicItem[];
 }
 
-const noRoutes = (): Routes => ({ entries: new Map(), byIdentity: new Map(), byClientShape: new Map(), takenNames: new Set(), functions: [] });
-const nothingDeclared = (): Declared => ({ publicTools: [], continuationTools: [], discoveryItems: [] });
+/**
+ * The tables of a registry nothing was added to, shared by every such
+ * registry and copied on its first write like a sealed registry's: most
+ * requests declare no tools, and a stream keeps its registry while it runs.
+ */
+const NO_ROUTES: Routes = { entries: new Map(), byIdentity: new Map(), byClientShape: new Map(), takenNames: new Set(), functions: [] };
+const NOTHING_DECLARED: Declared = { publicTools: [], continuationTools: [], discoveryItems: [] };
 
 /**
  * Request-scoped routing table: model-visible name → entry. Built once per
@@ -35,10 +40,10 @@ const nothingDeclared = (): Declared => ({ publicTools: [], continuationTools: [
  * request's additions reach the sealed one or another request.
  */
 export class ToolRegistry {
-  private routes = noRoutes();
-  private declared = nothingDeclared();
-  /** Each part is a sealed registry's while set here: copied before its first write. */
-  private readonly borrowed = { routes: false, declared: false };
+  private routes = NO_ROUTES;
+  private declared = NOTHING_DECLARED;
+  /** Each part is shared (a sealed registry's, or the empty one) while set here: copied before its first write. */
+  private readonly borrowed = { routes: true, declared: true };
   private sealed = false;
 
   /** A registry of its own that reads `sealed`'s tables until it is written to. */
@@ -106,7 +111,9 @@ export class ToolRegistry {
    * kept with them: every answer echoes them, and writers splice it in.
    */
   seal(): this {
-    if (this.borrowed.routes || this.borrowed.declared) throw new Error('A registry reading a sealed one cannot be sealed itself.');
+    if ((this.borrowed.routes && this.routes !== NO_ROUTES) || (this.borrowed.declared && this.declared !== NOTHING_DECLARED)) {
+      throw new Error('A registry reading a sealed one cannot be sealed itself.');
+    }
     for (const entry of this.routes.entries.values()) freezeEntry(entry);
     const { publicTools, continuationTools, discoveryItems } = this.declared;
     for (const list of [this.routes.functions, publicTools, continuationTools, discoveryItems]) freezeJson(list);

@@ -1,0 +1,64 @@
+import type { AnyToolHandler } from '#tool-sdk/contract/index.js';
+import { ToolRegistry, type ToolEntry } from './tool-registry.js';
+
+const handler: AnyToolHandler = { type: 'function', gatewayOwned: false, validate: () => ({}), normalize: () => [] };
+
+function clientEntry(name: string): ToolEntry {
+  return {
+    modelName: name,
+    toolType: 'function',
+    toolName: name,
+    ownership: { kind: 'client', shape: { kind: 'function', name } },
+    handler,
+    declarationIndex: 0,
+    offered: true,
+  };
+}
+
+const fn = (name: string) => ({ type: 'function' as const, name, parameters: { type: 'object' } });
+
+/** Registries nothing was added to share their empty tables; each copies them on its first write. */
+describe('ToolRegistry (empty tables shared until written)', () => {
+  it('keeps what one registry adds out of every other, and out of registries made later', () => {
+    const first = new ToolRegistry();
+    const second = new ToolRegistry();
+    first.add(clientEntry('lookup'), fn('lookup'));
+    first.addDeclaration({ type: 'function', name: 'lookup' }, { type: 'function', name: 'lookup' });
+    first.addDiscoveryItems([{ type: 'mcp_list_tools', id: 'mcpl_1' } as never]);
+    const later = new ToolRegistry();
+    for (const registry of [second, later]) {
+      expect(registry.size).toBe(0);
+      expect(registry.functions).toEqual([]);
+      expect(registry.publicTools).toEqual([]);
+      expect(registry.continuationTools).toEqual([]);
+      expect(registry.discoveryItems).toEqual([]);
+      expect(registry.has('lookup')).toBe(false);
+      expect(registry.names().has('lookup')).toBe(false);
+    }
+    expect(first.lookup('lookup')?.modelName).toBe('lookup');
+    expect(first.findClientCall('function', 'lookup')?.modelName).toBe('lookup');
+    expect(first.functions.map((f) => f.name)).toEqual(['lookup']);
+    expect(first.discoveryItems).toHaveLength(1);
+  });
+
+  it('seals an empty registry, and a registry over it still adds its own tools alone', () => {
+    const sealed = new ToolRegistry().seal();
+    expect(sealed.isSealed).toBe(true);
+    expect(() => sealed.add(clientEntry('late'))).toThrow(/sealed/);
+    const reader = ToolRegistry.over(sealed);
+    reader.add(clientEntry('loaded'), fn('loaded'));
+    expect(reader.functions.map((f) => f.name)).toEqual(['loaded']);
+    expect(sealed.size).toBe(0);
+    expect(new ToolRegistry().size).toBe(0);
+  });
+
+  it('still refuses to seal a registry that reads a sealed one with tools', () => {
+    const declared = new ToolRegistry();
+    declared.add(clientEntry('lookup'), fn('lookup'));
+    const reader = ToolRegistry.over(declared.seal());
+    expect(() => reader.seal()).toThrow(/cannot be sealed/);
+    reader.add(clientEntry('loaded'), fn('loaded'));
+    expect(declared.functions.map((f) => f.name)).toEqual(['lookup']);
+    expect(reader.functions.map((f) => f.name)).toEqual(['lookup', 'loaded']);
+  });
+});

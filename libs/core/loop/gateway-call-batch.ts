@@ -51,9 +51,11 @@ export class GatewayCallBatch {
   private nextToFinish = 0;
   private made: number;
   private limitReached: boolean;
-  private readonly completed: Map<GatewayExecutor, readonly GatewayCallResult[]>;
-  /** Model calls re-keyed by the approval request they became. */
-  private readonly rekeyed = new Map<FunctionCallItem, string>();
+  /** Shared with the count it came from (or was handed to) until this batch adds to it. */
+  private completed: ReadonlyMap<GatewayExecutor, readonly GatewayCallResult[]>;
+  private ownsCompleted = false;
+  /** Model calls re-keyed by the approval request they became; made with the first. */
+  private rekeyed?: Map<FunctionCallItem, string>;
 
   constructor(
     private readonly ctx: RunContext,
@@ -62,12 +64,13 @@ export class GatewayCallBatch {
   ) {
     this.made = from.made;
     this.limitReached = from.limitReached;
-    this.completed = new Map(from.completed);
+    this.completed = from.completed;
   }
 
-  /** The count after this batch, for the next state. */
+  /** The count after this batch, for the next state; the batch copies its results before it adds again. */
   get count(): CallCount {
-    return { made: this.made, limitReached: this.limitReached, completed: new Map(this.completed) };
+    this.ownsCompleted = false;
+    return { made: this.made, limitReached: this.limitReached, completed: this.completed };
   }
 
   /** Calls that ended in this batch (run, failed or refused), in model order. */
@@ -86,8 +89,10 @@ export class GatewayCallBatch {
 
   /** The model's items with calls that became approval requests keyed by the request's id. */
   rekey(items: readonly ModelItem[]): ModelItem[] {
+    const rekeyed = this.rekeyed;
+    if (!rekeyed) return [...items];
     return items.map((item) => {
-      const id = this.rekeyed.get(item as FunctionCallItem);
+      const id = rekeyed.get(item as FunctionCallItem);
       return id ? { ...(item as FunctionCallItem), call_id: id } : item;
     });
   }
@@ -112,7 +117,7 @@ export class GatewayCallBatch {
       item.id ??= newId('apr');
       // The model's call is keyed by the approval id from here on, so the
       // answer matches it whether history comes from storage or the client.
-      this.rekeyed.set(detected.modelCall, item.id!);
+      (this.rekeyed ??= new Map()).set(detected.modelCall, item.id!);
       this.ctx.output.emitWhole(item as PublicItem);
       return 'approval';
     }
@@ -212,7 +217,10 @@ export class GatewayCallBatch {
     const { output, request } = this.ctx;
     const binding = bindingOf(entry);
     if (binding?.executor.annotateText && result.status === 'completed') {
-      this.completed.set(binding.executor, [...(this.completed.get(binding.executor) ?? []), result]);
+      const own = this.ownsCompleted ? (this.completed as Map<GatewayExecutor, readonly GatewayCallResult[]>) : new Map(this.completed);
+      own.set(binding.executor, [...(own.get(binding.executor) ?? []), result]);
+      this.completed = own;
+      this.ownsCompleted = true;
     }
     for (const planned of slot.plan?.afterExecute(result) ?? []) this.emitPlanned(planned, call.itemId, slot.outputIndex);
     const error = result.error ?? { code: 'tool_error', message: result.output.text };

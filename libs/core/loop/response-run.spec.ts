@@ -79,6 +79,34 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
     expect(state.saved[0].modelItems.map((i) => i.type)).toEqual(['message', 'message']);
   });
 
+  it("annotates the answer from every round's completed calls, each round's results added to the earlier ones", async () => {
+    await setUp([
+      [...callEvents('c1', 'call_1', 'lookup', ['{"q":"a"}']), finished],
+      [...callEvents('c2', 'call_2', 'lookup', ['{"q":"b"}']), finished],
+      [...messageEvents('m', ['From a and b']), finished],
+    ]);
+    const seen: string[][] = [];
+    executor.annotate = (_text, results) => {
+      seen.push(results.map((r) => r.call.callId));
+      return results.map((r, i) => ({ type: 'file_citation', file_id: r.call.callId, filename: `${r.call.callId}.md`, index: i }));
+    };
+    const events = await run({ tools: [probe('lookup')] });
+    const message = (responseOf(events).output as any[]).find((item) => item.type === 'message');
+    expect(message.content[0].annotations.map((a: JsonObject) => a.file_id)).toEqual(['call_1', 'call_2']);
+    expect(seen).toEqual([['call_1', 'call_2']]);
+
+    // A second response starts from nothing: the first one's results are not shared with it.
+    await harness!.close();
+    await setUp([
+      [...callEvents('c3', 'call_3', 'lookup', ['{"q":"c"}']), finished],
+      [...messageEvents('m', ['From c']), finished],
+    ]);
+    executor.annotate = (_text, results) => results.map((r) => ({ type: 'file_citation', file_id: r.call.callId, filename: 'c.md', index: 0 }));
+    const again = await run({ tools: [probe('lookup')] });
+    const second = (responseOf(again).output as any[]).find((item) => item.type === 'message');
+    expect(second.content[0].annotations.map((a: JsonObject) => a.file_id)).toEqual(['call_3']);
+  });
+
   it('RequiresClientAction: a mixed turn runs the gateway call and returns the client call in the same round', async () => {
     await setUp([[...callEvents('g', 'call_g', 'lookup', ['{"q":', '"a"}']), ...callEvents('c', 'call_c', 'run_shell', ['{"x":1}']), usageEvent(4, 3), finished]]);
     const events = await run({ tools: [probe('lookup'), fn('run_shell')] });

@@ -86,10 +86,16 @@ export class ProbeExecutor implements GatewayExecutor<ProbeParams> {
   readonly type = PROBE_TYPE;
   readonly calls: Array<{ call: GatewayCall; ctx: ExecutionContext }> = [];
   behaviour: ProbeBehaviour = async (call) => ({ text: `probed ${call.toolName} with ${call.arguments}` });
+  /** Set by a test to annotate the answer's text from this response's completed probe calls, as search tools cite. */
+  annotate?: (text: string, results: readonly GatewayCallResult[]) => Array<Record<string, unknown>>;
 
   execute(call: GatewayCall, params: ProbeParams, ctx: ExecutionContext): Promise<ToolOutput> | Observable<ToolOutput> {
     this.calls.push({ call, ctx });
     return this.behaviour(call, params, ctx);
+  }
+
+  annotateText(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>> {
+    return this.annotate?.(text, results) ?? [];
   }
 
   supportsParallelExecution(p: ProbeParams): boolean {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
-import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import type { GatewayStack } from './support/gateway-harness.js';
+import { startInterpreterStack, type InterpreterStack } from './support/code-interpreter/interpreter-stack.js';
 import { spawnGateway, type GatewayProcess } from './support/process/gateway-process.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 
@@ -16,23 +17,19 @@ const run = (code: string) => `[[call code_interpreter ${JSON.stringify({ code }
 const callOf = (r: OpenAI.Responses.Response) => r.output.find((i) => i.type === 'code_interpreter_call') as any;
 
 describe('code_interpreter on the kernel backend over the openai client', () => {
+  let running: InterpreterStack;
   let stack: GatewayStack;
   let client: OpenAI;
-  let dataDir: string;
   /** What the model read back from the latest call (the simulated upstream's last request). */
   const modelRead = () => JSON.parse((stack.simulator.requests.at(-1)!.body as any).input.at(-1).output);
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-kernel-e2e-'));
     // One live kernel, so a second conversation evicts the first's; the data stack is preloaded, so 4 s is ample for these programs.
     // nice 0: the suite's other workers would otherwise starve the kernels (the priority itself is measured in bench/).
-    stack = await startStack({ config: { codeInterpreter: { backend: 'kernel', nice: 0, dataDir, timeoutMs: 4_000, graceMs: 1_000, kernel: { maxLive: 1, warm: 1 } } } });
-    client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
+    running = await startInterpreterStack('switchyard-kernel-e2e-', { backend: 'kernel', nice: 0, timeoutMs: 4_000, graceMs: 1_000, kernel: { maxLive: 1, warm: 1 } });
+    ({ stack, client } = running);
   }, 120_000);
-  afterAll(async () => {
-    await stack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => running.close());
 
   it('groups a CSV given as a Files API id with pandas, and the variable is there on the next turn (auto, previous_response_id)', async () => {
     const csv = await client.files.create({ file: await toFile(Buffer.from('city,sales\nParis,3\nLyon,4\nParis,5\n'), 'sales.csv'), purpose: 'assistants' });

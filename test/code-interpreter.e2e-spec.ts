@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { collect } from './support/fixtures.js';
-import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import type { GatewayStack } from './support/gateway-harness.js';
+import { startInterpreterStack, type InterpreterStack } from './support/code-interpreter/interpreter-stack.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { READ_CSV, WRITE_CSV, WRITE_PNG } from './support/code-interpreter/python-snippets.js';
 
@@ -14,20 +13,15 @@ const run = (code: string) => `[[call code_interpreter ${JSON.stringify({ code }
 const OUTPUTS = ['code_interpreter_call.outputs' as const];
 
 describe('code_interpreter over the openai client (Pyodide backend)', () => {
+  let running: InterpreterStack;
   let stack: GatewayStack;
   let client: OpenAI;
-  let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-'));
-    stack = await startStack({ config: { codeInterpreter: { backend: 'pyodide', dataDir, timeoutMs: 20_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 } } });
-    // Interpreters cold-start in seconds, more on a busy machine: a longer client timeout than the harness's.
-    client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
+    running = await startInterpreterStack('switchyard-ci-e2e-', { backend: 'pyodide', timeoutMs: 20_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 });
+    ({ stack, client } = running);
   }, 120_000);
-  afterAll(async () => {
-    await stack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => running.close());
 
   it('runs code and hands the logs to the model and, on request, to the client', async () => {
     const response = await client.responses.create({ model: MODEL, input: `Compute. ${run('x = 6 * 7\nprint("answer:", x)\nx + 1')}`, tools: [TOOL], include: OUTPUTS });
@@ -271,19 +265,15 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
  * (the limit starts then, not while one boots).
  */
 describe('code_interpreter limits over the openai client (Pyodide backend)', () => {
+  let running: InterpreterStack;
   let stack: GatewayStack;
   let client: OpenAI;
-  let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-limits-'));
-    stack = await startStack({ config: { codeInterpreter: { backend: 'pyodide', dataDir, timeoutMs: 5_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 } } });
-    client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
+    running = await startInterpreterStack('switchyard-ci-e2e-limits-', { backend: 'pyodide', timeoutMs: 5_000, graceMs: 1_000, maxWorkers: 2, warmWorkers: 1 });
+    ({ stack, client } = running);
   }, 120_000);
-  afterAll(async () => {
-    await stack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => running.close());
 
   it('turns a timeout and a memory bomb into failed calls and keeps serving', async () => {
     const response = await client.responses.create({
@@ -311,19 +301,14 @@ describe('code_interpreter limits over the openai client (Pyodide backend)', () 
 });
 
 describe('code_interpreter over the openai client (CPython backend in bubblewrap)', () => {
-  let stack: GatewayStack;
+  let running: InterpreterStack;
   let client: OpenAI;
-  let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-ci-e2e-cpython-'));
-    stack = await startStack({ config: { codeInterpreter: { backend: 'cpython', dataDir, timeoutMs: 60_000, maxCallsPerContainer: 2 } } });
-    client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 120_000 });
+    running = await startInterpreterStack('switchyard-ci-e2e-cpython-', { backend: 'cpython', timeoutMs: 60_000, maxCallsPerContainer: 2 });
+    ({ client } = running);
   });
-  afterAll(async () => {
-    await stack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => running.close());
 
   it('plots with matplotlib and tabulates with pandas; the image and the CSV come back as container files', async () => {
     const code = [

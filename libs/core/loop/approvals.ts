@@ -1,8 +1,9 @@
-import { type Observable, concatMap, concatWith, defer, from, of } from 'rxjs';
+import { type Observable, defer, from, of } from 'rxjs';
 import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.js';
 import type { PublicItem } from '#tool-sdk/items.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
+import { emitEach, thenEmit } from './run-operators.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import type { RunContext } from './run-context.js';
 import { withApprovalOutputs, type RunState } from './run-state.js';
@@ -21,12 +22,12 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
     if (live.length === 0) return of(state);
     const batch = new GatewayCallBatch(ctx, state.calls);
     const running = new Map<ApprovalSlot, number>();
-    const start = (approval: ApprovalSlot): ScheduledCall[] => {
+    const start = (approval: ApprovalSlot, emit: (scheduled: ScheduledCall) => void) => {
       const verdict = verdicts.get(approval)!;
-      if (verdict.kind !== 'approved') return [];
+      if (verdict.kind !== 'approved') return;
       const { index, scheduled } = batch.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments);
       running.set(approval, index);
-      return [scheduled];
+      emit(scheduled);
     };
     const answered = () =>
       live.map((approval) => {
@@ -35,7 +36,11 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
         return { approval, output: index !== undefined ? batch.outputOf(index) : verdict.kind === 'denied' ? verdict.output : '' };
       });
     // Each call starts as the previous one went to the scheduler, as the model's calls do in a round.
-    return from(live).pipe(concatMap(start), batch.execute(), concatWith(defer(() => of(withApprovalOutputs(state, answered(), batch.count)))));
+    return from(live).pipe(
+      emitEach(start),
+      batch.execute(),
+      thenEmit(() => withApprovalOutputs(state, answered(), batch.count)),
+    );
   });
 }
 

@@ -51,9 +51,8 @@ export class GatewayCallBatch {
   private nextToFinish = 0;
   private made: number;
   private limitReached: boolean;
-  /** Shared with the count it came from (or was handed to) until this batch adds to it. */
+  /** Never written in place: shared with the count it came from and the counts it hands out (one entry per annotating executor). */
   private completed: ReadonlyMap<GatewayExecutor, readonly GatewayCallResult[]>;
-  private ownsCompleted = false;
   /** Model calls re-keyed by the approval request they became; made with the first. */
   private rekeyed?: Map<FunctionCallItem, string>;
 
@@ -67,9 +66,8 @@ export class GatewayCallBatch {
     this.completed = from.completed;
   }
 
-  /** The count after this batch, for the next state; the batch copies its results before it adds again. */
+  /** The count after this batch, for the next state. */
   get count(): CallCount {
-    this.ownsCompleted = false;
     return { made: this.made, limitReached: this.limitReached, completed: this.completed };
   }
 
@@ -217,10 +215,7 @@ export class GatewayCallBatch {
     const { output, request } = this.ctx;
     const binding = bindingOf(entry);
     if (binding?.executor.annotateText && result.status === 'completed') {
-      const own = this.ownsCompleted ? (this.completed as Map<GatewayExecutor, readonly GatewayCallResult[]>) : new Map(this.completed);
-      own.set(binding.executor, [...(own.get(binding.executor) ?? []), result]);
-      this.completed = own;
-      this.ownsCompleted = true;
+      this.completed = new Map(this.completed).set(binding.executor, [...(this.completed.get(binding.executor) ?? []), result]);
     }
     for (const planned of slot.plan?.afterExecute(result) ?? []) this.emitPlanned(planned, call.itemId, slot.outputIndex);
     const error = result.error ?? { code: 'tool_error', message: result.output.text };

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_KILL_MS } from '../cli-run-limits.js';
 
 /**
  * The installed `@anthropic-ai/claude-code` CLI through the package's own
@@ -70,7 +71,7 @@ export class ClaudeCodeHome {
       let stderr = '';
       child.stdout!.on('data', (d) => (stdout += d));
       child.stderr!.on('data', (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? CLI_KILL_MS);
       child.on('close', (code) => {
         clearTimeout(timer);
         resolve({ code, stdout, stderr, result: parseJson(stdout) });

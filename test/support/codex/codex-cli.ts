@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_KILL_MS } from '../cli-run-limits.js';
 
 /** The installed `@openai/codex` CLI (its native binary, found through the package's launcher). */
 export const CODEX_BIN = fileURLToPath(new URL('../../../node_modules/.bin/codex', import.meta.url));
@@ -62,7 +63,7 @@ export class CodexHome {
   }
 
   private run(rest: string[], options: { stdin?: string; timeoutMs?: number }): Promise<CodexRun> {
-    const timeoutMs = options.timeoutMs ?? 60_000;
+    const timeoutMs = options.timeoutMs ?? CLI_KILL_MS;
     return new Promise((resolve) => {
       // stdin closed unless given: with an open pipe there, `codex exec` waits for more prompt on it.
       const child = spawn(CODEX_BIN, ['exec', '--json', '--strict-config', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', this.workdir, ...rest], {

@@ -28,7 +28,10 @@ type Case = RatioCase;
  * own share of a request's CPU can be read apart from its stack's.
  *
  *   --vs=DIR       also run DIR/bench/bench-gateway.js (another build's `dist`)
- *                  as gateway B, interleaved with this build's (A): before/after
+ *                  as gateway B, interleaved with this build's (A): before/after;
+ *                  `--vs=.` runs this build as B too, for a flags-only what-if
+ *   --node-a=FLAGS / --node-b=FLAGS  Node flags of gateway A / B, comma-separated
+ *                  (`--node-b=--max-semi-space-size=4`): what a deployment's flags cost
  *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
   const mcp = await ChildService.start('mcp-server', { script: 'mcp-server-child.js' });
   const mcpHost = new URL(mcp.url).host;
   const execArgv = profile ? ['--cpu-prof'] : [];
+  const nodeFlags = (name: string): string[] => arg(name)?.split(',').filter(Boolean) ?? [];
   const builds: Array<{ label: string; gateway: ChildService }> = [];
   const gatewayConfig = (tag: string) => ({
     upstreamUrl: sim.url,
@@ -71,11 +75,24 @@ async function main(): Promise<void> {
     dialect: DIALECT,
     sections: SECTIONS,
   });
-  builds.push({ label: 'A', gateway: await ChildService.start('gateway A', { script: 'bench-gateway.js', config: gatewayConfig('a'), execArgv, startTimeoutMs: 120_000 }) });
+  builds.push({
+    label: 'A',
+    gateway: await ChildService.start('gateway A', {
+      script: 'bench-gateway.js',
+      config: gatewayConfig('a'),
+      execArgv: [...execArgv, ...nodeFlags('node-a')],
+      startTimeoutMs: 120_000,
+    }),
+  });
   if (vs)
     builds.push({
       label: 'B',
-      gateway: await ChildService.start('gateway B', { script: join(vs, 'bench/bench-gateway.js'), config: gatewayConfig('b'), execArgv, startTimeoutMs: 120_000 }),
+      gateway: await ChildService.start('gateway B', {
+        script: vs === '.' ? 'bench-gateway.js' : join(vs, 'bench/bench-gateway.js'),
+        config: gatewayConfig('b'),
+        execArgv: [...execArgv, ...nodeFlags('node-b')],
+        startTimeoutMs: 120_000,
+      }),
     });
   const mcpTool = mcpToolOf(mcp.url);
   const cases: Case[] = [...ratioCases(mcp.url), ...floorCases()].filter((c) => !onlyCases || onlyCases.includes(c.name));
@@ -214,7 +231,9 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   ratio('MCP round / plain', 'mcp-round', 'blocking', '≤ 2×');
   ratio('express hop / proxy (the stack alone)', 'express-hop', 'proxy', '');
   ratio('Nest hop / proxy (the stack alone)', 'nest-hop', 'proxy', '');
+  ratio('Nest hop on the gateway’s adapter / proxy (the stack alone)', 'nest-adapter-hop', 'proxy', '');
   ratio('blocking `store: false` / Nest hop (the gateway’s own work)', 'blocking', 'nest-hop', '');
+  ratio('blocking `store: false` / Nest hop on the gateway’s adapter', 'blocking', 'nest-adapter-hop', '');
   ratio('100 tools / none through the proxy (the bytes alone)', 'proxy-tools-100', 'proxy', '');
   ratio('100 tools / none through Nest alone (the bytes, parsed and re-sent)', 'nest-hop-tools-100', 'nest-hop', '');
   if (samples.has(`c1-gateway-round${labels[0]}`)) {

@@ -22,6 +22,8 @@ import { streamingScenario } from './scenarios/streaming.scenario.js';
  *   --only=LIST      overhead,streaming,passthrough,scheduler,observability,memory,soak
  *   --quick          everything shorter (a smoke test, not a measurement)
  *   --profile        gateway children run with --cpu-prof (bench/results/profiles)
+ *   --gateway-node-flags=LIST  Node flags of the gateway children, comma-separated
+ *                    (`--gateway-node-flags=--max-semi-space-size=4`): what a deployment's flags do
  */
 const SECTIONS = ['overhead', 'streaming', 'passthrough', 'scheduler', 'observability', 'memory', 'soak'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -66,7 +68,10 @@ async function main(): Promise<void> {
     holdMs: quick ? 1000 : 3000,
     soakSeconds: intFlag('soak', quick ? 10 : 60),
     sampleEveryMs: quick ? 1000 : 3000,
-    gatewayExecArgv: flag('profile') !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}profiles`] : [],
+    gatewayExecArgv: [
+      ...(flag('profile') !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}profiles`] : []),
+      ...(flag('gateway-node-flags')?.split(',').filter(Boolean) ?? []),
+    ],
   };
   const log = (line: string) => console.error(line);
   const cpus = os.cpus();

@@ -44,7 +44,7 @@ export interface SoakResult {
   rssNoiseBytes: number;
 }
 
-const VARIANTS = {
+export const STREAM_VARIANTS = {
   // Headers and `response.created` are out, then nothing for five minutes: a truly idle stream.
   idle: '[[delay ttft=300000]] [[tokens 5]]',
   // One delta per second per stream.
@@ -73,7 +73,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
  * Resident memory of a fresh gateway holding `streams` open streams, against
  * the same process idle (after warm-up and a forced GC), per stream.
  */
-export async function openStreamsScenario(ctx: BenchContext, variant: keyof typeof VARIANTS): Promise<OpenStreamsResult> {
+export async function openStreamsScenario(ctx: BenchContext, variant: keyof typeof STREAM_VARIANTS): Promise<OpenStreamsResult> {
   const count = ctx.settings.streams;
   const gateway = await ChildService.start('gateway (memory)', {
     script: 'bench-gateway.js',
@@ -94,7 +94,7 @@ export async function openStreamsScenario(ctx: BenchContext, variant: keyof type
     await sleep(500);
     const idle = await sampleMemory(gateway);
     const target = new URL(`${gateway.url}/responses`);
-    const body = Buffer.from(JSON.stringify({ model: 'bench', input: VARIANTS[variant], stream: true, store: false }));
+    const body = Buffer.from(JSON.stringify({ model: 'bench', input: STREAM_VARIANTS[variant], stream: true, store: false }));
     let opened = 0;
     // Batches keep the listen backlogs (511) from overflowing into SYN retries.
     for (let i = 0; i < count; i += 100) {

@@ -5,6 +5,7 @@ import { createWriteStream } from 'node:fs';
 import type { Server } from 'node:http';
 import { validateGatewayConfig } from '#src/gateway-config.loader.js';
 import { configureGatewayApp } from '#src/configure-app.js';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
 import { NapToolModule, napLedger } from '#core/testing/nap-tool.module.js';
@@ -60,10 +61,14 @@ async function main(): Promise<void> {
   };
   for (const [name, section] of Object.entries(options.sections ?? {})) sections[name] = { ...sections[name], ...section };
   const config = validateGatewayConfig(sections);
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }), {
-    bodyParser: false,
-    logger: false,
-  });
+  const app = await NestFactory.create(
+    GatewayModule.forRoot({ config, imports: [NapToolModule, ...(options.requestLogFile ? [FileLogModule.to(options.requestLogFile)] : [])] }),
+    gatewayHttpAdapter(),
+    {
+      bodyParser: false,
+      logger: false,
+    },
+  );
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer() as Server;

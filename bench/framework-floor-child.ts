@@ -4,11 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { Body, Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import express from 'express';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
 
 /**
  * The floor of the gateway's stack for one hop: what any gateway built on
- * express (`mode: "express"`), or on Nest over express (`mode: "nest"`), pays
+ * express (`mode: "express"`), or on Nest over express (`mode: "nest"`; with
+ * the gateway's `gatewayHttpAdapter()`, `mode: "nest-gateway-adapter"`), pays
  * before doing anything of its own. POST /v1/responses parses the JSON body,
  * sends it to the upstream as JSON over a keep-alive agent, parses the
  * upstream's JSON answer and answers with it re-serialized. No validation,
@@ -19,7 +21,7 @@ import { childConfig, serveParent } from './lib/child-endpoint.js';
  */
 interface FloorConfig {
   upstreamUrl: string;
-  mode: 'express' | 'nest';
+  mode: 'express' | 'nest' | 'nest-gateway-adapter';
 }
 
 const config = childConfig<FloorConfig>();
@@ -81,13 +83,16 @@ async function listenExpress(): Promise<{ server: http.Server; close(): Promise<
 }
 
 async function listenNest(): Promise<{ server: http.Server; close(): Promise<void> }> {
-  const app = await NestFactory.create(FloorModule, { logger: false });
+  const app =
+    config.mode === 'nest-gateway-adapter'
+      ? await NestFactory.create(FloorModule, gatewayHttpAdapter(), { logger: false })
+      : await NestFactory.create(FloorModule, { logger: false });
   await app.listen(0, '127.0.0.1');
   return { server: app.getHttpServer() as http.Server, close: () => app.close() };
 }
 
 async function main(): Promise<void> {
-  const { server, close } = config.mode === 'nest' ? await listenNest() : await listenExpress();
+  const { server, close } = config.mode === 'express' ? await listenExpress() : await listenNest();
   const { port } = server.address() as AddressInfo;
   serveParent(`http://127.0.0.1:${port}/v1`, {}, async () => {
     server.closeAllConnections();

@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { validateGatewayConfig } from '#src/gateway-config.loader.js';
 import { configureGatewayApp } from '#src/configure-app.js';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { GatewayModule } from '#src/gateway.module.js';
 
 /**
@@ -103,7 +104,7 @@ async function runCase(c: Case): Promise<{ ms: number; blockMs: number; status: 
     storage: { driver: 'memory' },
     ...c.config,
   });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config }), gatewayHttpAdapter(), { bodyParser: false, logger: false });
   configureGatewayApp(app);
   await app.listen(0, '127.0.0.1');
   const { port } = (app.getHttpServer() as http.Server).address() as { port: number };

@@ -5,6 +5,7 @@
 export { GatewayModule, type GatewayModuleOptions, type GatewayModuleExtras, type GatewayModuleAsyncOptions } from './gateway.module.js';
 export { ConsoleModule } from '#console/console.module.js';
 export { configureGatewayApp } from './configure-app.js';
+export { GatewayExpressAdapter, gatewayHttpAdapter } from './gateway-http-adapter.js';
 export { definePlugin, type SwitchyardPlugin } from './plugin.js';
 export * from './tool-contract.js';
 export { StateModule } from '#state/state.module.js';

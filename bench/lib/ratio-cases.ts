@@ -7,7 +7,7 @@ export interface RatioCase {
   /** The pass-through proxy rather than a gateway. */
   proxy?: boolean;
   /** A framework floor (`framework-floor-child.ts`) rather than a gateway. */
-  floor?: 'express' | 'nest';
+  floor?: 'express' | 'nest' | 'nest-gateway-adapter';
 }
 
 export function hundredTools(): unknown[] {
@@ -44,13 +44,14 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
 
 /**
  * The framework floors, beside the proxy: the body of the plain blocking case through express alone
- * and through Nest, and the 100-tools body through Nest (parsed, relayed, its answer parsed and re-sent).
+ * and through Nest (on Nest's own adapter and on the gateway's), and the 100-tools body through Nest (parsed, relayed, its answer parsed and re-sent).
  */
 export function floorCases(): RatioCase[] {
   const body = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
   return [
     { name: 'express-hop', body, expect: '"completed"', floor: 'express' },
     { name: 'nest-hop', body, expect: '"completed"', floor: 'nest' },
+    { name: 'nest-adapter-hop', body, expect: '"completed"', floor: 'nest-gateway-adapter' },
     { name: 'nest-hop-tools-100', body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false, tools: hundredTools() }), expect: '"completed"', floor: 'nest' },
   ];
 }

@@ -6,6 +6,7 @@ import { SimulatedUpstream, type SimulatedUpstreamOptions } from '../../apps/sim
 import { validateGatewayConfig } from '#src/gateway-config.loader.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { configureGatewayApp } from '#src/configure-app.js';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { GatewayModule } from '#src/gateway.module.js';
 
 export interface GatewayStack {
@@ -54,7 +55,10 @@ export async function startStack(options: StackOptions = {}): Promise<GatewaySta
       options.config ?? {},
     ),
   );
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), { bodyParser: false, logger: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), gatewayHttpAdapter(), {
+    bodyParser: false,
+    logger: false,
+  });
   // The harness stands for the deployable gateway, which owns the whole app.
   configureGatewayApp(app, { standalone: true });
   await app.listen(0, '127.0.0.1');

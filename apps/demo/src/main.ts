@@ -6,6 +6,7 @@ import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 import { redactUrl } from '#config/url-redaction.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { configureGatewayApp } from '#src/configure-app.js';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { startOrdersMcpServer } from './orders-mcp.server.js';
 
 /**
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   console.log(`MCP server "orders" (a demo tool server the gateway calls) at ${orders.url}`);
   // The request log would interleave with the transcript printed here; REQUEST_LOG=true shows it anyway.
   const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', REQUEST_LOG: 'false', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
-  const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config }), gatewayHttpAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app, { standalone: true });
   try {
     await listenOn('the gateway', config.server.port, 'PORT', () => app.listen(config.server.port, config.server.host));

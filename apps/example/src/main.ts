@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, configureGatewayApp, loadGatewayConfig } from 'switchyard-gateway';
+import { ConfigError, configureGatewayApp, gatewayHttpAdapter, loadGatewayConfig } from 'switchyard-gateway';
 import { connectGatewayTransports } from 'switchyard-gateway/microservice';
 import { ExampleAppModule } from './example-app.module.js';
 
@@ -14,7 +14,7 @@ async function bootstrap(): Promise<void> {
     console.error(err.message);
     process.exit(2);
   }
-  const app = await NestFactory.create(ExampleAppModule.forRoot(config), { bodyParser: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create(ExampleAppModule.forRoot(config), gatewayHttpAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app);
   const brokers = await connectGatewayTransports(app);
   await app.listen(config.server.port, config.server.host);

@@ -13,6 +13,7 @@ import { NestLogBridge } from '#observability/logging/nest-log.bridge.js';
 import { startupSummary } from '#observability/startup/startup-summary.js';
 import { readObservabilitySettings, readTransportsSettings } from '#src/config-sections.js';
 import { configureGatewayApp } from '#src/configure-app.js';
+import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { describePlugin, loadPlugins, pluginExtras, pluginSpecifiers } from './plugins.js';
 import { StartupError, describeStartupError } from './startup-error.js';
@@ -49,7 +50,7 @@ export async function bootGateway(config: GatewayConfig, logger: LoggerService |
   const microservice = brokers.length > 0 ? await import('#src/microservice.js') : undefined;
   const imports = [...(options.plugins?.imports ?? []), ...(microservice ? [microservice.GatewayMicroserviceModule.forRoot({ prefix: transports.patternPrefix })] : [])];
   const overrides = { upstream: options.plugins?.upstream, stateStore: options.plugins?.stateStore };
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports, ...overrides }), { bodyParser: false, logger, abortOnError: false });
+  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports, ...overrides }), gatewayHttpAdapter(), { bodyParser: false, logger, abortOnError: false });
   try {
     // Registered before configureGatewayApp's own call (which then keeps these): exit 0 once shut
     // down, rather than re-raising the signal, which a second-signal handler would take for an

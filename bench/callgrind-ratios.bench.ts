@@ -6,6 +6,7 @@ import { ChildService } from './lib/child-service.js';
 import { runLoad } from './lib/load-generator.js';
 import { ratioCases } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
+import { arg } from './lib/flags.js';
 
 /**
  * `npm run build && node dist/bench/callgrind-ratios.bench.js [flags]`: the
@@ -31,12 +32,6 @@ import { median, round } from './lib/stats.js';
  *                100): the first case measured otherwise pays for compiling the paths all cases share
  *   --keep       keep the callgrind dumps (one per case and target) for `callgrind_annotate`
  */
-const arg = (name: string): string | undefined =>
-  process.argv
-    .find((a) => a.startsWith(`--${name}=`))
-    ?.split('=')
-    .slice(1)
-    .join('=');
 const N = Number(arg('n') ?? 200);
 const WARMUP = Number(arg('warmup') ?? 300);
 const ROUNDS = Number(arg('rounds') ?? 1);

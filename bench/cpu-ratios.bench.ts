@@ -8,6 +8,7 @@ import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
 import { floorCases, mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
+import { arg } from './lib/flags.js';
 
 type Case = RatioCase;
 
@@ -42,12 +43,6 @@ type Case = RatioCase;
  *                  a `--vs` build older than this flag runs on responses whatever it says
  */
 type CpuUsage = NodeJS.CpuUsage;
-const arg = (name: string): string | undefined =>
-  process.argv
-    .find((a) => a.startsWith(`--${name}=`))
-    ?.split('=')
-    .slice(1)
-    .join('=');
 const ROUNDS = Number(arg('rounds') ?? 3);
 const DURATION_MS = Number(arg('ms') ?? 3000);
 const C1 = Number(arg('c1') ?? 300);

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChildService } from './lib/child-service.js';
 import { diffHeapSnapshots, type HeapGroup } from './lib/heap-snapshot-diff.js';
-import { holdStream, runLoad, type HeldStream } from './lib/load-generator.js';
-import { STREAM_VARIANTS } from './scenarios/memory.scenario.js';
+import type { HeldStream } from './lib/load-generator.js';
+import { STREAM_VARIANTS, holdStreams, warmUpStreaming } from './scenarios/memory.scenario.js';
+import { arg } from './lib/flags.js';
 
 /**
  * `npm run build && node dist/bench/idle-stream-heap.bench.js [flags]`: where
@@ -23,12 +24,6 @@ import { STREAM_VARIANTS } from './scenarios/memory.scenario.js';
  *   --dist=DIR     another build's `dist` to run as the gateway (default this one)
  *   --variant=idle|trickle  the streams' upstream behaviour (default idle)
  */
-const arg = (name: string): string | undefined =>
-  process.argv
-    .find((a) => a.startsWith(`--${name}=`))
-    ?.split('=')
-    .slice(1)
-    .join('=');
 const STREAMS = Number(arg('streams') ?? 300);
 const TOP = Number(arg('top') ?? 30);
 const DIST = arg('dist');
@@ -52,26 +47,11 @@ async function main(): Promise<void> {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const held: HeldStream[] = [];
   try {
-    // Warm-up: JIT code, lazily made module state and pooled buffers exist before the first snapshot.
-    await runLoad({
-      url: `${gateway.url}/responses`,
-      body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', stream: true, store: false }),
-      concurrency: 16,
-      maxRequests: 2000,
-      maxDurationMs: 5000,
-    });
-    await sleep(500);
+    await warmUpStreaming(gateway.url);
     const before = join(dir, 'before.heapsnapshot');
     const after = join(dir, 'after.heapsnapshot');
     await gateway.call('heap-snapshot', { path: before }, 300_000);
-    const target = new URL(`${gateway.url}/responses`);
-    const body = Buffer.from(JSON.stringify({ model: 'bench', input: STREAM_VARIANTS[VARIANT], stream: true, store: false }));
-    let opened = 0;
-    for (let i = 0; i < STREAMS; i += 100) {
-      const batch = Array.from({ length: Math.min(100, STREAMS - i) }, () => holdStream(agent, target, body));
-      held.push(...batch);
-      opened += (await Promise.all(batch.map((s) => s.firstByte))).filter(Boolean).length;
-    }
+    const opened = await holdStreams(agent, gateway.url, VARIANT, STREAMS, held);
     await sleep(1000);
     await gateway.call('heap-snapshot', { path: after }, 300_000);
     const diff = diffHeapSnapshots(before, after);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { codeOrigin } from './lib/code-origin.js';
 
 /**
  * Summarises a `.cpuprofile` written by `node --cpu-prof` (`npm run bench --
@@ -25,18 +26,6 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-function where(url: string): string {
-  if (!url) return '(native)';
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.startsWith('node:')) return 'node internals';
-  const dist = url.indexOf('/dist/');
-  return dist >= 0 ? url.slice(dist + 6) : url;
-}
-
 function main(): void {
   const [file, topArg] = process.argv.slice(2);
   if (!file) {
@@ -61,15 +50,15 @@ function main(): void {
       continue;
     }
     busy += us;
-    const key = `${name}  ${where(node.callFrame.url)}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
+    const key = `${name}  ${codeOrigin(node.callFrame.url)}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
     fn.set(key, (fn.get(key) ?? 0) + us);
-    const group = ['(garbage collector)', '(program)'].includes(name) ? name : where(node.callFrame.url);
+    const group = ['(garbage collector)', '(program)'].includes(name) ? name : codeOrigin(node.callFrame.url);
     pkg.set(group, (pkg.get(group) ?? 0) + us);
   }
   // Inclusive time: walk the call tree, crediting each key once per stack.
   const inclusive = new Map<string, number>();
   const keyOf = (node: ProfileNode) =>
-    `${node.callFrame.functionName || '(anonymous)'}  ${where(node.callFrame.url)}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
+    `${node.callFrame.functionName || '(anonymous)'}  ${codeOrigin(node.callFrame.url)}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
   const walk = (id: number, open: Set<string>): number => {
     const node = byId.get(id)!;
     const key = keyOf(node);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { codeOrigin } from './code-origin.js';
 
 /**
  * Reads two V8 heap snapshots (`v8.writeHeapSnapshot`) of one process and
@@ -36,19 +37,6 @@ interface Indexed {
   ids: Set<number>;
   nodes: Array<{ id: number; key: string; size: number; origin?: string; contextId?: number }>;
   sizeById: Map<number, number>;
-}
-
-/** `…/node_modules/rxjs/dist/cjs/x.js` → `rxjs`; `…/dist/libs/core/loop/round.js` → `libs/core/loop/round.js`; `node:…` as it is. */
-export function originOf(script: string): string {
-  if (!script) return '(no script)';
-  const nm = script.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const parts = script.slice(nm + 'node_modules/'.length).split('/');
-    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
-  }
-  if (script.startsWith('node:')) return 'node internals';
-  const dist = script.lastIndexOf('/dist/');
-  return dist >= 0 ? script.slice(dist + '/dist/'.length) : script;
 }
 
 function index(path: string): Indexed {
@@ -97,7 +85,7 @@ function index(path: string): Indexed {
         id,
         key: bound === undefined ? `closure ${name || '(anonymous)'}` : `bound ${strings[nodes[bound + nameAt]] || '(anonymous)'}`,
         size,
-        origin: originOf(scriptOf(target)),
+        origin: codeOrigin(scriptOf(target), '(no script)'),
         contextId: context === undefined ? undefined : nodes[context + idAt],
       });
       continue;

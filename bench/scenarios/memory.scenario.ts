@@ -69,6 +69,36 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
   return false;
 }
 
+/** Streaming load before an idle measurement: JIT code, lazily made module state and pooled buffers exist afterwards. */
+export async function warmUpStreaming(gatewayUrl: string): Promise<void> {
+  await runLoad({
+    url: `${gatewayUrl}/responses`,
+    body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', stream: true, store: false }),
+    concurrency: 16,
+    maxRequests: 2000,
+    maxDurationMs: 5000,
+  });
+  await sleep(500);
+}
+
+/**
+ * Opens `count` streams of `variant` and holds them, each added to `held` as
+ * it is opened (so the caller can abort them whatever happens); resolves with
+ * how many started. Batches of 100 keep the listen backlog (511) from
+ * overflowing into SYN retries.
+ */
+export async function holdStreams(agent: http.Agent, gatewayUrl: string, variant: keyof typeof STREAM_VARIANTS, count: number, held: HeldStream[]): Promise<number> {
+  const target = new URL(`${gatewayUrl}/responses`);
+  const body = Buffer.from(JSON.stringify({ model: 'bench', input: STREAM_VARIANTS[variant], stream: true, store: false }));
+  let opened = 0;
+  for (let i = 0; i < count; i += 100) {
+    const batch = Array.from({ length: Math.min(100, count - i) }, () => holdStream(agent, target, body));
+    held.push(...batch);
+    opened += (await Promise.all(batch.map((s) => s.firstByte))).filter(Boolean).length;
+  }
+  return opened;
+}
+
 /**
  * Resident memory of a fresh gateway holding `streams` open streams, against
  * the same process idle (after warm-up and a forced GC), per stream.
@@ -83,25 +113,9 @@ export async function openStreamsScenario(ctx: BenchContext, variant: keyof type
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const held: HeldStream[] = [];
   try {
-    // Warm up: JIT, lazy module state and pooled buffers exist before "idle" is measured.
-    await runLoad({
-      url: `${gateway.url}/responses`,
-      body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', stream: true, store: false }),
-      concurrency: 16,
-      maxRequests: 2000,
-      maxDurationMs: 5000,
-    });
-    await sleep(500);
+    await warmUpStreaming(gateway.url);
     const idle = await sampleMemory(gateway);
-    const target = new URL(`${gateway.url}/responses`);
-    const body = Buffer.from(JSON.stringify({ model: 'bench', input: STREAM_VARIANTS[variant], stream: true, store: false }));
-    let opened = 0;
-    // Batches keep the listen backlogs (511) from overflowing into SYN retries.
-    for (let i = 0; i < count; i += 100) {
-      const batch = Array.from({ length: Math.min(100, count - i) }, () => holdStream(agent, target, body));
-      held.push(...batch);
-      opened += (await Promise.all(batch.map((s) => s.firstByte))).filter(Boolean).length;
-    }
+    const opened = await holdStreams(agent, gateway.url, variant, count, held);
     await sleep(ctx.settings.holdMs);
     const open = await sampleMemory(gateway);
     for (const stream of held) stream.abort();

@@ -211,7 +211,9 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   console.log('\n| ratio | ' + labels.join(' | ') + ' | target |');
   console.log('| --- | ' + labels.map(() => '---').join(' | ') + ' | --- |');
   const ratio = (name: string, num: string, den: string, target: string) => {
-    if (!samples.has(num + labels[0]) && !samples.has(num)) return;
+    // A ratio whose either side was not measured (`--cases`) is left out rather than printed as NaN.
+    const measured = (name: string) => samples.has(name + labels[0]) || samples.has(name);
+    if (!measured(num) || !measured(den)) return;
     const value = (l: string) => {
       const n = samples.has(num + l) ? med(num + l) : med(num);
       const d = samples.has(den + l) ? med(den + l) : med(den);

@@ -318,9 +318,16 @@ describe.each([
     return { chunks: Number(c.n), postings: Number(p.n) };
   }
 
-  it.each([20, 2_000])(
-    'takes a file of %i chunks out of search at once, answers another store while its rows go, then leaves none of them',
-    async (chunks) => {
+  // Another store's search is answered before the purge ends when the purge takes many statements
+  // (2 000 chunks: 600 000 index entries, 120 slices). A 20-chunk purge is three statements, which
+  // a loaded machine may finish before a search sent after the first of them: there only the
+  // outcome is asserted.
+  it.each([
+    { chunks: 20, searchedFirst: false },
+    { chunks: 2_000, searchedFirst: true },
+  ])(
+    'takes a file of $chunks chunks out of search at once, answers another store while its rows go, then leaves none of them',
+    async ({ chunks, searchedFirst }) => {
       const [kept, gone] = [`vs_keep_${chunks}`, `vs_gone_${chunks}`];
       await indexedFile(kept, `file-keep-${chunks}`, 3);
       await indexedFile(gone, `file-big-${chunks}`, chunks);
@@ -334,7 +341,8 @@ describe.each([
       const purged = store.purgePending().then(() => order.push('purged'));
       const other = store.lexical({ storeIds: [kept] }, ['t1'], 5).then((hits) => (order.push('searched'), hits));
       const [, hits] = await Promise.all([purged, other]);
-      expect(order).toEqual(['searched', 'purged']);
+      expect([...order].sort()).toEqual(['purged', 'searched']);
+      if (searchedFirst) expect(order).toEqual(['searched', 'purged']);
       expect(hits).toHaveLength(3);
       expect(await rows(gone, `file-big-${chunks}`)).toEqual({ chunks: 0, postings: 0 });
       expect(await rows(kept, `file-keep-${chunks}`)).toEqual({ chunks: 3, postings: 3 * TERMS });

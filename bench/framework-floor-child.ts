@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Body, Controller, HttpCode, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
 import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
 import { childConfig, serveParent } from './lib/child-endpoint.js';
@@ -83,10 +84,7 @@ async function listenExpress(): Promise<{ server: http.Server; close(): Promise<
 }
 
 async function listenNest(): Promise<{ server: http.Server; close(): Promise<void> }> {
-  const app =
-    config.mode === 'nest-gateway-adapter'
-      ? await NestFactory.create(FloorModule, gatewayHttpAdapter(), { logger: false })
-      : await NestFactory.create(FloorModule, { logger: false });
+  const app = await NestFactory.create(FloorModule, config.mode === 'nest-gateway-adapter' ? gatewayHttpAdapter() : new ExpressAdapter(), { logger: false });
   await app.listen(0, '127.0.0.1');
   return { server: app.getHttpServer() as http.Server, close: () => app.close() };
 }

@@ -32,14 +32,14 @@ export interface HeapDiff {
   closuresByOrigin: HeapGroup[];
 }
 
-/** A snapshot's node ids with, for each, a group key and self size; closures carry their origin and context. */
+/** A snapshot's self size by node id and, when described, each node's group key; closures carry their origin and context. */
 interface Indexed {
-  ids: Set<number>;
-  nodes: Array<{ id: number; key: string; size: number; origin?: string; contextId?: number }>;
   sizeById: Map<number, number>;
+  nodes: Array<{ id: number; key: string; size: number; origin?: string; contextId?: number }>;
 }
 
-function index(path: string): Indexed {
+/** `describe: false` reads only ids and sizes: the first snapshot is only asked what it already had. */
+function index(path: string, describe: boolean): Indexed {
   const raw = JSON.parse(readFileSync(path, 'utf8')) as RawSnapshot;
   const { node_fields: nodeFields, node_types: nodeTypes, edge_fields: edgeFields, edge_types: edgeTypes } = raw.snapshot.meta;
   const nf = nodeFields.length;
@@ -69,14 +69,14 @@ function index(path: string): Indexed {
     const script = shared === undefined ? undefined : edgeTo(shared, 'script_or_debug_info');
     return script === undefined ? '' : strings[nodes[script + nameAt]];
   };
-  const out: Indexed = { ids: new Set(), nodes: [], sizeById: new Map() };
+  const out: Indexed = { sizeById: new Map(), nodes: [] };
   for (let i = 0; i < nodes.length; i += nf) {
-    const kind = kinds[nodes[i + typeAt]];
-    const name = strings[nodes[i + nameAt]];
     const id = nodes[i + idAt];
     const size = nodes[i + sizeAt];
-    out.ids.add(id);
     out.sizeById.set(id, size);
+    if (!describe) continue;
+    const kind = kinds[nodes[i + typeAt]];
+    const name = strings[nodes[i + nameAt]];
     if (kind === 'closure') {
       const bound = name === 'native_bind' ? edgeTo(i, 'bound_function') : undefined;
       const target = bound ?? i;
@@ -100,16 +100,16 @@ function sorted(groups: Map<string, HeapGroup>): HeapGroup[] {
   return [...groups.values()].sort((a, b) => b.bytes - a.bytes);
 }
 
-function add(groups: Map<string, HeapGroup>, key: string, bytes: number, count = 1): void {
+function add(groups: Map<string, HeapGroup>, key: string, bytes: number): void {
   const group = groups.get(key) ?? { key, count: 0, bytes: 0 };
-  group.count += count;
+  group.count += 1;
   group.bytes += bytes;
   groups.set(key, group);
 }
 
 export function diffHeapSnapshots(beforePath: string, afterPath: string): HeapDiff {
-  const before = index(beforePath).ids;
-  const after = index(afterPath);
+  const before = index(beforePath, false).sizeById;
+  const after = index(afterPath, true);
   const byKind = new Map<string, HeapGroup>();
   const byOrigin = new Map<string, HeapGroup>();
   // A context several closures share is charged once, to the first of them.

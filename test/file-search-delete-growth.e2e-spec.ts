@@ -9,10 +9,12 @@ import { cpuMs } from './support/hardening/growth.js';
  * Deleting what a tenant indexed, at 1x, 10x and 100x (20 KB, 200 KB and
  * 2 MB of text, each word its own index term): through the official client,
  * the deleted file is gone from search, its chunks and index entries
- * are all removed afterwards, and the longest event-loop stall from the
- * delete until the last row is gone stays bounded by the smallest file's. One
+ * are all removed afterwards, and while the large file's rows go, other
+ * requests are answered between the statements that remove them. One
  * statement used to delete them all on the event loop: a file of six
- * million entries held every request for five seconds.
+ * million entries held every request for five seconds, and no request could
+ * ever see its index half removed. The longest loop stall is printed for the
+ * reader; it is a speed, so `bench/` owns it, not this test.
  */
 describe('deleting indexed files grows without stalling the gateway', () => {
   let backend: Backend;
@@ -50,8 +52,7 @@ describe('deleting indexed files grows without stalling the gateway', () => {
 
   /**
    * The longest the event loop went without running a timer, each gap counted as the lesser of its
-   * wall time and the CPU time the process spent in it (the measure `probeHealth` takes): a loop held
-   * by work is slow by both, while a process the OS did not schedule on a busy machine only by the wall.
+   * wall time and the CPU time the process spent in it (the measure `probeHealth` takes). Printed only.
    */
   function watchStalls(): { stop(): number } {
     let worst = 0;
@@ -70,20 +71,27 @@ describe('deleting indexed files grows without stalling the gateway', () => {
     };
   }
 
-  /** Deletes the file through the client; the longest event-loop stall from sending it until its last row is gone. */
-  async function deleteWatched(fileId: string): Promise<{ answer: unknown; maxDelayMs: number }> {
+  /**
+   * Deletes the file through the client, then sends other requests through it until the file's last
+   * row is gone. After each answer it counts the file's index entries left: every count strictly
+   * between none and all is a request the gateway answered in the middle of the removal.
+   */
+  async function deleteWatched(fileId: string, postingsBefore: number): Promise<{ answer: unknown; answeredMidway: number; maxDelayMs: number }> {
     const stalls = watchStalls();
     const answer = await stack.openai.files.delete(fileId);
-    // An existence check, not a count: the test shares the gateway's event loop, and counting a large file's rows would be a stall of its own.
-    const anyLeft = db.prepare('SELECT EXISTS (SELECT 1 FROM fs_chunks WHERE file_id = ?) OR EXISTS (SELECT 1 FROM fs_postings WHERE file_id = ?) AS left');
-    while ((anyLeft.get(fileId, fileId) as { left: number }).left) await new Promise((r) => setTimeout(r, 20));
-    return { answer, maxDelayMs: stalls.stop() };
+    const midway = new Set<number>();
+    for (;;) {
+      await stack.openai.models.list();
+      const left = rowsOf(fileId);
+      if (left.chunks === 0 && left.postings === 0) break;
+      if (left.postings > 0 && left.postings < postingsBefore) midway.add(left.postings);
+    }
+    return { answer, answeredMidway: midway.size, maxDelayMs: stalls.stop() };
   }
 
   it('deletes files of 20 KB, 200 KB and 2 MB of indexed text', async () => {
     const client = stack.openai;
     const store = await client.vectorStores.create({ name: 'delete-growth' });
-    const delays: number[] = [];
     for (const scale of [1, 10, 100]) {
       const file = await client.files.create({ file: await toFile(Buffer.from(text(20_000 * scale)), `big-${scale}.txt`), purpose: 'assistants' });
       const added = await client.vectorStores.files.createAndPoll(store.id, { file_id: file.id }, { pollIntervalMs: 50 });
@@ -91,15 +99,18 @@ describe('deleting indexed files grows without stalling the gateway', () => {
       const before = rowsOf(file.id);
       expect(before.postings).toBeGreaterThan(before.chunks);
 
-      const { answer, maxDelayMs } = await deleteWatched(file.id);
+      const { answer, answeredMidway, maxDelayMs } = await deleteWatched(file.id, before.postings);
       expect(answer).toEqual({ id: file.id, object: 'file', deleted: true });
       const hits = await client.vectorStores.search(store.id, { query: 'term7919x' });
       expect(hits.data.map((h) => h.file_id)).not.toContain(file.id);
       expect(rowsOf(file.id)).toEqual({ chunks: 0, postings: 0 });
-      delays.push(maxDelayMs);
-      console.log(`x${scale}: ${before.chunks} chunks, ${before.postings} index entries removed; longest loop stall ${maxDelayMs.toFixed(0)} ms`);
+      console.log(
+        `x${scale}: ${before.chunks} chunks, ${before.postings} index entries removed; ` +
+          `${answeredMidway} requests answered midway; longest loop stall ${maxDelayMs.toFixed(0)} ms`,
+      );
+      // The large file's 370 000 entries go in dozens of statements with the loop running between
+      // them: requests are answered at several points of the removal, each seeing fewer entries.
+      if (scale === 100) expect(answeredMidway).toBeGreaterThanOrEqual(3);
     }
-    // The loop was never held for the large file's rows: its longest stall is bounded by the small file's, not by its size.
-    expect(delays[2]).toBeLessThan(5 * Math.max(delays[0], 50));
   }, 180_000);
 });

@@ -37,8 +37,8 @@ export interface UpstreamBody {
   readonly url: string;
   readonly status: number;
   readonly contentType: string;
-  /** The whole body as JSON; `upstream_bad_response` when it is not JSON. */
-  json(): Promise<unknown>;
+  /** The whole body as JSON (read by `parse`, `JSON.parse` unless given); `upstream_bad_response` when it is not JSON. */
+  json(parse?: (text: string) => unknown): Promise<unknown>;
   /**
    * The body as decoded text chunks until it ends. A throw from `onText`
    * aborts the exchange and rejects with the thrown error.
@@ -238,14 +238,14 @@ class Exchange implements UpstreamBody {
     });
   }
 
-  json(): Promise<unknown> {
+  json(parse: (text: string) => unknown = JSON.parse): Promise<unknown> {
     const chunks: Buffer[] = [];
     return this.consume(
       (chunk) => chunks.push(chunk),
       () => {
         const text = Buffer.concat(chunks).toString('utf8');
         try {
-          return JSON.parse(text) as unknown;
+          return parse(text);
         } catch {
           throw new UpstreamUnavailableError(`Upstream ${this.url} answered with a body that is not valid JSON.`, 'upstream_bad_response');
         }

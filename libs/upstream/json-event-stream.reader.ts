@@ -18,9 +18,14 @@ export interface JsonEventStreamEnd {
  * Reads an SSE body whose `data:` fields are JSON objects, as both dialects
  * send them. The event type lives in the JSON (vLLM omits `event:` lines), so
  * the SSE `event` field is ignored. `onEvent` returns `true` once it has seen
- * a terminal event: the rest of the body is then drained, not parsed.
+ * a terminal event: the rest of the body is then drained, not parsed. `parse`
+ * reads one event's data (a dialect may leave out what it never looks at).
  */
-export function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObject) => boolean | void): Promise<JsonEventStreamEnd> {
+export function readJsonEventStream(
+  body: UpstreamBody,
+  onEvent: (event: JsonObject) => boolean | void,
+  parse: (data: string) => unknown = JSON.parse,
+): Promise<JsonEventStreamEnd> {
   const end: JsonEventStreamEnd = { sawDone: false, stopped: false };
   const malformed = (detail: string): UpstreamUnavailableError =>
     new UpstreamUnavailableError(`Upstream ${body.url} sent a malformed stream event: ${detail}`, 'upstream_stream_error');
@@ -38,7 +43,7 @@ export function readJsonEventStream(body: UpstreamBody, onEvent: (event: JsonObj
       }
       let event: unknown;
       try {
-        event = JSON.parse(data);
+        event = parse(data);
       } catch {
         throw malformed(preview(data));
       }

@@ -6,6 +6,10 @@ import { readJsonEventStream } from './json-event-stream.reader.js';
 import { ResponsesEventDecoder } from './responses-event.decoder.js';
 import { toResponsesRequest } from './responses-request.mapper.js';
 import { isJsonObject } from './wire-values.js';
+import { parseWithoutEchoedTools } from './echoed-tools.js';
+
+const parseResponse = (text: string) => parseWithoutEchoedTools(text, 'response');
+const parseEvent = (data: string) => parseWithoutEchoedTools(data, 'event');
 
 /** An upstream that speaks `POST /responses` itself (vLLM). */
 export class ResponsesDialectClient extends DialectClient {
@@ -24,9 +28,9 @@ export class ResponsesDialectClient extends DialectClient {
     const decoder = new ResponsesEventDecoder(emit, body.url);
     if (request.stream && !isJsonBody(body.contentType)) {
       // Returned, not awaited: this function's frame is not held for as long as the stream runs.
-      return readJsonEventStream(body, (event) => decoder.push(event)).then(() => decoder.end());
+      return readJsonEventStream(body, (event) => decoder.push(event), parseEvent).then(() => decoder.end());
     }
-    const response = await body.json();
+    const response = await body.json(parseResponse);
     if (!isJsonObject(response)) {
       throw new UpstreamUnavailableError(`Upstream ${body.url} answered with JSON that is not a response object.`, 'upstream_bad_response');
     }

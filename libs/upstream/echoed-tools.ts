@@ -1,0 +1,88 @@
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+
+/** Where the response's echo of the declarations is, in a non-streamed body and in a streamed event. */
+const RESPONSE_TOOLS = ['tools'] as const;
+const EVENT_RESPONSE_TOOLS = ['response', 'tools'] as const;
+
+/**
+ * Parses a Responses-dialect upstream answer (a response object, or one
+ * streamed event) without the declarations it echoes. vLLM repeats the
+ * request's `tools` in every response object, but the gateway never reads
+ * them: it answers with the client's own declarations. An agent that declares
+ * a hundred tools sends 27 KB of them, and parsing the echo cost as much as
+ * parsing the client's request. Finding the echo is one pass of string
+ * skipping (a quarter of the parse); the array is then parsed as `[]`.
+ *
+ * Only the exact path is cut (`tools` of the response object, `response.tools`
+ * of an event): an output item's own `tools` (an MCP listing) is left alone.
+ * Text that is not what it looks like is parsed whole, so `JSON.parse` still
+ * reports malformed JSON as before.
+ */
+export function parseWithoutEchoedTools(text: string, of: 'response' | 'event'): unknown {
+  // Most events (deltas) do not mention tools at all: one native search, no scan.
+  if (!text.includes('"tools"')) return JSON.parse(text);
+  const span = arraySpanAt(text, of === 'response' ? RESPONSE_TOOLS : EVENT_RESPONSE_TOOLS);
+  return JSON.parse(span ? `${text.slice(0, span.start)}[]${text.slice(span.end)}` : text);
+}
+
+/**
+ * The characters of the array at `path` (object keys from the top), brackets
+ * included; `undefined` when the text has none there or is not well formed
+ * enough to tell. Strings are skipped with the native `indexOf`, so a pass
+ * costs a visit per structural character, not per character of text.
+ */
+export function arraySpanAt(text: string, path: readonly string[]): { start: number; end: number } | undefined {
+  /** Per open container: the key it was opened under (objects' values), or null. */
+  const keys: Array<string | null> = [];
+  let lastKey: string | null = null;
+  let target = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      if (end < 0) return undefined;
+      lastKey = followedByColon(text, end + 1) ? text.slice(i + 1, end) : null;
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      keys.push(lastKey);
+      lastKey = null;
+      if (c === OPEN_ARRAY && target < 0 && keys.length === path.length + 1 && onPath(keys, path)) target = i;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      keys.pop();
+      if (target >= 0 && keys.length === path.length) return c === CLOSE_ARRAY ? { start: target, end: i + 1 } : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Whether the open containers' keys, below the top-level object, are `path`. */
+function onPath(keys: Array<string | null>, path: readonly string[]): boolean {
+  for (let d = 0; d < path.length; d++) if (keys[d + 1] !== path[d]) return false;
+  return true;
+}
+
+/** The index of the quote closing the string that opens at `open`; -1 when it never closes. */
+function stringEnd(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at < 0) return -1;
+    // A quote after an odd run of backslashes is escaped.
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
+}
+
+/** Whether the next character after whitespace is a colon: the string just read was a key. */
+function followedByColon(text: string, from: number): boolean {
+  let i = from;
+  while (i < text.length && text.charCodeAt(i) <= 0x20) i++;
+  return text.charCodeAt(i) === COLON;
+}

@@ -21,12 +21,14 @@ const EVENT_RESPONSE_TOOLS = ['response', 'tools'] as const;
  *
  * Only the exact path is cut (`tools` of the response object, `response.tools`
  * of an event): an output item's own `tools` (an MCP listing) is left alone.
- * Text that is not what it looks like is parsed whole, so `JSON.parse` still
- * reports malformed JSON as before.
+ * The echo is looked for only in vLLM's compact form (`"tools":[{`): text
+ * without it (no tools declared, every delta event, JSON written with spaces)
+ * costs one native search and is parsed whole, as is text that is not what it
+ * looks like, so `JSON.parse` still reports malformed JSON as before. Nothing
+ * reads the echo, so an uncut one is only slower.
  */
 export function parseWithoutEchoedTools(text: string, of: 'response' | 'event'): unknown {
-  // Most events (deltas) do not mention tools at all: one native search, no scan.
-  if (!text.includes('"tools"')) return JSON.parse(text);
+  if (!text.includes('"tools":[{')) return JSON.parse(text);
   const span = arraySpanAt(text, of === 'response' ? RESPONSE_TOOLS : EVENT_RESPONSE_TOOLS);
   return JSON.parse(span ? `${text.slice(0, span.start)}[]${text.slice(span.end)}` : text);
 }

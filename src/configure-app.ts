@@ -10,6 +10,7 @@ import { noteErrorForLog, toErrorEnvelope } from '#edge/errors/error-envelope.js
 import { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '#responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '#state/auth/authenticate-before-body.middleware.js';
+import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
 
 /**
  * HTTP set-up every host needs: the request record (log line, metrics, span)
@@ -38,7 +39,13 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   app.use(authenticateBeforeBody(app));
   // Too deep or too wide bodies are refused on their bytes, scanned as they arrive and before
   // parsing (see json-shape.scanner.ts). The scan must be mounted right before the parser.
-  const shapeGuard = hostileJsonShapeGuard(config.tools.maxToolsPerRequest, (err, req, res) => answerWithError(err, req as Request, res as Response));
+  // A tool list the gateway already prepared is not parsed again: the parser is handed the kept one.
+  const preparation = app.get(ToolPreparationService, { strict: false });
+  const shapeGuard = hostileJsonShapeGuard(
+    config.tools.maxToolsPerRequest,
+    (err, req, res) => answerWithError(err, req as Request, res as Response),
+    (digest) => preparation.keptList(digest),
+  );
   app.use(shapeGuard.scanWhileReading);
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));
   app.use(shapeGuard.noteParsed);

@@ -43,25 +43,33 @@ function deepMerge(a: Record<string, any>, b: Record<string, any>): Record<strin
 export async function startStack(options: StackOptions = {}): Promise<GatewayStack> {
   const simulator = new SimulatedUpstream(options.simulator ?? {});
   const { url: simulatorUrl } = await simulator.listen(0, '127.0.0.1');
-  const config = validateGatewayConfig(
-    deepMerge(
-      {
-        upstream: { baseUrl: options.upstreamUrl ?? simulatorUrl, dialect: options.dialect ?? 'responses' },
-        server: { host: '127.0.0.1', port: 0 },
-        storage: { driver: 'memory' },
-        // Suites that check the request log turn it back on; the others keep the test output readable.
-        observability: { requestLog: false },
-      },
-      options.config ?? {},
-    ),
-  );
-  const app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), gatewayHttpAdapter(), {
-    bodyParser: false,
-    logger: false,
-  });
-  // The harness stands for the deployable gateway, which owns the whole app.
-  configureGatewayApp(app, { standalone: true });
-  await app.listen(0, '127.0.0.1');
+  let config: GatewayConfig;
+  let app: INestApplication;
+  try {
+    config = validateGatewayConfig(
+      deepMerge(
+        {
+          upstream: { baseUrl: options.upstreamUrl ?? simulatorUrl, dialect: options.dialect ?? 'responses' },
+          server: { host: '127.0.0.1', port: 0 },
+          storage: { driver: 'memory' },
+          // Suites that check the request log turn it back on; the others keep the test output readable.
+          observability: { requestLog: false },
+        },
+        options.config ?? {},
+      ),
+    );
+    app = await NestFactory.create(GatewayModule.forRoot({ config, imports: options.imports, toolModules: options.toolModules }), gatewayHttpAdapter(), {
+      bodyParser: false,
+      logger: false,
+    });
+    // The harness stands for the deployable gateway, which owns the whole app.
+    configureGatewayApp(app, { standalone: true });
+    await app.listen(0, '127.0.0.1');
+  } catch (err) {
+    // A stack that does not start leaves no simulator listening: it would keep the test worker from exiting.
+    await simulator.close();
+    throw err;
+  }
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}/v1`;
   const openai = new OpenAI({ baseURL: url, apiKey: 'sk-test', maxRetries: 0, timeout: 20_000 });

@@ -10,7 +10,7 @@ import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handl
 import { WebSearchToolHandler } from '#tools/web-search/web-search.tool-handler.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { FunctionToolDef, JsonObject, PublicItem } from '#tool-sdk/items.js';
-import { noteJsonSource } from '../protocol/json-source.js';
+import { contentDigest, noteJsonSource } from '../protocol/json-source.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ToolPreparationService } from './tool-preparation.service.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -156,6 +156,28 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     expect(functions.validated).toBe(4);
     expect(second.lookup('lookup')).not.toBe(first.lookup('lookup'));
     expect(first.isSealed || second.isSealed).toBe(false);
+  });
+
+  it('gives the parsed declarations of a kept list by content digest, frozen, and none for a list it does not keep', async () => {
+    const { prep, functions } = service();
+    const text = JSON.stringify(tools());
+    expect(prep.keptList(contentDigest(text))).toBeUndefined();
+    await prep.prepare(tools(), { ...ctx, owner: 'key_a' });
+    const kept = prep.keptList(contentDigest(text))!;
+    expect(kept).toEqual(tools());
+    expect(Object.isFrozen(kept) && Object.isFrozen(kept[0]) && Object.isFrozen(kept[0].parameters)).toBe(true);
+    // Handed to another request as its own list (what the body parser does), for any owner: prepared once per owner, parsed never again.
+    noteJsonSource(kept as JsonObject[], Buffer.from(text));
+    const registry = await prep.prepare(kept as JsonObject[], { ...ctx, owner: 'key_b' });
+    expect(shape(registry)).toEqual(shape(await service().prep.prepare(tools(), ctx)));
+    expect(functions.validated).toBe(4);
+    // Not cacheable, or nothing kept at all: no list.
+    const withFileSearch = [...tools(), { type: 'file_search', vector_store_ids: ['vs_1'] }];
+    await prep.prepare(withFileSearch, ctx);
+    expect(prep.keptList(contentDigest(JSON.stringify(withFileSearch)))).toBeUndefined();
+    const off = service({ tools: { declarationCacheEntries: 0 } }).prep;
+    await off.prepare(tools(), ctx);
+    expect(off.keptList(contentDigest(text))).toBeUndefined();
   });
 
   it('keeps nothing with either bound at 0', async () => {

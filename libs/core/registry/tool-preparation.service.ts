@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import { jsonSourceOf } from '../protocol/json-source.js';
+import { contentDigest, jsonSourceOf } from '../protocol/json-source.js';
+import { freezeJson } from '../protocol/frozen-json.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
 import { BoundedLru } from './bounded-lru.js';
@@ -42,12 +42,28 @@ const HEAP_BYTES_PER_JSON_CHAR = 4;
 export class ToolPreparationService {
   /** Sealed registries of cacheable tool lists, by `cacheKey`. */
   private readonly prepared: BoundedLru<string, ToolRegistry>;
+  /** The parsed, frozen declarations of each cacheable list prepared, by content digest (see `keptList`). */
+  private readonly lists: BoundedLru<string, readonly JsonObject[]>;
 
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {
     this.prepared = new BoundedLru(config.tools.declarationCacheEntries ?? 0, config.tools.declarationCacheBytes ?? 0);
+    this.lists = new BoundedLru(config.tools.declarationCacheEntries ?? 0, config.tools.declarationCacheBytes ?? 0);
+  }
+
+  /**
+   * The declarations of a tool list this service has prepared and kept, by the
+   * digest of its JSON (`contentDigest`), deeply frozen; undefined for a list
+   * not seen, not cacheable or no longer kept. The HTTP body parser gives a
+   * request this very value instead of parsing the same bytes again (an agent
+   * sends the same list every turn). Only lists whose every type's handler
+   * says `declarationsCacheable` are here: those handlers already get frozen
+   * declarations from the cache, so sharing them between requests is safe.
+   */
+  keptList(digest: string): readonly JsonObject[] | undefined {
+    return this.lists.get(digest);
   }
 
   /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
@@ -149,14 +165,19 @@ export class ToolPreparationService {
     if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
     this.assertToolCount(tools);
     // The bytes the body parser read the list from, else its serialization: either is its content.
-    const source = jsonSourceOf(tools) ?? JSON.stringify(tools);
-    const key = cacheKey(owner, source);
+    const read = jsonSourceOf(tools);
+    const source = read?.bytes ?? JSON.stringify(tools);
+    const digest = read?.digest ?? contentDigest(source);
+    const key = cacheKey(owner, digest);
     const hit = this.prepared.get(key);
     if (hit) return hit;
     const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
-    this.prepared.set(key, registry.seal(), source.length * HEAP_BYTES_PER_JSON_CHAR);
+    const weight = source.length * HEAP_BYTES_PER_JSON_CHAR;
+    this.prepared.set(key, registry.seal(), weight);
+    // The copy is the sealed registry's own declarations: freezing it freezes nothing they still change.
+    if (!this.lists.has(digest)) this.lists.set(digest, freezeJson(copy), weight);
     return registry;
   }
 
@@ -309,11 +330,11 @@ export class ToolPreparationService {
 
 /**
  * The cache key of a tool list for an owner: the owner as JSON (so that no
- * owner's name run into the list's text can pose as another's, and `null`,
- * no authentication, is its own owner) followed by the list's JSON text or
- * the UTF-8 bytes it was parsed from (a compact client's bytes are the same
- * text, so both kinds of request share the entry).
+ * owner's name run into the list's digest can pose as another's, and `null`,
+ * no authentication, is its own owner) followed by the digest of the list's
+ * JSON text or of the UTF-8 bytes it was parsed from (a compact client's
+ * bytes are the same text, so both kinds of request share the entry).
  */
-function cacheKey(owner: string | null, toolsJson: string | Uint8Array): string {
-  return createHash('sha256').update(JSON.stringify(owner)).update('\n').update(toolsJson).digest('base64');
+function cacheKey(owner: string | null, digest: string): string {
+  return `${JSON.stringify(owner)}\n${digest}`;
 }

@@ -2,19 +2,34 @@ import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
 import { hostileJsonShapeGuard } from './json-shape.scanner.js';
+import { contentDigest, jsonSourceOf } from '#core/protocol/json-source.js';
+import { freezeJson } from '#core/protocol/frozen-json.js';
 
 /**
  * The guard as the gateway mounts it (scan, express.json with `verify`, note),
  * over a real socket: what a handler sees of the request once its body was read.
  */
-async function serve(onParsed: (req: express.Request) => unknown): Promise<{ url: string; close: () => Promise<void> }> {
-  const guard = hostileJsonShapeGuard(3, (err, _req, res) => {
-    res.statusCode = 400;
-    res.end(JSON.stringify({ error: { message: err.message, param: err.param } }));
-  });
+async function serve(
+  onParsed: (req: express.Request) => unknown,
+  keptTools?: (digest: string) => readonly object[] | undefined,
+  /** Every key the JSON parser built a value for (its reviver), to see what it parsed. */
+  parsedKeys: string[] = [],
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const guard = hostileJsonShapeGuard(
+    3,
+    (err, _req, res) => {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ error: { message: err.message, param: err.param } }));
+    },
+    keptTools,
+  );
   const app = express();
   app.use(guard.scanWhileReading);
-  app.use(express.json({ limit: '1mb', verify: guard.verify }));
+  const reviver = (key: string, value: unknown) => {
+    parsedKeys.push(key);
+    return value;
+  };
+  app.use(express.json({ limit: '1mb', verify: guard.verify, reviver }));
   app.use(guard.noteParsed);
   app.post('/', (req, res) => res.json(onParsed(req)));
   const server = http.createServer(app);
@@ -48,5 +63,57 @@ describe('hostileJsonShapeGuard over HTTP', () => {
     } finally {
       await server.close();
     }
+  });
+
+  describe('with kept tool lists', () => {
+    const declarations = [
+      { type: 'function', name: 'a', parameters: { type: 'object' } },
+      { type: 'function', name: 'b' },
+    ];
+    const toolsJson = JSON.stringify(declarations);
+    const kept = freezeJson(structuredClone(declarations));
+    const post = (url: string, body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    /** What the handler sees: whether `tools` is the kept list itself, and the bytes noted as its source. */
+    const seen = (req: express.Request) => {
+      const body = req.body as { tools: unknown[]; input?: unknown };
+      return { isKept: body.tools === kept, tools: body.tools, input: body.input ?? null, source: Buffer.from(jsonSourceOf(body.tools)!.bytes).toString('utf8') };
+    };
+
+    it('hands a request the kept list for its bytes, noting the bytes as they were sent', async () => {
+      const asked: string[] = [];
+      const parsedKeys: string[] = [];
+      const server = await serve(
+        seen,
+        (digest) => {
+          asked.push(digest);
+          return digest === contentDigest(toolsJson) ? kept : undefined;
+        },
+        parsedKeys,
+      );
+      try {
+        const answer = await post(server.url, `{"input":"hi","tools":${toolsJson},"after":true}`);
+        expect(await answer.json()).toEqual({ isKept: true, tools: declarations, input: 'hi', source: toolsJson });
+        expect(asked).toEqual([contentDigest(toolsJson)]);
+        // The parser never read the declarations: their bytes were blanked before it ran.
+        expect(parsedKeys).toEqual(['input', 'tools', 'after', '']);
+        // Another list is parsed from its own bytes.
+        const other = JSON.stringify([{ type: 'function', name: 'c' }]);
+        expect(await (await post(server.url, `{"tools":${other}}`)).json()).toEqual({ isKept: false, tools: JSON.parse(other), input: null, source: other });
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('keeps JSON semantics: of a repeated `tools` key the last one counts, kept or not', async () => {
+      const server = await serve(seen, (digest) => (digest === contentDigest(toolsJson) ? kept : undefined));
+      try {
+        const lastKept = await post(server.url, `{"tools":[{"type":"function","name":"first"}],"input":"x","tools":${toolsJson}}`);
+        expect(await lastKept.json()).toMatchObject({ isKept: true, tools: declarations, input: 'x' });
+        const firstKept = await post(server.url, `{"tools":${toolsJson},"tools":[{"type":"function","name":"last"}]}`);
+        expect(await firstKept.json()).toMatchObject({ isKept: false, tools: [{ type: 'function', name: 'last' }] });
+      } finally {
+        await server.close();
+      }
+    });
   });
 });

@@ -3,7 +3,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
 import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
-import { noteJsonSource } from '#core/protocol/json-source.js';
+import { contentDigest, noteJsonSource } from '#core/protocol/json-source.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -278,10 +278,19 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * `verify` as shape-checked, and as storable text when its bytes show no
  * escape that could make NUL or a lone surrogate, so the later walks over
  * the parsed object (the text-integrity guard, the create parser) are skipped.
+ *
+ * `keptTools` (the tool preparation's `keptList`) gives the parsed, frozen
+ * declarations of a `tools` array whose bytes it has seen prepared. `verify`
+ * then sets those bytes aside and blanks them in the body (JSON whitespace
+ * between the brackets), so the parser reads `[]` instead of parsing the same
+ * declarations again, and `noteParsed` puts the kept list in its place. An
+ * agent sends the same list on every turn; parsing it was a tenth of such a
+ * request's CPU.
  */
 export function hostileJsonShapeGuard(
   maxTools: number,
   refuse: (err: InvalidRequestError, req: IncomingMessage, res: ServerResponse) => void,
+  keptTools?: (digest: string) => readonly object[] | undefined,
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
@@ -292,8 +301,8 @@ export function hostileJsonShapeGuard(
   const scanners = new WeakMap<IncomingMessage, { scanner: JsonShapeScanner; stop: () => void }>();
   /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
   const verified = new WeakMap<IncomingMessage, boolean>();
-  /** The bytes of a verified body's top-level `tools` array. */
-  const toolsBytes = new WeakMap<IncomingMessage, Uint8Array>();
+  /** A verified body's top-level `tools` array: its bytes, their digest, and the kept list for them if any. */
+  const toolsRead = new WeakMap<IncomingMessage, ToolsSource>();
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
@@ -332,7 +341,7 @@ export function hostileJsonShapeGuard(
       const utf8 = encoding.toLowerCase() === 'utf-8';
       verified.set(req, utf8 && utf8BytesAreStorable(body));
       const tools = utf8 ? scanner.span('tools') : undefined;
-      if (tools) toolsBytes.set(req, body.subarray(tools.start, tools.end));
+      if (tools) toolsRead.set(req, readTools(body, tools, keptTools));
     },
     noteParsed(req, _res, next) {
       const storable = verified.get(req);
@@ -340,14 +349,39 @@ export function hostileJsonShapeGuard(
         verified.delete(req);
         noteShapeChecked(req.body);
         if (storable) noteStorableBody(req.body);
-        const tools = (req.body as { tools?: unknown } | null)?.tools;
-        const bytes = toolsBytes.get(req);
-        toolsBytes.delete(req);
-        if (bytes && Array.isArray(tools)) noteJsonSource(tools, bytes);
+        const body = req.body as { tools?: unknown } | null;
+        const read = toolsRead.get(req);
+        toolsRead.delete(req);
+        if (read && body && Array.isArray(body.tools)) {
+          // The body's last `tools` key is the one scanned and blanked, and JSON keeps a repeated key's last value.
+          if (read.kept) body.tools = read.kept;
+          noteJsonSource(body.tools as unknown[], read.bytes, read.digest);
+        }
       }
       next();
     },
   };
+}
+
+interface ToolsSource {
+  bytes: Uint8Array;
+  digest: string;
+  kept?: readonly object[];
+}
+
+/**
+ * The `tools` array at `span` of a verified body. When its list is kept, its
+ * bytes are copied aside and blanked in the body the parser reads next (the
+ * brackets stay, spaces between them); otherwise they are the body's own.
+ */
+function readTools(body: Buffer, span: { start: number; end: number }, keptTools?: (digest: string) => readonly object[] | undefined): ToolsSource {
+  const bytes = body.subarray(span.start, span.end);
+  const digest = contentDigest(bytes);
+  const kept = keptTools?.(digest);
+  if (!kept) return { bytes, digest };
+  const own = Buffer.from(bytes);
+  body.fill(0x20, span.start + 1, span.end - 1);
+  return { bytes: own, digest, kept };
 }
 
 /** A body the JSON parser will read as it arrives: JSON, not compressed, not already consumed. */

@@ -1,0 +1,71 @@
+import { contentDigest } from '#core/protocol/json-source.js';
+import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
+import { startStack, type GatewayStack } from './support/gateway-harness.js';
+
+/**
+ * An agent sends the same tool list on every turn. From the second request
+ * on, the gateway hands the HTTP body parser the list it already prepared
+ * instead of parsing the same bytes again (see `hostileJsonShapeGuard`'s
+ * `keptTools`). Through the official client, turn after turn and for two
+ * tenants, everything the list reaches must be what the first turn gave:
+ * the declarations sent upstream, the `tools` the response echoes, the stored
+ * response, a continuation that inherits them, and a changed list.
+ */
+describe('a tool list sent again is the same list', () => {
+  let stack: GatewayStack;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      config: {
+        auth: { apiKeys: ['sk-tenant-a', 'sk-tenant-b'] },
+      },
+    });
+  });
+  afterAll(() => stack?.close());
+
+  const declarations = Array.from({ length: 40 }, (_, i) => ({
+    type: 'function' as const,
+    name: `tool_${i}`,
+    description: `Tool ${i}: finds a thing by its key. Ünïcödé and "quotes" \\ stay as sent.`,
+    parameters: { type: 'object', properties: { key: { type: 'string', enum: ['a', 'b'] }, n: { type: 'integer', minimum: i } }, required: ['key'] },
+    strict: false,
+  }));
+  const client = (key: string) => stack.openai.withOptions({ apiKey: key });
+  const lastUpstreamTools = () => (stack.simulator.requests.at(-1)!.body as { tools: unknown[] }).tools;
+
+  it('sends upstream, echoes and stores the same declarations on every turn, for each tenant', async () => {
+    const upstream: unknown[] = [];
+    const echoed: unknown[] = [];
+    for (const key of ['sk-tenant-a', 'sk-tenant-a', 'sk-tenant-a', 'sk-tenant-b', 'sk-tenant-b']) {
+      const response = await client(key).responses.create({ model: 'm', input: '[[say done]]', tools: declarations, store: true });
+      expect(response.output_text).toBe('done');
+      upstream.push(lastUpstreamTools());
+      // From the first turn on the list is kept by the bytes the client sends, so later turns are handed it.
+      expect(stack.app.get(ToolPreparationService).keptList(contentDigest(JSON.stringify(declarations)))).toHaveLength(40);
+      echoed.push(response.tools);
+      const stored = await client(key).responses.retrieve(response.id);
+      expect(stored.tools).toEqual(response.tools);
+    }
+    expect(upstream[0]).toHaveLength(40);
+    for (const list of upstream) expect(list).toEqual(upstream[0]);
+    expect(echoed[0]).toEqual(declarations.map((d) => expect.objectContaining(d)));
+    for (const list of echoed) expect(list).toEqual(echoed[0]);
+  });
+
+  it('lets a continuation inherit the kept list, and serves a changed list as changed', async () => {
+    const api = client('sk-tenant-a');
+    const first = await api.responses.create({ model: 'm', input: '[[say one]]', tools: declarations, store: true });
+    const second = await api.responses.create({ model: 'm', input: '[[say two]]', tools: declarations, store: true, previous_response_id: first.id });
+    const inherited = await api.responses.create({ model: 'm', input: '[[say three]]', store: true, previous_response_id: second.id });
+    expect(inherited.tools).toEqual(second.tools);
+    expect(lastUpstreamTools()).toHaveLength(40);
+
+    const changed = declarations.map((d, i) => (i === 7 ? { ...d, description: 'changed' } : d));
+    const answer = await api.responses.create({ model: 'm', input: '[[say four]]', tools: changed });
+    expect((answer.tools[7] as { description: string }).description).toBe('changed');
+    expect((lastUpstreamTools()[7] as { description?: string; function?: { description: string } }).description ?? '').toBe('changed');
+    // And the kept list is untouched by the changed one.
+    const again = await api.responses.create({ model: 'm', input: '[[say five]]', tools: declarations });
+    expect((again.tools[7] as { description: string }).description).toBe(declarations[7].description);
+  });
+});

@@ -47,10 +47,23 @@ class ListingHandler implements ToolHandler<{ label: string }, string[]> {
   }
 }
 
-/** Discovery that simply takes a while. */
+/**
+ * Discovery that answers on a timer, as a server's listing does over the network, noting when each
+ * one starts and ends: run one after another, the second could only start once the first had ended.
+ */
 class SlowListingHandler extends ListingHandler {
+  readonly events: string[] = [];
+
   override async discover(p: { label: string }): Promise<DiscoveryResult<string[]>> {
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    this.events.push(`start ${p.label}`);
+    this.inFlight++;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      this.inFlight--;
+    }
+    this.events.push(`end ${p.label}`);
     return { state: ['t'], items: [{ type: 'listing', id: p.label }] };
   }
 }
@@ -290,9 +303,9 @@ describe('ToolPreparationService', () => {
       await prepared;
     });
 
-    it('takes about as long as the slowest discovery, not the sum', async () => {
-      const { prep } = service({ listing: new SlowListingHandler() });
-      const started = Date.now();
+    it('waits for the slowest discovery, not the sum: all three are under way before the first answers', async () => {
+      const listing = new SlowListingHandler();
+      const { prep } = service({ listing });
       const registry = await prep.prepare(
         [
           { type: 'listing', server_label: 'a' },
@@ -301,8 +314,10 @@ describe('ToolPreparationService', () => {
         ],
         ctx,
       );
-      const elapsed = Date.now() - started;
-      expect(elapsed).toBeLessThan(160); // sequential would be >= 240
+      // An order, not a duration: a timer cannot fire before the discoveries started in the same turn,
+      // however fast or loaded the machine, and awaited one by one each would end before the next began.
+      expect(listing.peakInFlight).toBe(3);
+      expect(listing.events.slice(0, 3)).toEqual(['start a', 'start b', 'start c']);
       expect(registry.discoveryItems.map((i) => i.id)).toEqual(['a', 'b', 'c']);
     });
 

@@ -12,7 +12,7 @@ import { GatewayModule } from '#src/gateway.module.js';
 import { median } from './lib/stats.js';
 
 /**
- * `node scripts/run-built.mjs bench/hostile-growth.bench`: the speeds the
+ * `npm run build && node dist/bench/hostile-growth.bench.js`: the speeds the
  * hostile-input e2e suite asserts no more (it checks answers and their order),
  * against a gateway in this process.
  *

@@ -20,6 +20,12 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
   let s2: SimulatedUpstream;
   let port1: number;
   let stack: GatewayStack;
+  /**
+   * The same two replicas behind a gateway whose health checks come once a minute: routing by
+   * affinity and load is checked there. On `stack`, checked every 100 ms, a probe slower than its
+   * one-second timeout on a loaded machine rightly marks a replica down and moves its conversations.
+   */
+  let calm: GatewayStack;
   const pool = () => stack.app.get(UPSTREAM_CLIENT) as UpstreamPool;
 
   beforeAll(async () => {
@@ -28,8 +34,10 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
     port1 = (await s1.listen(0, '127.0.0.1')).port;
     await s2.listen(0, '127.0.0.1');
     stack = await startStack({ upstreamUrl: `${s1.url},${s2.url}`, config: { upstream: { healthCheckMs: 100 } } });
+    calm = await startStack({ upstreamUrl: `${s1.url},${s2.url}`, config: { upstream: { healthCheckMs: 60_000 } } });
   });
   afterAll(async () => {
+    await calm?.close();
     await stack.close();
     await Promise.all([s1.close(), s2.close()]);
   });
@@ -41,7 +49,7 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
     for (let c = 0; c < 16; c++) {
       let previous: string | undefined;
       for (let turn = 0; turn < 2; turn++) {
-        const r = await stack.openai.responses.create({
+        const r = await calm.openai.responses.create({
           model: 'm',
           input: turn === 0 ? `conversation ${c}` : `[[say turn ${turn}]]`,
           previous_response_id: previous,
@@ -65,7 +73,7 @@ describe('several model servers behind one gateway (two simulated upstreams)', (
   it('gives way to the less loaded replica when one conversation floods its own', async () => {
     const before = [s1.stats.requests, s2.stats.requests];
     await Promise.all(
-      Array.from({ length: 8 }, () => stack.openai.responses.create({ model: 'm', input: 'flood [[tokens 20]] [[delay token=20]]', prompt_cache_key: 'one-hot-conversation' })),
+      Array.from({ length: 8 }, () => calm.openai.responses.create({ model: 'm', input: 'flood [[tokens 20]] [[delay token=20]]', prompt_cache_key: 'one-hot-conversation' })),
     );
     const served = [s1.stats.requests - before[0], s2.stats.requests - before[1]];
     expect(served[0] + served[1]).toBe(8);

@@ -15,23 +15,6 @@ export function cpuMs(): number {
 }
 
 /**
- * The median CPU time this process spends on `runs` runs of `work`, after
- * one warm-up run. Gateway and simulator share the process with the test,
- * so this is the whole cost of a request; compare sizes by ratio only.
- */
-export async function medianMs(work: () => Promise<unknown>, runs = 3): Promise<number> {
-  await work();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = cpuMs();
-    await work();
-    times.push(cpuMs() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
-}
-
-/**
  * How long a `/health` asked now waits, as the lesser of its wall time and
  * the CPU time this process spent until it was answered. On a quiet machine
  * the wall time is the answer; on one whose cores are taken by other work,
@@ -57,23 +40,6 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
     req.on('error', reject);
   });
 }
-
-/** The median of seven `/health` probes on a gateway doing nothing else: the baseline a stall check divides by. */
-export async function idleHealthMs(base: string): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < 7; i++) times.push((await probeHealth(base)).ms);
-  times.sort((a, b) => a - b);
-  return times[3];
-}
-
-/**
- * How long a `/health` may wait while hostile work runs: 20x the idle probe
- * taken in the same test, the idle time floored at 10 ms so that a
- * millisecond baseline does not turn one chunk's pass or a GC pause on a
- * machine slowed tenfold into a failure. The stalls these checks exist for
- * were seconds to minutes.
- */
-export const stallBoundMs = (idleMs: number): number => 20 * Math.max(idleMs, 10);
 
 /** What the gateway answered to a body it was sent only the head of, and the `/health` answers it gave meanwhile. */
 export interface HeadOnlyOutcome {

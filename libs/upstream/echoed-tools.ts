@@ -49,7 +49,8 @@ export function arraySpanAt(text: string, path: readonly string[]): { start: num
     if (c === QUOTE) {
       const end = stringEnd(text, i);
       if (end < 0) return undefined;
-      lastKey = followedByColon(text, end + 1) ? text.slice(i + 1, end) : null;
+      // Only keys of containers along the path are ever compared: deeper strings are skipped unread.
+      if (keys.length <= path.length) lastKey = followedByColon(text, end + 1) ? text.slice(i + 1, end) : null;
       i = end;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       keys.push(lastKey);

@@ -1,10 +1,4 @@
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COLON = 0x3a;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '#core/protocol/json-chars.js';
 
 /** Where the response's echo of the declarations is, in a non-streamed body and in a streamed event. */
 const RESPONSE_TOOLS = ['tools'] as const;

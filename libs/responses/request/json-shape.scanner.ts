@@ -4,15 +4,7 @@ import { MAX_JSON_DEPTH } from './json-depth.js';
 import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
 import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
 import { contentDigest, noteJsonSource } from '#core/protocol/json-source.js';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '#core/protocol/json-chars.js';
 
 export interface JsonShapeLimits {
   depth?: number;

@@ -11,6 +11,7 @@ import { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
 import { hostileJsonShapeGuard } from '#responses/request/json-shape.scanner.js';
 import { authenticateBeforeBody } from '#state/auth/authenticate-before-body.middleware.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
+import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 
 /**
  * HTTP set-up every host needs: the request record (log line, metrics, span)
@@ -44,7 +45,7 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   const shapeGuard = hostileJsonShapeGuard(
     config.tools.maxToolsPerRequest,
     (err, req, res) => answerWithError(err, req as Request, res as Response),
-    (digest) => preparation.keptList(digest),
+    (req, digest) => preparation.keptList(requestOwner(req as Request), digest),
   );
   app.use(shapeGuard.scanWhileReading);
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));

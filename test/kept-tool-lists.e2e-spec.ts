@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { contentDigest } from '#core/protocol/json-source.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
@@ -31,17 +32,28 @@ describe('a tool list sent again is the same list', () => {
     strict: false,
   }));
   const client = (key: string) => stack.openai.withOptions({ apiKey: key });
+  /** The owner an API key stands for (the SHA-256 of the key), and whether the list is kept for it. */
+  const keptFor = (key: string) => stack.app.get(ToolPreparationService).keptList(createHash('sha256').update(key).digest('hex'), contentDigest(JSON.stringify(declarations)));
   const lastUpstreamTools = () => (stack.simulator.requests.at(-1)!.body as { tools: unknown[] }).tools;
 
   it('sends upstream, echoes and stores the same declarations on every turn, for each tenant', async () => {
     const upstream: unknown[] = [];
     const echoed: unknown[] = [];
-    for (const key of ['sk-tenant-a', 'sk-tenant-a', 'sk-tenant-a', 'sk-tenant-b', 'sk-tenant-b']) {
+    // Kept per tenant: the first tenant's turns say nothing to the second, whose first turn parses its own.
+    const turns: Array<[string, boolean]> = [
+      ['sk-tenant-a', false],
+      ['sk-tenant-a', true],
+      ['sk-tenant-a', true],
+      ['sk-tenant-b', false],
+      ['sk-tenant-b', true],
+    ];
+    for (const [key, keptBefore] of turns) {
+      expect(keptFor(key) !== undefined).toBe(keptBefore);
       const response = await client(key).responses.create({ model: 'm', input: '[[say done]]', tools: declarations, store: true });
       expect(response.output_text).toBe('done');
       upstream.push(lastUpstreamTools());
-      // From the first turn on the list is kept by the bytes the client sends, so later turns are handed it.
-      expect(stack.app.get(ToolPreparationService).keptList(contentDigest(JSON.stringify(declarations)))).toHaveLength(40);
+      // From its first turn on, the list is kept by the bytes the client sends, so later turns are handed it.
+      expect(keptFor(key)).toHaveLength(40);
       echoed.push(response.tools);
       const stored = await client(key).responses.retrieve(response.id);
       expect(stored.tools).toEqual(response.tools);

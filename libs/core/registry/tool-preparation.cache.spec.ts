@@ -158,26 +158,30 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     expect(first.isSealed || second.isSealed).toBe(false);
   });
 
-  it('gives the parsed declarations of a kept list by content digest, frozen, and none for a list it does not keep', async () => {
+  it("gives the parsed declarations of a list kept for an owner by content digest, frozen, and none of another owner's", async () => {
     const { prep, functions } = service();
     const text = JSON.stringify(tools());
-    expect(prep.keptList(contentDigest(text))).toBeUndefined();
+    const digest = contentDigest(text);
+    expect(prep.keptList('key_a', digest)).toBeUndefined();
     await prep.prepare(tools(), { ...ctx, owner: 'key_a' });
-    const kept = prep.keptList(contentDigest(text))!;
+    const kept = prep.keptList('key_a', digest)!;
     expect(kept).toEqual(tools());
     expect(Object.isFrozen(kept) && Object.isFrozen(kept[0]) && Object.isFrozen(kept[0].parameters)).toBe(true);
-    // Handed to another request as its own list (what the body parser does), for any owner: prepared once per owner, parsed never again.
+    // Another tenant learns nothing from it: the same bytes are not kept for them, nor for requests without an owner.
+    expect(prep.keptList('key_b', digest)).toBeUndefined();
+    expect(prep.keptList(null, digest)).toBeUndefined();
+    // Handed to the owner's next request as its own list (what the body parser does): its registry, parsed never again.
     noteJsonSource(kept as JsonObject[], Buffer.from(text));
-    const registry = await prep.prepare(kept as JsonObject[], { ...ctx, owner: 'key_b' });
+    const registry = await prep.prepare(kept as JsonObject[], { ...ctx, owner: 'key_a' });
     expect(shape(registry)).toEqual(shape(await service().prep.prepare(tools(), ctx)));
-    expect(functions.validated).toBe(4);
+    expect(functions.validated).toBe(2);
     // Not cacheable, or nothing kept at all: no list.
     const withFileSearch = [...tools(), { type: 'file_search', vector_store_ids: ['vs_1'] }];
     await prep.prepare(withFileSearch, ctx);
-    expect(prep.keptList(contentDigest(JSON.stringify(withFileSearch)))).toBeUndefined();
+    expect(prep.keptList(null, contentDigest(JSON.stringify(withFileSearch)))).toBeUndefined();
     const off = service({ tools: { declarationCacheEntries: 0 } }).prep;
     await off.prepare(tools(), ctx);
-    expect(off.keptList(contentDigest(text))).toBeUndefined();
+    expect(off.keptList(null, digest)).toBeUndefined();
   });
 
   it('keeps nothing with either bound at 0', async () => {

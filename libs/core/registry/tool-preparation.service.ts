@@ -42,7 +42,7 @@ const HEAP_BYTES_PER_JSON_CHAR = 4;
 export class ToolPreparationService {
   /** Sealed registries of cacheable tool lists, by `cacheKey`. */
   private readonly prepared: BoundedLru<string, ToolRegistry>;
-  /** The parsed, frozen declarations of each cacheable list prepared, by content digest (see `keptList`). */
+  /** The parsed, frozen declarations of each cacheable list prepared, by `cacheKey` (see `keptList`). */
   private readonly lists: BoundedLru<string, readonly JsonObject[]>;
 
   constructor(
@@ -54,16 +54,18 @@ export class ToolPreparationService {
   }
 
   /**
-   * The declarations of a tool list this service has prepared and kept, by the
-   * digest of its JSON (`contentDigest`), deeply frozen; undefined for a list
-   * not seen, not cacheable or no longer kept. The HTTP body parser gives a
-   * request this very value instead of parsing the same bytes again (an agent
-   * sends the same list every turn). Only lists whose every type's handler
-   * says `declarationsCacheable` are here: those handlers already get frozen
+   * The declarations of a tool list this service has prepared and kept for
+   * `owner`, by the digest of its JSON (`contentDigest`), deeply frozen;
+   * undefined for a list not seen, not cacheable or no longer kept. The HTTP
+   * body parser gives a request this very value instead of parsing the same
+   * bytes again (an agent sends the same list every turn). Per owner, as the
+   * prepared registries are: whether a list is kept says nothing about what
+   * other tenants sent. Only lists whose every type's handler says
+   * `declarationsCacheable` are here: those handlers already get frozen
    * declarations from the cache, so sharing them between requests is safe.
    */
-  keptList(digest: string): readonly JsonObject[] | undefined {
-    return this.lists.get(digest);
+  keptList(owner: string | null, digest: string): readonly JsonObject[] | undefined {
+    return this.lists.get(cacheKey(owner, digest));
   }
 
   /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
@@ -177,7 +179,7 @@ export class ToolPreparationService {
     const weight = source.length * HEAP_BYTES_PER_JSON_CHAR;
     this.prepared.set(key, registry.seal(), weight);
     // The copy is the sealed registry's own declarations: freezing it freezes nothing they still change.
-    if (!this.lists.has(digest)) this.lists.set(digest, freezeJson(copy), weight);
+    this.lists.set(key, freezeJson(copy), weight);
     return registry;
   }
 

@@ -11,7 +11,7 @@ import { freezeJson } from '#core/protocol/frozen-json.js';
  */
 async function serve(
   onParsed: (req: express.Request) => unknown,
-  keptTools?: (digest: string) => readonly object[] | undefined,
+  keptTools?: (req: http.IncomingMessage, digest: string) => readonly object[] | undefined,
   /** Every key the JSON parser built a value for (its reviver), to see what it parsed. */
   parsedKeys: string[] = [],
 ): Promise<{ url: string; close: () => Promise<void> }> {
@@ -84,7 +84,7 @@ describe('hostileJsonShapeGuard over HTTP', () => {
       const parsedKeys: string[] = [];
       const server = await serve(
         seen,
-        (digest) => {
+        (_req, digest) => {
           asked.push(digest);
           return digest === contentDigest(toolsJson) ? kept : undefined;
         },
@@ -105,7 +105,7 @@ describe('hostileJsonShapeGuard over HTTP', () => {
     });
 
     it('keeps JSON semantics: of a repeated `tools` key the last one counts, kept or not', async () => {
-      const server = await serve(seen, (digest) => (digest === contentDigest(toolsJson) ? kept : undefined));
+      const server = await serve(seen, (_req, digest) => (digest === contentDigest(toolsJson) ? kept : undefined));
       try {
         const lastKept = await post(server.url, `{"tools":[{"type":"function","name":"first"}],"input":"x","tools":${toolsJson}}`);
         expect(await lastKept.json()).toMatchObject({ isKept: true, tools: declarations, input: 'x' });

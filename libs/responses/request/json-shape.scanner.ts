@@ -271,8 +271,9 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * escape that could make NUL or a lone surrogate, so the later walks over
  * the parsed object (the text-integrity guard, the create parser) are skipped.
  *
- * `keptTools` (the tool preparation's `keptList`) gives the parsed, frozen
- * declarations of a `tools` array whose bytes it has seen prepared. `verify`
+ * `keptTools` (the tool preparation's `keptList`, for the request's owner)
+ * gives the parsed, frozen declarations of a `tools` array whose bytes it
+ * has seen prepared for that owner. `verify`
  * then sets those bytes aside and blanks them in the body (JSON whitespace
  * between the brackets), so the parser reads `[]` instead of parsing the same
  * declarations again, and `noteParsed` puts the kept list in its place. An
@@ -282,7 +283,7 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
 export function hostileJsonShapeGuard(
   maxTools: number,
   refuse: (err: InvalidRequestError, req: IncomingMessage, res: ServerResponse) => void,
-  keptTools?: (digest: string) => readonly object[] | undefined,
+  keptTools?: (req: IncomingMessage, digest: string) => readonly object[] | undefined,
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
@@ -333,7 +334,7 @@ export function hostileJsonShapeGuard(
       const utf8 = encoding.toLowerCase() === 'utf-8';
       verified.set(req, utf8 && utf8BytesAreStorable(body));
       const tools = utf8 ? scanner.span('tools') : undefined;
-      if (tools) toolsRead.set(req, readTools(body, tools, keptTools));
+      if (tools) toolsRead.set(req, readTools(body, tools, keptTools && ((digest) => keptTools(req, digest))));
     },
     noteParsed(req, _res, next) {
       const storable = verified.get(req);

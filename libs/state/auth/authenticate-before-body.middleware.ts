@@ -1,3 +1,4 @@
+import { OWNER_PROPERTY } from '#tool-sdk/routes/request-owner.js';
 import type { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiKeyAuthenticator } from './api-key.authenticator.js';
@@ -32,7 +33,11 @@ export function authenticateBeforeBody(app: INestApplication): (req: Request, re
   return (req, res, next) => {
     if (!auth?.enabled || OPEN_PATHS.has(req.path) || !isGatewayPath(req.path)) return next();
     auth.authenticate(req.headers.authorization, req.headers['x-api-key']).then(
-      () => next(),
+      (owner) => {
+        // Known before the body is read, so what the body parser keeps per owner can use it (the guard sets the same again).
+        (req as unknown as Record<string, unknown>)[OWNER_PROPERTY] = owner;
+        next();
+      },
       (err: unknown) => {
         res.setHeader('connection', 'close');
         next(err);

@@ -31,7 +31,7 @@ export function parseWithoutEchoedTools(text: string, of: 'response' | 'event'):
  * The characters of the array at `path` (object keys from the top), brackets
  * included; `undefined` when the text has none there or is not well formed
  * enough to tell. Strings are skipped with the native `indexOf`, so a pass
- * costs a visit per structural character, not per character of text.
+ * visits the characters between strings one by one, never a string's own.
  */
 export function arraySpanAt(text: string, path: readonly string[]): { start: number; end: number } | undefined {
   /** Per open container: the key it was opened under (objects' values), or null. */

@@ -40,17 +40,14 @@ const HEAP_BYTES_PER_JSON_CHAR = 4;
  */
 @Injectable()
 export class ToolPreparationService {
-  /** Sealed registries of cacheable tool lists, by `cacheKey`. */
-  private readonly prepared: BoundedLru<string, ToolRegistry>;
-  /** The parsed, frozen declarations of each cacheable list prepared, by `cacheKey` (see `keptList`). */
-  private readonly lists: BoundedLru<string, readonly JsonObject[]>;
+  /** Cacheable tool lists by `cacheKey`: each one's sealed registry, and its parsed, frozen declarations (see `keptList`). */
+  private readonly prepared: BoundedLru<string, { registry: ToolRegistry; declarations: readonly JsonObject[] }>;
 
   constructor(
     private readonly explorer: ToolHandlerExplorer,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {
     this.prepared = new BoundedLru(config.tools.declarationCacheEntries ?? 0, config.tools.declarationCacheBytes ?? 0);
-    this.lists = new BoundedLru(config.tools.declarationCacheEntries ?? 0, config.tools.declarationCacheBytes ?? 0);
   }
 
   /**
@@ -65,7 +62,7 @@ export class ToolPreparationService {
    * declarations from the cache, so sharing them between requests is safe.
    */
   keptList(owner: string | null, digest: string): readonly JsonObject[] | undefined {
-    return this.lists.get(cacheKey(owner, digest));
+    return this.prepared.get(cacheKey(owner, digest))?.declarations;
   }
 
   /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
@@ -172,14 +169,12 @@ export class ToolPreparationService {
     const digest = read?.digest ?? contentDigest(source);
     const key = cacheKey(owner, digest);
     const hit = this.prepared.get(key);
-    if (hit) return hit;
+    if (hit) return hit.registry;
     const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
-    const weight = source.length * HEAP_BYTES_PER_JSON_CHAR;
-    this.prepared.set(key, registry.seal(), weight);
     // The copy is the sealed registry's own declarations: freezing it freezes nothing they still change.
-    this.lists.set(key, freezeJson(copy), weight);
+    this.prepared.set(key, { registry: registry.seal(), declarations: freezeJson(copy) }, source.length * HEAP_BYTES_PER_JSON_CHAR);
     return registry;
   }
 

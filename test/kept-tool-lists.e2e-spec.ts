@@ -17,23 +17,29 @@ describe('a tool list sent again is the same list', () => {
 
   beforeAll(async () => {
     stack = await startStack({
+      // The growth test declares up to 4 000 tools: a model whose context holds them, and a cap above them.
+      simulator: { maxModelLen: 1_000_000 },
       config: {
         auth: { apiKeys: ['sk-tenant-a', 'sk-tenant-b'] },
+        tools: { maxToolsPerRequest: 5_000 },
       },
     });
   });
   afterAll(() => stack?.close());
 
-  const declarations = Array.from({ length: 40 }, (_, i) => ({
-    type: 'function' as const,
-    name: `tool_${i}`,
-    description: `Tool ${i}: finds a thing by its key. Ünïcödé and "quotes" \\ stay as sent.`,
-    parameters: { type: 'object', properties: { key: { type: 'string', enum: ['a', 'b'] }, n: { type: 'integer', minimum: i } }, required: ['key'] },
-    strict: false,
-  }));
+  const toolsOf = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      type: 'function' as const,
+      name: `tool_${i}`,
+      description: `Tool ${i}: finds a thing by its key. Ünïcödé and "quotes" \\ stay as sent.`,
+      parameters: { type: 'object', properties: { key: { type: 'string', enum: ['a', 'b'] }, n: { type: 'integer', minimum: i } }, required: ['key'] },
+      strict: false,
+    }));
+  const declarations = toolsOf(40);
   const client = (key: string) => stack.openai.withOptions({ apiKey: key });
   /** The owner an API key stands for (the SHA-256 of the key), and whether the list is kept for it. */
-  const keptFor = (key: string) => stack.app.get(ToolPreparationService).keptList(createHash('sha256').update(key).digest('hex'), contentDigest(JSON.stringify(declarations)));
+  const keptFor = (key: string, list: unknown[] = declarations) =>
+    stack.app.get(ToolPreparationService).keptList(createHash('sha256').update(key).digest('hex'), contentDigest(JSON.stringify(list)));
   const lastUpstreamTools = () => (stack.simulator.requests.at(-1)!.body as { tools: unknown[] }).tools;
 
   it('sends upstream, echoes and stores the same declarations on every turn, for each tenant', async () => {
@@ -80,4 +86,20 @@ describe('a tool list sent again is the same list', () => {
     const again = await api.responses.create({ model: 'm', input: '[[say five]]', tools: declarations });
     expect((again.tools[7] as { description: string }).description).toBe(declarations[7].description);
   });
+
+  it('hands the kept list to the next turn at 1x, 10x and 100x the tools (40, 400, 4 000), sending the same declarations', async () => {
+    const api = client('sk-tenant-a');
+    for (const count of [40, 400, 4_000]) {
+      const list = toolsOf(count).map((d) => ({ ...d, description: `${d.description} (${count})` }));
+      const first = await api.responses.create({ model: 'm', input: '[[say one]]', tools: list, store: false });
+      const sentFirst = lastUpstreamTools();
+      expect(keptFor('sk-tenant-a', list)).toHaveLength(count);
+      const second = await api.responses.create({ model: 'm', input: '[[say two]]', tools: list, store: false });
+      expect(sentFirst).toHaveLength(count);
+      expect(lastUpstreamTools()).toEqual(sentFirst);
+      expect(second.tools).toHaveLength(count);
+      expect(second.tools).toEqual(first.tools);
+      expect(second.tools.at(-1)).toMatchObject({ name: `tool_${count - 1}` });
+    }
+  }, 120_000);
 });

@@ -6,7 +6,8 @@ import { KernelAPI, type KernelMessage, SessionAPI } from '@jupyterlab/services'
 import OpenAI from 'openai';
 import pg from 'pg';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '#tools/code-interpreter/config/code-interpreter-settings.js';
-import { clientSettings, type JupyterEndpoint, JupyterHost, KERNEL_NAME } from '#tools/code-interpreter/sandbox/kernel/jupyter-host.js';
+import { clientSettings } from '#tools/code-interpreter/sandbox/kernel/jupyter-client-settings.js';
+import { type JupyterEndpoint, JupyterHost, KERNEL_NAME } from '#tools/code-interpreter/sandbox/kernel/jupyter-host.js';
 import { connected } from '#tools/code-interpreter/sandbox/kernel/jupyter-kernel.js';
 import { QuietKernelConnection } from '#tools/code-interpreter/sandbox/kernel/quiet-kernel-connection.js';
 import { startProcessPair, type ProcessPair } from './support/process/gateway-process.js';

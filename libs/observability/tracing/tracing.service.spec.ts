@@ -7,6 +7,7 @@ const SPAN_ID = '00f067aa0ba902b7';
 describe('TracingService', () => {
   it('is off without an endpoint: no spans, but the client trace context is still read', async () => {
     const tracing = new TracingService(parseObservabilitySettings(undefined));
+    await tracing.onModuleInit();
     expect(tracing.enabled).toBe(false);
     expect(tracing.start('x', undefined)).toBeUndefined();
     const extracted = tracing.extract({ traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`, tracestate: 'vendor=1' });
@@ -25,6 +26,9 @@ describe('TracingService', () => {
   it('when on, continues the client trace and names its own span in the header it sends on', async () => {
     // Nothing listens here; spans are only created, not flushed.
     const tracing = new TracingService(parseObservabilitySettings({ otlpTracesUrl: 'http://127.0.0.1:9/v1/traces' }));
+    // The SDK loads at module init, which Nest awaits before the server listens.
+    expect(tracing.enabled).toBe(false);
+    await tracing.onModuleInit();
     expect(tracing.enabled).toBe(true);
     const parent = tracing.extract({ traceparent: `00-${TRACE_ID}-${SPAN_ID}-01` })!;
     const span = tracing.start('request', parent.context)!;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -12,9 +12,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { IncomingHttpHeaders } from 'node:http';
 import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
 
@@ -25,17 +23,29 @@ const propagator = new W3CTraceContextPropagator();
  * provider is this instance's own, not the global one, so an embedding
  * application's tracing (or a second gateway in one process) is untouched;
  * parents are passed explicitly for the same reason.
+ *
+ * The SDK and its exporter are imported only when tracing is on: with it off
+ * they would be about 150 modules and several MiB of every worker's memory
+ * for nothing. Nest awaits `onModuleInit` before the server listens, so no
+ * request meets a tracer still loading.
  */
 @Injectable()
-export class TracingService implements OnApplicationShutdown {
-  private readonly provider?: BasicTracerProvider;
-  private readonly tracer?: Tracer;
+export class TracingService implements OnModuleInit, OnApplicationShutdown {
+  private provider?: BasicTracerProvider;
+  private tracer?: Tracer;
 
-  constructor(@Inject(OBSERVABILITY_SETTINGS) settings: ObservabilityConfig) {
-    const url = settings.otlpTracesUrl;
+  constructor(@Inject(OBSERVABILITY_SETTINGS) private readonly settings: ObservabilityConfig) {}
+
+  async onModuleInit(): Promise<void> {
+    const url = this.settings.otlpTracesUrl;
     if (!url) return;
+    const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+    ]);
     this.provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+      resource: resourceFromAttributes({ 'service.name': this.settings.serviceName }),
       // A short export deadline: an unreachable collector then delays a shutdown by seconds, not the default ten.
       spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, timeoutMillis: 3000 }), { scheduledDelayMillis: 1000, exportTimeoutMillis: 3000 })],
     });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from './auth.config-section.js';
 import { AuthenticationError, GatewayError, UnavailableError } from '#tool-sdk/errors.js';
 
@@ -10,8 +10,21 @@ export class IdentityProviderUnavailableError extends UnavailableError {
   }
 }
 
+type Jose = typeof import('jose');
+let jose: Promise<Jose> | undefined;
+
+/**
+ * jose is imported with the first token a gateway checks: most deployments
+ * use API keys or no auth, and would otherwise carry its modules in every
+ * worker for nothing.
+ */
+function loadJose(): Promise<Jose> {
+  jose ??= import('jose');
+  return jose;
+}
+
 /** Why a token was refused, in words a client developer can act on. */
-function refusal(err: unknown, claim: string): GatewayError {
+function refusal({ errors }: Jose, err: unknown, claim: string): GatewayError {
   if (err instanceof errors.JWTExpired) return new AuthenticationError('The bearer token has expired.');
   if (err instanceof errors.JWTClaimValidationFailed) {
     return new AuthenticationError(`The bearer token's "${err.claim}" claim is not accepted here.`);
@@ -32,15 +45,15 @@ function refusal(err: unknown, claim: string): GatewayError {
  * identity share stored state and never collide with API-key owners.
  */
 export class OidcVerifier {
-  private keys?: Promise<JWTVerifyGetKey>;
+  private keys?: Promise<{ jose: Jose; getKey: JWTVerifyGetKey }>;
 
   constructor(private readonly config: OidcConfig) {}
 
   async owner(token: string): Promise<string> {
-    const keys = await this.keySet();
+    const { jose, getKey } = await this.keySet();
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload } = await jose.jwtVerify(token, getKey, {
         issuer: this.config.issuer,
         audience: this.config.audience.length > 0 ? this.config.audience : undefined,
         algorithms: this.config.algorithms,
@@ -48,7 +61,7 @@ export class OidcVerifier {
         requiredClaims: ['exp'],
       }));
     } catch (err) {
-      throw refusal(err, this.config.ownerClaim);
+      throw refusal(jose, err, this.config.ownerClaim);
     }
     const subject = payload[this.config.ownerClaim];
     // The owner claim is the identity every stored object is scoped to: an empty or blank one
@@ -60,9 +73,12 @@ export class OidcVerifier {
     return createHash('sha256').update(`oidc\0${this.config.issuer}\0${subject}`, 'utf8').digest('hex');
   }
 
-  private keySet(): Promise<JWTVerifyGetKey> {
-    this.keys ??= this.discover().then(
-      (uri) => createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
+  private keySet(): Promise<{ jose: Jose; getKey: JWTVerifyGetKey }> {
+    this.keys ??= Promise.all([loadJose(), this.discover()]).then(
+      ([jose, uri]) => ({
+        jose,
+        getKey: jose.createRemoteJWKSet(uri, { cacheMaxAge: this.config.jwksCacheMs, cooldownDuration: this.config.jwksCooldownMs, timeoutDuration: 5_000 }),
+      }),
       (err: unknown) => {
         this.keys = undefined;
         throw err;

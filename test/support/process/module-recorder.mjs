@@ -1,7 +1,9 @@
 // `--import` this (through NODE_OPTIONS) to learn what a process's main
 // thread loaded: every URL its ES module loader resolved, every CommonJS
 // module in its require cache, and whether `Array.prototype.push` is still
-// V8's own. SIGUSR2 writes them as JSON to $MODULE_RECORD. Worker threads
+// V8's own. SIGUSR2 or SIGWINCH writes them as JSON to $MODULE_RECORD
+// (SIGUSR2 is among the signals Nest's shutdown hooks stop the gateway on;
+// SIGWINCH is not, for a record taken midway). Worker threads
 // record nothing: the question is what the event loop's thread carries.
 import { writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
@@ -14,7 +16,7 @@ if (isMainThread && process.env.MODULE_RECORD) {
   port1.unref();
   register('./module-recorder.hooks.mjs', { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
   const require = createRequire(import.meta.url);
-  process.on('SIGUSR2', () => {
+  const write = () => {
     writeFileSync(
       process.env.MODULE_RECORD,
       JSON.stringify({
@@ -23,5 +25,7 @@ if (isMainThread && process.env.MODULE_RECORD) {
         parseIsNative: Function.prototype.toString.call(JSON.parse).includes('[native code]'),
       }),
     );
-  });
+  };
+  process.on('SIGUSR2', write);
+  process.on('SIGWINCH', write);
 }

@@ -4,8 +4,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ServerConnection } from '@jupyterlab/services';
-import WebSocket from 'ws';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import { sandboxArgs } from '../cpython/cpython-sandbox.backend.js';
 import { IPC_MARK, KERNEL_LAUNCHER, SERVER_KERNEL_MANAGER } from './jupyter-python.js';
@@ -23,30 +21,6 @@ const RESTART_MS = 1_000;
 export interface JupyterEndpoint {
   url: string;
   token: string;
-}
-
-/**
- * The client settings for @jupyterlab/services on Node: `ws` as the
- * WebSocket (with a bound on what one message may carry, since a kernel's
- * messages are the tenant's), Node's own fetch.
- */
-export function clientSettings(endpoint: JupyterEndpoint, maxMessageBytes: number): ServerConnection.ISettings {
-  const url = endpoint.url.replace(/\/?$/, '/');
-  class BoundedWebSocket extends WebSocket {
-    constructor(address: string, protocols?: string | string[]) {
-      super(address, protocols, { maxPayload: maxMessageBytes, headers: { Authorization: `token ${endpoint.token}` } });
-    }
-  }
-  return ServerConnection.makeSettings({
-    baseUrl: url,
-    wsUrl: url.replace(/^http/, 'ws'),
-    token: endpoint.token,
-    appendToken: false,
-    WebSocket: BoundedWebSocket as unknown as typeof globalThis.WebSocket,
-    fetch: globalThis.fetch,
-    Request: globalThis.Request,
-    Headers: globalThis.Headers,
-  });
 }
 
 /** A free loopback port, for a server that cannot take port 0 and tell which it got. */

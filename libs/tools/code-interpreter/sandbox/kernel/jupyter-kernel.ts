@@ -1,8 +1,31 @@
-import { type Kernel, KernelAPI, type KernelConnection, type KernelMessage, type ServerConnection, SessionAPI } from '@jupyterlab/services';
+import type { Kernel, KernelAPI, KernelConnection, KernelMessage, ServerConnection } from '@jupyterlab/services';
 import type { ReportedFile } from '../workspace-files.js';
-import { clientSettings, type JupyterEndpoint, KERNEL_NAME } from './jupyter-host.js';
+import { type JupyterEndpoint, KERNEL_NAME } from './jupyter-host.js';
 import { FILES_MIME, KERNEL_SETUP } from './jupyter-python.js';
-import { QuietKernelConnection } from './quiet-kernel-connection.js';
+
+/** What the kernels use of @jupyterlab/services. */
+interface JupyterClient {
+  KernelAPI: typeof import('@jupyterlab/services').KernelAPI;
+  SessionAPI: typeof import('@jupyterlab/services').SessionAPI;
+  QuietKernelConnection: typeof import('./quiet-kernel-connection.js').QuietKernelConnection;
+  clientSettings: typeof import('./jupyter-client-settings.js').clientSettings;
+}
+let client: Promise<JupyterClient> | undefined;
+
+/**
+ * @jupyterlab/services (about 70 modules with its Lumino dependencies) is
+ * imported with the first kernel a process starts or looks up, not when the
+ * backend is chosen: a gateway whose tenants never run code does not carry it.
+ */
+function jupyterClient(): Promise<JupyterClient> {
+  client ??= Promise.all([import('@jupyterlab/services'), import('./quiet-kernel-connection.js'), import('./jupyter-client-settings.js')]).then(([services, quiet, settings]) => ({
+    KernelAPI: services.KernelAPI,
+    SessionAPI: services.SessionAPI,
+    QuietKernelConnection: quiet.QuietKernelConnection,
+    clientSettings: settings.clientSettings,
+  }));
+  return client;
+}
 
 export interface KernelCall {
   /** `ok`, `error`, `timeout` (interrupted at the time limit), `memory`, `exited` (the kernel died on the way). */
@@ -65,6 +88,7 @@ export function connected(k: KernelConnection, gone: Promise<void> = new Promise
 
 /** Shuts a kernel down on its server; retried, since Jupyter Server 1.23 refuses it while it is restarting one that died. */
 async function shutdown(id: string, settings: ServerConnection.ISettings): Promise<void> {
+  const { KernelAPI } = await jupyterClient();
   for (let attempt = 0; attempt < 5; attempt++) {
     const done = await KernelAPI.shutdownKernel(id, settings).then(
       () => true,
@@ -107,6 +131,8 @@ export class JupyterKernel {
   readonly adopted: boolean;
   private connection: KernelConnection | undefined;
   private settings: ServerConnection.ISettings | undefined;
+  /** Set with `settings`, before either is read. */
+  private client: JupyterClient | undefined;
   private readonly exitListeners: Array<() => void> = [];
   private gone: (() => void) | undefined;
   private readonly goneSignal = new Promise<void>((r) => (this.gone = r));
@@ -155,7 +181,7 @@ export class JupyterKernel {
     let interrupted = false;
     const timer = setTimeout(() => {
       interrupted = true;
-      void KernelAPI.interruptKernel(this.id!, this.settings).catch(() => undefined);
+      void this.client!.KernelAPI.interruptKernel(this.id!, this.settings).catch(() => undefined);
     }, limits.timeoutMs);
     const ran = await this.execute(code, false, (msg) => this.collect(c, msg), REPORT_EXPRESSION).finally(() => clearTimeout(timer));
     const status = ran.outcome;
@@ -194,14 +220,16 @@ export class JupyterKernel {
    * container's home next finds it there.
    */
   async publish(container: string): Promise<void> {
-    const { id, settings } = this;
-    if (!id || !settings) return;
+    const { id, settings, client } = this;
+    if (!id || !settings || !client) return;
+    const { SessionAPI } = client;
     const model = await SessionAPI.startSession({ path: container, name: container, type: 'switchyard', kernel: { id, name: KERNEL_NAME } } as never, settings);
     if (model.kernel?.id !== id) await SessionAPI.updateSession({ id: model.id, path: container, kernel: { id, name: KERNEL_NAME } } as never, settings);
   }
 
   /** The kernel the host holds for a container (published by `publish`), if it still runs. */
   static async find(endpoint: JupyterEndpoint, container: string): Promise<HostKernel | undefined> {
+    const { SessionAPI, clientSettings } = await jupyterClient();
     const sessions = await SessionAPI.listRunning(clientSettings(endpoint, 1 << 20));
     const s = sessions.find((s) => s.path === container);
     const kernel = s?.kernel;
@@ -214,6 +242,7 @@ export class JupyterKernel {
    * A server that does not count connections lists none.
    */
   static async unheld(endpoint: JupyterEndpoint): Promise<HostKernel[]> {
+    const { KernelAPI, SessionAPI, clientSettings } = await jupyterClient();
     const settings = clientSettings(endpoint, 1 << 20);
     const [kernels, sessions] = await Promise.all([KernelAPI.listRunning(settings), SessionAPI.listRunning(settings)]);
     const sessionOf = new Map(sessions.filter((s) => s.kernel).map((s) => [s.kernel!.id, s]));
@@ -227,6 +256,7 @@ export class JupyterKernel {
 
   /** Stops a kernel on the host that this process does not hold (with its session, if it has one). */
   static async stopOnHost(endpoint: JupyterEndpoint, target: HostKernel): Promise<void> {
+    const { SessionAPI, clientSettings } = await jupyterClient();
     const settings = clientSettings(endpoint, 1 << 20);
     // Shutting the session down stops its kernel too; the kernel alone, when it has none or that failed.
     if (
@@ -241,7 +271,10 @@ export class JupyterKernel {
   }
 
   private async start(endpoint: Promise<JupyterEndpoint>, maxMessageBytes: number, existing?: KernelAPI.IModel): Promise<void> {
-    this.settings = clientSettings(await endpoint, maxMessageBytes);
+    const [client, host] = await Promise.all([jupyterClient(), endpoint]);
+    const { KernelAPI, QuietKernelConnection } = client;
+    this.client = client;
+    this.settings = client.clientSettings(host, maxMessageBytes);
     const model = existing ?? (await KernelAPI.startNew({ name: KERNEL_NAME }, this.settings));
     this.id = model.id;
     if (this.exited) {

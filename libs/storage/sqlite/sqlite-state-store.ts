@@ -127,8 +127,8 @@ export class SqliteStateStore implements StateStore, StateCatalog {
 
   /**
    * Group commit: saves that arrive within one tick are written in one
-   * IMMEDIATE transaction, each inside a savepoint of its own so that one
-   * failing save (a duplicate id, a missing conversation) rolls back alone.
+   * IMMEDIATE transaction, in which one failing save (a duplicate id, a
+   * missing conversation) rolls back alone (`writeBatch`).
    * Every caller's promise settles after the commit, so a response is still
    * stored before its terminal event goes out; under load, one commit serves
    * many responses instead of one each.
@@ -154,15 +154,7 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     let written: boolean;
     try {
       const connection = this.open();
-      written = connection.tryWrite(() => {
-        for (const save of batch) {
-          try {
-            connection.savepoint(() => this.insertResponse(save.r, save.conversationItems));
-          } catch (e) {
-            failures.set(save, e);
-          }
-        }
-      });
+      written = this.writeBatch(connection, batch, failures);
       if (!written && Date.now() - firstTry < connection.lockWaitMs) {
         setTimeout(() => this.flushSaves(firstTry), LOCK_RETRY_MS);
         return;
@@ -174,6 +166,33 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     // Not written: another process held the lock for the whole busy timeout, nothing was stored.
     const busy = written ? undefined : Object.assign(new Error('database is locked (the write lock stayed taken for the whole busy timeout)'), { code: 'SQLITE_BUSY' });
     this.settle(batch, (save) => busy ?? failures.get(save));
+  }
+
+  /**
+   * Writes `batch` in one transaction; false when another process held the
+   * write lock. Saves almost never fail, so the batch is first written without
+   * a savepoint per save (two statements fewer each: about a seventh of a
+   * save's SQLite work). Should one fail (a duplicate id, a missing
+   * conversation), that transaction rolls back whole and the batch is written
+   * again with each save in a savepoint of its own, so that the failing one
+   * rolls back alone and the others are stored.
+   */
+  private writeBatch(connection: SqliteConnection, batch: PendingSave[], failures: Map<PendingSave, unknown>): boolean {
+    try {
+      return connection.tryWrite(() => {
+        for (const save of batch) this.insertResponse(save.r, save.conversationItems);
+      });
+    } catch {
+      return connection.tryWrite(() => {
+        for (const save of batch) {
+          try {
+            connection.savepoint(() => this.insertResponse(save.r, save.conversationItems));
+          } catch (e) {
+            failures.set(save, e);
+          }
+        }
+      });
+    }
   }
 
   /** Ends a flush: the next save schedules a new one, and each of `batch` settles with its failure or none. */

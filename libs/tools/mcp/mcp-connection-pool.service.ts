@@ -2,17 +2,15 @@ import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { createGuardedFetch, guardedLookup, systemResolve } from './mcp-guarded.fetch.js';
 import { McpHttpTransport } from './mcp-http.transport.js';
 import { HostPolicy, RefusedDestinationError, type HostMatch } from './mcp-host.policy.js';
 import { CompiledSchemaCache } from './mcp-schema-validator.js';
+import { loadMcpSdk, loadedMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { McpTarget } from './mcp-target.js';
 import { McpToolListCache } from './mcp-tool-list.cache.js';
 
@@ -52,7 +50,9 @@ const CLIENT_INFO = { name: 'switchyard-gateway', version: '0.1.0' };
 
 /** An error the server itself answered with: the connection is fine. */
 function isServerReportedError(err: unknown): boolean {
-  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+  // Only the SDK makes an McpError: with the SDK not loaded, `err` is none.
+  const sdk = loadedMcpSdk();
+  return sdk !== undefined && err instanceof sdk.McpError && err.code !== sdk.ErrorCode.ConnectionClosed && err.code !== sdk.ErrorCode.RequestTimeout;
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -243,6 +243,9 @@ export class McpConnectionPool implements OnModuleDestroy {
   }
 
   private async connect(target: McpTarget): Promise<Connection> {
+    // Loaded here, on the first connection, not at boot (see mcp-sdk.ts); before
+    // the deadline starts, which is the server's time to answer, not ours to load.
+    const sdk = await loadMcpSdk();
     const deadline = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
     let refusal: RefusedDestinationError | undefined;
     const guardedFetch =
@@ -256,8 +259,8 @@ export class McpConnectionPool implements OnModuleDestroy {
         : undefined;
 
     const attempt = async (via: Connection['via']): Promise<Connection> => {
-      const transport = this.transportFor(target, via, guardedFetch, (e) => (refusal ??= e));
-      const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new CompiledSchemaCache() });
+      const transport = this.transportFor(sdk, target, via, guardedFetch, (e) => (refusal ??= e));
+      const client = new sdk.Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new CompiledSchemaCache() });
       try {
         await client.connect(transport, { signal: deadline, timeout: this.settings.discoveryTimeoutMs });
       } catch (err) {
@@ -280,7 +283,7 @@ export class McpConnectionPool implements OnModuleDestroy {
         try {
           conn = await attempt('streamable-http');
         } catch (err) {
-          if (refusal || deadline.aborted || !(err instanceof StreamableHTTPError && (err.code ?? 0) >= 400 && (err.code ?? 0) < 500)) throw err;
+          if (refusal || deadline.aborted || !(err instanceof sdk.StreamableHTTPError && (err.code ?? 0) >= 400 && (err.code ?? 0) < 500)) throw err;
           conn = await attempt('sse');
         }
       }
@@ -296,7 +299,7 @@ export class McpConnectionPool implements OnModuleDestroy {
     }
     conn.client.onclose = () => void this.retire(conn, 'connection closed');
     // The server says its tools changed: the next request lists them again.
-    conn.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolLists.invalidate(conn.client));
+    conn.client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.toolLists.invalidate(conn.client));
     conn.client.onerror = (err: Error) => {
       if (LATE_RESPONSE.test(err.message)) {
         this.logger.debug(`MCP server ${target.describe()} answered a request no longer waited for`);
@@ -315,17 +318,17 @@ export class McpConnectionPool implements OnModuleDestroy {
     return conn;
   }
 
-  private transportFor(target: McpTarget, via: Connection['via'], guardedFetch: FetchLike | undefined, onRefusal: (e: RefusedDestinationError) => void): Transport {
+  private transportFor(sdk: McpSdk, target: McpTarget, via: Connection['via'], guardedFetch: FetchLike | undefined, onRefusal: (e: RefusedDestinationError) => void): Transport {
     if (via === 'stdio') {
       const server = target.operator!;
-      const transport = new StdioClientTransport({ command: server.command!, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
+      const transport = new sdk.StdioClientTransport({ command: server.command!, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
       // Drained so a chatty server cannot fill the pipe and stall; kept at debug level.
       transport.stderr?.on('data', (chunk: Buffer) => this.logger.debug(`[${target.label} stderr] ${target.redact(chunk.toString('utf8').trimEnd())}`));
       return transport;
     }
     const url = target.url!;
     const requestInit: RequestInit = { headers: target.headers() };
-    if (via === 'sse') return new SSEClientTransport(url, { requestInit, fetch: guardedFetch });
+    if (via === 'sse') return new sdk.SSEClientTransport(url, { requestInit, fetch: guardedFetch });
     // Over streamable HTTP each request has its own POST; cancelling a call closes it (see McpHttpTransport).
     if (target.kind === 'operator') return new McpHttpTransport({ url, headers: target.headers(), agents: this.operatorAgents });
     let match: HostMatch;

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { refusedRedirect } from './mcp-guarded.fetch.js';
 import type { HostPolicy, RefusedDestinationError } from './mcp-host.policy.js';
+import { loadMcpSdk, type McpSdk } from './mcp-sdk.js';
 
 /** One message (a JSON body, an SSE event's data) may not grow past this: the server may be a tenant's. */
 export const MAX_MCP_MESSAGE_CHARS = 32 * 1024 * 1024;
@@ -81,6 +81,8 @@ export class McpHttpTransport implements Transport {
   private listening = false;
   private listenings = 0;
   private serverRetryMs: number | undefined;
+  /** The SDK's error class for a refused exchange, as callers test for it; set by `start`. */
+  private HttpError: McpSdk['StreamableHTTPError'] | undefined;
   private readonly headers: Record<string, string>;
   private readonly maxChars: number;
 
@@ -114,6 +116,8 @@ export class McpHttpTransport implements Transport {
   async start(): Promise<void> {
     if (this.started) throw new Error('McpHttpTransport already started');
     this.started = true;
+    // Already loaded when the pool is the caller; the SDK is never imported at boot (see mcp-sdk.ts).
+    this.HttpError = (await loadMcpSdk()).StreamableHTTPError;
   }
 
   async send(message: JSONRPCMessage, options?: { resumptionToken?: string }): Promise<void> {
@@ -148,7 +152,7 @@ export class McpHttpTransport implements Transport {
       const res = await this.exchange('DELETE', this.commonHeaders());
       res.resume();
       const status = res.statusCode ?? 0;
-      if ((status < 200 || status >= 300) && status !== 405) throw new StreamableHTTPError(status, `Failed to terminate session: ${res.statusMessage ?? ''}`);
+      if ((status < 200 || status >= 300) && status !== 405) throw this.httpError(status, `Failed to terminate session: ${res.statusMessage ?? ''}`);
       this.session = undefined;
     } catch (err) {
       if (err instanceof Stopped) return;
@@ -181,7 +185,7 @@ export class McpHttpTransport implements Transport {
     if (status < 200 || status >= 300) {
       const text = await readText(res, this.maxChars).catch(() => null);
       this.forget(ids);
-      throw new StreamableHTTPError(status, `Error POSTing to endpoint: ${text}`);
+      throw this.httpError(status, `Error POSTing to endpoint: ${text}`);
     }
     if (status === 202 || ids.length === 0) {
       res.resume();
@@ -211,7 +215,7 @@ export class McpHttpTransport implements Transport {
     }
     res.destroy();
     this.forget(ids);
-    throw new StreamableHTTPError(-1, `Unexpected content type: ${String(res.headers['content-type'])}`);
+    throw this.httpError(-1, `Unexpected content type: ${String(res.headers['content-type'])}`);
   }
 
   /** The GET stream (server-initiated messages), or a resumed stream when `resumeFrom` is an event id. */
@@ -231,7 +235,7 @@ export class McpHttpTransport implements Transport {
       res.resume();
       // 405: the server offers no GET stream, which the protocol allows.
       if (status === 405) return;
-      throw new StreamableHTTPError(status, `Failed to open SSE stream: ${res.statusMessage ?? ''}`);
+      throw this.httpError(status, `Failed to open SSE stream: ${res.statusMessage ?? ''}`);
     }
     if (standalone) this.listening = true;
     this.readStream(res, { reconnectable: true, ids: [], replayId, standalone }, resumeFrom);
@@ -376,6 +380,12 @@ export class McpHttpTransport implements Transport {
       });
       request.end(body);
     });
+  }
+
+  /** An HTTP status or content type the protocol does not allow, as the SDK's own transport reports it. */
+  private httpError(status: number, message: string): Error {
+    if (!this.HttpError) throw new Error('McpHttpTransport used before start()');
+    return new this.HttpError(status, message);
   }
 
   private forget(ids: RequestId[]): void {

@@ -1,6 +1,10 @@
+import { loadMcpSdk } from './mcp-sdk.js';
 import { CompiledSchemaCache } from './mcp-schema-validator.js';
 
 describe('CompiledSchemaCache', () => {
+  // In the gateway the pool has loaded the SDK before any client asks the cache for a validator.
+  beforeAll(() => loadMcpSdk());
+
   const sum = () => ({ type: 'object', properties: { sum: { type: 'number' } }, required: ['sum'] }) as const;
 
   it('compiles a schema once however often the same text comes back, and still validates', () => {

@@ -1,5 +1,6 @@
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { loadedMcpSdk } from './mcp-sdk.js';
 
 /** Distinct output schemas one connection keeps compiled; past it the cache starts over. */
 const DEFAULT_MAX_SCHEMAS = 1_024;
@@ -17,10 +18,11 @@ const DEFAULT_MAX_SCHEMAS = 1_024;
  * that nothing compiled for one server (or owner) is ever used for another:
  * a schema's `$id` resolves only among the schemas of its own connection.
  * Schemas are keyed by their JSON text; the SDK's own provider handles a miss,
- * so `$id` lookups behave as before.
+ * so `$id` lookups behave as before. That provider is made on the first miss:
+ * only an SDK client asks, so the SDK is loaded by then (see mcp-sdk.ts).
  */
 export class CompiledSchemaCache implements jsonSchemaValidator {
-  private inner = new AjvJsonSchemaValidator();
+  private inner: AjvJsonSchemaValidator | undefined;
   private readonly compiled = new Map<string, JsonSchemaValidator<unknown>>();
 
   constructor(private readonly maxSchemas = DEFAULT_MAX_SCHEMAS) {}
@@ -30,6 +32,7 @@ export class CompiledSchemaCache implements jsonSchemaValidator {
     let validator = this.compiled.get(key);
     if (!validator) {
       if (this.compiled.size >= this.maxSchemas) this.startOver();
+      this.inner ??= newAjvValidator();
       validator = this.inner.getValidator<unknown>(schema);
       this.compiled.set(key, validator);
     }
@@ -44,6 +47,12 @@ export class CompiledSchemaCache implements jsonSchemaValidator {
   /** A server whose schemas keep changing must not grow the cache without bound: a fresh Ajv drops its compiled code too. */
   private startOver(): void {
     this.compiled.clear();
-    this.inner = new AjvJsonSchemaValidator();
+    this.inner = newAjvValidator();
   }
+}
+
+function newAjvValidator(): AjvJsonSchemaValidator {
+  const sdk = loadedMcpSdk();
+  if (!sdk) throw new Error('CompiledSchemaCache used before the MCP SDK was loaded (loadMcpSdk)');
+  return new sdk.AjvJsonSchemaValidator();
 }

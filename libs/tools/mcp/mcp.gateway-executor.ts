@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   type ExecutionContext,
   type GatewayCall,
@@ -12,6 +11,7 @@ import {
 } from '#tool-sdk/index.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
 import { callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
+import { loadedMcpSdk } from './mcp-sdk.js';
 import type { McpExecutionParams } from './mcp.tool-handler.js';
 import { MCP } from './mcp.tool-type.js';
 
@@ -49,7 +49,8 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
     if (typeof args === 'string') return { isError: true, text: `${args} The call to "${params.toolName}" was not sent.` };
     try {
       const result = await this.pool.use(params.target, ctx.signal, (client, signal) =>
-        client.callTool({ name: params.toolName, arguments: args }, CallToolResultSchema, {
+        // `undefined`: the SDK's default result schema (CallToolResultSchema), so that no SDK value is imported here.
+        client.callTool({ name: params.toolName, arguments: args }, undefined, {
           // The scheduler aborts the signal at the deadline, which cancels the
           // request (the SDK sends notifications/cancelled to the server). The
           // SDK's own timer is a backstop set just past the deadline, so that the
@@ -83,9 +84,11 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
   private describeFailure(err: unknown, params: McpExecutionParams): string {
     const { target, toolName } = params;
     if (err instanceof McpConnectionLostError || err instanceof McpConnectError) return target.redact(err.message);
-    if (err instanceof McpError) {
-      if (err.code === ErrorCode.ConnectionClosed) return `The connection to MCP server ${target.describe()} closed during the call to "${toolName}".`;
-      if (err.code === ErrorCode.RequestTimeout) return `The call to "${toolName}" on MCP server ${target.describe()} timed out.`;
+    // Only the SDK makes an McpError: with the SDK not loaded, `err` is none.
+    const sdk = loadedMcpSdk();
+    if (sdk && err instanceof sdk.McpError) {
+      if (err.code === sdk.ErrorCode.ConnectionClosed) return `The connection to MCP server ${target.describe()} closed during the call to "${toolName}".`;
+      if (err.code === sdk.ErrorCode.RequestTimeout) return `The call to "${toolName}" on MCP server ${target.describe()} timed out.`;
       return target.redact(`MCP server ${target.describe()} refused the call to "${toolName}": ${err.message}`);
     }
     const message = err instanceof Error ? err.message : String(err);

@@ -17,9 +17,9 @@ const sdkPackagesIn = (modules: string[]) => MCP_SDK.filter((name) => modules.so
  * A gateway that serves requests without MCP never loads the MCP SDK; the
  * first request that connects to an MCP server does, and its call works.
  *
- * Each case runs a gateway process of its own: the recorder answers SIGUSR2,
- * which Nest's shutdown hooks also take as a signal to stop, so a process can
- * be asked only once, after its last request.
+ * Each case runs a gateway process of its own, asked once after its last
+ * request (SIGUSR2, which also stops it), so the first case's answer cannot
+ * depend on what ran before it.
  */
 describe('the MCP SDK loads on the first MCP connection, not at boot', () => {
   let simulator: SimulatedUpstream;

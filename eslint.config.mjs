@@ -115,6 +115,39 @@ export default tseslint.config(
     // An upstream's own status is a fact about its answer, carried as data (`upstreamStatus`).
     rules: { 'switchyard-errors/no-http-status': ['error', { allow: ['UpstreamHttpError', 'ContextLengthExceededError'] }] },
   },
+  // Packages of optional features load when the feature is first used, not at boot (issue 29: an idle
+  // worker's memory). Types are erased and fine; values come from the feature's loader, which is named
+  // here with the modules that loader itself imports. test/optional-modules.e2e-spec.ts and
+  // test/mcp-sdk-lazy.e2e-spec.ts show the same at run time.
+  {
+    files: ['libs/**/*.ts', 'src/**/*.ts', 'apps/gateway/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'libs/tools/code-interpreter/sandbox/kernel/jupyter-client-settings.ts', 'libs/tools/code-interpreter/sandbox/kernel/quiet-kernel-connection.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/*'],
+              allowTypeImports: true,
+              message: 'The MCP SDK loads with the first MCP connection: take its values from loadMcpSdk / loadedMcpSdk (libs/tools/mcp/mcp-sdk.ts).',
+            },
+            { group: ['jose'], allowTypeImports: true, message: 'jose loads with the first OIDC token checked (libs/state/auth/oidc.verifier.ts).' },
+            {
+              group: ['@jupyterlab/services', '@jupyterlab/*'],
+              allowTypeImports: true,
+              message: 'The Jupyter client loads with the first kernel (jupyterClient in libs/tools/code-interpreter/sandbox/kernel/jupyter-kernel.ts).',
+            },
+            {
+              group: ['@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources'],
+              allowTypeImports: true,
+              message: 'The tracing SDK loads only when tracing is on (TracingService.onModuleInit).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // scripts/check-known-debts.mjs lints without them to find entries nothing needs any more.
   ...(process.env.SWITCHYARD_LINT_WITHOUT_DEBTS ? [] : knownDebts).map(({ files, also }) => ({ files, rules: { 'switchyard/dependency-direction': boundaryRule(widened(also)) } })),
 );

@@ -120,7 +120,9 @@ export class HttpTransport {
       const opts = fresh ? { ...options, agent: false as const } : options;
       return this.secure ? https.request(url, opts) : http.request(url, opts);
     };
-    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow, {
+    // Most calls use the transport's deadlines as they are; a stream holds its exchange's for as long as it runs.
+    const limits = call.timeouts ? { ...this.timeouts, ...call.timeouts } : this.timeouts;
+    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, limits, call.flow, {
       method: call.method,
       fromRoot: !!call.fromRoot,
     }).start();
@@ -192,7 +194,8 @@ class Exchange implements UpstreamBody {
   constructor(
     readonly url: string,
     private readonly dispatch: (fresh?: boolean) => http.ClientRequest,
-    private readonly payload: Buffer | undefined,
+    /** Kept only while a stale-socket retry may still send it again. */
+    private payload: Buffer | undefined,
     private readonly signal: AbortSignal | undefined,
     private readonly limits: TimeoutConfig,
     private readonly flow?: FlowGate,
@@ -349,6 +352,8 @@ class Exchange implements UpstreamBody {
       return;
     }
     this.res = res;
+    // An answer came, so there is no retry left that would send the body again: a stream need not hold it.
+    this.payload = undefined;
     this.disarm('connect');
     this.disarm('firstByte');
     this.status = res.statusCode ?? 0;

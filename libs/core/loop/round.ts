@@ -26,7 +26,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const number = state.rounds + 1;
     const roundTrace = ctx.trace?.round(number);
     let traced = false;
-    // Once, when the round's result is known: the next round starts inside that emission.
+    // Once, when the round's result is known: the next round starts from the round's end, before its teardown.
     const endTrace = () => {
       if (traced) return;
       traced = true;

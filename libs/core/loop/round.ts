@@ -7,7 +7,7 @@ import { GatewayCallBatch } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { emitEach, thenEmit } from './run-operators.js';
+import { emitEach } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
@@ -79,8 +79,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
           // Items the upstream never finished (stream cut short) are closed before the calls settle.
           () => accumulator.closeDangling(),
         ),
-        batch.execute(),
-        thenEmit(result),
+        batch.execute(result),
       )
       .subscribe(subscriber);
     // After the chain's own teardown, as `finalize` would: a round cut short is traced too.

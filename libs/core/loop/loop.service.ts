@@ -136,13 +136,19 @@ export class LoopService {
       let abandoned = false;
       // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
       let outcome: { error?: unknown; cancelled?: boolean } | undefined;
+      let keepAlive: NodeJS.Timeout | undefined;
       const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
+        // Once the stream has started the timer has nothing left to do: an open stream need not hold it.
+        if (keepAlive !== undefined && output.hasStarted) {
+          clearTimeout(keepAlive);
+          keepAlive = undefined;
+        }
         trace?.event(event);
         subscriber.next(event);
       });
       const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned, budget };
       // A stream says it started before the first output, so a slow tool preparation still sees bytes.
-      const keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
+      keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
       const run = this.drive(edge, request, spent).subscribe({
         complete: () => {
           clearTimeout(keepAlive);

@@ -18,6 +18,8 @@ import { arg } from './lib/flags.js';
  * constructor, and closures with their contexts by the package or gateway
  * file that made them. The memory bench measures the total (`--only=memory`);
  * this names its parts, for before/after work on what a run keeps in flight.
+ * A third table names the objects that grew properties after construction,
+ * went into dictionary mode or hold boxed doubles, by constructor.
  *
  *   --streams=N    streams held (default 300)
  *   --top=N        rows per table (default 30)
@@ -66,6 +68,8 @@ async function main(): Promise<void> {
         table('By kind', diff.byKind, STREAMS),
         '',
         table('Closures and their contexts, by where they were defined', diff.closuresByOrigin, STREAMS),
+        '',
+        table('Property stores, dictionaries and heap numbers, by the object that owns them', diff.storesByOwner, STREAMS),
       ].join('\n'),
     );
   } finally {

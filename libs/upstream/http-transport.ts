@@ -120,7 +120,9 @@ export class HttpTransport {
       const opts = fresh ? { ...options, agent: false as const } : options;
       return this.secure ? https.request(url, opts) : http.request(url, opts);
     };
-    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, { ...this.timeouts, ...call.timeouts }, call.flow, {
+    // Most calls use the transport's deadlines as they are; a stream holds its exchange's for as long as it runs.
+    const limits = call.timeouts ? { ...this.timeouts, ...call.timeouts } : this.timeouts;
+    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, limits, call.flow, {
       method: call.method,
       fromRoot: !!call.fromRoot,
     }).start();
@@ -157,7 +159,8 @@ function countSockets(byOrigin: NodeJS.ReadOnlyDict<readonly unknown[]>): number
   return n;
 }
 
-type TimerName = 'connect' | 'firstByte' | 'idle' | 'total' | 'drain';
+const TIMER_NAMES = ['connect', 'firstByte', 'idle', 'total', 'drain'] as const;
+type TimerName = (typeof TIMER_NAMES)[number];
 
 /**
  * pending: waiting for response headers (the `open()` promise is pending)
@@ -179,7 +182,8 @@ class Exchange implements UpstreamBody {
   contentType = '';
 
   private phase: Phase = 'pending';
-  private readonly timers = new Map<TimerName, NodeJS.Timeout>();
+  /** One slot per deadline rather than a Map: a stream holds its exchange for as long as it runs. */
+  private readonly timers: Record<TimerName, NodeJS.Timeout | undefined> = { connect: undefined, firstByte: undefined, idle: undefined, total: undefined, drain: undefined };
   private req: http.ClientRequest | undefined;
   private res: http.IncomingMessage | undefined;
   private settler: Settler | undefined;
@@ -192,7 +196,8 @@ class Exchange implements UpstreamBody {
   constructor(
     readonly url: string,
     private readonly dispatch: (fresh?: boolean) => http.ClientRequest,
-    private readonly payload: Buffer | undefined,
+    /** Kept only while a stale-socket retry may still send it again. */
+    private payload: Buffer | undefined,
     private readonly signal: AbortSignal | undefined,
     private readonly limits: TimeoutConfig,
     private readonly flow?: FlowGate,
@@ -233,7 +238,7 @@ class Exchange implements UpstreamBody {
       }
       this.settler = { resolve: resolve as (value: unknown) => void, reject };
       signal?.addEventListener('abort', this.onAbort, { once: true });
-      this.arm('total', this.limits.totalMs, () => this.fail(new UpstreamTimeoutError(`Upstream ${this.url} did not finish within ${this.limits.totalMs} ms (total timeout).`)));
+      this.arm('total', this.limits.totalMs);
       this.send();
     });
   }
@@ -281,10 +286,8 @@ class Exchange implements UpstreamBody {
     const settler = this.settler;
     this.settler = undefined;
     settler?.resolve(undefined);
-    const drain = setTimeout(() => this.fail(undefined), Math.min(this.limits.idleMs, DRAIN_LIMIT_MS));
     // Nothing waits on a drain: it must never keep the process alive.
-    drain.unref();
-    this.timers.set('drain', drain);
+    this.arm('drain', Math.min(this.limits.idleMs, DRAIN_LIMIT_MS)).unref();
   }
 
   private send(): void {
@@ -303,9 +306,7 @@ class Exchange implements UpstreamBody {
       if (req !== this.req || this.phase !== 'pending') return;
       // A pooled socket is already connected; only a fresh one has a connect phase to time.
       if (!socket.connecting) return;
-      this.arm('connect', this.limits.connectMs, () =>
-        this.fail(new UpstreamTimeoutError(`Upstream ${this.url} did not accept a connection within ${this.limits.connectMs} ms (connect timeout).`)),
-      );
+      this.arm('connect', this.limits.connectMs);
       socket.once('connect', () => {
         if (req === this.req) this.disarm('connect');
       });
@@ -314,9 +315,7 @@ class Exchange implements UpstreamBody {
     // so time spent connecting or queued for a pooled socket is not counted twice.
     req.once('finish', () => {
       if (req !== this.req || this.phase !== 'pending') return;
-      this.arm('firstByte', this.limits.firstByteMs, () =>
-        this.fail(new UpstreamTimeoutError(`Upstream ${this.url} sent no response headers within ${this.limits.firstByteMs} ms (first-byte timeout).`)),
-      );
+      this.arm('firstByte', this.limits.firstByteMs);
     });
     req.once('response', (res) => this.onResponse(req, res));
     req.on('error', (error) => this.onRequestError(req, error));
@@ -349,6 +348,8 @@ class Exchange implements UpstreamBody {
       return;
     }
     this.res = res;
+    // An answer came, so there is no retry left that would send the body again: a stream need not hold it.
+    this.payload = undefined;
     this.disarm('connect');
     this.disarm('firstByte');
     this.status = res.statusCode ?? 0;
@@ -496,31 +497,49 @@ class Exchange implements UpstreamBody {
   }
 
   private armIdle(): void {
-    this.arm('idle', this.limits.idleMs, () => this.fail(new UpstreamTimeoutError(`Upstream ${this.url} sent nothing for ${this.limits.idleMs} ms (idle timeout).`)));
+    this.arm('idle', this.limits.idleMs);
   }
 
-  private arm(name: TimerName, ms: number, onFire: () => void): void {
+  /** The timer carries the exchange and the deadline's name, so arming one makes no closure. */
+  private arm(name: TimerName, ms: number): NodeJS.Timeout {
     this.disarm(name);
-    this.timers.set(
-      name,
-      setTimeout(() => {
-        this.timers.delete(name);
-        onFire();
-      }, ms),
-    );
+    const timer = setTimeout(Exchange.expire, ms, this, name);
+    this.timers[name] = timer;
+    return timer;
+  }
+
+  private static expire(this: void, exchange: Exchange, name: TimerName): void {
+    exchange.timers[name] = undefined;
+    exchange.fail(exchange.deadlineError(name));
+  }
+
+  /** What a passed deadline is reported as; a drain that ran out ends the exchange silently. */
+  private deadlineError(name: TimerName): UpstreamTimeoutError | undefined {
+    const { url, limits } = this;
+    switch (name) {
+      case 'connect':
+        return new UpstreamTimeoutError(`Upstream ${url} did not accept a connection within ${limits.connectMs} ms (connect timeout).`);
+      case 'firstByte':
+        return new UpstreamTimeoutError(`Upstream ${url} sent no response headers within ${limits.firstByteMs} ms (first-byte timeout).`);
+      case 'idle':
+        return new UpstreamTimeoutError(`Upstream ${url} sent nothing for ${limits.idleMs} ms (idle timeout).`);
+      case 'total':
+        return new UpstreamTimeoutError(`Upstream ${url} did not finish within ${limits.totalMs} ms (total timeout).`);
+      case 'drain':
+        return undefined;
+    }
   }
 
   private disarm(name: TimerName): void {
-    const timer = this.timers.get(name);
+    const timer = this.timers[name];
     if (timer) {
       clearTimeout(timer);
-      this.timers.delete(name);
+      this.timers[name] = undefined;
     }
   }
 
   private clearTimers(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    for (const name of TIMER_NAMES) this.disarm(name);
   }
 }
 

@@ -3,7 +3,7 @@ import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.j
 import type { PublicItem } from '#tool-sdk/items.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { emitEach, thenEmit } from './run-operators.js';
+import { emitEach } from './run-operators.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import type { RunContext } from './run-context.js';
 import { withApprovalOutputs, type RunState } from './run-state.js';
@@ -38,8 +38,7 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
     // Each call starts as the previous one went to the scheduler, as the model's calls do in a round.
     return from(live).pipe(
       emitEach(start),
-      batch.execute(),
-      thenEmit(() => withApprovalOutputs(state, answered(), batch.count)),
+      batch.execute(() => withApprovalOutputs(state, answered(), batch.count)),
     );
   });
 }

@@ -43,7 +43,7 @@ interface CallSlot {
  * scheduler's operator, and each call's public finish in model order,
  * whatever order they complete in.
  *
- * `start` turns a call into what the scheduler runs; `execute()` is the
+ * `start` turns a call into what the scheduler runs; `execute(then)` is the
  * operator that runs them. Unsubscribing from it stops every call in flight.
  */
 export class GatewayCallBatch {
@@ -143,8 +143,13 @@ export class GatewayCallBatch {
     return { index: scheduled.slot, scheduled };
   }
 
-  /** Runs the started calls through the scheduler and finishes each publicly, in model order. */
-  execute(): OperatorFunction<ScheduledCall, never> {
+  /**
+   * Runs the started calls through the scheduler and finishes each publicly, in
+   * model order; once all are done, emits `then()` (what the round or the
+   * approvals leave behind). One step does both: a stream holds its round's
+   * chain, and each step in it is a subscriber with its own teardown list.
+   */
+  execute<R>(then: () => R): OperatorFunction<ScheduledCall, R> {
     const { ctx, roundTrace } = this;
     const trace = ctx.trace;
     return pipe(
@@ -153,10 +158,13 @@ export class GatewayCallBatch {
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),
-      emitEach<ScheduledResult, never>(({ slot, result }) => {
-        this.slots[slot].result = result;
-        this.flush();
-      }),
+      emitEach<ScheduledResult, R>(
+        ({ slot, result }) => {
+          this.slots[slot].result = result;
+          this.flush();
+        },
+        (emit) => emit(then()),
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { EMPTY, Observable, catchError, defer, expand, ignoreElements, map, throwError } from 'rxjs';
+import { Observable, catchError, defer, ignoreElements, throwError } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
@@ -56,8 +56,8 @@ export interface RunOptions {
  *   execute    the edge: events out, keep-alive, the trace, cancellation in
  *   drive      the effective request, then tools prepared into a `RunContext`
  *              (fixed from here on), then
- *   turn       approvals answered, then rounds by `expand` while the
- *              `LoopDecision` is `Continue`, each round a pure step from one
+ *   turn       approvals answered, then rounds, each started from the end of
+ *              the last while the `LoopDecision` is `Continue`, each round a pure step from one
  *              `RunState` to the next (`round.ts`, `run-state.ts`), then the
  *              state saved and the terminal event sent.
  *
@@ -136,13 +136,19 @@ export class LoopService {
       let abandoned = false;
       // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
       let outcome: { error?: unknown; cancelled?: boolean } | undefined;
+      let keepAlive: NodeJS.Timeout | undefined;
       const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
+        // Once the stream has started the timer has nothing left to do: an open stream need not hold it.
+        if (keepAlive !== undefined && output.hasStarted) {
+          clearTimeout(keepAlive);
+          keepAlive = undefined;
+        }
         trace?.event(event);
         subscriber.next(event);
       });
       const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned, budget };
       // A stream says it started before the first output, so a slow tool preparation still sees bytes.
-      const keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
+      keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
       const run = this.drive(edge, request, spent).subscribe({
         complete: () => {
           clearTimeout(keepAlive);
@@ -202,23 +208,29 @@ export class LoopService {
     for (const item of registry.discoveryItems) output.emitDiscoveryItem(item);
 
     const maxRounds = this.config.tools.maxRounds;
-    // Each state is reported as it is reached: the one the approvals left, then each round's.
-    const round = (state: RunState): Observable<RunStep> =>
+    // Each state is reported as it is reached: the one the approvals left, then each round's. The
+    // next round (or the finish) is subscribed from the end of the last, before its teardown, with
+    // the turn's own subscriber: an open stream holds one round's chain, not an `expand` and a `map`
+    // around it as well.
+    const rounds = (state: RunState): Observable<never> =>
       round$(ctx, state).pipe(
-        map((result) => {
+        afterLast((result) => {
           const step = decide(state, result, maxRounds);
           advanced(step.state);
-          return step;
+          return step.decision === LoopDecision.Continue ? rounds(step.state) : this.end(ctx, step);
         }),
       );
     return answerApprovals$(ctx, initialState(transcript), approvals).pipe(
       afterLast((state) => {
         advanced(state);
-        return round(state);
+        return rounds(state);
       }),
-      expand((step) => (step.decision === LoopDecision.Continue ? round(step.state) : EMPTY)),
-      afterLast((step) => this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason)),
     );
+  }
+
+  /** The turn's last step, finished as what it decided. */
+  private end(ctx: RunContext, step: RunStep): Observable<never> {
+    return this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason);
   }
 
   /**

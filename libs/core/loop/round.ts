@@ -7,7 +7,6 @@ import { GatewayCallBatch } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { emitEach, thenEmit } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
@@ -26,7 +25,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const number = state.rounds + 1;
     const roundTrace = ctx.trace?.round(number);
     let traced = false;
-    // Once, when the round's result is known: the next round starts inside that emission.
+    // Once, when the round's result is known: the next round starts from the round's end, before its teardown.
     const endTrace = () => {
       if (traced) return;
       traced = true;
@@ -72,25 +71,31 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       };
     };
     const { request, promptEstimate } = modelRequest(ctx, state, number);
-    infer$(ctx, request, roundTrace, state.usage)
-      .pipe(
-        emitEach(
-          classify,
-          // Items the upstream never finished (stream cut short) are closed before the calls settle.
-          () => accumulator.closeDangling(),
-        ),
-        batch.execute(),
-        thenEmit(result),
-      )
+    // Items the upstream never finished (stream cut short) are closed before the calls settle.
+    infer$(ctx, request, roundTrace, state.usage, classify, () => accumulator.closeDangling())
+      .pipe(batch.execute(result))
       .subscribe(subscriber);
     // After the chain's own teardown, as `finalize` would: a round cut short is traced too.
     return endTrace;
   });
 }
 
-/** The upstream stream of this round, traced from subscription to its end however it ends. */
-function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace | undefined, spent: Usage): Observable<ModelEvent> {
-  const call = new Observable<ModelEvent>((subscriber) => {
+/**
+ * The upstream stream of this round, traced from subscription to its end
+ * however it ends, each event classified as it arrives (`classify` writes the
+ * calls to start) and `end` run once the upstream finished, as `emitEach`
+ * would after it: one subscriber for both, since a stream holds it for as
+ * long as it is open. A throw from either ends the round with that error.
+ */
+function infer$(
+  ctx: RunContext,
+  request: ModelRequest,
+  roundTrace: RoundTrace | undefined,
+  spent: Usage,
+  classify: (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => void,
+  end: () => void,
+): Observable<ScheduledCall> {
+  const call = new Observable<ScheduledCall>((subscriber) => {
     const upstreamTrace = roundTrace?.upstream();
     let traced = false;
     // The upstream's span ends with the upstream, before the round goes on with what it sent.
@@ -99,14 +104,27 @@ function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace |
       traced = true;
       upstreamTrace?.end(outcome);
     };
+    const emit = (scheduled: ScheduledCall) => subscriber.next(scheduled);
     const upstream = ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).subscribe({
-      next: (event) => subscriber.next(event),
+      next: (event) => {
+        try {
+          classify(event, emit);
+        } catch (err) {
+          subscriber.error(err);
+        }
+      },
       error: (err: unknown) => {
         endTrace({ error: err });
         subscriber.error(err);
       },
       complete: () => {
         endTrace({ cancelled: false });
+        try {
+          end();
+        } catch (err) {
+          subscriber.error(err);
+          return;
+        }
         subscriber.complete();
       },
     });

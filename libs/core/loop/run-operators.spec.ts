@@ -1,5 +1,5 @@
 import { EmptyError, Observable, Subject, concatMap, concatWith, defer, finalize, from, last, of, throwError, type Observer } from 'rxjs';
-import { afterLast, emitEach, thenEmit } from './run-operators.js';
+import { afterLast, emitEach } from './run-operators.js';
 
 /** Everything a subscriber saw, in order, as one log. */
 function record<T>(log: string[]): Partial<Observer<T>> {
@@ -86,13 +86,18 @@ describe('emitEach', () => {
     expect(log).toEqual(['next 1', 'error no end']);
   });
 
-  it("passes the source's error on, and leaving unsubscribes the source", () => {
+  it("passes the source's error on without running the end, and leaving unsubscribes the source", () => {
     const log: string[] = [];
     watched(
       throwError(() => new Error('upstream')),
       log,
     )
-      .pipe(emitEach<never, never>(() => undefined))
+      .pipe(
+        emitEach<never, string>(
+          () => undefined,
+          (emit) => emit('end'),
+        ),
+      )
       .subscribe(record(log));
     expect(log).toEqual(['source subscribed', 'error upstream', 'source torn down']);
 
@@ -105,27 +110,6 @@ describe('emitEach', () => {
     subscription.unsubscribe();
     expect(left).toEqual(['source subscribed', 'next 7', 'source torn down']);
     expect(open.observed).toBe(false);
-  });
-});
-
-describe('thenEmit', () => {
-  it("emits the source's values, then the result, computed only once the source completed", () => {
-    const log: string[] = [];
-    let count = 0;
-    const source = new Subject<number>();
-    source.pipe(thenEmit(() => `result after ${count}`)).subscribe(record(log));
-    source.next(++count);
-    source.next(++count);
-    source.complete();
-    expect(log).toEqual(['next 1', 'next 2', 'next result after 2', 'complete']);
-  });
-
-  it('emits no result when the source fails', () => {
-    const log: string[] = [];
-    throwError(() => new Error('failed'))
-      .pipe(thenEmit(() => 'result'))
-      .subscribe(record(log));
-    expect(log).toEqual(['error failed']);
   });
 });
 

@@ -1,13 +1,13 @@
 import { EmptyError, Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 
 /**
- * Three steps of a run written as single subscribers. A run holds its whole
- * chain for as long as it is open (an idle stream holds it for minutes), and
- * the general operators these replace pay per value and per subscription:
+ * Steps of a run written as single subscribers. A run holds its whole chain
+ * for as long as it is open (an idle stream holds it for minutes), and the
+ * general operators these replace pay per value and per subscription:
  * `concatMap` over an array subscribes an inner Observable for every model
- * event, `concatWith` is a `concatAll` of its own, and `last()` is two
- * operators. Each step here keeps the order and teardown of the chain it
- * replaces.
+ * event, `concatWith` is a `concatAll` of its own (`emitEach`'s `end` emits
+ * what comes after the source instead), and `last()` is two operators. Each
+ * step here keeps the order and teardown of the chain it replaces.
  */
 
 /**
@@ -52,14 +52,6 @@ class EachObserver<T, R> {
     }
     this.subscriber.complete();
   }
-}
-
-/** The source's values, then `result()`, computed when the source completed. */
-export function thenEmit<T, R>(result: () => R): OperatorFunction<T, T | R> {
-  return emitEach<T, T | R>(
-    (value, emit) => emit(value),
-    (emit) => emit(result()),
-  );
 }
 
 /**

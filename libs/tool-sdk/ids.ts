@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Ids are a type prefix plus random hex, as OpenAI's are. Random bytes are
- * drawn in batches because one `randomBytes` call per id shows up in profiles
- * of long streams.
+ * Ids are a type prefix, the time they were made (milliseconds since the
+ * epoch, 12 hex digits) and random hex, as OpenAI's begin with their time.
+ * Time first so that ids sort in the order they were made: the stores index
+ * responses and items by id, and an id that lands at the right-hand end of
+ * those indexes makes a group commit touch a few pages, where a random one
+ * dirtied a page of its own in every index (2.5–3× the SQLite work per saved
+ * response, growing with the store). The random part stays 96 bits, so an id
+ * is as hard to guess as before. Random bytes are drawn in batches because
+ * one `randomBytes` call per id shows up in profiles of long streams.
  */
 let pool = Buffer.alloc(0);
 let offset = 0;
@@ -15,5 +21,5 @@ export function newId(prefix: string, bytes = 12): string {
   }
   const hex = pool.toString('hex', offset, offset + bytes);
   offset += bytes;
-  return `${prefix}_${hex}`;
+  return `${prefix}_${Date.now().toString(16).padStart(12, '0')}${hex}`;
 }

@@ -1,14 +1,12 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { makeDocx, makePdf } from './support/file-search/documents.js';
 import { startGatewayProcess } from './support/process/gateway-process.js';
-
-const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', import.meta.url));
+import { MODULE_RECORDER, readModuleRecord } from './support/process/module-record.js';
 
 /** Packages that must load in worker threads or child processes only, never on the event loop's thread. */
 const HEAVY = ['pdf-parse', 'pdfjs-dist', 'mammoth', 'html-to-text', 'htmlparser2', 'gpt-tokenizer', 'pyodide'];
@@ -25,7 +23,7 @@ describe('heavy dependencies stay off the main thread', () => {
     const { url: upstreamUrl } = await simulator.listen(0, '127.0.0.1');
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-modules-'));
     const record = join(dir, 'modules.json');
-    const gateway = await startGatewayProcess({ UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', NODE_OPTIONS: `--import ${RECORDER}`, MODULE_RECORD: record });
+    const gateway = await startGatewayProcess({ UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', NODE_OPTIONS: `--import ${MODULE_RECORDER}`, MODULE_RECORD: record });
     try {
       const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 30_000 });
       const uploads = [
@@ -49,24 +47,14 @@ describe('heavy dependencies stay off the main thread', () => {
       expect(response.output[0]).toMatchObject({ type: 'file_search_call', status: 'completed' });
       expect((response.output[0] as any).results[0].file_id).toBe(ids[1]);
 
-      gateway.child.kill('SIGUSR2');
-      let seen: { modules: string[]; pushIsNative: boolean; parseIsNative: boolean } | undefined;
-      for (let i = 0; i < 200 && !seen; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-        try {
-          seen = JSON.parse(readFileSync(record, 'utf8'));
-        } catch {
-          // not written yet
-        }
-      }
-      expect(seen).toBeDefined();
+      const seen = await readModuleRecord(gateway, record, 'SIGUSR2');
       // The recorder sees the gateway's own modules, so an empty list cannot pass for a clean one.
-      expect(seen!.modules.some((u) => u.includes('/libs/tools/file-search/ingestion/extraction-pool'))).toBe(true);
-      expect(seen!.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
-      const heavy = seen!.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
+      expect(seen.modules.some((u) => u.includes('/libs/tools/file-search/ingestion/extraction-pool'))).toBe(true);
+      expect(seen.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
+      const heavy = seen.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
       expect(heavy).toEqual([]);
-      expect(seen!.pushIsNative).toBe(true);
-      expect(seen!.parseIsNative).toBe(true);
+      expect(seen.pushIsNative).toBe(true);
+      expect(seen.parseIsNative).toBe(true);
     } finally {
       await gateway.kill();
       await simulator.close();

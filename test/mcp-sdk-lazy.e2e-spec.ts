@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { startGatewayProcess } from './support/process/gateway-process.js';
-
-const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', import.meta.url));
+import { MODULE_RECORDER, readModuleRecord } from './support/process/module-record.js';
 
 /** The MCP SDK and the schema libraries it brings: some 240 modules in every process, for a feature most deployments never use. */
 const MCP_SDK = ['@modelcontextprotocol/sdk', 'zod', 'zod-to-json-schema', 'ajv'];
@@ -46,20 +44,11 @@ describe('the MCP SDK loads on the first MCP connection, not at boot', () => {
   /** Runs `requests` against a fresh gateway process, then returns every module its main thread loaded. */
   async function modulesAfter(name: string, requests: (openai: OpenAI) => Promise<void>): Promise<string[]> {
     const record = join(dir, `${name}.modules.json`);
-    const env = { UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', NODE_OPTIONS: `--import ${RECORDER}`, MODULE_RECORD: record };
+    const env = { UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'memory', NODE_OPTIONS: `--import ${MODULE_RECORDER}`, MODULE_RECORD: record };
     const gateway = await startGatewayProcess(env, ['--config', config]);
     try {
       await requests(new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 30_000 }));
-      gateway.child.kill('SIGUSR2');
-      for (let i = 0; i < 200; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-        try {
-          return (JSON.parse(readFileSync(record, 'utf8')) as { modules: string[] }).modules;
-        } catch {
-          // not written yet
-        }
-      }
-      throw new Error(`the module recorder wrote nothing to ${record}`);
+      return (await readModuleRecord(gateway, record, 'SIGUSR2')).modules;
     } finally {
       await gateway.kill();
     }

@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { OtlpReceiver } from './support/otlp-receiver.js';
 import { startGatewayProcess, type GatewayProcess } from './support/process/gateway-process.js';
-
-const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', import.meta.url));
+import { MODULE_RECORDER, readModuleRecord } from './support/process/module-record.js';
 
 /** What each optional feature loads, and the gateway module that would load it. */
 const OPTIONAL = {
@@ -16,19 +14,9 @@ const OPTIONAL = {
   kernel: { packages: ['@jupyterlab/services'], loader: '/libs/tools/code-interpreter/sandbox/kernel/jupyter-kernel' },
 };
 
-/** The module URLs and paths the gateway's main thread has loaded so far (SIGWINCH to the module recorder; the gateway carries on). */
+/** The module URLs and paths the gateway's main thread has loaded so far (the gateway carries on). */
 async function loadedModules(gateway: GatewayProcess, record: string): Promise<string[]> {
-  rmSync(record, { force: true });
-  gateway.child.kill('SIGWINCH');
-  for (let i = 0; i < 200; i++) {
-    await new Promise((r) => setTimeout(r, 25));
-    try {
-      return (JSON.parse(readFileSync(record, 'utf8')) as { modules: string[] }).modules;
-    } catch {
-      // not written yet
-    }
-  }
-  throw new Error('the module recorder wrote nothing');
+  return (await readModuleRecord(gateway, record)).modules;
 }
 
 const loads = (modules: string[], pkg: string) => modules.some((u) => u.includes(`/node_modules/${pkg}/`));
@@ -63,7 +51,7 @@ describe('optional features load their dependencies only when used', () => {
       STORAGE_DRIVER: 'memory',
       CODE_INTERPRETER_BACKEND: 'kernel',
       SWITCHYARD_DATA_DIR: join(dir, name),
-      NODE_OPTIONS: `--import ${RECORDER}`,
+      NODE_OPTIONS: `--import ${MODULE_RECORDER}`,
       MODULE_RECORD: record,
       ...env,
     });

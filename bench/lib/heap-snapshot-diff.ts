@@ -114,16 +114,14 @@ function index(path: string, describe: boolean): Indexed {
  * a field's edge from the object itself, under the property's name).
  */
 function nameOwners(out: Indexed, raw: RawSnapshot, firstEdge: Uint32Array): void {
-  const { node_fields: nodeFields, node_types: nodeTypes, edge_fields: edgeFields, edge_types: edgeTypes } = raw.snapshot.meta;
+  const { node_fields: nodeFields, edge_fields: edgeFields, edge_types: edgeTypes } = raw.snapshot.meta;
   const nf = nodeFields.length;
   const ef = edgeFields.length;
-  const [typeAt, nameAt, edgeCountAt] = ['type', 'name', 'edge_count'].map((f) => nodeFields.indexOf(f));
+  const edgeCountAt = nodeFields.indexOf('edge_count');
   const [edgeTypeAt, edgeNameAt, edgeToAt] = ['type', 'name_or_index', 'to_node'].map((f) => edgeFields.indexOf(f));
   const { nodes, edges, strings } = raw;
-  const keyOf = (node: number): string => {
-    const kind = nodeTypes[0][nodes[node + typeAt]];
-    return kind === 'number' ? '(heap numbers)' : `${kind} ${strings[nodes[node + nameAt]]}`;
-  };
+  // A described snapshot has one entry per node, in the snapshot's order: the key `index` gave it.
+  const keyOf = (node: number): string => out.nodes[node / nf].key;
   // Every store and number, new or not: a new number may sit in an old store.
   const owner = new Map<number, { from: number; edge: string }>();
   for (let i = 0; i < nodes.length; i += nf) {
@@ -143,7 +141,6 @@ function nameOwners(out: Indexed, raw: RawSnapshot, firstEdge: Uint32Array): voi
     }
   }
   for (const [at, { from, edge }] of owner) {
-    // A described snapshot has one entry per node, in the snapshot's order.
     const node = out.nodes[at / nf];
     let holder = from;
     // Look through a property store (and a store of a store) to the object it belongs to.

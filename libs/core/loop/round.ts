@@ -7,6 +7,7 @@ import { GatewayCallBatch } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
+import { EachObserver } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
@@ -83,9 +84,10 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
 /**
  * The upstream stream of this round, traced from subscription to its end
  * however it ends, each event classified as it arrives (`classify` writes the
- * calls to start) and `end` run once the upstream finished, as `emitEach`
- * would after it: one subscriber for both, since a stream holds it for as
- * long as it is open. A throw from either ends the round with that error.
+ * calls to start) and `end` run once the upstream finished: `emitEach`'s
+ * observer fed from the upstream's own subscriber, rather than an `emitEach`
+ * step after it, since a stream holds every subscriber for as long as it is
+ * open. A throw from either ends the round with that error.
  */
 function infer$(
   ctx: RunContext,
@@ -93,7 +95,7 @@ function infer$(
   roundTrace: RoundTrace | undefined,
   spent: Usage,
   classify: (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => void,
-  end: () => void,
+  end: (emit: (scheduled: ScheduledCall) => void) => void,
 ): Observable<ScheduledCall> {
   const call = new Observable<ScheduledCall>((subscriber) => {
     const upstreamTrace = roundTrace?.upstream();
@@ -104,28 +106,16 @@ function infer$(
       traced = true;
       upstreamTrace?.end(outcome);
     };
-    const emit = (scheduled: ScheduledCall) => subscriber.next(scheduled);
+    const each = new EachObserver(subscriber, classify, end);
     const upstream = ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).subscribe({
-      next: (event) => {
-        try {
-          classify(event, emit);
-        } catch (err) {
-          subscriber.error(err);
-        }
-      },
+      next: (event) => each.next(event),
       error: (err: unknown) => {
         endTrace({ error: err });
-        subscriber.error(err);
+        each.error(err);
       },
       complete: () => {
         endTrace({ cancelled: false });
-        try {
-          end();
-        } catch (err) {
-          subscriber.error(err);
-          return;
-        }
-        subscriber.complete();
+        each.complete();
       },
     });
     return () => {

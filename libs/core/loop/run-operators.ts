@@ -19,8 +19,12 @@ export function emitEach<T, R>(step: (value: T, emit: (out: R) => void) => void,
   return (source) => new Observable<R>((subscriber) => source.subscribe(new EachObserver(subscriber, step, end)));
 }
 
-/** `emitEach`'s observer, one object per subscription rather than a closure per callback. */
-class EachObserver<T, R> {
+/**
+ * `emitEach`'s observer, one object per subscription rather than a closure
+ * per callback; a source that has its own subscriber (the round's upstream)
+ * hands its values to one directly instead of adding an `emitEach` after it.
+ */
+export class EachObserver<T, R> {
   private readonly emit: (out: R) => void;
 
   constructor(

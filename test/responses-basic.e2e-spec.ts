@@ -29,6 +29,22 @@ describe.each(['responses', 'chat'] as const)('POST /v1/responses over the %s di
     }
   });
 
+  it('gives ids that begin with the time they were made: later responses and items sort after earlier ones, and each is found by id', async () => {
+    const responses = [];
+    for (let i = 0; i < 3; i++) {
+      responses.push(await client.responses.create({ model: 'switchyard-sim', input: `[[say turn ${i}]]` }));
+      // Ids of one millisecond are ordered only by their random part: a pause puts each in a later one.
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    const ids = responses.flatMap((r) => [r.id, ...r.output.map((item) => item.id!)]);
+    for (const id of ids) expect(id).toMatch(/^(resp|msg|rs)_[0-9a-f]{36}$/);
+    const responseIds = responses.map((r) => r.id);
+    expect([...responseIds].sort()).toEqual(responseIds);
+    const messageIds = responses.map((r) => r.output.find((item) => item.type === 'message')!.id!);
+    expect([...messageIds].sort()).toEqual(messageIds);
+    for (const r of responses) expect((await client.responses.retrieve(r.id)).output_text).toBe(r.output_text);
+  });
+
   it('streams the full lifecycle with monotonically increasing sequence numbers, each event valid', async () => {
     const stream = await client.responses.create({ model: 'switchyard-sim', input: '[[say Streaming works fine.]]', stream: true });
     const events = await collect(stream);

@@ -14,9 +14,9 @@ type Jose = typeof import('jose');
 let jose: Promise<Jose> | undefined;
 
 /**
- * jose is imported with the first token a gateway checks: most deployments
- * use API keys or no auth, and would otherwise carry its modules in every
- * worker for nothing.
+ * jose is imported only by a gateway that accepts OIDC tokens, as its
+ * verifier is made: most deployments use API keys or no auth, and would
+ * otherwise carry its modules in every worker for nothing.
  */
 function loadJose(): Promise<Jose> {
   jose ??= import('jose');
@@ -47,7 +47,12 @@ function refusal({ errors }: Jose, err: unknown, claim: string): GatewayError {
 export class OidcVerifier {
   private keys?: Promise<{ jose: Jose; getKey: JWTVerifyGetKey }>;
 
-  constructor(private readonly config: OidcConfig) {}
+  constructor(private readonly config: OidcConfig) {
+    // Started now, not with the first token: a broker caller hears nothing until its token is checked,
+    // and under load the import alone has outlasted its silence bound. A failed import is reported
+    // when a token awaits it; this copy of the promise only keeps it from going unhandled.
+    loadJose().catch(() => undefined);
+  }
 
   async owner(token: string): Promise<string> {
     const { jose, getKey } = await this.keySet();

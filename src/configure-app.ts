@@ -42,11 +42,10 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   // parsing (see json-shape.scanner.ts). The scan must be mounted right before the parser.
   // A tool list the gateway already prepared is not parsed again: the parser is handed the kept one.
   const preparation = app.get(ToolPreparationService, { strict: false });
-  const shapeGuard = hostileJsonShapeGuard(
-    config.tools.maxToolsPerRequest,
-    (err, req, res) => answerWithError(err, req as Request, res as Response),
-    (req, digest) => preparation.keptList(requestOwner(req as Request), digest),
-  );
+  const shapeGuard = hostileJsonShapeGuard(config.tools.maxToolsPerRequest, (err, req, res) => answerWithError(err, req as Request, res as Response), {
+    list: (req, digest) => preparation.keptList(requestOwner(req as Request), digest),
+    recent: (req) => preparation.recentLists(requestOwner(req as Request)),
+  });
   app.use(shapeGuard.scanWhileReading);
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));
   app.use(shapeGuard.noteParsed);

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { contentDigest } from '#core/protocol/json-source.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
@@ -68,6 +69,29 @@ describe('a tool list sent again is the same list', () => {
     for (const list of upstream) expect(list).toEqual(upstream[0]);
     expect(echoed[0]).toEqual(declarations.map((d) => expect.objectContaining(d)));
     for (const list of echoed) expect(list).toEqual(echoed[0]);
+  });
+
+  it("compares a tenant's next turn with the bytes of its own lists lately kept, never another tenant's", async () => {
+    const preparation = stack.app.get(ToolPreparationService);
+    const owner = (key: string) => createHash('sha256').update(key).digest('hex');
+    const list = toolsOf(12);
+    const consulted = jest.spyOn(preparation, 'recentLists');
+    try {
+      const first = await client('sk-tenant-a').responses.create({ model: 'm', input: '[[say one]]', tools: list, store: false });
+      // The bytes the client sent are now the tenant's most recent list; the other tenant has not sent it.
+      const [recent] = preparation.recentLists(owner('sk-tenant-a'));
+      expect(JSON.parse(Buffer.from(recent.bytes).toString('utf8'))).toEqual(list);
+      expect(recent.digest).toBe(contentDigest(recent.bytes));
+      expect(preparation.recentLists(owner('sk-tenant-b')).map((r) => r.digest)).not.toContain(recent.digest);
+      consulted.mockClear();
+      const second = await client('sk-tenant-a').responses.create({ model: 'm', input: '[[say two]]', tools: list, store: false });
+      expect(consulted.mock.calls).toEqual([[owner('sk-tenant-a')]]);
+      expect((consulted.mock.results[0].value as ReturnType<ToolPreparationService['recentLists']>)[0]).toBe(recent);
+      expect(second.tools).toEqual(first.tools);
+      expect(lastUpstreamTools()).toHaveLength(12);
+    } finally {
+      consulted.mockRestore();
+    }
   });
 
   it('lets a continuation inherit the kept list, and serves a changed list as changed', async () => {

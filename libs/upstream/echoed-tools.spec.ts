@@ -1,4 +1,4 @@
-import { arraySpanAt, parseWithoutEchoedTools } from './echoed-tools.js';
+import { EchoedToolsCutter, arraySpanAt, parseWithoutEchoedTools } from './echoed-tools.js';
 import { loadVllmFixture } from './testing/upstream-test.helpers.js';
 
 /** What the cut must give: the whole parse, with only the echo emptied. */
@@ -85,5 +85,62 @@ describe('parseWithoutEchoedTools', () => {
       const expected = Array.isArray(whole.tools) && json.includes('"tools":[{') ? withEmptyTools(whole, ['tools']) : whole;
       expect(parseWithoutEchoedTools(json, 'response')).toEqual(expected);
     }
+  });
+
+  describe('with the echoes it cut before', () => {
+    const declared = (names: string[]) =>
+      names.map((name) => ({ type: 'function', name, description: `looks ${name} up`, parameters: { type: 'object', properties: { q: { type: 'string' } } }, strict: null }));
+    const answer = (tools: unknown[], output: unknown[] = [{ type: 'message', content: [{ type: 'output_text', text: 'ok' }] }]) => ({ id: 'resp_1', output, tools, top_p: 1 });
+
+    it("takes a repeated echo's extent from the kept one, and gives what the scan gives", () => {
+      const cutter = new EchoedToolsCutter();
+      const tools = declared(['a', 'b', 'c']);
+      for (const round of [0, 1, 2]) {
+        const body = answer(tools, [{ type: 'message', content: [{ type: 'output_text', text: `round ${round} "tools":[{"x":1}]` }] }]);
+        expect(cutter.parse(JSON.stringify(body), 'response')).toEqual(withEmptyTools(body, ['tools']));
+      }
+      // The first answer was scanned; the two after it matched the kept echo.
+      expect(cutter.knownCuts).toBe(2);
+      // Three times per stream: each streamed event carrying the response matches too.
+      const created = { type: 'response.created', response: answer(tools, []) };
+      expect(cutter.parse(JSON.stringify(created), 'event')).toEqual(withEmptyTools(created, ['response', 'tools']));
+      expect(cutter.knownCuts).toBe(3);
+    });
+
+    it('scans an echo that only begins like a kept one, and finds its own end', () => {
+      const cutter = new EchoedToolsCutter();
+      cutter.parse(JSON.stringify(answer(declared(['a', 'b']))), 'response');
+      // One more tool after the kept two, and the same two with a different last character.
+      const longer = answer(declared(['a', 'b', 'c']));
+      expect(cutter.parse(JSON.stringify(longer), 'response')).toEqual(withEmptyTools(longer, ['tools']));
+      const changed = answer([...declared(['a']), { ...declared(['b'])[0], strict: true }]);
+      expect(cutter.parse(JSON.stringify(changed), 'response')).toEqual(withEmptyTools(changed, ['tools']));
+      expect(cutter.knownCuts).toBe(0);
+    });
+
+    it("leaves an MCP listing whole even when its `tools` are a kept echo's characters", () => {
+      const cutter = new EchoedToolsCutter();
+      const tools = declared(['a']);
+      cutter.parse(JSON.stringify(answer(tools)), 'response');
+      const listing = { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 's', tools };
+      const body = answer(declared(['z']), [listing]);
+      const parsed = cutter.parse(JSON.stringify(body), 'response') as { output: Array<{ tools: unknown[] }>; tools: unknown[] };
+      expect(parsed.output[0].tools).toEqual(tools);
+      expect(parsed).toEqual(withEmptyTools(body, ['tools']));
+    });
+
+    it('agrees with a whole parse over many lists, repeated and new, past the number it keeps', () => {
+      const cutter = new EchoedToolsCutter();
+      let seed = 11;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+      const lists = Array.from({ length: 20 }, (_, i) => declared(Array.from({ length: 1 + (i % 5) }, (_, j) => `t${i}_${j}${'"\\['.charAt(j % 4)}`)));
+      for (let i = 0; i < 400; i++) {
+        // Mostly a few lists an agent repeats, now and then another one.
+        const tools = lists[random() < 0.8 ? Math.floor(random() * 3) : Math.floor(random() * lists.length)];
+        const body = answer(tools, random() < 0.2 ? [{ type: 'mcp_list_tools', tools }] : [{ type: 'message', text: `m${i}` }]);
+        expect(cutter.parse(JSON.stringify(body), 'response')).toEqual(withEmptyTools(body, ['tools']));
+      }
+      expect(cutter.knownCuts).toBeGreaterThan(300);
+    });
   });
 });

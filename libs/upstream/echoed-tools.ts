@@ -22,10 +22,71 @@ const EVENT_RESPONSE_TOOLS = ['response', 'tools'] as const;
  * reads the echo, so an uncut one is only slower.
  */
 export function parseWithoutEchoedTools(text: string, of: 'response' | 'event'): unknown {
-  if (!text.includes('"tools":[{')) return JSON.parse(text);
-  const span = arraySpanAt(text, of === 'response' ? RESPONSE_TOOLS : EVENT_RESPONSE_TOOLS);
-  return JSON.parse(span ? `${text.slice(0, span.start)}[]${text.slice(span.end)}` : text);
+  return echoes.parse(text, of);
 }
+
+/** Echoes kept per process for comparison: an agent declares a handful of lists. */
+const MAX_RECENT_ECHOES = 8;
+/** Longer echoes are scanned every time rather than kept (the tool-count limit keeps real ones far below). */
+const MAX_KEPT_ECHO_CHARS = 1 << 20;
+
+/**
+ * `parseWithoutEchoedTools` with the echoes it cut lately kept as text. The
+ * same declarations come back from vLLM as the same characters, request
+ * after request (the tool list of an agent's turn, and three times per
+ * stream), so once the scan has reached the echo's opening bracket a kept
+ * echo that the text continues with is its extent: a balanced array's end
+ * is fixed by its characters, so the comparison gives exactly the span the
+ * scan would, without visiting them. Per process and shared by every
+ * tenant, which is safe because it changes no answer: a kept echo only
+ * ever confirms, by comparison, what the text itself holds at that place.
+ */
+export class EchoedToolsCutter {
+  /** Most recently matched or cut first. */
+  private readonly recent: string[] = [];
+  /** Cuts whose extent a kept echo gave (tests read it). */
+  knownCuts = 0;
+
+  parse(text: string, of: 'response' | 'event'): unknown {
+    if (!text.includes('"tools":[{')) return JSON.parse(text);
+    let known = false;
+    const span = arraySpanAt(text, of === 'response' ? RESPONSE_TOOLS : EVENT_RESPONSE_TOOLS, (at) => {
+      const end = this.keptEndAt(text, at);
+      known = end > 0;
+      return end;
+    });
+    if (!span) return JSON.parse(text);
+    if (known) this.knownCuts++;
+    else this.keep(text, span);
+    return JSON.parse(`${text.slice(0, span.start)}[]${text.slice(span.end)}`);
+  }
+
+  /** Where a kept echo that `text` holds from `at` on ends; -1 when none does. */
+  private keptEndAt(text: string, at: number): number {
+    const { recent } = this;
+    for (let k = 0; k < recent.length; k++) {
+      const echo = recent[k];
+      // A slice compared with `===` is a native comparison of the characters (memcmp); `startsWith` was 17× slower.
+      if (text.slice(at, at + echo.length) !== echo) continue;
+      if (k > 0) {
+        recent.splice(k, 1);
+        recent.unshift(echo);
+      }
+      return at + echo.length;
+    }
+    return -1;
+  }
+
+  private keep(text: string, span: { start: number; end: number }): void {
+    if (span.end - span.start > MAX_KEPT_ECHO_CHARS) return;
+    // A copy of its own: a slice would keep the whole answer it was cut from alive.
+    const echo = Buffer.from(text.slice(span.start, span.end), 'utf8').toString('utf8');
+    this.recent.unshift(echo);
+    if (this.recent.length > MAX_RECENT_ECHOES) this.recent.length = MAX_RECENT_ECHOES;
+  }
+}
+
+const echoes = new EchoedToolsCutter();
 
 /**
  * The characters of the array at `path` (object keys from the top), brackets
@@ -33,7 +94,12 @@ export function parseWithoutEchoedTools(text: string, of: 'response' | 'event'):
  * enough to tell. Strings are skipped with the native `indexOf`, so a pass
  * visits the characters between strings one by one, never a string's own.
  */
-export function arraySpanAt(text: string, path: readonly string[]): { start: number; end: number } | undefined {
+export function arraySpanAt(
+  text: string,
+  path: readonly string[],
+  /** Where the array opening at this index ends, if the caller knows (-1 when not): its characters are then not visited. */
+  knownEnd?: (at: number) => number,
+): { start: number; end: number } | undefined {
   /** Per open container: the key it was opened under (objects' values), or null. */
   const keys: Array<string | null> = [];
   let lastKey: string | null = null;
@@ -49,7 +115,11 @@ export function arraySpanAt(text: string, path: readonly string[]): { start: num
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       keys.push(lastKey);
       lastKey = null;
-      if (c === OPEN_ARRAY && target < 0 && keys.length === path.length + 1 && onPath(keys, path)) target = i;
+      if (c === OPEN_ARRAY && target < 0 && keys.length === path.length + 1 && onPath(keys, path)) {
+        const end = knownEnd ? knownEnd(i) : -1;
+        if (end > 0) return { start: i, end };
+        target = i;
+      }
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       keys.pop();
       if (target >= 0 && keys.length === path.length) return c === CLOSE_ARRAY ? { start: target, end: i + 1 } : undefined;

@@ -13,7 +13,7 @@ export class BoundedLru<K, V> {
   private totalBytes = 0;
 
   constructor(
-    private readonly maxEntries: number,
+    readonly maxEntries: number,
     private readonly maxBytes: number,
   ) {}
 
@@ -37,6 +37,11 @@ export class BoundedLru<K, V> {
     this.map.delete(key);
     this.map.set(key, slot);
     return slot.value;
+  }
+
+  /** The value, its recency unchanged; undefined when absent. */
+  peek(key: K): V | undefined {
+    return this.map.get(key)?.value;
   }
 
   has(key: K): boolean {

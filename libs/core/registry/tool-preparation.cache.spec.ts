@@ -184,6 +184,41 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     expect(off.keptList(null, digest)).toBeUndefined();
   });
 
+  it("names an owner's lately used lists read from bodies, most recent first, at most four, and none of another owner's", async () => {
+    const { prep } = service();
+    const bodies: Buffer[] = [];
+    const fromBody = (list: JsonObject[]): { list: JsonObject[] } => {
+      const body = Buffer.from(`{"tools":${JSON.stringify(list)}}`);
+      bodies.push(body);
+      // A view into the body, as the body guard notes it: the kept bytes must be a copy of their own.
+      const bytes = body.subarray(9, body.length - 1);
+      const parsed = JSON.parse(bytes.toString('utf8')) as JsonObject[];
+      noteJsonSource(parsed, bytes);
+      return { list: parsed };
+    };
+    const lists = ['a', 'b', 'c', 'd', 'e'].map((name) => [fn(name)]);
+    expect(prep.recentLists('key_a')).toEqual([]);
+    for (const list of lists) await prep.prepare(fromBody(list).list, { ...ctx, owner: 'key_a' });
+    // Used again: first.
+    await prep.prepare(fromBody(lists[2]).list, { ...ctx, owner: 'key_a' });
+    // The bodies are reused (the guard blanks kept lists in them): what is kept does not change with them.
+    for (const body of bodies) body.fill(0x20);
+    const recent = prep.recentLists('key_a');
+    expect(recent.map((r) => Buffer.from(r.bytes).toString('utf8'))).toEqual(['c', 'e', 'd', 'b'].map((name) => JSON.stringify([fn(name)])));
+    expect(recent.map((r) => r.digest)).toEqual(recent.map((r) => contentDigest(r.bytes)));
+    expect(prep.recentLists('key_b')).toEqual([]);
+    expect(prep.recentLists(null)).toEqual([]);
+    // A list serialized by the gateway (no body bytes) is kept but has no bytes to compare.
+    await prep.prepare([fn('z')], { ...ctx, owner: 'key_c' });
+    expect(prep.recentLists('key_c')).toEqual([]);
+    // A list that left the cache is no longer named.
+    const small = service({ tools: { declarationCacheEntries: 1 } }).prep;
+    await small.prepare(fromBody(lists[0]).list, { ...ctx, owner: 'key_a' });
+    await small.prepare(fromBody(lists[1]).list, { ...ctx, owner: 'key_b' });
+    expect(small.recentLists('key_a')).toEqual([]);
+    expect(small.recentLists('key_b')).toHaveLength(1);
+  });
+
   it('keeps nothing with either bound at 0', async () => {
     for (const config of [{ tools: { declarationCacheEntries: 0 } }, { tools: { declarationCacheBytes: 0 } }]) {
       const { prep, functions } = service(config);

@@ -10,6 +10,16 @@ import type { RunTrace } from '../loop/run-observer.interface.js';
 import { BoundedLru } from './bounded-lru.js';
 import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
 
+/** A kept list: its sealed registry, its parsed and frozen declarations, and the body bytes it was read from (if it was). */
+interface PreparedList {
+  registry: ToolRegistry;
+  declarations: readonly JsonObject[];
+  source: { bytes: Uint8Array; digest: string } | undefined;
+}
+
+/** Lists per owner that the body guard compares a request's `tools` bytes with: an agent alternates between few. */
+const RECENT_LISTS_PER_OWNER = 4;
+
 interface ValidatedDeclaration {
   index: number;
   handler: AnyToolHandler;
@@ -22,9 +32,11 @@ interface ValidatedDeclaration {
  * bytes when the body parser's bytes are the key) times this. The heap a
  * kept list of 100 function declarations holds (its parsed copy, the
  * functions, the tables and the declarations' kept JSON text) measured about
- * 3 bytes per character; 4 keeps the byte bound on the safe side.
+ * 3 bytes per character, and the body bytes it was read from are kept
+ * beside it (one byte per character of ASCII JSON); 5 keeps the byte bound
+ * on the safe side.
  */
-const HEAP_BYTES_PER_JSON_CHAR = 4;
+const HEAP_BYTES_PER_JSON_CHAR = 5;
 
 /**
  * Pipeline stages 1–4, once per request: parse and validate each declaration
@@ -41,7 +53,9 @@ const HEAP_BYTES_PER_JSON_CHAR = 4;
 @Injectable()
 export class ToolPreparationService {
   /** Cacheable tool lists by `cacheKey`: each one's sealed registry, and its parsed, frozen declarations (see `keptList`). */
-  private readonly prepared: BoundedLru<string, { registry: ToolRegistry; declarations: readonly JsonObject[] }>;
+  private readonly prepared: BoundedLru<string, PreparedList>;
+  /** Per owner (as JSON), the cache keys of the lists it used lately, most recent first (see `recentLists`). */
+  private readonly recentByOwner = new Map<string, string[]>();
 
   constructor(
     private readonly explorer: ToolHandlerExplorer,
@@ -63,6 +77,38 @@ export class ToolPreparationService {
    */
   keptList(owner: string | null, digest: string): readonly JsonObject[] | undefined {
     return this.prepared.get(cacheKey(owner, digest))?.declarations;
+  }
+
+  /**
+   * The JSON bytes, and their digest, of the last few lists kept for `owner`
+   * that came from a request body, most recent first. The body guard compares
+   * a request's `tools` bytes with these instead of scanning and hashing
+   * them: an agent's next turn sends one of them byte for byte.
+   */
+  recentLists(owner: string | null): ReadonlyArray<{ bytes: Uint8Array; digest: string }> {
+    const keys = this.recentByOwner.get(JSON.stringify(owner));
+    if (!keys) return [];
+    const lists: Array<{ bytes: Uint8Array; digest: string }> = [];
+    for (const key of keys) {
+      const source = this.prepared.peek(key)?.source;
+      if (source) lists.push(source);
+    }
+    return lists;
+  }
+
+  /** Notes that `owner` used the kept list at `key`, for `recentLists`. */
+  private noteUsed(owner: string | null, key: string): void {
+    const ownerKey = JSON.stringify(owner);
+    const keys = this.recentByOwner.get(ownerKey) ?? [];
+    if (keys[0] === key) return;
+    const at = keys.indexOf(key);
+    if (at >= 0) keys.splice(at, 1);
+    keys.unshift(key);
+    if (keys.length > RECENT_LISTS_PER_OWNER) keys.length = RECENT_LISTS_PER_OWNER;
+    // Oldest owner first: an owner seen again moves to the end.
+    this.recentByOwner.delete(ownerKey);
+    this.recentByOwner.set(ownerKey, keys);
+    if (this.recentByOwner.size > this.prepared.maxEntries) this.recentByOwner.delete(this.recentByOwner.keys().next().value!);
   }
 
   /** `tools.refuseUnhandledTypes`: declared types without a module that are refused rather than skipped. */
@@ -169,12 +215,17 @@ export class ToolPreparationService {
     const digest = read?.digest ?? contentDigest(source);
     const key = cacheKey(owner, digest);
     const hit = this.prepared.get(key);
-    if (hit) return hit.registry;
+    if (hit) {
+      this.noteUsed(owner, key);
+      return hit.registry;
+    }
     const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
     // The copy is the sealed registry's own declarations: freezing it freezes nothing they still change.
-    this.prepared.set(key, { registry: registry.seal(), declarations: freezeJson(copy) }, source.length * HEAP_BYTES_PER_JSON_CHAR);
+    // Bytes from a body are copied: they are a view into the whole body, which the cache must not keep.
+    const entry: PreparedList = { registry: registry.seal(), declarations: freezeJson(copy), source: read && { bytes: Buffer.from(read.bytes), digest } };
+    if (this.prepared.set(key, entry, source.length * HEAP_BYTES_PER_JSON_CHAR)) this.noteUsed(owner, key);
     return registry;
   }
 

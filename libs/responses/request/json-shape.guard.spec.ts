@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
-import { hostileJsonShapeGuard } from './json-shape.scanner.js';
+import { hostileJsonShapeGuard, type KnownArray } from './json-shape.scanner.js';
 import { contentDigest, jsonSourceOf } from '#core/protocol/json-source.js';
 import { freezeJson } from '#core/protocol/frozen-json.js';
 
@@ -14,6 +14,7 @@ async function serve(
   keptTools?: (req: http.IncomingMessage, digest: string) => readonly object[] | undefined,
   /** Every key the JSON parser built a value for (its reviver), to see what it parsed. */
   parsedKeys: string[] = [],
+  recentTools: readonly KnownArray[] = [],
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const guard = hostileJsonShapeGuard(
     3,
@@ -21,7 +22,7 @@ async function serve(
       res.statusCode = 400;
       res.end(JSON.stringify({ error: { message: err.message, param: err.param } }));
     },
-    keptTools,
+    keptTools && { list: keptTools, recent: () => recentTools },
   );
   const app = express();
   app.use(guard.scanWhileReading);
@@ -99,6 +100,40 @@ describe('hostileJsonShapeGuard over HTTP', () => {
         // Another list is parsed from its own bytes.
         const other = JSON.stringify([{ type: 'function', name: 'c' }]);
         expect(await (await post(server.url, `{"tools":${other}}`)).json()).toEqual({ isKept: false, tools: JSON.parse(other), input: null, source: other });
+      } finally {
+        await server.close();
+      }
+    });
+
+    it("takes a recent list's digest and bytes for bytes equal to it, without hashing or copying them", async () => {
+      // A digest no hash of these bytes gives: asked for, it shows the bytes were compared, not hashed.
+      const recent = { bytes: Buffer.from(toolsJson), digest: 'kept-digest-of-a-b' };
+      const asked: string[] = [];
+      const parsedKeys: string[] = [];
+      let sourceBytes: Uint8Array | undefined;
+      const server = await serve(
+        (req) => {
+          sourceBytes = jsonSourceOf((req.body as { tools: unknown[] }).tools)?.bytes;
+          return seen(req);
+        },
+        (_req, digest) => {
+          asked.push(digest);
+          return digest === recent.digest ? kept : undefined;
+        },
+        parsedKeys,
+        [recent],
+      );
+      try {
+        const answer = await post(server.url, `{"input":"hi","tools":${toolsJson},"after":true}`);
+        expect(await answer.json()).toEqual({ isKept: true, tools: declarations, input: 'hi', source: toolsJson });
+        expect(asked).toEqual(['kept-digest-of-a-b']);
+        expect(sourceBytes).toBe(recent.bytes);
+        expect(parsedKeys).toEqual(['input', 'tools', 'after', '']);
+        // Bytes that differ from it are hashed and looked up as before, and parsed when not kept.
+        const other = toolsJson.replace('"b"', '"c"');
+        const second = await post(server.url, `{"tools":${other}}`);
+        expect(await second.json()).toEqual({ isKept: false, tools: JSON.parse(other), input: null, source: other });
+        expect(asked).toEqual(['kept-digest-of-a-b', contentDigest(other)]);
       } finally {
         await server.close();
       }

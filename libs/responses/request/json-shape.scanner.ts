@@ -13,6 +13,16 @@ export interface JsonShapeLimits {
   topLevelArrays?: Readonly<Record<string, number>>;
 }
 
+/**
+ * A top-level array's exact bytes (brackets included) that an earlier body
+ * held and that passed this scan, with their content digest. The same bytes
+ * again pass again: they are compared, not scanned.
+ */
+export interface KnownArray {
+  readonly bytes: Uint8Array;
+  readonly digest: string;
+}
+
 /** Bytes of a key kept for error paths and field names; longer keys are cut (names of interest are short). */
 const MAX_KEY_BYTES = 256;
 
@@ -45,6 +55,10 @@ export class JsonShapeScanner {
   private consumed = 0;
   /** The byte range of each limited field's last complete array (JSON keeps a repeated key's last value). */
   private readonly spans = new Map<string, { start: number; end: number }>();
+  /** Per limited field, the arrays whose bytes are compared instead of scanned when the field's array opens. */
+  private readonly known: Readonly<Record<string, readonly KnownArray[]>>;
+  /** The known array each limited field's last array turned out to be, if it was one. */
+  private readonly matched = new Map<string, KnownArray>();
   private pendingField: string | null = null;
   /** Per open container: 0 object, 1 array; its key (or comma) count; for objects, the current key's bytes. */
   private readonly kinds: number[] = [];
@@ -61,7 +75,8 @@ export class JsonShapeScanner {
   /** The last complete string: its bytes are only copied when a colon makes it a key. */
   private last: StringSpan | null = null;
 
-  constructor(limits: JsonShapeLimits = {}) {
+  constructor(limits: JsonShapeLimits = {}, known: Readonly<Record<string, readonly KnownArray[]>> = {}) {
+    this.known = known;
     this.depthLimit = limits.depth ?? MAX_JSON_DEPTH;
     this.keyLimit = limits.keys ?? MAX_OBJECT_KEYS;
     this.arrayLimits = limits.topLevelArrays ?? {};
@@ -121,7 +136,19 @@ export class JsonShapeScanner {
           if (kinds.length === 1) {
             this.countedOpen = c === OPEN_ARRAY && this.pendingField !== null;
             if (this.countedOpen) {
-              this.counted = { field: this.pendingField!, limit: this.arrayLimits[this.pendingField!] };
+              const field = this.pendingField!;
+              this.pendingField = null;
+              this.matched.delete(field);
+              const known = this.knownAt(field, buf, i);
+              if (known) {
+                // The same bytes as an array that passed before: its end is known, and nothing in it is scanned.
+                this.countedOpen = false;
+                this.matched.set(field, known);
+                this.spans.set(field, { start: this.consumed + i, end: this.consumed + i + known.bytes.length });
+                i += known.bytes.length - 1;
+                break;
+              }
+              this.counted = { field, limit: this.arrayLimits[field] };
               this.countedStart = this.consumed + i;
             }
             this.pendingField = null;
@@ -173,6 +200,26 @@ export class JsonShapeScanner {
   /** The bytes of the body (all chunks pushed, concatenated) that a limited top-level field's array spans, brackets included. */
   span(field: string): { start: number; end: number } | undefined {
     return this.spans.get(field);
+  }
+
+  /** The known array a limited field's last array was byte for byte, if it was one (see `KnownArray`). */
+  knownArray(field: string): KnownArray | undefined {
+    return this.matched.get(field);
+  }
+
+  /**
+   * The known array of `field` whose bytes this chunk holds from `at` on.
+   * Only whole arrays within one chunk are compared (a body of a few hundred
+   * KB arrives in few chunks); an array split across chunks is scanned.
+   */
+  private knownAt(field: string, chunk: Buffer, at: number): KnownArray | undefined {
+    const candidates = this.known[field];
+    if (!candidates) return undefined;
+    for (const candidate of candidates) {
+      const end = at + candidate.bytes.length;
+      if (end <= chunk.length && chunk.compare(candidate.bytes, 0, candidate.bytes.length, at, end) === 0) return candidate;
+    }
+    return undefined;
   }
 
   private fail(violation: JsonShapeViolation): JsonShapeViolation {
@@ -271,9 +318,11 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * escape that could make NUL or a lone surrogate, so the later walks over
  * the parsed object (the text-integrity guard, the create parser) are skipped.
  *
- * `keptTools` (the tool preparation's `keptList`, for the request's owner)
- * gives the parsed, frozen declarations of a `tools` array whose bytes it
- * has seen prepared for that owner. `verify`
+ * `keptTools.list` (the tool preparation's `keptList`, for the request's
+ * owner) gives the parsed, frozen declarations of a `tools` array whose bytes
+ * it has seen prepared for that owner, and `keptTools.recent` the bytes of the
+ * lists kept lately for that owner: a body's `tools` equal to one of them is
+ * compared rather than scanned, and neither hashed nor copied. `verify`
  * then sets those bytes aside and blanks them in the body (JSON whitespace
  * between the brackets), so the parser reads `[]` instead of parsing the same
  * declarations again, and `noteParsed` puts the kept list in its place. An
@@ -283,7 +332,11 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
 export function hostileJsonShapeGuard(
   maxTools: number,
   refuse: (err: InvalidRequestError, req: IncomingMessage, res: ServerResponse) => void,
-  keptTools?: (req: IncomingMessage, digest: string) => readonly object[] | undefined,
+  keptTools?: {
+    list: (req: IncomingMessage, digest: string) => readonly object[] | undefined;
+    /** The bytes of the lists kept lately for the request's owner, compared instead of scanned. */
+    recent: (req: IncomingMessage) => readonly KnownArray[];
+  },
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
@@ -299,7 +352,8 @@ export function hostileJsonShapeGuard(
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
-        const scanner = new JsonShapeScanner(limits);
+        const known = keptTools?.recent(req);
+        const scanner = new JsonShapeScanner(limits, known?.length ? { tools: known } : undefined);
         const onData = (chunk: Buffer) => {
           const shape = scanner.push(chunk);
           if (!shape) return;
@@ -334,7 +388,7 @@ export function hostileJsonShapeGuard(
       const utf8 = encoding.toLowerCase() === 'utf-8';
       verified.set(req, utf8 && utf8BytesAreStorable(body));
       const tools = utf8 ? scanner.span('tools') : undefined;
-      if (tools) toolsRead.set(req, readTools(body, tools, keptTools && ((digest) => keptTools(req, digest))));
+      if (tools) toolsRead.set(req, readTools(body, tools, scanner.knownArray('tools'), keptTools && ((digest) => keptTools.list(req, digest))));
     },
     noteParsed(req, _res, next) {
       const storable = verified.get(req);
@@ -366,13 +420,15 @@ interface ToolsSource {
  * The `tools` array at `span` of a verified body. When its list is kept, its
  * bytes are copied aside and blanked in the body the parser reads next (the
  * brackets stay, spaces between them); otherwise they are the body's own.
+ * Bytes the scan found equal to a known array are not hashed or copied
+ * again: the known array's digest and bytes are theirs.
  */
-function readTools(body: Buffer, span: { start: number; end: number }, keptTools?: (digest: string) => readonly object[] | undefined): ToolsSource {
+function readTools(body: Buffer, span: { start: number; end: number }, known: KnownArray | undefined, keptTools?: (digest: string) => readonly object[] | undefined): ToolsSource {
   const bytes = body.subarray(span.start, span.end);
-  const digest = contentDigest(bytes);
+  const digest = known?.digest ?? contentDigest(bytes);
   const kept = keptTools?.(digest);
   if (!kept) return { bytes, digest };
-  const own = Buffer.from(bytes);
+  const own = known?.bytes ?? Buffer.from(bytes);
   body.fill(0x20, span.start + 1, span.end - 1);
   return { bytes: own, digest, kept };
 }

@@ -198,6 +198,71 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       expect((cut as { path: string }).path.startsWith('kkkk')).toBe(true);
     });
 
+    describe('with known arrays (the bytes of tool lists that passed before)', () => {
+      const tools = [
+        { type: 'function', name: 'a', parameters: { type: 'object', properties: { q: { type: 'string', description: 'say "hi" \\ [' } } } },
+        { type: 'function', name: 'b' },
+      ];
+      const known = { bytes: Buffer.from(JSON.stringify(tools)), digest: 'digest-of-a-b' };
+      const limits: JsonShapeLimits = { keys: 3, topLevelArrays: { tools: 3 } };
+      const scan = (body: string, pieces: number[] = [], candidates = [known]) => {
+        const bytes = Buffer.from(body);
+        const scanner = new JsonShapeScanner(limits, { tools: candidates });
+        let at = 0;
+        for (const cut of [...pieces, bytes.length]) {
+          scanner.push(bytes.subarray(at, cut));
+          at = cut;
+        }
+        return { scanner };
+      };
+      const spanOf = (body: string) => {
+        const plain = new JsonShapeScanner(limits);
+        plain.push(Buffer.from(body));
+        return plain.span('tools');
+      };
+
+      it('takes the span of bytes equal to a known array from it, and scans on after them', () => {
+        const body = `{"input":"x","tools":${known.bytes},"after":{"a":1,"b":[1,2]}}`;
+        const { scanner } = scan(body);
+        expect(scanner.result).toBeNull();
+        expect(scanner.knownArray('tools')).toBe(known);
+        expect(scanner.span('tools')).toEqual(spanOf(body));
+        // What follows the array is scanned from the right state: a wide object after it is refused.
+        const wideAfter = scan(`{"tools":${known.bytes},"b":{"x":1,"y":2,"z":3,"w":4}}`).scanner;
+        expect(wideAfter.result).toEqual({ kind: 'keys', limit: 3, count: 4, path: 'b' });
+      });
+
+      it('does not visit the bytes of a known array: it passed before', () => {
+        // Five elements where three are allowed: scanned, refused; known, taken as it is.
+        const five = { bytes: Buffer.from(JSON.stringify([1, 2, 3, 4, 5])), digest: 'five' };
+        expect(scan(`{"tools":${five.bytes}}`, [], []).scanner.result).toMatchObject({ kind: 'items', limit: 3 });
+        expect(scan(`{"tools":${five.bytes}}`, [], [five]).scanner.result).toBeNull();
+      });
+
+      it('scans bytes that differ from every known array, a known array cut by a chunk boundary, and one not at the top level', () => {
+        const other = JSON.stringify(tools).replace('"b"', '"c"');
+        const differs = scan(`{"tools":${other}}`).scanner;
+        expect(differs.knownArray('tools')).toBeUndefined();
+        expect(differs.span('tools')).toEqual(spanOf(`{"tools":${other}}`));
+        const body = `{"tools":${known.bytes}}`;
+        // Cut inside the array (a cut right before its bracket leaves it whole in the next chunk).
+        for (const cut of [10, 30, body.length - 2]) {
+          const cutOne = scan(body, [cut]).scanner;
+          expect(cutOne.knownArray('tools')).toBeUndefined();
+          expect(cutOne.span('tools')).toEqual(spanOf(body));
+        }
+        expect(scan(`{"x":{"tools":${known.bytes}}}`).scanner.knownArray('tools')).toBeUndefined();
+      });
+
+      it('keeps JSON semantics for a repeated `tools` key: the last array is the one known or not', () => {
+        const other = '[{"type":"function","name":"z"}]';
+        expect(scan(`{"tools":${known.bytes},"tools":${other}}`).scanner.knownArray('tools')).toBeUndefined();
+        const lastKnown = scan(`{"tools":${other},"tools":${known.bytes}}`).scanner;
+        expect(lastKnown.knownArray('tools')).toBe(known);
+        expect(lastKnown.span('tools')).toEqual(spanOf(`{"tools":${other},"tools":${known.bytes}}`));
+      });
+    });
+
     it('stops at the first violation and ignores later chunks', () => {
       const scanner = new JsonShapeScanner({ keys: 1 });
       expect(scanner.push(Buffer.from('{"a":1,"b":'))).toMatchObject({ kind: 'keys', count: 2 });

@@ -280,6 +280,65 @@ describe('PostgresStateStore', () => {
       });
     });
 
+    /** Makes the first INSERT statement on `responses` in `schema` take `seconds` (a statement-level trigger). */
+    const slowFirstStatement = async (schema: string, seconds: number): Promise<void> => {
+      await admin.query(`
+        CREATE TABLE ${schema}.slowed (done boolean NOT NULL);
+        INSERT INTO ${schema}.slowed VALUES (false);
+        CREATE FUNCTION ${schema}.slow_first() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NOT (SELECT done FROM ${schema}.slowed) THEN
+              UPDATE ${schema}.slowed SET done = true;
+              PERFORM pg_sleep(${seconds});
+            END IF;
+            RETURN NULL;
+          END $$;
+        CREATE TRIGGER slow_first AFTER INSERT ON ${schema}.responses FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.slow_first();`);
+    };
+    const ticks = (n: number) => Array.from({ length: n }).reduce<Promise<void>>((p) => p.then(() => new Promise((r) => setImmediate(r))), Promise.resolve());
+
+    it('sends the saves that arrive while a batch is written, over several ticks, as one next batch', async () => {
+      const schema = freshSchema();
+      await withStore(async (store) => {
+        const statements = await countInsertStatements(schema);
+        await slowFirstStatement(schema, 0.3);
+        const first = store.saveResponse(response('key'));
+        // Three ticks of ten saves each while the first statement runs: one statement for all thirty.
+        const later: Array<Promise<void>> = [];
+        for (let tick = 0; tick < 3; tick++) {
+          await ticks(2);
+          for (let i = 0; i < 10; i++) later.push(store.saveResponse(response('key')));
+        }
+        await Promise.all([first, ...later]);
+        expect(await statements()).toBe(2);
+        // An idle store writes a save at once: its own statement.
+        const alone = response('key');
+        await store.saveResponse(alone);
+        expect(await statements()).toBe(3);
+        expect(await store.getResponse(alone.id, 'key')).toEqual(alone);
+      }, schema);
+    });
+
+    it('writes the saves waiting behind a running batch before close ends', async () => {
+      const schema = freshSchema();
+      const store = storeIn(schema);
+      await store.init();
+      await slowFirstStatement(schema, 0.2);
+      const saved = Array.from({ length: 5 }, () => response('key'));
+      const first = store.saveResponse(saved[0]);
+      await ticks(2);
+      const waiting = saved.slice(1).map((r) => store.saveResponse(r));
+      await store.close();
+      await expect(Promise.all([first, ...waiting])).resolves.toHaveLength(5);
+      const reader = storeIn(schema);
+      await reader.init();
+      try {
+        for (const r of saved) expect(await reader.getResponse(r.id, 'key')).toEqual(r);
+      } finally {
+        await reader.close();
+      }
+    });
+
     it('writes the saves it accepted before close ends', async () => {
       const schema = freshSchema();
       const store = storeIn(schema);

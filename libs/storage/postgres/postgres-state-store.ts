@@ -94,6 +94,14 @@ const LONE_RESPONSE_KEYS = ['responses_pkey', 'response_input_items_pkey', 'resp
 /** A batch of lone responses is at most this many rows or (past one row) this much JSON text. */
 const MAX_BATCH_ROWS = 64;
 const MAX_BATCH_CHARS = 4 * 1024 * 1024;
+/**
+ * Batch statements of lone responses one store has in flight at once. Saves
+ * that arrive while they run wait for one to end and go together as the next
+ * batch: a busy worker's statements grow instead of multiplying, and each
+ * statement's fixed cost on the server (its commit's WAL flush above all) is
+ * shared by more rows. An idle store writes a save at once, as before.
+ */
+const LONE_STATEMENTS_IN_FLIGHT = 1;
 
 interface PendingLoneSave {
   r: StoredResponse;
@@ -108,22 +116,15 @@ function isRowError(e: unknown): boolean {
   return code !== undefined && (code.startsWith('23') || code.startsWith('22'));
 }
 
-/** Consecutive runs of `saves` within the batch bounds. */
-function batchesOf(saves: PendingLoneSave[]): PendingLoneSave[][] {
-  const batches: PendingLoneSave[][] = [];
-  let current: PendingLoneSave[] = [];
-  let chars = 0;
-  for (const save of saves) {
-    if (current.length > 0 && (current.length === MAX_BATCH_ROWS || chars + save.row.length > MAX_BATCH_CHARS)) {
-      batches.push(current);
-      current = [];
-      chars = 0;
-    }
-    current.push(save);
-    chars += save.row.length;
+/** How many of the first `saves` (at least one) make the next batch within the batch bounds. */
+function nextBatchLength(saves: readonly PendingLoneSave[]): number {
+  let chars = saves[0].row.length;
+  let length = 1;
+  while (length < saves.length && length < MAX_BATCH_ROWS && chars + saves[length].row.length <= MAX_BATCH_CHARS) {
+    chars += saves[length].row.length;
+    length++;
   }
-  if (current.length > 0) batches.push(current);
-  return batches;
+  return length;
 }
 
 function uniqueViolation(e: unknown, constraint: string): e is pg.DatabaseError {
@@ -179,6 +180,8 @@ export class PostgresStateStore implements StateStore, StateCatalog {
   private loneFlushScheduled = false;
   /** Batches on their way to the database; `close` waits for them. */
   private readonly writing = new Set<Promise<void>>();
+  /** Lone-response batch statements running now (see `LONE_STATEMENTS_IN_FLIGHT`). */
+  private loneInFlight = 0;
 
   constructor(private readonly options: PostgresStateStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -216,9 +219,10 @@ export class PostgresStateStore implements StateStore, StateCatalog {
   }
 
   async close(): Promise<void> {
-    // Saves already accepted are written before the pool goes, not dropped with it.
+    // Saves already accepted are written before the pool goes, not dropped with it: each batch
+    // that ends starts the next, until none is left.
     this.flushLone();
-    await Promise.all(this.writing);
+    while (this.writing.size > 0) await Promise.all(this.writing);
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
@@ -280,11 +284,16 @@ export class PostgresStateStore implements StateStore, StateCatalog {
   }
 
   private flushLone(): void {
-    const pending = this.pendingLone;
-    this.pendingLone = [];
     this.loneFlushScheduled = false;
-    for (const batch of batchesOf(pending)) {
-      const write = this.writeLone(batch).finally(() => this.writing.delete(write));
+    while (this.pendingLone.length > 0 && this.loneInFlight < LONE_STATEMENTS_IN_FLIGHT) {
+      const batch = this.pendingLone.splice(0, nextBatchLength(this.pendingLone));
+      this.loneInFlight++;
+      const write = this.writeLone(batch).finally(() => {
+        this.writing.delete(write);
+        this.loneInFlight--;
+        // What arrived while this batch ran goes now, as one.
+        this.flushLone();
+      });
       this.writing.add(write);
     }
   }

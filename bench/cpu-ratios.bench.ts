@@ -36,6 +36,8 @@ type Case = RatioCase;
  *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
+ *   --alloc-profile  each gateway's allocations during each measured load, collected ones included,
+ *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
  *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
  *   --sections=JSON config sections merged into the gateways' (`{"observability":{"metrics":false}}`): what-if runs
@@ -49,6 +51,7 @@ const C1 = Number(arg('c1') ?? 300);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
+const allocProfile = process.argv.includes('--alloc-profile');
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const DIALECT = arg('dialect') ?? 'responses';
 const SECTIONS = JSON.parse(arg('sections') ?? '{}') as Record<string, Record<string, unknown>>;
@@ -104,9 +107,16 @@ async function main(): Promise<void> {
         for (const build of c.proxy ? [{ label: '', gateway: proxy }] : floor ? [{ label: '', gateway: floor }] : builds) {
           const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
           await runLoad({ ...load, maxRequests: 300, maxDurationMs: DURATION_MS });
+          const sampled = allocProfile && (c.proxy || floor ? false : true);
+          if (sampled) await build.gateway.call('alloc-sampling-start');
           const before = await build.gateway.call<CpuUsage>('cpu');
           const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
           const after = await build.gateway.call<CpuUsage>('cpu');
+          if (sampled) {
+            const path = join(process.cwd(), `alloc-${c.name}${build.label}-${r + 1}.heapprofile`);
+            await build.gateway.call('alloc-sampling-stop', { path }, 120_000);
+            console.error(`${path}: ${result.requests} requests`);
+          }
           if (result.errors > 0) throw new Error(`${c.name} ${build.label}: ${result.errors} errors, first: ${result.firstError}`);
           push(`${c.name}${build.label}`, cpuUs(before, after) / result.requests);
         }

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 
 /**
@@ -34,6 +36,9 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
     cpu: () => process.cpuUsage(),
     // For leak hunts: compare two snapshots taken some traffic apart.
     'heap-snapshot': (arg) => writeHeapSnapshot((arg as { path?: string } | undefined)?.path),
+    // Where the garbage comes from: sampled allocations, those the scavenger already collected included.
+    'alloc-sampling-start': () => allocationSampling.start(),
+    'alloc-sampling-stop': (arg) => allocationSampling.stop((arg as { path: string }).path),
     ...handlers,
   };
   process.on('message', async (message: CallMessage) => {
@@ -56,3 +61,31 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
   });
   process.send({ type: 'ready', url });
 }
+
+/**
+ * V8's sampling heap profiler over the inspector, keeping the samples of
+ * objects already collected (`--heap-prof` keeps only the live ones, which
+ * says nothing about per-request garbage). The profile is written as a
+ * `.heapprofile` that DevTools and `bench/alloc-summary` read.
+ */
+const allocationSampling = {
+  session: undefined as Session | undefined,
+  async start(): Promise<void> {
+    const session = (this.session ??= new Session());
+    session.connect();
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
+  },
+  async stop(path: string): Promise<void> {
+    const session = this.session;
+    if (!session) throw new Error('alloc-sampling-start first');
+    const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: unknown };
+    session.disconnect();
+    this.session = undefined;
+    writeFileSync(path, JSON.stringify(profile));
+  },
+};

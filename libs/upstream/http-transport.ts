@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
@@ -69,6 +70,16 @@ const UNREACHABLE_REASONS: Record<string, string> = {
   ECONNABORTED: 'connection aborted',
 };
 
+/** Paths whose parsed target is kept; a transport that is sent more (none of the dialects does) parses the rest per call. */
+const MAX_KEPT_TARGETS = 32;
+
+interface Target {
+  /** Protocol, host, port, path and credentials, as `http.request` takes them. */
+  readonly options: http.RequestOptions;
+  /** The URL as messages show it (`redactUrl`). */
+  readonly display: string;
+}
+
 /** Error codes that mean a pooled socket was closed by the server while idle. */
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
@@ -84,6 +95,8 @@ export class HttpTransport {
   readonly displayUrl: string;
   private readonly agent: http.Agent;
   private readonly secure: boolean;
+  /** Parsed targets by path (see `targetOf`). */
+  private readonly targets = new Map<string, Target>();
 
   constructor(
     private readonly upstream: UpstreamConfig,
@@ -94,6 +107,22 @@ export class HttpTransport {
     this.secure = new URL(this.baseUrl).protocol === 'https:';
     const options: http.AgentOptions = { keepAlive: true, maxSockets: upstream.maxSockets, scheduling: 'lifo' };
     this.agent = this.secure ? new https.Agent(options) : new http.Agent(options);
+  }
+
+  /**
+   * Where a call goes, as request options and as messages show it. The
+   * dialects call a handful of fixed paths, so each is parsed once rather
+   * than as a new `URL` (and a second one to redact it) per call.
+   */
+  private targetOf(call: HttpCall): Target {
+    const key = `${call.fromRoot ? 'root' : 'base'} ${call.path}`;
+    let target = this.targets.get(key);
+    if (!target) {
+      const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
+      target = { options: urlToHttpOptions(url), display: redactUrl(url.href) };
+      if (this.targets.size < MAX_KEPT_TARGETS) this.targets.set(key, target);
+    }
+    return target;
   }
 
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
@@ -112,17 +141,17 @@ export class HttpTransport {
       headers['content-length'] = payload.length;
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
-    const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
-    const options: http.RequestOptions = { method: call.method, headers, agent: this.agent };
+    const target = this.targetOf(call);
+    const options: http.RequestOptions = { ...target.options, method: call.method, headers, agent: this.agent };
     // The retry after a stale pooled socket takes a new connection: the pool's other idle sockets
     // went quiet at the same time as the first and are likely closed by the server too.
     const dispatch = (fresh = false): http.ClientRequest => {
       const opts = fresh ? { ...options, agent: false as const } : options;
-      return this.secure ? https.request(url, opts) : http.request(url, opts);
+      return this.secure ? https.request(opts) : http.request(opts);
     };
     // Most calls use the transport's deadlines as they are; a stream holds its exchange's for as long as it runs.
     const limits = call.timeouts ? { ...this.timeouts, ...call.timeouts } : this.timeouts;
-    return new Exchange(redactUrl(url.href), dispatch, payload, call.signal, limits, call.flow, {
+    return new Exchange(target.display, dispatch, payload, call.signal, limits, call.flow, {
       method: call.method,
       fromRoot: !!call.fromRoot,
     }).start();

@@ -1,4 +1,16 @@
+import type { IncomingMessage } from 'node:http';
 import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
+
+/**
+ * The HTTP request a run or relayed call answers, when it answers one: the
+ * per-request observers (the request log line, its metrics) find that
+ * request's record through it. A symbol key, so that copies of the request
+ * made by spreading it (a continuation's effective request, a background run)
+ * keep it, and JSON and structured clones never carry it. Passed explicitly
+ * because async context (AsyncLocalStorage) costs every promise of every
+ * request a hook call on Node 20; it is entered only while tracing is on.
+ */
+export const SERVED_REQUEST: unique symbol = Symbol('switchyard.servedRequest');
 
 /** `tool_choice` as the client sent it (validated). */
 export type PublicToolChoice =
@@ -84,6 +96,8 @@ export interface ResponseRequest {
   promptTokens?: number;
   /** `context_management[].compact_threshold`: the state module shortens the prior transcript past this many estimated tokens. */
   compactThreshold?: number | null;
+  /** The HTTP request this run answers, if any (see `SERVED_REQUEST`). */
+  [SERVED_REQUEST]?: IncomingMessage;
 }
 
 /** Conversation state that precedes this request (from storage or the same WebSocket). */

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import type { JsonObject, Usage } from '#tool-sdk/items.js';
 
@@ -45,11 +46,11 @@ export const RELAY_OBSERVER = Symbol('RELAY_OBSERVER');
 
 export interface RelayObserver {
   /**
-   * Called in the HTTP request's context (a batch's call has none);
+   * `served` is the HTTP request the call answers (a batch's call has none);
    * `headers` carry the W3C trace context to the model server. `owner` and
    * `surface` are whom and where the call's tokens count for.
    */
-  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string }): RelayTrace;
+  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string; served?: IncomingMessage }): RelayTrace;
 }
 
 export interface RelayTrace {

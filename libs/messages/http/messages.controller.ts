@@ -1,4 +1,5 @@
 import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { SERVED_REQUEST } from '#core/loop/response-request.js';
 import type { Request, Response } from 'express';
 import { defer, from, switchMap, type Observable } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
@@ -51,6 +52,7 @@ export class MessagesController {
     const { request, toolOrigins, contextManagement, hideThinking } = mapped;
     request.responseId = responseId;
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
+    request[SERVED_REQUEST] = req;
     const flow = request.stream ? new FlowGate() : undefined;
     const translator = new MessagesEventTranslator({
       signer: this.signer,

@@ -1,6 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
 import type { Request } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { TokenCounts } from '../run/token-usage.js';
 
@@ -92,15 +93,18 @@ function routeFor(req: Request): string | undefined {
 }
 
 /**
- * The record of the request being served. Entered after body parsing (see
- * `RequestTelemetry`), so controllers, the loop's promise chain and store
- * calls made on its behalf see it; callbacks from sockets do not, which is
- * why the loop hands its trace along explicitly instead.
+ * The record of the request being served, as async context: entered after
+ * body parsing while tracing is on (see `RequestTelemetry.enter`), so store
+ * calls made on the request's behalf open their spans under its span.
+ * Nothing else depends on it: runs and relayed calls find their request's
+ * record through the request they serve (`SERVED_REQUEST`), and socket
+ * callbacks would lose the context anyway, which is why the loop hands its
+ * trace along explicitly.
  */
 export const requestContext = new AsyncLocalStorage<RequestRecord>();
 
 export const RECORD_PROPERTY = Symbol('switchyard.requestRecord');
 
-export function recordOf(req: Request): RequestRecord | undefined {
+export function recordOf(req: IncomingMessage): RequestRecord | undefined {
   return (req as unknown as Record<symbol, RequestRecord | undefined>)[RECORD_PROPERTY];
 }

@@ -1,8 +1,9 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RelayObserver, RelayPath, RelayTrace } from '#core/upstream/upstream-relay.interface.js';
-import { requestContext } from '../context/request-record.js';
+import { recordOf, requestContext } from '../context/request-record.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
@@ -26,9 +27,9 @@ export class RelayTelemetry implements RelayObserver {
     @Optional() private readonly usage?: UsageRecorder,
   ) {}
 
-  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string }): RelayTrace {
+  begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string; served?: IncomingMessage }): RelayTrace {
     // A batch's call may start inside the HTTP request that created the batch (it wakes the runner): it is not that request's.
-    const record = call.surface === 'batch' ? undefined : requestContext.getStore();
+    const record = call.surface === 'batch' ? undefined : (call.served && recordOf(call.served)) || requestContext.getStore();
     if (record) {
       record.model = call.model;
       record.stream = call.stream;

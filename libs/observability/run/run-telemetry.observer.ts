@@ -5,10 +5,10 @@ import { isGatewayError } from '#tool-sdk/errors.js';
 import { errorKind } from '#edge/errors/error-kinds.js';
 import type { GatewayCall, GatewayCallResult } from '#tool-sdk/contract/index.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import type { ResponseRequest } from '#core/loop/response-request.js';
+import { SERVED_REQUEST, type ResponseRequest } from '#core/loop/response-request.js';
 import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '#core/loop/run-observer.interface.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
-import { RequestRecord, requestContext } from '../context/request-record.js';
+import { RequestRecord, recordOf, requestContext } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
@@ -35,7 +35,9 @@ export class RunTelemetry implements RunObserver {
   ) {}
 
   begin(request: ResponseRequest, responseId?: string): RunTrace {
-    const current = requestContext.getStore();
+    // The HTTP request the run answers, named by its route; async context only while tracing is on (see SERVED_REQUEST).
+    const served = request[SERVED_REQUEST];
+    const current = (served && recordOf(served)) || requestContext.getStore();
     // A background run outlives the request that queued it, and a WebSocket run has none: each
     // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
     const background = Boolean((request as { background?: boolean }).background);

@@ -43,6 +43,6 @@ export class PassthroughController {
   private pass(path: RelayPath, body: unknown, req: Request, res: Response): Promise<void> {
     const request = parseRelayRequest(path, body, this.relay.defaultModel);
     const headers = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
-    return this.relay.serve(request, { owner: requestOwner(req), headers }, res);
+    return this.relay.serve(request, { owner: requestOwner(req), headers, served: req }, res);
   }
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
@@ -20,6 +21,8 @@ export interface RelayCaller {
   headers?: Readonly<Record<string, string>>;
   /** Where the usage counts (`switchyard_tokens_total`, `GET /v1/usage`): `batch` for batch work, else the route's own. */
   surface?: string;
+  /** The HTTP request the call answers, for the per-request observers (its log line and metrics). */
+  served?: IncomingMessage;
 }
 
 /** The usage surface of each route. */
@@ -123,6 +126,7 @@ export class RelayService {
       stream: request.stream,
       owner: caller.owner,
       surface: caller.surface ?? SURFACE[request.path],
+      served: caller.served,
     });
     let usage: Usage | null = null;
     try {

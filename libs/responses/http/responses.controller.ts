@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { BACKGROUND_RUNNER, type BackgroundRunner } from '#core/loop/background-runner.interface.js';
 import { LoopService } from '#core/loop/loop.service.js';
-import type { ResponseRequest } from '#core/loop/response-request.js';
+import { SERVED_REQUEST, type ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { answerOverHttp, respondOverHttp } from '#edge/responder/respond-over-http.js';
@@ -55,6 +55,7 @@ export class ResponsesController {
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
+    request[SERVED_REQUEST] = req;
     const reasoningEvents = reasoningEventsHeader(req);
     if (reasoningEvents) request.reasoningEvents = reasoningEvents;
     if (request.background) return this.createInBackground(request, res);

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { type Observable, defer, filter, last, map } from 'rxjs';
 import { LoopService, TERMINAL_EVENTS } from '#core/loop/loop.service.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
+import { SERVED_REQUEST } from '#core/loop/response-request.js';
+import type { IncomingMessage } from 'node:http';
 import type { JsonObject } from '#tool-sdk/items.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { upstreamHeaderProblem } from '#upstream/upstream-headers.js';
@@ -15,6 +17,12 @@ export interface ResponseCaller {
   headers?: Record<string, string>;
   /** The edge it came in by, for its log line (`{ method: 'RPC', path: <pattern> }`). */
   edge?: { method: string; path: string };
+  /**
+   * A host route's own HTTP request that this call answers: the run is then
+   * part of that request's log line and metrics, as on the gateway's routes
+   * (see `SERVED_REQUEST`).
+   */
+  served?: IncomingMessage;
 }
 
 /** The Responses API response object (`object: "response"`), as the HTTP route returns it. */
@@ -76,6 +84,7 @@ export class ResponsesService {
     }
     request.forwardedHeaders = upstreamHeaders(caller.headers);
     if (caller.edge) request.edge = caller.edge;
+    if (caller.served) request[SERVED_REQUEST] = caller.served;
     return request;
   }
 }

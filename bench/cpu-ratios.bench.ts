@@ -36,8 +36,9 @@ type Case = RatioCase;
  *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
- *   --alloc-profile  each gateway's allocations during each measured load, collected ones included,
- *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them)
+ *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,
+ *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them);
+ *                  `=promoted`: only what outlived the young generation (promoted, then garbage or kept)
  *   --c1=N         requests per c=1 latency sample (default 300; 0 skips it)
  *   --mcp-list-cache-ms=N  the gateways' `mcp.toolsListCacheMs` (default 0, the default config: every round lists)
  *   --sections=JSON config sections merged into the gateways' (`{"observability":{"metrics":false}}`): what-if runs
@@ -51,7 +52,8 @@ const C1 = Number(arg('c1') ?? 300);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
-const allocProfile = process.argv.includes('--alloc-profile');
+const allocProfile = process.argv.some((a) => a === '--alloc-profile' || a.startsWith('--alloc-profile='));
+const promotedOnly = arg('alloc-profile') === 'promoted';
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const DIALECT = arg('dialect') ?? 'responses';
 const SECTIONS = JSON.parse(arg('sections') ?? '{}') as Record<string, Record<string, unknown>>;
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
           const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
           await runLoad({ ...load, maxRequests: 300, maxDurationMs: DURATION_MS });
           const sampled = allocProfile && (c.proxy || floor ? false : true);
-          if (sampled) await build.gateway.call('alloc-sampling-start');
+          if (sampled) await build.gateway.call('alloc-sampling-start', { promotedOnly });
           const before = await build.gateway.call<CpuUsage>('cpu');
           const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
           const after = await build.gateway.call<CpuUsage>('cpu');

@@ -37,7 +37,7 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
     // For leak hunts: compare two snapshots taken some traffic apart.
     'heap-snapshot': (arg) => writeHeapSnapshot((arg as { path?: string } | undefined)?.path),
     // Where the garbage comes from: sampled allocations, those the scavenger already collected included.
-    'alloc-sampling-start': () => allocationSampling.start(),
+    'alloc-sampling-start': (arg) => allocationSampling.start((arg as { promotedOnly?: boolean } | undefined)?.promotedOnly ?? false),
     'alloc-sampling-stop': (arg) => allocationSampling.stop((arg as { path: string }).path),
     ...handlers,
   };
@@ -65,19 +65,22 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
 /**
  * V8's sampling heap profiler over the inspector, keeping the samples of
  * objects already collected (`--heap-prof` keeps only the live ones, which
- * says nothing about per-request garbage). The profile is written as a
- * `.heapprofile` that DevTools and `bench/alloc-summary` read.
+ * says nothing about per-request garbage). With `promotedOnly`, objects the
+ * young-generation GC collected are left out: what remains outlived a
+ * scavenge or two and was promoted, the garbage that costs old-space marking.
+ * The profile is written as a `.heapprofile` that DevTools and
+ * `bench/alloc-summary` read.
  */
 const allocationSampling = {
   session: undefined as Session | undefined,
-  async start(): Promise<void> {
+  async start(promotedOnly: boolean): Promise<void> {
     const session = (this.session ??= new Session());
     session.connect();
     await session.post('HeapProfiler.enable');
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 4096,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: !promotedOnly,
     } as never);
   },
   async stop(path: string): Promise<void> {

@@ -34,7 +34,8 @@ const defaultLogger = new Logger('Errors');
  * The one streaming edge. Subscribing runs `events` and writes what the
  * surface makes of them to the sink; the Observable emits one outcome when
  * the answer is complete and then completes, so that whoever subscribed (Nest,
- * with its interceptors, when a controller returns it) sees the whole exchange.
+ * with its interceptors, when a controller returns it or the promise of its
+ * outcome) sees the whole exchange.
  *
  * Errors never escape: before the first frame they are a whole answer in
  * the surface's envelope, after it they are the surface's error frame, and

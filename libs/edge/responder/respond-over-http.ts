@@ -1,9 +1,9 @@
 import type { Response } from 'express';
-import { type Observable, lastValueFrom, map } from 'rxjs';
+import { type Observable, map } from 'rxjs';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
-import { respond, type EdgeOutcome } from './edge-responder.js';
+import { respondSettled, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeFrame, EdgeSurface } from './edge-surface.js';
 import { LastValueFolder, asValueFrame } from './value-frame.js';
 import { JsonSink, SseSink } from './http-sinks.js';
@@ -26,7 +26,7 @@ export interface HttpRespondOptions {
  * in a chain of its own (`tap`, `takeUntil` a close watcher with `switchMap`,
  * `lastValueFrom`, three suspended async functions) that an open stream holds
  * for its whole life, about 6 KiB each, to tear it down when the client goes
- * away, which `respond` already does through the sink. The price: a host
+ * away, which the responder already does through the sink. The price: a host
  * interceptor that unsubscribes early (a `timeout`) no longer cancels the run.
  */
 export function respondOverHttp<F extends EdgeFrame>(
@@ -35,14 +35,13 @@ export function respondOverHttp<F extends EdgeFrame>(
   surface: EdgeSurface<F>,
   options: HttpRespondOptions,
 ): Promise<EdgeOutcome> {
-  const answer = options.stream
-    ? respond(events, surface, new SseSink(res, options.server, options.flow), { mode: 'stream' })
-    : respond(events, surface, new JsonSink(res), { mode: 'fold' });
-  return lastValueFrom(answer);
+  return options.stream
+    ? respondSettled(events, surface, new SseSink(res, options.server, options.flow), { mode: 'stream' })
+    : respondSettled(events, surface, new JsonSink(res), { mode: 'fold' });
 }
 
 /** One value as the whole answer (a background response's `queued` object): 200 with it, or the surface's error answer. */
 export function answerOverHttp(res: Response, value: Observable<unknown>, surface: EdgeSurface): Promise<EdgeOutcome> {
   const single: EdgeSurface = { ...surface, frames: (event) => [event], folder: () => new LastValueFolder() };
-  return lastValueFrom(respond(value.pipe(map(asValueFrame)), single, new JsonSink(res), { mode: 'fold' }));
+  return respondSettled(value.pipe(map(asValueFrame)), single, new JsonSink(res), { mode: 'fold' });
 }

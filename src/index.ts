@@ -33,7 +33,7 @@ export { CreateResponseParser } from '#responses/request/create-response.parser.
 export { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
 export { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 export { toErrorEnvelope, type ErrorEnvelope } from '#edge/errors/error-envelope.js';
-/** What a gateway route's handler Observable emits once its answer is written: a host's interceptor can time and size it. */
+/** What a gateway route's handler settles with once its answer is written: a host's interceptor can time and size it. */
 export type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 export { GatewayOverrideError, type GatewayOverride } from '#core/overrides/gateway-override.js';
 export { DEFAULT_UPSTREAM_CLIENT, UpstreamModule } from '#upstream/upstream.module.js';

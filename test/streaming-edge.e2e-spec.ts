@@ -111,6 +111,25 @@ describe('one streaming edge: what a Nest interceptor sees', () => {
     expect(r.status).toBe(429);
     expect(recorder.exchanges[0].outcome).toEqual({ status: 429, bytes: r.bytes.length, failed: true, clientGone: false });
   });
+
+  // Nest tears down an Observable a handler returns when the client leaves;
+  // the handler returns a promise, so the edge's own watch on the response
+  // is what cancels the run and settles the exchange.
+  it.each(['/responses', '/messages'])('%s: a client that leaves mid-stream cancels the upstream call, and the interceptor sees it gone', async (path) => {
+    const aborted = stack.simulator.stats.aborted;
+    const slow = '[[delay token=50]] [[tokens 400]]';
+    const body = path === '/responses' ? { model: 'm', input: slow, stream: true } : { model: 'm', max_tokens: 1024, stream: true, messages: [{ role: 'user', content: slow }] };
+    const controller = new AbortController();
+    const res = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: controller.signal });
+    await res.body!.getReader().read();
+    controller.abort();
+    const deadline = Date.now() + 10_000;
+    while ((recorder.exchanges.length === 0 || stack.simulator.stats.aborted === aborted) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(stack.simulator.stats.aborted).toBe(aborted + 1);
+    expect(recorder.exchanges).toHaveLength(1);
+    expect(recorder.exchanges[0]).toMatchObject({ path: `/v1${path}`, outcome: { status: 200, failed: false, clientGone: true } });
+    expect(recorder.exchanges[0].outcome!.bytes).toBeGreaterThan(0);
+  });
 });
 
 describe('one streaming edge: errors after the handler returned', () => {

@@ -2,7 +2,7 @@ import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { toErrorEnvelope } from '../errors/error-envelope.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import { respond, type EdgeOutcome } from './edge-responder.js';
+import { respond, respondSettled, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeAnswer, EdgeFrame, EdgeSurface } from './edge-surface.js';
 
@@ -34,6 +34,9 @@ class RecordingSink implements EdgeSink {
   onGone(callback: () => void): () => void {
     this.gone = callback;
     return () => (this.gone = undefined);
+  }
+  get watching(): boolean {
+    return this.gone !== undefined;
   }
   leave(): void {
     this.gone?.();
@@ -148,5 +151,78 @@ describe('respond', () => {
     expect(subscribed).toBe(0);
     edge.subscribe().unsubscribe();
     expect(subscribed).toBe(1);
+  });
+});
+
+/** The HTTP edge's form: the same answer, settled as a promise with no subscriber of its own. */
+describe('respondSettled', () => {
+  it('streams every frame, ends, resolves with the outcome and stops watching for the peer', async () => {
+    const sink = new RecordingSink();
+    const outcome = await respondSettled(of(event('a'), event('skip'), event('b')), surface, sink, { mode: 'stream' });
+    expect(sink.log).toEqual(['frame A', 'frame B', 'end']);
+    expect(outcome).toEqual<EdgeOutcome>({ status: 200, bytes: 20, failed: false, clientGone: false });
+    expect(sink.watching).toBe(false);
+  });
+
+  it('watches for the peer while the run goes on', () => {
+    const sink = new RecordingSink();
+    void respondSettled(new Subject<ResponseStreamEvent>(), surface, sink, { mode: 'stream' });
+    expect(sink.watching).toBe(true);
+  });
+
+  it('answers an error before the first frame in the envelope, and resolves with the failure', async () => {
+    const sink = new RecordingSink();
+    const { lines, logger } = quietLogger();
+    const outcome = await respondSettled(
+      throwError(() => new UpstreamUnavailableError('upstream down')),
+      surface,
+      sink,
+      { mode: 'fold', logger },
+    );
+    expect(sink.log).toEqual(['stop', 'answer 502 "failed" (error)']);
+    expect(outcome).toMatchObject({ status: 502, failed: true, clientGone: false });
+    expect(lines).toHaveLength(1);
+    expect(sink.watching).toBe(false);
+  });
+
+  it('stops the run when a translator throws', async () => {
+    const run = new Subject<ResponseStreamEvent>();
+    const throwing: EdgeSurface = {
+      ...surface,
+      frames: () => {
+        throw new Error('cannot translate');
+      },
+    };
+    const outcome = respondSettled(run, throwing, new RecordingSink(), { mode: 'stream', logger: quietLogger().logger });
+    run.next(event('a'));
+    expect(run.observed).toBe(false);
+    expect(await outcome).toMatchObject({ status: 500, failed: true });
+  });
+
+  it('cancels the run when the peer leaves, and resolves with it gone', async () => {
+    const sink = new RecordingSink();
+    const run = new Subject<ResponseStreamEvent>();
+    const outcome = respondSettled(run, surface, sink, { mode: 'stream' });
+    run.next(event('a'));
+    sink.leave();
+    expect(run.observed).toBe(false);
+    expect(sink.log).toEqual(['frame A', 'stop']);
+    expect(await outcome).toEqual({ status: 200, bytes: 10, failed: false, clientGone: true });
+  });
+
+  it('settles a run that ends while it is subscribed, and lets go of it', async () => {
+    let tornDown = false;
+    const events = new Observable<ResponseStreamEvent>((s) => {
+      s.next(event('a'));
+      s.complete();
+      return () => void (tornDown = true);
+    });
+    expect(await respondSettled(events, surface, new RecordingSink(), { mode: 'stream' })).toMatchObject({ status: 200, failed: false });
+    expect(tornDown).toBe(true);
+  });
+
+  it('rejects when the surface cannot fold', async () => {
+    const unfoldable: EdgeSurface = { ...surface, folder: undefined };
+    await expect(respondSettled(of(event('a')), unfoldable, new RecordingSink(), { mode: 'fold' })).rejects.toThrow('cannot fold');
   });
 });

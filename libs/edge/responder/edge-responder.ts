@@ -34,7 +34,8 @@ const defaultLogger = new Logger('Errors');
  * The one streaming edge. Subscribing runs `events` and writes what the
  * surface makes of them to the sink; the Observable emits one outcome when
  * the answer is complete and then completes, so that whoever subscribed (Nest,
- * with its interceptors, when a controller returns it) sees the whole exchange.
+ * with its interceptors, when a controller returns it or the promise of its
+ * outcome) sees the whole exchange.
  *
  * Errors never escape: before the first frame they are a whole answer in
  * the surface's envelope, after it they are the surface's error frame, and
@@ -48,69 +49,99 @@ export function respond<F extends EdgeFrame>(
   sink: EdgeSink<F>,
   options: RespondOptions,
 ): Observable<EdgeOutcome> {
-  return new Observable<EdgeOutcome>((subscriber) => {
-    const logger = options.logger ?? defaultLogger;
-    const folder = options.mode === 'fold' ? surface.folder?.() : undefined;
-    if (options.mode === 'fold' && !folder) throw new Error(`The ${surface.name} surface cannot fold a run into one answer.`);
-    let run: Subscription | undefined;
-    let settled = false;
-
-    const settle = (failed: boolean, clientGone: boolean): void => {
-      if (settled) return;
-      settled = true;
-      subscriber.next({ status: sink.status ?? CLIENT_GONE, bytes: sink.bytes, failed, clientGone });
+  return new Observable<EdgeOutcome>((subscriber) =>
+    startAnswer(events, surface, sink, options, (outcome) => {
+      subscriber.next(outcome);
       subscriber.complete();
-    };
+    }),
+  );
+}
 
-    const fail = (err: unknown): void => {
-      if (settled) return;
-      const answer = surface.errorAnswer(err);
-      logEdgeError(logger, surface.name, err, answer.status);
-      options.onError?.(err);
-      if (!sink.started) {
-        sink.stop();
-        sink.answer(answer, err);
-      } else {
-        sink.frame(surface.errorFrame(err));
-        sink.end();
-      }
-      settle(true, false);
-    };
+/**
+ * `respond` as a promise of its outcome, for an edge whose answer is stopped
+ * only by the peer leaving (HTTP). No subscriber stands between the run and
+ * the promise: an open stream holds no subscription, observer or teardown
+ * list for it. Rejects only when the surface cannot answer in `options.mode`.
+ */
+export function respondSettled<F extends EdgeFrame>(
+  events: Observable<ResponseStreamEvent>,
+  surface: EdgeSurface<F>,
+  sink: EdgeSink<F>,
+  options: RespondOptions,
+): Promise<EdgeOutcome> {
+  return new Promise<EdgeOutcome>((resolve) => void startAnswer(events, surface, sink, options, resolve));
+}
 
-    const removeGoneListener = sink.onGone(() => {
-      run?.unsubscribe();
+/** Runs `events` into the sink as `respond` says, calls `settled` once with the outcome, and returns what stops the answer early. */
+function startAnswer<F extends EdgeFrame>(
+  events: Observable<ResponseStreamEvent>,
+  surface: EdgeSurface<F>,
+  sink: EdgeSink<F>,
+  options: RespondOptions,
+  settled: (outcome: EdgeOutcome) => void,
+): () => void {
+  const logger = options.logger ?? defaultLogger;
+  const folder = options.mode === 'fold' ? surface.folder?.() : undefined;
+  if (options.mode === 'fold' && !folder) throw new Error(`The ${surface.name} surface cannot fold a run into one answer.`);
+  let run: Subscription | undefined;
+  let done = false;
+
+  const settle = (failed: boolean, clientGone: boolean): void => {
+    if (done) return;
+    done = true;
+    // Nobody is left to answer once the answer is out: the sink stops watching for the peer.
+    removeGoneListener();
+    settled({ status: sink.status ?? CLIENT_GONE, bytes: sink.bytes, failed, clientGone });
+  };
+
+  const fail = (err: unknown): void => {
+    if (done) return;
+    const answer = surface.errorAnswer(err);
+    logEdgeError(logger, surface.name, err, answer.status);
+    options.onError?.(err);
+    if (!sink.started) {
       sink.stop();
-      settle(false, true);
-    });
+      sink.answer(answer, err);
+    } else {
+      sink.frame(surface.errorFrame(err));
+      sink.end();
+    }
+    settle(true, false);
+  };
 
-    run = events.subscribe({
-      next: (event) => {
-        try {
-          for (const frame of surface.frames(event)) {
-            if (folder) folder.add(frame);
-            else sink.frame(frame);
-          }
-        } catch (err) {
-          // A translator that throws must not leave the run going with nobody told.
-          run?.unsubscribe();
-          fail(err);
-        }
-      },
-      error: fail,
-      complete: () => {
-        if (settled) return;
-        if (folder) sink.answer(folder.answer());
-        else sink.end();
-        settle(false, false);
-      },
-    });
-    // An Observable that failed or threw synchronously settled before `run` was assigned.
-    if (settled) run.unsubscribe();
-
-    return () => {
-      removeGoneListener();
-      run?.unsubscribe();
-      if (!settled) sink.stop();
-    };
+  const removeGoneListener = sink.onGone(() => {
+    run?.unsubscribe();
+    sink.stop();
+    settle(false, true);
   });
+
+  run = events.subscribe({
+    next: (event) => {
+      try {
+        for (const frame of surface.frames(event)) {
+          if (folder) folder.add(frame);
+          else sink.frame(frame);
+        }
+      } catch (err) {
+        // A translator that throws must not leave the run going with nobody told.
+        run?.unsubscribe();
+        fail(err);
+      }
+    },
+    error: fail,
+    complete: () => {
+      if (done) return;
+      if (folder) sink.answer(folder.answer());
+      else sink.end();
+      settle(false, false);
+    },
+  });
+  // An Observable that failed or threw synchronously settled before `run` was assigned.
+  if (done) run.unsubscribe();
+
+  return () => {
+    removeGoneListener();
+    run?.unsubscribe();
+    if (!done) sink.stop();
+  };
 }

@@ -1,7 +1,7 @@
 import { All, Body, Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { SERVED_REQUEST } from '#core/loop/response-request.js';
 import type { Request, Response } from 'express';
-import { defer, from, switchMap, type Observable } from 'rxjs';
+import { defer, from, switchMap } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { newId } from '#tool-sdk/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
@@ -44,7 +44,7 @@ export class MessagesController {
   // other field, so a request relying on one this gateway lacks is refused by name.
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome> {
     // Anthropic's SDKs expose this header as `requestID`; the message id is derived from the same id.
     const responseId = newId('resp');
     res.setHeader('request-id', `req_${responseId.replace(/^resp_/, '')}`);

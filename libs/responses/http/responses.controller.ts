@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Optional, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { type Observable, defer, switchMap } from 'rxjs';
+import { defer, switchMap } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { BACKGROUND_RUNNER, type BackgroundRunner } from '#core/loop/background-runner.interface.js';
@@ -18,9 +18,10 @@ import { InputTokensCounter } from '../count-tokens/input-tokens.counter.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
 /**
- * Thin edge: parse, delegate to the loop, and return the responder's
- * Observable, which writes the reply as JSON or SSE and emits its outcome
- * when the reply is complete, so that interceptors see the whole exchange.
+ * Thin edge: parse, delegate to the loop, and hand the run's events to the
+ * responder, which writes the reply as JSON or SSE; the handler returns the
+ * promise of its outcome, settled when the reply is complete, so that
+ * interceptors see the whole exchange (why not the Observable: `respondOverHttp`).
  */
 @Controller('v1/responses')
 @GatewayRoutes()
@@ -52,7 +53,7 @@ export class ResponsesController {
 
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Observable<EdgeOutcome> {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome> {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     request[SERVED_REQUEST] = req;
@@ -68,7 +69,7 @@ export class ResponsesController {
    * request gets the `queued` response at once, a streaming one follows the
    * run's stored events, and leaving stops only the following.
    */
-  private createInBackground(request: ResponseRequest, res: Response): Observable<EdgeOutcome> {
+  private createInBackground(request: ResponseRequest, res: Response): Promise<EdgeOutcome> {
     const runner = this.background;
     if (!runner) {
       throw new InvalidRequestError(

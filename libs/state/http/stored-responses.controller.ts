@@ -11,7 +11,6 @@ import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { BackgroundRunService } from '../background/background-run.service.js';
 import { sendJson } from '#edge/response/send-json.js';
-import type { Observable } from 'rxjs';
 import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { respondOverHttp } from '#edge/responder/respond-over-http.js';
 import { responsesSurface } from '#edge/responder/responses.surface.js';
@@ -95,7 +94,7 @@ export class StoredResponsesController {
    * its events after `starting_after` and following it live, on any replica.
    */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<Observable<EdgeOutcome> | void> {
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome | void> {
     const owner = requestOwner(req);
     const background = await this.background.get(id, owner);
     if (query.stream === 'true') {

@@ -86,7 +86,7 @@ export class ToolPreparationService {
    * them: an agent's next turn sends one of them byte for byte.
    */
   recentLists(owner: string | null): ReadonlyArray<{ bytes: Uint8Array; digest: string }> {
-    const keys = this.recentByOwner.get(JSON.stringify(owner));
+    const keys = this.recentByOwner.get(ownerKey(owner));
     if (!keys) return [];
     const lists: Array<{ bytes: Uint8Array; digest: string }> = [];
     for (const key of keys) {
@@ -98,16 +98,16 @@ export class ToolPreparationService {
 
   /** Notes that `owner` used the kept list at `key`, for `recentLists`. */
   private noteUsed(owner: string | null, key: string): void {
-    const ownerKey = JSON.stringify(owner);
-    const keys = this.recentByOwner.get(ownerKey) ?? [];
+    const owned = ownerKey(owner);
+    const keys = this.recentByOwner.get(owned) ?? [];
     if (keys[0] === key) return;
     const at = keys.indexOf(key);
     if (at >= 0) keys.splice(at, 1);
     keys.unshift(key);
     if (keys.length > RECENT_LISTS_PER_OWNER) keys.length = RECENT_LISTS_PER_OWNER;
     // Oldest owner first: an owner seen again moves to the end.
-    this.recentByOwner.delete(ownerKey);
-    this.recentByOwner.set(ownerKey, keys);
+    this.recentByOwner.delete(owned);
+    this.recentByOwner.set(owned, keys);
     if (this.recentByOwner.size > this.prepared.maxEntries) this.recentByOwner.delete(this.recentByOwner.keys().next().value!);
   }
 
@@ -384,5 +384,10 @@ export class ToolPreparationService {
  * bytes are the same text, so both kinds of request share the entry).
  */
 function cacheKey(owner: string | null, digest: string): string {
-  return `${JSON.stringify(owner)}\n${digest}`;
+  return `${ownerKey(owner)}\n${digest}`;
+}
+
+/** An owner as the caches key it: as JSON, so that `null` (no authentication) is an owner of its own. */
+function ownerKey(owner: string | null): string {
+  return JSON.stringify(owner);
 }

@@ -108,3 +108,11 @@ export const RECORD_PROPERTY = Symbol('switchyard.requestRecord');
 export function recordOf(req: IncomingMessage): RequestRecord | undefined {
   return (req as unknown as Record<symbol, RequestRecord | undefined>)[RECORD_PROPERTY];
 }
+
+/**
+ * The record of the HTTP request a run or relayed call answers (`SERVED_REQUEST`,
+ * a relayed call's `served`), else the async context's, which is only entered while tracing is on.
+ */
+export function recordServing(served: IncomingMessage | undefined): RequestRecord | undefined {
+  return (served && recordOf(served)) || requestContext.getStore();
+}

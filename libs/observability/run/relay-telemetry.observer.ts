@@ -3,7 +3,7 @@ import { SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RelayObserver, RelayPath, RelayTrace } from '#core/upstream/upstream-relay.interface.js';
-import { recordOf, requestContext } from '../context/request-record.js';
+import { recordServing } from '../context/request-record.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
@@ -29,7 +29,7 @@ export class RelayTelemetry implements RelayObserver {
 
   begin(call: { path: RelayPath; model: string; stream: boolean; owner: string | null; surface: string; served?: IncomingMessage }): RelayTrace {
     // A batch's call may start inside the HTTP request that created the batch (it wakes the runner): it is not that request's.
-    const record = call.surface === 'batch' ? undefined : (call.served && recordOf(call.served)) || requestContext.getStore();
+    const record = call.surface === 'batch' ? undefined : recordServing(call.served);
     if (record) {
       record.model = call.model;
       record.stream = call.stream;

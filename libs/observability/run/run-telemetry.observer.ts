@@ -8,7 +8,7 @@ import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import { SERVED_REQUEST, type ResponseRequest } from '#core/loop/response-request.js';
 import type { RoundTrace, RunObserver, RunTrace, ToolCallTrace, UpstreamTrace } from '#core/loop/run-observer.interface.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
-import { RequestRecord, recordOf, requestContext } from '../context/request-record.js';
+import { RequestRecord, recordServing } from '../context/request-record.js';
 import { RequestLog } from '../logging/request-log.service.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
@@ -35,9 +35,7 @@ export class RunTelemetry implements RunObserver {
   ) {}
 
   begin(request: ResponseRequest, responseId?: string): RunTrace {
-    // The HTTP request the run answers, named by its route; async context only while tracing is on (see SERVED_REQUEST).
-    const served = request[SERVED_REQUEST];
-    const current = (served && recordOf(served)) || requestContext.getStore();
+    const current = recordServing(request[SERVED_REQUEST]);
     // A background run outlives the request that queued it, and a WebSocket run has none: each
     // writes a record of its own when it ends (a background run's span joins the queuing request's trace).
     const background = Boolean((request as { background?: boolean }).background);

@@ -55,8 +55,12 @@ export class JsonShapeScanner {
   private consumed = 0;
   /** The byte range of each limited field's last complete array (JSON keeps a repeated key's last value). */
   private readonly spans = new Map<string, { start: number; end: number }>();
-  /** Per limited field, the arrays whose bytes are compared instead of scanned when the field's array opens. */
-  private readonly known: Readonly<Record<string, readonly KnownArray[]>>;
+  /**
+   * Per limited field, the arrays whose bytes are compared instead of scanned
+   * when the field's array opens; asked for only then, so a body without the
+   * field costs nothing for them.
+   */
+  private readonly known: Readonly<Record<string, () => readonly KnownArray[]>>;
   /** The known array each limited field's last array turned out to be, if it was one. */
   private readonly matched = new Map<string, KnownArray>();
   private pendingField: string | null = null;
@@ -75,7 +79,7 @@ export class JsonShapeScanner {
   /** The last complete string: its bytes are only copied when a colon makes it a key. */
   private last: StringSpan | null = null;
 
-  constructor(limits: JsonShapeLimits = {}, known: Readonly<Record<string, readonly KnownArray[]>> = {}) {
+  constructor(limits: JsonShapeLimits = {}, known: Readonly<Record<string, () => readonly KnownArray[]>> = {}) {
     this.known = known;
     this.depthLimit = limits.depth ?? MAX_JSON_DEPTH;
     this.keyLimit = limits.keys ?? MAX_OBJECT_KEYS;
@@ -215,7 +219,7 @@ export class JsonShapeScanner {
   private knownAt(field: string, chunk: Buffer, at: number): KnownArray | undefined {
     const candidates = this.known[field];
     if (!candidates) return undefined;
-    for (const candidate of candidates) {
+    for (const candidate of candidates()) {
       const end = at + candidate.bytes.length;
       if (end <= chunk.length && chunk.compare(candidate.bytes, 0, candidate.bytes.length, at, end) === 0) return candidate;
     }
@@ -352,8 +356,7 @@ export function hostileJsonShapeGuard(
   return {
     scanWhileReading(req, res, next) {
       if (readsAsJson(req)) {
-        const known = keptTools?.recent(req);
-        const scanner = new JsonShapeScanner(limits, known?.length ? { tools: known } : undefined);
+        const scanner = new JsonShapeScanner(limits, keptTools && { tools: () => keptTools.recent(req) });
         const onData = (chunk: Buffer) => {
           const shape = scanner.push(chunk);
           if (!shape) return;

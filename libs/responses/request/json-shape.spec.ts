@@ -207,7 +207,7 @@ describe('JSON shape limits (byte scan and object walk)', () => {
       const limits: JsonShapeLimits = { keys: 3, topLevelArrays: { tools: 3 } };
       const scan = (body: string, pieces: number[] = [], candidates = [known]) => {
         const bytes = Buffer.from(body);
-        const scanner = new JsonShapeScanner(limits, { tools: candidates });
+        const scanner = new JsonShapeScanner(limits, { tools: () => candidates });
         let at = 0;
         for (const cut of [...pieces, bytes.length]) {
           scanner.push(bytes.subarray(at, cut));
@@ -230,6 +230,20 @@ describe('JSON shape limits (byte scan and object walk)', () => {
         // What follows the array is scanned from the right state: a wide object after it is refused.
         const wideAfter = scan(`{"tools":${known.bytes},"b":{"x":1,"y":2,"z":3,"w":4}}`).scanner;
         expect(wideAfter.result).toEqual({ kind: 'keys', limit: 3, count: 4, path: 'b' });
+      });
+
+      it("asks for the known arrays only when the field's array opens", () => {
+        let asked = 0;
+        const candidates = () => {
+          asked++;
+          return [known];
+        };
+        new JsonShapeScanner(limits, { tools: candidates }).push(Buffer.from('{"input":"x","other":[1,2],"nested":{"tools":[1]}}'));
+        expect(asked).toBe(0);
+        const scanner = new JsonShapeScanner(limits, { tools: candidates });
+        scanner.push(Buffer.from(`{"input":"x","tools":${known.bytes}}`));
+        expect(asked).toBe(1);
+        expect(scanner.knownArray('tools')).toBe(known);
       });
 
       it('does not visit the bytes of a known array: it passed before', () => {

@@ -277,7 +277,8 @@ class Exchange implements UpstreamBody {
     return this.consume(
       (chunk) => chunks.push(chunk),
       () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        // Most answers arrive in one chunk, decoded as it is rather than copied into a new buffer first.
+        const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
         try {
           return parse(text);
         } catch {

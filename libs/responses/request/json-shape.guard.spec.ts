@@ -4,6 +4,7 @@ import express from 'express';
 import { hostileJsonShapeGuard, type KnownArray } from './json-shape.scanner.js';
 import { contentDigest, jsonSourceOf } from '#core/protocol/json-source.js';
 import { freezeJson } from '#core/protocol/frozen-json.js';
+import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 
 /**
  * The guard as the gateway mounts it (scan, express.json with `verify`, note),
@@ -15,6 +16,8 @@ async function serve(
   /** Every key the JSON parser built a value for (its reviver), to see what it parsed. */
   parsedKeys: string[] = [],
   recentTools: readonly KnownArray[] = [],
+  /** Runs between the scan and the parser: what the scan left on the request. */
+  beforeParser?: (req: express.Request) => void,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const guard = hostileJsonShapeGuard(
     3,
@@ -26,6 +29,11 @@ async function serve(
   );
   const app = express();
   app.use(guard.scanWhileReading);
+  if (beforeParser)
+    app.use((req, _res, next) => {
+      beforeParser(req);
+      next();
+    });
   const reviver = (key: string, value: unknown) => {
     parsedKeys.push(key);
     return value;
@@ -33,6 +41,11 @@ async function serve(
   app.use(express.json({ limit: '1mb', verify: guard.verify, reviver }));
   app.use(guard.noteParsed);
   app.post('/', (req, res) => res.json(onParsed(req)));
+  // The gateway's own answer to what the parser passes on (a refusal `verify` threw among it).
+  app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const { status, body } = toErrorEnvelope(err);
+    res.status(status).json(body);
+  });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -55,12 +68,60 @@ describe('hostileJsonShapeGuard over HTTP', () => {
     }
   });
 
-  it('still refuses a body past its limits while it arrives', async () => {
-    const server = await serve(() => ({ reached: true }));
+  /** The guard's own `data` listeners before the parser adds its one, per request. */
+  const listenersSeen: number[] = [];
+  const countListeners = (req: express.Request) => listenersSeen.push(req.listenerCount('data'));
+  const serveCounting = (onParsed: (req: express.Request) => unknown = () => ({ reached: true })) => serve(onParsed, undefined, [], [], countListeners);
+  const postJson = (url: string, body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  /** A POST whose body goes out chunked (no content-length), as one chunk. */
+  const postChunked = (url: string, body: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  beforeEach(() => (listenersSeen.length = 0));
+
+  it('refuses a body announced large past its limits while it arrives, listening to its chunks', async () => {
+    const server = await serveCounting();
     try {
-      const answer = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tools: [1, 2, 3, 4] }) });
+      const answer = await postJson(server.url, JSON.stringify({ tools: [1, 2, 3, 4], input: 'x'.repeat(200_000) }));
       expect(answer.status).toBe(400);
       expect(((await answer.json()) as { error: { param: string } }).error.param).toBe('tools');
+      expect(listenersSeen).toEqual([1]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('scans a small announced body whole once it is read: no listener of its own, the same refusal', async () => {
+    const server = await serveCounting((req) => ({ tools: (req.body as { tools: unknown[] }).tools.length }));
+    try {
+      const refused = await postJson(server.url, JSON.stringify({ tools: [1, 2, 3, 4] }));
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('tools');
+      const deep = await postJson(server.url, '{"a":'.repeat(300) + '1' + '}'.repeat(300));
+      expect(deep.status).toBe(400);
+      const accepted = await postJson(server.url, JSON.stringify({ tools: [1, 2, 3], input: 'y'.repeat(60_000) }));
+      expect(await accepted.json()).toEqual({ tools: 3 });
+      expect(listenersSeen).toEqual([0, 0, 0]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('listens to the chunks of a body sent without a length, however small', async () => {
+    const server = await serveCounting();
+    try {
+      const answer = await postChunked(server.url, JSON.stringify({ tools: [1, 2, 3, 4] }));
+      expect(answer.status).toBe(400);
+      expect((JSON.parse(answer.body) as { error: { param: string } }).error.param).toBe('tools');
+      expect(listenersSeen).toEqual([1]);
     } finally {
       await server.close();
     }

@@ -311,7 +311,9 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
 /**
  * Checks a JSON request body's shape while it is read: `scanWhileReading` is
  * mounted right before the JSON body parser and scans each chunk as the
- * socket delivers it (see `JsonShapeScanner`). At the first violation the
+ * socket delivers it (see `JsonShapeScanner`), for a body sent chunked or
+ * announced larger than `SCANNED_WHOLE_UP_TO_BYTES`; a smaller one is scanned
+ * whole in `verify`, with the same limits and answer. At the first violation the
  * caller is answered at once through `refuse` (the host's error responder) on
  * a connection that is then closed, so a hostile body is never read to its
  * end. `verify` is the parser's hook: it refuses such a body before it is
@@ -353,10 +355,11 @@ export function hostileJsonShapeGuard(
   const verified = new WeakMap<IncomingMessage, boolean>();
   /** A verified body's top-level `tools` array: its bytes, their digest, and the kept list for them if any. */
   const toolsRead = new WeakMap<IncomingMessage, ToolsSource>();
+  const newScanner = (req: IncomingMessage) => new JsonShapeScanner(limits, keptTools && { tools: () => keptTools.recent(req) });
   return {
     scanWhileReading(req, res, next) {
-      if (readsAsJson(req)) {
-        const scanner = new JsonShapeScanner(limits, keptTools && { tools: () => keptTools.recent(req) });
+      if (readsAsJson(req) && !announcedSmall(req)) {
+        const scanner = newScanner(req);
         const onData = (chunk: Buffer) => {
           const shape = scanner.push(chunk);
           if (!shape) return;
@@ -383,7 +386,7 @@ export function hostileJsonShapeGuard(
         scanners.delete(req);
         scanner = reading.scanner;
       } else {
-        scanner = new JsonShapeScanner(limits);
+        scanner = newScanner(req);
         scanner.push(body);
       }
       if (scanner.result) throw shapeError(scanner.result);
@@ -434,6 +437,22 @@ function readTools(body: Buffer, span: { start: number; end: number }, known: Kn
   const own = known?.bytes ?? Buffer.from(bytes);
   body.fill(0x20, span.start + 1, span.end - 1);
   return { bytes: own, digest, kept };
+}
+
+/**
+ * Bodies whose `content-length` is at most this are scanned whole in `verify`
+ * rather than chunk by chunk as they arrive. Refusing a body before its end
+ * matters for megabytes; a body this small is already in the socket's first
+ * reads, and listening to its chunks (a second `data` listener, its closure,
+ * the bookkeeping to stop it) cost a plain request more than the scan itself.
+ * The limits and the answer are the same either way.
+ */
+const SCANNED_WHOLE_UP_TO_BYTES = 64 * 1024;
+
+/** A body announced (`content-length`, which Node's parser holds the body to) as small enough to scan once read. */
+function announcedSmall(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] === undefined && length !== undefined && Number(length) <= SCANNED_WHOLE_UP_TO_BYTES;
 }
 
 /** A body the JSON parser will read as it arrives: JSON, not compressed, not already consumed. */

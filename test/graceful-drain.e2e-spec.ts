@@ -1,3 +1,7 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { DrainState } from '#observability/lifecycle/drain-state.service.js';
 import { parseSse, startStack } from './support/gateway-harness.js';
@@ -59,6 +63,35 @@ describe('graceful drain on SIGTERM', () => {
       expect(logged).toEqual([expect.objectContaining({ status: 200, response_status: 'completed', stream: true })]);
     } finally {
       await gateway.kill();
+    }
+  }, 90_000);
+
+  it('the usage of a run that ends during the drain is on disk when the process exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-drain-usage-'));
+    const path = join(dir, 'state.sqlite');
+    const gateway = await startGatewayProcess({ UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'sqlite', SQLITE_PATH: path, SHUTDOWN_GRACE_MS: '60000' });
+    try {
+      const stream = openStream(gateway.url, 'Talk for a bit. [[tokens 30]]');
+      await stream.firstDelta;
+      gateway.child.kill('SIGTERM');
+      const completed = parseSse(await stream.done).find((e) => e.event === 'response.completed');
+      const told = completed?.data.response.usage;
+      const exit = await gateway.exited;
+      expect({ exit, stderr: gateway.stderr() }).toEqual({ exit: { code: 0, signal: null }, stderr: '' });
+      // The run ended inside the usage batch's window: shutdown wrote it rather than leaving it to a timer.
+      const db = new Database(path, { readonly: true });
+      try {
+        expect(db.prepare('SELECT SUM(requests) AS requests, SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM usage_minutes').get()).toEqual({
+          requests: 1,
+          input: told.input_tokens,
+          output: told.output_tokens,
+        });
+      } finally {
+        db.close();
+      }
+    } finally {
+      await gateway.kill();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
 

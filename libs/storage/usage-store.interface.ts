@@ -52,7 +52,11 @@ export interface UsageStore {
   init(): Promise<void>;
   close(): Promise<void>;
   record(entry: UsageEntry): Promise<void>;
-  /** Rows ordered by bucket, owner, model, surface. */
+  /**
+   * Rows ordered by bucket, owner, model, surface. Everything this process
+   * recorded before the call is in them: a store that batches its writes
+   * writes what is pending first.
+   */
   query(query: UsageQuery): Promise<UsageRow[]>;
 }
 

@@ -5,8 +5,9 @@ import { LogWriter } from '../logging/log-writer.service.js';
 
 /**
  * Writes each run's usage to the store off the request's path: a store that
- * fails costs a warning line, never the answer. Writes still in flight are
- * awaited at shutdown, before the store closes.
+ * fails costs a warning line, never the answer. At shutdown the store's
+ * close writes what is still pending, which settles every write begun here;
+ * `settled()` is awaited after it (see `UsageModule`).
  */
 @Injectable()
 export class UsageRecorder {

@@ -47,8 +47,14 @@ export class UsageModule implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * The store first: its close writes what is pending at once, where the
+   * recorder's writes alone would wait out the batch's window. Every
+   * record's promise settles with that write; `settled()` then waits for
+   * the warnings of any that failed.
+   */
   async onApplicationShutdown(): Promise<void> {
-    await this.recorder.settled();
     await this.store?.close();
+    await this.recorder.settled();
   }
 }

@@ -2,7 +2,9 @@ import { ownerOf, storedOwner, usageMinute, type UsageEntry, type UsageQuery, ty
 
 /**
  * The memory driver's usage: one process, lost at restart, as everything
- * else on that driver is (worker mode refuses the memory driver).
+ * else on that driver is (worker mode refuses the memory driver). Records
+ * add to the rows at once, with no batch: there is no write to save, and a
+ * read sees every record made before it.
  */
 export class MemoryUsageStore implements UsageStore {
   private readonly minutes = new Map<string, UsageRow>();

@@ -3,7 +3,7 @@ import { inTransaction } from '../postgres/pg-transaction.js';
 import { translateUnavailable } from '../postgres/pg-unavailable.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
-import { UsageBatch, type UsageSum, usageSumValues } from './usage-batch.js';
+import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } from './usage-batch.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
@@ -20,12 +20,16 @@ const UPSERT_ROWS = 1_000;
 /** Usage shared by every replica on one database. */
 export class PostgresUsageStore implements UsageStore {
   private pool: pg.Pool | undefined;
-  private readonly batch = new UsageBatch((sums) => this.writeSums(sums));
+  private readonly batch: UsageBatch;
 
-  constructor(private readonly options: PostgresUsageStoreOptions) {
+  constructor(
+    private readonly options: PostgresUsageStoreOptions,
+    batch: UsageBatchOptions = {},
+  ) {
     if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
       throw new Error(`Invalid PostgreSQL schema name '${options.schema}': use lower-case letters, digits and _.`);
     }
+    this.batch = new UsageBatch((sums) => this.writeSums(sums), batch);
   }
 
   async init(): Promise<void> {
@@ -61,6 +65,7 @@ export class PostgresUsageStore implements UsageStore {
     }
   }
 
+  /** Writes what is pending at once (the batch's window is not waited out), then closes. */
   async close(): Promise<void> {
     await this.batch.drained();
     const pool = this.pool;
@@ -85,7 +90,13 @@ export class PostgresUsageStore implements UsageStore {
     }
   }
 
+  /**
+   * Reads after writing what this process has pending, so a run recorded
+   * before the read is in its answer (the write and the read may take
+   * different pool connections: the read must not start first).
+   */
   async query(q: UsageQuery): Promise<UsageRow[]> {
+    await this.batch.flush();
     const byOwner = q.owner !== undefined;
     const sql = `SELECT minute - (minute % $1::bigint) AS bucket, owner, model, surface, ${USAGE_SUMS} FROM usage_minutes
       WHERE minute >= $2 AND minute < $3${byOwner ? ' AND owner = $5' : ''}

@@ -1,7 +1,7 @@
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import { SqliteConnection, type SqliteConnectionOptions } from '../sqlite/sqlite-connection.js';
 import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
-import { UsageBatch, type UsageSum, usageSumValues } from './usage-batch.js';
+import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } from './usage-batch.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
@@ -11,9 +11,14 @@ const LOCK_RETRY_MS = 1;
 /** Usage in the gateway's SQLite file, on a connection of its own: what the workers of one host share. */
 export class SqliteUsageStore implements UsageStore {
   private connection: SqliteConnection | undefined;
-  private readonly batch = new UsageBatch((sums) => this.writeSums(sums));
+  private readonly batch: UsageBatch;
 
-  constructor(private readonly options: SqliteConnectionOptions) {}
+  constructor(
+    private readonly options: SqliteConnectionOptions,
+    batch: UsageBatchOptions = {},
+  ) {
+    this.batch = new UsageBatch((sums) => this.writeSums(sums), batch);
+  }
 
   async init(): Promise<void> {
     if (this.connection) return;
@@ -29,6 +34,7 @@ export class SqliteUsageStore implements UsageStore {
     });
   }
 
+  /** Writes what is pending at once (the batch's window is not waited out), then closes. */
   async close(): Promise<void> {
     await this.batch.drained();
     this.connection?.close();
@@ -36,7 +42,8 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   record(e: UsageEntry): Promise<void> {
-    this.open();
+    // A rejection, not a throw: the recorder turns it into a warning line; a throw would reach the run that ended.
+    if (!this.connection) return Promise.reject(new Error('SqliteUsageStore used before init() or after close().'));
     return this.batch.add(e);
   }
 
@@ -64,7 +71,9 @@ export class SqliteUsageStore implements UsageStore {
     });
   }
 
+  /** Reads after writing what this process has pending, so a run recorded before the read is in its answer. */
   async query(q: UsageQuery): Promise<UsageRow[]> {
+    await this.batch.flush();
     const byOwner = q.owner !== undefined;
     const sql = `SELECT minute - (minute % ?) AS bucket, owner, model, surface, ${USAGE_SUMS} FROM usage_minutes
       WHERE minute >= ? AND minute < ?${byOwner ? ' AND owner = ?' : ''}

@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jest } from '@jest/globals';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { SqliteConnection } from '../sqlite/sqlite-connection.js';
 import type { UsageEntry, UsageStore } from '../usage-store.interface.js';
 import { MemoryUsageStore } from './memory-usage.store.js';
 import { PostgresUsageStore } from './postgres-usage.store.js';
 import { SqliteUsageStore } from './sqlite-usage.store.js';
+import type { UsageBatchOptions } from './usage-batch.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `sy_usage_${randomBytes(4).toString('hex')}`;
@@ -34,11 +37,21 @@ afterAll(async () => {
   await admin.end();
 });
 
-const drivers: Array<[string, () => UsageStore]> = [
+/** A window no test waits out: what is written under it was written by a read, a close or the row bound. */
+const LONG_WINDOW = { windowMs: 600_000 };
+
+const drivers: Array<[string, (batch?: UsageBatchOptions) => UsageStore]> = [
   ['memory', () => new MemoryUsageStore()],
-  ['sqlite', () => new SqliteUsageStore({ path: join(dir, 'state.sqlite') })],
-  ['postgres', () => new PostgresUsageStore({ connectionString: url, schema })],
+  ['sqlite', (batch) => new SqliteUsageStore({ path: join(dir, 'state.sqlite') }, batch)],
+  ['postgres', (batch) => new PostgresUsageStore({ connectionString: url, schema }, batch)],
 ];
+
+/** The store's usage writes, counted where they reach the database: SQLite transactions, PostgreSQL upserts. */
+function countWrites(driver: string): { count(): number; restore(): void } {
+  const spy = driver === 'sqlite' ? jest.spyOn(SqliteConnection.prototype, 'tryWrite') : jest.spyOn(pg.Pool.prototype as { query(text: unknown): unknown }, 'query');
+  const writes = () => spy.mock.calls.filter((args) => driver === 'sqlite' || String(args[0]).startsWith('INSERT INTO usage_minutes')).length;
+  return { count: writes, restore: () => spy.mockRestore() };
+}
 
 describe.each(drivers)('usage store (%s)', (driver, make) => {
   let store: UsageStore;
@@ -83,9 +96,9 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
       await other.close();
     });
 
-    it('writes runs that end together as one sum per row, for thousands of distinct rows in one batch', async () => {
+    it('writes runs that end together as one sum per row, for thousands of distinct rows recorded at once', async () => {
       const minute = day0 + 3 * 60_000;
-      // All recorded in one tick: one batch, 2 500 distinct rows (PostgreSQL takes them in chunks) and one row hit 300 times.
+      // All recorded in one tick: batches of 256 distinct rows (the bound), 2 500 distinct rows and one row hit 300 times.
       const writes = [
         ...Array.from({ length: 2_500 }, (_, i) => store.record(entry({ owner: 'batch', at: minute, model: `m${i}`, inputTokens: i }))),
         ...Array.from({ length: 300 }, () => store.record(entry({ owner: 'batch', at: minute + 1_000, model: 'hot', outputTokens: 2 }))),
@@ -98,13 +111,75 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
       expect(rows.every((r) => r.model === 'hot' || r.requests === 1)).toBe(true);
     });
 
-    it('writes what is still pending when it closes', async () => {
-      const other = make();
+    it('writes what is still pending when it closes, at once rather than after the window', async () => {
+      const other = make(LONG_WINDOW);
       await other.init();
       const write = other.record(entry({ owner: 'closing', at: day0 + 4 * 60_000 }));
-      await other.close(); // before the batch's tick
+      const closing = performance.now();
+      await other.close();
+      expect(performance.now() - closing).toBeLessThan(5_000);
       await write;
       expect(await store.query({ from: day0, to: day0 + DAY, owner: 'closing', bucketMs: DAY, limit: 10 })).toMatchObject([{ requests: 1 }]);
+      // Closed: a late record is refused by its promise, not thrown at the run that ended.
+      let late: Promise<void> | undefined;
+      expect(() => (late = other.record(entry({ owner: 'closing' })))).not.toThrow();
+      await expect(late).rejects.toThrow(/after close/);
+    });
+
+    it('writes the entries of one window, from many ticks, in one transaction', async () => {
+      const windowed = make({ windowMs: 500 });
+      await windowed.init();
+      const writes = countWrites(driver);
+      try {
+        const recorded: Array<Promise<void>> = [];
+        for (let i = 0; i < 30; i++) {
+          recorded.push(windowed.record(entry({ owner: 'windowed', at: day0 + 7 * 60_000, model: i % 3 ? 'm' : 'n' })));
+          await new Promise((r) => setImmediate(r));
+        }
+        await Promise.all(recorded);
+        expect(writes.count()).toBe(1);
+      } finally {
+        writes.restore();
+        await windowed.close();
+      }
+      const rows = await store.query({ from: day0, to: day0 + DAY, owner: 'windowed', bucketMs: DAY, limit: 10 });
+      expect(rows.map((r) => [r.model, r.requests])).toEqual([
+        ['m', 20],
+        ['n', 10],
+      ]);
+    });
+  }
+
+  it('a read sees what this process recorded before it, the window not yet over: it writes that first', async () => {
+    const windowed = make(LONG_WINDOW);
+    await windowed.init();
+    try {
+      const write = windowed.record(entry({ owner: 'read-own', at: day0 + 8 * 60_000, inputTokens: 4 }));
+      const rows = await windowed.query({ from: day0, to: day0 + DAY, owner: 'read-own', bucketMs: DAY, limit: 10 });
+      expect(rows).toMatchObject([{ owner: 'read-own', requests: 1, inputTokens: 4 }]);
+      await write;
+      // Written, not only summed in this process: another connection reads it too.
+      if (driver !== 'memory') expect(await store.query({ from: day0, to: day0 + DAY, owner: 'read-own', bucketMs: DAY, limit: 10 })).toMatchObject([{ requests: 1 }]);
+    } finally {
+      await windowed.close();
+    }
+  });
+
+  if (driver !== 'memory') {
+    it('writes a batch early once it holds 256 distinct rows', async () => {
+      const windowed = make(LONG_WINDOW);
+      await windowed.init();
+      const writes = countWrites(driver);
+      try {
+        const minute = day0 + 9 * 60_000;
+        const recorded = Array.from({ length: 256 }, (_, i) => windowed.record(entry({ owner: 'bounded', at: minute, model: `m${i}` })));
+        await Promise.all(recorded);
+        expect(writes.count()).toBe(1);
+      } finally {
+        writes.restore();
+        await windowed.close();
+      }
+      expect(await store.query({ from: day0, to: day0 + DAY, owner: 'bounded', bucketMs: DAY, limit: 1_000 })).toHaveLength(256);
     });
   }
 

@@ -96,9 +96,7 @@ export class RequestTelemetry {
   private record(record: RequestRecord, req: Request): void {
     record.finished = true;
     record.owner = requestOwner(req);
-    const labels = { method: record.method, route: record.route(), status: String(record.status) };
-    this.metrics.httpRequests.inc(labels);
-    this.metrics.httpDuration.observe(labels, record.elapsedMs() / 1000);
+    this.metrics.recordHttpRequest(record.method, record.route(), record.status, record.elapsedMs() / 1000);
     this.log.finish(record, requestOwner(req));
     this.open.delete(record);
     if (this.open.size === 0) {

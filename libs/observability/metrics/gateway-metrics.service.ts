@@ -3,7 +3,9 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { callPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { OBSERVABILITY_SETTINGS, type ObservabilityConfig } from '../config/observability.config-section.js';
+import { HistogramSeries, CounterSeries, TimedSeries } from './bound-series.js';
 import { METRICS_SERVICE, exposeToPrimary } from './cluster-metrics.js';
+import { SeriesCache } from './series-cache.js';
 import { TokenMetrics } from './token-metrics.js';
 
 /** Seconds: from a fast JSON answer to a long generation. */
@@ -11,11 +13,25 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /**
+ * Series kept ready per label value for the per-request records below. Their
+ * labels are bounded by the code (route patterns, the methods Node's parser
+ * accepts, statuses, tool types, broker patterns, store operations), so this
+ * only caps a surprise; values past it still count (see `SeriesCache`).
+ */
+const KEPT_PER_LABEL = 256;
+
+const byLabel = <K, V>(make: (value: K) => V) => new SeriesCache(KEPT_PER_LABEL, make);
+
+/**
  * The gateway's Prometheus series. Each gateway instance has its own
  * registry (several can live in one process, as the tests do); labels are
  * bounded sets: route patterns, status codes, tool types, outcomes. In
  * worker mode a scrape answers with every worker's series merged by the
  * primary (`ClusterMetrics`), so totals never depend on which worker answers.
+ *
+ * The request path records through the `record*` methods, which keep one
+ * bound series per label combination (`bound-series.ts`) instead of handing
+ * prom-client a labels object to key and check on every request.
  */
 @Injectable()
 export class GatewayMetrics {
@@ -110,6 +126,22 @@ export class GatewayMetrics {
 
   private readonly clustered = primaryOffers(METRICS_SERVICE);
 
+  private readonly http = byLabel((route: string) =>
+    byLabel((method: string) => byLabel((status: number | undefined) => new TimedSeries(this.httpRequests, this.httpDuration, { method, route, status: String(status) }))),
+  );
+  private readonly upstream = byLabel((status: string) => new TimedSeries(this.upstreamRequests, this.upstreamDuration, { status }));
+  private readonly tools = byLabel((type: string) => byLabel((outcome: string) => new TimedSeries(this.toolCalls, this.toolDuration, { type, outcome })));
+  private readonly broker = byLabel((pattern: string) => byLabel((status: number | undefined) => new CounterSeries(this.brokerRequests, { pattern, status: String(status) })));
+  private readonly store = byLabel((operation: string) =>
+    byLabel((driver: string) => ({
+      ok: new HistogramSeries(this.storeDuration, { operation, driver, outcome: 'ok' }),
+      error: new HistogramSeries(this.storeDuration, { operation, driver, outcome: 'error' }),
+    })),
+  );
+  private readonly firstEventStreamed = new HistogramSeries(this.firstEvent, { stream: 'true' });
+  private readonly firstEventAnswered = new HistogramSeries(this.firstEvent, { stream: 'false' });
+  private readonly roundsSeries = new HistogramSeries(this.rounds, {});
+
   constructor(@Optional() @Inject(OBSERVABILITY_SETTINGS) settings?: ObservabilityConfig) {
     this.tokens = new TokenMetrics(this.registry, { ownerLabel: settings?.metricsOwnerLabel ?? false, maxModels: settings?.metricsMaxModels ?? 32 });
     collectDefaultMetrics({ register: this.registry });
@@ -117,6 +149,38 @@ export class GatewayMetrics {
       this.workerUp.set({ worker: String(cluster.worker?.id ?? 0) }, 1);
       exposeToPrimary(this.registry);
     }
+  }
+
+  /** One HTTP exchange, when it ended (a stream's too), under its route pattern. */
+  recordHttpRequest(method: string, route: string, status: number | undefined, seconds: number): void {
+    this.http.of(route).of(method).of(status).record(seconds);
+  }
+
+  /** One inference call to the upstream, by how it ended (`upstreamStatusOf`). */
+  recordUpstreamCall(status: string, seconds: number): void {
+    this.upstream.of(status).record(seconds);
+  }
+
+  recordToolCall(type: string, outcome: string, seconds: number): void {
+    this.tools.of(type).of(outcome).record(seconds);
+  }
+
+  recordFirstEvent(stream: boolean, seconds: number): void {
+    (stream ? this.firstEventStreamed : this.firstEventAnswered).observe(seconds);
+  }
+
+  recordRounds(rounds: number): void {
+    this.roundsSeries.observe(rounds);
+  }
+
+  /** A broker request, with the status HTTP would have sent. */
+  recordBrokerRequest(pattern: string, status: number | undefined): void {
+    this.broker.of(pattern).of(status).inc();
+  }
+
+  recordStoreOperation(operation: string, driver: string, failed: boolean, seconds: number): void {
+    const series = this.store.of(operation).of(driver);
+    (failed ? series.error : series.ok).observe(seconds);
   }
 
   get contentType(): string {

@@ -58,8 +58,7 @@ export class RelayTelemetry implements RelayObserver {
           span?.setAttributes(genAiUsageAttributes(tokens));
           countTokens(this.metrics, this.usage, { owner: call.owner, model: call.model, surface: call.surface, tokens });
         }
-        this.metrics.upstreamRequests.inc({ status });
-        this.metrics.upstreamDuration.observe({ status }, (performance.now() - started) / 1000);
+        this.metrics.recordUpstreamCall(status, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.upstream.status', status);
         this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);
       },

@@ -89,7 +89,7 @@ class RunTraceImpl implements RunTrace {
     if (!this.firstEventSeen) {
       this.firstEventSeen = true;
       this.record.firstEventMs = this.record.elapsedMs();
-      this.metrics.firstEvent.observe({ stream: String(Boolean(this.record.stream)) }, this.record.firstEventMs / 1000);
+      this.metrics.recordFirstEvent(Boolean(this.record.stream), this.record.firstEventMs / 1000);
     }
     if (!this.record.responseId) {
       const id = (event as { response?: { id?: unknown } }).response?.id;
@@ -123,8 +123,7 @@ class RunTraceImpl implements RunTrace {
         done = true;
         const outcome = result ? result.status : 'cancelled';
         this.record.countToolCall(toolType, outcome);
-        this.metrics.toolCalls.inc({ type: toolType, outcome });
-        this.metrics.toolDuration.observe({ type: toolType, outcome }, (performance.now() - started) / 1000);
+        this.metrics.recordToolCall(toolType, outcome, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.tool.outcome', outcome);
         this.tracing.end(span, outcome === 'completed' ? null : { code: result?.error?.code ?? outcome });
       },
@@ -149,7 +148,7 @@ class RunTraceImpl implements RunTrace {
     if (this.ended) return;
     this.ended = true;
     if (this.record.stream) this.metrics.openStreams.dec();
-    if (this.record.rounds > 0) this.metrics.rounds.observe(this.record.rounds);
+    if (this.record.rounds > 0) this.metrics.recordRounds(this.record.rounds);
     if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
     this.countTokens();
@@ -158,7 +157,7 @@ class RunTraceImpl implements RunTrace {
       const ok = this.record.method === 'WS' ? 101 : 200;
       this.record.status = outcome.error ? (isGatewayError(outcome.error) ? errorKind(outcome.error).status : 500) : ok;
       // Broker requests (method RPC, path the pattern) are counted here: they have no HTTP exchange.
-      if (this.record.method === 'RPC') this.metrics.brokerRequests.inc({ pattern: this.record.path, status: String(this.record.status) });
+      if (this.record.method === 'RPC') this.metrics.recordBrokerRequest(this.record.path, this.record.status);
       this.log.finish(this.record, this.record.owner);
     }
   }
@@ -205,8 +204,7 @@ class RoundTraceImpl implements RoundTrace {
         done = true;
         const status = upstreamStatusOf(outcome);
         this.record.upstreamStatus = status;
-        this.metrics.upstreamRequests.inc({ status });
-        this.metrics.upstreamDuration.observe({ status }, (performance.now() - started) / 1000);
+        this.metrics.recordUpstreamCall(status, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.upstream.status', status);
         this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);
       },

@@ -34,10 +34,6 @@ export function addTokens(into: TokenCounts, more: TokenCounts): TokenCounts {
   return into;
 }
 
-export function byKind(t: TokenCounts): Record<TokenKind, number> {
-  return { input: t.input, cached_input: t.cachedInput, output: t.output, reasoning: t.reasoning };
-}
-
 export const anyTokens = (t: TokenCounts | undefined): t is TokenCounts => !!t && t.input + t.output > 0;
 
 /**

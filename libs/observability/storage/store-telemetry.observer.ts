@@ -21,8 +21,7 @@ export class StoreTelemetry implements StoreObserver {
     });
     const started = performance.now();
     return ({ error }) => {
-      const outcome = error ? 'error' : 'ok';
-      this.metrics.storeDuration.observe({ operation: name, driver, outcome }, (performance.now() - started) / 1000);
+      this.metrics.recordStoreOperation(name, driver, Boolean(error), (performance.now() - started) / 1000);
       this.tracing.end(span, error ? { code: (error as { code?: string }).code ?? 'store_error' } : null);
     };
   }

@@ -15,7 +15,7 @@ describe('ContainerStore', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-containers-'));
-    const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir, maxContainerBytes: 1_000, idleExpiryMs: 1_000 };
+    const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir, maxContainerBytes: 1_000, idleExpiryMs: 600_000 };
     records = new MemoryContainerRecordStore();
     store = new ContainerStore(settings, records, new InternalNode(settings.internal, records, false), new CpythonSandboxBackend(settings));
     store.onExpire((id) => expired.push(id));

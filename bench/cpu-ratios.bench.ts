@@ -34,6 +34,9 @@ type Case = RatioCase;
  *   --node-a=FLAGS / --node-b=FLAGS  Node flags of gateway A / B, comma-separated
  *                  (`--node-b=--max-semi-space-size=4`): what a deployment's flags cost
  *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
+ *   --warmup=N     requests of each case before each measured load (default 300; at most --ms long). The
+ *                  optimizing compiler is still at work on a tool round's paths after 300, and its
+ *                  threads' CPU counts as the gateway's: a long warm-up measures the steady state
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,
@@ -48,6 +51,7 @@ type Case = RatioCase;
 type CpuUsage = NodeJS.CpuUsage;
 const ROUNDS = Number(arg('rounds') ?? 3);
 const DURATION_MS = Number(arg('ms') ?? 3000);
+const WARMUP = Number(arg('warmup') ?? 300);
 const C1 = Number(arg('c1') ?? 300);
 const vs = arg('vs');
 const onlyCases = arg('cases')?.split(',');
@@ -108,7 +112,7 @@ async function main(): Promise<void> {
         const floor = c.floor ? floors.get(c.floor) : undefined;
         for (const build of c.proxy ? [{ label: '', gateway: proxy }] : floor ? [{ label: '', gateway: floor }] : builds) {
           const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
-          await runLoad({ ...load, maxRequests: 300, maxDurationMs: DURATION_MS });
+          await runLoad({ ...load, maxRequests: WARMUP, maxDurationMs: Math.max(DURATION_MS, WARMUP * 5) });
           const sampled = allocProfile && (c.proxy || floor ? false : true);
           if (sampled) await build.gateway.call('alloc-sampling-start', { promotedOnly });
           const before = await build.gateway.call<CpuUsage>('cpu');
@@ -208,7 +212,7 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)\n`);
+  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16 after ${WARMUP} warm-up requests, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)\n`);
   const labels = builds.map((b) => b.label);
   console.log(`| case | ${labels.map((l) => `CPU µs/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
   console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { until } from './support/until.js';
 
 /**
  * Two workers behave as one gateway: the per-owner limits are counted by the
@@ -25,12 +26,19 @@ function freePort(): Promise<number> {
 }
 
 /** One request on a connection of its own, so the primary hands each to the next worker. */
-function call(port: number, method: string, path: string, body?: unknown, key: string | null = KEY): Promise<{ status: number; worker: string | undefined; text: string }> {
+function call(
+  port: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  key: string | null = KEY,
+  agent: Agent | false = false,
+): Promise<{ status: number; worker: string | undefined; text: string }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {};
     if (key) headers.authorization = `Bearer ${key}`;
-    const req = request({ host: '127.0.0.1', port, method, path, agent: false, headers }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, worker: res.headers['x-switchyard-worker'] as string | undefined, text }));
@@ -169,6 +177,51 @@ describe('worker mode shares limits and metrics across two workers', () => {
       expect(sample(r.text, 'switchyard_worker_up', {})).toBe(2);
     }
     expect(answeredBy.size).toBe(2);
+  }, 60_000);
+
+  it('counts every run in GET /v1/usage once, whichever worker ran it and whichever worker answers the read', async () => {
+    // A model name of its own, so that the other tests' runs are not in the row.
+    const model = 'usage-across-workers';
+    const ran: Array<{ worker: string; input: number; output: number }> = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await call(port, 'POST', '/v1/responses', { model, input: `[[say counted ${i}]]` });
+      expect(r.status).toBe(200);
+      const { usage } = JSON.parse(r.text) as { usage: { input_tokens: number; output_tokens: number } };
+      ran.push({ worker: r.worker!, input: usage.input_tokens, output: usage.output_tokens });
+    }
+    expect(new Set(ran.map((r) => r.worker)).size).toBe(2);
+    const want = {
+      num_model_requests: 10,
+      input_tokens: ran.reduce((n, r) => n + r.input, 0),
+      output_tokens: ran.reduce((n, r) => n + r.output, 0),
+    };
+    const row = async (agent: Agent | false = false) => {
+      const r = await call(port, 'GET', '/v1/usage?group_by=model', undefined, KEY, agent);
+      expect(r.status).toBe(200);
+      const page = JSON.parse(r.text) as { data: Array<{ results: Array<Record<string, unknown>> }> };
+      return { worker: r.worker, row: page.data.at(-1)!.results.find((x) => x.model === model) };
+    };
+    // Reads on one kept-alive connection all reach one worker. A read writes what its own worker has
+    // pending first; the other worker's runs reach the totals only by its own window's write
+    // (usage-batch.ts), which these reads wait for. Then the totals never move again.
+    const oneConnection = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const seen = await until(
+        () => row(oneConnection),
+        (r) => r.row?.num_model_requests === 10,
+        'the other worker writing its runs',
+      );
+      expect(seen.row).toMatchObject(want);
+    } finally {
+      oneConnection.destroy();
+    }
+    const readBy = new Set<string | undefined>();
+    for (let i = 0; i < 6; i++) {
+      const r = await row();
+      readBy.add(r.worker);
+      expect(r.row).toMatchObject(want);
+    }
+    expect(readBy.size).toBe(2);
   }, 60_000);
 
   it('serves the merged metrics on the metrics port without a key, while the main port asks for one', async () => {

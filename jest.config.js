@@ -38,6 +38,8 @@ export default {
   // Three test files at a time on the 2-core machine: many suites spend their time waiting on child
   // processes (gateways, workers, kernels, package installs) rather than on a core. The whole suite
   // took 848 s with two (CI, quiet machine) and 692 s with three, beside a benchmark, all passing.
+  // On 2026-12-04 with three: 849 s on a quiet machine, the cores busy 84 % of the run (1 438 s of
+  // CPU); the files' own CPU, not waiting, is what the suite's length is made of now.
   maxWorkers: 3,
   // The slowest files first, so a fresh checkout's run does not end on one of them alone.
   testSequencer: '<rootDir>/test/support/slow-first.sequencer.mjs',

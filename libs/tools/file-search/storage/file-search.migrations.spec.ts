@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrateFileSearch } from './file-search.migrations.js';
+import { PostgresDatabase } from '#storage/sql/sql-database.js';
+
+const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Replicas starting together: one applies the schema while the others wait
+ * for its lock. The wait must not be one statement, which the pool's query
+ * timeout would cut (a replica then failed its start-up with "Query read
+ * timeout" whenever the other's migration took longer than that timeout).
+ */
+describe('file-search migrations on PostgreSQL, while another process holds the schema lock', () => {
+  const schema = `fs_lock_${randomBytes(4).toString('hex')}`;
+  const inSchema = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const admin = new pg.Client({ connectionString: url });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  });
+  afterAll(async () => {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  it('waits past the query timeout for the lock, then migrates once it is released', async () => {
+    const holder = new pg.Client({ connectionString: inSchema });
+    await holder.connect();
+    const db = new PostgresDatabase({ connectionString: inSchema, queryTimeoutMs: 300 });
+    try {
+      // The same key the migration takes: another replica in the middle of applying the schema.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext('switchyard:fs_schema:' || current_schema()))`);
+      const order: string[] = [];
+      const migrated = migrateFileSearch(db).then(() => order.push('migrated'));
+      // Several query timeouts go by while the lock is held.
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(order).toEqual([]);
+      await holder.query('COMMIT');
+      order.push('released');
+      await migrated;
+      expect(order).toEqual(['released', 'migrated']);
+      const versions = await db.all<{ version: number }>('SELECT version FROM fs_schema_migrations ORDER BY version');
+      expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3, 4]);
+      // A second start finds nothing left to do.
+      await migrateFileSearch(db);
+      expect(await db.all('SELECT version FROM fs_schema_migrations')).toHaveLength(4);
+    } finally {
+      await holder.end();
+      await db.close();
+    }
+  }, 20_000);
+});

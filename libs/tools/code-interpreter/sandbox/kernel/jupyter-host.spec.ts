@@ -1,6 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { until } from '../../../../../test/support/until.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
 import { serverArgs, writeKernelHost } from './jupyter-host.js';
 
@@ -43,4 +45,33 @@ describe('the kernel host', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('stops the Jupyter Server when the process that started it is killed without stopping it', async () => {
+    const register = fileURLToPath(new URL('../../../../../test/support/process/ts-register.mjs', import.meta.url));
+    const child = fileURLToPath(new URL('../../../../../test/support/process/jupyter-host.child.ts', import.meta.url));
+    const gateway = spawn(process.execPath, ['--import', register, child], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise((r) => gateway.once('exit', r));
+    let printed = '';
+    const line = await new Promise<string>((resolve, reject) => {
+      gateway.stdout!.on('data', (d: Buffer) => {
+        printed += d.toString();
+        if (printed.includes('\n')) resolve(printed.split('\n')[0]);
+      });
+      void exited.then(() => reject(new Error(`the host process exited before its server answered: ${printed}`)));
+    });
+    const { server } = JSON.parse(line) as { server: number };
+    const alive = () => {
+      try {
+        process.kill(server, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    // As a crash or the OOM killer would: the host gets no chance to stop its server.
+    gateway.kill('SIGKILL');
+    await exited;
+    await until(alive, (up) => !up, 'the orphaned Jupyter Server to exit');
+  }, 90_000);
 });

@@ -207,7 +207,8 @@ export class JupyterHost {
     const generation = ++this.generation;
     const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, this.token, this.dir.root), {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: this.dir.env,
+      // The server ends itself when this process dies without stopping it (switchyard_jupyter's _end_with_the_gateway).
+      env: { ...this.dir.env, SWITCHYARD_PARENT_PID: String(process.pid) },
       cwd: this.dir.root,
     });
     this.child = child;

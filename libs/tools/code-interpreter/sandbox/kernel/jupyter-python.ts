@@ -163,8 +163,23 @@ del _switchyard_setup
  * a call's three, against a few ms of work.
  */
 export const SERVER_KERNEL_MANAGER = String.raw`
-import os, shutil, uuid
+import os, shutil, signal, uuid
 from jupyter_client.ioloop import AsyncIOLoopKernelManager
+
+
+def _end_with_the_gateway():
+    # A gateway that dies without stopping this server (SIGKILL, the OOM killer, a crashed worker)
+    # left it running with its kernels, a port and a temporary directory, on every restart again.
+    # Linux sends SIGTERM to a process whose parent dies once PR_SET_PDEATHSIG (1) is set; a parent
+    # already gone before this ran is seen by the pid it gave.
+    parent = int(os.environ.get('SWITCHYARD_PARENT_PID', '0'))
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    except Exception:
+        return
+    if parent and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _jupyter_server_extension_points():
@@ -188,6 +203,7 @@ def _kernel_socket_handlers():
 
 
 def _load_jupyter_server_extension(serverapp):
+    _end_with_the_gateway()
     for handler in _kernel_socket_handlers():
         if getattr(handler, '_switchyard_nodelay', False):
             continue

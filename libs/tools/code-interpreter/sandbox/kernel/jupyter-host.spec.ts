@@ -28,19 +28,30 @@ for handler in s._kernel_socket_handlers():
     except Stop:
         pass
     seen.append([handler.__name__, sock.nodelay])
-print(json.dumps(seen))
+import ctypes
+deathsig = ctypes.c_int(-1)
+ctypes.CDLL(None).prctl(2, ctypes.byref(deathsig), 0, 0, 0)  # PR_GET_PDEATHSIG
+print(json.dumps({'seen': seen, 'deathsig': deathsig.value}))
 `;
 
 describe('the kernel host', () => {
-  it("loads the server extension that turns Nagle's algorithm off on every kernel WebSocket before the handler opens it", () => {
+  it("loads the server extension that turns Nagle's algorithm off on every kernel WebSocket before the handler opens it, and sets the parent-death signal only in a server the gateway started", () => {
     const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel' as const };
     const { root, env } = writeKernelHost(settings);
     try {
       expect(serverArgs(settings, 1, 't', root)).toContain('--ServerApp.jpserver_extensions=switchyard_jupyter=True');
-      const printed = execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python') }, encoding: 'utf8' });
-      const seen = JSON.parse(printed) as Array<[handler: string, nodelay: boolean]>;
+      const check = (extra: Record<string, string>) =>
+        JSON.parse(execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python'), ...extra }, encoding: 'utf8' })) as {
+          seen: Array<[handler: string, nodelay: boolean]>;
+          deathsig: number;
+        };
+      const { seen, deathsig } = check({});
       expect(seen.length).toBeGreaterThan(0);
       for (const [, nodelay] of seen) expect(nodelay).toBe(true);
+      // Not started by the gateway (an operator's server loading the extension): no parent-death signal.
+      expect(deathsig).toBe(0);
+      // Started by this process: SIGTERM when it dies.
+      expect(check({ SWITCHYARD_PARENT_PID: String(process.pid) }).deathsig).toBe(15);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -171,14 +171,17 @@ def _end_with_the_gateway():
     # A gateway that dies without stopping this server (SIGKILL, the OOM killer, a crashed worker)
     # left it running with its kernels, a port and a temporary directory, on every restart again.
     # Linux sends SIGTERM to a process whose parent dies once PR_SET_PDEATHSIG (1) is set; a parent
-    # already gone before this ran is seen by the pid it gave.
+    # already gone before this ran is seen by the pid it gave. An operator's own server
+    # (kernel.jupyterUrl) that loads this extension is not the gateway's child: left alone.
     parent = int(os.environ.get('SWITCHYARD_PARENT_PID', '0'))
+    if not parent:
+        return
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
     except Exception:
         return
-    if parent and os.getppid() != parent:
+    if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
 
 

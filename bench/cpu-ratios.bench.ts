@@ -34,9 +34,10 @@ type Case = RatioCase;
  *   --node-a=FLAGS / --node-b=FLAGS  Node flags of gateway A / B, comma-separated
  *                  (`--node-b=--max-semi-space-size=4`): what a deployment's flags cost
  *   --rounds=N     rounds (default 3); --ms=N  duration of a measured load (default 3000)
- *   --warmup=N     requests of each case before each measured load (default 300; at most --ms long). The
- *                  optimizing compiler is still at work on a tool round's paths after 300, and its
- *                  threads' CPU counts as the gateway's: a long warm-up measures the steady state
+ *   --warmup=N     requests of each case before each measured load (default 300; cut short after
+ *                  the longer of --ms and 5 ms per request). The optimizing compiler is still at
+ *                  work on a tool round's paths after 300, and its threads' CPU counts as the
+ *                  gateway's: a long warm-up measures the steady state
  *   --cases=LIST   only these cases (names as in the table)
  *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
  *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,

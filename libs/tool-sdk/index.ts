@@ -77,7 +77,7 @@ export { requestOwner } from './routes/request-owner.js';
 // Ports the gateway provides: its storage, the Files API's files.
 export { TOOL_STORAGE, type ToolStorage, type SqlDatabase, type Row, type SqlValue } from './ports/tool-storage.js';
 /** Taking a PostgreSQL advisory lock for a migration without the per-statement timeout: replicas starting together. */
-export { waitForLock, lockTaken, LockWaitTimeoutError, SCHEMA_LOCK_WAIT_MS } from './ports/lock-wait.js';
+export { takeAdvisoryXactLock, waitForLock, LockWaitTimeoutError, SCHEMA_LOCK_WAIT_MS, type LockQuery } from './ports/lock-wait.js';
 export type * from './ports/container-records.js';
 export { STORED_FILES, type StoredFiles } from './ports/stored-files.js';
 export { MESSAGE_FILES, FILE_TEXT, type MessageFiles, type FileText } from './ports/message-files.interface.js';

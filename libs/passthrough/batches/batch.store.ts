@@ -1,7 +1,7 @@
 import type { Row, SqlDatabase, SqlValue } from '#storage/sql/sql-database.js';
 import type { BatchDoc, BatchRequestRow, BatchResultRow, BatchRow, BatchStatus, ClaimedRequest } from './batch-rows.js';
 import { LIVE_BATCH_STATUSES } from './batch-rows.js';
-import { lockTaken, waitForLock } from '#tool-sdk/ports/lock-wait.js';
+import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS sy_batches (
@@ -64,7 +64,7 @@ export class BatchStore {
   async init(): Promise<void> {
     // Replicas starting together on one PostgreSQL would race to create the same tables: one at a time.
     await this.db.tx(async (t) => {
-      if (this.db.kind === 'postgres') await waitForLock(async () => lockTaken(await t.all('SELECT pg_try_advisory_xact_lock(7302171) AS locked')), 'the batches schema');
+      if (this.db.kind === 'postgres') await takeAdvisoryXactLock((sql) => t.all(sql), '7302171', 'the batches schema');
       for (const statement of SCHEMA) await t.run(statement);
     });
     this.ready = true;

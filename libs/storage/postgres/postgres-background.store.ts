@@ -15,7 +15,7 @@ import type { BackgroundCatalog, CatalogPage, CatalogQuery } from '../catalog.in
 import { catalogPage, catalogSql, parseCatalogQuery, unknownCursor, type CatalogRow } from '../shared/list-window.util.js';
 import { inTransaction } from './pg-transaction.js';
 import { pgJson, translatePgError } from './pg-text.js';
-import { lockTaken, waitForLock } from '#tool-sdk/ports/lock-wait.js';
+import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
 type Int8 = string | number;
 
@@ -84,7 +84,7 @@ export class PostgresBackgroundStore implements BackgroundStore, BackgroundCatal
     pool.on('error', () => undefined);
     try {
       await this.transaction(pool, async (client) => {
-        await waitForLock(async () => lockTaken((await client.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [DDL_LOCK])).rows), "the background runs' schema");
+        await takeAdvisoryXactLock(async (sql) => (await client.query(sql, [DDL_LOCK])).rows, '$1', "the background runs' schema");
         if (this.options.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.options.schema}`);
         await client.query(`
           CREATE TABLE IF NOT EXISTS background_runs (

@@ -5,7 +5,7 @@ import type { ContainerFileRecord, ContainerRecord, ContainerRecordPatch, Contai
 import { patchColumns } from '../sqlite/sqlite-container-record.store.js';
 import { inTransaction } from './pg-transaction.js';
 import { translateUnavailable } from './pg-unavailable.js';
-import { lockTaken, waitForLock } from '#tool-sdk/ports/lock-wait.js';
+import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
 type Int8 = string | number;
 
@@ -71,7 +71,7 @@ export class PostgresContainerRecordStore implements ContainerRecordStore {
     pool.on('error', () => undefined);
     try {
       await inTransaction(pool, async (client) => {
-        await waitForLock(async () => lockTaken((await client.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [DDL_LOCK])).rows), "the container records' schema");
+        await takeAdvisoryXactLock(async (sql) => (await client.query(sql, [DDL_LOCK])).rows, '$1', "the container records' schema");
         if (this.options.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.options.schema}`);
         await client.query(`
           CREATE TABLE IF NOT EXISTS code_containers (

@@ -12,7 +12,7 @@ import { inTransaction } from './pg-transaction.js';
 import { pgJson, translatePgError } from './pg-text.js';
 import { loneResponseBatch, loneResponseRow, SAVE_LONE_RESPONSES_SQL } from './lone-response-batch.js';
 import { sqlStateOf } from './pg-unavailable.js';
-import { lockTaken, waitForLock } from '#tool-sdk/ports/lock-wait.js';
+import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
 const { Pool } = pg;
 
@@ -543,9 +543,11 @@ export class PostgresStateStore implements StateStore, StateCatalog {
    */
   private async migrate(pool: pg.Pool): Promise<void> {
     await this.transaction(async (client) => {
-      const key = [this.options.schema ?? null];
-      const sql = `SELECT pg_try_advisory_xact_lock(hashtext('switchyard:schema_migrations:' || coalesce($1::text, current_schema()::text, ''))) AS locked`;
-      await waitForLock(async () => lockTaken((await client.query(sql, key)).rows), 'the state schema');
+      await takeAdvisoryXactLock(
+        async (sql) => (await client.query(sql, [this.options.schema ?? null])).rows,
+        `hashtext('switchyard:schema_migrations:' || coalesce($1::text, current_schema()::text, ''))`,
+        'the state schema',
+      );
       if (this.options.schema !== undefined) {
         // Checked first because CREATE SCHEMA IF NOT EXISTS still demands the
         // CREATE privilege on the database, which a locked-down role lacks.

@@ -6,7 +6,7 @@ import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type Usag
 import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } from './usage-batch.js';
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
-import { lockTaken, waitForLock } from '#tool-sdk/ports/lock-wait.js';
+import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
 export interface PostgresUsageStoreOptions {
   connectionString: string;
@@ -45,9 +45,11 @@ export class PostgresUsageStore implements UsageStore {
     try {
       // Replicas starting together serialize here: the first migrates, the others then find nothing to do.
       await inTransaction(pool, async (client) => {
-        const key = [this.options.schema ?? null];
-        const sql = `SELECT pg_try_advisory_xact_lock(hashtext('switchyard:usage_migrations:' || coalesce($1::text, current_schema()::text, ''))) AS locked`;
-        await waitForLock(async () => lockTaken((await client.query(sql, key)).rows), 'the usage schema');
+        await takeAdvisoryXactLock(
+          async (sql) => (await client.query(sql, [this.options.schema ?? null])).rows,
+          `hashtext('switchyard:usage_migrations:' || coalesce($1::text, current_schema()::text, ''))`,
+          'the usage schema',
+        );
         if (this.options.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.options.schema}`);
         await client.query('CREATE TABLE IF NOT EXISTS usage_migrations (version integer NOT NULL PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)');
         const { rows } = await client.query<{ version: number }>('SELECT version FROM usage_migrations');

@@ -1,4 +1,4 @@
-import { LockWaitTimeoutError, lockTaken, waitForLock } from './lock-wait.js';
+import { LockWaitTimeoutError, takeAdvisoryXactLock, waitForLock } from './lock-wait.js';
 
 describe('waitForLock', () => {
   it('tries again until the lock is taken', async () => {
@@ -23,9 +23,18 @@ describe('waitForLock', () => {
     expect(tries).toBeGreaterThan(1);
   });
 
-  it('reads a pg_try_advisory_xact_lock answer: only true is taken', () => {
-    expect(lockTaken([{ locked: true }])).toBe(true);
-    expect(lockTaken([{ locked: false }])).toBe(false);
-    expect(lockTaken([])).toBe(false);
+  it('tries pg_try_advisory_xact_lock on the given key until its answer is true', async () => {
+    const answers: Array<Array<{ locked?: unknown }>> = [[{ locked: false }], [], [{ locked: 't' }], [{ locked: true }]];
+    const asked: string[] = [];
+    await takeAdvisoryXactLock(
+      async (sql) => {
+        asked.push(sql);
+        return answers[asked.length - 1];
+      },
+      `hashtext('x')`,
+      'the test schema',
+      10_000,
+    );
+    expect(asked).toEqual(Array(4).fill(`SELECT pg_try_advisory_xact_lock(hashtext('x')) AS locked`));
   });
 });

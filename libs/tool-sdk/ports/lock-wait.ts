@@ -38,7 +38,15 @@ export async function waitForLock(tryLock: () => Promise<boolean>, what: string,
   }
 }
 
-/** The answer of a `SELECT pg_try_advisory_xact_lock(...) AS locked` row. */
-export function lockTaken(rows: ReadonlyArray<{ locked?: unknown }>): boolean {
-  return rows[0]?.locked === true;
+/** Runs one statement in the caller's transaction and gives its rows: a `pg` client's query, or `SqlDatabase.all` inside `tx`. */
+export type LockQuery = (sql: string) => Promise<ReadonlyArray<{ locked?: unknown }>>;
+
+/**
+ * Takes PostgreSQL's transaction-scoped advisory lock on `key`, waiting for
+ * it as `waitForLock` does. `key` is a SQL expression of the caller's own,
+ * never input: `hashtext('my:schema')`, or `$1` with `query` binding it.
+ */
+export function takeAdvisoryXactLock(query: LockQuery, key: string, what: string, waitMs?: number): Promise<void> {
+  const sql = `SELECT pg_try_advisory_xact_lock(${key}) AS locked`;
+  return waitForLock(async () => (await query(sql))[0]?.locked === true, what, waitMs);
 }

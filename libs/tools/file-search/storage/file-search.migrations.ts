@@ -1,4 +1,4 @@
-import { lockTaken, waitForLock, type SqlDatabase } from '#tool-sdk/index.js';
+import { takeAdvisoryXactLock, type SqlDatabase } from '#tool-sdk/index.js';
 
 /**
  * The library's own tables, prefixed `fs_`, versioned in
@@ -134,10 +134,7 @@ const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabas
 export async function migrateFileSearch(db: SqlDatabase, upTo = MIGRATIONS.at(-1)!.version): Promise<void> {
   await db.tx(async (t) => {
     // Replicas starting together: one applies the schema, the others wait and find it done.
-    if (t.kind === 'postgres') {
-      const sql = `SELECT pg_try_advisory_xact_lock(hashtext('switchyard:fs_schema:' || current_schema())) AS locked`;
-      await waitForLock(async () => lockTaken(await t.all(sql)), 'the file-search schema');
-    }
+    if (t.kind === 'postgres') await takeAdvisoryXactLock((sql) => t.all(sql), `hashtext('switchyard:fs_schema:' || current_schema())`, 'the file-search schema');
     await t.run('CREATE TABLE IF NOT EXISTS fs_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
     const done = new Set((await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations')).map((r) => Number(r.version)));
     for (const m of MIGRATIONS) {

@@ -1,3 +1,4 @@
+import type { AbortLike, Cancellation } from '#core/protocol/cancellation.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
@@ -11,7 +12,12 @@ import { isJsonObject } from './wire-values.js';
 export class ChatDialectClient extends DialectClient {
   readonly dialect = 'chat' as const;
 
-  protected async run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
+  /** Only the transport reads `signal`, which takes a cancellation as well as an `AbortSignal`. */
+  protected override exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
+    return this.run(request, cancel, emit, options);
+  }
+
+  protected async run(request: ModelRequest, signal: AbortLike, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     const body = await this.transport.open({
       method: 'POST',
       path: '/chat/completions',

@@ -1,6 +1,11 @@
+import { jest } from '@jest/globals';
+import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
+import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { ChatDialectClient } from './chat-dialect.client.js';
+import { DialectClient } from './dialect-client.base.js';
 import { ResponsesDialectClient } from './responses-dialect.client.js';
-import { deadPort, ScriptedUpstream, sendJson, SHORT_MS, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
+import { deadPort, ScriptedUpstream, sendJson, SHORT_MS, sleep, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
+import { modelRequest } from './testing/upstream-test.helpers.js';
 import { answerOf } from '#edge/testing/answered.js';
 
 describe.each([
@@ -132,5 +137,62 @@ describe.each([
     upstream.handler = (_req, res) => sendJson(res, 500, { error: { message: 'tokenizer crashed' } });
     await expect(answerOf(client.tokenize(prompt))).resolves.toMatchObject({ status: 502 });
     expect(upstream.requests.every((r) => r.url === '/tokenize')).toBe(true);
+  });
+});
+
+describe.each([
+  ['responses', ResponsesDialectClient],
+  ['chat', ChatDialectClient],
+] as const)('%s client: an inference exchange is cancelled without an AbortSignal', (dialect, Client) => {
+  let upstream: ScriptedUpstream;
+  let client: ResponsesDialectClient | ChatDialectClient;
+
+  beforeEach(async () => {
+    upstream = await ScriptedUpstream.start();
+    client = new Client(upstreamConfig(upstream.baseUrl, { dialect }), testTimeouts());
+  });
+
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    client.close();
+    await upstream.close();
+  });
+
+  it('makes no AbortSignal, and unsubscribing still ends the upstream request', async () => {
+    const signals = jest.spyOn(AbortController.prototype, 'signal', 'get');
+    upstream.handler = () => undefined;
+    const events: ModelEvent[] = [];
+    const subscription = client.infer(modelRequest()).subscribe({ next: (event) => events.push(event) });
+    while (upstream.requests.length === 0) await sleep(2);
+    subscription.unsubscribe();
+    await upstream.nextDisconnect();
+    expect(upstream.disconnects).toHaveLength(1);
+    expect(events).toEqual([]);
+    expect(signals).not.toHaveBeenCalled();
+  });
+});
+
+/** A dialect of a host's own, written against `run` alone, as before cancellations existed. */
+class OwnDialectClient extends DialectClient {
+  readonly dialect = 'responses' as const;
+  readonly seen: AbortSignal[] = [];
+
+  protected run(_request: ModelRequest, signal: AbortSignal, _emit: (event: ModelEvent) => void, _options: InferOptions): Promise<void> {
+    this.seen.push(signal);
+    return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+  }
+}
+
+describe('a dialect that overrides only run', () => {
+  it('gets a real AbortSignal, aborted when the subscriber leaves', () => {
+    const client = new OwnDialectClient(upstreamConfig('http://127.0.0.1:9/v1'), testTimeouts());
+    const subscription = client.infer(modelRequest()).subscribe({ error: () => undefined });
+    expect(client.seen).toHaveLength(1);
+    expect(client.seen[0]).toBeInstanceOf(AbortSignal);
+    expect(client.seen[0].aborted).toBe(false);
+    subscription.unsubscribe();
+    expect(client.seen[0].aborted).toBe(true);
+    expect((client.seen[0].reason as DOMException).name).toBe('AbortError');
+    client.close();
   });
 });

@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { Cancellation } from '#core/protocol/cancellation.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
@@ -27,9 +28,9 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
 
   infer(request: ModelRequest, options: InferOptions = {}): Observable<ModelEvent> {
     return new Observable<ModelEvent>((subscriber) => {
-      const ac = new AbortController();
+      const cancel = new Cancellation();
       let settled = false;
-      this.run(request, ac.signal, (event) => subscriber.next(event), options).then(
+      this.exchange(request, cancel, (event) => subscriber.next(event), options).then(
         () => {
           settled = true;
           subscriber.complete();
@@ -37,12 +38,12 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
         (error: unknown) => {
           settled = true;
           // After an unsubscribe the rejection is only the echo of our own abort.
-          if (!ac.signal.aborted) subscriber.error(error);
+          if (!cancel.aborted) subscriber.error(error);
         },
       );
       // A finished exchange has nothing left to cancel (see LoopService.run).
       return () => {
-        if (!settled) ac.abort();
+        if (!settled) cancel.abort();
       };
     });
   }
@@ -121,7 +122,18 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
     return this.transport.poolStats();
   }
 
+  /** One inference exchange, cancelled by `signal`. A dialect's own code; a subclass may read `signal` as an `AbortSignal`. */
   protected abstract run(request: ModelRequest, signal: AbortSignal, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void>;
+
+  /**
+   * `run` under the Observable's cancellation. This makes the real
+   * `AbortSignal` that `run` is promised; the built-in dialects, whose `run`
+   * hands the signal to the transport alone, override it to pass the
+   * cancellation itself and make none.
+   */
+  protected exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
+    return this.run(request, cancel.signal, emit, options);
+  }
 }
 
 /** A streamed request answered with JSON (server ignored `stream`, or a proxy answered): decode it as a whole. */

@@ -8,6 +8,7 @@ import { missingV1Hint, notFoundMessage } from './upstream-hints.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
+import type { AbortLike } from '#core/protocol/cancellation.js';
 import { stringifyJson } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 
@@ -23,7 +24,8 @@ export interface HttpCall {
   fromRoot?: boolean;
   /** Sent as JSON when present. */
   body?: unknown;
-  signal?: AbortSignal;
+  /** An `AbortSignal`, or the loop's `Cancellation` (which spares making one). */
+  signal?: AbortLike;
   accept?: string;
   /** Per-call overrides: the readiness probe must not wait the full inference deadlines. */
   timeouts?: Partial<TimeoutConfig>;
@@ -227,7 +229,7 @@ class Exchange implements UpstreamBody {
     private readonly dispatch: (fresh?: boolean) => http.ClientRequest,
     /** Kept only while a stale-socket retry may still send it again. */
     private payload: Buffer | undefined,
-    private readonly signal: AbortSignal | undefined,
+    private readonly signal: AbortLike | undefined,
     private readonly limits: TimeoutConfig,
     private readonly flow?: FlowGate,
     /** How it was called, for an error that names the call (a 404's URL and fix). */
@@ -573,7 +575,7 @@ class Exchange implements UpstreamBody {
   }
 }
 
-function abortReason(signal: AbortSignal): unknown {
+function abortReason(signal: AbortLike): unknown {
   return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 

@@ -9,6 +9,7 @@ import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { newId } from '#tool-sdk/ids.js';
 import { abortable } from './abortable.js';
+import type { Cancellation } from '#core/protocol/cancellation.js';
 import { admissionCost } from './admission-cost.js';
 import { answerApprovals$ } from './approvals.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
@@ -181,10 +182,10 @@ export class LoopService {
   private drive(edge: RunEdge, received: ResponseRequest, spent?: (usage: Usage) => void): Observable<never> {
     let usage = emptyUsage();
     // One step from the received request to the prepared run; leaving during it aborts the preparation.
-    const prepare = async (signal: AbortSignal) => {
+    const prepare = async (cancel: Cancellation) => {
       const { request, prior } = await effectiveRequest(edge, received);
       edge.output.describe(request);
-      return prepareRun(edge, request, prior, signal);
+      return prepareRun(edge, request, prior, cancel);
     };
     return abortable(prepare).pipe(
       afterLast((prepared) =>

@@ -4,6 +4,7 @@ import type { MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { ModelItem, Usage } from '#tool-sdk/items.js';
+import type { Cancellation } from '../protocol/cancellation.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolPreparationService } from '../registry/tool-preparation.service.js';
@@ -94,15 +95,19 @@ export async function effectiveRequest(edge: RunEdge, received: ResponseRequest)
 
 /**
  * Tools prepared (declarations validated, servers listed), the history
- * translated for the model, and the context fixed. `signal` aborts the
- * discovery I/O; it is derived from unsubscription by the caller.
+ * translated for the model, and the context fixed. `cancel` aborts the
+ * discovery I/O; it is derived from unsubscription by the caller. Its
+ * `AbortSignal` is read only by the steps that use one (a server's
+ * listing, a file read), so a run that has none makes none.
  */
-export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior: PriorState, signal: AbortSignal): Promise<PreparedRun> {
+export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior: PriorState, cancel: Cancellation): Promise<PreparedRun> {
   const { services } = edge;
   const registry = await services.preparation.prepare(request.tools, {
     history: [...prior.publicItems, ...request.input],
     inputStart: prior.publicItems.length,
-    signal,
+    get signal() {
+      return cancel.signal;
+    },
     requestId: edge.id,
     owner: request.owner,
     trace: edge.trace,
@@ -113,15 +118,25 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
   // Approval answers in prior items were resolved in their own turn: their slots are dropped.
   if (prior.untranslated?.length) {
     // A conversation's earlier items are stored as sent: their files are read again for the model.
-    const earlier = services.messageFiles ? await services.messageFiles.resolve(prior.untranslated, { owner: request.owner, signal }) : prior.untranslated;
+    const earlier = services.messageFiles ? await services.messageFiles.resolve(prior.untranslated, readerOf(request, cancel)) : prior.untranslated;
     translator.translate(earlier, transcript, []);
   }
   const turnStart = transcript.length;
   const approvals: ApprovalSlot[] = [];
-  const input = services.messageFiles ? await services.messageFiles.resolve(request.input, { owner: request.owner, signal }) : request.input;
+  const input = services.messageFiles ? await services.messageFiles.resolve(request.input, readerOf(request, cancel)) : request.input;
   translator.translate(input, transcript, approvals);
   // Only a turn that generates asks for the model's context length.
   const fitted = request.maxOutputTokens !== null || request.truncation === 'auto';
   const contextLength = request.generate !== false && fitted && services.contexts ? await services.contexts.contextLength(request.model) : null;
   return { ctx: { ...edge, request, prior, registry, choice, turnStart, contextLength }, transcript, approvals };
+}
+
+/** The files reader's caller: the request's owner, and the run's signal made only if a file is read. */
+function readerOf(request: ResponseRequest, cancel: Cancellation): { owner: string | null; readonly signal: AbortSignal } {
+  return {
+    owner: request.owner,
+    get signal() {
+      return cancel.signal;
+    },
+  };
 }

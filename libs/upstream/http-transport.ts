@@ -9,7 +9,7 @@ import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } fro
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { AbortLike } from '#core/protocol/cancellation.js';
-import { stringifyJson } from '#core/protocol/frozen-json.js';
+import { jsonBytes } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -129,8 +129,8 @@ export class HttpTransport {
 
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
-    // A kept tool list's wire form is spliced in as text (frozen-json.ts), not serialized per request.
-    const payload = call.body === undefined ? undefined : Buffer.from(stringifyJson(call.body));
+    // A kept tool list's wire form is copied in as bytes (frozen-json.ts), not serialized or encoded per request.
+    const payload = call.body === undefined ? undefined : jsonBytes(call.body);
     const headers: http.OutgoingHttpHeaders = {};
     // Context headers come from operators' forward lists and host code; the framing ones stay the
     // transport's, and what it sets below (accept, content type, its key) wins.

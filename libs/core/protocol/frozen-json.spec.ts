@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { freezeJson, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
+import { freezeJson, jsonBytes, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
@@ -38,6 +38,35 @@ describe('stringifyJson', () => {
         rememberJson(frozen);
         const body = { ...outer, [key]: frozen, nested: { ...inner, frozen } };
         expect(stringifyJson(body)).toBe(JSON.stringify(body));
+      }),
+    );
+  });
+});
+
+describe('jsonBytes', () => {
+  it('gives the UTF-8 bytes of what stringifyJson gives, remembered texts copied in, at any depth it splices', () => {
+    const tools = deepFreeze([{ type: 'function', name: 'météo', description: '天気 ☀️' }]);
+    rememberJson(tools);
+    for (const body of [{ id: 'r', tools }, { type: 'response.created', response: { id: 'r', tools, note: 'ü' } }, { tools, empty: {}, after: [1] }, { a: 'plain' }]) {
+      expect(jsonBytes(body).toString('utf8')).toBe(JSON.stringify(body));
+      expect(jsonBytes(body).toString('utf8')).toBe(stringifyJson(body));
+    }
+    // The kept bytes are reused: the same list written twice gives the same bytes.
+    expect(jsonBytes({ tools }).equals(jsonBytes({ tools }))).toBe(true);
+  });
+
+  it('gives what JSON.stringify gives, as bytes, for any JSON-like body carrying remembered values', () => {
+    const member = fc.oneof(
+      fc.jsonValue(),
+      fc.constant(undefined),
+      fc.constant(() => 1),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), member), fc.dictionary(fc.string(), member), fc.jsonValue(), fc.string(), (outer, inner, shared, key) => {
+        const frozen = deepFreeze(structuredClone({ shared }));
+        rememberJson(frozen);
+        const body = { ...outer, [key]: frozen, nested: { ...inner, frozen } };
+        expect(jsonBytes(body).equals(Buffer.from(JSON.stringify(body)))).toBe(true);
       }),
     );
   });

@@ -347,6 +347,8 @@ export function hostileJsonShapeGuard(
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
   noteParsed: (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: () => void) => void;
+  /** After `verify`: the span of the body it blanked (a kept tool list, brackets included), which a parser may skip. */
+  blankedSpan: (req: IncomingMessage) => { start: number; end: number } | undefined;
 } {
   const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
   /** Bodies being scanned as they arrive, with the way to stop listening once the body is complete. */
@@ -413,6 +415,9 @@ export function hostileJsonShapeGuard(
       }
       next();
     },
+    blankedSpan(req) {
+      return toolsRead.get(req)?.blanked;
+    },
   };
 }
 
@@ -420,6 +425,8 @@ interface ToolsSource {
   bytes: Uint8Array;
   digest: string;
   kept?: readonly object[];
+  /** Where the kept list's bytes were blanked in the body, brackets included. */
+  blanked?: { start: number; end: number };
 }
 
 /**
@@ -436,7 +443,7 @@ function readTools(body: Buffer, span: { start: number; end: number }, known: Kn
   if (!kept) return { bytes, digest };
   const own = known?.bytes ?? Buffer.from(bytes);
   body.fill(0x20, span.start + 1, span.end - 1);
-  return { bytes: own, digest, kept };
+  return { bytes: own, digest, kept, blanked: span };
 }
 
 /**
@@ -449,7 +456,7 @@ function readTools(body: Buffer, span: { start: number; end: number }, known: Kn
  * 5 % fewer instructions for a 100-tool request, none for a plain one.
  * The limits and the answer are the same either way.
  */
-const SCANNED_WHOLE_UP_TO_BYTES = 64 * 1024;
+export const SCANNED_WHOLE_UP_TO_BYTES = 64 * 1024;
 
 /** A body announced (`content-length`, which Node's parser holds the body to) as small enough to scan once read. */
 function announcedSmall(req: IncomingMessage): boolean {

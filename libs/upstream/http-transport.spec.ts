@@ -98,6 +98,16 @@ describe('HttpTransport', () => {
     expect(request.headers['x-bad']).toBeUndefined();
   });
 
+  it("sends a base URL's credentials as Basic auth, and its path with the call's and a query kept", async () => {
+    transport.close();
+    const withCredentials = upstream.baseUrl.replace('http://', 'http://vllm:s%40cret@');
+    transport = new HttpTransport(upstreamConfig(`${withCredentials}`), testTimeouts());
+    upstream.handler = (_req, res) => sendJson(res, 200, { ok: true });
+    await transport.json({ method: 'GET', path: '/models?limit=2' });
+    expect(upstream.requests[0].url).toBe('/v1/models?limit=2');
+    expect(upstream.requests[0].headers.authorization).toBe(`Basic ${Buffer.from('vllm:s@cret').toString('base64')}`);
+  });
+
   it('sends no authorization header without an API key', async () => {
     await transport.json({ method: 'GET', path: '/models' });
     expect(upstream.requests[0].headers.authorization).toBeUndefined();

@@ -29,6 +29,8 @@ type Decorator = ReturnType<typeof DiscoveryService.createDecorator<TypeKey>>;
 export class ToolHandlerExplorer implements OnModuleInit {
   private readonly logger = new Logger('ToolHandlerExplorer');
   private readonly handlersByType = new Map<string, AnyToolHandler>();
+  /** `callOutputTypes()`, made once the handlers are known; a handler added later drops it. */
+  private outputTypes: ReadonlySet<string> | undefined;
   private readonly handlersByWireTag = new Map<string, AnyToolHandler>();
   private readonly handlersByChoiceType = new Map<string, AnyToolHandler>();
   /** Tools' history items, their approval answers and other modules' input items: one key space. */
@@ -117,6 +119,7 @@ export class ToolHandlerExplorer implements OnModuleInit {
   }
 
   private addHandler(handler: AnyToolHandler, source: string): void {
+    this.outputTypes = undefined;
     this.claim(this.handlersByType, handler.type, handler, `ToolHandler for type "${handler.type}"`, source);
     for (const tag of [handler.type, ...(handler.aliases ?? [])]) {
       this.claim(this.handlersByWireTag, tag, handler, `wire tag "${tag}"`, source);
@@ -172,9 +175,13 @@ export class ToolHandlerExplorer implements OnModuleInit {
 
   /** Input item types that answer a call by `call_id`: the model protocol's own and every tool's. */
   callOutputTypes(): ReadonlySet<string> {
-    const types = new Set(['function_call_output']);
-    for (const handler of this.handlersByType.values()) for (const type of handler.callOutputItemTypes ?? []) types.add(type);
-    return types;
+    // Asked on every request; the handlers change only as they are added.
+    if (!this.outputTypes) {
+      const types = new Set(['function_call_output']);
+      for (const handler of this.handlersByType.values()) for (const type of handler.callOutputItemTypes ?? []) types.add(type);
+      this.outputTypes = types;
+    }
+    return this.outputTypes;
   }
 
   executorForType(type: string): AnyGatewayExecutor | undefined {

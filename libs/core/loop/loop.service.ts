@@ -4,7 +4,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import { emptyUsage, type Usage } from '#tool-sdk/items.js';
+import { emptyUsage, type ModelItem, type Usage } from '#tool-sdk/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { newId } from '#tool-sdk/ids.js';
@@ -16,7 +16,7 @@ import { GatewayScheduler } from './gateway-scheduler.service.js';
 import { LoopDecision } from './loop-decision.js';
 import { ModelContextService } from './model-context.service.js';
 import type { ResponseStreamEvent } from './response-events.js';
-import type { ResponseRequest } from './response-request.js';
+import type { PriorState, ResponseRequest } from './response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from './reasoning-sealer.interface.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
@@ -254,8 +254,25 @@ export class LoopService {
       ctx.output.finish(ctx.state, status, incompleteReason, state.usage, {
         modelItems: transcript.slice(ctx.turnStart),
         tools: ctx.registry.continuationTools,
-        prior: { ...ctx.prior, modelItems: transcript.slice(0, ctx.turnStart), untranslated: undefined },
+        prior: priorOf(ctx.prior, transcript.slice(0, ctx.turnStart)),
       }),
     ).pipe(ignoreElements());
   }
+}
+
+/**
+ * The state a turn continued from, with the model items it had when the turn
+ * began and nothing left untranslated. A literal rather than a spread grown
+ * by its changes (the same cost as in `prepareRun`); the type makes every
+ * member of `PriorState` one it must name.
+ */
+function priorOf(prior: PriorState, modelItems: ModelItem[]): { [K in keyof Required<PriorState>]: PriorState[K] } {
+  return {
+    modelItems,
+    publicItems: prior.publicItems,
+    untranslated: undefined,
+    tools: prior.tools,
+    toolChoice: prior.toolChoice,
+    compacted: prior.compacted,
+  };
 }

@@ -33,10 +33,12 @@ interface ValidatedDeclaration {
  * kept list of 100 function declarations holds (its parsed copy, the
  * functions, the tables and the declarations' kept JSON text) measured about
  * 3 bytes per character, and the body bytes it was read from are kept
- * beside it (one byte per character of ASCII JSON); 5 keeps the byte bound
- * on the safe side.
+ * beside it (one byte per character of ASCII JSON), and so are the UTF-8
+ * bytes of its two kept wire texts (the answer's and the upstream
+ * request's, frozen-json.ts), about one byte per character each once the
+ * list is first written; 7 keeps the byte bound on the safe side.
  */
-const HEAP_BYTES_PER_JSON_CHAR = 5;
+const HEAP_BYTES_PER_JSON_CHAR = 7;
 
 /**
  * Pipeline stages 1–4, once per request: parse and validate each declaration

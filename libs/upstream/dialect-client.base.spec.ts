@@ -29,6 +29,23 @@ describe.each([
     expect(client.dialect).toBe(dialect);
   });
 
+  it('makes no AbortSignal for an inference exchange, and unsubscribing still ends the upstream request', async () => {
+    const signals = jest.spyOn(AbortController.prototype, 'signal', 'get');
+    try {
+      upstream.handler = () => undefined;
+      const events: ModelEvent[] = [];
+      const subscription = client.infer(modelRequest()).subscribe({ next: (event) => events.push(event) });
+      while (upstream.requests.length === 0) await sleep(2);
+      subscription.unsubscribe();
+      await upstream.nextDisconnect();
+      expect(upstream.disconnects).toHaveLength(1);
+      expect(events).toEqual([]);
+      expect(signals).not.toHaveBeenCalled();
+    } finally {
+      signals.mockRestore();
+    }
+  });
+
   it('lists models from GET /models, keeping server extras', async () => {
     upstream.handler = (_req, res) =>
       sendJson(res, 200, {
@@ -137,38 +154,6 @@ describe.each([
     upstream.handler = (_req, res) => sendJson(res, 500, { error: { message: 'tokenizer crashed' } });
     await expect(answerOf(client.tokenize(prompt))).resolves.toMatchObject({ status: 502 });
     expect(upstream.requests.every((r) => r.url === '/tokenize')).toBe(true);
-  });
-});
-
-describe.each([
-  ['responses', ResponsesDialectClient],
-  ['chat', ChatDialectClient],
-] as const)('%s client: an inference exchange is cancelled without an AbortSignal', (dialect, Client) => {
-  let upstream: ScriptedUpstream;
-  let client: ResponsesDialectClient | ChatDialectClient;
-
-  beforeEach(async () => {
-    upstream = await ScriptedUpstream.start();
-    client = new Client(upstreamConfig(upstream.baseUrl, { dialect }), testTimeouts());
-  });
-
-  afterEach(async () => {
-    jest.restoreAllMocks();
-    client.close();
-    await upstream.close();
-  });
-
-  it('makes no AbortSignal, and unsubscribing still ends the upstream request', async () => {
-    const signals = jest.spyOn(AbortController.prototype, 'signal', 'get');
-    upstream.handler = () => undefined;
-    const events: ModelEvent[] = [];
-    const subscription = client.infer(modelRequest()).subscribe({ next: (event) => events.push(event) });
-    while (upstream.requests.length === 0) await sleep(2);
-    subscription.unsubscribe();
-    await upstream.nextDisconnect();
-    expect(upstream.disconnects).toHaveLength(1);
-    expect(events).toEqual([]);
-    expect(signals).not.toHaveBeenCalled();
   });
 });
 

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { Cancellation } from '#core/protocol/cancellation.js';
+import { Cancellation } from '../protocol/cancellation.js';
 
 /**
  * A promise-returning I/O step as an Observable that owns its cancellation:

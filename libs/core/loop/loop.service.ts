@@ -9,7 +9,7 @@ import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { newId } from '#tool-sdk/ids.js';
 import { abortable } from './abortable.js';
-import type { Cancellation } from '#core/protocol/cancellation.js';
+import type { Cancellation } from '../protocol/cancellation.js';
 import { admissionCost } from './admission-cost.js';
 import { answerApprovals$ } from './approvals.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';

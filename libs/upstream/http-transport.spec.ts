@@ -1,4 +1,5 @@
 import { FlowGate } from '#core/protocol/flow-gate.js';
+import { freezeJson, rememberJson } from '#core/protocol/frozen-json.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
 import { deadPort, ScriptedUpstream, sendJson, sleep, SHORT_MS, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { answered, answerOf } from '#edge/testing/answered.js';
@@ -140,6 +141,22 @@ describe('HttpTransport', () => {
     expect(answer).toEqual({ call: 3 });
     expect(upstream.requests[1].remotePort).toBe(upstream.requests[0].remotePort);
     expect(upstream.requests[2].remotePort).not.toBe(upstream.requests[0].remotePort);
+  });
+
+  it('sends a body carrying a kept list as its chunks, whole, and again whole on the retry', async () => {
+    const tools = freezeJson([{ type: 'function', name: 'météo', parameters: { type: 'object', properties: {} } }]);
+    rememberJson(tools);
+    let calls = 0;
+    upstream.handler = (req, res) => {
+      if (++calls === 2) req.socket.destroy();
+      else sendJson(res, 200, { call: calls });
+    };
+    await transport.json({ method: 'GET', path: '/models' });
+    const answer = await transport.json({ method: 'POST', path: '/responses', body: { model: 'm', tools, stream: false } });
+    expect(answer).toEqual({ call: 3 });
+    const sent = upstream.requests[2];
+    expect(sent.body).toEqual({ model: 'm', tools: [{ type: 'function', name: 'météo', parameters: { type: 'object', properties: {} } }], stream: false });
+    expect(Number(sent.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify({ model: 'm', tools, stream: false })));
   });
 
   it('maps a request that cannot be built (bad header value) to 502 without sending', async () => {

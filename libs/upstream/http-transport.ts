@@ -9,7 +9,7 @@ import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } fro
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { AbortLike } from '#core/protocol/cancellation.js';
-import { jsonBytes } from '#core/protocol/frozen-json.js';
+import { chunksLength, jsonChunks } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -129,8 +129,8 @@ export class HttpTransport {
 
   /** Sends the call; resolves once response headers with a status below 400 arrive. */
   open(call: HttpCall): Promise<UpstreamBody> {
-    // A kept tool list's wire form is copied in as bytes (frozen-json.ts), not serialized or encoded per request.
-    const payload = call.body === undefined ? undefined : jsonBytes(call.body);
+    // A kept tool list's wire form goes out as its kept bytes (frozen-json.ts), not serialized, encoded or copied per request.
+    const payload = call.body === undefined ? undefined : jsonChunks(call.body);
     const headers: http.OutgoingHttpHeaders = {};
     // Context headers come from operators' forward lists and host code; the framing ones stay the
     // transport's, and what it sets below (accept, content type, its key) wins.
@@ -140,7 +140,7 @@ export class HttpTransport {
     headers.accept = call.accept ?? 'application/json';
     if (payload) {
       headers['content-type'] = 'application/json';
-      headers['content-length'] = payload.length;
+      headers['content-length'] = chunksLength(payload);
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
     const target = this.targetOf(call);
@@ -230,7 +230,7 @@ class Exchange implements UpstreamBody {
     readonly url: string,
     private readonly dispatch: (fresh?: boolean) => http.ClientRequest,
     /** Kept only while a stale-socket retry may still send it again. */
-    private payload: Buffer | undefined,
+    private payload: Buffer[] | undefined,
     private readonly signal: AbortLike | undefined,
     private readonly limits: TimeoutConfig,
     private readonly flow?: FlowGate,
@@ -353,7 +353,7 @@ class Exchange implements UpstreamBody {
     });
     req.once('response', (res) => this.onResponse(req, res));
     req.on('error', (error) => this.onRequestError(req, error));
-    req.end(this.payload);
+    writeChunks(req, this.payload);
   }
 
   private onRequestError(req: http.ClientRequest, error: Error): void {
@@ -616,4 +616,11 @@ export function upstreamErrorParam(raw: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Sends a request's body chunks in one tick (the request corks its socket for the tick), then ends it. */
+function writeChunks(req: http.ClientRequest, chunks: readonly Buffer[] | undefined): void {
+  if (!chunks) return void req.end();
+  for (let i = 0; i < chunks.length - 1; i++) req.write(chunks[i]);
+  req.end(chunks[chunks.length - 1]);
 }

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
-import { freezeJson, jsonBytes, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
+import { chunksLength, freezeJson, jsonChunks, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
+
+/** The bytes `jsonChunks` gives, joined. */
+const jsonBytes = (value: unknown): Buffer => Buffer.concat(jsonChunks(value));
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
@@ -26,7 +29,7 @@ describe('stringifyJson', () => {
     expect(stringifyJson({ tools })).toBe('{"tools":[{"name":"b"}]}');
   });
 
-  it('gives what JSON.stringify gives, as text and as bytes (jsonBytes), for any JSON-like body carrying remembered values', () => {
+  it('gives what JSON.stringify gives, as text and as bytes (jsonChunks), for any JSON-like body carrying remembered values', () => {
     const member = fc.oneof(
       fc.jsonValue(),
       fc.constant(undefined),
@@ -44,16 +47,21 @@ describe('stringifyJson', () => {
   });
 });
 
-describe('jsonBytes', () => {
-  it('gives the UTF-8 bytes of what stringifyJson gives, remembered texts copied in, at any depth it splices', () => {
+describe('jsonChunks', () => {
+  it('gives the UTF-8 bytes of what stringifyJson gives, remembered texts as their kept bytes, at any depth it splices', () => {
     const tools = deepFreeze([{ type: 'function', name: 'météo', description: '天気 ☀️' }]);
     rememberJson(tools);
     for (const body of [{ id: 'r', tools }, { type: 'response.created', response: { id: 'r', tools, note: 'ü' } }, { tools, empty: {}, after: [1] }, { a: 'plain' }]) {
       expect(jsonBytes(body).toString('utf8')).toBe(JSON.stringify(body));
       expect(jsonBytes(body).toString('utf8')).toBe(stringifyJson(body));
     }
-    // The kept bytes are reused: the same list written twice gives the same bytes.
-    expect(jsonBytes({ tools }).equals(jsonBytes({ tools }))).toBe(true);
+    // The kept bytes are a chunk of their own, the same buffer on every write; a body without kept texts is one chunk.
+    const [, first] = jsonChunks({ tools });
+    const [, second] = jsonChunks({ tools, after: 1 });
+    expect(second).toBe(first);
+    expect(first.toString('utf8')).toBe(JSON.stringify(tools));
+    expect(jsonChunks({ a: 'plain' })).toHaveLength(1);
+    expect(chunksLength(jsonChunks({ id: 'r', tools }))).toBe(Buffer.byteLength(JSON.stringify({ id: 'r', tools })));
   });
 });
 

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cgroupCpuLimit, workerCount } from './workers.js';
 
 describe('the default worker count follows the cgroup CPU quota', () => {
@@ -36,4 +38,17 @@ describe('the default worker count follows the cgroup CPU quota', () => {
     // WORKERS wins over the quota.
     expect(workerCount(3, cgroup({ 'cpu.max': '50000 100000' }))).toBe(3);
   });
+});
+
+describe('the primary of worker mode', () => {
+  it('exits with the failure code when its last worker leaves the list after its exit (its channel outlived it)', async () => {
+    const register = fileURLToPath(new URL('../../../test/support/process/ts-register.mjs', import.meta.url));
+    const child = fileURLToPath(new URL('../../../test/support/process/failing-workers.child.ts', import.meta.url));
+    const primary = spawn(process.execPath, ['--import', register, child], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    primary.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => primary.once('exit', (exitCode) => resolve(exitCode)));
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^The gateway could not start: worker \d+ exited during start-up \(exit code 3\)\.$/)]);
+    expect(code).toBe(3);
+  }, 60_000);
 });

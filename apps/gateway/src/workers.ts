@@ -115,6 +115,8 @@ export function runPrimary(options: PrimaryOptions): void {
   const fail = (message: string, exitCode: number) => {
     if (failure) return;
     failure = { message, exitCode: exitCode || 1 };
+    // Also the code of an exit with nothing left to run, should the last worker leave between two checks.
+    process.exitCode = failure.exitCode;
     errors.write(`${message}\n`);
     stopping = true;
     stopAll('SIGTERM');
@@ -146,6 +148,11 @@ export function runPrimary(options: PrimaryOptions): void {
   cluster.setupPrimary({ exec: options.entry, args: [...options.args] });
   const fork = (): Worker => cluster.fork({ [PRIMARY_SERVICES_ENV]: names.join(',') });
 
+  // A worker whose IPC channel outlives its process (a child of it still holds the channel) is
+  // still listed at its 'exit' and leaves the list only at its 'disconnect': check there too.
+  cluster.on('disconnect', () => {
+    if (stopping) exitWhenEmpty();
+  });
   cluster.on('exit', (worker, code, signal) => {
     const booted = started.delete(worker.id);
     if (stopping) return exitWhenEmpty();

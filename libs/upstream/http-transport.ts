@@ -9,7 +9,7 @@ import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } fro
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { AbortLike } from '#core/protocol/cancellation.js';
-import { chunksLength, jsonChunks } from '#core/protocol/frozen-json.js';
+import { chunksLength, endWithChunks, jsonChunks } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 
 export interface HttpCall {
@@ -353,7 +353,7 @@ class Exchange implements UpstreamBody {
     });
     req.once('response', (res) => this.onResponse(req, res));
     req.on('error', (error) => this.onRequestError(req, error));
-    writeChunks(req, this.payload);
+    endWithChunks(req, this.payload ?? []);
   }
 
   private onRequestError(req: http.ClientRequest, error: Error): void {
@@ -616,11 +616,4 @@ export function upstreamErrorParam(raw: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Sends a request's body chunks in one tick (the request corks its socket for the tick), then ends it. */
-function writeChunks(req: http.ClientRequest, chunks: readonly Buffer[] | undefined): void {
-  if (!chunks) return void req.end();
-  for (let i = 0; i < chunks.length - 1; i++) req.write(chunks[i]);
-  req.end(chunks[chunks.length - 1]);
 }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { chunksLength, jsonChunks } from '#core/protocol/frozen-json.js';
+import { chunksLength, endWithChunks, jsonChunks } from '#core/protocol/frozen-json.js';
 
 /**
  * A success body, written directly: express's `res.json` would also hash the
@@ -12,11 +12,10 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 /** `sendJson` that returns the bytes written, for a caller that records the size without serializing again. */
 export function writeJson(res: Response, status: number, body: unknown): number {
   // A response echoes its declared tools: a kept list's bytes go out as they are kept rather than
-  // serialized, encoded or copied again; the chunks leave in one tick, so in one vectored write.
+  // serialized, encoded or copied again.
   const chunks = jsonChunks(body);
   const bytes = chunksLength(chunks);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes });
-  for (let i = 0; i < chunks.length - 1; i++) res.write(chunks[i]);
-  res.end(chunks[chunks.length - 1]);
+  endWithChunks(res, chunks);
   return bytes;
 }

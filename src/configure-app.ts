@@ -8,7 +8,7 @@ import { RequestTelemetry } from '#observability/context/request-telemetry.servi
 import { requireJsonBody } from '#edge/request/json-content-type.js';
 import { noteErrorForLog, toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { OpenAiExceptionFilter } from '#edge/errors/openai-exception.filter.js';
-import { hostileJsonShapeGuard, SCANNED_WHOLE_UP_TO_BYTES } from '#responses/request/json-shape.scanner.js';
+import { hostileJsonShapeGuard } from '#responses/request/json-shape.scanner.js';
 import { smallJsonBodyReader } from '#responses/request/small-json-body.js';
 import { authenticateBeforeBody } from '#state/auth/authenticate-before-body.middleware.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
@@ -49,7 +49,7 @@ export function configureGatewayApp(app: INestApplication, options: { standalone
   });
   app.use(shapeGuard.scanWhileReading);
   // The common body (small UTF-8 JSON, not compressed) is read here; express's parser takes the rest.
-  app.use(smallJsonBodyReader(shapeGuard, { limit: config.server.bodyLimitBytes, wholeUpTo: SCANNED_WHOLE_UP_TO_BYTES }));
+  app.use(smallJsonBodyReader(shapeGuard, { limit: config.server.bodyLimitBytes }));
   app.use(express.json({ limit: config.server.bodyLimitBytes, strict: false, verify: shapeGuard.verify }));
   app.use(shapeGuard.noteParsed);
   app.use(requireJsonBody());

@@ -456,16 +456,16 @@ function readTools(body: Buffer, span: { start: number; end: number }, known: Kn
  * 5 % fewer instructions for a 100-tool request, none for a plain one.
  * The limits and the answer are the same either way.
  */
-export const SCANNED_WHOLE_UP_TO_BYTES = 64 * 1024;
+const SCANNED_WHOLE_UP_TO_BYTES = 64 * 1024;
 
 /** A body announced (`content-length`, which Node's parser holds the body to) as small enough to scan once read. */
-function announcedSmall(req: IncomingMessage): boolean {
+export function announcedSmall(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] === undefined && length !== undefined && Number(length) <= SCANNED_WHOLE_UP_TO_BYTES;
 }
 
 /** A body the JSON parser will read as it arrives: JSON, not compressed, not already consumed. */
-function readsAsJson(req: IncomingMessage): boolean {
+export function readsAsJson(req: IncomingMessage): boolean {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   // The JSON parser's own default test: exactly application/json, parameters aside.
   const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

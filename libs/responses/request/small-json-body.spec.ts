@@ -19,7 +19,8 @@ interface Served {
  * An app mounted as `configureGatewayApp` mounts it (scan, reader, express's
  * parser with `verify`, note), or without the reader: what express alone gives.
  */
-async function serve(options: { reader: boolean; wholeUpTo?: number; checks?: SmallBodyChecks }): Promise<Served> {
+async function serve(options: { reader: boolean; limit?: number; checks?: SmallBodyChecks }): Promise<Served> {
+  const limit = options.limit ?? 1000;
   const guard = hostileJsonShapeGuard(3, (err, _req, res) => {
     res.statusCode = 400;
     res.end(JSON.stringify({ error: { message: err.message, param: err.param } }));
@@ -28,12 +29,12 @@ async function serve(options: { reader: boolean; wholeUpTo?: number; checks?: Sm
   const errors: unknown[] = [];
   const app = express();
   app.use(guard.scanWhileReading);
-  if (options.reader) app.use(smallJsonBodyReader(options.checks ?? guard, { limit: 1000, wholeUpTo: options.wholeUpTo ?? 64 * 1024 }));
+  if (options.reader) app.use(smallJsonBodyReader(options.checks ?? guard, { limit }));
   const reviver = (key: string, value: unknown) => {
     parsedByExpress.push(key);
     return value;
   };
-  app.use(express.json({ limit: 1000, strict: false, verify: guard.verify, reviver }));
+  app.use(express.json({ limit, strict: false, verify: guard.verify, reviver }));
   app.use(guard.noteParsed);
   app.post('/', (req, res) => res.json({ body: req.body as unknown }));
   app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -156,14 +157,15 @@ describe('smallJsonBodyReader', () => {
     expect(next).toEqual({ status: 200, text: '{"body":{"a":2}}' });
   });
 
-  it('leaves a body larger than it reads whole to express', async () => {
-    const small = await serve({ reader: true, wholeUpTo: 10 });
+  it('leaves a body larger than the shape guard scans whole (64 KiB) to express, within the limit', async () => {
+    const large = await serve({ reader: true, limit: 1024 * 1024 });
     try {
-      const body = bytes('{"a":"twelve and more"}');
-      expect(await post(small.url, json()(body), body)).toEqual({ status: 200, text: '{"body":{"a":"twelve and more"}}' });
-      expect(small.parsedByExpress).not.toEqual([]);
+      const text = 'x'.repeat(70 * 1024);
+      const body = bytes(JSON.stringify({ a: text }));
+      expect(await post(large.url, json()(body), body)).toEqual({ status: 200, text: JSON.stringify({ body: { a: text } }) });
+      expect(large.parsedByExpress).not.toEqual([]);
     } finally {
-      await small.close();
+      await large.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { announcedSmall, readsAsJson } from './json-shape.scanner.js';
 
 /** What the reader needs of the shape guard (json-shape.scanner.ts). */
 export interface SmallBodyChecks {
@@ -16,8 +17,8 @@ const BOM = [0xef, 0xbb, 0xbf];
 
 /**
  * Reads the common request body itself, ahead of express's JSON parser: UTF-8
- * JSON, not compressed, with a `content-length` of at most `wholeUpTo` and
- * `limit`. The body is read into one buffer, checked by the shape guard's
+ * JSON, not compressed, announced small enough for the shape guard to scan
+ * whole (`announcedSmall`) and within `limit`. The body is read into one buffer, checked by the shape guard's
  * `verify`, and parsed from its text with the span of a kept tool list left
  * out, so those bytes are neither decoded nor walked by `JSON.parse` (the
  * parser would read 30 KB of blanks for a 100-tool list). Anything else (a
@@ -34,7 +35,7 @@ const BOM = [0xef, 0xbb, 0xbf];
  * apart, decodes through iconv-lite, and runs raw-body's stream machinery;
  * together about 2 % of a plain request's CPU, more with a kept tool list.
  */
-export function smallJsonBodyReader(checks: SmallBodyChecks, options: { limit: number; wholeUpTo: number }) {
+export function smallJsonBodyReader(checks: SmallBodyChecks, options: { limit: number }) {
   return function readSmallJsonBody(req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (err?: unknown) => void): void {
     const length = plainJsonLength(req, options);
     if (length === null) return next();
@@ -92,18 +93,15 @@ export function smallJsonBodyReader(checks: SmallBodyChecks, options: { limit: n
   };
 }
 
-/** The announced length of a body this reader takes, else null. */
-function plainJsonLength(req: IncomingMessage & { body?: unknown }, options: { limit: number; wholeUpTo: number }): number | null {
-  const headers = req.headers;
-  if (headers['transfer-encoding'] !== undefined || req.readableEnded || req.body !== undefined) return null;
-  const encoding = headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return null;
-  const type = headers['content-type'];
-  if (type === undefined || !PLAIN_JSON.test(type)) return null;
-  const announced = headers['content-length'];
-  if (announced === undefined) return null;
-  const length = Number(announced);
-  return length > 0 && length <= options.wholeUpTo && length <= options.limit ? length : null;
+/**
+ * The announced length of a body this reader takes, else null: what the
+ * shape guard reads as JSON and scans whole, in UTF-8, within the limit, and
+ * not read yet.
+ */
+function plainJsonLength(req: IncomingMessage & { body?: unknown }, options: { limit: number }): number | null {
+  if (req.body !== undefined || !readsAsJson(req) || !announcedSmall(req) || !PLAIN_JSON.test(req.headers['content-type']!)) return null;
+  const length = Number(req.headers['content-length']);
+  return length <= options.limit ? length : null;
 }
 
 /** The body's text without a leading BOM and with the blanked span's inside cut out (its brackets stay). */

@@ -289,7 +289,9 @@ describe('HttpTransport', () => {
 
   it('times out with 504 when a trickling body exceeds the total deadline', async () => {
     transport.close();
-    transport = new HttpTransport(upstreamConfig(upstream.baseUrl), testTimeouts({ idleMs: 100, totalMs: 4 * SHORT_MS }));
+    // The idle deadline well past the total one: on a loaded machine a 20 ms trickle can pause for
+    // over 100 ms, and an idle timeout then fired first (seen with both cores busy).
+    transport = new HttpTransport(upstreamConfig(upstream.baseUrl), testTimeouts({ idleMs: 1_000, totalMs: 4 * SHORT_MS }));
     upstream.handler = async (_req, res) => {
       startSse(res);
       while (!res.destroyed) {

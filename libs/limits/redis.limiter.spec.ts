@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Usage } from '#tool-sdk/items.js';
 import type { LimitsSettings } from './limits.settings.js';
 import { RedisLimiter } from './redis.limiter.js';
+import { windowOf } from './limit-refusal.js';
 import { answered, answerOf } from '#edge/testing/answered.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -37,6 +38,12 @@ describe('RedisLimiter (real Redis)', () => {
     return [a, b] as const;
   };
 
+  /** Counts live in fixed minutes: a test that crossed into the next one would start from zero. */
+  const awayFromMinuteEdge = async () => {
+    const { remainingMs } = windowOf(Date.now());
+    if (remainingMs < 5_000) await new Promise((r) => setTimeout(r, remainingMs + 50));
+  };
+
   afterAll(async () => {
     await Promise.all(limiters.map((l) => l.close()));
     const admin = new Redis(url);
@@ -51,7 +58,7 @@ describe('RedisLimiter (real Redis)', () => {
     await expect(answerOf(b.acquire('o'))).resolves.toMatchObject({ status: 429 });
     await expect(b.acquire('other')).resolves.toBeDefined();
     lease.release(null);
-    await new Promise((r) => setTimeout(r, 20));
+    await a.flushed();
     await expect(b.acquire('o')).resolves.toBeDefined();
   });
 
@@ -66,25 +73,26 @@ describe('RedisLimiter (real Redis)', () => {
   });
 
   it('counts requests and tokens per minute across replicas', async () => {
+    await awayFromMinuteEdge();
     const [a, b] = await pair({ requestsPerMinute: 3, tokensPerMinute: 50 });
     (await a.acquire('o')).release({ total_tokens: 20 } as Usage);
     (await b.acquire('o')).release(null);
     const third = await a.acquire('o');
     await expect(answerOf(b.acquire('o'))).resolves.toMatchObject({ status: 429, message: expect.stringMatching(/3 requests per minute/) });
     third.release({ total_tokens: 40 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await a.flushed();
     const [c, d] = await pair({ tokensPerMinute: 50 });
     (await c.acquire('o')).release({ total_tokens: 60 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await c.flushed();
     await expect(answerOf(d.acquire('o'))).resolves.toMatchObject({ status: 429, message: expect.stringMatching(/50 tokens per minute/) });
   });
 
   it('counts a day’s tokens across replicas and names the limit in x-ratelimit headers', async () => {
     const [a, b] = await pair({ tokensPerMinute: 10_000, tokensPerDay: 100 });
     (await a.acquire('o')).release({ total_tokens: 70 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await a.flushed();
     (await b.acquire('o')).release({ total_tokens: 40 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await b.flushed();
     const refused = await a.acquire('o').catch((e) => e);
     expect(answered(refused)).toMatchObject({ status: 429, message: expect.stringMatching(/100 tokens per day/) });
     expect(refused.headers).toMatchObject({
@@ -98,7 +106,7 @@ describe('RedisLimiter (real Redis)', () => {
     // Between rounds: the run's own tokens count beside what the other replica charged.
     const [c, d] = await pair({ tokensPerDay: 100 });
     (await c.acquire('o')).release({ total_tokens: 50 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await c.flushed();
     const running = await d.acquire('o');
     await expect(running.check!({ total_tokens: 40 } as Usage)).resolves.toBeUndefined();
     await expect(answerOf(running.check!({ total_tokens: 50 } as Usage))).resolves.toMatchObject({ status: 429, headers: { 'x-ratelimit-limit-tokens': '100' } });
@@ -115,7 +123,7 @@ describe('RedisLimiter (real Redis)', () => {
     expect(Number(refused.headers['x-ratelimit-remaining-tokens'])).toBeLessThan(30);
     // Settled to what each used: 3 × 5 charged, so 85 are left.
     for (const lease of admitted) lease.value.release({ total_tokens: 5 } as Usage);
-    await new Promise((r) => setTimeout(r, 20));
+    await Promise.all([a.flushed(), b.flushed()]);
     await expect(a.acquire('o', { prompt: 86, output: 0 })).rejects.toMatchObject({ headers: { 'x-ratelimit-remaining-tokens': '85' } });
     await expect(b.acquire('o', { prompt: 5, output: 80 })).resolves.toBeDefined();
   });

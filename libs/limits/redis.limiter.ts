@@ -58,6 +58,11 @@ export class RedisLimiter implements RequestLimiter {
   /** Leases this process holds, renewed together. */
   private readonly held = new Map<string, string>();
   private readonly renewer: NodeJS.Timeout;
+  /**
+   * The newest release's write. One connection runs its commands in order, so once this
+   * settles every earlier release has reached Redis too.
+   */
+  private lastWrite: Promise<unknown> = Promise.resolve();
 
   private readonly leaseMs: number;
 
@@ -94,6 +99,14 @@ export class RedisLimiter implements RequestLimiter {
   async close(): Promise<void> {
     clearInterval(this.renewer);
     await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  /**
+   * Settles once every lease released so far is counted in Redis. A release does not wait for
+   * its write (the answer is already out); another replica sees it only after this.
+   */
+  async flushed(): Promise<void> {
+    await this.lastWrite;
   }
 
   async acquire(owner: string | null, cost?: AdmissionCost): Promise<RequestLease> {
@@ -152,7 +165,7 @@ export class RedisLimiter implements RequestLimiter {
         };
         if (tokensPerMinute !== null) settle(ended.tokens, keys.tokens, WINDOW_MS * 2);
         if (tokensPerDay !== null) settle(ended.dayTokens, keys.dayTokens, DAY_MS * 2);
-        multi.exec().catch(() => undefined);
+        this.lastWrite = multi.exec().catch(() => undefined);
       },
       check: async (spent: Usage) => {
         if (released || (tokensPerMinute === null && tokensPerDay === null)) return;

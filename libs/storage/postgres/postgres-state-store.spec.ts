@@ -164,6 +164,15 @@ describe('PostgresStateStore', () => {
     }
   });
 
+  it('keeps no index on input items that nothing reads: a response is read by its key, an item by its id', async () => {
+    const schema = freshSchema();
+    const store = storeIn(schema);
+    await store.init();
+    await store.close();
+    const { rows } = await admin.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'response_input_items' ORDER BY indexname`, [schema]);
+    expect(rows.map((row) => row.indexname)).toEqual(['response_input_items_by_item', 'response_input_items_pkey']);
+  });
+
   it('stores JSON in jsonb columns', async () => {
     const schema = freshSchema();
     const store = storeIn(schema);

@@ -88,4 +88,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX conversations_catalog ON conversations (created_at, id);
     `,
   },
+  {
+    version: 4,
+    name: 'drop_redundant_input_item_index',
+    // No query reads input items by (response_id, item_id): a response's items
+    // are read by the primary key, an item by its id alone (\`_by_item\`). The
+    // index only cost every saved response one more B-tree to write.
+    sql: `DROP INDEX IF EXISTS response_input_items_item_id;`,
+  },
 ];

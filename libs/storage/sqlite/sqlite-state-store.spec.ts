@@ -113,6 +113,41 @@ describe('SqliteStateStore', () => {
     }
   });
 
+  it('writes a saved response into no index that nothing reads, and finds an input item by its id through `_by_item`', async () => {
+    const path = freshPath();
+    const store = new SqliteStateStore({ path });
+    await store.init();
+    await store.saveResponse({
+      id: 'resp_idx',
+      owner: 'o',
+      createdAt: 1,
+      previousResponseId: null,
+      conversationId: null,
+      status: 'completed',
+      response: { id: 'resp_idx', output: [] },
+      inputItems: [{ id: 'msg_idx', type: 'message', role: 'user', content: 'hi' }],
+      modelItems: [],
+      tools: [],
+      toolChoice: 'auto',
+    });
+    expect((await store.findItems(['msg_idx'], 'o')).get('msg_idx')).toMatchObject({ content: 'hi' });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'response_input_items' ORDER BY name").pluck().all();
+      // WITHOUT ROWID: the primary key is the table itself, so the item id's index is the only other B-tree.
+      expect(indexes).toEqual(['response_input_items_by_item']);
+      const plan = db
+        .prepare('EXPLAIN QUERY PLAN SELECT item FROM response_input_items WHERE item_id IN (SELECT value FROM json_each(?))')
+        .all('["msg_idx"]')
+        .map((row) => (row as { detail: string }).detail)
+        .join('; ');
+      expect(plan).toMatch(/response_input_items_by_item/);
+    } finally {
+      db.close();
+    }
+  });
+
   it('shares one file between two open stores', async () => {
     const path = freshPath();
     const a = new SqliteStateStore({ path });

@@ -169,7 +169,9 @@ describe('PostgresStateStore', () => {
     const store = storeIn(schema);
     await store.init();
     await store.close();
-    const { rows } = await admin.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'response_input_items' ORDER BY indexname`, [schema]);
+    const { rows } = await admin.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'response_input_items' ORDER BY indexname`, [
+      schema,
+    ]);
     expect(rows.map((row) => row.indexname)).toEqual(['response_input_items_by_item', 'response_input_items_pkey']);
   });
 

@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { until } from '../../../../../test/support/until.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
-import { serverArgs, writeKernelHost } from './jupyter-host.js';
+import { JupyterHost, serverArgs, writeKernelHost } from './jupyter-host.js';
 
 // The installed Jupyter Server imports the module as it would at start; the handlers' open is called on a stand-in.
 const CHECK = String.raw`
@@ -57,7 +58,49 @@ describe('the kernel host', () => {
     }
   });
 
-  it('stops the Jupyter Server when the process that started it is killed without stopping it', async () => {
+  it('writes no directory until its server first starts', async () => {
+    const before = readdirSync(tmpdir()).filter((name) => name.startsWith('syj-')).length;
+    const host = new JupyterHost({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel' });
+    expect(host.root).toBeUndefined();
+    await host.close();
+    // Other suites running beside this one may add their own; this host added none.
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('syj-')).length).toBeLessThanOrEqual(before);
+  });
+
+  it('starts again in a directory of its own after its server was stopped from outside, and removes that one on close', async () => {
+    const host = new JupyterHost({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel' });
+    try {
+      await host.endpoint();
+      const [firstPid, firstRoot] = [host.pid!, host.root!];
+      const exited = new Promise<void>((r) => host.onExit(r));
+      // As an operator's kill would: the server takes its directory with it.
+      process.kill(firstPid, 'SIGTERM');
+      await exited;
+      await until(
+        () => existsSync(firstRoot),
+        (present) => !present,
+        "the stopped server's directory to be removed",
+      );
+      const restarted = await until(
+        () =>
+          host
+            .endpoint()
+            .then((endpoint) => fetch(`${endpoint.url}/api/kernelspecs`, { headers: { Authorization: `token ${endpoint.token}` } }).then((r) => r.ok))
+            .catch(() => false),
+        (ok) => ok,
+        'the restarted server to answer',
+      );
+      expect(restarted).toBe(true);
+      expect(host.pid).not.toBe(firstPid);
+      expect(existsSync(join(host.root!, 'share', 'jupyter', 'kernels'))).toBe(true);
+    } finally {
+      const root = host.root;
+      await host.close();
+      expect(root && existsSync(root)).toBe(false);
+    }
+  }, 90_000);
+
+  it('stops the Jupyter Server, which removes the host directory, when the process that started it is killed without stopping it', async () => {
     const register = fileURLToPath(new URL('../../../../../test/support/process/ts-register.mjs', import.meta.url));
     const child = fileURLToPath(new URL('../../../../../test/support/process/jupyter-host.child.ts', import.meta.url));
     const gateway = spawn(process.execPath, ['--import', register, child], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -70,7 +113,8 @@ describe('the kernel host', () => {
       });
       void exited.then(() => reject(new Error(`the host process exited before its server answered: ${printed}`)));
     });
-    const { server } = JSON.parse(line) as { server: number };
+    const { server, root } = JSON.parse(line) as { server: number; root: string };
+    expect(existsSync(join(root, 'share'))).toBe(true);
     const alive = () => {
       try {
         process.kill(server, 0);
@@ -84,5 +128,10 @@ describe('the kernel host', () => {
     gateway.kill('SIGKILL');
     await exited;
     await until(alive, (up) => !up, 'the orphaned Jupyter Server to exit');
+    await until(
+      () => existsSync(root),
+      (present) => !present,
+      "the orphaned server's directory to be removed",
+    );
   }, 90_000);
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -165,12 +165,14 @@ export class JupyterHost {
   private closed = false;
   private generation = 0;
   private readonly token = randomBytes(24).toString('hex');
-  private readonly dir: { root: string; env: NodeJS.ProcessEnv };
+  /**
+   * Written when the server first starts, not before: a gateway that never runs a
+   * kernel leaves no directory behind, even when it dies without closing.
+   */
+  private dir: { root: string; env: NodeJS.ProcessEnv } | undefined;
   private readonly exitListeners: Array<() => void> = [];
 
-  constructor(private readonly settings: CodeInterpreterSettings) {
-    this.dir = writeKernelHost(settings);
-  }
+  constructor(private readonly settings: CodeInterpreterSettings) {}
 
   /** The running server (started on first use, and again after it exited). */
   endpoint(): Promise<JupyterEndpoint> {
@@ -188,6 +190,11 @@ export class JupyterHost {
     return this.child?.pid;
   }
 
+  /** The host's directory, once the server was first started. */
+  get root(): string | undefined {
+    return this.dir?.root;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const child = this.child;
@@ -199,17 +206,21 @@ export class JupyterHost {
       await gone;
       clearTimeout(hard);
     }
-    rmSync(this.dir.root, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir.root, { recursive: true, force: true });
   }
 
   private async start(): Promise<JupyterEndpoint> {
+    // A server that was stopped took its directory with it (switchyard_jupyter's _end_with_the_gateway).
+    if (!this.dir || !existsSync(this.dir.root)) this.dir = writeKernelHost(this.settings);
+    const dir = this.dir;
     const port = await freePort();
     const generation = ++this.generation;
-    const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, this.token, this.dir.root), {
+    const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, this.token, dir.root), {
       stdio: ['ignore', 'ignore', 'pipe'],
-      // The server ends itself when this process dies without stopping it (switchyard_jupyter's _end_with_the_gateway).
-      env: { ...this.dir.env, SWITCHYARD_PARENT_PID: String(process.pid) },
-      cwd: this.dir.root,
+      // The server ends itself, and removes the directory, when this process dies without
+      // stopping it (switchyard_jupyter's _end_with_the_gateway).
+      env: { ...dir.env, SWITCHYARD_PARENT_PID: String(process.pid), SWITCHYARD_HOST_ROOT: dir.root },
+      cwd: dir.root,
     });
     this.child = child;
     let log = '';

@@ -181,6 +181,26 @@ def _end_with_the_gateway():
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
     except Exception:
         return
+    # The host's directory (the kernelspec, the kernels' socket directories) goes with the server,
+    # removed on the SIGTERM that stops it: when the gateway died, nothing else would. Not in an
+    # exit hook: the parent-death signal comes once per thread of the gateway that ends, and a
+    # later one may end this process before such a hook ran; nor only when this process is
+    # orphaned: it is handed to the gateway's other threads before init, and getppid() still
+    # names the gateway until the last one has gone. A gateway that stops this server (SIGTERM
+    # too) removes the directory itself afterwards, and writes a new one to start another.
+    root = os.environ.get('SWITCHYARD_HOST_ROOT')
+    if root:
+        stop = signal.getsignal(signal.SIGTERM)
+
+        def _remove_then_stop(sig, frame):
+            shutil.rmtree(root, ignore_errors=True)
+            if callable(stop):
+                stop(sig, frame)
+            else:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, _remove_then_stop)
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
 

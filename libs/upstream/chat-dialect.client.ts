@@ -1,21 +1,16 @@
-import type { AbortLike, Cancellation } from '#core/protocol/cancellation.js';
+import type { AbortLike } from '#core/protocol/cancellation.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { ChatCompletionDecoder } from './chat-completion.decoder.js';
 import { toChatCompletionRequest } from './chat-request.mapper.js';
-import { DialectClient, isJsonBody } from './dialect-client.base.js';
+import { TransportDialectClient, isJsonBody } from './dialect-client.base.js';
 import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { isJsonObject } from './wire-values.js';
 
 /** An upstream that speaks `POST /chat/completions` (SGLang, llama.cpp server, Ollama, TGI, vLLM). */
-export class ChatDialectClient extends DialectClient {
+export class ChatDialectClient extends TransportDialectClient {
   readonly dialect = 'chat' as const;
-
-  /** Only the transport reads `signal`, which takes a cancellation as well as an `AbortSignal`. */
-  protected override exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
-    return this.run(request, cancel, emit, options);
-  }
 
   protected async run(request: ModelRequest, signal: AbortLike, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     const body = await this.transport.open({

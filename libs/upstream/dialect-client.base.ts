@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { Cancellation } from '#core/protocol/cancellation.js';
+import { Cancellation, type AbortLike } from '#core/protocol/cancellation.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
@@ -133,6 +133,18 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
    */
   protected exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     return this.run(request, cancel.signal, emit, options);
+  }
+}
+
+/**
+ * A dialect whose `run` hands its signal to the transport alone, which takes
+ * the cancellation itself: no `AbortSignal` is made (the built-in dialects).
+ */
+export abstract class TransportDialectClient extends DialectClient {
+  protected abstract override run(request: ModelRequest, signal: AbortLike, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void>;
+
+  protected override exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
+    return this.run(request, cancel, emit, options);
   }
 }
 

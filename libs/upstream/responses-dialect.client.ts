@@ -1,7 +1,7 @@
-import type { AbortLike, Cancellation } from '#core/protocol/cancellation.js';
+import type { AbortLike } from '#core/protocol/cancellation.js';
 import type { ModelEvent, ModelRequest } from '#core/protocol/model-events.js';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
-import { DialectClient, isJsonBody } from './dialect-client.base.js';
+import { TransportDialectClient, isJsonBody } from './dialect-client.base.js';
 import type { InferOptions } from '#core/upstream/upstream-client.interface.js';
 import { readJsonEventStream } from './json-event-stream.reader.js';
 import { ResponsesEventDecoder } from './responses-event.decoder.js';
@@ -13,13 +13,8 @@ const parseResponse = (text: string) => parseWithoutEchoedTools(text, 'response'
 const parseEvent = (data: string) => parseWithoutEchoedTools(data, 'event');
 
 /** An upstream that speaks `POST /responses` itself (vLLM). */
-export class ResponsesDialectClient extends DialectClient {
+export class ResponsesDialectClient extends TransportDialectClient {
   readonly dialect = 'responses' as const;
-
-  /** Only the transport reads `signal`, which takes a cancellation as well as an `AbortSignal`. */
-  protected override exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
-    return this.run(request, cancel, emit, options);
-  }
 
   protected async run(request: ModelRequest, signal: AbortLike, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     const body = await this.transport.open({

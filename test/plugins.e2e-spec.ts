@@ -1,4 +1,3 @@
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +6,7 @@ import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { startGateway } from '../apps/gateway/src/gateway-app.js';
 import { loadPlugins } from '../apps/gateway/src/plugins.js';
+import { tempDir } from './support/temp-dir.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DICE = resolve(here, '../apps/example/src/plugin.ts');
@@ -25,7 +25,7 @@ describe('plugins of the shipped gateway', () => {
     STORAGE_DRIVER: 'memory',
     WORKERS: '1',
     REQUEST_LOG: 'false',
-    SWITCHYARD_DATA_DIR: mkdtempSync(join(tmpdir(), 'sy-plugins-')),
+    SWITCHYARD_DATA_DIR: tempDir('sy-plugins-'),
   });
 
   beforeAll(async () => {

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfigSection } from './config-section.js';
 import { ConfigError, jsonPosition, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
+import { tempDir } from '../../test/support/temp-dir.js';
 
 /** A module's section as a module would declare it, to show the loader treats it as its own. */
 const planetSection = defineConfigSection({
@@ -33,7 +33,7 @@ describe('loadGatewayConfig', () => {
   });
 
   it('reads environment variables over the config file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const dir = tempDir('sy-config-');
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, 'upstream:\n  dialect: chat\n  baseUrl: http://10.1.2.3:9000/v1\ntools:\n  maxRounds: 4\n');
     const config = loadGatewayConfig({ env: { SWITCHYARD_CONFIG: file, UPSTREAM_URL: 'http://127.0.0.1:1234/v1', PORT: '9999' } });
@@ -88,7 +88,7 @@ describe('loadGatewayConfig', () => {
   });
 
   it('points at the line and column of a JSON syntax error', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const dir = tempDir('sy-config-');
     const file = join(dir, 'gateway.json');
     writeFileSync(file, '{\n  "server": {\n    "port": 80 80\n  }\n}\n');
     expect(() => loadGatewayConfig({ env: { SWITCHYARD_CONFIG: file } })).toThrow(`${file}:3:16 is not valid JSON`);
@@ -105,14 +105,14 @@ describe('loadGatewayConfig', () => {
   });
 
   it('points at the line and column of a YAML error', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const dir = tempDir('sy-config-');
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, 'server:\n  port: [1, 2\n');
     expect(() => loadGatewayConfig({ file })).toThrow(new RegExp(`${file}:\\d+:\\d+ is not valid YAML`));
   });
 
   it('refuses a config file whose top level is not an object', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const dir = tempDir('sy-config-');
     const file = join(dir, 'list.json');
     writeFileSync(file, '[1, 2]');
     expect(() => loadGatewayConfig({ file })).toThrow(/must hold an object of settings/);
@@ -175,7 +175,7 @@ describe('unknown config keys', () => {
   });
 
   it('reads unknown keys from a config file the same way', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+    const dir = tempDir('sy-config-');
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, 'upstream:\n  baseUrl: http://10.1.2.3:9000/v1\n  dialekt: chat\n');
     expect(() => loadGatewayConfig({ file })).toThrow('unknown config key "upstream.dialekt" (did you mean "upstream.dialect"?)');

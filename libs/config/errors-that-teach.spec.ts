@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { plainToInstance } from 'class-transformer';
@@ -8,6 +8,7 @@ import { mcpConfigSection } from '#tools/mcp/mcp.config-section.js';
 import { validateFields } from '#tool-sdk/routes/request-validation.js';
 import { CreateResponseDto } from '#responses/request/create-response.dto.js';
 import { ConfigError, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
+import { tempDir } from '../../test/support/temp-dir.js';
 
 const messageOf = (fn: () => unknown): string => {
   try {
@@ -75,7 +76,7 @@ describe('errors that teach', () => {
   });
 
   it('check-config says each problem once, without a doubled heading, and in good grammar', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-teach-'));
+    const dir = tempDir('sy-teach-');
     const file = join(dir, 'one.yaml');
     writeFileSync(file, 'server: { port: http }\n');
     expect(checkConfig({}, file)).toEqual({ ok: false, lines: ['error: server.port (PORT): must be an integer from 0 to 65535 (got "http")'] });

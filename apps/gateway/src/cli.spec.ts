@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HELP, UsageError, checkConfig, packageVersion, parseArgs } from './cli.js';
+import { tempDir } from '../../../test/support/temp-dir.js';
 
 describe('switchyard command line', () => {
   it('parses the flags and the check-config command', () => {
@@ -30,7 +30,7 @@ describe('switchyard command line', () => {
   });
 
   it('check-config names each error, core settings and tool sections alike', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sy-check-'));
+    const dir = tempDir('sy-check-');
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'upstream: { baseUrl: nowhere }\ntools: { maxRounds: 0 }\n');
     const result = checkConfig({}, bad);

@@ -127,9 +127,9 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
 
   /**
    * `run` under the Observable's cancellation. This makes the real
-   * `AbortSignal` that `run` is promised; the built-in dialects, whose `run`
-   * hands the signal to the transport alone, override it to pass the
-   * cancellation itself and make none.
+   * `AbortSignal` that `run` is promised; a dialect whose `run` hands the
+   * signal to the transport alone (the built-in ones) extends
+   * `TransportDialectClient`, which passes the cancellation itself and makes none.
    */
   protected exchange(request: ModelRequest, cancel: Cancellation, emit: (event: ModelEvent) => void, options: InferOptions): Promise<void> {
     return this.run(request, cancel.signal, emit, options);

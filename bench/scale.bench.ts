@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChildService } from './lib/child-service.js';
 import { runLoad } from './lib/load-generator.js';
+import { machineBusyUs, treeCpuUs } from './lib/process-cpu.js';
+import { runSocketLoad } from './lib/socket-load.js';
 import { median, round } from './lib/stats.js';
 
 /**
@@ -13,7 +15,13 @@ import { median, round } from './lib/stats.js';
  * scale work costs and buys, as ratios measured side by side in one run.
  *
  * 1. Workers: c=64 throughput of `apps/gateway` with WORKERS=1 and WORKERS=2
- *    (the real entry point, SQLite store, `store: false` bodies).
+ *    (the real entry point, SQLite store, `store: false` bodies), and where
+ *    the two cores went meanwhile. The load generator and the upstream run on
+ *    the same two cores as the gateway, so by default they are the lean
+ *    harness (`lib/socket-load.ts`, `lib/replay-upstream.ts`): with the
+ *    `node:http` generator and the simulator answering every request, the
+ *    harness took 0.75 of a core per core of gateway and capped two workers
+ *    at 1.14× whatever the gateway did.
  * 2. Persistence: gateway CPU µs per request at c=64 with `store: true`
  *    against `store: false`, on SQLite (group commit).
  * 3. The gateway-tool path: CPU µs per request for one round trip through a
@@ -49,12 +57,18 @@ const listCacheMs = listCacheArg ? Number(listCacheArg.slice('--list-cache-ms='.
  * of another build; `--postgres[=URL]`: its gateways on PostgreSQL instead of SQLite.
  */
 const workersOnly = process.argv.includes('--workers-only');
+/**
+ * `--harness=node`: section 1 through the `node:http` load generator straight at the simulated upstream, as
+ * before the lean harness (raw-socket load generator, replayed upstream answers), which is the default.
+ */
+const leanHarness = !process.argv.includes('--harness=node');
 const storedBodies = process.argv.includes('--stored');
 const otherDist = process.argv.find((a) => a.startsWith('--dist='))?.slice('--dist='.length);
 const postgresArg = process.argv.find((a) => a === '--postgres' || a.startsWith('--postgres='));
 const postgresUrl = postgresArg ? postgresArg.slice('--postgres='.length) || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test' : undefined;
 const ROUNDS = quick ? 2 : 3;
 const DURATION_MS = quick ? 1_500 : 5_000;
+const WARMUP_MS = quick ? 1_000 : 3_000;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 function freePort(): Promise<number> {
@@ -207,9 +221,13 @@ async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
   }
 }
 
+/** The simulated upstream's child, whose CPU section 1 counts as the harness's. */
+let simulator: ChildService | undefined;
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'sy-scale-'));
   const sim = await ChildService.start('simulator', { script: 'simulator-child.js' });
+  simulator = sim;
   const lines: string[] = [];
   try {
     if (mcpOnly) await mcpRounds(sim.url, lines);
@@ -221,34 +239,83 @@ async function main(): Promise<void> {
   report(lines);
 }
 
+interface WorkersRun {
+  rps: number;
+  /** CPU seconds per second of the gateway's processes (primary and workers). */
+  gatewayCores: number;
+  /** The same for the load generator. */
+  loadCores: number;
+  /** The same for the upstream (the simulator, or its replay and the simulator behind it). */
+  upstreamCores: number;
+  /** The rest of the machine's busy time: PostgreSQL's processes, the kernel's network work outside them, other tenants of the host. */
+  restCores: number;
+}
+
+/** One measured round of section 1, with where the two cores went meanwhile. */
+async function workersRun(gatewayPid: number, upstream: ChildService | undefined, load: { url: string; body: string; concurrency: number; expect: string }): Promise<WorkersRun> {
+  const upstreamCpu = async () => {
+    const [sim, replay] = await Promise.all([simulator!.call<CpuUsage>('cpu'), upstream ? upstream.call<CpuUsage>('cpu') : { user: 0, system: 0 }]);
+    return sim.user + sim.system + replay.user + replay.system;
+  };
+  const machineBefore = machineBusyUs() ?? NaN;
+  const gatewayBefore = treeCpuUs(gatewayPid) ?? NaN;
+  const upstreamBefore = await upstreamCpu();
+  const ownBefore = process.cpuUsage();
+  const result = await (leanHarness ? runSocketLoad : runLoad)({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
+  const own = process.cpuUsage(ownBefore);
+  const upstreamUs = (await upstreamCpu()) - upstreamBefore;
+  const gatewayUs = (treeCpuUs(gatewayPid) ?? NaN) - gatewayBefore;
+  const machineUs = (machineBusyUs() ?? NaN) - machineBefore;
+  if (result.errors > 0) throw new Error(`errors during the run: ${result.firstError}`);
+  const wallUs = result.durationMs * 1000;
+  const loadUs = own.user + own.system;
+  return {
+    rps: result.rps,
+    gatewayCores: gatewayUs / wallUs,
+    loadCores: loadUs / wallUs,
+    upstreamCores: upstreamUs / wallUs,
+    restCores: Math.max(0, machineUs - gatewayUs - loadUs - upstreamUs) / wallUs,
+  };
+}
+
 async function allSections(simUrl: string, dir: string, lines: string[]): Promise<void> {
   // 1. Workers.
-  const rps: Record<number, number[]> = { 1: [], 2: [] };
+  const harness = leanHarness ? 'lean' : 'node';
+  const upstream = leanHarness ? await ChildService.start('replay-upstream', { script: 'replay-upstream-child.js', config: { origin: simUrl } }) : undefined;
+  const runs: Record<number, WorkersRun[]> = { 1: [], 2: [] };
   const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: storedBodies });
-  for (const workers of [1, 2]) {
-    const gw = await startGateway(workers, simUrl, dir);
-    try {
-      for (let r = 0; r < ROUNDS; r++) {
-        const result = await runLoad({
-          url: `${gw.url}/responses`,
-          body: plain,
-          concurrency: 64,
-          maxRequests: 1_000_000,
-          maxDurationMs: DURATION_MS,
-          warmupRequests: 500,
-          expect: '"completed"',
-        });
-        rps[workers].push(result.rps);
+  try {
+    for (const workers of [1, 2]) {
+      const gw = await startGateway(workers, upstream?.url ?? simUrl, dir);
+      try {
+        const load = { url: `${gw.url}/responses`, body: plain, concurrency: 64, expect: '"completed"' };
+        // Warm-up by time, not count: a worker's JIT reaches its steady state after a few thousand requests (bench/README, the eleventh pass).
+        await (leanHarness ? runSocketLoad : runLoad)({ ...load, maxRequests: 1_000_000, maxDurationMs: WARMUP_MS });
+        for (let r = 0; r < ROUNDS; r++) runs[workers].push(await workersRun(gw.child.pid ?? -1, upstream, load));
+      } finally {
+        await stop(gw.child);
       }
-    } finally {
-      await stop(gw.child);
     }
+    const replays = upstream ? await upstream.call<{ recorded: number; replayed: number }>('stats') : undefined;
+    if (replays) lines.push(`Replay upstream: ${replays.replayed} answers replayed, ${replays.recorded} asked of the simulated upstream`, '');
+  } finally {
+    await upstream?.stop();
   }
-  lines.push('| workers | req/s at c=64 (median) | vs 1 worker |', '| --- | --- | --- |');
-  for (const workers of [1, 2]) lines.push(`| ${workers} | ${Math.round(median(rps[workers]))} | ${round(median(rps[workers]) / median(rps[1]))}× |`);
+  const rps = (workers: number) => median(runs[workers].map((run) => run.rps));
+  const share = (workers: number, key: 'gatewayCores' | 'loadCores' | 'upstreamCores' | 'restCores') => round(median(runs[workers].map((run) => run[key])));
+  lines.push(
+    `Harness: ${leanHarness ? 'lean (raw-socket load generator, replay of the simulated upstream)' : 'node (`node:http` load generator, the simulated upstream)'}`,
+    '',
+    '| workers | req/s at c=64 (median) | vs 1 worker | cores busy: gateway | load generator | upstream | the rest |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const workers of [1, 2])
+    lines.push(
+      `| ${workers} | ${Math.round(rps(workers))} | ${round(rps(workers) / rps(1))}× | ${share(workers, 'gatewayCores')} | ${share(workers, 'loadCores')} | ${share(workers, 'upstreamCores')} | ${share(workers, 'restCores')} |`,
+    );
   lines.push(
     '',
-    `Samples (req/s per round): 1 worker ${rps[1].map(Math.round).join('/')}, 2 workers ${rps[2].map(Math.round).join('/')}; bodies \`store: ${storedBodies}\`, ${postgresUrl ? 'PostgreSQL' : 'SQLite'}`,
+    `Samples (req/s per round): 1 worker ${runs[1].map((run) => Math.round(run.rps)).join('/')}, 2 workers ${runs[2].map((run) => Math.round(run.rps)).join('/')}; bodies \`store: ${storedBodies}\`, ${postgresUrl ? 'PostgreSQL' : 'SQLite'}, harness ${harness}`,
   );
   if (workersOnly) return;
 

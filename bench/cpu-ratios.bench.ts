@@ -39,7 +39,7 @@ type Case = RatioCase;
  *                  work on a tool round's paths after 300, and its threads' CPU counts as the
  *                  gateway's: a long warm-up measures the steady state
  *   --cases=LIST   only these cases (names as in the table)
- *   --profile      gateway children run with --cpu-prof (profiles in the cwd)
+ *   --profile      gateway and floor children run with --cpu-prof (profiles in the cwd)
  *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,
  *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them);
  *                  `=promoted`: only what outlived the young generation (promoted, then garbage or kept)
@@ -100,10 +100,10 @@ async function main(): Promise<void> {
       }),
     });
   const mcpTool = mcpToolOf(mcp.url);
-  const cases: Case[] = [...ratioCases(mcp.url), ...floorCases()].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const cases: Case[] = [...ratioCases(mcp.url), ...floorCases(mcp.url)].filter((c) => !onlyCases || onlyCases.includes(c.name));
   const floors = new Map<string, ChildService>();
   for (const mode of new Set(cases.flatMap((c) => (c.floor ? [c.floor] : [])))) {
-    floors.set(mode, await ChildService.start(`${mode} floor`, { script: 'framework-floor-child.js', config: { upstreamUrl: sim.url, mode } }));
+    floors.set(mode, await ChildService.start(`${mode} floor`, { script: 'framework-floor-child.js', config: { upstreamUrl: sim.url, mode }, execArgv }));
   }
   const samples = new Map<string, number[]>();
   const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
@@ -250,6 +250,8 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   ratio('blocking `store: false` / Nest hop on the gateway’s adapter', 'blocking', 'nest-adapter-hop', '');
   ratio('100 tools / none through the proxy (the bytes alone)', 'proxy-tools-100', 'proxy', '');
   ratio('100 tools / none through Nest alone (the bytes, parsed and re-sent)', 'nest-hop-tools-100', 'nest-hop', '');
+  ratio('MCP round / plain through Nest alone (the round’s exchanges, nothing else)', 'nest-hop-mcp-round', 'nest-hop', '');
+  ratio('MCP round / its exchanges through Nest (the gateway’s own work on a round)', 'mcp-round', 'nest-hop-mcp-round', '');
   if (samples.has(`c1-gateway-round${labels[0]}`)) {
     console.log(
       `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})`).join(' | ')} | ≤ +1 ms |`,

@@ -23,6 +23,11 @@ export function mcpToolOf(mcpUrl: string): Record<string, unknown> {
   return { type: 'mcp', server_label: 'bench', server_url: mcpUrl, require_approval: 'never' };
 }
 
+/** One round through the bench MCP server's `add` tool, then the answer. */
+export function mcpRoundBody(mcpUrl: string): string {
+  return JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpToolOf(mcpUrl)], store: false });
+}
+
 export function ratioCases(mcpUrl: string): RatioCase[] {
   const plain = (extra: Record<string, unknown>) => JSON.stringify({ model: 'bench', input: '[[tokens 20]]', ...extra });
   return [
@@ -34,11 +39,7 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
     { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
     // The same bytes through the proxy: what 100 declarations cost before anyone reads them.
     { name: 'proxy-tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"', proxy: true },
-    {
-      name: 'mcp-round',
-      body: JSON.stringify({ model: 'bench', input: 'add [[call bench__add {"a": 1, "b": 2}]]', tools: [mcpToolOf(mcpUrl)], store: false }),
-      expect: '"completed"',
-    },
+    { name: 'mcp-round', body: mcpRoundBody(mcpUrl), expect: '"completed"' },
   ];
 }
 
@@ -46,12 +47,14 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
  * The framework floors, beside the proxy: the body of the plain blocking case through express alone
  * and through Nest (on Nest's own adapter and on the gateway's), and the 100-tools body through Nest (parsed, relayed, its answer parsed and re-sent).
  */
-export function floorCases(): RatioCase[] {
+export function floorCases(mcpUrl: string): RatioCase[] {
   const body = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false });
   return [
     { name: 'express-hop', body, expect: '"completed"', floor: 'express' },
     { name: 'nest-hop', body, expect: '"completed"', floor: 'nest' },
     { name: 'nest-adapter-hop', body, expect: '"completed"', floor: 'nest-gateway-adapter' },
     { name: 'nest-hop-tools-100', body: JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: false, tools: hundredTools() }), expect: '"completed"', floor: 'nest' },
+    // The MCP round's exchanges alone: two model requests and one `tools/call`, through Nest.
+    { name: 'nest-hop-mcp-round', body: mcpRoundBody(mcpUrl), expect: '"completed"', floor: 'nest' },
   ];
 }

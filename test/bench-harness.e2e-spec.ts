@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { bodyOf, messageAt } from '../bench/lib/http1-framing.js';
 import { ReplayUpstream } from '../bench/lib/replay-upstream.js';
@@ -88,6 +88,31 @@ describe('bench harness: the replay of the simulated upstream', () => {
       expect(answer.text).toContain('"type":"response.completed"');
     }
     expect(stream.text.match(/resp_[0-9a-f]{16}/)![0]).not.toBe(again.text.match(/resp_[0-9a-f]{16}/)![0]);
+  });
+
+  it('answers pipelined requests in order while a recording is on its way', async () => {
+    const { port } = new URL(url);
+    const request = (input: string) => {
+      const body = JSON.stringify({ model: 'bench', input: `[[say ${input}]]` });
+      return `POST /v1/responses HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    };
+    // One new request (recorded), one already recorded, then both again: all four in one write.
+    await post({ model: 'bench', input: '[[say known]]' });
+    const texts = await new Promise<string[]>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(['fresh', 'known', 'fresh', 'known'].map(request).join('')));
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        const answers: string[] = [];
+        for (let from = 0, message; (message = messageAt(received, from, true)); from = message.end) answers.push(bodyOf(received, message).toString());
+        if (answers.length === 4) {
+          socket.destroy();
+          resolve(answers);
+        }
+      });
+      socket.on('error', reject);
+    });
+    expect(texts.map((t) => JSON.parse(t).output[0].content[0].text)).toEqual(['fresh', 'known', 'fresh', 'known']);
   });
 });
 

@@ -92,14 +92,16 @@ export class ReplayUpstream {
         } else {
           const headers = message.head;
           const copy = Buffer.from(body);
-          queue = queue
+          const chained: Promise<void> = queue
             .then(async () => socket.write(this.fill(await this.templateFor(key, method, path, headers, copy))))
             .catch((err: unknown) => {
               socket.destroy(err instanceof Error ? err : new Error(String(err)));
             })
             .then(() => {
-              queue = settled;
+              // Only the last answer queued frees the connection for direct replays; an earlier one would let a later request overtake those still queued.
+              if (queue === chained) queue = settled;
             });
+          queue = chained;
         }
       }
       pending = from === pending.length ? Buffer.alloc(0) : pending.subarray(from);

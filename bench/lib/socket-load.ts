@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { bodyOf, messageAt, statusOf } from './http1-framing.js';
+import type { LoadOptions } from './load-generator.js';
 
 /**
  * A closed-loop load generator on raw keep-alive sockets: `concurrency`
@@ -12,18 +13,8 @@ import { bodyOf, messageAt, statusOf } from './http1-framing.js';
  * part of that. Every answer is still checked: status 200 and `expect` in
  * its body, or the request counts as an error.
  */
-export interface SocketLoadOptions {
-  url: string;
-  body: string;
-  concurrency: number;
-  maxRequests: number;
-  maxDurationMs: number;
-  /** Requests sent (at the same concurrency) before measuring; not recorded. */
-  warmupRequests?: number;
-  /** Text every body must contain. */
-  expect?: string;
-  headers?: Record<string, string>;
-}
+/** `load-generator.ts`'s options, without its per-request timeout; `headers` are sent with every request. */
+export type SocketLoadOptions = Omit<LoadOptions, 'requestTimeoutMs'> & { headers?: Record<string, string> };
 
 export interface SocketLoadResult {
   requests: number;

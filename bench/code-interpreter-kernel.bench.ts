@@ -5,6 +5,7 @@ import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from 
 import { KernelSandboxBackend } from '#tools/code-interpreter/sandbox/kernel/kernel-sandbox.backend.js';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, sendOnce } from './lib/load-generator.js';
+import { childrenOf, descendants } from './lib/proc-stats.js';
 
 /**
  * `node scripts/run-built.mjs bench/code-interpreter-kernel.bench [-- --calls=N]`:
@@ -33,22 +34,6 @@ function flag(name: string, fallback: number): number {
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (n: number) => `${n.toFixed(1)} ms`;
-
-function descendants(pid: number): number[] {
-  const out = [pid];
-  for (const task of safe(() => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8'), '')
-    .split(/\s+/)
-    .filter(Boolean))
-    out.push(...descendants(Number(task)));
-  return out;
-}
-
-function children(pid: number): number[] {
-  return safe(() => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8'), '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
-}
 
 function safe<T>(fn: () => T, fallback: T): T {
   try {
@@ -117,7 +102,7 @@ async function main(): Promise<void> {
   const live = pooled.stats();
   // The kernels are the Jupyter Server's children (each a bubblewrap tree, the launcher exec'd into it); the server is counted apart.
   const hostPid = live.hostPid!;
-  const perKernel = children(hostPid).map(treeMiB);
+  const perKernel = childrenOf(hostPid).map(treeMiB);
   const serverMiB = treeMiB(hostPid) - perKernel.reduce((a, b) => a + b, 0);
   await pooled.close();
 

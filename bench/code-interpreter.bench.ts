@@ -7,6 +7,7 @@ import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from 
 import { CpythonSandboxBackend } from '#tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.js';
 import { PyodideSandboxBackend } from '#tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.js';
 import type { SandboxBackend } from '#tools/code-interpreter/sandbox/sandbox-backend.interface.js';
+import { cpuUs } from './lib/proc-stats.js';
 
 /**
  * `npm run bench:code-interpreter [-- --seconds=N --calls=N]`: the code
@@ -42,11 +43,8 @@ function rssMiB(pid: number): number {
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
-/** CPU time (user + system, all threads) a process has used: wall time on a shared machine says little. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
+/** CPU time (user + system, all threads) a process has used, in ms: wall time on a shared machine says little. */
+const cpuMs = (pid: number): number => cpuUs(pid) / 1000;
 
 async function main(): Promise<void> {
   const seconds = flag('seconds', 5);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChildService } from './lib/child-service.js';
 import { runLoad } from './lib/load-generator.js';
-import { machineBusyUs, treeCpuUs } from './lib/process-cpu.js';
+import { machineBusyUs, treeCpuUs } from './lib/proc-stats.js';
 import { runSocketLoad } from './lib/socket-load.js';
 import { median, round } from './lib/stats.js';
 
@@ -62,6 +62,7 @@ const workersOnly = process.argv.includes('--workers-only');
  * before the lean harness (raw-socket load generator, replayed upstream answers), which is the default.
  */
 const leanHarness = !process.argv.includes('--harness=node');
+const runWorkersLoad = leanHarness ? runSocketLoad : runLoad;
 const storedBodies = process.argv.includes('--stored');
 const otherDist = process.argv.find((a) => a.startsWith('--dist='))?.slice('--dist='.length);
 const postgresArg = process.argv.find((a) => a === '--postgres' || a.startsWith('--postgres='));
@@ -221,17 +222,13 @@ async function mcpRounds(simUrl: string, lines: string[]): Promise<void> {
   }
 }
 
-/** The simulated upstream's child, whose CPU section 1 counts as the harness's. */
-let simulator: ChildService | undefined;
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(os.tmpdir(), 'sy-scale-'));
   const sim = await ChildService.start('simulator', { script: 'simulator-child.js' });
-  simulator = sim;
   const lines: string[] = [];
   try {
     if (mcpOnly) await mcpRounds(sim.url, lines);
-    else await allSections(sim.url, dir, lines);
+    else await allSections(sim, dir, lines);
   } finally {
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -252,16 +249,13 @@ interface WorkersRun {
 }
 
 /** One measured round of section 1, with where the two cores went meanwhile. */
-async function workersRun(gatewayPid: number, upstream: ChildService | undefined, load: { url: string; body: string; concurrency: number; expect: string }): Promise<WorkersRun> {
-  const upstreamCpu = async () => {
-    const [sim, replay] = await Promise.all([simulator!.call<CpuUsage>('cpu'), upstream ? upstream.call<CpuUsage>('cpu') : { user: 0, system: 0 }]);
-    return sim.user + sim.system + replay.user + replay.system;
-  };
+async function workersRun(gatewayPid: number, upstreams: readonly ChildService[], load: { url: string; body: string; concurrency: number; expect: string }): Promise<WorkersRun> {
+  const upstreamCpu = async () => (await Promise.all(upstreams.map((u) => u.call<CpuUsage>('cpu')))).reduce((sum, cpu) => sum + cpu.user + cpu.system, 0);
   const machineBefore = machineBusyUs() ?? NaN;
   const gatewayBefore = treeCpuUs(gatewayPid) ?? NaN;
   const upstreamBefore = await upstreamCpu();
   const ownBefore = process.cpuUsage();
-  const result = await (leanHarness ? runSocketLoad : runLoad)({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
+  const result = await runWorkersLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
   const own = process.cpuUsage(ownBefore);
   const upstreamUs = (await upstreamCpu()) - upstreamBefore;
   const gatewayUs = (treeCpuUs(gatewayPid) ?? NaN) - gatewayBefore;
@@ -278,10 +272,13 @@ async function workersRun(gatewayPid: number, upstream: ChildService | undefined
   };
 }
 
-async function allSections(simUrl: string, dir: string, lines: string[]): Promise<void> {
+async function allSections(sim: ChildService, dir: string, lines: string[]): Promise<void> {
+  const simUrl = sim.url;
   // 1. Workers.
   const harness = leanHarness ? 'lean' : 'node';
   const upstream = leanHarness ? await ChildService.start('replay-upstream', { script: 'replay-upstream-child.js', config: { origin: simUrl } }) : undefined;
+  // The simulator's CPU counts as the harness's either way: behind the replay it answers the first requests.
+  const upstreams = upstream ? [sim, upstream] : [sim];
   const runs: Record<number, WorkersRun[]> = { 1: [], 2: [] };
   const plain = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: storedBodies });
   try {
@@ -290,8 +287,8 @@ async function allSections(simUrl: string, dir: string, lines: string[]): Promis
       try {
         const load = { url: `${gw.url}/responses`, body: plain, concurrency: 64, expect: '"completed"' };
         // Warm-up by time, not count: a worker's JIT reaches its steady state after a few thousand requests (bench/README, the eleventh pass).
-        await (leanHarness ? runSocketLoad : runLoad)({ ...load, maxRequests: 1_000_000, maxDurationMs: WARMUP_MS });
-        for (let r = 0; r < ROUNDS; r++) runs[workers].push(await workersRun(gw.child.pid ?? -1, upstream, load));
+        await runWorkersLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: WARMUP_MS });
+        for (let r = 0; r < ROUNDS; r++) runs[workers].push(await workersRun(gw.child.pid ?? -1, upstreams, load));
       } finally {
         await stop(gw.child);
       }

@@ -37,7 +37,7 @@ export function messageAt(buf: Buffer, from: number, isResponse: boolean): Http1
     const end = bodyStart + Number(length[1]);
     return end > buf.length ? undefined : { head, bodyStart, end, chunked: false };
   }
-  const status = isResponse ? Number(head.slice(9, 12)) : 0;
+  const status = isResponse ? statusOf(head) : 0;
   if (!isResponse || status === 204 || status === 304 || (status >= 100 && status < 200)) return { head, bodyStart, end: bodyStart, chunked: false };
   throw new Error(`a response without content-length or chunked framing: ${head.split('\r\n')[0]}`);
 }

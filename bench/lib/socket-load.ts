@@ -13,8 +13,8 @@ import type { LoadOptions } from './load-generator.js';
  * part of that. Every answer is still checked: status 200 and `expect` in
  * its body, or the request counts as an error.
  */
-/** `load-generator.ts`'s options, without its per-request timeout; `headers` are sent with every request. */
-export type SocketLoadOptions = Omit<LoadOptions, 'requestTimeoutMs'> & { headers?: Record<string, string> };
+/** `load-generator.ts`'s options, without its per-request timeout. */
+export type SocketLoadOptions = Omit<LoadOptions, 'requestTimeoutMs'>;
 
 export interface SocketLoadResult {
   requests: number;
@@ -36,12 +36,9 @@ interface Phase {
 export async function runSocketLoad(options: SocketLoadOptions): Promise<SocketLoadResult> {
   const target = new URL(options.url);
   const body = Buffer.from(options.body);
-  const extra = Object.entries(options.headers ?? {})
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
   const request = Buffer.concat([
     Buffer.from(
-      `POST ${target.pathname}${target.search} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n${extra}connection: keep-alive\r\n\r\n`,
+      `POST ${target.pathname}${target.search} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n`,
       'latin1',
     ),
     body,

@@ -164,6 +164,10 @@ describe('the Batch API through the openai client', () => {
     expect(done.request_counts!.completed).toBeLessThan(12);
     const output = await jsonl(client, done.output_file_id);
     expect(output.length).toBe(done.request_counts!.completed);
+    // The lines that never ran are in the error file: every line of the input once, in one file or the other.
+    const errors = await jsonl(client, done.error_file_id);
+    expect(errors.every((l) => l.error?.code === 'batch_cancelled' && l.response === null)).toBe(true);
+    expect([...output, ...errors].map((l) => l.custom_id).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `slow-${i}`).sort());
     const again = await client.batches.cancel(batch.id).catch((e: InstanceType<typeof OpenAI.APIError>) => e.status);
     expect(again).toBe(409);
   });

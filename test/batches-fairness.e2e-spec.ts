@@ -73,7 +73,7 @@ describe.each(['sqlite', 'postgres'] as const)('a 50,000-line batch beside inter
       dir = mkdtempSync(join(tmpdir(), 'sy-batch-fair-'));
       storage = { driver: 'sqlite', sqlitePath: join(dir, 'state.sqlite') };
     }
-    stack = await startStack({ config: { storage, auth: { apiKeys: Object.values(KEYS) }, batches: { pollMs: 30, maxConcurrentRequests: 8, shareUnderLoad: 0 } } });
+    stack = await startStack({ config: { storage, auth: { apiKeys: Object.values(KEYS) }, batches: { pollMs: 30, maxConcurrentRequests: 8 } } });
     for (const [name, key] of Object.entries(KEYS)) clients[name as keyof typeof KEYS] = new OpenAI({ baseURL: stack.url, apiKey: key, maxRetries: 0, timeout: 30_000 });
   }, 60_000);
   afterAll(async () => {
@@ -97,6 +97,7 @@ describe.each(['sqlite', 'postgres'] as const)('a 50,000-line batch beside inter
     const small = await createBatch(clients.c, 20, 'c');
     const startedAt = (await clients.a.batches.retrieve(big)).request_counts!.completed;
     const busy = await timings(40, ask);
+    const afterBusy = (await clients.a.batches.retrieve(big)).request_counts!.completed;
     const smallDone = await settle(clients.c, small, 60_000);
     const bigThen = await clients.a.batches.retrieve(big);
 
@@ -104,8 +105,8 @@ describe.each(['sqlite', 'postgres'] as const)('a 50,000-line batch beside inter
     expect(smallDone.status).toBe('completed');
     expect(smallDone.request_counts).toEqual({ total: 20, completed: 20, failed: 0 });
     expect(bigThen.status).toBe('in_progress');
-    // A's batch kept going while B was served: it steps aside, it does not stop.
-    expect(bigThen.request_counts!.completed).toBeGreaterThan(startedAt);
+    // A's batch kept going while B was being served: it steps aside, it does not stop.
+    expect(afterBusy).toBeGreaterThan(startedAt);
 
     // Cancel under load: every one of the 50,000 lines once, in the output or the error file.
     const cancelling = await clients.a.batches.cancel(big);
@@ -122,7 +123,7 @@ describe.each(['sqlite', 'postgres'] as const)('a 50,000-line batch beside inter
     const idle = median([...idleBefore, ...idleAfter]);
     const ratio = median(busy) / idle;
     console.log(
-      `${kind}: tenant B p50 idle ${idle.toFixed(2)} ms, beside the batch ${median(busy).toFixed(2)} ms (x${ratio.toFixed(2)}); batch lines run meanwhile: ${bigThen.request_counts!.completed - startedAt}`,
+      `${kind}: tenant B p50 idle ${idle.toFixed(2)} ms, beside the batch ${median(busy).toFixed(2)} ms (x${ratio.toFixed(2)}); A's lines run meanwhile: ${afterBusy - startedAt}`,
     );
     expect(ratio).toBeLessThanOrEqual(1.5);
   }, 240_000);

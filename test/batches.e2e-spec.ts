@@ -164,6 +164,10 @@ describe('the Batch API through the openai client', () => {
     expect(done.request_counts!.completed).toBeLessThan(12);
     const output = await jsonl(client, done.output_file_id);
     expect(output.length).toBe(done.request_counts!.completed);
+    // The lines that never ran are in the error file: every line of the input once, in one file or the other.
+    const errors = await jsonl(client, done.error_file_id);
+    expect(errors.every((l) => l.error?.code === 'batch_cancelled' && l.response === null)).toBe(true);
+    expect([...output, ...errors].map((l) => l.custom_id).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `slow-${i}`).sort());
     const again = await client.batches.cancel(batch.id).catch((e: InstanceType<typeof OpenAI.APIError>) => e.status);
     expect(again).toBe(409);
   });
@@ -304,4 +308,52 @@ describe('batches on PostgreSQL, two replicas', () => {
       await sim.close();
     }
   }, 60_000);
+
+  it('a replica stopped mid-batch, claims left by a crashed one, then a cancel under load: every line once in the output or the error file', async () => {
+    const sim = new SimulatedUpstream({ ttftMs: 2 });
+    await sim.listen(0, '127.0.0.1');
+    const options = { upstreamUrl: sim.url, config: { storage: backend.storage, batches: { pollMs: 30, maxConcurrentRequests: 8, leaseMs: 1000 } } };
+    const a = await startStack(options);
+    const b = await startStack(options);
+    const TOTAL = 5_000;
+    try {
+      const lines = Array.from({ length: TOTAL }, (_, i) => ({ custom_id: `e${i}`, method: 'POST', url: '/v1/embeddings', body: { model: 'switchyard-sim', input: `line ${i}` } }));
+      const input = await upload(a.openai, lines);
+      const batch = await a.openai.batches.create({ input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' });
+      const progressed = async (n: number) => {
+        for (const deadline = Date.now() + 60_000; (await b.openai.batches.retrieve(batch.id)).request_counts!.completed < n;) {
+          if (Date.now() > deadline) throw new Error(`batch never reached ${n} lines`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await progressed(200);
+      // A restart: replica A stops while it runs lines (it gives its claims back).
+      await a.close();
+      // A crash: a replica that claimed 40 pending lines and died; its lease lapses, nobody gives them back.
+      await backend.query!(
+        `UPDATE {schema}.sy_batch_requests SET claimed_by = 'crashed-replica', lease_until = ${Date.now() + 800}, attempts = attempts + 1
+         WHERE (batch_id, line) IN (SELECT batch_id, line FROM {schema}.sy_batch_requests WHERE batch_id = '${batch.id}' AND status = 'pending' AND claimed_by IS NULL ORDER BY line LIMIT 40)`,
+      );
+      const before = (await b.openai.batches.retrieve(batch.id)).request_counts!.completed;
+      await progressed(before + 300);
+      const cancelling = await b.openai.batches.cancel(batch.id);
+      expect(cancelling.status).toBe('cancelling');
+      const done = await settle(b.openai, batch.id, 60_000);
+      expect(done.status).toBe('cancelled');
+      const output = await jsonl(b.openai, done.output_file_id);
+      const errors = await jsonl(b.openai, done.error_file_id);
+      expect(output.length).toBe(done.request_counts!.completed);
+      expect(errors.every((l) => l.error?.code === 'batch_cancelled')).toBe(true);
+      // Counted against the requests: each of the 5,000 lines once, in one file or the other.
+      const seen = [...output, ...errors].map((l) => l.custom_id);
+      expect(seen.length).toBe(TOTAL);
+      expect(new Set(seen)).toEqual(new Set(lines.map((l) => l.custom_id)));
+      // Finished batches keep their results in the files only: no row is left behind to be counted again.
+      expect((await backend.query!(`SELECT count(*)::int AS n FROM {schema}.sy_batch_requests WHERE batch_id = '${batch.id}'`))[0].n).toBe(0);
+    } finally {
+      await b.close();
+      await a.close().catch(() => undefined);
+      await sim.close();
+    }
+  }, 180_000);
 });

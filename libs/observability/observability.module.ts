@@ -3,6 +3,7 @@ import { registerConfigSection } from '#config/config-section.js';
 import { RUN_OBSERVER } from '#core/loop/run-observer.interface.js';
 import { RELAY_OBSERVER } from '#core/upstream/upstream-relay.interface.js';
 import { STORE_OBSERVER } from '#storage/store-observer.js';
+import { INTERACTIVE_LOAD } from '#tool-sdk/ports/interactive-load.js';
 import { OBSERVABILITY_SETTINGS, observabilityConfigSection } from './config/observability.config-section.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
 import { DrainState } from './lifecycle/drain-state.service.js';
@@ -44,7 +45,8 @@ import { UsageModule } from './usage/usage.module.js';
     { provide: RUN_OBSERVER, useExisting: RunTelemetry },
     { provide: RELAY_OBSERVER, useExisting: RelayTelemetry },
     { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
+    { provide: INTERACTIVE_LOAD, useExisting: RequestTelemetry },
   ],
-  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER],
+  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER, INTERACTIVE_LOAD],
 })
 export class ObservabilityModule {}

@@ -44,4 +44,33 @@ describe('RequestTelemetry', () => {
     expect(record).toBeDefined();
     expect(store).toBe(record);
   });
+
+  it('counts interactive model requests while they are open, and tells listeners when the last one ends', async () => {
+    const settings = Object.assign(new ObservabilityConfig(), { logFormat: 'json' as const });
+    const writer = new LogWriter(settings, { write: () => undefined });
+    const tracing = new TracingService(settings);
+    const telemetry = new RequestTelemetry(new GatewayMetrics(settings), tracing, new RequestLog(writer, tracing, settings), new DrainState());
+    const open = (method: string, path: string) => {
+      const req = Object.assign(new EventEmitter(), { method, path, headers: {} }) as unknown as Request;
+      const res = Object.assign(new EventEmitter(), { setHeader: () => undefined, locals: {}, statusCode: 200, writableFinished: true }) as unknown as Response;
+      telemetry.openMiddleware()(req, res, (() => undefined) as NextFunction);
+      return res;
+    };
+    const idle: number[] = [];
+    const stop = telemetry.onInteractiveIdle(() => idle.push(telemetry.interactiveInFlight));
+    const chat = open('POST', '/v1/chat/completions');
+    const responses = open('POST', '/v1/responses');
+    // Polling a batch or listing files is not a client waiting on a model.
+    const poll = open('GET', '/v1/batches/batch_x');
+    expect(telemetry.interactiveInFlight).toBe(2);
+    poll.emit('finish');
+    chat.emit('finish');
+    expect(idle).toEqual([]);
+    responses.emit('finish');
+    expect(idle).toEqual([0]);
+    expect(telemetry.lastInteractiveEndedAt).toBeGreaterThan(0);
+    stop();
+    open('POST', '/v1/embeddings').emit('finish');
+    expect(idle).toEqual([0]);
+  });
 });

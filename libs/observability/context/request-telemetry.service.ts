@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SpanKind } from '@opentelemetry/api';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { InteractiveLoad } from '#tool-sdk/ports/interactive-load.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { DrainState } from '../lifecycle/drain-state.service.js';
 import { RequestLog } from '../logging/request-log.service.js';
@@ -10,6 +11,9 @@ import { RECORD_PROPERTY, RequestRecord, recordOf, requestContext } from './requ
 
 const UNTRACED = new Set(['/metrics', '/health', '/ready']);
 
+/** The routes a client waits on a model for: what background work steps aside for (`InteractiveLoad`). */
+const MODEL_ROUTES = new Set(['/v1/responses', '/v1/messages', '/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
+
 /**
  * The HTTP edge of observability, as two express middlewares around the body
  * parser: `open()` first, so that a body the parser refuses (413, bad JSON)
@@ -18,9 +22,12 @@ const UNTRACED = new Set(['/metrics', '/health', '/ready']);
  * socket callback, which would lose the context).
  */
 @Injectable()
-export class RequestTelemetry {
+export class RequestTelemetry implements InteractiveLoad {
   private readonly open = new Set<RequestRecord>();
   private readonly idleWaiters = new Set<() => void>();
+  private readonly interactive = new Set<RequestRecord>();
+  private readonly interactiveIdle = new Set<() => void>();
+  lastInteractiveEndedAt = 0;
 
   constructor(
     private readonly metrics: GatewayMetrics,
@@ -32,6 +39,16 @@ export class RequestTelemetry {
   /** Requests in progress, for the graceful drain. */
   get inFlight(): number {
     return this.open.size;
+  }
+
+  /** Model requests in progress (see `InteractiveLoad`). */
+  get interactiveInFlight(): number {
+    return this.interactive.size;
+  }
+
+  onInteractiveIdle(listener: () => void): () => void {
+    this.interactiveIdle.add(listener);
+    return () => this.interactiveIdle.delete(listener);
   }
 
   /** Resolves when no request is in progress. */
@@ -50,6 +67,7 @@ export class RequestTelemetry {
       // Scrapes and probes come every few seconds and say nothing about the traffic: no span.
       if (!UNTRACED.has(req.path)) record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': req.path }, SpanKind.SERVER);
       this.open.add(record);
+      if (req.method === 'POST' && MODEL_ROUTES.has(req.path)) this.interactive.add(record);
       if (this.drain.draining) res.setHeader('Connection', 'close');
       let finished = false;
       const finish = (): void => {
@@ -99,6 +117,10 @@ export class RequestTelemetry {
     this.metrics.recordHttpRequest(record.method, record.route(), record.status, record.elapsedMs() / 1000);
     this.log.finish(record, requestOwner(req));
     this.open.delete(record);
+    if (this.interactive.delete(record)) {
+      this.lastInteractiveEndedAt = Date.now();
+      if (this.interactive.size === 0) for (const listener of this.interactiveIdle) listener();
+    }
     if (this.open.size === 0) {
       for (const resolve of this.idleWaiters) resolve();
       this.idleWaiters.clear();

@@ -3,19 +3,25 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { ModuleRef } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { BATCH_FILES, type BatchFiles } from '#tool-sdk/ports/batch-files.interface.js';
+import { INTERACTIVE_LOAD, type InteractiveLoad } from '#tool-sdk/ports/interactive-load.js';
 import type { RelayPath } from '#core/upstream/upstream-relay.interface.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 import { ResponsesService } from '#responses/service/responses.service.js';
 import { parseRelayRequest } from '../relay/relay-request.js';
 import { RelayService } from '../relay/relay.service.js';
 import type { BatchRow, ClaimedRequest } from './batch-rows.js';
+import { shareSlots } from './batch-share.js';
 import { BatchStore } from './batch.store.js';
 import { BATCHES_SETTINGS, type BatchesConfig } from './batches.config-section.js';
 
 interface Running {
   request: ClaimedRequest;
   abort: AbortController;
+  startedAt: number;
 }
+
+/** A client that sends requests one after another is still there in the gaps between them: load lasts this long after the last one. */
+const QUIET_MS = 200;
 
 const keyOf = (r: { batchId: string; line: number }): string => `${r.batchId}:${r.line}`;
 
@@ -56,6 +62,13 @@ function lastValue<T>(source: Observable<T>, signal: AbortSignal): Promise<T> {
  * its result line, and finalizes batches with nothing left to run, writing
  * their output and error files in input order. Every process sharing the
  * store runs one; nothing here outlives the process but what is stored.
+ *
+ * Batch lines are background work: while this process serves interactive
+ * model requests (`InteractiveLoad`), lines run one at a time and take
+ * `batches.shareUnderLoad` of the time at most, and the slots there are go
+ * to the owners with batches running in turn (`shareSlots`), so one owner's
+ * long batch neither slows another tenant's requests nor queues another
+ * owner's batch behind it.
  */
 @Injectable()
 export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -68,6 +81,13 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
   private stopping = false;
   /** The last store failure logged, so an outage is logged once, not at every poll. */
   private lastFailure: string | undefined;
+  /** Which owner goes first when slots do not divide evenly; moves on at every fill. */
+  private turn = 0;
+  private load: InteractiveLoad | undefined;
+  private unsubscribeLoad: (() => void) | undefined;
+  /** Under load, no line starts before this (`shareUnderLoad`'s pause after the last line). */
+  private pausedUntil = 0;
+  private paceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: BatchStore,
@@ -84,6 +104,13 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
     poll.unref();
     renew.unref();
     this.timers = [poll, renew];
+    try {
+      this.load = this.moduleRef.get<InteractiveLoad>(INTERACTIVE_LOAD, { strict: false });
+    } catch {
+      this.load = undefined;
+    }
+    // Lines held back for a client's request start as soon as the last one is answered.
+    this.unsubscribeLoad = this.load?.onInteractiveIdle(() => this.wake());
     this.wake();
   }
 
@@ -91,6 +118,8 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.paceTimer);
+    this.unsubscribeLoad?.();
     if (!this.store.ready) return;
     const running = [...this.running.values()];
     this.running.clear();
@@ -137,11 +166,57 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
     this.wake();
   }
 
+  /**
+   * Lines this process may start now. With no client here, up to
+   * `maxConcurrentRequests`; while clients are served (and `QUIET_MS` after
+   * the last), one at a time, each after the pause `shareUnderLoad` asks for.
+   * Held back with nothing running, it sets a wake-up for when a line may
+   * start (a client's request ending wakes it too).
+   */
+  private startable(now: number): number {
+    const { maxConcurrentRequests, shareUnderLoad } = this.settings;
+    const load = this.load;
+    const quietAt = load ? load.lastInteractiveEndedAt + QUIET_MS : 0;
+    if (!load || (load.interactiveInFlight === 0 && now >= quietAt)) return maxConcurrentRequests - this.running.size;
+    if (this.running.size > 0) return 0;
+    if (shareUnderLoad > 0 && now >= this.pausedUntil) return 1;
+    const times = [load.interactiveInFlight === 0 ? quietAt : Infinity, shareUnderLoad > 0 ? this.pausedUntil : Infinity];
+    const when = Math.min(...times);
+    if (when !== Infinity) this.wakeAt(when);
+    return 0;
+  }
+
+  private wakeAt(when: number): void {
+    clearTimeout(this.paceTimer);
+    this.paceTimer = setTimeout(() => this.wake(), Math.max(1, when - Date.now()));
+    this.paceTimer.unref();
+  }
+
   private async fill(): Promise<void> {
-    const free = this.settings.maxConcurrentRequests - this.running.size;
-    if (free <= 0 || this.stopping) return;
-    const claimed = await this.store.claim(this.nodeId, Date.now(), this.settings.leaseMs, free);
-    for (const request of claimed) this.start(request);
+    if (this.stopping) return;
+    const free = this.startable(Date.now());
+    if (free <= 0) return;
+    const batches = await this.store.runningBatches();
+    if (batches.length === 0) return;
+    const owners = [...new Set(batches.map((b) => b.owner))].sort();
+    const running = new Map<string, number>();
+    for (const r of this.running.values()) running.set(r.request.owner, (running.get(r.request.owner) ?? 0) + 1);
+    const shares = shareSlots(free, owners, running, this.turn++);
+    const now = Date.now();
+    let left = free;
+    // Each owner's share from its batches, oldest first; a share an owner cannot use (its lines are all claimed) goes to the rest after.
+    for (const [owner, share] of shares) {
+      let want = share;
+      for (const batch of batches) {
+        if (want <= 0 || this.stopping) break;
+        if (batch.owner !== owner) continue;
+        const claimed = await this.store.claim(this.nodeId, now, this.settings.leaseMs, want, batch.id);
+        for (const request of claimed) this.start(request);
+        want -= claimed.length;
+        left -= claimed.length;
+      }
+    }
+    if (left > 0 && !this.stopping) for (const request of await this.store.claim(this.nodeId, now, this.settings.leaseMs, left)) this.start(request);
   }
 
   private start(request: ClaimedRequest): void {
@@ -152,11 +227,14 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
       return;
     }
     const abort = new AbortController();
-    this.running.set(key, { request, abort });
+    const startedAt = Date.now();
+    this.running.set(key, { request, abort, startedAt });
     this.execute(request, abort.signal).then(
       async ({ ok, line }) => {
         if (this.running.get(key)?.abort !== abort) return;
         this.running.delete(key);
+        const share = this.settings.shareUnderLoad;
+        if (share > 0) this.pausedUntil = Date.now() + (Date.now() - startedAt) * (1 / share - 1);
         await this.store.complete(this.nodeId, request, ok, line).catch((err: unknown) => this.logger.warn(`Batch result not stored: ${(err as Error).message}`));
         this.wake();
       },
@@ -214,8 +292,10 @@ export class BatchRunner implements OnApplicationBootstrap, BeforeApplicationShu
     const results = await this.store.results(batch.id);
     const output: string[] = [];
     const errors: string[] = [];
+    // Every line of the input is in exactly one of the two files: a line that never ran has its error line.
     for (const r of results) {
       if (r.status === 'expired') errors.push(errorLine(r.customId, 'batch_expired', 'This request could not be executed before the completion window expired.'));
+      else if (r.status === 'cancelled') errors.push(errorLine(r.customId, 'batch_cancelled', 'The batch was cancelled before this request finished.'));
       else (r.ok ? output : errors).push(r.result);
     }
     const owner = batch.owner === '' ? null : batch.owner;

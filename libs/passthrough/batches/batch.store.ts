@@ -17,6 +17,8 @@ const SCHEMA = [
     status TEXT NOT NULL, ok INTEGER, result TEXT, claimed_by TEXT, lease_until BIGINT, attempts INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (batch_id, line))`,
   `CREATE INDEX IF NOT EXISTS sy_batch_requests_jobs ON sy_batch_requests (status, batch_seq, line)`,
+  // One batch's pending lines in order, without walking past the lines it has done (claims per owner go batch by batch).
+  `CREATE INDEX IF NOT EXISTS sy_batch_requests_batch_pending ON sy_batch_requests (batch_id, status, line)`,
 ];
 
 /** Rows inserted per statement: well under SQLite's 32766 parameters. */
@@ -125,22 +127,34 @@ export class BatchStore {
     return num(r?.n);
   }
 
+  /** Running batches, oldest first, with their owners: a handful of rows however long the batches are. */
+  async runningBatches(): Promise<Array<{ id: string; owner: string }>> {
+    const rows = await this.db.all(`SELECT id, owner FROM sy_batches WHERE status = 'in_progress' ORDER BY seq, id`);
+    return rows.map((r) => ({ id: String(r.id), owner: String(r.owner) }));
+  }
+
   /**
    * Claims up to `limit` pending requests of running batches, oldest batch
-   * first, in line order. PostgreSQL skips rows another replica is claiming
-   * at the same moment; the outer condition is re-checked on the row either
-   * way, so no request is claimed twice while a lease holds.
+   * first, in line order; with `batchId`, of that batch only.
+   * PostgreSQL skips rows another replica is claiming at the same moment;
+   * the outer condition is re-checked on the row either way, so no request
+   * is claimed twice while a lease holds. Only request rows are locked here,
+   * never a batch row (see `complete` for the lock order).
    */
-  async claim(node: string, now: number, leaseMs: number, limit: number): Promise<ClaimedRequest[]> {
+  async claim(node: string, now: number, leaseMs: number, limit: number, batchId?: string): Promise<ClaimedRequest[]> {
+    if (limit <= 0) return [];
     const lock = this.db.kind === 'postgres' ? ' FOR UPDATE OF r SKIP LOCKED' : '';
+    const ofBatch = batchId === undefined ? '' : ' AND r.batch_id = ?';
+    // The pick is a materialized CTE: as `IN (SELECT ... LIMIT n)`, PostgreSQL may run the subquery more than once and claim more than n rows.
     const rows = await this.db.all(
-      `UPDATE sy_batch_requests SET claimed_by = ?, lease_until = ?, attempts = attempts + 1
-       WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < ?) AND (batch_id, line) IN (
+      `WITH picked AS MATERIALIZED (
          SELECT r.batch_id, r.line FROM sy_batch_requests r JOIN sy_batches b ON b.id = r.batch_id
-         WHERE r.status = 'pending' AND b.status = 'in_progress' AND (r.lease_until IS NULL OR r.lease_until < ?)
+         WHERE r.status = 'pending' AND b.status = 'in_progress' AND (r.lease_until IS NULL OR r.lease_until < ?)${ofBatch}
          ORDER BY r.batch_seq, r.line LIMIT ?${lock})
+       UPDATE sy_batch_requests SET claimed_by = ?, lease_until = ?, attempts = attempts + 1
+       WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < ?) AND (batch_id, line) IN (SELECT batch_id, line FROM picked)
        RETURNING batch_id, line, custom_id, body, attempts`,
-      [node, now + leaseMs, now, now, limit],
+      [now, ...(batchId === undefined ? [] : [batchId]), limit, node, now + leaseMs, now],
     );
     if (rows.length === 0) return [];
     const ids = [...new Set(rows.map((r) => String(r.batch_id)))];
@@ -159,9 +173,20 @@ export class BatchStore {
       .sort((a, b) => (a.batchId === b.batchId ? a.line - b.line : 0));
   }
 
-  /** Records a claimed request's result and counts it; false when the claim was lost (cancelled, expired, re-claimed). */
+  /**
+   * Records a claimed request's result and counts it; false when the claim
+   * was lost (cancelled, expired, re-claimed).
+   *
+   * The lock order, everywhere a transaction writes both tables: the batch
+   * row first, then its request rows (`cancel` and `claimFinalizing` do the
+   * same). Updating the request row first and the counter second, as this
+   * did, crossed a cancel's order and PostgreSQL broke the cycle by failing
+   * one side with `deadlock detected`. Completions of one batch queue on its
+   * row here, as they did on the counter update before.
+   */
   async complete(node: string, request: ClaimedRequest, ok: boolean, result: string): Promise<boolean> {
     return this.db.tx(async (t) => {
+      if (this.db.kind === 'postgres') await t.all('SELECT id FROM sy_batches WHERE id = ? FOR UPDATE', [request.batchId]);
       const changed = await t.run(
         `UPDATE sy_batch_requests SET status = 'done', ok = ?, result = ?, claimed_by = NULL, lease_until = NULL
          WHERE batch_id = ? AND line = ? AND claimed_by = ? AND status = 'pending'`,
@@ -199,7 +224,12 @@ export class BatchStore {
     }
   }
 
-  /** Moves a live batch to `cancelling` and drops its pending requests; the batch as it now stands, undefined when missing. */
+  /**
+   * Moves a live batch to `cancelling` and drops its pending requests (those
+   * running too: their results are refused when they arrive); the batch as
+   * it now stands, undefined when missing. Batch row, then request rows: the
+   * lock order `complete` follows.
+   */
   async cancel(id: string, owner: string, now: number): Promise<BatchRow | undefined> {
     return this.db.tx(async (t) => {
       const [r] = await t.all(`SELECT * FROM sy_batches WHERE id = ? AND owner = ?${this.forUpdate}`, [id, owner]);
@@ -258,9 +288,16 @@ export class BatchStore {
     });
   }
 
-  /** Finished requests' lines, in input order; `expired` ones carry no result (their error line is written for them). */
+  /**
+   * Every request's line, in input order: each row is in exactly one final
+   * state by now, so each line lands in exactly one file. `expired` and
+   * `cancelled` ones carry no result (their error line is written for them).
+   */
   async results(id: string): Promise<Array<BatchResultRow & { customId: string; status: string }>> {
-    const rows = await this.db.all(`SELECT line, ok, result, custom_id, status FROM sy_batch_requests WHERE batch_id = ? AND status IN ('done', 'expired') ORDER BY line`, [id]);
+    const rows = await this.db.all(
+      `SELECT line, ok, result, custom_id, status FROM sy_batch_requests WHERE batch_id = ? AND status IN ('done', 'expired', 'cancelled') ORDER BY line`,
+      [id],
+    );
     return rows.map((r) => ({ line: num(r.line), ok: num(r.ok) === 1, result: String(r.result ?? ''), customId: String(r.custom_id), status: String(r.status) }));
   }
 

@@ -1,10 +1,18 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, IsNumber, Max, Min } from 'class-validator';
 import { defineClassSection } from '#config/class-config-section.js';
 
 /** `batches`: how `POST /v1/batches` jobs run on this gateway. */
 export class BatchesConfig {
   /** Requests of batches one gateway process runs at once (each replica and worker runs its own share). */
   @IsInt() @Min(1) @Max(256) maxConcurrentRequests = 4;
+  /**
+   * The share of time batch lines get while this process serves interactive
+   * model requests (or did within the last 200 ms): lines then run one at a
+   * time, and after a line that took t ms the next starts t*(1/share - 1) ms
+   * later. 0 holds batch lines back until clients are gone; 1 runs one line
+   * after another. Batches are background work: they step aside for clients.
+   */
+  @IsNumber() @Min(0) @Max(1) shareUnderLoad = 0.2;
   /** Lines one batch may hold (OpenAI's limit). */
   @IsInt() @Min(1) @Max(1_000_000) maxRequestsPerBatch = 50_000;
   /** Batches one owner may have running (validating, in progress, finalizing, cancelling) at once. */

@@ -98,7 +98,7 @@ export class MessageFilesResolver implements MessageFiles {
     const extractor = this.port<FileText>(FILE_TEXT, `${path}.type`, 'input_file');
     let text: string;
     try {
-      text = await extractor.extract(file.filename, file.data);
+      text = await extractor.extract(file.filename, file.data, owner);
     } catch (e) {
       // The extractor's refusal of this file (too large, unreadable) names the part it came from; its own failures pass on.
       if (isGatewayError(e) && errorKind(e).status < 500)

@@ -21,7 +21,8 @@ export const MESSAGE_FILES = Symbol('MESSAGE_FILES');
  * `FILE_TEXT` by the module that owns those extractors.
  */
 export interface FileText {
-  extract(filename: string, data: Uint8Array): Promise<string>;
+  /** `owner`: whose share of the extraction threads the file waits for (the request's owner), so another owner's backlog does not delay it. */
+  extract(filename: string, data: Uint8Array, owner?: string | null): Promise<string>;
 }
 
 export const FILE_TEXT = Symbol('FILE_TEXT');

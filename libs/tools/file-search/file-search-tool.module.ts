@@ -93,12 +93,12 @@ function openStore(settings: FileSearchSettings, storage: ToolStorage): FileSear
       provide: FILE_TEXT,
       inject: [IngestionWorker, FILE_SEARCH_SETTINGS],
       useFactory: (worker: IngestionWorker, settings: FileSearchSettings): FileText => ({
-        extract: async (filename, data) => {
+        extract: async (filename, data, owner) => {
           if (data.byteLength > settings.maxFileBytes) {
             throw new InvalidRequestError(`${filename} is larger than this gateway's ${settings.maxFileBytes} bytes per file (fileSearch.maxFileBytes).`, null, 'file_too_large');
           }
           try {
-            return await worker.extractText(filename, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+            return await worker.extractText(filename, Buffer.from(data.buffer, data.byteOffset, data.byteLength), ownerOf(owner));
           } catch (e) {
             if (e instanceof ExtractionError) throw new InvalidRequestError(e.message, null, e.code);
             throw e;

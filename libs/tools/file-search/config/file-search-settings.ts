@@ -53,6 +53,10 @@ export interface FileSearchSettings {
     maxHtmlDepth: number;
     /** Nice value of the ingestion threads (0 to 19): background work yields the CPU to requests. */
     niceness: number;
+    /** Bytes a document's compressed streams (PDF, DOCX) may inflate to, all together; past it the file fails `invalid_file` before it is parsed. */
+    maxInflatedBytes: number;
+    /** Extraction threads one owner's files and `input_file` parts may hold at once; unset: `concurrency - 1` (at least 1). */
+    threadsPerOwner?: number;
   };
 }
 
@@ -83,6 +87,10 @@ export class IngestionSection {
   @IsInt() @Min(16) @Max(1_000_000) maxHtmlDepth = 1024;
   /** Nice value of the ingestion threads (0 to 19), so a large batch yields the CPU to requests. */
   @IsInt() @Min(0) @Max(19) niceness = 10;
+  /** Inflated bytes of a document's compressed streams, together: a small file that inflates past it (a flate bomb) fails fast. */
+  @IsInt() @Min(1024) @Max(2 ** 31 - 1) maxInflatedBytes = 64 * 1024 * 1024;
+  /** Extraction threads one owner may hold; unset leaves one of `concurrency` free for other owners. */
+  @IsOptional() @IsInt() @Min(1) @Max(64) threadsPerOwner?: number;
 }
 
 /** `fileSearch` as written; storage follows the gateway's `storage` section (see `parseFileSearchSettings`). */

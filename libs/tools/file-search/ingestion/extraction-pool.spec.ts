@@ -1,5 +1,5 @@
 import { encode } from 'gpt-tokenizer';
-import { makeDocx, makePdf } from '../../../../test/support/file-search/documents.js';
+import { makeDocx, makeFlateBombPdf, makePdf, makeZipBombDocx } from '../../../../test/support/file-search/documents.js';
 import { ExtractionPool } from './extraction-pool.js';
 import { AUTO_CHUNKING, DEFAULT_LIMITS, ExtractionError } from './ingestion-contract.js';
 
@@ -158,4 +158,82 @@ describe('the lexical index entry, cut in the ingestion thread', () => {
       await nice.close();
     }
   });
+});
+
+describe('bounded inflation: a flate bomb fails before it is parsed', () => {
+  const CAP = 1024 * 1024;
+  const bounded = new ExtractionPool({ size: 1, memoryMb: 256, limits: { ...DEFAULT_LIMITS, maxInflatedBytes: CAP } });
+  afterAll(() => bounded.close());
+
+  it('refuses a PDF whose page stream inflates past the cap as invalid_file, at 10x and 100x the inflation too', async () => {
+    for (const inflated of [2, 20, 200].map((mb) => mb * 1024 * 1024)) {
+      const bomb = await makeFlateBombPdf(inflated);
+      // Small on disk: the ratio is the attack.
+      expect(bomb.length).toBeLessThan(inflated / 200);
+      const e = await failure('bomb.pdf', bomb, bounded);
+      expect(e).toMatchObject({ code: 'invalid_file', message: expect.stringContaining(`inflates past ${CAP} bytes`) });
+    }
+  }, 60_000);
+
+  it('refuses a DOCX whose document part inflates past the cap, and reads ordinary PDFs and DOCX files under it', async () => {
+    const e = await failure('bomb.docx', await makeZipBombDocx(20 * 1024 * 1024), bounded);
+    expect(e).toMatchObject({ code: 'invalid_file', message: expect.stringContaining('inflates past') });
+    const pdf = await bounded.prepare('ok.pdf', await makePdf(['Within the bound.']), AUTO_CHUNKING, 60_000);
+    expect(pdf.map((c) => c.text).join('')).toContain('Within the bound.');
+    const docx = await bounded.prepare('ok.docx', await makeDocx(['Also within it.']), AUTO_CHUNKING, 60_000);
+    expect(docx.map((c) => c.text).join('')).toBe('Also within it.');
+  }, 60_000);
+
+  it('the thread that refused a bomb takes the next file at once', async () => {
+    const order: string[] = [];
+    const bomb = bounded.prepare('bomb.pdf', await makeFlateBombPdf(50 * 1024 * 1024), AUTO_CHUNKING, 60_000, 'a').catch((err: ExtractionError) => order.push(`bomb:${err.code}`));
+    const small = bounded.prepare('note.txt', Buffer.from('fourteen bytes'), AUTO_CHUNKING, 60_000, 'b').then((c) => order.push(`note:${c[0].text}`));
+    await Promise.all([bomb, small]);
+    expect(order).toEqual(['bomb:invalid_file', 'note:fourteen bytes']);
+  }, 60_000);
+});
+
+describe('fair shares of the extraction threads', () => {
+  const slow = () => Buffer.from(words(60_000));
+
+  it("keeps a thread for another owner: B's one file finishes before any of A's backlog", async () => {
+    const pool2 = new ExtractionPool({ size: 2, memoryMb: 256, limits: DEFAULT_LIMITS });
+    try {
+      expect(pool2.threadsPerOwner).toBe(1);
+      const order: string[] = [];
+      const a = Array.from({ length: 4 }, (_, i) => pool2.prepare(`a${i}.txt`, slow(), AUTO_CHUNKING, 60_000, 'tenant-a').then(() => order.push(`a${i}`)));
+      const b = pool2.prepare('b.txt', Buffer.from('fourteen bytes'), AUTO_CHUNKING, 60_000, 'tenant-b').then(() => order.push('b'));
+      await Promise.all([...a, b]);
+      expect(order[0]).toBe('b');
+      expect(order.slice(1)).toEqual(['a0', 'a1', 'a2', 'a3']);
+    } finally {
+      await pool2.close();
+    }
+  }, 120_000);
+
+  it('serves owners in turn, one job each, whatever order their backlogs arrived in', async () => {
+    const one = new ExtractionPool({ size: 1, memoryMb: 256, limits: DEFAULT_LIMITS });
+    try {
+      const order: string[] = [];
+      const job = (owner: string, i: number) => one.prepare(`${owner}${i}.txt`, Buffer.from(`${owner} ${i}`), AUTO_CHUNKING, 60_000, owner).then(() => order.push(`${owner}${i}`));
+      const all = [...[0, 1, 2].map((i) => job('a', i)), ...[0, 1, 2].map((i) => job('c', i)), job('d', 0)];
+      await Promise.all(all);
+      expect(order).toEqual(['a0', 'c0', 'd0', 'a1', 'c1', 'a2', 'c2']);
+    } finally {
+      await one.close();
+    }
+  }, 60_000);
+
+  it('lets one owner use every thread when threadsPerOwner says so', async () => {
+    const wide = new ExtractionPool({ size: 2, threadsPerOwner: 2, memoryMb: 256, limits: DEFAULT_LIMITS });
+    try {
+      const jobs = [0, 1].map((i) => wide.prepare(`w${i}.txt`, slow(), AUTO_CHUNKING, 60_000, 'solo'));
+      // Both started: nothing is left waiting for a thread.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(wide.waiting).toBe(0);
+      await Promise.all(jobs);
+    } finally {
+      await wide.close();
+    }
+  }, 60_000);
 });

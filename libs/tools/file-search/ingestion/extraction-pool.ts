@@ -48,6 +48,11 @@ export function parseIndexLines(lines: string, n: number): ChunkTerms[] {
 export interface PoolOptions {
   /** Threads at most, created on demand. */
   size: number;
+  /**
+   * Threads one owner's jobs may hold at once; default `size - 1` (at least
+   * 1), so a thread is always left for another owner's first job.
+   */
+  threadsPerOwner?: number;
   /** Heap of one thread; a file that needs more ends its thread and fails `invalid_file`. */
   memoryMb: number;
   limits: PreparationLimits;
@@ -73,6 +78,7 @@ export interface Written {
 }
 
 interface Job {
+  owner: string;
   filename: string;
   bytes: Uint8Array;
   chunking: ChunkingStrategy;
@@ -109,7 +115,13 @@ export class ExtractionPool {
   /** Resolves once a thread has loaded its modules: a job's deadline starts then, not while the thread boots. */
   private readonly loaded = new WeakMap<Worker, Promise<void>>();
   private readonly busy = new Set<Worker>();
-  private readonly queue: Job[] = [];
+  /** Waiting jobs, a queue per owner; `turns` is the order owners are served in, round-robin. */
+  private readonly queues = new Map<string, Job[]>();
+  private readonly turns: string[] = [];
+  private readonly runningPerOwner = new Map<string, number>();
+  /** When each owner with work here was last given a thread (a serial number); forgotten once it has none. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
   private readonly script = threadScriptUrl();
   /**
    * One thread writes every prepared file's rows (`chunk-writer-thread.mjs`),
@@ -128,9 +140,14 @@ export class ExtractionPool {
 
   constructor(private readonly options: PoolOptions) {}
 
-  /** The file's chunks, in order, with their index entries. */
-  prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number): Promise<PreparedChunk[]> {
-    return this.enqueue(filename, bytes, chunking, timeoutMs) as Promise<PreparedChunk[]>;
+  /** Threads one owner may hold at once. */
+  get threadsPerOwner(): number {
+    return Math.max(1, Math.min(this.options.size, this.options.threadsPerOwner ?? this.options.size - 1));
+  }
+
+  /** The file's chunks, in order, with their index entries; `owner` is whose queue the job waits in. */
+  prepare(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, owner = ''): Promise<PreparedChunk[]> {
+    return this.enqueue(owner, filename, bytes, chunking, timeoutMs) as Promise<PreparedChunk[]>;
   }
 
   /**
@@ -141,23 +158,69 @@ export class ExtractionPool {
    * write, one transaction, is not cut short (a writer ended mid-write
    * rolls it back).
    */
-  prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite): Promise<Written> {
-    return this.enqueue(filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
+  prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite, owner = ''): Promise<Written> {
+    return this.enqueue(owner, filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
   }
 
-  private enqueue(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write?: ThreadWrite): Promise<PreparedChunk[] | Written> {
+  /** Jobs waiting for a thread, all owners together. */
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  private enqueue(owner: string, filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write?: ThreadWrite): Promise<PreparedChunk[] | Written> {
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
+      let queue = this.queues.get(owner);
+      if (!queue) {
+        queue = [];
+        this.queues.set(owner, queue);
+        this.turns.push(owner);
+      }
       // A copy the thread can own: the file's buffer may be a slice of a larger one.
-      this.queue.push({ filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, write, resolve, reject });
+      queue.push({ owner, filename, bytes: new Uint8Array(bytes), chunking, timeoutMs, write, resolve, reject });
       this.pump();
     });
   }
 
+  /**
+   * The next job to run: of the owners with a job waiting and a thread to
+   * spare under `threadsPerOwner`, the one served longest ago (one never
+   * served, or not since its last job ended, first), one job per turn. So
+   * owners take turns, and one owner's backlog never stands between another
+   * owner and a thread.
+   */
+  private next(): Job | undefined {
+    let pick = -1;
+    let oldest = Infinity;
+    for (let i = 0; i < this.turns.length; i++) {
+      const owner = this.turns[i];
+      if ((this.runningPerOwner.get(owner) ?? 0) >= this.threadsPerOwner) continue;
+      const served = this.lastServed.get(owner) ?? -1;
+      if (served < oldest) {
+        oldest = served;
+        pick = i;
+      }
+    }
+    if (pick < 0) return undefined;
+    const owner = this.turns[pick];
+    const queue = this.queues.get(owner)!;
+    const job = queue.shift()!;
+    this.lastServed.set(owner, this.served++);
+    if (queue.length === 0) {
+      this.queues.delete(owner);
+      this.turns.splice(pick, 1);
+    }
+    return job;
+  }
+
   private pump(): void {
-    while (this.queue.length > 0 && (this.idle.length > 0 || this.busy.size < this.options.size)) {
+    while (this.idle.length > 0 || this.busy.size < this.options.size) {
+      const job = this.next();
+      if (!job) return;
       const worker = this.idle.pop() ?? this.spawn();
-      this.run(worker, this.queue.shift()!);
+      this.run(worker, job);
     }
   }
 
@@ -209,8 +272,18 @@ export class ExtractionPool {
 
   private run(worker: Worker, job: Job): void {
     this.busy.add(worker);
+    this.runningPerOwner.set(job.owner, (this.runningPerOwner.get(job.owner) ?? 0) + 1);
     const id = this.nextId++;
+    let finished = false;
     const finish = (retire: boolean) => {
+      if (finished) return;
+      finished = true;
+      const held = (this.runningPerOwner.get(job.owner) ?? 1) - 1;
+      if (held > 0) this.runningPerOwner.set(job.owner, held);
+      else {
+        this.runningPerOwner.delete(job.owner);
+        if (!this.queues.has(job.owner)) this.lastServed.delete(job.owner);
+      }
       clearTimeout(timer);
       worker.off('message', onMessage);
       worker.off('error', onError);
@@ -265,7 +338,10 @@ export class ExtractionPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    for (const queue of this.queues.values()) for (const job of queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    this.queues.clear();
+    this.turns.length = 0;
+    this.lastServed.clear();
     // The writer last: a write it has begun is rolled back with it, and the job handed back.
     await Promise.all([...this.idle.splice(0), ...this.busy].map((w) => w.terminate()));
     this.busy.clear();

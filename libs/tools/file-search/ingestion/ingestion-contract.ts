@@ -28,6 +28,13 @@ export interface PreparationLimits {
   maxRunChars: number;
   /** A file with more tokens than this is refused (OpenAI's limit is 5,000,000 per file). */
   maxTokens: number;
+  /**
+   * Bytes a PDF's or DOCX's compressed streams may inflate to, together,
+   * checked before the parser runs: a 400 KB PDF whose page stream inflates
+   * to 200 MB is refused in the time it takes to inflate the cap, not after
+   * the parser has chewed through all of it.
+   */
+  maxInflatedBytes: number;
 }
 
-export const DEFAULT_LIMITS: PreparationLimits = { maxHtmlDepth: 1024, maxRunChars: 256, maxTokens: 5_000_000 };
+export const DEFAULT_LIMITS: PreparationLimits = { maxHtmlDepth: 1024, maxRunChars: 256, maxTokens: 5_000_000, maxInflatedBytes: 64 * 1024 * 1024 };

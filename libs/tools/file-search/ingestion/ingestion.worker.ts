@@ -37,13 +37,19 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
   ) {
-    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth, niceness } = settings.ingestion;
+    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth, niceness, maxInflatedBytes, threadsPerOwner } = settings.ingestion;
     this.parsers = new ExtractionPool({
       size: concurrency,
+      threadsPerOwner,
       niceness: niceness ?? DEFAULT_INGESTION_NICENESS,
       writer: store.threadWritableFile !== undefined && embeddings === null,
       memoryMb: threadMemoryMb ?? 1024,
-      limits: { ...DEFAULT_LIMITS, maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth },
+      limits: {
+        ...DEFAULT_LIMITS,
+        maxTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens,
+        maxHtmlDepth: maxHtmlDepth ?? DEFAULT_LIMITS.maxHtmlDepth,
+        maxInflatedBytes: maxInflatedBytes ?? DEFAULT_LIMITS.maxInflatedBytes,
+      },
     });
   }
 
@@ -57,12 +63,13 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
   /**
    * A document's whole text, for a message's `input_file` part: the same
    * thread pool, extractors and caps (token limit, HTML depth, deadline) as
-   * indexing, as one chunk as long as the token cap.
+   * indexing, as one chunk as long as the token cap. It waits in `owner`'s
+   * queue, so another owner's backlog of files does not delay it.
    */
-  async extractText(filename: string, bytes: Buffer): Promise<string> {
+  async extractText(filename: string, bytes: Buffer, owner = ''): Promise<string> {
     const { maxTokensPerFile } = this.settings.ingestion;
     const whole = { maxChunkSizeTokens: maxTokensPerFile ?? DEFAULT_LIMITS.maxTokens, chunkOverlapTokens: 0, auto: false };
-    return (await this.parsers.prepare(filename, bytes, whole, this.settings.ingestion.extractTimeoutMs)).map((chunk) => chunk.text).join('');
+    return (await this.parsers.prepare(filename, bytes, whole, this.settings.ingestion.extractTimeoutMs, owner)).map((chunk) => chunk.text).join('');
   }
 
   /** New work was queued here: look now rather than at the next poll. */
@@ -86,7 +93,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
       while (this.running && this.active.size < this.settings.ingestion.concurrency) {
         let job: ClaimedJob | undefined;
         try {
-          job = await this.store.claimJob(this.workerId, Date.now(), this.settings.ingestion.leaseMs, this.settings.ingestion.maxAttempts);
+          job = await this.store.claimJob(this.workerId, Date.now(), this.settings.ingestion.leaseMs, this.settings.ingestion.maxAttempts, this.ownersAtShare());
         } catch (e) {
           if (this.running) this.logger.warn(`claiming an ingestion job failed: ${(e as Error).message}`);
           break;
@@ -111,6 +118,17 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
       });
       this.wake = undefined;
     }
+  }
+
+  /**
+   * Owners whose jobs here already hold their share of the extraction
+   * threads: their next file is not claimed yet, so a slot this worker has
+   * goes to another owner's file rather than to a job that would only wait.
+   */
+  private ownersAtShare(): string[] {
+    const held = new Map<string, number>();
+    for (const { job } of this.active.values()) held.set(job.owner, (held.get(job.owner) ?? 0) + 1);
+    return [...held].filter(([, n]) => n >= this.parsers.threadsPerOwner).map(([owner]) => owner);
   }
 
   private async process(job: ClaimedJob): Promise<void> {
@@ -150,12 +168,14 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
    */
   private async ingestInThread(job: ClaimedJob, databaseFile: string): Promise<void> {
     const { file, content } = await this.fileOf(job);
-    await this.parsers.prepareAndWrite(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs, {
-      file: databaseFile,
-      storeId: job.storeId,
-      fileId: job.fileId,
-      worker: this.workerId,
-    });
+    await this.parsers.prepareAndWrite(
+      file.filename,
+      content,
+      job.chunking,
+      this.settings.ingestion.extractTimeoutMs,
+      { file: databaseFile, storeId: job.storeId, fileId: job.fileId, worker: this.workerId },
+      job.owner,
+    );
   }
 
   /** PostgreSQL, SQLite `:memory:`, or chunks with embeddings: chunks come back here and are written through the store. */
@@ -174,7 +194,7 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
 
   private async prepare(job: ClaimedJob): Promise<NewChunk[]> {
     const { file, content } = await this.fileOf(job);
-    const pieces = await this.parsers.prepare(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs);
+    const pieces = await this.parsers.prepare(file.filename, content, job.chunking, this.settings.ingestion.extractTimeoutMs, job.owner);
     if (pieces.length === 0) throw new ExtractionError('invalid_file', `${file.filename} contains no text to index.`);
     const vectors = this.embeddings
       ? await this.embeddings.embed(

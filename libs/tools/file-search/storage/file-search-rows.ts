@@ -128,4 +128,6 @@ export interface ClaimedJob {
   fileId: string;
   chunking: ChunkingStrategy;
   attempts: number;
+  /** The vector store's owner: whose share of the extraction threads the job uses. */
+  owner: string;
 }

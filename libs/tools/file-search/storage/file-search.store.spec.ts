@@ -89,8 +89,8 @@ describe.each([
     await backend?.cleanup();
   });
 
-  async function seed(storeId: string, n: number): Promise<string[]> {
-    await a.insertStore({ id: storeId, owner: '', name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+  async function seed(storeId: string, n: number, owner = ''): Promise<string[]> {
+    await a.insertStore({ id: storeId, owner, name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
     const ids = Array.from({ length: n }, (_, i) => `file-${storeId}-${i}`);
     for (const id of ids)
       await a.insertFile({ id, owner: '', filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
@@ -114,6 +114,17 @@ describe.each([
     expect(claimed.every((c) => c.job.attempts === 1)).toBe(true);
     // A claimed job is not offered again while its lease runs.
     expect(await a.claimJob('late', Date.now(), 60_000)).toBeUndefined();
+  });
+
+  it("passes over the owners a worker names (at their share of its threads) for another owner's job, and says whose a job is", async () => {
+    const [older] = await seed('vs_share_a', 2, 'owner-a');
+    const [newer] = await seed('vs_share_b', 1, 'owner-b');
+    const other = await a.claimJob('w-share', Date.now(), 60_000, 3, ['owner-a', '']);
+    expect(other).toMatchObject({ storeId: 'vs_share_b', fileId: newer, owner: 'owner-b' });
+    expect(await a.claimJob('w-share', Date.now(), 60_000, 3, ['owner-a', 'owner-b', ''])).toBeUndefined();
+    expect(await a.claimJob('w-share', Date.now(), 60_000, 3, [''])).toMatchObject({ fileId: older, owner: 'owner-a' });
+    // The rest of A's files, so that the tests after this one find only their own.
+    expect(await a.claimJob('w-share', Date.now(), 60_000, 3)).toMatchObject({ storeId: 'vs_share_a', owner: 'owner-a' });
   });
 
   it('lets another worker take a job whose lease ran out; the first worker can no longer complete it', async () => {

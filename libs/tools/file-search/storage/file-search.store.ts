@@ -597,13 +597,17 @@ export class FileSearchStore {
    * being run again, so a file that kills its process cannot keep a gateway,
    * or every replica of it, from serving.
    */
-  async claimJob(worker: string, nowMs: number, leaseMs: number, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<ClaimedJob | undefined> {
+  async claimJob(worker: string, nowMs: number, leaseMs: number, maxAttempts = Number.MAX_SAFE_INTEGER, skipOwners: readonly string[] = []): Promise<ClaimedJob | undefined> {
+    // `skipOwners`: owners already holding their share of this worker's threads; their next file waits, another owner's goes first.
+    const skip = skipOwners.length > 0 ? ` AND v.owner NOT IN (${skipOwners.map(() => '?').join(', ')})` : '';
     const pick =
-      `SELECT store_id, file_id, attempts FROM fs_store_files WHERE status = 'in_progress' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq LIMIT 1` +
-      (this.db.kind === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '');
+      `SELECT f.store_id, f.file_id, f.attempts, v.owner FROM fs_store_files f JOIN fs_vector_stores v ON v.id = f.store_id
+       WHERE f.status = 'in_progress' AND (f.lease_until IS NULL OR f.lease_until < ?)${skip} ORDER BY f.seq LIMIT 1` +
+      (this.db.kind === 'postgres' ? ' FOR UPDATE OF f SKIP LOCKED' : '');
+    let owner = '';
     const claimed = await this.db.tx(async (t) => {
       for (;;) {
-        const [row] = await t.all<{ store_id: string; file_id: string; attempts: number | string }>(pick, [nowMs]);
+        const [row] = await t.all<{ store_id: string; file_id: string; attempts: number | string; owner: string }>(pick, [nowMs, ...skipOwners]);
         if (!row) return undefined;
         if (num(row.attempts) >= maxAttempts) {
           const error = {
@@ -617,6 +621,7 @@ export class FileSearchStore {
           ]);
           continue;
         }
+        owner = String(row.owner ?? '');
         const [r] = await t.all(`UPDATE fs_store_files SET claimed_by = ?, lease_until = ?, attempts = attempts + 1 WHERE store_id = ? AND file_id = ? RETURNING *`, [
           worker,
           nowMs + leaseMs,
@@ -626,7 +631,7 @@ export class FileSearchStore {
         return r ? storeFileRow(r) : undefined;
       }
     });
-    return claimed && { storeId: claimed.storeId, fileId: claimed.fileId, chunking: claimed.chunking, attempts: claimed.attempts };
+    return claimed && { storeId: claimed.storeId, fileId: claimed.fileId, chunking: claimed.chunking, attempts: claimed.attempts, owner };
   }
 
   /**

@@ -12,6 +12,7 @@ import { extname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { decode, encode } from 'gpt-tokenizer';
 import { Parser } from 'htmlparser2';
+import { boundPdfInflation, boundZipInflation } from './inflation-bound.mjs';
 import { termCounts } from './text-terms.mjs';
 
 /**
@@ -90,11 +91,21 @@ function checkHtmlDepth(html, filename, maxDepth) {
   parser.end();
 }
 
+/** The inflation bound's refusal as the file's `invalid_file`. */
+function bounded(check) {
+  try {
+    check();
+  } catch (e) {
+    throw new InvalidFile('invalid_file', e?.message ?? String(e));
+  }
+}
+
 async function extract(filename, bytes, limits) {
   const kind = kindOf(filename, bytes);
   if (!kind) throw new InvalidFile('unsupported_file', `Files of type ${extname(filename) || '(none)'} are not supported for file search.`);
   switch (kind) {
     case 'pdf': {
+      bounded(() => boundPdfInflation(bytes, filename, limits.maxInflatedBytes));
       const { PDFParse } = await import('pdf-parse');
       const pdf = new PDFParse({ data: bytes });
       try {
@@ -106,6 +117,7 @@ async function extract(filename, bytes, limits) {
       }
     }
     case 'docx': {
+      bounded(() => boundZipInflation(bytes, filename, limits.maxInflatedBytes));
       const mammoth = (await import('mammoth')).default;
       try {
         return (await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })).value.trim();

@@ -30,6 +30,15 @@ export class UpstreamConfig {
   @IsString()
   apiKey?: string;
 
+  /**
+   * Chat dialect: where the images of a tool's output go. `user-message`: a
+   * user message after the tool messages, saying whose output they are (what
+   * every vision chat template reads); `tool-message`: content parts of the
+   * tool message, for servers whose templates render images there.
+   */
+  @IsIn(['user-message', 'tool-message'])
+  chatToolOutputMedia: 'user-message' | 'tool-message' = 'user-message';
+
   /** Model used when a request names none. */
   @IsOptional()
   @IsString()

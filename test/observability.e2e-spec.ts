@@ -95,6 +95,8 @@ describe('request logs, metrics and traces of a scripted run', () => {
     // file_search runs in the gateway since its module (libs/tools/file-search) is built in.
     expect(Object.keys(s.tools.active)).toEqual(expect.arrayContaining(['function', 'custom', 'namespace', 'mcp', 'file_search']));
     expect(s.tools.inactive.web_search).toMatch(/WEB_SEARCH_PROVIDER/);
+    // Its aliases are the same tool: idle for the same reason, not refused.
+    expect(s.tools.inactive.web_search_preview).toMatch(/^an alias of web_search: .*WEB_SEARCH_PROVIDER/);
     expect(s.tracing).toBe(tracesUrl);
     expect(JSON.stringify(s)).not.toContain(UPSTREAM_KEY);
     expect(JSON.stringify(s)).not.toContain(API_KEY);

@@ -29,8 +29,9 @@ describe('wire details of the Responses surface', () => {
     expect(r.text).not.toContain('reasoning_part');
     expect(r.text).not.toContain('kv_transfer_params');
     expect(r.text).not.toContain('input_messages');
+    // A client that is no OpenAI SDK gets the spec's reasoning event names by default.
     const reasoning = events
-      .filter((e) => e.data.type === 'response.reasoning_text.delta')
+      .filter((e) => e.data.type === 'response.reasoning.delta')
       .map((e) => e.data.delta)
       .join('');
     expect(reasoning).toBe('thinking hard');

@@ -18,6 +18,7 @@ export class ConfigError extends Error {}
 export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'UPSTREAM_URL', path: 'upstream.baseUrl', kind: 'string' },
   { env: 'UPSTREAM_DIALECT', path: 'upstream.dialect', kind: 'string' },
+  { env: 'CHAT_TOOL_OUTPUT_MEDIA', path: 'upstream.chatToolOutputMedia', kind: 'string' },
   { env: 'UPSTREAM_API_KEY', path: 'upstream.apiKey', kind: 'string', secret: true },
   { env: 'UPSTREAM_MODEL', path: 'upstream.defaultModel', kind: 'string' },
   { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },

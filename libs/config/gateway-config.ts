@@ -30,6 +30,15 @@ export class UpstreamConfig {
   @IsString()
   apiKey?: string;
 
+  /**
+   * Chat dialect: where the images of a tool's output go. `user-message`: a
+   * user message after the tool messages, saying whose output they are (what
+   * every vision chat template reads); `tool-message`: content parts of the
+   * tool message, for servers whose templates render images there.
+   */
+  @IsIn(['user-message', 'tool-message'])
+  chatToolOutputMedia: 'user-message' | 'tool-message' = 'user-message';
+
   /** Model used when a request names none. */
   @IsOptional()
   @IsString()
@@ -73,9 +82,13 @@ export class ServerConfig {
   @IsInt() @Min(100) keepAliveMs = 15_000;
   /**
    * Reasoning text event names: the OpenAI SDK's `response.reasoning_text.*`
-   * (what Codex CLI and the SDKs consume) or the Open Responses spec's `response.reasoning.*`.
+   * (what Codex CLI and the SDKs consume), the Open Responses spec's
+   * `response.reasoning.*`, or `auto`: per HTTP request, the OpenAI SDKs'
+   * and Codex's names for them (by `User-Agent` / `x-stainless-lang`), the
+   * spec's for every other client; the WebSocket and broker transports keep
+   * the OpenAI SDK's names.
    */
-  @IsIn(['openai', 'openresponses']) reasoningEvents: 'openai' | 'openresponses' = 'openai';
+  @IsIn(['auto', 'openai', 'openresponses']) reasoningEvents: 'auto' | 'openai' | 'openresponses' = 'auto';
   /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
   @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
   /**

@@ -167,7 +167,18 @@ export const SUCCESS_DOCS: Record<string, SuccessDoc> = {
   'GET /v1/conversations/:id/items/:itemId': { json: ITEM },
   'DELETE /v1/conversations/:id/items/:itemId': { json: ref('Conversation') },
 
-  'GET /v1/models': { json: list(object({ id: str, object: constant('model') })) },
+  'GET /v1/models': {
+    json: list(
+      object(
+        { id: str, object: constant('model'), context_window: nullable(int), max_output_tokens: nullable(int) },
+        {
+          max_model_len: nullable(int),
+          input_modalities: nullable({ type: 'array', items: str }),
+          reasoning: { anyOf: [bool, { type: 'array', items: str }, { type: 'null' }] },
+        },
+      ),
+    ),
+  },
   'GET /health': { json: object({ status: constant('ok') }, { worker: int }) },
   'GET /ready': { json: object({ status: constant('ready'), state: constant('ok'), upstream: { type: 'string', enum: ['ok', 'unavailable'] } }) },
   'GET /openapi.json': { json: object({ openapi: str, info: anyObject, paths: anyObject }) },

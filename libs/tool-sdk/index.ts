@@ -43,6 +43,7 @@ export {
   clientCallModelName,
 } from './helpers/call-items.js';
 export { outputText } from './helpers/output-text.js';
+export { outputContent, isMediaPart } from './helpers/output-content.js';
 export { restoredClientFunction, refusedCall } from './helpers/restored-client-function.js';
 export { firstOfferedToolChoice, namedClientToolChoice } from './helpers/tool-choice.js';
 export * as validation from './helpers/declaration-validation.js';

@@ -18,6 +18,8 @@ interface CallState {
   name: string;
   arguments: string;
   started: boolean;
+  /** Its `call.done` went out: the next call began, so its arguments are complete. */
+  closed: boolean;
 }
 
 /**
@@ -29,7 +31,12 @@ interface CallState {
  * Text items are sequential: reasoning closes when the answer or a tool call
  * begins and the answer closes when a tool call begins, so consumers never
  * see two text items open at once (the order the Responses dialect has too).
- * Tool calls are assembled by `index` and close together at the end.
+ * Tool calls are assembled by `index`; a call closes when the next one begins
+ * (servers write a completion's calls one after another) or at the end. So
+ * every call is done before the next starts, as on the Responses dialect, and
+ * the loop publishes gateway and client calls in the model's order: with all
+ * calls left open to the end, a client call's item was announced at its first
+ * token while a gateway call's waited for its arguments, after it.
  */
 export class ChatCompletionDecoder {
   private current: TextItem | undefined;
@@ -77,10 +84,7 @@ export class ChatCompletionDecoder {
     if (this.ended) return;
     this.ended = true;
     this.closeText();
-    for (const call of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
-      this.startCall(call);
-      this.emit({ type: 'call.done', key: call.key, call_id: call.id, name: call.name, arguments: call.arguments });
-    }
+    this.closeCalls();
     this.emit({ type: 'usage', usage: this.usage ?? emptyUsage() });
     if (this.finishReason === 'length') {
       this.emit({ type: 'finish', status: 'incomplete', reason: 'max_output_tokens' });
@@ -115,6 +119,10 @@ export class ChatCompletionDecoder {
     const name = stringOr(fn.name, '');
     const call = this.callFor(raw, id, name);
     if (!call) return;
+    if (call.closed) {
+      // Arguments interleaved across calls: the earlier call was already handed on as complete.
+      throw new UpstreamUnavailableError(`Upstream ${this.url} continued tool call ${call.index} after the next call began.`, 'upstream_bad_response');
+    }
     // Servers repeat the id (and sometimes the name) on later chunks: first value wins.
     if (id && !call.id) {
       call.id = id;
@@ -154,11 +162,23 @@ export class ChatCompletionDecoder {
     }
     let call = this.calls.get(index);
     if (!call) {
-      call = { index, key: `call_${index}`, id: '', name: '', arguments: '', started: false };
+      // A new call means the ones before it are complete.
+      this.closeCalls(index);
+      call = { index, key: `call_${index}`, id: '', name: '', arguments: '', started: false, closed: false };
       this.calls.set(index, call);
     }
     this.lastCall = call;
     return call;
+  }
+
+  /** Ends every open call before `before` (all of them by default), in index order. */
+  private closeCalls(before = Number.POSITIVE_INFINITY): void {
+    for (const call of [...this.calls.values()].sort((a, b) => a.index - b.index)) {
+      if (call.closed || call.index >= before) continue;
+      this.startCall(call);
+      call.closed = true;
+      this.emit({ type: 'call.done', key: call.key, call_id: call.id, name: call.name, arguments: call.arguments });
+    }
   }
 
   private startCall(call: CallState): void {

@@ -78,9 +78,10 @@ describe('ChatDialectClient', () => {
         { type: 'call.start', key: 'call_0', call_id: 'chatcmpl-tool-a1', name: 'get_weather' },
         { type: 'call.delta', key: 'call_0', delta: '{"city": ' },
         { type: 'call.delta', key: 'call_0', delta: '"Paris"}' },
+        // A call is complete once the next begins: done before it starts, as on the Responses dialect.
+        { type: 'call.done', key: 'call_0', call_id: 'chatcmpl-tool-a1', name: 'get_weather', arguments: '{"city": "Paris"}' },
         { type: 'call.start', key: 'call_1', call_id: 'chatcmpl-tool-b2', name: 'get_time' },
         { type: 'call.delta', key: 'call_1', delta: '{}' },
-        { type: 'call.done', key: 'call_0', call_id: 'chatcmpl-tool-a1', name: 'get_weather', arguments: '{"city": "Paris"}' },
         { type: 'call.done', key: 'call_1', call_id: 'chatcmpl-tool-b2', name: 'get_time', arguments: '{}' },
         {
           type: 'usage',
@@ -174,9 +175,9 @@ describe('ChatDialectClient', () => {
       expect(events).toEqual([
         { type: 'call.start', key: 'call_0', call_id: starts[0].call_id, name: 'get_weather' },
         { type: 'call.delta', key: 'call_0', delta: '{"city":"Paris"}' },
+        { type: 'call.done', key: 'call_0', call_id: starts[0].call_id, name: 'get_weather', arguments: '{"city":"Paris"}' },
         { type: 'call.start', key: 'call_1', call_id: starts[1].call_id, name: 'get_time' },
         { type: 'call.delta', key: 'call_1', delta: '{"tz":"UTC"}' },
-        { type: 'call.done', key: 'call_0', call_id: starts[0].call_id, name: 'get_weather', arguments: '{"city":"Paris"}' },
         { type: 'call.done', key: 'call_1', call_id: starts[1].call_id, name: 'get_time', arguments: '{"tz":"UTC"}' },
         { type: 'usage', usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15, ...zeroDetails } },
         { type: 'finish', status: 'completed' },
@@ -219,6 +220,18 @@ describe('ChatDialectClient', () => {
       const events = await collect(client.infer(modelRequest({ stream: true })));
 
       expect(events.filter((event) => event.type === 'call.done')).toEqual([{ type: 'call.done', key: 'call_0', call_id: 'c1', name: 'f', arguments: '{"a":1}' }]);
+    });
+
+    it('refuses arguments that continue a call after the next began (the earlier call was handed on as complete)', async () => {
+      upstream.handler = (_req, res) =>
+        sendSse(res, [
+          chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{"a"' } }] }),
+          chunk({ tool_calls: [{ index: 1, id: 'b', function: { name: 'g', arguments: '{}' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }),
+          chunk({}, 'tool_calls'),
+          '[DONE]',
+        ]);
+      await expect(answerOf(collect(client.infer(modelRequest({ stream: true }))))).resolves.toMatchObject({ status: 502, code: 'upstream_bad_response' });
     });
 
     it.each([
@@ -311,8 +324,8 @@ describe('ChatDialectClient', () => {
 
       expect(events).toEqual([
         { type: 'call.start', key: 'call_0', call_id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'a' },
-        { type: 'call.start', key: 'call_1', call_id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'b' },
         { type: 'call.done', key: 'call_0', call_id: expect.stringMatching(/^call_/), name: 'a', arguments: '{"x":1}' },
+        { type: 'call.start', key: 'call_1', call_id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'b' },
         { type: 'call.done', key: 'call_1', call_id: expect.stringMatching(/^call_/), name: 'b', arguments: '{"y":[2]}' },
         { type: 'usage', usage: zeroUsage },
         { type: 'finish', status: 'incomplete', reason: 'max_output_tokens' },

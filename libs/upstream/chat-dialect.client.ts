@@ -16,7 +16,7 @@ export class ChatDialectClient extends TransportDialectClient {
     const body = await this.transport.open({
       method: 'POST',
       path: '/chat/completions',
-      body: toChatCompletionRequest(request, this.upstream.defaultModel),
+      body: toChatCompletionRequest(request, { defaultModel: this.upstream.defaultModel, toolOutputMedia: this.upstream.chatToolOutputMedia }),
       signal,
       flow: options.flow,
       headers: options.context?.headers,

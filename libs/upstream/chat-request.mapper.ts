@@ -11,17 +11,33 @@ interface ChatMessage extends JsonObject {
 }
 
 /**
+ * Where the chat dialect puts the images of a tool's output. OpenAI's chat
+ * API takes text only in a `tool` message and many chat templates render a
+ * tool message's content as a string, so by default (`user-message`) the
+ * tool message keeps the text and the images follow, after the run of tool
+ * messages, in one user message that says whose output they are: every
+ * vision model reads images there. `tool-message` sends them as content parts
+ * of the tool message itself, for servers and templates that take that.
+ */
+export type ChatToolOutputMedia = 'user-message' | 'tool-message';
+
+export interface ChatMapperOptions {
+  defaultModel?: string;
+  toolOutputMedia?: ChatToolOutputMedia;
+}
+
+/**
  * The body of `POST /chat/completions`, the dialect SGLang, llama.cpp server,
  * Ollama and TGI share. Only widely supported fields are sent: `max_tokens`
  * rather than `max_completion_tokens`, plain-string content whenever the
  * content is text only (several servers reject content arrays for some roles).
  */
-export function toChatCompletionRequest(request: ModelRequest, defaultModel?: string): JsonObject {
+export function toChatCompletionRequest(request: ModelRequest, options: ChatMapperOptions = {}): JsonObject {
   const hasTools = request.tools.length > 0;
   const logprobs = typeof request.top_logprobs === 'number';
   return omitNullish({
-    model: request.model || defaultModel,
-    messages: toChatMessages(request.instructions, request.input),
+    model: request.model || options.defaultModel,
+    messages: toChatMessages(request.instructions, request.input, options.toolOutputMedia),
     tools: hasTools ? mapFrozenOnce(chatTools, request.tools, toChatTool) : undefined,
     // Servers reject `tool_choice` without `tools` (vLLM) and it means nothing there.
     tool_choice: hasTools && request.tool_choice ? toChatToolChoice(request.tool_choice) : undefined,
@@ -42,14 +58,25 @@ export function toChatCompletionRequest(request: ModelRequest, defaultModel?: st
   });
 }
 
-export function toChatMessages(instructions: string | null | undefined, input: readonly ModelItem[]): ChatMessage[] {
+export function toChatMessages(instructions: string | null | undefined, input: readonly ModelItem[], toolOutputMedia: ChatToolOutputMedia = 'user-message'): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
   // The assistant message that the next `function_call` may join: set right
   // after an assistant message or a tool call, cleared by anything else.
   let openAssistant: ChatMessage | undefined;
+  // Tool names by call id, to say whose output the images are.
+  const callNames = new Map<string, string>();
+  // Images of the current run of tool messages (user-message placement):
+  // a user message between two tool messages would split the calls' answers.
+  let pendingMedia: JsonObject[] = [];
+  const flushMedia = (): void => {
+    if (pendingMedia.length === 0) return;
+    messages.push({ role: 'user', content: pendingMedia });
+    pendingMedia = [];
+  };
 
   for (const item of input) {
+    if (item.type !== 'function_call_output' && item.type !== 'reasoning') flushMedia();
     switch (item.type) {
       case 'message': {
         const role = item.role === 'developer' ? 'system' : item.role;
@@ -66,17 +93,31 @@ export function toChatMessages(instructions: string | null | undefined, input: r
         const calls = (openAssistant.tool_calls as JsonObject[] | undefined) ?? [];
         calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
         openAssistant.tool_calls = calls;
+        callNames.set(item.call_id, item.name);
         break;
       }
-      case 'function_call_output':
-        messages.push({ role: 'tool', tool_call_id: item.call_id, content: toChatContent(item.output) ?? '' });
+      case 'function_call_output': {
+        const content = toChatContent(item.output) ?? '';
+        if (typeof content === 'string' || toolOutputMedia === 'tool-message') {
+          messages.push({ role: 'tool', tool_call_id: item.call_id, content });
+        } else {
+          const text = content.filter((part) => part.type === 'text').map((part) => part.text as string);
+          const media = content.filter((part) => part.type !== 'text');
+          const name = callNames.get(item.call_id);
+          const whose = `the ${name ? `${name} ` : ''}call ${item.call_id}`;
+          text.push(`(${media.length === 1 ? 'An image' : `${media.length} images`} of this output follow${media.length === 1 ? 's' : ''} in the next user message.)`);
+          messages.push({ role: 'tool', tool_call_id: item.call_id, content: text.join('\n') });
+          pendingMedia.push({ type: 'text', text: `Output of ${whose}:` }, ...media);
+        }
         openAssistant = undefined;
         break;
+      }
       case 'reasoning':
         // Chat servers take no reasoning input; it is transparent for adjacency.
         break;
     }
   }
+  flushMedia();
   return messages;
 }
 

@@ -80,7 +80,10 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
    * is what the model reads whichever endpoint then serves the turn.
    */
   async tokenize(request: TokenizeRequest, signal?: AbortSignal): Promise<number | null> {
-    const payload: JsonObject = { model: request.model || this.upstream.defaultModel, messages: toChatMessages(request.instructions, request.input) };
+    const payload: JsonObject = {
+      model: request.model || this.upstream.defaultModel,
+      messages: toChatMessages(request.instructions, request.input, this.upstream.chatToolOutputMedia),
+    };
     if (request.tools.length > 0) payload.tools = request.tools.map(toChatTool);
     let body: unknown;
     try {

@@ -2,6 +2,9 @@ import { type DynamicModule, Inject, Module, type OnApplicationShutdown, Optiona
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { createUpstreamClient } from './upstream-client.factory.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
+import { registerConfigSection } from '#config/config-section.js';
+import { MODEL_CATALOG, type ModelCatalog, modelsConfigSection } from './catalog/model-catalog.js';
+import { ModelCatalogClient } from './catalog/model-catalog.client.js';
 
 /**
  * The client built from `upstream.*` config, provided whatever `UPSTREAM_CLIENT`
@@ -38,10 +41,15 @@ export class UpstreamModule implements OnApplicationShutdown {
     return {
       module: UpstreamModule,
       providers: [
+        registerConfigSection(modelsConfigSection),
         {
           provide: DEFAULT_UPSTREAM_CLIENT,
-          inject: [GATEWAY_CONFIG],
-          useFactory: (config: GatewayConfig): UpstreamClient => createUpstreamClient(config.upstream, config.timeouts),
+          inject: [GATEWAY_CONFIG, MODEL_CATALOG],
+          // Seen through the model catalog (`models`): public names, their metadata in the model list.
+          useFactory: (config: GatewayConfig, catalog: ModelCatalog): UpstreamClient => {
+            const client = createUpstreamClient(config.upstream, config.timeouts);
+            return catalog.size > 0 ? new ModelCatalogClient(client, catalog) : client;
+          },
         },
         useOverride
           ? { provide: UPSTREAM_CLIENT, useExisting: UPSTREAM_CLIENT_OVERRIDE }
@@ -49,7 +57,7 @@ export class UpstreamModule implements OnApplicationShutdown {
             ? { provide: UPSTREAM_CLIENT, useValue: client }
             : { provide: UPSTREAM_CLIENT, useExisting: DEFAULT_UPSTREAM_CLIENT },
       ],
-      exports: [UPSTREAM_CLIENT, DEFAULT_UPSTREAM_CLIENT],
+      exports: [UPSTREAM_CLIENT, DEFAULT_UPSTREAM_CLIENT, MODEL_CATALOG],
     };
   }
 

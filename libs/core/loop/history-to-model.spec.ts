@@ -103,19 +103,18 @@ describe('HistoryTranslator', () => {
     expect(into[0]).toMatchObject({ name: 'old_ns__run' });
   });
 
-  it('reads content-part outputs as text', () => {
+  it('keeps content-part outputs with media whole, and reads text-only ones as text', () => {
+    const parts = [
+      { type: 'input_text', text: 'part 1, ' },
+      { type: 'input_image', image_url: 'x' },
+      { type: 'input_text', text: 'part 2' },
+    ];
     const { into } = translate([
-      {
-        type: 'function_call_output',
-        call_id: 'c',
-        output: [
-          { type: 'input_text', text: 'part 1, ' },
-          { type: 'input_image', image_url: 'x' },
-          { type: 'input_text', text: 'part 2' },
-        ],
-      },
+      { type: 'function_call_output', call_id: 'c', output: parts },
+      { type: 'function_call_output', call_id: 'd', output: [parts[0], parts[2]] },
     ]);
-    expect(into[0]).toEqual({ type: 'function_call_output', call_id: 'c', output: 'part 1, part 2' });
+    expect(into[0]).toEqual({ type: 'function_call_output', call_id: 'c', output: parts });
+    expect(into[1]).toEqual({ type: 'function_call_output', call_id: 'd', output: 'part 1, part 2' });
     expect(outputText(null)).toBe('');
     expect(outputText({ a: 1 })).toBe('{"a":1}');
   });

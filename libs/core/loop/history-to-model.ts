@@ -1,4 +1,4 @@
-import { outputText } from '#tool-sdk/helpers/output-text.js';
+import { outputContent } from '#tool-sdk/helpers/output-content.js';
 import type { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import type { AnyToolHandler, ApprovalAnswer, HistoryContext } from '#tool-sdk/contract/index.js';
 import type { ModelItem, PublicItem } from '#tool-sdk/items.js';
@@ -41,7 +41,7 @@ export class HistoryTranslator {
         into.push({ type: 'message', role: it.role, content: it.content });
         return;
       case 'function_call_output':
-        into.push({ type: 'function_call_output', call_id: it.call_id, output: outputText(it.output) });
+        into.push({ type: 'function_call_output', call_id: it.call_id, output: outputContent(it.output) });
         return;
       case 'reasoning':
         into.push(this.reasoningForModel(it));

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import type { ModelRequest } from '../protocol/model-events.js';
+import { estimateImageTokens } from './image-token-estimate.js';
 
 /** How long a model list that lacked a model (or failed) is trusted before asking again. */
 const RETRY_AFTER_MS = 60_000;
@@ -56,7 +57,14 @@ const jsonBytes = new WeakMap<object, number>();
 function bytesOf(value: object): number {
   let bytes = jsonBytes.get(value);
   if (bytes === undefined) {
-    bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    // An image is counted at what a vision model spends on it, not at the size of its base64.
+    let imageBytes = 0;
+    const json = JSON.stringify(value, (key, v: unknown) => {
+      if (key !== 'image_url' || typeof v !== 'string') return v;
+      imageBytes += estimateImageTokens(v) * 3;
+      return '';
+    });
+    bytes = Buffer.byteLength(json, 'utf8') + imageBytes;
     jsonBytes.set(value, bytes);
   }
   return bytes;
@@ -66,7 +74,8 @@ function bytesOf(value: object): number {
  * A deliberately high token estimate of what the upstream will tokenize: the
  * UTF-8 size of the JSON of instructions, input and tools, three bytes per
  * token. That is three ASCII characters per token and one per CJK character
- * (about what tokenizers give for CJK text). Overestimating only shortens
+ * (about what tokenizers give for CJK text). Images, wherever they sit (a
+ * message, a tool's output), count as `estimateImageTokens` says. Overestimating only shortens
  * the budget; underestimating gets the request refused by the model server.
  */
 /** One item's share of `estimatePromptTokens`. */

@@ -40,7 +40,8 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const accumulator = new RoundAccumulator(ctx.registry, ctx.output, ctx.output.ledger, (call) => detected.push(call), {
       include: ctx.request.include,
       // A client may choose its reasoning event names per request (`x-switchyard-reasoning-events`).
-      reasoningEvents: ctx.request.reasoningEvents ?? ctx.services.config.server.reasoningEvents,
+      // `auto` is decided at the HTTP edge; other transports (WebSocket, broker) keep the OpenAI SDK's names.
+      reasoningEvents: ctx.request.reasoningEvents ?? (ctx.services.config.server.reasoningEvents === 'auto' ? 'openai' : ctx.services.config.server.reasoningEvents),
       annotate: (text) => batch.annotate(text),
       summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
       seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,

@@ -5,7 +5,7 @@ import { defer, from, switchMap } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { newId } from '#tool-sdk/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
-import { ModelContextService } from '#core/loop/model-context.service.js';
+import { ModelContextService, estimateItemTokens } from '#core/loop/model-context.service.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
@@ -140,7 +140,7 @@ export class MessagesController {
 
 /** The estimate the loop would fit the budget to (three bytes a token, deliberately high), from the request as mapped. */
 function roughPromptTokens({ request }: MappedMessagesRequest): number {
-  return Math.ceil(Buffer.byteLength(JSON.stringify([request.instructions, request.input, request.tools]), 'utf8') / 3);
+  return estimateItemTokens([request.instructions, request.input, request.tools]);
 }
 
 /**

@@ -258,7 +258,25 @@ function imagePart(block: JsonObject, path: string): ContentPart {
 }
 
 /**
- * A tool result's content: a string, or text and image blocks. Images stay
+ * A document a tool returned (Claude Code's `Read` of a PDF): an `input_file`
+ * whose text the gateway extracts as it does for a message's files, or its
+ * text as given.
+ */
+function documentPart(block: JsonObject, path: string): ContentPart {
+  const source = objectAt(block.source, `${path}.source`);
+  const title = typeof block.title === 'string' && block.title ? block.title : 'document';
+  if (source.type === 'text') return { type: 'input_text', text: `<file name="${title.replace(/"/g, "'")}">\n${stringAt(source.data, `${path}.source.data`)}\n</file>` };
+  if (source.type === 'base64') {
+    const mediaType = stringAt(source.media_type, `${path}.source.media_type`, { nonEmpty: true });
+    const data = stringAt(source.data, `${path}.source.data`, { nonEmpty: true });
+    const filename = mediaType === 'application/pdf' && !/\.pdf$/i.test(title) ? `${title}.pdf` : title;
+    return { type: 'input_file', filename, file_data: `data:${mediaType};base64,${data}` };
+  }
+  invalid(`${path}.source.type`, 'must be "base64" or "text" in a tool result.');
+}
+
+/**
+ * A tool result's content: a string, or text, image and document blocks. Images stay
  * as parts (the model sees what the gateway can pass on); `is_error` is
  * spelled out, since a function output has no error flag.
  */
@@ -273,9 +291,10 @@ function toolResultOutput(block: JsonObject, path: string): string | ContentPart
     const part = objectAt(raw, at);
     if (part.type === 'text') return { type: 'input_text', text: stringAt(part.text, `${at}.text`) };
     if (part.type === 'image') return imagePart(part, at);
+    if (part.type === 'document') return documentPart(part, at);
     // A tool search result: the named deferred tool is now among the model's tools (`mapTools`).
     if (part.type === 'tool_reference') return { type: 'input_text', text: `Tool loaded: ${stringAt(part.tool_name, `${at}.tool_name`, { nonEmpty: true })}` };
-    invalid(`${at}.type`, 'must be "text", "image" or "tool_reference".');
+    invalid(`${at}.type`, 'must be "text", "image", "document" or "tool_reference".');
   });
   if (parts.every((p) => p.type === 'input_text')) return prefix + parts.map((p) => (p as { text: string }).text).join('\n');
   return failed ? [{ type: 'input_text', text: prefix.trim() }, ...parts] : parts;

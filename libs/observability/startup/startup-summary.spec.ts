@@ -51,6 +51,23 @@ describe('start-up summary', () => {
     expect(relaxed.inactive.code_interpreter).toBeUndefined();
   });
 
+  it('lists an alias (web_search_preview) as its type runs, not as refused', () => {
+    const webSearch = (runs: boolean) => ({
+      type: 'web_search',
+      gatewayOwned: true,
+      aliases: ['web_search_preview', 'web_search_preview_2025_03_11'],
+      describe: () => ({ runs, detail: runs ? 'runs in the gateway: provider searxng' : 'no search provider configured (set WEB_SEARCH_PROVIDER)' }),
+    });
+    const explorerOf = (runs: boolean) => ({ types: () => ['web_search'], handlerForType: () => webSearch(runs) as any, executorForType: () => ({}) as any });
+    const running = toolSummary(validateGatewayConfig({}), explorerOf(true));
+    expect(running.active.web_search_preview).toBe('an alias of web_search: runs in the gateway: provider searxng');
+    expect(running.active.web_search_preview_2025_03_11).toMatch(/^an alias of web_search/);
+    expect(running.inactive.web_search_preview).toBeUndefined();
+    const idle = toolSummary(validateGatewayConfig({}), explorerOf(false));
+    expect(idle.inactive.web_search_preview).toBe('an alias of web_search: no search provider configured (set WEB_SEARCH_PROVIDER)');
+    expect(idle.active.web_search_preview).toBeUndefined();
+  });
+
   it("says whether file search is hybrid, in the file-search module's own words", () => {
     const withHandler = (h: FileSearchToolHandler) => ({ types: () => ['file_search'], handlerForType: () => h, executorForType: () => ({}) as any });
     const lexical = new FileSearchToolHandler(parseFileSearchSettings(validateGatewayConfig({})));

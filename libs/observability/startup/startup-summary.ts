@@ -42,23 +42,33 @@ export function toolSummary(
   const active: Record<string, string> = {};
   const inactive: Record<string, string> = {};
   const loaded = new Set(explorer.types());
+  const aliases = new Set<string>();
   for (const type of loaded) {
     const handler = explorer.handlerForType(type)!;
-    if (!handler.gatewayOwned) {
-      active[type] = handler.describe?.().detail ?? 'client-owned: calls are handed back to the client';
-      continue;
+    const { runs, detail } = typeStatus(type, handler, explorer);
+    (runs ? active : inactive)[type] = detail;
+    // A declaration under an alias (`web_search_preview`) is the same tool: it runs, or not, as its type does.
+    for (const alias of handler.aliases ?? []) {
+      aliases.add(alias);
+      (runs ? active : inactive)[alias] = `an alias of ${type}: ${detail}`;
     }
-    if (!explorer.executorForType(type)) {
-      inactive[type] = 'declared but no executor in this gateway: it is not offered to the model, and a call gets an error result';
-      continue;
-    }
-    const status = handler.describe?.() ?? { runs: true, detail: 'runs in the gateway' };
-    (status.runs ? active : inactive)[type] = status.detail;
   }
   for (const type of config.tools.refuseUnhandledTypes ?? []) {
-    if (!loaded.has(type)) inactive[type] = 'no loaded tool module handles it: a declaration is refused with a 400 naming the type';
+    if (!loaded.has(type) && !aliases.has(type)) inactive[type] = 'no loaded tool module handles it: a declaration is refused with a 400 naming the type';
   }
   return { active, inactive };
+}
+
+function typeStatus(
+  type: string,
+  handler: NonNullable<ReturnType<ToolHandlerExplorer['handlerForType']>>,
+  explorer: Pick<ToolHandlerExplorer, 'executorForType'>,
+): { runs: boolean; detail: string } {
+  if (!handler.gatewayOwned) return { runs: true, detail: handler.describe?.().detail ?? 'client-owned: calls are handed back to the client' };
+  if (!explorer.executorForType(type)) {
+    return { runs: false, detail: 'declared but no executor in this gateway: it is not offered to the model, and a call gets an error result' };
+  }
+  return handler.describe?.() ?? { runs: true, detail: 'runs in the gateway' };
 }
 
 /** The start-up line: where it listens, what it talks to, what it stores where, which tools run. */

@@ -5,6 +5,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
+import { ModelContextService, clampOutputBudget } from '#core/loop/model-context.service.js';
 import type { Usage } from '#tool-sdk/items.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { RELAY_OBSERVER, canRelay, type RelayBody, type RelayObserver, type RelayTrace, type RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
@@ -46,6 +47,7 @@ export class RelayService {
     @Optional() @Inject(DEFAULT_UPSTREAM_CLIENT) private readonly configured?: UpstreamClient,
     @Optional() @Inject(REQUEST_LIMITER) private readonly limiter?: RequestLimiter | null,
     @Optional() @Inject(RELAY_OBSERVER) private readonly observer?: RelayObserver,
+    @Optional() private readonly contexts?: ModelContextService,
   ) {}
 
   get defaultModel(): string | undefined {
@@ -112,6 +114,26 @@ export class RelayService {
     }
   }
 
+  /**
+   * A chat or completion budget fitted to the model's context, as the
+   * Responses and Messages surfaces fit theirs: clients written for hosted
+   * models send budgets larger than a self-hosted model's whole window (Qwen
+   * Code's default `max_tokens: 32000`), which vLLM refuses rather than
+   * shortens. The window is the catalog's (`models`), else the server's
+   * `max_model_len`; the prompt is the gateway's high estimate, and the
+   * budget never drops below the useful floor (`clampOutputBudget`): a prompt
+   * that really does not fit still gets the server's own refusal.
+   */
+  private async fitted(request: RelayRequest): Promise<RelayRequest> {
+    if (request.path === '/embeddings' || !this.contexts) return request;
+    const field = typeof request.body.max_completion_tokens === 'number' ? 'max_completion_tokens' : typeof request.body.max_tokens === 'number' ? 'max_tokens' : null;
+    if (!field) return request;
+    const asked = request.body[field] as number;
+    const window = await this.contexts.contextLength(request.model);
+    const fits = clampOutputBudget(asked, window, request.estimate.prompt);
+    return fits === null || fits === asked ? request : { ...request, body: { ...request.body, [field]: fits } };
+  }
+
   private async run<T>(
     request: RelayRequest,
     caller: RelayCaller,
@@ -130,6 +152,7 @@ export class RelayService {
     });
     let usage: Usage | null = null;
     try {
+      request = await this.fitted(request);
       const answer = await this.client.relay({
         path: request.path,
         body: request.body,

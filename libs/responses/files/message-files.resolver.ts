@@ -27,6 +27,19 @@ function isFilePart(part: unknown): boolean {
 }
 
 /**
+ * Where an item carries parts that may name files: a message's `content`, or
+ * the `output` list of a tool's answer (`function_call_output`,
+ * `custom_tool_call_output`, ...), where a tool hands the model a file it
+ * read. Undefined when no part there is a file.
+ */
+function filePartsField(item: PublicItem): 'content' | 'output' | undefined {
+  const it = item as JsonObject;
+  if (item.type === 'message' && Array.isArray(it.content) && it.content.some(isFilePart)) return 'content';
+  if (item.type.endsWith('_output') && Array.isArray(it.output) && it.output.some(isFilePart)) return 'output';
+  return undefined;
+}
+
+/**
  * `MESSAGE_FILES`: reads the files a turn's messages name from the Files API
  * (`STORED_FILES`) or their inline `file_data`, and has their text extracted
  * by the file-search extractors (`FILE_TEXT`: in its thread pool, with its
@@ -49,25 +62,23 @@ export class MessageFilesResolver implements MessageFiles {
   }
 
   async resolve(input: readonly PublicItem[], caller: { owner: string | null; signal?: AbortSignal }): Promise<PublicItem[]> {
-    if (!input.some((item) => item.type === 'message' && Array.isArray((item as JsonObject).content) && ((item as JsonObject).content as unknown[]).some(isFilePart))) {
-      return input as PublicItem[];
-    }
+    if (!input.some((item) => filePartsField(item) !== undefined)) return input as PublicItem[];
     const out: PublicItem[] = [];
     for (const [i, item] of input.entries()) {
-      const content = (item as JsonObject).content;
-      if (item.type !== 'message' || !Array.isArray(content) || !content.some(isFilePart)) {
+      const field = filePartsField(item);
+      if (!field) {
         out.push(item);
         continue;
       }
       const parts: JsonObject[] = [];
-      for (const [j, part] of (content as JsonObject[]).entries()) {
+      for (const [j, part] of ((item as JsonObject)[field] as JsonObject[]).entries()) {
         caller.signal?.throwIfAborted();
-        const path = `input[${i}].content[${j}]`;
+        const path = `input[${i}].${field}[${j}]`;
         if (!isFilePart(part)) parts.push(part);
         else if (part.type === 'input_image') parts.push(await this.image(part, path, caller.owner));
         else parts.push(await this.document(part, path, caller.owner));
       }
-      out.push({ ...(item as JsonObject), content: parts } as PublicItem);
+      out.push({ ...(item as JsonObject), [field]: parts } as PublicItem);
     }
     return out;
   }

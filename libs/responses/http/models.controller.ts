@@ -58,5 +58,17 @@ export class ModelsController {
 
 function bothShapes(model: { id: string; created?: unknown; [key: string]: unknown }): { id: string; [key: string]: unknown } {
   const created = typeof model.created === 'number' && Number.isFinite(model.created) ? model.created : 0;
-  return { ...model, type: 'model', display_name: model.id, created_at: new Date(created * 1000).toISOString() };
+  return { ...withMetadata(model), type: 'model', display_name: model.id, created_at: new Date(created * 1000).toISOString() };
+}
+
+/**
+ * Every entry says what clients size their requests by. The model catalog
+ * (`models`) fills these for its models; for any other the server's own
+ * context length (vLLM's and SGLang's `max_model_len`) is the window and the
+ * output bound, and modalities and reasoning are unknown (null), not guessed.
+ */
+function withMetadata(model: { id: string; [key: string]: unknown }): { id: string; [key: string]: unknown } {
+  if ('context_window' in model) return model;
+  const length = typeof model.max_model_len === 'number' && Number.isInteger(model.max_model_len) && model.max_model_len > 0 ? model.max_model_len : null;
+  return { ...model, context_window: length, max_output_tokens: length, input_modalities: null, reasoning: null };
 }

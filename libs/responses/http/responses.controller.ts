@@ -14,6 +14,7 @@ import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { sendJson } from '#edge/response/send-json.js';
+import { reasoningEventsFor } from '#edge/request/reasoning-events.js';
 import { InputTokensCounter } from '../count-tokens/input-tokens.counter.js';
 import { CreateResponseParser } from '../request/create-response.parser.js';
 
@@ -59,6 +60,7 @@ export class ResponsesController {
     request[SERVED_REQUEST] = req;
     const reasoningEvents = reasoningEventsHeader(req);
     if (reasoningEvents) request.reasoningEvents = reasoningEvents;
+    else if (this.config.server.reasoningEvents === 'auto') request.reasoningEvents = reasoningEventsFor(req.headers);
     if (request.background) return this.createInBackground(request, res);
     const flow = request.stream ? new FlowGate() : undefined;
     return respondOverHttp(res, this.loop.run(request, { flow }), responsesSurface, { stream: request.stream, server: this.config.server, flow });
@@ -94,7 +96,8 @@ export class ResponsesController {
  * stream event names for this request. The `openai` SDK's `responses.stream()`
  * reads `response.reasoning_text.*`; the Open Responses specification names
  * `response.reasoning.*`. One gateway serves both: the deployment's default
- * (`server.reasoningEvents`), and each client may ask for the other.
+ * (`server.reasoningEvents`; `auto`, the default, chooses by what the client
+ * declares: `reasoningEventsFor`), and each client may ask for the other.
  */
 export const REASONING_EVENTS_HEADER = 'x-switchyard-reasoning-events';
 

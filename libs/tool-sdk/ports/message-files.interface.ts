@@ -1,7 +1,8 @@
 import type { PublicItem } from '../items.js';
 
 /**
- * Turns the files a request's messages carry into what a self-hosted model
+ * Turns the files a request's messages and tool outputs (an `output` list of
+ * a `function_call_output` and its kin) carry into what a self-hosted model
  * reads: `input_file` parts (by `file_id` from the Files API, or inline
  * `file_data`) become their text, and `input_image` parts given by `file_id`
  * become data URLs. Provided under `MESSAGE_FILES` by the Responses surface;
@@ -9,7 +10,7 @@ import type { PublicItem } from '../items.js';
  * so stored items keep the parts as the client sent them.
  */
 export interface MessageFiles {
-  /** The input with file parts resolved (new message objects; the given ones are not changed). Bad parts are 400s naming the part. */
+  /** The input with file parts resolved (new item objects; the given ones are not changed). Bad parts are 400s naming the part. */
   resolve(input: readonly PublicItem[], caller: { owner: string | null; signal?: AbortSignal }): Promise<PublicItem[]>;
 }
 

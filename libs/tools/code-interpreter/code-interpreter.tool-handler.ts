@@ -18,6 +18,7 @@ import { type CodeInterpreterParams, validateCodeInterpreterDeclaration } from '
 import { containerFileError } from './containers/container-errors.js';
 import { type Container, ContainerStore } from './containers/container-store.service.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from './files/file-source.interface.js';
+import { copyInputFiles } from './files/input-files.js';
 import { SANDBOX_BACKEND, type SandboxBackend } from './sandbox/sandbox-backend.interface.js';
 import { CODE_INTERPRETER } from './code-interpreter.tool-type.js';
 
@@ -34,7 +35,8 @@ interface Discovered {
  * `auto` reuses the container of the latest `code_interpreter_call` in the
  * conversation's history while it lives, so files and variables carry over
  * between turns of one conversation, and creates a new one otherwise.
- * `file_ids` are copied in once per container. Containers belong to the
+ * `file_ids`, and the conversation's `input_file` parts, are copied in once
+ * per container (`files/input-files.ts`). Containers belong to the
  * request's owner: another key's container, named or found in history, is
  * not there for this one.
  */
@@ -73,6 +75,10 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
         throw containerFileError(err, `${p.path}.container`) ?? err;
       }));
     await this.copyFiles(container, p, owner);
+    // The conversation's `input_file` parts go in too, as OpenAI places them in an `auto` container.
+    await copyInputFiles(this.containers, this.files, container, ctx.history, owner).catch((err: unknown) => {
+      throw containerFileError(err, `${p.path}.container`) ?? err;
+    });
     return { state: { containerId: container.id } };
   }
 

@@ -9,7 +9,7 @@ import {
   type ModelItem,
   namedClientToolChoice,
   type NormalizedTool,
-  outputText,
+  outputContent,
   type PublicItem,
   type ToolHandler,
   ToolHandlerProvider,
@@ -101,7 +101,7 @@ export class CustomToolHandler implements ToolHandler<CustomToolParams> {
   /** The model called a function: the freeform input travels as its one `input` argument. */
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
-    if (item.type === 'custom_tool_call_output') return [{ type: 'function_call_output', call_id: String(it.call_id), output: outputText(it.output) }];
+    if (item.type === 'custom_tool_call_output') return [{ type: 'function_call_output', call_id: String(it.call_id), output: outputContent(it.output) }];
     const namespace = typeof it.namespace === 'string' && it.namespace ? it.namespace : undefined;
     return [
       {

@@ -7,7 +7,7 @@ import {
   type JsonObject,
   type ModelItem,
   type NormalizedTool,
-  outputText,
+  outputContent,
   type PublicItem,
   refusedCall,
   restoredClientFunction,
@@ -129,6 +129,6 @@ export class LocalShellToolHandler implements ToolHandler<Record<string, never>>
     }
     // OpenAI's input item carries the model's call id as `id`; the AI SDK sends `call_id`.
     const callId = typeof it.call_id === 'string' && it.call_id !== '' ? it.call_id : String(it.id);
-    return [{ type: 'function_call_output', call_id: callId, output: outputText(it.output) }];
+    return [{ type: 'function_call_output', call_id: callId, output: outputContent(it.output) }];
   }
 }

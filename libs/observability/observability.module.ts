@@ -5,6 +5,8 @@ import { RELAY_OBSERVER } from '#core/upstream/upstream-relay.interface.js';
 import { STORE_OBSERVER } from '#storage/store-observer.js';
 import { OBSERVABILITY_SETTINGS, observabilityConfigSection } from './config/observability.config-section.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
+import { RpcRunTelemetry } from './context/rpc-run-context.service.js';
+import { RPC_RUN_CONTEXT } from '#responses/rpc/rpc-run-context.js';
 import { DrainState } from './lifecycle/drain-state.service.js';
 import { LogWriter } from './logging/log-writer.service.js';
 import { RequestLog } from './logging/request-log.service.js';
@@ -44,7 +46,9 @@ import { UsageModule } from './usage/usage.module.js';
     { provide: RUN_OBSERVER, useExisting: RunTelemetry },
     { provide: RELAY_OBSERVER, useExisting: RelayTelemetry },
     { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
+    RpcRunTelemetry,
+    { provide: RPC_RUN_CONTEXT, useExisting: RpcRunTelemetry },
   ],
-  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER],
+  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER, RPC_RUN_CONTEXT],
 })
 export class ObservabilityModule {}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 
 const TTL_MS = 6000;
@@ -58,12 +59,17 @@ export class RedisServeLock {
     const started = Date.now();
     let lastTtl: number | undefined;
     let holderAlive = false;
+    let standing = false;
     while ((await this.redis.set(this.key, this.token, 'PX', TTL_MS, 'NX')) !== 'OK') {
       const ttl = await this.redis.pttl(this.key);
       // The remaining time went up: the holder refreshed it since the last look, so it is alive.
       if (lastTtl !== undefined && ttl > lastTtl) holderAlive = true;
       lastTtl = ttl;
       const waited = Date.now() - started;
+      if (holderAlive && !standing && waitMs > 0) {
+        standing = true;
+        new Logger('Transports').log(`standing by: another gateway holds the Redis lease on '${pattern}'; serving once it gives it up (REDIS_LEASE_WAIT_MS ${waitMs})`);
+      }
       // A live holder: refused once the wait is over. A silent one lapses within TTL_MS; past that, someone keeps taking it.
       if ((holderAlive && waited >= waitMs) || waited > waitMs + TTL_MS + REFRESH_MS) {
         throw new RedisPatternsTakenError(

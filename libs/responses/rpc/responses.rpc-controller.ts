@@ -27,7 +27,9 @@ export interface ResponsesRpcHandlers {
  * thin, like the HTTP controller; the service runs the same parser and loop.
  * Handlers return the Observables themselves so that the host's
  * interceptors and guards see the exchange. Built per pattern set because
- * Nest reads patterns from decorators, at class definition.
+ * Nest reads patterns from decorators: a class per module, whose patterns
+ * are pointed at the served ones (`SERVED_RESPONSES_PATTERNS`) once the
+ * config is known, before Nest registers the listeners.
  */
 export function responsesRpcController(defaults: ResponsesPatterns): Type<ResponsesRpcHandlers> {
   @Controller()

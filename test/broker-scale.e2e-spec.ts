@@ -137,7 +137,9 @@ describe('gateways on one Redis', () => {
     const second = spawnGateway(env);
     const exit = await second.exited;
     expect(exit.code).not.toBe(0);
-    expect(second.stderr()).toMatch(/another gateway already serves/);
+    // One line, saying what is wrong (the lease is held by a live gateway), nothing else.
+    expect(second.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^Cannot serve on Redis: the Redis broker is reachable, but another live gateway holds the lease/)]);
+    expect(second.stdout.filter((l) => l.includes('"level":"error"'))).toEqual([]);
     // The first still serves, once.
     const before = simulator.stats.requests;
     const answer = await firstValueFrom(new SwitchyardRpcClient(client, { prefix }).create({ model: 'm', input: '[[say once]]' }));

@@ -6,6 +6,8 @@ import { STORE_OBSERVER } from '#storage/store-observer.js';
 import { INTERACTIVE_LOAD } from '#tool-sdk/ports/interactive-load.js';
 import { OBSERVABILITY_SETTINGS, observabilityConfigSection } from './config/observability.config-section.js';
 import { RequestTelemetry } from './context/request-telemetry.service.js';
+import { RpcRunTelemetry } from './context/rpc-run-context.service.js';
+import { RPC_RUN_CONTEXT } from '#responses/rpc/rpc-run-context.js';
 import { DrainState } from './lifecycle/drain-state.service.js';
 import { LogWriter } from './logging/log-writer.service.js';
 import { RequestLog } from './logging/request-log.service.js';
@@ -46,7 +48,21 @@ import { UsageModule } from './usage/usage.module.js';
     { provide: RELAY_OBSERVER, useExisting: RelayTelemetry },
     { provide: STORE_OBSERVER, useExisting: StoreTelemetry },
     { provide: INTERACTIVE_LOAD, useExisting: RequestTelemetry },
+    RpcRunTelemetry,
+    { provide: RPC_RUN_CONTEXT, useExisting: RpcRunTelemetry },
   ],
-  exports: [OBSERVABILITY_SETTINGS, GatewayMetrics, TracingService, LogWriter, RequestTelemetry, DrainState, RUN_OBSERVER, RELAY_OBSERVER, STORE_OBSERVER, INTERACTIVE_LOAD],
+  exports: [
+    OBSERVABILITY_SETTINGS,
+    GatewayMetrics,
+    TracingService,
+    LogWriter,
+    RequestTelemetry,
+    DrainState,
+    RUN_OBSERVER,
+    RELAY_OBSERVER,
+    STORE_OBSERVER,
+    INTERACTIVE_LOAD,
+    RPC_RUN_CONTEXT,
+  ],
 })
 export class ObservabilityModule {}

@@ -61,6 +61,8 @@ export async function bootGateway(config: GatewayConfig, logger: LoggerService |
       try {
         await microservice.connectGatewayTransports(app);
       } catch (err) {
+        // The broker answered, but another gateway serves these patterns: that, not reachability, is the problem.
+        if (err instanceof microservice.RedisPatternsTakenError) throw new StartupError(`Cannot serve on Redis: ${err.message}`);
         const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
         throw new StartupError(
           `Cannot connect to the message broker (${brokers.join(', ')}; variables NATS_URL / REDIS_URL, settings transports.natsUrl / transports.redisUrl): ${reason}. Check that the broker is running and reachable, or unset the variable to serve HTTP only.`,

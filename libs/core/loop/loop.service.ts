@@ -20,6 +20,7 @@ import type { PriorState, ResponseRequest } from './response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from './reasoning-sealer.interface.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
+import { withRoundUsage } from './round-usage.trace.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$ } from './round.js';
 import { afterLast } from './run-operators.js';
@@ -133,7 +134,7 @@ export class LoopService {
   private execute(request: ResponseRequest, options: RunOptions, spent?: (usage: Usage) => void, budget?: (spent: Usage) => Promise<void>): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const id = request.responseId ?? newId('resp');
-      const trace = this.observer?.begin(request, id);
+      const trace = withRoundUsage(this.observer?.begin(request, id), spent);
       let abandoned = false;
       // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
       let outcome: { error?: unknown; cancelled?: boolean } | undefined;

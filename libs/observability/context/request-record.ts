@@ -40,6 +40,8 @@ export class RequestRecord {
   readonly detached: boolean;
   /** Set once the HTTP exchange ended and its line was written. */
   finished = false;
+  /** A broker request's record (entered around its run) that a run took as its own, which then ends it. */
+  adopted = false;
   /** The owner for a record without a request of its own (a background run's, from the request that queued it). */
   owner?: string | null;
 

@@ -43,6 +43,11 @@ export class RunTelemetry implements RunObserver {
     const batch = request.edge?.method === 'BATCH';
     const attached = current && !current.finished && !background && !batch ? current : undefined;
     const record = attached ?? new RequestRecord(request.edge?.method ?? (background ? 'BACKGROUND' : 'WS'), request.edge?.path ?? '/v1/responses');
+    // A broker request's record, entered around its run while tracing (`RpcRunTelemetry`): the run ends it.
+    if (attached?.detached && !attached.adopted) {
+      attached.adopted = true;
+      attached.owner = request.owner;
+    }
     if (!attached) {
       const parent = background ? this.tracing.contextOf(current?.span, current?.traceContext) : undefined;
       record.span = this.tracing.start(`${record.method} /v1/responses`, parent, { 'switchyard.surface': background ? 'background' : 'websocket' }, SpanKind.SERVER);

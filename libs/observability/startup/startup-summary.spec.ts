@@ -4,7 +4,7 @@ import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handl
 import { validateGatewayConfig } from '#config/config.loader.js';
 import { authConfigSection } from '#state/auth/auth.config-section.js';
 import { storageConfigSection } from '#storage/config/storage.config-section.js';
-import { redactUrl, startupSummary, toolSummary } from './startup-summary.js';
+import { memoryDriverLimits, redactUrl, startupSummary, storageSummary, toolSummary } from './startup-summary.js';
 
 const handler = (type: string, gatewayOwned: boolean) => ({ type, gatewayOwned }) as any;
 
@@ -17,6 +17,16 @@ function explorerWith(types: Array<[string, boolean, boolean]>) {
 }
 
 describe('start-up summary', () => {
+  it("states the memory driver's limits: where batches and file search live, or that they are unavailable without better-sqlite3", () => {
+    const memory = storageSummary(validateGatewayConfig({ storage: { driver: 'memory' } }, { sections: [storageConfigSection] }));
+    // This checkout has better-sqlite3 installed.
+    expect(memory).toMatchObject({ driver: 'memory', limits: memoryDriverLimits(true) });
+    expect(memoryDriverLimits(true)).toMatch(/in-memory SQLite database \(better-sqlite3\)/);
+    expect(memoryDriverLimits(false)).toMatch(/^batches and file search unavailable: they need the package better-sqlite3.*503 driver_missing$/);
+    const sqlite = storageSummary(validateGatewayConfig({ storage: { driver: 'sqlite', sqlitePath: ':memory:' } }, { sections: [storageConfigSection] }));
+    expect(sqlite).not.toHaveProperty('limits');
+  });
+
   it('redacts credentials from URLs', () => {
     expect(redactUrl('postgres://app:hunter2@db:5432/x')).toBe('postgres://app:***@db:5432/x');
     expect(redactUrl('http://h/v1?api_key=abc&model=q')).toBe('http://h/v1?api_key=***&model=***');

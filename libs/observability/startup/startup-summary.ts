@@ -3,6 +3,7 @@ import type { GatewayConfig } from '#config/gateway-config.js';
 import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { readStorageSettings } from '#storage/config/storage.config-section.js';
+import { driverInstalled } from '#storage/sql/sql-database.js';
 import { readObservabilitySettings } from '../config/observability.config-section.js';
 import type { LogFields } from '../logging/log-writer.service.js';
 
@@ -21,8 +22,20 @@ export function storageSummary(config: GatewayConfig): LogFields {
     case 'postgres':
       return { driver: 'postgres', location: redactUrl(storage.postgresUrl) };
     default:
-      return { driver: storage.driver, location: 'process memory (lost on restart, not shared between replicas)' };
+      return { driver: storage.driver, location: 'process memory (lost on restart, not shared between replicas)', limits: memoryDriverLimits(driverInstalled('better-sqlite3')) };
   }
+}
+
+/**
+ * What the memory driver cannot keep on its own: batches and the file-search
+ * index live in an in-memory SQLite database, which needs better-sqlite3.
+ * Without it those surfaces refuse (503 `driver_missing`) rather than accept
+ * what they could not keep; the summary says so before anyone tries.
+ */
+export function memoryDriverLimits(betterSqlite3: boolean): string {
+  return betterSqlite3
+    ? 'batches and the file-search index in an in-memory SQLite database (better-sqlite3) of this process'
+    : 'batches and file search unavailable: they need the package better-sqlite3 (npm install better-sqlite3); their routes answer 503 driver_missing';
 }
 
 /**

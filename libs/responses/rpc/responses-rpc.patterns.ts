@@ -30,6 +30,29 @@ export function responsesPatterns(prefix = ''): ResponsesPatterns {
   };
 }
 
+/**
+ * Nest token of the patterns a `GatewayMicroserviceModule` serves: its `forRoot({ prefix })`,
+ * else `transports.patternPrefix`. `connectGatewayTransports` takes the Redis lease for these,
+ * so the lease always covers what is served.
+ */
+export const SERVED_RESPONSES_PATTERNS = Symbol.for('switchyard.ServedResponsesPatterns');
+
+/**
+ * The one prefix a gateway serves: the module's `forRoot({ prefix })` or the config's
+ * `transports.patternPrefix`. Both set and different is refused, since a lease taken
+ * for one and patterns served under the other would let two gateways run one request.
+ */
+export function servedPatterns(modulePrefix: string | undefined, configPrefix: string | undefined): ResponsesPatterns {
+  const fromModule = modulePrefix ? responsesPatterns(modulePrefix) : undefined;
+  const fromConfig = configPrefix ? responsesPatterns(configPrefix) : undefined;
+  if (fromModule && fromConfig && fromModule.create !== fromConfig.create) {
+    throw new Error(
+      `GatewayMicroserviceModule.forRoot({ prefix: '${modulePrefix}' }) and transports.patternPrefix (TRANSPORT_PATTERN_PREFIX) '${configPrefix}' differ; set the prefix in one place.`,
+    );
+  }
+  return fromModule ?? fromConfig ?? RESPONSES_PATTERNS;
+}
+
 /** The frame a run's stream carries while it is alive but has nothing else to say; the client package drops it. */
 export const HEARTBEAT_TYPE = 'switchyard.heartbeat';
 export interface HeartbeatFrame {

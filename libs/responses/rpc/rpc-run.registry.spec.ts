@@ -17,6 +17,28 @@ function run(): { source: Observable<number>; emit: Subject<number>; tornDown: (
 }
 
 describe('RpcRunRegistry', () => {
+  it('the drain first has the transports stop taking requests (once, even when one fails), while the held run goes on to its end', async () => {
+    const registry = new RpcRunRegistry();
+    const held = run();
+    const seen = lastValueFrom(registry.track('held', held.source).pipe(toArray()));
+    const order: string[] = [];
+    registry.onDrain(() => {
+      order.push(`left with ${registry.size} running`);
+    });
+    registry.onDrain(async () => {
+      throw new Error('broker gone');
+    });
+    const drained = registry.drain(10_000);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['left with 1 running']);
+    held.emit.next(1);
+    held.emit.complete();
+    await drained;
+    await registry.drain(10_000);
+    expect(order).toHaveLength(1);
+    expect(await seen).toEqual([1]);
+  });
+
   it('cancel(runId) completes that run and tears it down; others go on', async () => {
     const registry = new RpcRunRegistry();
     const a = run();

@@ -41,6 +41,12 @@ export class RpcRunRegistry {
   private readonly earlyCancels = new Set<string>();
   private draining = false;
   private readonly idle = new Subject<void>();
+  private readonly drainListeners: Array<() => Promise<void> | void> = [];
+
+  /** Called when the drain begins, before the wait: how the transports stop taking requests. */
+  onDrain(listener: () => Promise<void> | void): void {
+    this.drainListeners.push(listener);
+  }
 
   /**
    * The run, stopped by `cancel(runId)`; without a runId it cannot be cancelled.
@@ -86,7 +92,10 @@ export class RpcRunRegistry {
    * then each is ended by its `cut`. Resolves once none is left.
    */
   async drain(graceMs: number): Promise<void> {
+    const first = !this.draining;
     this.draining = true;
+    // A transport that fails to leave must not keep the runs it holds from their grace period.
+    if (first) await Promise.allSettled(this.drainListeners.map(async (listener) => listener()));
     if (this.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {

@@ -13,6 +13,12 @@ export class TransportsConfig {
    * the one running the run stops it.
    */
   @IsString() natsQueue = 'switchyard';
+  /**
+   * Redis: how long a gateway that finds the patterns' lease held by a live gateway waits for it
+   * (a standby during a rolling restart: the old gateway gives the lease up when it starts
+   * draining) before refusing to start. 0: refuse as soon as the holder is seen alive.
+   */
+  @IsInt() @Min(0) @Max(3_600_000) redisLeaseWaitMs = 0;
   /** How often a run's broker stream carries a heartbeat frame while it is alive (clients that ask for them). */
   @IsInt() @Min(100) @Max(60_000) heartbeatMs = 2000;
 }
@@ -30,6 +36,7 @@ export const transportsConfigSection = defineClassSection({
     { env: 'TRANSPORT_PATTERN_PREFIX', path: 'patternPrefix', kind: 'string' },
     { env: 'NATS_QUEUE', path: 'natsQueue', kind: 'string' },
     { env: 'TRANSPORT_HEARTBEAT_MS', path: 'heartbeatMs', kind: 'int' },
+    { env: 'REDIS_LEASE_WAIT_MS', path: 'redisLeaseWaitMs', kind: 'int' },
   ],
 });
 

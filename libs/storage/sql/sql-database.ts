@@ -28,6 +28,16 @@ function driver<T>(pkg: string, kind: string): T {
 }
 
 export { DriverMissingError };
+
+/** Whether an optional driver package is installed where this package can load it (without loading it). */
+export function driverInstalled(pkg: string): boolean {
+  try {
+    requireDriver.resolve(pkg);
+    return true;
+  } catch {
+    return false;
+  }
+}
 export type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
 import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
 

@@ -25,13 +25,18 @@ class CodeInterpreterLifecycle implements OnModuleInit, OnApplicationShutdown {
     @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
   ) {}
 
+  private started = false;
+
   async onModuleInit(): Promise<void> {
     this.store.onExpire((id) => this.backend.release(id));
+    this.started = true;
     await this.store.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.store.stop();
+    // A gateway whose start failed before this module started (a broker refused, the store
+    // unreachable) closes without it: there is no store to stop, and saying so would bury the real reason.
+    if (this.started) await this.store.stop();
     await this.backend.close();
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Module, type CallHandler, type ExecutionContext, type LoggerService, type NestInterceptor } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { type Observable, tap } from 'rxjs';
+import { type Observable, take, tap } from 'rxjs';
 import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
 import { parseSse, startStack, type GatewayStack } from './support/gateway-harness.js';
 import { SocketClient } from './support/socket-client.js';
@@ -112,9 +112,9 @@ describe('one streaming edge: what a Nest interceptor sees', () => {
     expect(recorder.exchanges[0].outcome).toEqual({ status: 429, bytes: r.bytes.length, failed: true, clientGone: false });
   });
 
-  // Nest tears down an Observable a handler returns when the client leaves;
-  // the handler returns a promise, so the edge's own watch on the response
-  // is what cancels the run and settles the exchange.
+  // Nest tears down the Observable a handler returns when the client leaves;
+  // the edge's own watch on the response cancels the run and settles the
+  // exchange too, whichever sees the socket close first.
   it.each(['/responses', '/messages'])('%s: a client that leaves mid-stream cancels the upstream call, and the interceptor sees it gone', async (path) => {
     const aborted = stack.simulator.stats.aborted;
     const slow = '[[delay token=50]] [[tokens 400]]';
@@ -129,6 +129,58 @@ describe('one streaming edge: what a Nest interceptor sees', () => {
     expect(recorder.exchanges).toHaveLength(1);
     expect(recorder.exchanges[0]).toMatchObject({ path: `/v1${path}`, outcome: { status: 200, failed: false, clientGone: true } });
     expect(recorder.exchanges[0].outcome!.bytes).toBeGreaterThan(0);
+  });
+});
+
+/** A host interceptor that lets go of the exchange after its first three values, as `take(3)` does. */
+@Injectable()
+class FirstThree implements NestInterceptor {
+  readonly seen: string[] = [];
+
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      take(3),
+      tap((value) => this.seen.push((value as { type?: string }).type ?? 'outcome')),
+    );
+  }
+}
+
+@Module({ providers: [FirstThree, { provide: APP_INTERCEPTOR, useExisting: FirstThree }], exports: [FirstThree] })
+class FirstThreeModule {}
+
+describe('one streaming edge: a host interceptor holds the run', () => {
+  let stack: GatewayStack;
+  let interceptor: FirstThree;
+  beforeAll(async () => {
+    stack = await startStack({ imports: [FirstThreeModule] });
+    interceptor = stack.app.get(FirstThree);
+  });
+  afterAll(() => stack.close());
+  beforeEach(() => void interceptor.seen.splice(0));
+
+  /** Waits (bounded) until the simulated upstream has seen one more request aborted. */
+  async function upstreamAborted(before: number): Promise<number> {
+    const deadline = Date.now() + 10_000;
+    while (stack.simulator.stats.aborted === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return stack.simulator.stats.aborted;
+  }
+
+  it('take(3) on a stream cancels the upstream request, and the stream ends with the stopped error', async () => {
+    const aborted = stack.simulator.stats.aborted;
+    const r = await post(stack, '/responses', { model: 'm', input: '[[delay token=50]] [[tokens 400]]', stream: true });
+    expect(await upstreamAborted(aborted)).toBe(aborted + 1);
+    expect(interceptor.seen).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
+    const events = parseSse(r.text);
+    expect(events.map((e) => e.event)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'error']);
+    expect(events[3].data.error.code).toBe('request_stopped');
+  });
+
+  // A blocking run's upstream answers whole before the run has three events; what is left to stop is the answer.
+  it('take(3) on a blocking request: the client gets 503 request_stopped, not a hang', async () => {
+    const r = await post(stack, '/responses', { model: 'm', input: 'hello there' });
+    expect(r.status).toBe(503);
+    expect(JSON.parse(r.text).error.code).toBe('request_stopped');
+    expect(interceptor.seen).toHaveLength(3);
   });
 });
 

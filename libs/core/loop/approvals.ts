@@ -1,4 +1,4 @@
-import { type Observable, defer, from, of } from 'rxjs';
+import { type Observable, connect, defer, filter, from, merge, of } from 'rxjs';
 import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.js';
 import type { PublicItem } from '#tool-sdk/items.js';
 import { GatewayCallBatch } from './gateway-call-batch.js';
@@ -7,6 +7,15 @@ import { emitEach } from './run-operators.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import type { RunContext } from './run-context.js';
 import { withApprovalOutputs, type RunState } from './run-state.js';
+import type { EventInit } from './response-events.js';
+
+/** What answering the approvals emits: the approved calls' public events, then the state they leave. */
+export type ApprovalsValue = EventInit | ApprovalsEnd;
+
+export interface ApprovalsEnd {
+  readonly type: 'approvals.end';
+  readonly state: RunState;
+}
 
 /**
  * Answers approval items before the first round, through each tool module's
@@ -15,18 +24,20 @@ import { withApprovalOutputs, type RunState } from './run-state.js';
  * answer stood in the input. A call that fails to start stops the ones
  * already running, like a cancel: both are the batch's unsubscription.
  */
-export function answerApprovals$(ctx: RunContext, state: RunState, approvals: readonly ApprovalSlot[]): Observable<RunState> {
+export function answerApprovals$(ctx: RunContext, state: RunState, approvals: readonly ApprovalSlot[]): Observable<ApprovalsValue> {
   return defer(() => {
     const verdicts = verdictsOf(ctx, approvals, [...ctx.prior.publicItems, ...ctx.request.input]);
     const live = approvals.filter((approval) => verdicts.get(approval)!.kind !== 'settled');
-    if (live.length === 0) return of(state);
+    if (live.length === 0) return of<ApprovalsValue>({ type: 'approvals.end', state });
     const batch = new GatewayCallBatch(ctx, state.calls);
     const running = new Map<ApprovalSlot, number>();
-    const start = (approval: ApprovalSlot, emit: (scheduled: ScheduledCall) => void) => {
+    // The calls' public starts are emitted as values ahead of what the scheduler runs.
+    const start = (approval: ApprovalSlot, emit: (value: ScheduledCall | EventInit) => void) => {
       const verdict = verdicts.get(approval)!;
       if (verdict.kind !== 'approved') return;
-      const { index, scheduled } = batch.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments);
+      const { index, scheduled, events } = batch.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments);
       running.set(approval, index);
+      for (const event of events) emit(event);
       emit(scheduled);
     };
     const answered = () =>
@@ -38,9 +49,21 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
     // Each call starts as the previous one went to the scheduler, as the model's calls do in a round.
     return from(live).pipe(
       emitEach(start),
-      batch.execute(() => withApprovalOutputs(state, answered(), batch.count)),
+      connect((values) =>
+        merge(
+          values.pipe(filter((value): value is EventInit => !isScheduled(value))),
+          values.pipe(
+            filter(isScheduled),
+            batch.execute((): ApprovalsEnd => ({ type: 'approvals.end', state: withApprovalOutputs(state, answered(), batch.count) })),
+          ),
+        ),
+      ),
     );
   });
+}
+
+function isScheduled(value: ScheduledCall | EventInit): value is ScheduledCall {
+  return 'slot' in value && 'call' in value;
 }
 
 /** One verdict per answer, each module deciding its own answers in their given order. */

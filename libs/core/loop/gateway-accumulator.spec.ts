@@ -9,7 +9,9 @@ import type { ToolRegistry } from '../registry/tool-registry.js';
 import { callEvents, explorerWith, finished, messageEvents, testConfig, usageEvent } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
 import { RoundAccumulator, type AccumulatorOptions, type DetectedGatewayCall } from './gateway-accumulator.js';
-import { OutputLedger, ResponseEventSink, type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
+import { type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
+import { ResponseOutput } from './response-output.js';
+import type { ResponseRequest } from './response-request.js';
 import { ReasoningTokenCodec } from '#state/reasoning/reasoning-token.codec.js';
 
 let registry: ToolRegistry;
@@ -42,12 +44,18 @@ beforeAll(async () => {
 function accumulate(events: ModelEvent[], options: { reasoningEvents?: ReasoningEventStyle; include?: string[]; seal?: AccumulatorOptions['seal'] } = {}) {
   const emitted: ResponseStreamEvent[] = [];
   const gatewayCalls: DetectedGatewayCall[] = [];
-  const ledger = new OutputLedger();
-  const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, (c) => gatewayCalls.push(c), {
-    include: options.include ?? [],
-    reasoningEvents: options.reasoningEvents ?? 'openai',
-    seal: options.seal,
-  });
+  // The run's edge numbers the events and keeps the output, as it does for a run.
+  const ledger = new ResponseOutput('resp_test', 0, {} as ResponseRequest);
+  const acc = new RoundAccumulator(
+    registry,
+    (e) => void emitted.push(ledger.stamp(e)!),
+    (c) => gatewayCalls.push(c),
+    {
+      include: options.include ?? [],
+      reasoningEvents: options.reasoningEvents ?? 'openai',
+      seal: options.seal,
+    },
+  );
   for (const event of events) acc.handle(event);
   return { acc, emitted, gatewayCalls, ledger, types: () => emitted.map((e) => e.type) };
 }

@@ -4,7 +4,7 @@ import type { ModelEvent } from '../protocol/model-events.js';
 import type { ClientCallRelay, ClientCallShape } from '#tool-sdk/contract/index.js';
 import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
 import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
-import { OutputLedger, ReasoningEventStyle, reasoningEventNames, type EventSink } from './response-events.js';
+import { UNSTAMPED, reasoningEventNames, type EventInit, type ReasoningEventStyle } from './response-events.js';
 
 /** A completed call to a gateway-owned tool, found in the model's output. */
 export interface DetectedGatewayCall {
@@ -23,20 +23,17 @@ export interface DetectedGatewayCall {
 /** A gateway call's public item, opened and streamed before the call was complete. */
 export interface OpenedGatewayItem {
   itemId: string;
-  outputIndex: number;
   startedItem: PublicItem;
 }
 
 interface OpenMessage {
   kind: 'message';
-  outputIndex: number;
   item: Record<string, unknown>;
   text: string;
 }
 
 interface OpenReasoning {
   kind: 'reasoning';
-  outputIndex: number;
   item: Record<string, unknown>;
   text: string;
   /** The `reasoning_text` content part was announced (`response.content_part.added`). */
@@ -45,8 +42,8 @@ interface OpenReasoning {
 
 interface OpenClientCall {
   kind: 'client_call';
-  /** -1 while a restored call is not announced yet. */
-  outputIndex: number;
+  /** False while a restored call is not announced yet. */
+  announced: boolean;
   entry?: ToolEntry;
   item: Record<string, unknown>;
   shape: ClientCallShape;
@@ -83,7 +80,8 @@ export interface AccumulatorOptions {
  * projected to their public shape and lifecycle events right away; calls to
  * gateway-owned tools are never shown as `function_call` and are handed to
  * `onGatewayCall` when complete. The blocking and streaming paths both run
- * through here: blocking simply ignores the events and keeps the ledger.
+ * through here. Events are handed to `emit` as values without their output
+ * index: the run's edge (`response-output.ts`) numbers items as they open.
  */
 export class RoundAccumulator {
   /** The model's own output this round, as the model would see it again. */
@@ -97,8 +95,7 @@ export class RoundAccumulator {
 
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly sink: EventSink,
-    private readonly ledger: OutputLedger,
+    private readonly emit: (event: EventInit) => void,
     private readonly onGatewayCall: (call: DetectedGatewayCall) => void,
     private readonly options: AccumulatorOptions,
   ) {
@@ -141,13 +138,12 @@ export class RoundAccumulator {
   private startMessage(key: string, phase?: string | null): void {
     const item: Record<string, unknown> = { id: newId('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
     if (phase) item.phase = phase;
-    const outputIndex = this.ledger.open(item as PublicItem);
-    this.open.set(key, { kind: 'message', outputIndex, item, text: '' });
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, content: [] } });
-    this.sink.emit({
+    this.open.set(key, { kind: 'message', item, text: '' });
+    this.emit({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item, content: [] } });
+    this.emit({
       type: 'response.content_part.added',
       item_id: item.id,
-      output_index: outputIndex,
+      output_index: UNSTAMPED,
       content_index: 0,
       part: { type: 'output_text', text: '', annotations: [] },
     });
@@ -156,10 +152,10 @@ export class RoundAccumulator {
   private messageDelta(key: string, delta: string): void {
     const open = this.ensure(key, 'message') as OpenMessage;
     open.text += delta;
-    this.sink.emit({
+    this.emit({
       type: 'response.output_text.delta',
       item_id: open.item.id,
-      output_index: open.outputIndex,
+      output_index: UNSTAMPED,
       content_index: 0,
       delta,
       logprobs: [],
@@ -174,13 +170,12 @@ export class RoundAccumulator {
     // Citations are known once the text is: announced after its deltas, before its `.done`.
     const annotations = this.options.annotate?.(finalText) ?? [];
     const part = { type: 'output_text', text: finalText, annotations, logprobs: [] };
-    const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
-    annotations.forEach((annotation, i) => this.sink.emit({ type: 'response.output_text.annotation.added', ...base, annotation_index: i, annotation }));
-    this.sink.emit({ type: 'response.output_text.done', ...base, text: finalText, logprobs: [] });
-    this.sink.emit({ type: 'response.content_part.done', ...base, part });
+    const base = { item_id: open.item.id, output_index: UNSTAMPED, content_index: 0 };
+    annotations.forEach((annotation, i) => this.emit({ type: 'response.output_text.annotation.added', ...base, annotation_index: i, annotation }));
+    this.emit({ type: 'response.output_text.done', ...base, text: finalText, logprobs: [] });
+    this.emit({ type: 'response.content_part.done', ...base, part });
     const item = { ...open.item, status, content: [part] };
-    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
-    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
     this.open.delete(key);
     this.modelItems.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: finalText, annotations: [] }] });
   }
@@ -189,9 +184,8 @@ export class RoundAccumulator {
 
   private startReasoning(key: string): void {
     const item: Record<string, unknown> = { id: newId('rs'), type: 'reasoning', status: 'in_progress', summary: [], content: [] };
-    const outputIndex = this.ledger.open(item as PublicItem);
-    this.open.set(key, { kind: 'reasoning', outputIndex, item, text: '', partOpen: false });
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, content: [] } });
+    this.open.set(key, { kind: 'reasoning', item, text: '', partOpen: false });
+    this.emit({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item, content: [] } });
   }
 
   /**
@@ -203,10 +197,10 @@ export class RoundAccumulator {
   private openReasoningPart(open: OpenReasoning): void {
     if (open.partOpen) return;
     open.partOpen = true;
-    this.sink.emit({
+    this.emit({
       type: 'response.content_part.added',
       item_id: open.item.id,
-      output_index: open.outputIndex,
+      output_index: UNSTAMPED,
       content_index: 0,
       part: { type: 'reasoning_text', text: '' },
     });
@@ -216,7 +210,7 @@ export class RoundAccumulator {
     const open = this.ensure(key, 'reasoning') as OpenReasoning;
     this.openReasoningPart(open);
     open.text += delta;
-    this.sink.emit({ type: this.reasoningNames.delta, item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta });
+    this.emit({ type: this.reasoningNames.delta, item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, delta });
   }
 
   private finishReasoning(key: string, text: string, summary?: string[], encrypted?: string | null, status: 'completed' | 'incomplete' = 'completed'): void {
@@ -225,9 +219,9 @@ export class RoundAccumulator {
     const finalText = text.length > 0 ? text : open.text;
     // An item without text (encrypted or summary only) never opened a part: nothing to close.
     if (open.partOpen) {
-      const base = { item_id: open.item.id, output_index: open.outputIndex, content_index: 0 };
-      this.sink.emit({ type: this.reasoningNames.done, ...base, text: finalText });
-      this.sink.emit({ type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
+      const base = { item_id: open.item.id, output_index: UNSTAMPED, content_index: 0 };
+      this.emit({ type: this.reasoningNames.done, ...base, text: finalText });
+      this.emit({ type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
     }
     const shownSummary = this.reasoningSummary(open, summary, finalText);
     const item: Record<string, unknown> = {
@@ -246,8 +240,7 @@ export class RoundAccumulator {
       const sealed = this.options.seal ? this.options.seal(forModel) : encrypted;
       if (sealed) item.encrypted_content = sealed;
     }
-    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
-    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
     this.open.delete(key);
     this.modelItems.push(forModel);
   }
@@ -265,11 +258,11 @@ export class RoundAccumulator {
     const parts = given && given.length > 0 ? given : this.options.summary && text.length > 0 ? [text] : [];
     if (!this.options.summary) return given ?? [];
     parts.forEach((part, summaryIndex) => {
-      const base = { item_id: open.item.id, output_index: open.outputIndex, summary_index: summaryIndex };
-      this.sink.emit({ type: 'response.reasoning_summary_part.added', ...base, part: { type: 'summary_text', text: '' } });
-      this.sink.emit({ type: 'response.reasoning_summary_text.delta', ...base, delta: part });
-      this.sink.emit({ type: 'response.reasoning_summary_text.done', ...base, text: part });
-      this.sink.emit({ type: 'response.reasoning_summary_part.done', ...base, part: { type: 'summary_text', text: part } });
+      const base = { item_id: open.item.id, output_index: UNSTAMPED, summary_index: summaryIndex };
+      this.emit({ type: 'response.reasoning_summary_part.added', ...base, part: { type: 'summary_text', text: '' } });
+      this.emit({ type: 'response.reasoning_summary_text.delta', ...base, delta: part });
+      this.emit({ type: 'response.reasoning_summary_text.done', ...base, text: part });
+      this.emit({ type: 'response.reasoning_summary_part.done', ...base, part: { type: 'summary_text', text: part } });
     });
     return parts;
   }
@@ -299,17 +292,16 @@ export class RoundAccumulator {
     if (relay.kind === 'restored') {
       // Its fields exist once the arguments are complete, and the handler may refuse it: announced then.
       delete item.arguments;
-      this.open.set(key, { kind: 'client_call', outputIndex: -1, entry, item, shape, relay, args: '' });
+      this.open.set(key, { kind: 'client_call', announced: false, entry, item, shape, relay, args: '' });
       return;
     }
-    const outputIndex = this.ledger.open(item as PublicItem);
-    const open: OpenClientCall = { kind: 'client_call', outputIndex, item, shape, relay, args: '' };
+    const open: OpenClientCall = { kind: 'client_call', announced: true, item, shape, relay, args: '' };
     if (relay.kind === 'string-field') {
       const events = { delta: `response.${shape.kind}_${relay.field}.delta`, done: `response.${shape.kind}_${relay.field}.done` };
       open.field = { name: relay.field, streamer: new JsonStringFieldStreamer(relay.field), soFar: '', events };
     }
     this.open.set(key, open);
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item } });
+    this.emit({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item } });
   }
 
   /**
@@ -326,18 +318,17 @@ export class RoundAccumulator {
     const call = { callId, itemId, modelName: entry.modelName, toolName: entry.toolName, scope: entry.scope, arguments: '' };
     const plan = binding.executor.planEvents(call, binding.params, { include: this.options.include, streamed: true });
     const startedItem = { ...plan.startedItem, id: itemId, status: 'in_progress' } as PublicItem;
-    const outputIndex = this.ledger.open(startedItem);
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
-    for (const { type, ...rest } of stream.opening) this.sink.emit({ type, item_id: itemId, output_index: outputIndex, ...rest });
-    return { opened: { itemId, outputIndex, startedItem }, streamer: new JsonStringFieldStreamer(stream.field), delta: stream.delta };
+    this.emit({ type: 'response.output_item.added', output_index: UNSTAMPED, item: startedItem });
+    for (const { type, ...rest } of stream.opening) this.emit({ type, item_id: itemId, output_index: UNSTAMPED, ...rest });
+    return { opened: { itemId, startedItem }, streamer: new JsonStringFieldStreamer(stream.field), delta: stream.delta };
   }
 
   private callDelta(key: string, delta: string): void {
     const open = this.open.get(key);
     if (open?.kind === 'gateway_call' && open.stream) {
       const decoded = open.stream.streamer.push(delta);
-      const { itemId, outputIndex } = open.stream.opened;
-      if (decoded) this.sink.emit({ type: open.stream.delta, item_id: itemId, output_index: outputIndex, delta: decoded });
+      const { itemId } = open.stream.opened;
+      if (decoded) this.emit({ type: open.stream.delta, item_id: itemId, output_index: UNSTAMPED, delta: decoded });
       return;
     }
     if (!open || open.kind === 'gateway_call') return;
@@ -349,11 +340,11 @@ export class RoundAccumulator {
       const decoded = open.field.streamer.push(delta);
       if (decoded) {
         open.field.soFar += decoded;
-        this.sink.emit({ type: open.field.events.delta, item_id: open.item.id, output_index: open.outputIndex, delta: decoded });
+        this.emit({ type: open.field.events.delta, item_id: open.item.id, output_index: UNSTAMPED, delta: decoded });
       }
       return;
     }
-    this.sink.emit({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: open.outputIndex, delta });
+    this.emit({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: UNSTAMPED, delta });
   }
 
   private finishCall(key: string, callId: string, name: string, args: string): void {
@@ -366,8 +357,8 @@ export class RoundAccumulator {
       if (open.stream) {
         // An upstream that sent the arguments whole (or held some back) streams the rest now.
         const { rest } = open.stream.streamer.finish(args);
-        const { itemId, outputIndex } = open.stream.opened;
-        if (rest) this.sink.emit({ type: open.stream.delta, item_id: itemId, output_index: outputIndex, delta: rest });
+        const { itemId } = open.stream.opened;
+        if (rest) this.emit({ type: open.stream.delta, item_id: itemId, output_index: UNSTAMPED, delta: rest });
       }
       this.onGatewayCall({ entry: open.entry, callId, modelName: name, arguments: args, modelCall, opened: open.stream?.opened });
       return;
@@ -376,24 +367,23 @@ export class RoundAccumulator {
     if (open.relay.kind === 'restored') return this.finishRestoredCall(open, modelCall);
     this.clientCalls++;
     this.modelItems.push(modelCall);
-    const base = { item_id: open.item.id, output_index: open.outputIndex };
+    const base = { item_id: open.item.id, output_index: UNSTAMPED };
     let item: Record<string, unknown>;
     if (open.field) {
       const { value, rest } = open.field.streamer.finish(args);
-      if (rest) this.sink.emit({ type: open.field.events.delta, ...base, delta: rest });
-      this.sink.emit({ type: open.field.events.done, ...base, [open.field.name]: value });
+      if (rest) this.emit({ type: open.field.events.delta, ...base, delta: rest });
+      this.emit({ type: open.field.events.done, ...base, [open.field.name]: value });
       item = { ...open.item, status: 'completed', [open.field.name]: value };
     } else if (open.relay.kind === 'json') {
       item = { ...open.item, status: 'completed', arguments: parsedArguments(args) };
     } else {
       if (open.args.length === 0 && args.length > 0) {
-        this.sink.emit({ type: 'response.function_call_arguments.delta', ...base, delta: args });
+        this.emit({ type: 'response.function_call_arguments.delta', ...base, delta: args });
       }
-      this.sink.emit({ type: 'response.function_call_arguments.done', ...base, name: open.shape.name, arguments: args });
+      this.emit({ type: 'response.function_call_arguments.done', ...base, name: open.shape.name, arguments: args });
       item = { ...open.item, status: 'completed', arguments: args };
     }
-    this.ledger.set(open.outputIndex, item as unknown as PublicItem);
-    this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+    this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
   }
 
   /**
@@ -411,12 +401,10 @@ export class RoundAccumulator {
     }
     this.clientCalls++;
     const started = { ...open.item, ...restored.fields, ...open.shape.trailingFields, status: 'in_progress' };
-    const outputIndex = this.ledger.open(started as PublicItem);
-    this.sink.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...started } });
-    for (const { type, ...rest } of restored.events ?? []) this.sink.emit({ type, item_id: open.item.id, output_index: outputIndex, ...rest });
+    this.emit({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...started } });
+    for (const { type, ...rest } of restored.events ?? []) this.emit({ type, item_id: open.item.id, output_index: UNSTAMPED, ...rest });
     const item = { ...started, status: 'completed' };
-    this.ledger.set(outputIndex, item as unknown as PublicItem);
-    this.sink.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
+    this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
   }
 
   /** Upstreams that skip `*.start` still get a well-formed public lifecycle. */
@@ -437,16 +425,13 @@ export class RoundAccumulator {
       else if (open.kind === 'reasoning') this.finishReasoning(key, '', undefined, undefined, 'incomplete');
       else if (open.kind === 'gateway_call' && open.stream) {
         // A streamed call cut short never runs: its item ends incomplete.
-        const { outputIndex, startedItem } = open.stream.opened;
-        const item = { ...startedItem, status: 'incomplete' } as PublicItem;
-        this.ledger.set(outputIndex, item);
-        this.sink.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
-      } else if (open.kind === 'client_call' && open.outputIndex >= 0) {
+        const item = { ...open.stream.opened.startedItem, status: 'incomplete' } as PublicItem;
+        this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
+      } else if (open.kind === 'client_call' && open.announced) {
         // A restored call cut short was never announced. A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
         const partial = open.field ? { [open.field.name]: open.field.soFar } : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
         const item = { ...open.item, status: 'incomplete', ...partial };
-        this.ledger.set(open.outputIndex, item as unknown as PublicItem);
-        this.sink.emit({ type: 'response.output_item.done', output_index: open.outputIndex, item });
+        this.emit({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
       }
     }
     this.open.clear();

@@ -6,6 +6,8 @@ import type { ToolEntry } from '../registry/tool-registry.js';
 import type { DetectedGatewayCall, OpenedGatewayItem } from './gateway-accumulator.js';
 import type { ScheduledCall, ScheduledResult } from './gateway-scheduler.service.js';
 import { emitEach } from './run-operators.js';
+import { UNSTAMPED, wholeItemEvents, type EventInit } from './response-events.js';
+import { startEvents } from './run-values.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { CallCount } from './run-state.js';
@@ -31,8 +33,8 @@ interface CallSlot {
   call: GatewayCall;
   entry: ToolEntry;
   plan?: GatewayEventPlan;
-  /** -1 for a call refused before it started (no public item). */
-  outputIndex: number;
+  /** False for a call refused before it started (no public item). */
+  shown: boolean;
   result?: GatewayCallResult;
 }
 
@@ -43,8 +45,10 @@ interface CallSlot {
  * scheduler's operator, and each call's public finish in model order,
  * whatever order they complete in.
  *
- * `start` turns a call into what the scheduler runs; `execute(then)` is the
- * operator that runs them. Unsubscribing from it stops every call in flight.
+ * `start` turns a call into what the scheduler runs, with the public events
+ * it makes at once; `execute(then)` is the operator that runs them and emits
+ * each call's public finish, then `then()`. Unsubscribing from it stops every
+ * call in flight.
  */
 export class GatewayCallBatch {
   private readonly slots: CallSlot[] = [];
@@ -96,16 +100,17 @@ export class GatewayCallBatch {
   }
 
   /**
-   * Starts one call the model made: null when it became an approval request
-   * (`approvalRequested`) or was refused by the limit, else what the scheduler runs.
+   * Starts one call the model made: its public events, and what the scheduler
+   * runs, 'approval' when it became an approval request, or null when it was
+   * refused (by its handler or the limit).
    */
-  start(detected: DetectedGatewayCall): ScheduledCall | 'approval' | null {
+  start(detected: DetectedGatewayCall): { events: EventInit[]; started: ScheduledCall | 'approval' | null } {
     const { entry } = detected;
     const call = gatewayCall(entry, detected.callId, detected.arguments, detected.opened?.itemId);
     if (detected.rejected !== undefined) {
       // A client call its handler refused: never shown, and not a tool run; the model reads why and tries again.
-      this.slots.push({ call, entry, outputIndex: -1, result: { call, status: 'failed', output: { text: detected.rejected, isError: true } } });
-      return null;
+      this.slots.push({ call, entry, shown: false, result: { call, status: 'failed', output: { text: detected.rejected, isError: true } } });
+      return { events: [], started: null };
     }
     const binding = bindingOf(entry);
 
@@ -116,8 +121,7 @@ export class GatewayCallBatch {
       // The model's call is keyed by the approval id from here on, so the
       // answer matches it whether history comes from storage or the client.
       (this.rekeyed ??= new Map()).set(detected.modelCall, item.id!);
-      this.ctx.output.emitWhole(item as PublicItem);
-      return 'approval';
+      return { events: wholeItemEvents(item as PublicItem), started: 'approval' };
     }
 
     const limit = this.callLimit();
@@ -126,30 +130,31 @@ export class GatewayCallBatch {
       // The call stays in the transcript; its output tells the model why it did not run.
       const text = JSON.stringify({ error: { code: limit.code, message: limit.message } });
       // A call whose item already streamed ends that item as failed, in model order.
-      this.slots.push({ call, entry, outputIndex: detected.opened?.outputIndex ?? -1, result: { call, status: 'failed', output: { text, isError: true } } });
-      this.flush();
-      return null;
+      this.slots.push({ call, entry, shown: detected.opened !== undefined, result: { call, status: 'failed', output: { text, isError: true } } });
+      return { events: this.flush(), started: null };
     }
     this.made++;
     if (this.made >= limit.max) this.limitReached = true;
-    return this.begin(call, entry, detected.opened);
+    const events: EventInit[] = [];
+    return { events, started: this.begin(call, entry, events, detected.opened) };
   }
 
   /** A call the client approved: it counts toward the limit but is never refused by it. */
-  startApproved(entry: ToolEntry, requestId: string, args: string): { index: number; scheduled: ScheduledCall } {
+  startApproved(entry: ToolEntry, requestId: string, args: string): { index: number; scheduled: ScheduledCall; events: EventInit[] } {
     const call = { ...gatewayCall(entry, requestId, args), approvalRequestId: requestId };
     this.made++;
-    const scheduled = this.begin(call, entry);
-    return { index: scheduled.slot, scheduled };
+    const events: EventInit[] = [];
+    const scheduled = this.begin(call, entry, events);
+    return { index: scheduled.slot, scheduled, events };
   }
 
   /**
-   * Runs the started calls through the scheduler and finishes each publicly, in
-   * model order; once all are done, emits `then()` (what the round or the
-   * approvals leave behind). One step does both: a stream holds its round's
-   * chain, and each step in it is a subscriber with its own teardown list.
+   * Runs the started calls through the scheduler and emits each one's public
+   * finish, in model order; once all are done, emits `then()` (what the round
+   * or the approvals leave behind). One step does both: a stream holds its
+   * round's chain, and each step in it is a subscriber with its own teardown list.
    */
-  execute<R>(then: () => R): OperatorFunction<ScheduledCall, R> {
+  execute<R>(then: () => R): OperatorFunction<ScheduledCall, R | EventInit> {
     const { ctx, roundTrace } = this;
     const trace = ctx.trace;
     return pipe(
@@ -158,10 +163,10 @@ export class GatewayCallBatch {
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),
-      emitEach<ScheduledResult, R>(
-        ({ slot, result }) => {
+      emitEach<ScheduledResult, R | EventInit>(
+        ({ slot, result }, emit) => {
           this.slots[slot].result = result;
-          this.flush();
+          for (const event of this.flush()) emit(event);
         },
         (emit) => emit(then()),
       ),
@@ -187,21 +192,18 @@ export class GatewayCallBatch {
     };
   }
 
-  /** Emits the call's public start (`output_item.added` and the planned pre-execution events). */
-  private begin(call: GatewayCall, entry: ToolEntry, opened?: OpenedGatewayItem): ScheduledCall {
-    const { output, request } = this.ctx;
+  /** The call's public start (`output_item.added` and the planned pre-execution events), into `events`. */
+  private begin(call: GatewayCall, entry: ToolEntry, events: EventInit[], opened?: OpenedGatewayItem): ScheduledCall {
+    const { request } = this.ctx;
     const binding = bindingOf(entry);
     const plan = binding?.executor.planEvents(call, binding.params, { include: request.include, streamed: !!opened });
-    let outputIndex = opened?.outputIndex ?? -1;
     // A streamed call's item is open already (the accumulator opened it at the model's first token).
     if (!opened) {
       const startedItem = { ...(plan?.startedItem ?? { type: `${entry.toolType}_call` }), id: call.itemId, status: 'in_progress' } as PublicItem;
-      output.ensureStarted();
-      outputIndex = output.open(startedItem);
-      output.emit({ type: 'response.output_item.added', output_index: outputIndex, item: startedItem });
+      events.push(...startEvents(), { type: 'response.output_item.added', output_index: UNSTAMPED, item: startedItem });
     }
-    for (const planned of plan?.beforeExecute ?? []) this.emitPlanned(planned, call.itemId, outputIndex);
-    const slot = this.slots.push({ call, entry, plan, outputIndex }) - 1;
+    for (const planned of plan?.beforeExecute ?? []) events.push(plannedEvent(planned, call.itemId));
+    const slot = this.slots.push({ call, entry, plan, shown: true }) - 1;
     return { slot, call, entry };
   }
 
@@ -212,31 +214,32 @@ export class GatewayCallBatch {
     return out;
   }
 
-  /** Public completion follows model call order, whatever order the calls finish in. */
-  private flush(): void {
-    while (this.nextToFinish < this.slots.length && this.slots[this.nextToFinish].result) this.finish(this.slots[this.nextToFinish++]);
+  /** Public completion follows model call order, whatever order the calls finish in: the events of those now due. */
+  private flush(): EventInit[] {
+    const events: EventInit[] = [];
+    while (this.nextToFinish < this.slots.length && this.slots[this.nextToFinish].result) this.finish(this.slots[this.nextToFinish++], events);
+    return events;
   }
 
-  private finish(slot: CallSlot): void {
-    if (slot.outputIndex < 0 || !slot.result) return;
+  private finish(slot: CallSlot, events: EventInit[]): void {
+    if (!slot.shown || !slot.result) return;
     const { call, entry, result } = slot;
-    const { output, request } = this.ctx;
+    const { request } = this.ctx;
     const binding = bindingOf(entry);
     if (binding?.executor.annotateText && result.status === 'completed') {
       this.completed = new Map(this.completed).set(binding.executor, [...(this.completed.get(binding.executor) ?? []), result]);
     }
-    for (const planned of slot.plan?.afterExecute(result) ?? []) this.emitPlanned(planned, call.itemId, slot.outputIndex);
+    for (const planned of slot.plan?.afterExecute(result) ?? []) events.push(plannedEvent(planned, call.itemId));
     const error = result.error ?? { code: 'tool_error', message: result.output.text };
     const produced = binding
       ? binding.executor.publicOutput(result, binding.params, { include: request.include })
       : (entry.handler.unboundCallItem?.(call, error) ?? { type: `${entry.toolType}_call`, status: 'failed', error: error.message });
     const item = { ...produced, id: call.itemId, status: produced.status ?? (result.status === 'completed' ? 'completed' : 'failed') } as PublicItem;
-    output.set(slot.outputIndex, item);
-    output.emit({ type: 'response.output_item.done', output_index: slot.outputIndex, item });
+    events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
   }
+}
 
-  private emitPlanned(planned: PlannedEvent, itemId: string, outputIndex: number): void {
-    const { type, ...rest } = planned;
-    this.ctx.output.emit({ type, item_id: itemId, output_index: outputIndex, ...rest });
-  }
+function plannedEvent(planned: PlannedEvent, itemId: string): EventInit {
+  const { type, ...rest } = planned;
+  return { type, item_id: itemId, output_index: UNSTAMPED, ...rest };
 }

@@ -1,32 +1,32 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { Observable, catchError, defer, ignoreElements, throwError } from 'rxjs';
+import { Observable, type Subscription, concat, concatMap, from, of, startWith, tap, throwError } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import { emptyUsage, type ModelItem, type Usage } from '#tool-sdk/items.js';
+import type { JsonObject, ModelItem, PublicItem, Usage } from '#tool-sdk/items.js';
 import type { FlowGate } from '../protocol/flow-gate.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { newId } from '#tool-sdk/ids.js';
 import { abortable } from './abortable.js';
-import type { Cancellation } from '../protocol/cancellation.js';
 import { admissionCost } from './admission-cost.js';
-import { answerApprovals$ } from './approvals.js';
+import { answerApprovals$, type ApprovalsEnd } from './approvals.js';
 import { GatewayScheduler } from './gateway-scheduler.service.js';
 import { LoopDecision } from './loop-decision.js';
 import { ModelContextService } from './model-context.service.js';
-import type { ResponseStreamEvent } from './response-events.js';
+import { UNSTAMPED, wholeItemEvents, type EventInit, type ResponseStreamEvent } from './response-events.js';
+import { ResponseOutput, responseEvents } from './response-output.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from './reasoning-sealer.interface.js';
 import { RESPONSE_STATE, type ResponseStateStore } from './response-state.interface.js';
 import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.interface.js';
 import { withRoundUsage } from './round-usage.trace.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
-import { round$ } from './round.js';
-import { afterLast } from './run-operators.js';
+import { round$, type RoundEnd } from './round.js';
+import { continueFrom } from './run-operators.js';
 import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
+import { startEvents, type RunDescribed, type RunFinished, type RunUsage, type RunValue } from './run-values.js';
 import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
-import { RunOutput } from './run-output.js';
 import { decide, initialState, type RunState, type RunStep } from './run-state.js';
 
 /** Used when no state module is installed: nothing persists, so nothing can be continued. */
@@ -51,17 +51,22 @@ export interface RunOptions {
 /**
  * Runs requests through the tool loop, and is the one place to read a run
  * top to bottom. The result is a cold Observable of public events:
- * subscribing starts the run, unsubscribing (client gone) cancels it, and
- * that is the only way anything in a run is cancelled.
+ * subscribing starts the run, unsubscribing (client gone, or a host
+ * interceptor letting go) cancels it, and that is the only way anything in a
+ * run is cancelled.
+ *
+ * Every stage is an Observable of the run's values (`run-values.ts`): its
+ * public events as they happen, then what it leaves for the next stage.
  *
  *   run        admission (the owner's limits), then
- *   execute    the edge: events out, keep-alive, the trace, cancellation in
+ *   execute    the edge: values numbered into public events, keep-alive and
+ *              the terminal snapshot (`responseEvents`), the trace, cancellation in
  *   drive      the effective request, then tools prepared into a `RunContext`
  *              (fixed from here on), then
- *   turn       approvals answered, then rounds, each started from the end of
- *              the last while the `LoopDecision` is `Continue`, each round a pure step from one
- *              `RunState` to the next (`round.ts`, `run-state.ts`), then the
- *              state saved and the terminal event sent.
+ *   turn       discovery listings, approvals answered, then
+ *   rounds     one round (`round.ts`), decided (`run-state.ts`), then the
+ *              next from its end while the `LoopDecision` is `Continue`, else
+ *   finish     the turn handed to the edge, which saves it and sends the terminal event.
  *
  * In blocking mode errors propagate to the caller (an HTTP error); in
  * streaming mode, once the stream has started, they end it with `response.failed`.
@@ -94,6 +99,7 @@ export class LoopService {
     // Admission comes first: a request past its owner's limits, or whose own
     // estimated cost does not fit the token budget left, never starts; its
     // place (and reservation) is held until the run ends however it ends.
+    // A hand-written Observable because it owns a resource, the lease.
     return new Observable<ResponseStreamEvent>((subscriber) => {
       let lease: RequestLease | undefined;
       let usage: Usage | null = null;
@@ -130,48 +136,51 @@ export class LoopService {
     });
   }
 
-  /** The edge of a run: where its events leave, its trace begins and ends, and unsubscription comes in. */
+  /**
+   * The edge of a run: its values become numbered public events
+   * (`responseEvents`), its trace begins and ends here, and unsubscription
+   * comes in. A hand-written Observable because it owns the trace, whose end
+   * must know whether the run finished, failed or was left.
+   */
   private execute(request: ResponseRequest, options: RunOptions, spent?: (usage: Usage) => void, budget?: (spent: Usage) => Promise<void>): Observable<ResponseStreamEvent> {
     return new Observable<ResponseStreamEvent>((subscriber) => {
       const id = request.responseId ?? newId('resp');
       const trace = withRoundUsage(this.observer?.begin(request, id), spent);
       let abandoned = false;
-      // How the run settled, known before the subscriber hears it; the trace ends once the run's own teardowns ran.
-      let outcome: { error?: unknown; cancelled?: boolean } | undefined;
-      let keepAlive: NodeJS.Timeout | undefined;
-      const output = new RunOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request, (event) => {
-        // Once the stream has started the timer has nothing left to do: an open stream need not hold it.
-        if (keepAlive !== undefined && output.hasStarted) {
-          clearTimeout(keepAlive);
-          keepAlive = undefined;
-        }
-        trace?.event(event);
-        subscriber.next(event);
-      });
-      const edge: RunEdge = { services: this.services, id, state: options.state ?? this.state, output, flow: options.flow, trace, abandoned: () => abandoned, budget };
-      // A stream says it started before the first output, so a slow tool preparation still sees bytes.
-      keepAlive = request.stream ? setTimeout(() => output.ensureStarted(), this.config.server.keepAliveMs) : undefined;
-      const run = this.drive(edge, request, spent).subscribe({
+      let settled = false;
+      const state = options.state ?? this.state;
+      const edge: RunEdge = { services: this.services, id, state, flow: options.flow, trace, abandoned: () => abandoned, budget };
+      const output = new ResponseOutput(id, request.createdAt ?? Math.floor(Date.now() / 1000), request);
+      const values = spent ? this.drive(edge, request).pipe(tap((value) => value.type === 'run.usage' && spent((value as RunUsage).usage))) : this.drive(edge, request);
+      let run: Subscription | undefined;
+      let failure: { err: unknown } | undefined;
+      // A failed run is traced once every step let go of what it held (a round's trace
+      // ends in its teardown), then the subscriber hears the error.
+      const fail = (err: unknown) => {
+        run!.unsubscribe();
+        trace?.end({ error: err });
+        subscriber.error(err);
+      };
+      run = values.pipe(responseEvents(output, { state, keepAliveMs: request.stream ? this.config.server.keepAliveMs : null, stream: request.stream === true })).subscribe({
+        next: (event) => {
+          trace?.event(event);
+          subscriber.next(event);
+        },
         complete: () => {
-          clearTimeout(keepAlive);
-          outcome = { cancelled: false };
-          trace?.end(outcome);
+          settled = true;
+          trace?.end({ cancelled: false });
           subscriber.complete();
         },
-        // A step that fails while it subscribes tears down after this handler runs: the error is
-        // passed on a microtask later, once every step let go of what it held.
         error: (err: unknown) => {
-          clearTimeout(keepAlive);
-          outcome = { error: err };
-          queueMicrotask(() => {
-            trace?.end({ error: err });
-            subscriber.error(err);
-          });
+          settled = true;
+          // A step that fails while it subscribes does so before `run` is known.
+          if (run) fail(err);
+          else failure = { err };
         },
       });
+      if (failure) fail(failure.err);
       return () => {
-        clearTimeout(keepAlive);
-        if (outcome) return;
+        if (settled) return;
         abandoned = true;
         run.unsubscribe();
         trace?.end({ cancelled: true });
@@ -179,59 +188,51 @@ export class LoopService {
     });
   }
 
-  /** The request made effective, the tools prepared, then the turn; a streaming run that fails after it started ends `failed`. */
-  private drive(edge: RunEdge, received: ResponseRequest, spent?: (usage: Usage) => void): Observable<never> {
-    let usage = emptyUsage();
-    // One step from the received request to the prepared run; leaving during it aborts the preparation.
-    const prepare = async (cancel: Cancellation) => {
-      const { request, prior } = await effectiveRequest(edge, received);
-      edge.output.describe(request);
-      return prepareRun(edge, request, prior, cancel);
-    };
-    return abortable(prepare).pipe(
-      afterLast((prepared) =>
-        this.turn(prepared, (state) => {
-          usage = state.usage;
-          spent?.(usage);
-        }),
+  /** The request made effective, then the tools prepared into a `RunContext`, then the turn. */
+  private drive(edge: RunEdge, received: ResponseRequest): Observable<RunValue> {
+    // Each I/O step owns its cancellation: leaving during it aborts it.
+    return abortable(() => effectiveRequest(edge, received)).pipe(
+      concatMap(({ request, prior }) =>
+        abortable((cancel) => prepareRun(edge, request, prior, cancel)).pipe(
+          concatMap((prepared) => this.turn(prepared)),
+          startWith<RunValue>(described(request)),
+        ),
       ),
-      catchError((err: unknown) => {
-        if (!received.stream || !edge.output.hasStarted) return throwError(() => err);
-        return defer(() => edge.output.fail(edge.state, err, usage)).pipe(ignoreElements());
-      }),
     );
   }
 
-  private turn({ ctx, transcript, approvals }: PreparedRun, advanced: (state: RunState) => void): Observable<never> {
-    const { output, registry, request } = ctx;
-    output.describe(request, registry.publicTools);
-    if (request.generate === false) return this.prepareOnly(ctx, initialState(transcript), approvals.length > 0 ? approvals[0].itemType : null);
-    if (registry.discoveryItems.length > 0 || approvals.length > 0) output.ensureStarted();
-    for (const item of registry.discoveryItems) output.emitDiscoveryItem(item);
+  /**
+   * Discovery listings shown, approvals answered, then rounds, each started
+   * from the end of the last while the `LoopDecision` is `Continue`, each a
+   * step from one `RunState` to the next (`round.ts`, `run-state.ts`), then
+   * the turn finished as decided.
+   */
+  private turn({ ctx, transcript, approvals }: PreparedRun): Observable<RunValue> {
+    const { registry, request } = ctx;
+    const opening: RunValue[] = [described(request, registry.publicTools)];
+    if (request.generate === false) return concat(from(opening), this.prepareOnly(ctx, initialState(transcript), approvals.length > 0 ? approvals[0].itemType : null));
+    if (registry.discoveryItems.length > 0 || approvals.length > 0) opening.push(...startEvents());
+    for (const item of registry.discoveryItems) opening.push(...discoveryItemEvents(item));
+    return concat(
+      from(opening),
+      answerApprovals$(ctx, initialState(transcript), approvals).pipe(
+        continueFrom(isEnd<ApprovalsEnd>('approvals.end'), ({ state }) => concat(of(usageOf(state)), this.rounds(ctx, state))),
+      ),
+    );
+  }
 
-    const maxRounds = this.config.tools.maxRounds;
-    // Each state is reported as it is reached: the one the approvals left, then each round's. The
-    // next round (or the finish) is subscribed from the end of the last, before its teardown, with
-    // the turn's own subscriber: an open stream holds one round's chain, not an `expand` and a `map`
-    // around it as well.
-    const rounds = (state: RunState): Observable<never> =>
-      round$(ctx, state).pipe(
-        afterLast((result) => {
-          const step = decide(state, result, maxRounds);
-          advanced(step.state);
-          return step.decision === LoopDecision.Continue ? rounds(step.state) : this.end(ctx, step);
-        }),
-      );
-    return answerApprovals$(ctx, initialState(transcript), approvals).pipe(
-      afterLast((state) => {
-        advanced(state);
-        return rounds(state);
+  /** One round, then the next from where it ended, or the end of the turn. */
+  private rounds(ctx: RunContext, state: RunState): Observable<RunValue> {
+    return round$(ctx, state).pipe(
+      continueFrom(isEnd<RoundEnd>('round.end'), ({ result }) => {
+        const step = decide(state, result, this.config.tools.maxRounds);
+        return concat(of(usageOf(step.state)), step.decision === LoopDecision.Continue ? this.rounds(ctx, step.state) : this.end(ctx, step));
       }),
     );
   }
 
   /** The turn's last step, finished as what it decided. */
-  private end(ctx: RunContext, step: RunStep): Observable<never> {
+  private end(ctx: RunContext, step: RunStep): Observable<RunValue> {
     return this.finish(ctx, step.state, step.decision === LoopDecision.Incomplete ? 'incomplete' : 'completed', step.incompleteReason);
   }
 
@@ -241,24 +242,50 @@ export class LoopService {
    * output stays empty, so discovery listings appear on the first generating
    * turn. Approval answers would run tools with nothing to read their results.
    */
-  private prepareOnly(ctx: RunContext, state: RunState, approvalItemType: string | null): Observable<never> {
+  private prepareOnly(ctx: RunContext, state: RunState, approvalItemType: string | null): Observable<RunValue> {
     if (approvalItemType !== null) {
       return throwError(() => new InvalidRequestError(`'generate: false' cannot carry ${approvalItemType} items: approved calls run only on a turn that generates.`, 'generate'));
     }
     return this.finish(ctx, state, 'completed', null);
   }
 
-  /** The turn saved (split where it began), then announced. */
-  private finish(ctx: RunContext, state: RunState, status: 'completed' | 'incomplete', incompleteReason: string | null): Observable<never> {
+  /** The turn as the edge saves it (split where it began) and then announces it. */
+  private finish(ctx: RunContext, state: RunState, status: 'completed' | 'incomplete', incompleteReason: string | null): Observable<RunValue> {
     const { transcript } = state;
-    return defer(() =>
-      ctx.output.finish(ctx.state, status, incompleteReason, state.usage, {
+    const finished: RunFinished = {
+      type: 'run.finished',
+      status,
+      incompleteReason,
+      usage: state.usage,
+      record: {
         modelItems: transcript.slice(ctx.turnStart),
         tools: ctx.registry.continuationTools,
         prior: priorOf(ctx.prior, transcript.slice(0, ctx.turnStart)),
-      }),
-    ).pipe(ignoreElements());
+      },
+    };
+    return from<RunValue[]>([...startEvents(), finished]);
   }
+}
+
+function described(request: ResponseRequest, tools?: readonly JsonObject[]): RunDescribed {
+  return { type: 'run.described', request, tools };
+}
+
+function usageOf(state: RunState): RunUsage {
+  return { type: 'run.usage', usage: state.usage };
+}
+
+function isEnd<E extends { type: string }>(type: E['type']): (value: { type: string }) => value is E {
+  return (value): value is E => value.type === type;
+}
+
+/** A discovery listing (shown whole before the first round), with its own in_progress / completed pair. */
+function discoveryItemEvents(item: PublicItem): EventInit[] {
+  const failed = Boolean((item as { error?: unknown }).error);
+  return wholeItemEvents(item, [
+    { type: `response.${item.type}.in_progress`, item_id: item.id, output_index: UNSTAMPED },
+    { type: `response.${item.type}.${failed ? 'failed' : 'completed'}`, item_id: item.id, output_index: UNSTAMPED },
+  ]);
 }
 
 /**

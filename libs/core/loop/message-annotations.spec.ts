@@ -2,7 +2,9 @@ import { FunctionToolHandler } from '#tools/function/function.tool-handler.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import { explorerWith, finished, messageEvents, testConfig } from '../testing/fixtures.js';
 import { RoundAccumulator } from './gateway-accumulator.js';
-import { OutputLedger, ResponseEventSink, type ResponseStreamEvent } from './response-events.js';
+import { type ResponseStreamEvent } from './response-events.js';
+import { ResponseOutput } from './response-output.js';
+import type { ResponseRequest } from './response-request.js';
 
 describe('RoundAccumulator annotations', () => {
   async function accumulate(annotate?: (text: string) => Array<Record<string, unknown>>) {
@@ -12,8 +14,14 @@ describe('RoundAccumulator annotations', () => {
       requestId: 'r',
     });
     const emitted: ResponseStreamEvent[] = [];
-    const ledger = new OutputLedger();
-    const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, () => undefined, { include: [], reasoningEvents: 'openai', annotate });
+    // The run's edge numbers the events and keeps the output, as it does for a run.
+    const ledger = new ResponseOutput('resp_test', 0, {} as ResponseRequest);
+    const acc = new RoundAccumulator(
+      registry,
+      (e) => void emitted.push(ledger.stamp(e)!),
+      () => undefined,
+      { include: [], reasoningEvents: 'openai', annotate },
+    );
     for (const event of [...messageEvents('m', ['See ', 'a.md']), finished]) acc.handle(event);
     return { emitted, ledger, acc };
   }

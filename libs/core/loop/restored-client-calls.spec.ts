@@ -4,7 +4,9 @@ import { ToolPreparationService } from '../registry/tool-preparation.service.js'
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { callEvents, explorerWith, testConfig } from '../testing/fixtures.js';
 import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
-import { OutputLedger, ResponseEventSink, type ResponseStreamEvent } from './response-events.js';
+import { type ResponseStreamEvent } from './response-events.js';
+import { ResponseOutput } from './response-output.js';
+import type { ResponseRequest } from './response-request.js';
 
 /**
  * A client-owned test type whose call item is built by its handler
@@ -47,8 +49,14 @@ beforeAll(async () => {
 function accumulate(events: ReturnType<typeof callEvents>, close = false) {
   const emitted: ResponseStreamEvent[] = [];
   const detected: DetectedGatewayCall[] = [];
-  const ledger = new OutputLedger();
-  const acc = new RoundAccumulator(registry, new ResponseEventSink((e) => emitted.push(e)), ledger, (c) => detected.push(c), { include: [], reasoningEvents: 'openai' });
+  // The run's edge numbers the events and keeps the output, as it does for a run.
+  const ledger = new ResponseOutput('resp_test', 0, {} as ResponseRequest);
+  const acc = new RoundAccumulator(
+    registry,
+    (e) => void emitted.push(ledger.stamp(e)!),
+    (c) => detected.push(c),
+    { include: [], reasoningEvents: 'openai' },
+  );
   for (const event of events) acc.handle(event);
   if (close) acc.closeDangling();
   return { acc, emitted, detected };

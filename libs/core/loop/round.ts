@@ -11,18 +11,32 @@ import { EachObserver } from './run-operators.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
+import type { EventInit } from './response-events.js';
+import { startEvents } from './run-values.js';
+
+/** What one round emits: its public events as they happen, then its result. */
+export type RoundValue = EventInit | RoundEnd;
+
+export interface RoundEnd {
+  readonly type: 'round.end';
+  readonly result: RoundResult;
+}
+
+/** The upstream stopped short: the edge marks the last message `incomplete`. */
+const CUT_SHORT: EventInit = { type: 'run.cut_short' };
 
 /**
- * One round as a cold Observable of its result: infer, classify the model's
- * events (the one classification, shared by streaming and blocking), start
- * each gateway call as it is detected, run them through the scheduler while
- * the model still streams, and emit what the round leaves behind.
+ * One round as a cold Observable of its public events and then its result:
+ * infer, classify the model's events (the one classification, shared by
+ * streaming and blocking), start each gateway call as it is detected, run
+ * them through the scheduler while the model still streams, and end with
+ * what the round leaves behind (`round.end`).
  *
  * Unsubscribing at any point is the one cancellation path: the upstream
  * request is dropped and the round's calls are stopped by the same teardown.
  */
-export function round$(ctx: RunContext, state: RunState): Observable<RoundResult> {
-  return new Observable<RoundResult>((subscriber) => {
+export function round$(ctx: RunContext, state: RunState): Observable<RoundValue> {
+  return new Observable<RoundValue>((subscriber) => {
     const number = state.rounds + 1;
     const roundTrace = ctx.trace?.round(number);
     let traced = false;
@@ -37,7 +51,9 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
     const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
     let approvalsRequested = 0;
     const detected: DetectedGatewayCall[] = [];
-    const accumulator = new RoundAccumulator(ctx.registry, ctx.output, ctx.output.ledger, (call) => detected.push(call), {
+    // The round's public events go to its own subscriber as they are made; the calls to the scheduler.
+    const publish = (event: EventInit) => subscriber.next(event);
+    const accumulator = new RoundAccumulator(ctx.registry, publish, (call) => detected.push(call), {
       include: ctx.request.include,
       // A client may choose its reasoning event names per request (`x-switchyard-reasoning-events`).
       // `auto` is decided at the HTTP edge; other transports (WebSocket, broker) keep the OpenAI SDK's names.
@@ -47,38 +63,57 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundResult
       seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,
     });
     // Each call detected in an event goes to the scheduler as it is started, before the next one starts.
+    let started = false;
     const classify = (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => {
-      ctx.output.ensureStarted();
+      if (!started) {
+        started = true;
+        for (const start of startEvents()) publish(start);
+      }
       accumulator.handle(event);
       if (detected.length > 0) for (const call of detected.splice(0)) start(call, emit);
     };
     const start = (call: DetectedGatewayCall, emit: (scheduled: ScheduledCall) => void) => {
-      const started = batch.start(call);
+      const { events, started } = batch.start(call);
+      for (const event of events) publish(event);
       if (started === 'approval') approvalsRequested++;
       else if (started) emit(started);
     };
-    const result = (): RoundResult => {
+    const result = (): RoundEnd => {
       const incompleteReason = accumulator.finish?.status === 'incomplete' ? (accumulator.finish.reason ?? 'max_output_tokens') : null;
-      if (incompleteReason) ctx.output.markLastMessageIncomplete();
+      if (incompleteReason) publish(CUT_SHORT);
       endTrace();
       return {
-        modelItems: batch.rekey(accumulator.modelItems),
-        outputs: batch.outputs(),
-        usage: accumulator.usage,
-        calls: batch.count,
-        clientAction: accumulator.clientCalls > 0 || approvalsRequested > 0,
-        gatewayResults: batch.results,
-        incompleteReason,
-        promptEstimate,
+        type: 'round.end',
+        result: {
+          modelItems: batch.rekey(accumulator.modelItems),
+          outputs: batch.outputs(),
+          usage: accumulator.usage,
+          calls: batch.count,
+          clientAction: accumulator.clientCalls > 0 || approvalsRequested > 0,
+          gatewayResults: batch.results,
+          incompleteReason,
+          promptEstimate,
+        },
       };
     };
     const { request, promptEstimate } = modelRequest(ctx, state, number);
     // Items the upstream never finished (stream cut short) are closed before the calls settle.
-    infer$(ctx, request, roundTrace, state.usage, classify, () => accumulator.closeDangling())
+    const chain = infer$(ctx, request, roundTrace, state.usage, classify, () => accumulator.closeDangling())
       .pipe(batch.execute(result))
-      .subscribe(subscriber);
+      .subscribe({
+        next: (value) => subscriber.next(value),
+        // A failed round is traced before anyone hears of it, also when it fails while it subscribes.
+        error: (err: unknown) => {
+          endTrace();
+          subscriber.error(err);
+        },
+        complete: () => subscriber.complete(),
+      });
     // After the chain's own teardown, as `finalize` would: a round cut short is traced too.
-    return endTrace;
+    return () => {
+      chain.unsubscribe();
+      endTrace();
+    };
   });
 }
 

@@ -15,7 +15,6 @@ import type { ModelContextService } from './model-context.service.js';
 import { assertOutputsAnswerCalls } from './orphan-outputs.js';
 import type { PriorState, ResponseRequest } from './response-request.js';
 import type { ResponseStateStore } from './response-state.interface.js';
-import type { RunOutput } from './run-output.js';
 import type { RunTrace } from './run-observer.interface.js';
 import type { ReasoningSealer } from './reasoning-sealer.interface.js';
 
@@ -47,8 +46,6 @@ export interface RunContext {
   readonly turnStart: number;
   /** The model's context length, when `max_output_tokens` must be fitted to it. */
   readonly contextLength: number | null;
-  /** The public side: events, output indexes. */
-  readonly output: RunOutput;
   /** Streaming runs: lets a slow client hold back the upstream read. */
   readonly flow?: FlowGate;
   /** Logs, metrics and traces of this run, when a `RUN_OBSERVER` is installed. */
@@ -66,7 +63,7 @@ export interface PreparedRun {
   readonly approvals: readonly ApprovalSlot[];
 }
 
-export type RunEdge = Pick<RunContext, 'services' | 'id' | 'state' | 'output' | 'flow' | 'trace' | 'abandoned' | 'budget'>;
+export type RunEdge = Pick<RunContext, 'services' | 'id' | 'state' | 'flow' | 'trace' | 'abandoned' | 'budget'>;
 
 /**
  * The request as the run will see it: `item_reference` items become the
@@ -135,7 +132,6 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
     services: edge.services,
     id: edge.id,
     state: edge.state,
-    output: edge.output,
     flow: edge.flow,
     trace: edge.trace,
     abandoned: edge.abandoned,

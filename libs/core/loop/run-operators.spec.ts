@@ -1,5 +1,5 @@
-import { EmptyError, Observable, Subject, concatMap, concatWith, defer, finalize, from, last, of, throwError, type Observer } from 'rxjs';
-import { afterLast, emitEach } from './run-operators.js';
+import { EmptyError, Observable, Subject, concatMap, concatWith, defer, finalize, from, of, throwError, type Observer } from 'rxjs';
+import { continueFrom, emitEach } from './run-operators.js';
 
 /** Everything a subscriber saw, in order, as one log. */
 function record<T>(log: string[]): Partial<Observer<T>> {
@@ -113,23 +113,33 @@ describe('emitEach', () => {
   });
 });
 
-describe('afterLast', () => {
-  it('subscribes the project of the last value once the source completed, as last() then concatMap would', () => {
-    const project = (n: number) => of(`finished with ${n}`, 'and done');
-    const viaRx: string[] = [];
-    from([1, 2, 3]).pipe(last(), concatMap(project)).subscribe(record(viaRx));
-    const viaAfterLast: string[] = [];
-    from([1, 2, 3]).pipe(afterLast(project)).subscribe(record(viaAfterLast));
-    expect(viaAfterLast).toEqual(viaRx);
-    expect(viaAfterLast).toEqual(['next finished with 3', 'next and done', 'complete']);
+type Step = { type: 'event'; n: number } | { type: 'end'; n: number };
+const isStepEnd = (value: Step): value is Extract<Step, { type: 'end' }> => value.type === 'end';
+const ev = (n: number): Step => ({ type: 'event', n });
+const endOf = (n: number): Step => ({ type: 'end', n });
+const shown = (value: Step | string) => (typeof value === 'string' ? value : `${value.type} ${value.n}`);
+
+describe('continueFrom', () => {
+  it('passes the stage on, then subscribes the next stage from its closing value once it completed', () => {
+    const log: string[] = [];
+    const first = new Subject<Step>();
+    first
+      .pipe(continueFrom(isStepEnd, ({ n }) => watched(of(`next stage from ${n}`), log, 'next')))
+      .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
+    first.next(ev(1));
+    first.next(ev(2));
+    first.next(endOf(3));
+    log.push('end seen');
+    first.complete();
+    expect(log).toEqual(['event 1', 'event 2', 'end seen', 'next subscribed', 'next stage from 3', 'next torn down', 'complete']);
   });
 
-  it('fails an empty source with EmptyError, as last() does', () => {
+  it('fails a stage that completes without its closing value with EmptyError, as last() does', () => {
     const errors: unknown[] = [];
     let projected = false;
-    of<number>()
+    from([ev(1)])
       .pipe(
-        afterLast(() => {
+        continueFrom(isStepEnd, () => {
           projected = true;
           return of('never');
         }),
@@ -140,43 +150,43 @@ describe('afterLast', () => {
     expect(projected).toBe(false);
   });
 
-  it('passes on errors of the source and of the project, thrown or sent', () => {
+  it('passes on errors of the stage and of the next one, thrown or sent', () => {
     const log: string[] = [];
     throwError(() => new Error('source'))
-      .pipe(afterLast(() => of('never')))
+      .pipe(continueFrom(isStepEnd, () => of('never')))
       .subscribe(record(log));
-    of(1)
+    of(endOf(1))
       .pipe(
-        afterLast(() => {
+        continueFrom(isStepEnd, () => {
           throw new Error('thrown');
         }),
       )
       .subscribe(record(log));
-    of(1)
-      .pipe(afterLast(() => throwError(() => new Error('sent'))))
+    of(endOf(1))
+      .pipe(continueFrom(isStepEnd, () => throwError(() => new Error('sent'))))
       .subscribe(record(log));
     expect(log).toEqual(['error source', 'error thrown', 'error sent']);
   });
 
-  it('leaving tears down the source while it runs and the project once it started', () => {
+  it('leaving tears down the stage while it runs and the next one once it started', () => {
     const log: string[] = [];
-    const source = new Subject<number>();
+    const source = new Subject<Step>();
     const first = watched(source, log)
-      .pipe(afterLast(() => of('x')))
+      .pipe(continueFrom(isStepEnd, () => of('x')))
       .subscribe(record(log));
-    source.next(1);
+    source.next(ev(1));
     first.unsubscribe();
-    expect(log).toEqual(['source subscribed', 'source torn down']);
+    expect(log).toEqual(['source subscribed', 'next [object Object]', 'source torn down']);
 
     const later: string[] = [];
     const finishing = new Subject<string>();
-    const second = of(1)
-      .pipe(afterLast(() => watched(finishing, later, 'project')))
+    const second = of(endOf(1))
+      .pipe(continueFrom(isStepEnd, () => watched(finishing, later, 'next')))
       .subscribe(record(later));
     finishing.next('saving');
     second.unsubscribe();
     finishing.next('ignored');
-    expect(later).toEqual(['project subscribed', 'next saving', 'project torn down']);
+    expect(later).toEqual(['next subscribed', 'next saving', 'next torn down']);
     expect(finishing.observed).toBe(false);
   });
 });

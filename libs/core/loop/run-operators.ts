@@ -1,13 +1,11 @@
-import { EmptyError, Observable, type OperatorFunction, type Subscriber } from 'rxjs';
+import { Observable, concatMap, connect, filter, last, merge, type OperatorFunction, type Subscriber } from 'rxjs';
 
 /**
- * Steps of a run written as single subscribers. A run holds its whole chain
- * for as long as it is open (an idle stream holds it for minutes), and the
- * general operators these replace pay per value and per subscription:
- * `concatMap` over an array subscribes an inner Observable for every model
- * event, `concatWith` is a `concatAll` of its own (`emitEach`'s `end` emits
- * what comes after the source instead), and `last()` is two operators. Each
- * step here keeps the order and teardown of the chain it replaces.
+ * Steps of a run. `emitEach` is written as a single subscriber: the general
+ * operators it replaces pay per value and per subscription (`concatMap` over
+ * an array subscribes an inner Observable for every model event; see
+ * bench/README.md, "a lighter run in flight"). `continueFrom` is made of
+ * standard operators.
  */
 
 /**
@@ -59,32 +57,11 @@ export class EachObserver<T, R> {
 }
 
 /**
- * `last()` then `concatMap(project)`: the source's last value goes to
- * `project` once the source completed, and the stream is what that returns.
- * An empty source fails with `EmptyError`, as `last()` does.
+ * A stage followed by the next: the stage's values pass on as they come,
+ * except the one that closes it (`isEnd`, its last value), which `next`
+ * turns into the stage that follows once this one completed. A stage that
+ * completes without its closing value fails with `EmptyError`, as `last()` does.
  */
-export function afterLast<T, R>(project: (last: T) => Observable<R>): OperatorFunction<T, R> {
-  return (source) =>
-    new Observable<R>((subscriber) => {
-      let seen = false;
-      let lastValue: T;
-      return source.subscribe({
-        next: (value) => {
-          seen = true;
-          lastValue = value;
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => {
-          if (!seen) return subscriber.error(new EmptyError());
-          let next: Observable<R>;
-          try {
-            next = project(lastValue);
-          } catch (err) {
-            return subscriber.error(err);
-          }
-          // The subscriber itself, so the inner subscription is torn down with it.
-          next.subscribe(subscriber);
-        },
-      });
-    });
+export function continueFrom<V extends { type: string }, E extends V, R>(isEnd: (value: V) => value is E, next: (end: E) => Observable<R>): OperatorFunction<V, Exclude<V, E> | R> {
+  return connect((values) => merge(values.pipe(filter((value): value is Exclude<V, E> => !isEnd(value))), values.pipe(filter(isEnd), last(), concatMap(next))));
 }

@@ -1,8 +1,8 @@
-import { Observable, Subject, lastValueFrom, of, throwError } from 'rxjs';
+import { Observable, Subject, lastValueFrom, of, take, throwError } from 'rxjs';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { toErrorEnvelope } from '../errors/error-envelope.js';
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
-import { respond, respondSettled, type EdgeOutcome } from './edge-responder.js';
+import { exchange, respond, type EdgeOutcome } from './edge-responder.js';
 import type { EdgeSink } from './edge-sink.js';
 import type { EdgeAnswer, EdgeFrame, EdgeSurface } from './edge-surface.js';
 
@@ -12,7 +12,7 @@ class RecordingSink implements EdgeSink {
   started = false;
   status: number | undefined;
   bytes = 0;
-  private gone?: () => void;
+  private goneCallback?: () => void;
 
   frame(frame: EdgeFrame): void {
     this.started = true;
@@ -32,14 +32,14 @@ class RecordingSink implements EdgeSink {
     this.log.push('stop');
   }
   onGone(callback: () => void): () => void {
-    this.gone = callback;
-    return () => (this.gone = undefined);
+    this.goneCallback = callback;
+    return () => (this.goneCallback = undefined);
   }
   get watching(): boolean {
-    return this.gone !== undefined;
+    return this.goneCallback !== undefined;
   }
   leave(): void {
-    this.gone?.();
+    this.goneCallback?.();
   }
 }
 
@@ -154,8 +154,42 @@ describe('respond', () => {
   });
 });
 
-/** The HTTP edge's form: the same answer, settled as a promise with no subscriber of its own. */
-describe('respondSettled', () => {
+/** The HTTP edge's form: the same answer, each event emitted once answered, then the outcome. */
+const stopped = () => new UpstreamUnavailableError('stopped by the host');
+function respondSettled(
+  events: Observable<ResponseStreamEvent>,
+  surf: EdgeSurface,
+  sink: RecordingSink,
+  options: Omit<Parameters<typeof exchange>[3], 'stopped'>,
+): Promise<EdgeOutcome> {
+  return lastValueFrom(exchange(events, surf, sink, { ...options, stopped })) as Promise<EdgeOutcome>;
+}
+
+describe('exchange', () => {
+  it('emits each event once the sink has its frames, then the outcome', () => {
+    const sink = new RecordingSink();
+    const seen: string[] = [];
+    exchange(of(event('a'), event('b')), surface, sink, { mode: 'stream', stopped }).subscribe((value) =>
+      seen.push('type' in value ? `event ${value.type} after ${sink.log.length} sink calls` : `outcome ${value.status}`),
+    );
+    expect(seen).toEqual(['event a after 1 sink calls', 'event b after 2 sink calls', 'outcome 200']);
+  });
+
+  it('a holder that lets go early (take) cancels the run and finishes the answer with the stopped error', () => {
+    const sink = new RecordingSink();
+    const run = new Subject<ResponseStreamEvent>();
+    const { logger } = quietLogger();
+    const seen: unknown[] = [];
+    exchange(run, surface, sink, { mode: 'stream', stopped, logger })
+      .pipe(take(2))
+      .subscribe((value) => seen.push(value));
+    run.next(event('a'));
+    run.next(event('b'));
+    expect(seen).toHaveLength(2);
+    expect(run.observed).toBe(false);
+    expect(sink.log).toEqual(['frame A', 'frame B', 'frame ERROR', 'end']);
+  });
+
   it('streams every frame, ends, resolves with the outcome and stops watching for the peer', async () => {
     const sink = new RecordingSink();
     const outcome = await respondSettled(of(event('a'), event('skip'), event('b')), surface, sink, { mode: 'stream' });

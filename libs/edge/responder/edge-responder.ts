@@ -58,18 +58,33 @@ export function respond<F extends EdgeFrame>(
 }
 
 /**
- * `respond` as a promise of its outcome, for an edge whose answer is stopped
- * only by the peer leaving (HTTP). No subscriber stands between the run and
- * the promise: an open stream holds no subscription, observer or teardown
- * list for it. Rejects only when the surface cannot answer in `options.mode`.
+ * `respond` for a host framework that holds the exchange (Nest, with its
+ * interceptors): the Observable emits each event of the run once the sink
+ * has it, then the outcome, so an interceptor sees the run as it goes and
+ * can stop it. Letting go before the end cancels the run; an answer not yet
+ * complete is then finished as the error `stopped` says (an error body, or
+ * the surface's error frame on a stream under way), unless the peer is gone.
  */
-export function respondSettled<F extends EdgeFrame>(
+export function exchange<F extends EdgeFrame>(
   events: Observable<ResponseStreamEvent>,
   surface: EdgeSurface<F>,
   sink: EdgeSink<F>,
-  options: RespondOptions,
-): Promise<EdgeOutcome> {
-  return new Promise<EdgeOutcome>((resolve) => void startAnswer(events, surface, sink, options, resolve));
+  options: RespondOptions & { stopped: () => unknown },
+): Observable<ResponseStreamEvent | EdgeOutcome> {
+  // Hand-written: the Observable owns the answer, which it must finish however it is let go.
+  return new Observable<ResponseStreamEvent | EdgeOutcome>((subscriber) =>
+    startAnswer(
+      events,
+      surface,
+      sink,
+      options,
+      (outcome) => {
+        subscriber.next(outcome);
+        subscriber.complete();
+      },
+      (event) => subscriber.next(event),
+    ),
+  );
 }
 
 /** Runs `events` into the sink as `respond` says, calls `settled` once with the outcome, and returns what stops the answer early. */
@@ -79,6 +94,7 @@ function startAnswer<F extends EdgeFrame>(
   sink: EdgeSink<F>,
   options: RespondOptions,
   settled: (outcome: EdgeOutcome) => void,
+  answered?: (event: ResponseStreamEvent) => void,
 ): () => void {
   const logger = options.logger ?? defaultLogger;
   const folder = options.mode === 'fold' ? surface.folder?.() : undefined;
@@ -126,7 +142,9 @@ function startAnswer<F extends EdgeFrame>(
         // A translator that throws must not leave the run going with nobody told.
         run?.unsubscribe();
         fail(err);
+        return;
       }
+      answered?.(event);
     },
     error: fail,
     complete: () => {
@@ -142,6 +160,10 @@ function startAnswer<F extends EdgeFrame>(
   return () => {
     removeGoneListener();
     run?.unsubscribe();
-    if (!done) sink.stop();
+    if (done) return;
+    const stopped = 'stopped' in options ? (options as { stopped: () => unknown }).stopped : undefined;
+    // Let go by whoever holds the exchange (a host interceptor): the answer is finished, not left open.
+    if (stopped && !sink.gone) fail(stopped());
+    else sink.stop();
   };
 }

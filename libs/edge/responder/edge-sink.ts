@@ -18,6 +18,8 @@ export interface EdgeSink<F extends EdgeFrame = EdgeFrame> {
   end(): void;
   /** The run stopped before its end (the peer left, or the caller unsubscribed): release timers. */
   stop(): void;
+  /** True once the peer is known to be gone: nothing more can reach it. */
+  readonly gone?: boolean;
   /** Calls back once if the peer leaves before the end, never from within `onGone` itself; returns what removes the callback. */
   onGone(callback: () => void): () => void;
 }

@@ -38,6 +38,10 @@ abstract class HttpSink implements EdgeSink {
     this.res.status(answer.status).json(answer.body);
   }
 
+  get gone(): boolean {
+    return this.res.destroyed || this.res.socket?.destroyed === true;
+  }
+
   onGone(callback: () => void): () => void {
     return onClientGone(this.res, callback);
   }

@@ -9,8 +9,7 @@ import { ModelContextService, estimateItemTokens } from '#core/loop/model-contex
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
-import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
-import { respondOverHttp } from '#edge/responder/respond-over-http.js';
+import { respondOverHttp, type HttpExchange } from '#edge/responder/respond-over-http.js';
 import { NotFoundError } from '#tool-sdk/errors.js';
 import { MessagesTokenCounter } from '../count-tokens/messages-token-counter.service.js';
 import { mapMessagesRequest, type MappedMessagesRequest } from '../request/messages-request.mapper.js';
@@ -44,7 +43,7 @@ export class MessagesController {
   // other field, so a request relying on one this gateway lacks is refused by name.
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome> {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): HttpExchange {
     // Anthropic's SDKs expose this header as `requestID`; the message id is derived from the same id.
     const responseId = newId('resp');
     res.setHeader('request-id', `req_${responseId.replace(/^resp_/, '')}`);

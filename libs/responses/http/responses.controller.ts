@@ -7,8 +7,7 @@ import { BACKGROUND_RUNNER, type BackgroundRunner } from '#core/loop/background-
 import { LoopService } from '#core/loop/loop.service.js';
 import { SERVED_REQUEST, type ResponseRequest } from '#core/loop/response-request.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
-import { answerOverHttp, respondOverHttp } from '#edge/responder/respond-over-http.js';
+import { answerOverHttp, respondOverHttp, type HttpExchange } from '#edge/responder/respond-over-http.js';
 import { responsesSurface } from '#edge/responder/responses.surface.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
@@ -21,8 +20,8 @@ import { CreateResponseParser } from '../request/create-response.parser.js';
 /**
  * Thin edge: parse, delegate to the loop, and hand the run's events to the
  * responder, which writes the reply as JSON or SSE; the handler returns the
- * promise of its outcome, settled when the reply is complete, so that
- * interceptors see the whole exchange (why not the Observable: `respondOverHttp`).
+ * exchange as an Observable, so that a host's interceptors see each event
+ * and the outcome, and can stop the run (`respondOverHttp`).
  */
 @Controller('v1/responses')
 @GatewayRoutes()
@@ -54,7 +53,7 @@ export class ResponsesController {
 
   @Post()
   @HttpCode(200)
-  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome> {
+  create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): HttpExchange {
     const request = this.parser.parse(body, requestOwner(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     request[SERVED_REQUEST] = req;
@@ -71,7 +70,7 @@ export class ResponsesController {
    * request gets the `queued` response at once, a streaming one follows the
    * run's stored events, and leaving stops only the following.
    */
-  private createInBackground(request: ResponseRequest, res: Response): Promise<EdgeOutcome> {
+  private createInBackground(request: ResponseRequest, res: Response): HttpExchange {
     const runner = this.background;
     if (!runner) {
       throw new InvalidRequestError(

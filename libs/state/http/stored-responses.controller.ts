@@ -11,8 +11,7 @@ import { CompactionService } from '../compaction/compaction.service.js';
 import { StoredResponseState } from '../persistence/stored-response.state.js';
 import { BackgroundRunService } from '../background/background-run.service.js';
 import { sendJson } from '#edge/response/send-json.js';
-import type { EdgeOutcome } from '#edge/responder/edge-responder.js';
-import { respondOverHttp } from '#edge/responder/respond-over-http.js';
+import { respondOverHttp, type HttpExchange } from '#edge/responder/respond-over-http.js';
 import { responsesSurface } from '#edge/responder/responses.surface.js';
 import { listQuery, requestBody } from '#tool-sdk/routes/request-validation.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
@@ -94,7 +93,7 @@ export class StoredResponsesController {
    * its events after `starting_after` and following it live, on any replica.
    */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<EdgeOutcome | void> {
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<HttpExchange | void> {
     const owner = requestOwner(req);
     const background = await this.background.get(id, owner);
     if (query.stream === 'true') {

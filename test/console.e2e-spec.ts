@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import OpenAI, { toFile } from 'openai';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { GatewayModule } from '#src/gateway.module.js';
+import { checkConfig } from '../apps/gateway/src/cli.js';
 import { type GatewayStack, startStack } from './support/gateway-harness.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { until } from './support/until.js';
@@ -329,10 +330,23 @@ describe('the console, off', () => {
     }
   });
 
-  it('refuses to start enabled without an administrator key, naming both settings', async () => {
+  it('is refused without an administrator key by the one validation that check-config and the boot both run', async () => {
     const config = { upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, storage: { driver: 'memory' as const }, console: { enabled: true } };
-    const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: false, abortOnError: false });
-    await expect(app.init()).rejects.toThrow(/console\.enabled \(CONSOLE_ENABLED\) is true but usage\.adminKeys \(USAGE_ADMIN_KEYS\)/);
-    await app.close().catch(() => undefined);
+    const refusal = /console\.enabled \(CONSOLE_ENABLED\) is true but usage\.adminKeys \(USAGE_ADMIN_KEYS\)/;
+    expect(() => GatewayModule.forRoot({ config })).toThrow(refusal);
+    // What check-config says of the same settings from the environment: the same line, not "ok".
+    const checked = checkConfig({ CONSOLE_ENABLED: 'true', STORAGE_DRIVER: 'memory' });
+    expect(checked.ok).toBe(false);
+    expect(checked.lines).toEqual([expect.stringMatching(refusal)]);
+    const withKey = checkConfig({ CONSOLE_ENABLED: 'true', STORAGE_DRIVER: 'memory', USAGE_ADMIN_KEYS: ADMIN_KEY });
+    expect(withKey.ok).toBe(true);
+    // And what it accepts boots.
+    const app = await NestFactory.create(GatewayModule.forRoot({ config: { ...config, usage: { adminKeys: [ADMIN_KEY] } } }), {
+      bodyParser: false,
+      logger: false,
+      abortOnError: false,
+    });
+    await app.init();
+    await app.close();
   });
 });

@@ -19,16 +19,10 @@ import { ConsolePageController } from './console-page.controller.js';
   providers: [ConsoleCatalog, AdminKeyGuard],
 })
 export class ConsoleModule implements OnModuleInit {
-  constructor(
-    private readonly guard: AdminKeyGuard,
-    private readonly modules: ModuleRef,
-  ) {}
+  constructor(private readonly modules: ModuleRef) {}
 
   onModuleInit(): void {
-    // A console nobody can open is a mistake in the configuration: say so at start-up.
-    if (!this.guard.configured) {
-      throw new Error('Invalid configuration: console.enabled (CONSOLE_ENABLED) is true but usage.adminKeys (USAGE_ADMIN_KEYS) names no administrator key to open it with.');
-    }
+    // A console without an administrator key never gets here: the configuration's validation refuses it.
     // The run view reads timelines: they are written only while a console can show them.
     optional<UsageRecorder>(this.modules, UsageRecorder)?.keepTimelines();
   }

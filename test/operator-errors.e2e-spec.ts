@@ -122,6 +122,28 @@ describe('the switchyard command', () => {
     }
   }, 60_000);
 
+  it('warns of variables that look like settings but are not, at start-up and in check-config', async () => {
+    const misspelt = { UPSTREM_URL: 'http://127.0.0.1:9/v1', UPSTREAM_TIMEOUT: '5' };
+    const check = spawnGateway({ STORAGE_DRIVER: 'memory', ...misspelt }, ['check-config']);
+    expect((await check.exited).code).toBe(0);
+    expect(check.stdout).toEqual([
+      'ok: the environment gives a valid configuration',
+      'warning: UPSTREAM_TIMEOUT is set but is not a setting; it is ignored',
+      'warning: UPSTREM_URL is set but is not a setting (did you mean UPSTREAM_URL?); it is ignored',
+    ]);
+    const gateway = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', ...misspelt });
+    try {
+      await gateway.waitForLine((line) => line.includes('"msg":"listening"'));
+      const warned = gateway.stdout.filter((line) => line.includes('is set but is not a setting'));
+      expect(warned).toHaveLength(2);
+      expect(warned.join('\n')).toContain('did you mean UPSTREAM_URL?');
+      // Names only: the value never reaches the log.
+      expect(warned.join('\n')).not.toContain('127.0.0.1:9');
+    } finally {
+      await gateway.kill();
+    }
+  }, 60_000);
+
   it('--config and --port override SWITCHYARD_CONFIG and PORT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
     const file = join(dir, 'gateway.json');

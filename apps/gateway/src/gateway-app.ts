@@ -20,6 +20,7 @@ import { describePlugin, loadPlugins, pluginExtras, pluginSpecifiers } from './p
 import { StartupError, describeStartupError } from './startup-error.js';
 import { ensureDataDir, listenMetrics, startPrimary } from './primary.js';
 import { primaryPlan } from './primary-plan.js';
+import { unreachableUpstreams } from './upstream-probe.js';
 import { STARTED_SERVICE, isWorker, secretsFromPrimary } from './workers.js';
 
 export interface BootedGateway {
@@ -127,7 +128,11 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     const observability = readObservabilitySettings(config);
     const writer = new LogWriter(observability, out);
     // Said once, by the process that read the environment first (a worker's copy would repeat it).
-    if (!isWorker()) for (const warning of settingLikeVariables(env, sections)) writer.write('warn', warning);
+    if (!isWorker()) {
+      for (const warning of settingLikeVariables(env, sections)) writer.write('warn', warning);
+      // Not awaited: the gateway starts whether or not the upstream is up yet.
+      void unreachableUpstreams(config).then((warnings) => warnings.forEach((warning) => writer.write('warn', warning)));
+    }
     const plan = primaryPlan(config);
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
     if (plan.workers > 1 && !isWorker()) {

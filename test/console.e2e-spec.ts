@@ -1,11 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import OpenAI, { toFile } from 'openai';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { GatewayModule } from '#src/gateway.module.js';
+import { checkConfig } from '../apps/gateway/src/cli.js';
 import { type GatewayStack, startStack } from './support/gateway-harness.js';
+import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
+import { until } from './support/until.js';
 
 /**
  * The operator's console in a real browser: Debian's Chromium, driven by
@@ -18,6 +21,23 @@ const CHROMIUM = '/usr/bin/chromium';
 /** Stored tenant text that would run script if the page rendered it as HTML. */
 const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
 
+/** The PNG's width and height, from its IHDR chunk: a screenshot of an element that is really drawn. */
+function pngSize(png: Buffer): { width: number; height: number } {
+  expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+/** Colours in a PNG screenshot are not checked pixel by pixel; distinct bytes say it is not one flat fill. */
+const distinctBytes = (png: Buffer): number => new Set(png.subarray(33)).size;
+
+/** What the page must never show: plumbing printed as text, or a wait that never ends. */
+async function expectNoPlumbing(page: Page): Promise<void> {
+  const text = await page.evaluate('document.body.innerText');
+  expect(text).not.toMatch(/\[object /);
+  expect(text).not.toMatch(/(^|\n)\s*(null|undefined)\s*(\n|$)/);
+  expect(text).not.toContain('Waiting for the model');
+}
+
 describe('the console', () => {
   let stack: GatewayStack;
   let base: string;
@@ -26,13 +46,18 @@ describe('the console', () => {
   let page: Page;
   let profile: string;
   let dataDir: string;
+  let shots: string;
+  let mcp: StreamableTestServer;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'console-containers-'));
     profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
+    shots = mkdtempSync(join(tmpdir(), 'console-shots-'));
+    mcp = await StreamableTestServer.start();
     stack = await startStack({
       config: {
+        mcp: { allowedHosts: [`127.0.0.1:${mcp.port}`] },
         console: { enabled: true },
         auth: { apiKeys: [TENANT_KEY, ADMIN_KEY] },
         usage: { adminKeys: [ADMIN_KEY] },
@@ -45,6 +70,16 @@ describe('the console', () => {
 
     const hostile = await tenant.responses.create({ model: 'sim-model', input: `[[say ${HOSTILE}]]` });
     ids.hostile = hostile.id;
+    // A gateway tool call in two rounds (a real MCP server's tool), for the run view's timeline.
+    const mcpRun = await tenant.responses.create({
+      model: 'sim-model',
+      input: 'Echo. [[call demo__echo {"text":"hello"}]]',
+      tools: [{ type: 'mcp', server_label: 'demo', server_url: mcp.url, require_approval: 'never' }],
+    });
+    expect(mcpRun.output.map((i) => i.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    ids.mcpRun = mcpRun.id;
+    // A failed run (the upstream refuses it), for the error rate.
+    await expect(tenant.responses.create({ model: 'sim-model', input: '[[fault status=400 message="too long"]]' })).rejects.toMatchObject({ status: 400 });
     const tool = await tenant.responses.create({
       model: 'sim-model',
       input: '[[call get_weather {"city":"Paris"}]]',
@@ -82,9 +117,21 @@ describe('the console', () => {
   afterAll(async () => {
     await context?.close();
     await stack?.close();
+    await mcp?.close();
     rmSync(profile, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(shots, { recursive: true, force: true });
   });
+
+  /** A screenshot of the view, kept for a person to look at, and one of each element it must show, each really drawn. */
+  const screenshotOf = async (view: string, selectors: string[]): Promise<void> => {
+    writeFileSync(join(shots, `${view}.png`), await page.screenshot({ fullPage: true }));
+    for (const selector of selectors) {
+      const shot = await page.locator(selector).first().screenshot();
+      const size = pngSize(shot);
+      expect({ selector, wide: size.width > 40, tall: size.height > 10, drawn: distinctBytes(shot) > 16 }).toEqual({ selector, wide: true, tall: true, drawn: true });
+    }
+  };
 
   const open = async (section: string) => {
     await page.click(`nav button[data-section="${section}"]`);
@@ -107,6 +154,7 @@ describe('the console', () => {
     await page.click('#key-save');
     await page.waitForSelector('#nav:not([hidden])');
     expect(await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-section')))).toEqual([
+      'overview',
       'responses',
       'conversations',
       'background',
@@ -118,14 +166,55 @@ describe('the console', () => {
     expect(await page.evaluate("sessionStorage.getItem('switchyard.console.key')")).toBe(ADMIN_KEY);
   });
 
+  it('opens on the overview: totals, tokens and requests over time by model and owner, latency and error rate', async () => {
+    // The key was accepted in the previous test: the overview is shown without a click.
+    await page.waitForSelector('#chart-tokens svg rect[data-series="sim-model"]');
+    expect(await page.getAttribute('nav button[data-section="overview"]', 'class')).toBe('active');
+    const totals = Object.fromEntries(
+      await page.$$eval('#overview-totals .tile', (tiles) => tiles.map((t) => [t.getAttribute('data-total'), t.querySelector('strong')?.textContent])),
+    );
+    // Six runs: five answered (one of them in two rounds) and one the upstream refused.
+    expect(totals).toMatchObject({ runs: '6', failed: '1' });
+    expect(await page.$$eval('#chart-tokens .legend li', (items) => items.map((i) => i.getAttribute('data-series')))).toEqual(['sim-model']);
+    expect(await page.locator('#chart-requests svg rect').count()).toBeGreaterThan(0);
+    expect(await page.locator('#chart-latency svg circle').count()).toBeGreaterThan(0);
+    const errorPoints = await page.$$eval('#chart-errors svg circle title', (titles) => titles.map((t) => t.textContent));
+    expect(errorPoints.some((t) => t !== '0 %')).toBe(true);
+    await expectNoPlumbing(page);
+    await screenshotOf('overview', ['#overview-totals', '#chart-tokens svg', '#chart-requests svg', '#chart-latency svg', '#chart-errors svg']);
+
+    await page.click('button[data-range="1h"]');
+    await page.waitForSelector('button[data-range="1h"].active');
+    expect(await page.locator('#chart-tokens svg rect[data-series="sim-model"]').count()).toBeGreaterThan(0);
+  });
+
+  it("shows a run's rounds and tool calls on a timeline with their durations", async () => {
+    await open('responses');
+    await page.click(`tr[data-id="${ids.mcpRun}"]`);
+    await page.waitForSelector('#run-timeline svg.timeline');
+    const rows = await page.$$eval('#run-timeline .timeline-row', (gs) =>
+      gs.map((g) => [g.getAttribute('data-kind'), g.getAttribute('data-outcome'), g.querySelector('.label')?.textContent]),
+    );
+    expect(rows).toEqual([
+      ['discovery', 'completed', 'discover mcp (tools[0])'],
+      ['round', 'completed', 'round 1'],
+      ['tool', 'completed', 'mcp: demo.echo'],
+      ['round', 'completed', 'round 2'],
+    ]);
+    expect(await page.textContent('#timeline-summary')).toMatch(/^completed · [\d.k]+ ms · 2 rounds · 1 gateway tool call/);
+    for (const duration of await page.$$eval('#run-timeline .duration', (ds) => ds.map((d) => d.textContent ?? ''))) expect(duration).toMatch(/^[\d.]+k? ms$/);
+    await expectNoPlumbing(page);
+    await screenshotOf('run', ['#run-timeline svg.timeline', '#output-items']);
+  });
+
   it('lists the stored responses and shows one with its items, tenant markup as text that never runs', async () => {
     await open('responses');
     await page.waitForSelector(`tr[data-id="${ids.hostile}"]`);
     const listed = await page.$$eval('tbody[data-list="/console/api/responses"] tr', (rows) => rows.map((r) => r.getAttribute('data-id')));
-    // Four responses stored (one in a conversation, one in the background). Their order (newest
+    // Five responses stored (one in a conversation, one in the background). Their order (newest
     // first, ties within a second broken by id) is the store contract tests' to check: these were
     // made within one second, so their relative order here is the ids'.
-    expect(listed).toHaveLength(4);
+    expect(listed).toHaveLength(5);
     expect(listed).toEqual(expect.arrayContaining([ids.tool, ids.hostile]));
 
     await page.click(`tr[data-id="${ids.hostile}"]`);
@@ -134,6 +223,7 @@ describe('the console', () => {
     expect(await page.textContent('#input-items')).toContain(HOSTILE);
     expect(await page.locator('#view img').count()).toBe(0);
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    await expectNoPlumbing(page);
   });
 
   it('shows a tool call with its name and arguments', async () => {
@@ -171,16 +261,30 @@ describe('the console', () => {
     await open('usage');
     await page.waitForSelector('#usage tbody tr td:nth-child(4)');
     const requests = await page.$$eval('#usage tbody tr', (rows) => rows.map((r) => [r.children[2]?.textContent, Number(r.children[3]?.textContent)]));
-    expect(requests.filter(([model]) => model === 'sim-model').reduce((n, [, count]) => n + (count as number), 0)).toBe(4);
+    expect(requests.filter(([model]) => model === 'sim-model').reduce((n, [, count]) => n + (count as number), 0)).toBe(5);
   });
 
-  it('sends a test request to /v1/responses and shows the answer', async () => {
+  it('sends a test request to /v1/responses with the model filled in, and shows the answer or the error', async () => {
     await open('test');
-    await page.fill('#test-model', 'sim-model');
+    // Filled from /v1/models: nothing but the input needs typing.
+    const listed = (await tenant.models.list()).data[0]!.id;
+    await until(
+      () => page.inputValue('#test-model'),
+      (value) => value === listed,
+      'the model field filled from /v1/models',
+    );
     await page.fill('#test-input', '[[say pong from the console]]');
     await page.click('#test-send');
     await page.waitForSelector('#test-output-text');
     expect(await page.textContent('#test-output-text')).toBe('pong from the console');
+    await expectNoPlumbing(page);
+    await screenshotOf('test-request', ['#test-form', '#test-output']);
+
+    await page.fill('#test-input', '[[fault status=400 message="the prompt is too long"]]');
+    await page.click('#test-send');
+    await page.waitForSelector('#test-error');
+    expect(await page.textContent('#test-error')).toMatch(/^400: .*too long/);
+    await expectNoPlumbing(page);
   });
 
   it('answers its API to administrator keys only, with the error envelope, and pages with after', async () => {
@@ -226,10 +330,23 @@ describe('the console, off', () => {
     }
   });
 
-  it('refuses to start enabled without an administrator key, naming both settings', async () => {
+  it('is refused without an administrator key by the one validation that check-config and the boot both run', async () => {
     const config = { upstream: { baseUrl: 'http://127.0.0.1:9/v1' }, storage: { driver: 'memory' as const }, console: { enabled: true } };
-    const app = await NestFactory.create(GatewayModule.forRoot({ config }), { bodyParser: false, logger: false, abortOnError: false });
-    await expect(app.init()).rejects.toThrow(/console\.enabled \(CONSOLE_ENABLED\) is true but usage\.adminKeys \(USAGE_ADMIN_KEYS\)/);
-    await app.close().catch(() => undefined);
+    const refusal = /console\.enabled \(CONSOLE_ENABLED\) is true but usage\.adminKeys \(USAGE_ADMIN_KEYS\)/;
+    expect(() => GatewayModule.forRoot({ config })).toThrow(refusal);
+    // What check-config says of the same settings from the environment: the same line, not "ok".
+    const checked = checkConfig({ CONSOLE_ENABLED: 'true', STORAGE_DRIVER: 'memory' });
+    expect(checked.ok).toBe(false);
+    expect(checked.lines).toEqual([expect.stringMatching(refusal)]);
+    const withKey = checkConfig({ CONSOLE_ENABLED: 'true', STORAGE_DRIVER: 'memory', USAGE_ADMIN_KEYS: ADMIN_KEY });
+    expect(withKey.ok).toBe(true);
+    // And what it accepts boots.
+    const app = await NestFactory.create(GatewayModule.forRoot({ config: { ...config, usage: { adminKeys: [ADMIN_KEY] } } }), {
+      bodyParser: false,
+      logger: false,
+      abortOnError: false,
+    });
+    await app.init();
+    await app.close();
   });
 });

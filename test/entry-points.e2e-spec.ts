@@ -208,16 +208,58 @@ describe('the README commands with the default worker count', () => {
     expect(errors[0]).toMatch(/LIMITS_REDIS_URL/);
   }, 300_000);
 
-  it('`npm run demo` holds its conversation and keeps serving', async () => {
+  it('`npm run demo` holds its conversation, keeps serving, and prints a request that works as pasted', async () => {
     const [port, simPort] = await Promise.all([freePort(), freePort()]);
     const demo = run('npm', ['run', 'demo'], { PORT: String(port), SIM_PORT: String(simPort) });
     try {
-      await demo.waitFor('tokens, status completed');
+      await demo.waitFor('curl ');
+      expect(demo.stdout()).toContain('tokens, status completed');
       expect(demo.stdout()).toContain('model> calls get_weather');
       expect(demo.stdout()).toMatch(/MCP server "orders" \(a demo tool server the gateway calls\) at http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      expect(demo.stdout()).toMatch(/Still serving at http:\/\/127\.0\.0\.1:\d+\/v1; press Ctrl\+C to stop\. Model "switchyard-sim"\. Try:/);
       expect((await get(port, '/health')).status).toBe(200);
+      // The printed curl line, run as a shell would run it.
+      const curlLine = demo
+        .stdout()
+        .split('\n')
+        .find((l) => l.trim().startsWith('curl '))!
+        .trim();
+      const curl = run('sh', ['-c', `${curlLine} -sS`], {});
+      expect(await curl.stop('SIGCONT')).toBe(0);
+      const answer = JSON.parse(curl.stdout()) as { status: string; model: string; output: Array<{ type: string }> };
+      expect([answer.status, answer.model, answer.output.at(-1)?.type]).toEqual(['completed', 'switchyard-sim', 'message']);
     } finally {
       await demo.stop('SIGINT');
+    }
+  }, 300_000);
+
+  it('`npm run demo` against an upstream that is not there stops with one line naming UPSTREAM_URL', async () => {
+    const demo = run('npm', ['run', '--silent', 'demo'], { PORT: String(await freePort()), UPSTREAM_URL: 'http://127.0.0.1:9/v1' });
+    expect(await demo.stop('SIGCONT')).not.toBe(0);
+    const errors = demo
+      .stderr()
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('switchyard: building'));
+    expect(errors).toEqual([
+      expect.stringMatching(/^The demo's requests through the gateway failed \(\d{3}: .*\)\. The upstream is http:\/\/127\.0\.0\.1:9\/v1 \(responses\): check that UPSTREAM_URL/),
+    ]);
+  }, 300_000);
+
+  it('`npm run example` on a taken port stops with one line naming PORT', async () => {
+    const holder: Server = await new Promise((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
+    });
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const example = run('npm', ['run', '--silent', 'example'], { HOST: '127.0.0.1', PORT: String(port), STORAGE_DRIVER: 'memory' });
+      expect(await example.stop('SIGCONT')).not.toBe(0);
+      const errors = example
+        .stderr()
+        .split('\n')
+        .filter((l) => l.trim() && !l.startsWith('switchyard: building'));
+      expect(errors).toEqual([`Port ${port} on 127.0.0.1 is already in use (variable PORT): stop the process holding it or choose another port, e.g. PORT=${port + 1}.`]);
+    } finally {
+      holder.close();
     }
   }, 300_000);
 

@@ -122,6 +122,56 @@ describe('the switchyard command', () => {
     }
   }, 60_000);
 
+  it('warns of variables that look like settings but are not, at start-up and in check-config', async () => {
+    const misspelt = { UPSTREM_URL: 'http://127.0.0.1:9/v1', UPSTREAM_TIMEOUT: '5' };
+    const check = spawnGateway({ STORAGE_DRIVER: 'memory', ...misspelt }, ['check-config']);
+    expect((await check.exited).code).toBe(0);
+    expect(check.stdout).toEqual([
+      'ok: the environment gives a valid configuration',
+      'warning: UPSTREAM_TIMEOUT is set but is not a setting; it is ignored',
+      'warning: UPSTREM_URL is set but is not a setting (did you mean UPSTREAM_URL?); it is ignored',
+    ]);
+    const gateway = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', ...misspelt });
+    try {
+      await gateway.waitForLine((line) => line.includes('"msg":"listening"'));
+      const warned = gateway.stdout.filter((line) => line.includes('is set but is not a setting'));
+      expect(warned).toHaveLength(2);
+      expect(warned.join('\n')).toContain('did you mean UPSTREAM_URL?');
+      // Names only: the value never reaches the log.
+      expect(warned.join('\n')).not.toContain('127.0.0.1:9');
+    } finally {
+      await gateway.kill();
+    }
+  }, 60_000);
+
+  it('names an upstream it cannot reach as UPSTREAM_URL at start-up, and starts all the same', async () => {
+    const gateway = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', UPSTREAM_URL: 'http://127.0.0.1:9/v1' });
+    try {
+      const warning = await gateway.waitForLine((line) => line.includes('is unreachable'));
+      expect(JSON.parse(warning)).toMatchObject({
+        level: 'warn',
+        msg: expect.stringMatching(/^upstream\.baseUrl \(UPSTREAM_URL\) http:\/\/127\.0\.0\.1:9\/v1 is unreachable \(ECONNREFUSED\)/),
+      });
+      await gateway.waitForLine((line) => line.includes('"msg":"listening"'));
+    } finally {
+      await gateway.kill();
+    }
+    const reachable = await startStack();
+    try {
+      const healthy = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', UPSTREAM_URL: reachable.simulator.url! });
+      try {
+        await healthy.waitForLine((line) => line.includes('"msg":"listening"'));
+        // The look takes one round trip to the simulator: give it that before reading the log.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(healthy.stdout.filter((line) => line.includes('unreachable'))).toEqual([]);
+      } finally {
+        await healthy.kill();
+      }
+    } finally {
+      await reachable.close();
+    }
+  }, 60_000);
+
   it('--config and --port override SWITCHYARD_CONFIG and PORT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-'));
     const file = join(dir, 'gateway.json');

@@ -5,6 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { checkConfig } from '../../apps/gateway/src/cli.js';
 import { stateConfigSection } from '#state/config/state.config-section.js';
 import { mcpConfigSection } from '#tools/mcp/mcp.config-section.js';
+import { HostPolicy } from '#tools/mcp/mcp-host.policy.js';
 import { validateFields } from '#tool-sdk/routes/request-validation.js';
 import { CreateResponseDto } from '#responses/request/create-response.dto.js';
 import { ConfigError, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
@@ -26,6 +27,21 @@ describe('errors that teach', () => {
     expect(messageOf(() => validateGatewayConfig({ upstream: { dialect: 'grpc' } }))).toBe(
       'Invalid configuration: upstream.dialect (UPSTREAM_DIALECT): must be "responses" or "chat" (got "grpc")',
     );
+  });
+
+  it('an upstream URL that names an endpoint says to drop it and where the dialect is chosen', () => {
+    for (const url of ['http://127.0.0.1:11434/v1/chat/completions', 'http://gpu:8000/v1/responses/']) {
+      expect(messageOf(() => loadGatewayConfig({ env: { UPSTREAM_URL: url } }))).toMatch(
+        /^Invalid configuration: upstream\.baseUrl \(UPSTREAM_URL\): must be the server's base URL \(ending in \/v1\), not one of its endpoints: drop the trailing \/chat\/completions.*UPSTREAM_DIALECT/,
+      );
+    }
+    expect(messageOf(() => loadGatewayConfig({ env: { UPSTREAM_URL: 'http://a:8000/v1,http://b:8000/v1/chat/completions' } }))).toMatch(/upstream\.baseUrls: .*drop the trailing/);
+    expect(loadGatewayConfig({ env: { UPSTREAM_URL: 'http://127.0.0.1:11434/v1' } }).upstream.baseUrl).toBe('http://127.0.0.1:11434/v1');
+  });
+
+  it('an MCP server host refused by policy names both the setting and its variable', () => {
+    const policy = new HostPolicy(['tools.example.com']);
+    expect(messageOf(() => policy.vet(new URL('https://elsewhere.example.com/mcp')))).toContain('(mcp.allowedHosts, MCP_ALLOWED_HOSTS)');
   });
 
   it('a request field of the wrong type is one message with what it takes and what came', () => {

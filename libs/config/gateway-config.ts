@@ -3,9 +3,22 @@ import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 
+/**
+ * An upstream URL is the API's base: the gateway adds `/responses`,
+ * `/chat/completions` or `/models` itself, so a URL that already ends in one
+ * of them would be asked for `…/chat/completions/responses` and answer 404.
+ */
+const NOT_AN_ENDPOINT = /^(?!.*\/(chat\/completions|completions|responses|embeddings|models)\/?$)/;
+const NOT_AN_ENDPOINT_MESSAGE = (each: boolean) => ({
+  each,
+  message:
+    "must be the server's base URL (ending in /v1), not one of its endpoints: drop the trailing /chat/completions, /responses or /models (the dialect is chosen by UPSTREAM_DIALECT)",
+});
+
 export class UpstreamConfig {
   /** Base URL including `/v1`; vLLM's default. With several replicas, the first of `baseUrls`. */
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  @Matches(NOT_AN_ENDPOINT, NOT_AN_ENDPOINT_MESSAGE(false))
   baseUrl = 'http://127.0.0.1:8000/v1';
 
   /**
@@ -16,6 +29,7 @@ export class UpstreamConfig {
   @IsOptional()
   @IsArray()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true }, { each: true })
+  @Matches(NOT_AN_ENDPOINT, NOT_AN_ENDPOINT_MESSAGE(true))
   baseUrls?: string[];
 
   /** With several replicas: how often each is probed (`GET /models`), and the backoff ceiling of one that failed. */

@@ -6,10 +6,11 @@ import type { CatalogQuery } from '#tool-sdk/ports/catalog.js';
 import type { ConsolePage } from '#tool-sdk/ports/console-sections.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { listQuery } from '#tool-sdk/routes/request-validation.js';
-import { USAGE_STORE, type UsageStore } from '#storage/usage-store.interface.js';
+import { hasTimelines, USAGE_STORE, type RunTimeline, type UsageStore } from '#storage/usage-store.interface.js';
 import { parseUsageQuery, usageBuckets } from '#observability/usage/usage-report.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
 import { ConsoleCatalog, optional } from './console-catalog.service.js';
+import { consoleStats, parseStatsRange, statsWindow, type ConsoleStats } from './console-stats.js';
 
 /** Usage rows one answer reads at most, as `GET /v1/usage` does. */
 const MAX_USAGE_ROWS = 20_000;
@@ -52,6 +53,27 @@ export class ConsoleApiController {
   @Get('responses/:id')
   async response(@Param('id') id: string): Promise<JsonObject> {
     return this.catalog.response(id);
+  }
+
+  /**
+   * What the run behind a response did, round by round, as the run view draws
+   * it: \`{ timeline: null }\` for a response whose run left none (it ran
+   * before the console was on, or longer ago than timelines are kept).
+   */
+  @Get('responses/:id/timeline')
+  async timeline(@Param('id') id: string): Promise<{ timeline: RunTimeline | null }> {
+    const store = this.usageStore;
+    return { timeline: hasTimelines(store) ? await store.timeline(id) : null };
+  }
+
+  /** The overview's charts: requests and tokens by model and owner, runs, failures and mean latency, over \`range\`. */
+  @Get('stats')
+  async stats(@Query() query: Record<string, unknown>): Promise<ConsoleStats> {
+    if (!this.usageStore) throw new StoreUnavailableError('Usage is not recorded on this gateway (usage.record is false).');
+    const range = parseStatsRange(query.range);
+    const window = statsWindow(range, Date.now());
+    const rows = await this.usageStore.query({ ...window, limit: MAX_USAGE_ROWS });
+    return consoleStats(range, window, rows);
   }
 
   @Get('conversations')

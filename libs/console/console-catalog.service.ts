@@ -9,7 +9,7 @@ import { type BackgroundCatalog, type CatalogEntry, type CatalogKind, type State
 import { STATE_STORE, type StateStore, type StoredResponse } from '#storage/state-store.interface.js';
 
 /** A provider of the application, wherever it is declared, or undefined when none is. */
-export function optional<T>(modules: ModuleRef, token: symbol): T | undefined {
+export function optional<T>(modules: ModuleRef, token: symbol | (abstract new (...args: never[]) => T)): T | undefined {
   try {
     return (modules.get<T>(token, { strict: false }) as T | null) ?? undefined;
   } catch {

@@ -1,8 +1,9 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { UsageRecorder } from '#observability/usage/usage-recorder.service.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
 import { ConsoleApiController } from './console-api.controller.js';
-import { ConsoleCatalog } from './console-catalog.service.js';
+import { ConsoleCatalog, optional } from './console-catalog.service.js';
 import { ConsolePageController } from './console-page.controller.js';
 
 /**
@@ -18,12 +19,11 @@ import { ConsolePageController } from './console-page.controller.js';
   providers: [ConsoleCatalog, AdminKeyGuard],
 })
 export class ConsoleModule implements OnModuleInit {
-  constructor(private readonly guard: AdminKeyGuard) {}
+  constructor(private readonly modules: ModuleRef) {}
 
   onModuleInit(): void {
-    // A console nobody can open is a mistake in the configuration: say so at start-up.
-    if (!this.guard.configured) {
-      throw new Error('Invalid configuration: console.enabled (CONSOLE_ENABLED) is true but usage.adminKeys (USAGE_ADMIN_KEYS) names no administrator key to open it with.');
-    }
+    // A console without an administrator key never gets here: the configuration's validation refuses it.
+    // The run view reads timelines: they are written only while a console can show them.
+    optional<UsageRecorder>(this.modules, UsageRecorder)?.keepTimelines();
   }
 }

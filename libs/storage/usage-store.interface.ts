@@ -20,6 +20,10 @@ export interface UsageEntry {
   cachedInputTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /** The run failed (an error answer, a failed response); counted in `failedRuns`. */
+  failed?: boolean;
+  /** The run's wall time, from its first byte in to its last out; summed into `durationMs`. */
+  durationMs?: number;
 }
 
 export interface UsageQuery {
@@ -46,7 +50,67 @@ export interface UsageRow {
   cachedInputTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /** Runs that ended, with or without tokens (\`requests\` counts those that used tokens). */
+  runs: number;
+  failedRuns: number;
+  /** The runs' wall times summed: \`durationMs / runs\` is the mean latency. */
+  durationMs: number;
 }
+
+/** One round of a run as the console's run view draws it; times in ms from the run's start. */
+export interface TimelineRound {
+  round: number;
+  startMs: number;
+  durationMs: number;
+  /** The upstream inference call's part of the round. */
+  upstreamMs?: number;
+  error?: string;
+}
+
+/** One gateway tool call (or a declaration's discovery, \`kind: 'discovery'\`) on the run's timeline. */
+export interface TimelineToolCall {
+  kind: 'call' | 'discovery';
+  toolType: string;
+  name: string;
+  serverLabel?: string;
+  round?: number;
+  startMs: number;
+  durationMs: number;
+  /** \`completed\`, \`failed\`, \`incomplete\`, \`cancelled\`. */
+  outcome: string;
+  error?: string;
+}
+
+/** What a run did, for the console: never arguments or outputs, only names, times and outcomes. */
+export interface RunTimeline {
+  responseId: string;
+  owner: string | null;
+  model: string;
+  surface: string;
+  /** When the run began (ms since the epoch). */
+  startedAt: number;
+  durationMs: number;
+  status: string;
+  error?: string;
+  rounds: TimelineRound[];
+  tools: TimelineToolCall[];
+}
+
+/**
+ * Where run timelines are kept: the usage store's database, so every worker
+ * and replica reads what any of them wrote. Rows older than
+ * \`RUN_TIMELINE_RETENTION_MS\` are removed as new ones arrive.
+ */
+export interface RunTimelineStore {
+  recordTimeline(timeline: RunTimeline): Promise<void>;
+  timeline(responseId: string): Promise<RunTimeline | null>;
+}
+
+/** A week of run timelines, then they go (usage rows are kept; timelines are for looking at recent runs). */
+export const RUN_TIMELINE_RETENTION_MS = 7 * 86_400_000;
+
+export const hasTimelines = (store: unknown): store is RunTimelineStore =>
+  typeof (store as Partial<RunTimelineStore> | null)?.recordTimeline === 'function' && typeof (store as Partial<RunTimelineStore>).timeline === 'function';
 
 export interface UsageStore {
   init(): Promise<void>;

@@ -76,10 +76,42 @@ async function main(): Promise<void> {
     throw err;
   }
   const base = `http://127.0.0.1:${config.server.port}/v1`;
-  console.log(`Switchyard gateway at ${base} → upstream ${redactUrl(config.upstream.baseUrl)} (${config.upstream.dialect})\n`);
+  const upstream = `${redactUrl(config.upstream.baseUrl)} (${config.upstream.dialect})`;
+  console.log(`Switchyard gateway at ${base} → upstream ${upstream}\n`);
 
-  const client = new OpenAI({ baseURL: base, apiKey: env.OPENAI_API_KEY ?? 'sk-demo' });
-  const model = env.DEMO_MODEL ?? (await client.models.list()).data[0]?.id ?? 'default';
+  const client = new OpenAI({ baseURL: base, apiKey: env.OPENAI_API_KEY ?? 'sk-demo', maxRetries: 0 });
+  let model: string;
+  try {
+    model = await converse(client, env.DEMO_MODEL, orders.url);
+  } catch (err) {
+    await Promise.all([app.close(), simulator?.close(), orders.close()]);
+    // The usual cause is the upstream: say which one, and the settings that choose it.
+    throw new DemoStartError(
+      `The demo's requests through the gateway failed (${requestFailure(err)}). The upstream is ${upstream}: check that UPSTREAM_URL names a running server and that UPSTREAM_DIALECT matches what it serves (chat for Ollama, llama.cpp or TGI).`,
+    );
+  }
+  console.log(`\nStill serving at ${base}; press Ctrl+C to stop. Model "${model}". Try:`);
+  console.log(`  curl ${base}/responses -H 'content-type: application/json' -d '${JSON.stringify({ model, input: 'Say hello.' })}'`);
+
+  const stop = async () => {
+    await app.close();
+    await simulator?.close();
+    await orders.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** What went wrong with a request, in one line: the status and the error envelope's message, or the connection's. */
+function requestFailure(err: unknown): string {
+  if (err instanceof OpenAI.APIError && err.status !== undefined) return `${err.status}: ${err.message.replace(/^\d+\s*/, '')}`;
+  return err instanceof Error ? err.message.split('\n')[0] : String(err);
+}
+
+/** The example conversation: a client tool round, a streamed answer, then a gateway-owned MCP call. Returns the model it used. */
+async function converse(client: OpenAI, demoModel: string | undefined, ordersUrl: string): Promise<string> {
+  const model = demoModel ?? (await client.models.list()).data[0]?.id ?? 'default';
   const question = 'What is the weather in Paris right now? Use the get_weather tool.';
   console.log(`user> ${question}`);
 
@@ -112,7 +144,7 @@ async function main(): Promise<void> {
   const answer = await client.responses.create({
     model,
     input: orderQuestion,
-    tools: [{ type: 'mcp', server_label: 'orders', server_url: orders.url, require_approval: 'never' }],
+    tools: [{ type: 'mcp', server_label: 'orders', server_url: ordersUrl, require_approval: 'never' }],
     store: false,
   });
   for (const item of answer.output) {
@@ -120,16 +152,7 @@ async function main(): Promise<void> {
     if (item.type === 'mcp_call') console.log(`gateway> ran ${item.server_label}.${item.name}(${item.arguments}) → ${item.output ?? item.error}`);
   }
   console.log(`model> ${answer.output_text}`);
-  console.log(`\nStill serving at ${base}; press Ctrl+C to stop.`);
-
-  const stop = async () => {
-    await app.close();
-    await simulator?.close();
-    await orders.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  return model;
 }
 
 main().catch((err) => {

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, configureGatewayApp, gatewayHttpAdapter, loadGatewayConfig } from 'switchyard-gateway';
 import { connectGatewayTransports } from 'switchyard-gateway/microservice';
@@ -14,10 +15,26 @@ async function bootstrap(): Promise<void> {
     console.error(err.message);
     process.exit(2);
   }
-  const app = await NestFactory.create(ExampleAppModule.forRoot(config), gatewayHttpAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
+  const logger = new ConsoleLogger({ logLevels: ['error', 'warn'] });
+  const app = await NestFactory.create(ExampleAppModule.forRoot(config), gatewayHttpAdapter(), { bodyParser: false, logger });
   configureGatewayApp(app);
   const brokers = await connectGatewayTransports(app);
-  await app.listen(config.server.port, config.server.host);
+  try {
+    // Nest would log a failed listen as an error with its own stack: this says it in one line below instead.
+    logger.setLogLevels(['fatal']);
+    await app.listen(config.server.port, config.server.host);
+    logger.setLogLevels(['error', 'warn']);
+  } catch (err) {
+    await app.close();
+    // A taken port is the usual first-run mistake: one line naming the variable, as the gateway says it.
+    if ((err as { code?: string }).code === 'EADDRINUSE') {
+      throw new Error(
+        `Port ${config.server.port} on ${config.server.host} is already in use (variable PORT): stop the process holding it or choose another port, e.g. PORT=${config.server.port + 1}.`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
   const { port } = app.getHttpServer().address() as { port: number };
   // One plain line that scripts (and the package test) wait for.
   console.log(`example listening on http://${config.server.host}:${port}/v1 with ${brokers} broker(s)`);

@@ -1,11 +1,14 @@
 import type { ConfigSection } from '#config/config-section.js';
 import { ConfigError } from '#config/config.loader.js';
-import { loadGatewayConfig } from '#src/gateway-config.loader.js';
+import { settingLikeVariables } from '#config/setting-like-env.js';
+import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
 
 export * from './cli-args.js';
 
 /** `check-config`: every problem, one per line; the exit code says whether there were any. */
 export function checkConfig(env: Record<string, string | undefined>, configFile?: string, sections?: readonly ConfigSection[]): { ok: boolean; lines: string[] } {
+  // Variables that look like settings but are none: said as the boot says them, whether the rest is valid or not.
+  const warnings = settingLikeVariables(env, sections ?? gatewayConfigSections()).map((w) => `warning: ${w}`);
   try {
     // Every module section is validated by the loader (the plugins' too, when given), so this finds what starting the gateway would.
     loadGatewayConfig({ env, file: configFile, sections });
@@ -16,8 +19,8 @@ export function checkConfig(env: Record<string, string | undefined>, configFile?
       .split('\n')
       .map((l) => l.trim().replace(/^Invalid configuration:\s*/, ''))
       .filter(Boolean);
-    return { ok: false, lines: lines.map((l) => `error: ${l}`) };
+    return { ok: false, lines: [...lines.map((l) => `error: ${l}`), ...warnings] };
   }
   const source = configFile ?? env.SWITCHYARD_CONFIG;
-  return { ok: true, lines: [`ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`] };
+  return { ok: true, lines: [`ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`, ...warnings] };
 }

@@ -5,6 +5,7 @@ import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { GatewayMetrics } from '#observability/metrics/gateway-metrics.service.js';
 import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
 import { secretEnvNames, takeSecretEnv } from '#config/config.loader.js';
+import { settingLikeVariables } from '#config/setting-like-env.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { installGracefulDrain } from '#observability/lifecycle/graceful-drain.js';
@@ -19,6 +20,7 @@ import { describePlugin, loadPlugins, pluginExtras, pluginSpecifiers } from './p
 import { StartupError, describeStartupError } from './startup-error.js';
 import { ensureDataDir, listenMetrics, startPrimary } from './primary.js';
 import { primaryPlan } from './primary-plan.js';
+import { unreachableUpstreams } from './upstream-probe.js';
 import { STARTED_SERVICE, isWorker, secretsFromPrimary } from './workers.js';
 
 export interface BootedGateway {
@@ -123,6 +125,14 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
     // Loaded: the credentials leave the environment, so no child process (a sandbox, an MCP server) inherits them.
     const secrets = takeSecretEnv(options.env, secretEnvNames(sections));
     if (options.env !== process.env) takeSecretEnv(process.env, Object.keys(secrets));
+    const observability = readObservabilitySettings(config);
+    const writer = new LogWriter(observability, out);
+    // Said once, by the process that read the environment first (a worker's copy would repeat it).
+    if (!isWorker()) {
+      for (const warning of settingLikeVariables(env, sections)) writer.write('warn', warning);
+      // Not awaited: the gateway starts whether or not the upstream is up yet.
+      void unreachableUpstreams(config).then((warnings) => warnings.forEach((warning) => writer.write('warn', warning)));
+    }
     const plan = primaryPlan(config);
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
     if (plan.workers > 1 && !isWorker()) {
@@ -131,8 +141,6 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       return null;
     }
     ensureDataDir(config.server.dataDir);
-    const observability = readObservabilitySettings(config);
-    const writer = new LogWriter(observability, out);
     const nestLogger = new NestLogBridge(writer);
     const booted = await bootGateway(config, nestLogger, { exitOnShutdown: true, plugins: extras });
     const microservice = booted.brokers.length > 0 ? await import('#src/microservice.js') : undefined;

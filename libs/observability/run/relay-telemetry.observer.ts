@@ -56,8 +56,9 @@ export class RelayTelemetry implements RelayObserver {
         if (anyTokens(tokens)) {
           if (record) record.tokens = tokens;
           span?.setAttributes(genAiUsageAttributes(tokens));
-          countTokens(this.metrics, this.usage, { owner: call.owner, model: call.model, surface: call.surface, tokens });
         }
+        const failed = Boolean(outcome.error);
+        countTokens(this.metrics, this.usage, { owner: call.owner, model: call.model, surface: call.surface, tokens, failed, durationMs: performance.now() - started });
         this.metrics.recordUpstreamCall(status, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.upstream.status', status);
         this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);

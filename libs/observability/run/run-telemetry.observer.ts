@@ -16,6 +16,7 @@ import type { Usage } from '#tool-sdk/items.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
 import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
 import { countTokens } from './token-charge.js';
+import { RunTimelineBuilder } from './run-timeline.js';
 import { addTokens, anyTokens, emptyTokens, genAiUsageAttributes, surfaceOf, tokensOf, type TokenCounts } from './token-usage.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -75,6 +76,9 @@ class RunTraceImpl implements RunTrace {
   /** Rounds' usage as they end; the terminal response's usage replaces it when there is one (they agree). */
   readonly roundTokens = emptyTokens();
   private terminalTokens?: TokenCounts;
+  private readonly startedAt = performance.now();
+  /** Only when something reads timelines (the console is on). */
+  private readonly timeline?: RunTimelineBuilder;
 
   constructor(
     private readonly record: RequestRecord,
@@ -84,6 +88,7 @@ class RunTraceImpl implements RunTrace {
     private readonly run: { owner: string | null; usage?: UsageRecorder },
   ) {
     if (record.stream) metrics.openStreams.inc();
+    if (run.usage?.keepsTimelines) this.timeline = new RunTimelineBuilder();
   }
 
   private get parent() {
@@ -112,7 +117,7 @@ class RunTraceImpl implements RunTrace {
   round(round: number): RoundTrace {
     this.record.rounds = round;
     const span = this.tracing.start('inference round', this.parent, { 'switchyard.round': round });
-    return new RoundTraceImpl(span, this.record, this.metrics, this.tracing, this.roundTokens);
+    return new RoundTraceImpl(span, this.record, this.metrics, this.tracing, this.roundTokens, round, this.timeline?.round(round));
   }
 
   toolCall(call: GatewayCall, toolType: string, round?: RoundTrace): ToolCallTrace {
@@ -121,12 +126,21 @@ class RunTraceImpl implements RunTrace {
     if (call.scope) attributes['switchyard.tool.server_label'] = call.scope;
     const span = this.tracing.start(`tool ${toolType}`, parent, attributes);
     const started = performance.now();
+    const roundNumber = round instanceof RoundTraceImpl ? round.number : undefined;
+    const onTimeline = this.timeline?.tool({
+      kind: 'call',
+      toolType,
+      name: call.toolName,
+      ...(call.scope ? { serverLabel: call.scope } : {}),
+      ...(roundNumber === undefined ? {} : { round: roundNumber }),
+    });
     let done = false;
     return {
       end: (result: GatewayCallResult | null) => {
         if (done) return;
         done = true;
         const outcome = result ? result.status : 'cancelled';
+        onTimeline?.(outcome, result?.error?.code);
         this.record.countToolCall(toolType, outcome);
         this.metrics.recordToolCall(toolType, outcome, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.tool.outcome', outcome);
@@ -138,11 +152,13 @@ class RunTraceImpl implements RunTrace {
   discovery(toolType: string, declaration: string): { end(outcome: { error?: unknown }): void } {
     const attributes: Record<string, string> = { 'switchyard.tool.type': toolType, 'switchyard.tool.declaration': declaration };
     const span = this.tracing.start(`discover ${toolType}`, this.parent, attributes);
+    const onTimeline = this.timeline?.tool({ kind: 'discovery', toolType, name: declaration });
     let done = false;
     return {
       end: ({ error }) => {
         if (done) return;
         done = true;
+        onTimeline?.(error ? 'failed' : 'completed', error ? errorCodeOf(error) : undefined);
         span?.setAttribute('switchyard.tool.outcome', error ? 'failed' : 'completed');
         this.tracing.end(span, error ? { code: errorCodeOf(error) } : null);
       },
@@ -156,7 +172,8 @@ class RunTraceImpl implements RunTrace {
     if (this.record.rounds > 0) this.metrics.recordRounds(this.record.rounds);
     if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
-    this.countTokens();
+    this.countTokens(outcome);
+    this.keepTimeline(outcome);
     if (this.record.detached) {
       // No HTTP status of its own: the socket's (101), or the one the error frame carries.
       const ok = this.record.method === 'WS' ? 101 : 200;
@@ -172,11 +189,36 @@ class RunTraceImpl implements RunTrace {
    * token metrics and the usage store. A cancelled run has no terminal
    * response; the rounds it finished still count.
    */
-  private countTokens(): void {
+  private countTokens(outcome: { error?: unknown }): void {
     const tokens = this.terminalTokens ?? this.roundTokens;
-    if (!anyTokens(tokens)) return;
-    this.record.tokens = tokens;
-    countTokens(this.metrics, this.run.usage, { owner: this.run.owner, model: this.record.model ?? '', surface: surfaceOf(this.record.method, this.record.path), tokens });
+    if (anyTokens(tokens)) this.record.tokens = tokens;
+    countTokens(this.metrics, this.run.usage, {
+      owner: this.run.owner,
+      model: this.record.model ?? '',
+      surface: surfaceOf(this.record.method, this.record.path),
+      tokens,
+      failed: this.failed(outcome),
+      durationMs: performance.now() - this.startedAt,
+    });
+  }
+
+  private failed(outcome: { error?: unknown }): boolean {
+    return Boolean(outcome.error) || this.record.responseStatus === 'failed';
+  }
+
+  private keepTimeline(outcome: { error?: unknown }): void {
+    const responseId = this.record.responseId;
+    if (!this.timeline || !responseId) return;
+    this.run.usage?.recordTimeline(
+      this.timeline.build({
+        responseId,
+        owner: this.run.owner,
+        model: this.record.model ?? '',
+        surface: surfaceOf(this.record.method, this.record.path),
+        status: this.record.responseStatus ?? (this.failed(outcome) ? 'failed' : 'completed'),
+        ...(this.record.errorCode ? { error: this.record.errorCode } : {}),
+      }),
+    );
   }
 }
 
@@ -187,6 +229,8 @@ class RoundTraceImpl implements RoundTrace {
     private readonly metrics: GatewayMetrics,
     private readonly tracing: TracingService,
     private readonly runTokens: TokenCounts,
+    readonly number: number,
+    private readonly timeline?: ReturnType<RunTimelineBuilder['round']>,
   ) {}
 
   usage(usage: Usage | null): void {
@@ -201,12 +245,14 @@ class RoundTraceImpl implements RoundTrace {
     // client's own trace context goes on unchanged, so its trace still connects.
     const headers = span ? this.tracing.inject(span) : { ...this.record.incomingTrace };
     const started = performance.now();
+    const onTimeline = this.timeline?.upstream();
     let done = false;
     return {
       headers,
       end: (outcome) => {
         if (done) return;
         done = true;
+        onTimeline?.(outcome.error ? errorCodeOf(outcome.error) : outcome.cancelled ? 'cancelled' : undefined);
         const status = upstreamStatusOf(outcome);
         this.record.upstreamStatus = status;
         this.metrics.recordUpstreamCall(status, (performance.now() - started) / 1000);
@@ -217,6 +263,7 @@ class RoundTraceImpl implements RoundTrace {
   }
 
   end(): void {
+    this.timeline?.end();
     this.tracing.end(this.span);
   }
 }

@@ -1,6 +1,6 @@
 import type { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import type { UsageRecorder } from '../usage/usage-recorder.service.js';
-import type { TokenCounts } from './token-usage.js';
+import { anyTokens, type TokenCounts } from './token-usage.js';
 
 /** One finished call's or run's tokens, for whom and where they count. */
 export interface TokenCharge {
@@ -8,6 +8,10 @@ export interface TokenCharge {
   model: string;
   surface: string;
   tokens: TokenCounts;
+  /** A run that failed; counted in the usage store's failed runs. */
+  failed?: boolean;
+  /** The run's or call's wall time. */
+  durationMs?: number;
 }
 
 /**
@@ -15,8 +19,9 @@ export interface TokenCharge {
  * the loop's runs and the pass-through calls both go through, so every
  * surface is counted the same way.
  */
-export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | undefined, { owner, model, surface, tokens }: TokenCharge): void {
-  metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
+export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | undefined, { owner, model, surface, tokens, failed, durationMs }: TokenCharge): void {
+  if (anyTokens(tokens)) metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
+  // Every run counts in the usage store (its duration and whether it failed); only runs with tokens count as model requests.
   usage?.record({
     owner,
     model,
@@ -26,5 +31,7 @@ export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | unde
     cachedInputTokens: tokens.cachedInput,
     outputTokens: tokens.output,
     reasoningTokens: tokens.reasoning,
+    ...(failed ? { failed } : {}),
+    ...(durationMs === undefined ? {} : { durationMs }),
   });
 }

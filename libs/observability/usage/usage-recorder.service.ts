@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { USAGE_STORE, type UsageEntry, type UsageStore } from '#storage/usage-store.interface.js';
+import { hasTimelines, USAGE_STORE, type RunTimeline, type UsageEntry, type UsageStore } from '#storage/usage-store.interface.js';
 import { errorCodeOf } from '../run/upstream-status.util.js';
 import { LogWriter } from '../logging/log-writer.service.js';
 
@@ -12,6 +12,8 @@ import { LogWriter } from '../logging/log-writer.service.js';
 @Injectable()
 export class UsageRecorder {
   private readonly pending = new Set<Promise<void>>();
+  /** Run timelines are kept only for a reader: the console turns this on (\`keepTimelines\`). */
+  private timelines = false;
 
   constructor(
     private readonly log: LogWriter,
@@ -20,11 +22,26 @@ export class UsageRecorder {
 
   record(entry: UsageEntry): void {
     if (!this.store) return;
-    const write = this.store
-      .record(entry)
-      .catch((err: unknown) => this.log.write('warn', 'usage not recorded', { model: entry.model, surface: entry.surface, error_code: errorCodeOf(err) }))
-      .finally(() => this.pending.delete(write));
-    this.pending.add(write);
+    this.track(this.store.record(entry), 'usage not recorded', { model: entry.model, surface: entry.surface });
+  }
+
+  /** From now on, each run's timeline is written too (the console's run view reads them). */
+  keepTimelines(): void {
+    this.timelines = hasTimelines(this.store);
+  }
+
+  get keepsTimelines(): boolean {
+    return this.timelines;
+  }
+
+  recordTimeline(timeline: RunTimeline): void {
+    if (!this.timelines || !hasTimelines(this.store)) return;
+    this.track(this.store.recordTimeline(timeline), 'run timeline not recorded', { model: timeline.model, surface: timeline.surface });
+  }
+
+  private track(write: Promise<void>, warning: string, fields: Record<string, string>): void {
+    const tracked = write.catch((err: unknown) => this.log.write('warn', warning, { ...fields, error_code: errorCodeOf(err) })).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
   }
 
   /** Resolves once every write begun so far has settled. */

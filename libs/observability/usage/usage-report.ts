@@ -77,7 +77,8 @@ export function usageBuckets(rows: UsageRow[], q: UsageReportQuery): UsageBucket
   for (let start = q.from; start < q.to; start += q.bucketMs) buckets.set(start, new Map());
   for (const row of rows) {
     const results = buckets.get(row.bucketStart);
-    if (!results) continue;
+    // Runs that used no tokens (failed before the model answered) are the console's error rates, not usage.
+    if (!results || row.requests === 0) continue;
     const key = JSON.stringify(q.groupBy.map((g) => row[g]));
     let result = results.get(key);
     if (!result) {

@@ -2,9 +2,19 @@ import pg from 'pg';
 import { inTransaction } from '../postgres/pg-transaction.js';
 import { translateUnavailable } from '../postgres/pg-unavailable.js';
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
-import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import {
+  ownerOf,
+  RUN_TIMELINE_RETENTION_MS,
+  storedOwner,
+  type RunTimeline,
+  type RunTimelineStore,
+  type UsageEntry,
+  type UsageQuery,
+  type UsageRow,
+  type UsageStore,
+} from '../usage-store.interface.js';
 import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } from './usage-batch.js';
-import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
+import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, USAGE_WIDTH, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 import { takeAdvisoryXactLock } from '#tool-sdk/ports/lock-wait.js';
 
@@ -14,12 +24,11 @@ export interface PostgresUsageStoreOptions {
   connectTimeoutMs?: number;
 }
 
-/** Columns of one upserted row, and rows per statement. */
-const USAGE_WIDTH = 9;
+/** Rows per statement. */
 const UPSERT_ROWS = 1_000;
 
 /** Usage shared by every replica on one database. */
-export class PostgresUsageStore implements UsageStore {
+export class PostgresUsageStore implements UsageStore, RunTimelineStore {
   private pool: pg.Pool | undefined;
   private readonly batch: UsageBatch;
 
@@ -107,6 +116,23 @@ export class PostgresUsageStore implements UsageStore {
     const params: unknown[] = [q.bucketMs, q.from, q.to, q.limit, ...(byOwner ? [storedOwner(q.owner ?? null)] : [])];
     const { rows } = await this.run<UsageSqlRow>(sql, params);
     return rows.map(toUsageRow);
+  }
+
+  /** A run's timeline (the newest wins for one id), and the expired ones gone. */
+  async recordTimeline(t: RunTimeline): Promise<void> {
+    await this.run(
+      `WITH kept AS (
+         INSERT INTO run_timelines (response_id, owner, at, body) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (response_id) DO UPDATE SET owner = excluded.owner, at = excluded.at, body = excluded.body
+       )
+       DELETE FROM run_timelines WHERE at < $5`,
+      [t.responseId, storedOwner(t.owner), t.startedAt, JSON.stringify(t), Date.now() - RUN_TIMELINE_RETENTION_MS],
+    );
+  }
+
+  async timeline(responseId: string): Promise<RunTimeline | null> {
+    const { rows } = await this.run<{ owner: string; body: string }>('SELECT owner, body FROM run_timelines WHERE response_id = $1', [responseId]);
+    return rows[0] ? { ...(JSON.parse(rows[0].body) as RunTimeline), owner: ownerOf(rows[0].owner) } : null;
   }
 
   /** One query; an unreachable database is a 503 (`StoreUnavailableError`). */

@@ -1,15 +1,25 @@
 import { pendingMigrations } from '../shared/pending-migrations.util.js';
 import { SqliteConnection, type SqliteConnectionOptions } from '../sqlite/sqlite-connection.js';
-import { storedOwner, type UsageEntry, type UsageQuery, type UsageRow, type UsageStore } from '../usage-store.interface.js';
+import {
+  ownerOf,
+  RUN_TIMELINE_RETENTION_MS,
+  storedOwner,
+  type RunTimeline,
+  type RunTimelineStore,
+  type UsageEntry,
+  type UsageQuery,
+  type UsageRow,
+  type UsageStore,
+} from '../usage-store.interface.js';
 import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } from './usage-batch.js';
-import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, type UsageSqlRow } from './usage.migrations.js';
+import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, USAGE_WIDTH, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
 /** How long a batch waits before it tries another worker's write lock again. */
 const LOCK_RETRY_MS = 1;
 
 /** Usage in the gateway's SQLite file, on a connection of its own: what the workers of one host share. */
-export class SqliteUsageStore implements UsageStore {
+export class SqliteUsageStore implements UsageStore, RunTimelineStore {
   private connection: SqliteConnection | undefined;
   private readonly batch: UsageBatch;
 
@@ -47,20 +57,41 @@ export class SqliteUsageStore implements UsageStore {
     return this.batch.add(e);
   }
 
-  /**
-   * One IMMEDIATE transaction for a batch. Another worker holding the write
-   * lock is waited for on a timer, not in SQLite's busy handler, which would
-   * sleep this whole process; past the busy timeout the batch fails
-   * (SQLITE_BUSY, nothing written), as a single write would.
-   */
   private writeSums(sums: UsageSum[]): Promise<void> {
+    const placeholders = Array.from({ length: USAGE_WIDTH }, () => '?').join(', ');
+    return this.writeLocked((db) => {
+      const upsert = db.stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (${placeholders}) ${USAGE_ON_CONFLICT}`);
+      sums.forEach((s) => upsert.run(...usageSumValues(s)));
+    });
+  }
+
+  /** A run's timeline, and the expired ones gone, in one write. */
+  recordTimeline(t: RunTimeline): Promise<void> {
+    if (!this.connection) return Promise.reject(new Error('SqliteUsageStore used before init() or after close().'));
+    return this.writeLocked((db) => {
+      db.stmt('INSERT OR REPLACE INTO run_timelines (response_id, owner, at, body) VALUES (?, ?, ?, ?)').run(t.responseId, storedOwner(t.owner), t.startedAt, JSON.stringify(t));
+      db.stmt('DELETE FROM run_timelines WHERE at < ?').run(Date.now() - RUN_TIMELINE_RETENTION_MS);
+    });
+  }
+
+  async timeline(responseId: string): Promise<RunTimeline | null> {
+    const row = this.open().stmt('SELECT owner, body FROM run_timelines WHERE response_id = ?').get(responseId) as { owner: string; body: string } | undefined;
+    return row ? { ...(JSON.parse(row.body) as RunTimeline), owner: ownerOf(row.owner) } : null;
+  }
+
+  /**
+   * One IMMEDIATE transaction. Another worker holding the write lock is
+   * waited for on a timer, not in SQLite's busy handler, which would sleep
+   * this whole process; past the busy timeout the write fails (SQLITE_BUSY,
+   * nothing written), as a single write would.
+   */
+  private writeLocked(write: (db: SqliteConnection) => void): Promise<void> {
     const firstTry = Date.now();
     return new Promise<void>((resolve, reject) => {
       const attempt = (): void => {
         try {
           const db = this.open();
-          const upsert = db.stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${USAGE_ON_CONFLICT}`);
-          if (db.tryWrite(() => sums.forEach((s) => upsert.run(...usageSumValues(s))))) resolve();
+          if (db.tryWrite(() => write(db))) resolve();
           else if (Date.now() - firstTry < db.lockWaitMs) setTimeout(attempt, LOCK_RETRY_MS);
           else reject(Object.assign(new Error('database is locked (the write lock stayed taken for the whole busy timeout)'), { code: 'SQLITE_BUSY' }));
         } catch (e) {

@@ -67,8 +67,34 @@ describe('UsageBatch', () => {
     await Promise.all(adds);
     expect(writes).toHaveLength(1);
     expect(writes[0].sums).toEqual([
-      { minute: MINUTE, owner: 'a', model: 'm', surface: 'responses', requests: 6, inputTokens: 60, cachedInputTokens: 12, outputTokens: 10, reasoningTokens: 6 },
-      { minute: MINUTE, owner: 'a', model: 'other', surface: 'responses', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1 },
+      {
+        minute: MINUTE,
+        owner: 'a',
+        model: 'm',
+        surface: 'responses',
+        requests: 6,
+        inputTokens: 60,
+        cachedInputTokens: 12,
+        outputTokens: 10,
+        reasoningTokens: 6,
+        runs: 6,
+        failedRuns: 0,
+        durationMs: 0,
+      },
+      {
+        minute: MINUTE,
+        owner: 'a',
+        model: 'other',
+        surface: 'responses',
+        requests: 1,
+        inputTokens: 10,
+        cachedInputTokens: 2,
+        outputTokens: 5,
+        reasoningTokens: 1,
+        runs: 1,
+        failedRuns: 0,
+        durationMs: 0,
+      },
     ]);
   });
 

@@ -41,6 +41,35 @@ export interface UsageBatchOptions {
   maxRows?: number;
 }
 
+type Sums = Omit<UsageRow, 'bucketStart' | 'owner' | 'model' | 'surface'>;
+
+export const emptySums = (): Sums => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, runs: 0, failedRuns: 0, durationMs: 0 });
+
+/** One run into a row's sums: a run that used no tokens counts as a run, not as a (model) request. */
+export function addEntry(sum: Sums, e: UsageEntry): void {
+  const used = e.inputTokens + e.cachedInputTokens + e.outputTokens + e.reasoningTokens > 0;
+  sum.requests += used ? 1 : 0;
+  sum.inputTokens += e.inputTokens;
+  sum.cachedInputTokens += e.cachedInputTokens;
+  sum.outputTokens += e.outputTokens;
+  sum.reasoningTokens += e.reasoningTokens;
+  sum.runs += 1;
+  sum.failedRuns += e.failed ? 1 : 0;
+  sum.durationMs += Math.max(0, Math.round(e.durationMs ?? 0));
+}
+
+/** A row's sums added into another's (a query's bucket wider than a minute). */
+export function addSums(sum: Sums, row: Sums): void {
+  sum.requests += row.requests;
+  sum.inputTokens += row.inputTokens;
+  sum.cachedInputTokens += row.cachedInputTokens;
+  sum.outputTokens += row.outputTokens;
+  sum.reasoningTokens += row.reasoningTokens;
+  sum.runs += row.runs;
+  sum.failedRuns += row.failedRuns;
+  sum.durationMs += row.durationMs;
+}
+
 /** The values of one sum in the order of `USAGE_UPSERT_COLUMNS`. */
 export const usageSumValues = (s: UsageSum): unknown[] => [
   s.minute,
@@ -52,6 +81,9 @@ export const usageSumValues = (s: UsageSum): unknown[] => [
   s.cachedInputTokens,
   s.outputTokens,
   s.reasoningTokens,
+  s.runs,
+  s.failedRuns,
+  s.durationMs,
 ];
 
 /**
@@ -92,14 +124,10 @@ export class UsageBatch {
     const key = `${minute}\u0000${owner}\u0000${e.model}\u0000${e.surface}`;
     let sum = this.sums.get(key);
     if (!sum) {
-      sum = { minute, owner, model: e.model, surface: e.surface, requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+      sum = { minute, owner, model: e.model, surface: e.surface, ...emptySums() };
       this.sums.set(key, sum);
     }
-    sum.requests += 1;
-    sum.inputTokens += e.inputTokens;
-    sum.cachedInputTokens += e.cachedInputTokens;
-    sum.outputTokens += e.outputTokens;
-    sum.reasoningTokens += e.reasoningTokens;
+    addEntry(sum, e);
     const settled = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     if (this.sums.size >= this.maxRows) this.writeNow();
     else if (!this.timer && !this.due) this.arm();

@@ -13,5 +13,8 @@ export function toUsageRow(row: UsageSqlRow): UsageRow {
     cachedInputTokens: Number(row.cached_input_tokens),
     outputTokens: Number(row.output_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
+    runs: Number(row.runs),
+    failedRuns: Number(row.failed_runs),
+    durationMs: Number(row.duration_ms),
   };
 }

@@ -6,7 +6,7 @@ import { jest } from '@jest/globals';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { SqliteConnection } from '../sqlite/sqlite-connection.js';
-import type { UsageEntry, UsageStore } from '../usage-store.interface.js';
+import { hasTimelines, RUN_TIMELINE_RETENTION_MS, type RunTimeline, type RunTimelineStore, type UsageEntry, type UsageStore } from '../usage-store.interface.js';
 import { MemoryUsageStore } from './memory-usage.store.js';
 import { PostgresUsageStore } from './postgres-usage.store.js';
 import { SqliteUsageStore } from './sqlite-usage.store.js';
@@ -69,9 +69,71 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
   it('sums runs per minute and answers one owner only when asked', async () => {
     const rows = await store.query({ from: day0, to: day0 + DAY, owner: 'a', bucketMs: 60_000, limit: 100 });
     expect(rows).toEqual([
-      { bucketStart: day0, owner: 'a', model: 'm', surface: 'responses', requests: 2, inputTokens: 20, cachedInputTokens: 4, outputTokens: 10, reasoningTokens: 2 },
-      { bucketStart: day0 + 120_000, owner: 'a', model: 'big', surface: 'responses', requests: 1, inputTokens: 10, cachedInputTokens: 2, outputTokens: 100, reasoningTokens: 1 },
+      {
+        bucketStart: day0,
+        owner: 'a',
+        model: 'm',
+        surface: 'responses',
+        requests: 2,
+        inputTokens: 20,
+        cachedInputTokens: 4,
+        outputTokens: 10,
+        reasoningTokens: 2,
+        runs: 2,
+        failedRuns: 0,
+        durationMs: 0,
+      },
+      {
+        bucketStart: day0 + 120_000,
+        owner: 'a',
+        model: 'big',
+        surface: 'responses',
+        requests: 1,
+        inputTokens: 10,
+        cachedInputTokens: 2,
+        outputTokens: 100,
+        reasoningTokens: 1,
+        runs: 1,
+        failedRuns: 0,
+        durationMs: 0,
+      },
     ]);
+  });
+
+  it('counts every run, failed ones and their durations, and as a model request only a run that used tokens', async () => {
+    // A day no other test reads.
+    const minute = day0 + 5 * DAY;
+    const none = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+    await store.record(entry({ owner: 'runs', at: minute, durationMs: 120 }));
+    await store.record(entry({ owner: 'runs', at: minute + 1, durationMs: 80.4, failed: true }));
+    await store.record(entry({ owner: 'runs', at: minute + 2, ...none, durationMs: 5, failed: true }));
+    const [row] = await store.query({ from: minute, to: minute + 60_000, owner: 'runs', bucketMs: 60_000, limit: 10 });
+    expect(row).toMatchObject({ requests: 2, runs: 3, failedRuns: 2, durationMs: 205, inputTokens: 20 });
+  });
+
+  it("keeps a run's timeline by response id, the newest write winning", async () => {
+    const timelines = store as UsageStore & RunTimelineStore;
+    expect(hasTimelines(timelines)).toBe(true);
+    const timeline = (status: string): RunTimeline => ({
+      responseId: `resp_${driver}_1`,
+      owner: 'a',
+      model: 'm',
+      surface: 'responses',
+      startedAt: Date.now(),
+      durationMs: 42.5,
+      status,
+      rounds: [{ round: 1, startMs: 0, durationMs: 20, upstreamMs: 18 }],
+      tools: [{ kind: 'call', toolType: 'mcp', name: 'echo', serverLabel: 'demo', round: 1, startMs: 21, durationMs: 3, outcome: 'failed', error: 'tool_failed' }],
+    });
+    await timelines.recordTimeline(timeline('in_progress'));
+    await timelines.recordTimeline(timeline('completed'));
+    expect(await timelines.timeline(`resp_${driver}_1`)).toEqual({ ...timeline('completed'), startedAt: expect.any(Number) });
+    expect(await timelines.timeline('resp_unknown')).toBeNull();
+    // Older than the retention: gone with the next write.
+    await timelines.recordTimeline({ ...timeline('completed'), responseId: `resp_${driver}_old`, startedAt: Date.now() - RUN_TIMELINE_RETENTION_MS - 60_000 });
+    await timelines.recordTimeline({ ...timeline('completed'), responseId: `resp_${driver}_2` });
+    expect(await timelines.timeline(`resp_${driver}_old`)).toBeNull();
+    expect(await timelines.timeline(`resp_${driver}_2`)).not.toBeNull();
   });
 
   it('buckets by day across owners, the anonymous owner included, and honours the window end', async () => {

@@ -26,19 +26,49 @@ export const USAGE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_minutes_by_owner ON usage_minutes (owner, minute);
     `,
   },
+  {
+    // Every run counts in \`runs\` (with or without tokens), so the console can show error rates
+    // and mean latency per minute; \`requests\` stays the runs that used tokens, as the usage API reports.
+    version: 2,
+    name: 'usage_minutes_runs',
+    sql: `
+      ALTER TABLE usage_minutes ADD COLUMN runs BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE usage_minutes ADD COLUMN failed_runs BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE usage_minutes ADD COLUMN duration_ms BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
+  {
+    // What a run did, round by round, for the console's run view: one row per response, kept a bounded time.
+    version: 3,
+    name: 'run_timelines',
+    sql: `
+      CREATE TABLE run_timelines (
+        response_id TEXT NOT NULL PRIMARY KEY,
+        owner TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        body TEXT NOT NULL
+      );
+      CREATE INDEX run_timelines_by_time ON run_timelines (at);
+    `,
+  },
 ];
 
 /** Adds one run to its minute's row (both drivers speak this upsert). */
-export const USAGE_UPSERT_COLUMNS = 'minute, owner, model, surface, requests, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens';
+export const USAGE_UPSERT_COLUMNS = 'minute, owner, model, surface, requests, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, runs, failed_runs, duration_ms';
+/** Values per upserted row: the columns above. */
+export const USAGE_WIDTH = 12;
 export const USAGE_ON_CONFLICT = `ON CONFLICT (minute, owner, model, surface) DO UPDATE SET
   requests = usage_minutes.requests + excluded.requests,
   input_tokens = usage_minutes.input_tokens + excluded.input_tokens,
   cached_input_tokens = usage_minutes.cached_input_tokens + excluded.cached_input_tokens,
   output_tokens = usage_minutes.output_tokens + excluded.output_tokens,
-  reasoning_tokens = usage_minutes.reasoning_tokens + excluded.reasoning_tokens`;
+  reasoning_tokens = usage_minutes.reasoning_tokens + excluded.reasoning_tokens,
+  runs = usage_minutes.runs + excluded.runs,
+  failed_runs = usage_minutes.failed_runs + excluded.failed_runs,
+  duration_ms = usage_minutes.duration_ms + excluded.duration_ms`;
 
 export const USAGE_SUMS =
-  'SUM(requests) AS requests, SUM(input_tokens) AS input_tokens, SUM(cached_input_tokens) AS cached_input_tokens, SUM(output_tokens) AS output_tokens, SUM(reasoning_tokens) AS reasoning_tokens';
+  'SUM(requests) AS requests, SUM(input_tokens) AS input_tokens, SUM(cached_input_tokens) AS cached_input_tokens, SUM(output_tokens) AS output_tokens, SUM(reasoning_tokens) AS reasoning_tokens, SUM(runs) AS runs, SUM(failed_runs) AS failed_runs, SUM(duration_ms) AS duration_ms';
 
 export interface UsageSqlRow {
   bucket: number | string;
@@ -50,4 +80,7 @@ export interface UsageSqlRow {
   cached_input_tokens: number | string;
   output_tokens: number | string;
   reasoning_tokens: number | string;
+  runs: number | string;
+  failed_runs: number | string;
+  duration_ms: number | string;
 }

@@ -146,10 +146,10 @@ export class HostPolicy {
     }
     const match = this.match(url);
     if (!match) {
-      throw new RefusedDestinationError(`${what} host "${url.host}" is not in the gateway's allowed MCP hosts (mcp.allowedHosts).`);
+      throw new RefusedDestinationError(`${what} host "${url.host}" is not in the gateway's allowed MCP hosts (mcp.allowedHosts, MCP_ALLOWED_HOSTS).`);
     }
     if (match !== 'explicit' && isNonPublicAddress(url.hostname)) {
-      throw new RefusedDestinationError(`${what} host "${url.host}" is a loopback, private or link-local address, which needs an explicit mcp.allowedHosts entry.`);
+      throw new RefusedDestinationError(`${what} host "${url.host}" is a loopback, private or link-local address, which needs an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry.`);
     }
     return match;
   }
@@ -158,7 +158,7 @@ export class HostPolicy {
   vetAddress(hostname: string, address: string, match: HostMatch): void {
     if (match !== 'explicit' && isNonPublicAddress(address)) {
       throw new RefusedDestinationError(
-        `MCP server host "${hostname}" resolves to ${address}, a loopback, private or link-local address; only an explicit mcp.allowedHosts entry admits that.`,
+        `MCP server host "${hostname}" resolves to ${address}, a loopback, private or link-local address; only an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry admits that.`,
       );
     }
   }

@@ -34,7 +34,7 @@ async function startSharedHost(codeInterpreter: Record<string, unknown> = {}): P
   const schema = `sy_jupyter_e2e_${randomBytes(4).toString('hex')}`;
   const root = mkdtempSync(join(tmpdir(), 'sy-jupyter-'));
   // nice 0: the suite's other workers would otherwise starve the kernels (the priority itself is measured in bench/).
-  const host = new JupyterHost({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel', nice: 0 });
+  const host = new JupyterHost({ ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel', nice: 0, sandbox: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.sandbox, cpuWeight: 99 } });
   const endpoint = await host.endpoint();
   const admin = new pg.Pool({ connectionString: url, max: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);
@@ -43,6 +43,7 @@ async function startSharedHost(codeInterpreter: Record<string, unknown> = {}): P
     codeInterpreter: {
       backend: 'kernel',
       nice: 0,
+      sandbox: { cpuWeight: 99 },
       dataDir: join(root, 'containers'),
       timeoutMs: 30_000,
       kernel: { warm: 0, jupyterUrl: endpoint.url, jupyterToken: endpoint.token },

@@ -26,7 +26,14 @@ describe('code_interpreter on the kernel backend over the openai client', () => 
   beforeAll(async () => {
     // One live kernel, so a second conversation evicts the first's; the data stack is preloaded, so 4 s is ample for these programs.
     // nice 0: the suite's other workers would otherwise starve the kernels (the priority itself is measured in bench/).
-    running = await startInterpreterStack('switchyard-kernel-e2e-', { backend: 'kernel', nice: 0, timeoutMs: 4_000, graceMs: 1_000, kernel: { maxLive: 1, warm: 1 } });
+    running = await startInterpreterStack('switchyard-kernel-e2e-', {
+      backend: 'kernel',
+      nice: 0,
+      sandbox: { cpuWeight: 99 },
+      timeoutMs: 4_000,
+      graceMs: 1_000,
+      kernel: { maxLive: 1, warm: 1 },
+    });
     ({ stack, client } = running);
   }, 120_000);
   afterAll(() => running.close());
@@ -123,7 +130,10 @@ describe('the kernel backend with two workers on one port (SQLite shared)', () =
     const { url } = await simulator.listen(0, '127.0.0.1');
     const port = await freePort();
     const config = join(root, 'gateway.json');
-    writeFileSync(config, JSON.stringify({ codeInterpreter: { backend: 'kernel', nice: 0, dataDir: join(root, 'containers'), timeoutMs: 30_000, kernel: { warm: 0 } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ codeInterpreter: { backend: 'kernel', nice: 0, sandbox: { cpuWeight: 99 }, dataDir: join(root, 'containers'), timeoutMs: 30_000, kernel: { warm: 0 } } }),
+    );
     gateway = spawnGateway({ WORKERS: '2', HOST: '127.0.0.1', PORT: String(port), UPSTREAM_URL: url, STORAGE_DRIVER: 'sqlite', SQLITE_PATH: join(root, 'state.sqlite') }, [
       '--config',
       config,

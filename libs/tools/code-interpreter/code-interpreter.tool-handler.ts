@@ -10,6 +10,7 @@ import {
   type PublicItem,
   type ToolHandler,
   ToolHandlerProvider,
+  type ToolStatus,
   NotFoundError,
 } from '#tool-sdk/index.js';
 import { Inject, Injectable } from '@nestjs/common';
@@ -54,6 +55,12 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
     @Inject(CODE_INTERPRETER_FILE_SOURCE) private readonly files: CodeInterpreterFileSource,
     @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
   ) {}
+
+  /** The start-up summary: the backend, and the boundary its containers get (each limit the host lacks named). */
+  describe(): ToolStatus {
+    const boundary = this.backend.boundary;
+    return { runs: true, detail: `runs in the gateway (${this.backend.name} sandbox${boundary ? `; ${boundary.describe()}` : ''})` };
+  }
 
   validate(decl: JsonObject, path: string): CodeInterpreterParams {
     return validateCodeInterpreterDeclaration(decl, path);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
 import { classSectionKeys, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
 
 /**
@@ -41,6 +41,29 @@ export class CpythonSettings {
 }
 
 /**
+ * `codeInterpreter.sandbox`: the resource boundary of each container of the
+ * `kernel` and `cpython` backends (its own cgroup under the gateway's, see
+ * `sandbox/cgroups/sandbox-cgroups.ts`) and the host user it runs as.
+ */
+export class SandboxBoundarySettings {
+  /** Where the cgroup file systems are mounted: the v2 unified hierarchy itself, or v1 controllers beneath it (`pids`, `memory`, `cpu`). */
+  @IsString() @MinLength(1) cgroupRoot = '/sys/fs/cgroup';
+  /** Processes (and threads) of one container at most, all of them together: fork() fails past it. */
+  @IsInt() @Min(8) @Max(32_768) maxProcesses = 128;
+  /** CPU weight of a container's cgroup on cgroup v2's scale, where the gateway's is 100 (v1: cpu.shares = 1024 × weight / 100). */
+  @IsInt() @Min(1) @Max(99) cpuWeight = 10;
+  /** Host uid and gid the sandbox runs as when the gateway runs as root (otherwise the gateway's own, already unprivileged). */
+  @IsInt() @Min(1) @Max(4_294_967_294) uid = 65534;
+  @IsInt() @Min(1) @Max(4_294_967_294) gid = 65534;
+  /**
+   * Where the host gives no cgroup control for a limit, the code interpreter
+   * serves one owner only (one tenant cannot then starve another); true says
+   * the operator accepts serving many without those limits.
+   */
+  @IsBoolean() allowManyOwnersWithoutLimits = false;
+}
+
+/**
  * The internal listener: each process that holds containers answers the
  * container operations other processes forward to it there.
  */
@@ -78,7 +101,7 @@ export class CodeInterpreterSettings {
   @IsInt() @Min(100) @Max(3_600_000) timeoutMs = 30_000;
   /** After the interrupt, how long the code may take to unwind before its process is killed. */
   @IsInt() @Min(0) @Max(60_000) graceMs = 2_000;
-  /** Memory of one sandbox (Pyodide: WASM memory; CPython: address space). */
+  /** Memory of one container (kernel, cpython: its cgroup, all its processes together, and each process's address space; Pyodide: WASM memory). */
   @IsInt() @Min(64) @Max(4096) memoryLimitMb = 512;
   /** stdout + stderr kept per call; the rest is cut and marked. */
   @IsInt() @Min(1024) @Max(64 * 1024 * 1024) maxOutputBytes = 64 * 1024;
@@ -97,6 +120,8 @@ export class CodeInterpreterSettings {
   @IsObject() @ValidateNested() @Type(() => CpythonSettings) cpython = new CpythonSettings();
   /** Scheduling priority (nice, 0-19) of the `cpython` and `kernel` sandboxes: a CPU-bound program yields to the gateway's own requests. */
   @IsInt() @Min(0) @Max(19) nice = 10;
+  /** The container's resource boundary (`kernel`, `cpython`). */
+  @IsObject() @ValidateNested() @Type(() => SandboxBoundarySettings) sandbox = new SandboxBoundarySettings();
   /** The `kernel` backend's bounds. */
   @IsObject() @ValidateNested() @Type(() => KernelSettings) kernel = new KernelSettings();
   /** Pyodide: pure-Python wheels (`.whl` files) put on every interpreter's import path; checked by `wheelProblems`. */
@@ -112,6 +137,7 @@ export const CODE_INTERPRETER_KEYS: KeyShape = {
   ...(classSectionKeys(CodeInterpreterSettings) as Record<string, KeyShape>),
   cpython: classSectionKeys(CpythonSettings),
   kernel: classSectionKeys(KernelSettings),
+  sandbox: classSectionKeys(SandboxBoundarySettings),
   internal: classSectionKeys(InternalSettings),
 };
 

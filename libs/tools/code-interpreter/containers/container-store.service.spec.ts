@@ -18,7 +18,7 @@ describe('ContainerStore', () => {
     const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, dataDir: dir, maxContainerBytes: 1_000, idleExpiryMs: 600_000 };
     records = new MemoryContainerRecordStore();
     store = new ContainerStore(settings, records, new InternalNode(settings.internal, records, false), new CpythonSandboxBackend(settings));
-    store.onExpire((id) => expired.push(id));
+    store.onExpire((id) => void expired.push(id));
     await store.start();
   });
   afterEach(async () => {

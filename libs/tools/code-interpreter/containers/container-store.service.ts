@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import {
@@ -139,7 +139,7 @@ const UNREACHABLE_RETRY_MS = 250;
 export class ContainerStore {
   private readonly root: string;
   private sweeper: NodeJS.Timeout | undefined;
-  private readonly expireListeners: Array<(id: string) => void> = [];
+  private readonly expireListeners: Array<(id: string) => void | Promise<void>> = [];
   /** Per container homed here: the tail of its operation queue. */
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly logger = new Logger('CodeInterpreter');
@@ -174,7 +174,7 @@ export class ContainerStore {
     await this.records.close();
   }
 
-  onExpire(listener: (id: string) => void): void {
+  onExpire(listener: (id: string) => void | Promise<void>): void {
     this.expireListeners.push(listener);
   }
 
@@ -195,6 +195,7 @@ export class ContainerStore {
       copiedFileIds: [],
       notice: null,
     };
+    if (this.backend.boundary?.singleOwner) await this.claimSoleOwner(options.owner);
     await new ContainerDir(join(this.root, id)).create();
     // Inserted first, counted after: of creations racing (in any process) past the limit, none stays.
     await this.records.insert(record);
@@ -209,6 +210,28 @@ export class ContainerStore {
       );
     }
     return this.view(record);
+  }
+
+  /**
+   * Where the host gives the sandboxes no cgroup limits, the first owner to
+   * make a container here is the only one served (recorded in `dataDir`, so
+   * every worker sharing it agrees; a file made exclusively, so two first
+   * owners cannot both win).
+   */
+  private async claimSoleOwner(owner: string | null): Promise<void> {
+    const marker = join(this.root, '.sole-owner');
+    const mine = JSON.stringify({ owner });
+    try {
+      await writeFile(marker, mine, { flag: 'wx', mode: 0o600 });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if ((await readFile(marker, 'utf8').catch(() => '')) === mine) return;
+    throw new QuotaExceededError(
+      'sandbox.allowManyOwnersWithoutLimits',
+      'This gateway runs code for one owner only: its host gives the sandboxes no resource limits (codeInterpreter.sandbox.allowManyOwnersWithoutLimits).',
+    );
   }
 
   /**
@@ -533,7 +556,7 @@ export class ContainerStore {
   private async removeHere(id: string): Promise<void> {
     await this.records.remove(id);
     await new ContainerDir(join(this.root, id)).removeAll();
-    for (const l of this.expireListeners) l(id);
+    await Promise.all(this.expireListeners.map((l) => l(id)));
   }
 
   /**

@@ -90,23 +90,24 @@ os.write(3, status.encode())
 
 /**
  * PID 1's child in the bubblewrap sandbox, around the program's own
- * process. The container's files are bound read-only at /mnt/.in; this
- * copies them into /mnt/data, a tmpfs whose size is the container's byte
+ * process. The gateway sends the container's files on file descriptor 5 (the
+ * sandbox's unprivileged uid cannot reach the container's directory, and
+ * needs no path to it); this writes them into /mnt/data, a tmpfs whose size is the container's byte
  * room (so a program cannot write more than its quota, nor touch the
  * gateway's disk), runs `CPYTHON_RUNNER` as a child, interrupts it at the
  * time limit (SIGINT, then SIGKILL after the grace), and afterwards reports
  * the files that changed on file descriptor 4, then the child's exit code.
  *
- * The report is a stream of records `kind (1 byte) | name length (u32 BE) |
+ * The files sent and the report are streams of records `kind (1 byte) | name length (u32 BE) |
  * name | data length (u64 BE) | data`, kind `F` a written file, `D` a deleted
- * one, `X` the exit code (as the name). The program runs in the same sandbox
+ * one, `X` the exit code (as the name; the report only). The program runs in the same sandbox
  * and could forge it, so the gateway treats it as untrusted input: names are
  * checked and sizes bounded there, and only bytes come back, never links.
- * The program's own process never has descriptor 4.
+ * The program's own process never has descriptors 4 and 5.
  */
 export const CPYTHON_SUPERVISOR = String.raw`
 import os, signal, struct, subprocess, sys, threading
-IN, WS = '/mnt/.in', '/mnt/data'
+WS = '/mnt/data'
 # bubblewrap's --new-session puts the sandbox in its own scheduler autogroup, where the process's nice
 # only ranks it against itself: the group takes the same nice, so it yields to the gateway's own group.
 try:
@@ -118,15 +119,23 @@ except OSError:
 timeout_s, grace_s = int(sys.argv[1]) / 1000, int(sys.argv[2]) / 1000
 
 ${PYTHON_WALK}
-for rel in walk(IN):
-    dst = os.path.join(WS, rel)
+files = os.fdopen(5, 'rb')
+while True:
+    head = files.read(5)
+    if len(head) < 5:
+        break
+    name = os.fsdecode(files.read(struct.unpack('>I', head[1:])[0]))
+    left = struct.unpack('>Q', files.read(8))[0]
+    dst = os.path.join(WS, name)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
-    with open(os.path.join(IN, rel), 'rb') as src, open(dst, 'wb') as out:
-        while True:
-            block = src.read(1 << 20)
+    with open(dst, 'wb') as out:
+        while left > 0:
+            block = files.read(min(left, 1 << 20))
             if not block:
                 break
             out.write(block)
+            left -= len(block)
+files.close()
 before = walk(WS)
 
 child = subprocess.Popen([sys.executable, '-I', '-c', sys.argv[3]], stdin=0, pass_fds=(3,))

@@ -1,3 +1,5 @@
+import type { SandboxBoundary } from './cgroups/sandbox-boundary.js';
+
 /** How one program ended. `timeout`, `memory` and `crashed` also recycle the sandbox. */
 export type SandboxStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'crashed' | 'aborted';
 
@@ -49,11 +51,13 @@ export interface SandboxRunResult {
 /** One sandbox implementation; the module picks one by `codeInterpreter.backend`. */
 export interface SandboxBackend {
   readonly name: string;
+  /** The resource boundary its containers get (`kernel`, `cpython`); none where the backend is its own (Pyodide's WASM). */
+  readonly boundary?: SandboxBoundary;
   /** What the model is told of this sandbox in the tool's description: its packages, and whether variables persist. */
   readonly capabilities: string;
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
-  /** The session's container is gone: drop whatever state it had. */
-  release(session: string): void;
+  /** The session's container is gone: drop whatever state it had (its processes and cgroup gone when the promise settles). */
+  release(session: string): void | Promise<void>;
   /**
    * True when interpreter state is held outside this process, by a kernel host
    * every process reaches (`kernel.jupyterUrl`): a container taken over from a

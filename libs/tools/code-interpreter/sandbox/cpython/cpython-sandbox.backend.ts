@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
+import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
+import type { SandboxCgroup } from '../cgroups/sandbox-cgroups.js';
 import { ContainerDir } from '../container-fs.js';
 import { CPYTHON_RUNNER, CPYTHON_SUPERVISOR } from '../python-runner.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
@@ -15,8 +18,6 @@ const REPORT_MS = 5_000;
 
 /** What differs between the sandbox of one call (`cpython`) and a long-lived kernel's (`kernel`). */
 export interface SandboxShape {
-  /** The container's directory, bound read-only at /mnt/.in; none for a kernel started before its container is known. */
-  inputDir?: string;
   /** Size of the /mnt/data tmpfs. */
   workspaceBytes: number;
   memoryLimitMb: number;
@@ -25,8 +26,10 @@ export interface SandboxShape {
   nice: number;
   /** What runs inside, after the limits: the interpreter and its arguments. */
   program: string[];
-  /** Host directories (absolute) bound writable at the given place inside (a Jupyter kernel's socket directory, its only one). */
+  /** Host directories (absolute) bound writable at the given place inside (a Jupyter kernel's socket directory, writable by the sandbox's uid only until the kernel has bound its sockets). */
   binds?: Array<{ host: string; inside: string }>;
+  /** Files copied in from a descriptor bubblewrap is given (a Jupyter kernel's connection file, into the sandbox's own /tmp). */
+  fileFds?: Array<{ fd: string; inside: string }>;
   /** Variables set inside besides the fixed ones. */
   env?: Record<string, string>;
 }
@@ -35,10 +38,10 @@ export interface SandboxShape {
  * bubblewrap arguments: every namespace unshared (no network, own PIDs, an
  * unprivileged user), the OS's /usr read-only, of /etc only what the dynamic
  * loader needs, none of the gateway's files, a private /tmp, and /mnt/data a
- * tmpfs of `workspaceBytes` as the only other writable place. The
- * container's directory on the host, when bound, is read-only (at /mnt/.in,
- * copied into /mnt/data by the supervisor): nothing the program does can
- * create a file, a link or a byte on the gateway's disk.
+ * tmpfs of `workspaceBytes` as the only other writable place. No host
+ * directory is bound (the container's files are sent in by the gateway):
+ * nothing the program does can create a file, a link or a byte on the
+ * gateway's disk.
  */
 export function sandboxArgs(shape: SandboxShape): string[] {
   return [
@@ -84,7 +87,7 @@ export function sandboxArgs(shape: SandboxShape): string[] {
     String(TMP_BYTES),
     '--tmpfs',
     '/tmp',
-    ...(shape.inputDir ? ['--ro-bind', resolve(shape.inputDir), '/mnt/.in'] : []),
+    ...(shape.fileFds ?? []).flatMap((f) => ['--file', f.fd, f.inside]),
     '--size',
     String(shape.workspaceBytes),
     '--tmpfs',
@@ -127,10 +130,9 @@ export function sandboxArgs(shape: SandboxShape): string[] {
   ];
 }
 
-/** bubblewrap arguments for one `cpython` call: the supervisor around the runner, the container's files bound read-only. */
-export function bwrapArgs(settings: CodeInterpreterSettings, workspaceDir: string, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
+/** bubblewrap arguments for one `cpython` call: the supervisor around the runner (the container's files come on descriptor 5). */
+export function bwrapArgs(settings: CodeInterpreterSettings, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
   return sandboxArgs({
-    inputDir: workspaceDir,
     workspaceBytes,
     memoryLimitMb: limits.memoryLimitMb,
     cpuSeconds: Math.max(1, Math.ceil((limits.timeoutMs + limits.graceMs) / 1000)),
@@ -153,7 +155,10 @@ export class CpythonSandboxBackend implements SandboxBackend {
   private running = 0;
   private readonly waiters: Array<() => void> = [];
 
-  constructor(private readonly settings: CodeInterpreterSettings) {}
+  constructor(
+    private readonly settings: CodeInterpreterSettings,
+    readonly boundary: SandboxBoundary = SandboxBoundary.for(settings),
+  ) {}
 
   async run(req: SandboxRunRequest): Promise<SandboxRunResult> {
     while (this.running >= this.settings.maxWorkers) {
@@ -186,11 +191,23 @@ export class CpythonSandboxBackend implements SandboxBackend {
     // The container's files, the bytes it may still take, and the pages the files round up to.
     const room = req.limits.maxWorkspaceBytes ?? req.limits.maxFileBytes + presentBytes;
     const workspaceBytes = Math.max(room, presentBytes) + PAGE * (present.size + 256);
-    const child = spawn(this.settings.cpython.bwrap, bwrapArgs(this.settings, req.workspaceDir, req.limits, workspaceBytes), {
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+    // The call's own cgroup: every process the program starts is in it, capped together, and killed with it at the end.
+    const cgroup = this.boundary.create(`c-${req.session}-${randomBytes(4).toString('hex')}`);
+    try {
+      return await this.runIn(cgroup, req, workspaceBytes, [...present.keys()]);
+    } finally {
+      await cgroup?.remove();
+    }
+  }
+
+  private async runIn(cgroup: SandboxCgroup | undefined, req: SandboxRunRequest, workspaceBytes: number, files: string[]): Promise<SandboxRunResult> {
+    const [command, ...args] = this.boundary.wrap(cgroup, [this.settings.cpython.bwrap, ...bwrapArgs(this.settings, req.limits, workspaceBytes)]);
+    const child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // bubblewrap and the program get nothing of the gateway's environment (--clearenv inside, too).
       env: {},
     });
+    void sendFiles((child.stdio as unknown[])[5] as Writable, new ContainerDir(req.workspaceDir), files);
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0, truncated: false };
     const collect = (which: 'stdout' | 'stderr') => (d: Buffer) => {
       const room = req.limits.maxOutputBytes - out.bytes;
@@ -237,7 +254,7 @@ export class CpythonSandboxBackend implements SandboxBackend {
 
     const parsed = report.records();
     const applied = aborted ? { changed: [], truncated: false } : await applyReport(req.workspaceDir, parsed.files, parsed.deleted, req.limits.maxFileBytes);
-    const ended = endOf({ exit, aborted, killed, reported, exitCode: parsed.exitCode }, req);
+    const ended = endOf({ exit, aborted, killed, reported, exitCode: parsed.exitCode, oomKills: cgroup?.oomKills() ?? 0 }, req);
     return {
       ...ended,
       stdout: Buffer.concat(out.stdout).toString('utf8'),
@@ -256,7 +273,14 @@ export class CpythonSandboxBackend implements SandboxBackend {
  * else what happened to the sandbox.
  */
 function endOf(
-  run: { exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error }; aborted: boolean; killed: boolean; reported: string; exitCode: number | undefined },
+  run: {
+    exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error };
+    aborted: boolean;
+    killed: boolean;
+    reported: string;
+    exitCode: number | undefined;
+    oomKills: number;
+  },
   req: SandboxRunRequest,
 ): { status: SandboxStatus; message?: string } {
   const timeLimit = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
@@ -267,6 +291,8 @@ function endOf(
   if (said === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
   if (said === 'timeout') return { status: 'timeout', message: timeLimit };
   const rc = run.exitCode;
+  // The container's cgroup was full: its OOM killer took a process (the program, or a child it waited for).
+  if (run.oomKills > 0 && rc !== 0) return { status: 'memory', message: containerMemory(req) };
   if (rc === 0) return { status: 'ok' };
   // -9: the supervisor killed it after the grace; -2: interrupted before the runner could catch it
   // (still starting); -24: SIGXCPU, the CPU-seconds limit.
@@ -320,6 +346,37 @@ class ReportReader {
     }
     return { files, deleted, exitCode, truncated: this.overflow };
   }
+}
+
+/**
+ * The container's files to the supervisor, as records (see
+ * `CPYTHON_SUPERVISOR`), read through `ContainerDir` one at a time. A
+ * sandbox that dies early closes the pipe: the rest is dropped.
+ */
+async function sendFiles(to: Writable, dir: ContainerDir, paths: Iterable<string>): Promise<void> {
+  to.on('error', () => undefined);
+  const write = (chunk: Buffer): Promise<void> => new Promise((done) => (to.write(chunk) ? done() : to.once('drain', done).once('close', done)));
+  try {
+    for (const path of paths) {
+      const data = await dir.read(path).catch(() => undefined);
+      if (!data || to.destroyed) continue;
+      const name = Buffer.from(path);
+      const head = Buffer.alloc(13 + name.length);
+      head.write('F', 0);
+      head.writeUInt32BE(name.length, 1);
+      name.copy(head, 5);
+      head.writeBigUInt64BE(BigInt(data.length), 5 + name.length);
+      await write(head);
+      await write(data);
+    }
+  } finally {
+    to.end();
+  }
+}
+
+/** What the model reads when the container's processes together passed the memory limit. */
+export function containerMemory(req: SandboxRunRequest): string {
+  return `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB for all the container's processes together).`;
 }
 
 function empty(status: SandboxStatus, message: string): SandboxRunResult {

@@ -38,9 +38,9 @@ print(json.dumps({'seen': seen, 'deathsig': deathsig.value}))
 describe('the kernel host', () => {
   it("loads the server extension that turns Nagle's algorithm off on every kernel WebSocket before the handler opens it, and sets the parent-death signal only in a server the gateway started", () => {
     const settings = { ...DEFAULT_CODE_INTERPRETER_SETTINGS, backend: 'kernel' as const };
-    const { root, env } = writeKernelHost(settings);
+    const { root, env } = writeKernelHost(settings, 'a-token-of-the-test-0123');
     try {
-      expect(serverArgs(settings, 1, 't', root)).toContain('--ServerApp.jpserver_extensions=switchyard_jupyter=True');
+      expect(serverArgs(settings, 1, root)).toContain('--ServerApp.jpserver_extensions=switchyard_jupyter=True');
       const check = (extra: Record<string, string>) =>
         JSON.parse(execFileSync(settings.cpython.python, ['-c', CHECK], { env: { ...env, PYTHONPATH: join(root, 'python'), ...extra }, encoding: 'utf8' })) as {
           seen: Array<[handler: string, nodelay: boolean]>;

@@ -1,15 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import { sandboxArgs } from '../cpython/cpython-sandbox.backend.js';
-import { IPC_MARK, KERNEL_LAUNCHER, SERVER_KERNEL_MANAGER } from './jupyter-python.js';
+import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
+import { CONNECTION_MARK, IPC_MARK, KERNEL_LAUNCHER, KERNEL_NAME, SERVER_KERNEL_MANAGER } from './jupyter-python.js';
 
-/** The kernelspec's name on the host. */
-export const KERNEL_NAME = 'switchyard-python';
+export { KERNEL_NAME } from './jupyter-python.js';
 /** tmpfs stores a file in whole pages: room for a container's files' last pages on top of its byte budget. */
 const PAGE_ROOM = 4096 * 1024;
 /** How long a server has to answer its first request (it imports tornado and jupyter_server). */
@@ -59,11 +59,17 @@ function hostRoot(settings: CodeInterpreterSettings): string {
  * Under the OS's temp directory, not `dataDir`: a unix socket's path has
  * at most 107 bytes.
  */
-export function writeKernelHost(settings: CodeInterpreterSettings): { root: string; env: NodeJS.ProcessEnv } {
+export function writeKernelHost(
+  settings: CodeInterpreterSettings,
+  token: string,
+  boundary: SandboxBoundary = SandboxBoundary.for(settings),
+): { root: string; env: NodeJS.ProcessEnv } {
   const root = hostRoot(settings);
   const spec = join(root, 'share', 'jupyter', 'kernels', KERNEL_NAME);
   mkdirSync(spec, { recursive: true });
-  mkdirSync(join(root, 'ipc'), { mode: 0o700 });
+  // bubblewrap, as the sandbox's uid, reaches a kernel's socket directory by its path: search (not list) on the way there.
+  chmodSync(root, 0o711);
+  mkdirSync(join(root, 'ipc'), { mode: 0o711 });
   mkdirSync(join(root, 'python'));
   mkdirSync(join(root, 'runtime'), { mode: 0o700 });
   const args = sandboxArgs({
@@ -73,6 +79,8 @@ export function writeKernelHost(settings: CodeInterpreterSettings): { root: stri
     cpuSeconds: Math.ceil((settings.maxCallsPerContainer * (settings.timeoutMs + settings.graceMs)) / 1000),
     nice: settings.nice,
     binds: [{ host: IPC_MARK, inside: '/run/jupyter' }],
+    // In the sandbox's own /tmp: ipykernel rewrites it once its sockets are bound, and the socket directory is closed to it by then.
+    fileFds: [{ fd: CONNECTION_MARK, inside: '/tmp/kernel.json' }],
     env: {
       // IPython's and Jupyter's own directories in the sandbox's /tmp, never in the workspace.
       IPYTHONDIR: '/tmp/.ipython',
@@ -90,7 +98,7 @@ export function writeKernelHost(settings: CodeInterpreterSettings): { root: stri
       '-m',
       'ipykernel_launcher',
       '-f',
-      '/run/jupyter/kernel.json',
+      '/tmp/kernel.json',
       // Tracebacks as Python prints them, without terminal colours; no history file.
       '--InteractiveShell.colors=NoColor',
       '--InteractiveShell.xmode=Plain',
@@ -98,7 +106,9 @@ export function writeKernelHost(settings: CodeInterpreterSettings): { root: stri
       '--IPKernelApp.matplotlib=None',
     ],
   });
-  writeFileSync(join(spec, 'sandbox.json'), JSON.stringify({ bwrap: settings.cpython.bwrap, args }));
+  // Each kernel's cgroup: made by the launcher under these places, named by the kernel's id (see KERNEL_LAUNCHER).
+  const cgroups = boundary.cgroups.version === null ? [] : boundary.cgroups.plan('k', boundary.limits).map(({ parent, files }) => ({ parent, files }));
+  writeFileSync(join(spec, 'sandbox.json'), JSON.stringify({ bwrap: settings.cpython.bwrap, args, cgroups, runAs: boundary.runAs ?? null }));
   writeFileSync(join(spec, 'launch.py'), KERNEL_LAUNCHER);
   writeFileSync(
     join(spec, 'kernel.json'),
@@ -111,6 +121,9 @@ export function writeKernelHost(settings: CodeInterpreterSettings): { root: stri
     }),
   );
   writeFileSync(join(root, 'python', 'switchyard_jupyter.py'), SERVER_KERNEL_MANAGER);
+  // The token in a file only the host user reads, never on a command line (ps shows those to every local user).
+  mkdirSync(join(root, 'config'), { mode: 0o700 });
+  writeFileSync(join(root, 'config', 'jupyter_server_config.json'), JSON.stringify({ ServerApp: { token } }), { mode: 0o600 });
   const env: NodeJS.ProcessEnv = {
     PATH: '/usr/bin:/bin',
     HOME: root,
@@ -125,8 +138,8 @@ export function writeKernelHost(settings: CodeInterpreterSettings): { root: stri
   return { root, env };
 }
 
-/** The server's command line: loopback only, the token, no browser, no other kernelspecs, ipc kernels, websocket messages as large as a file sync. */
-export function serverArgs(settings: CodeInterpreterSettings, port: number, token: string, root: string): string[] {
+/** The server's command line: loopback only (the token is in its config file), no browser, no other kernelspecs, ipc kernels, websocket messages as large as a file sync. */
+export function serverArgs(settings: CodeInterpreterSettings, port: number, root: string): string[] {
   const maxMessage = settings.maxContainerBytes * 2 + (8 << 20);
   return [
     '-m',
@@ -134,10 +147,9 @@ export function serverArgs(settings: CodeInterpreterSettings, port: number, toke
     '--ServerApp.ip=127.0.0.1',
     `--ServerApp.port=${port}`,
     '--ServerApp.port_retries=0',
-    `--ServerApp.token=${token}`,
     '--ServerApp.open_browser=False',
     '--ServerApp.allow_remote_access=False',
-    // The server itself runs no tenant code (that is in each kernel's sandbox, uid 1000 in its own user namespace); CI runs as root.
+    // The server itself runs no tenant code (that is in each kernel's sandbox, an unprivileged uid in its own user namespace); CI runs as root.
     '--ServerApp.allow_root=True',
     `--ServerApp.root_dir=${root}`,
     `--ServerApp.tornado_settings={"websocket_max_message_size": ${maxMessage}}`,
@@ -211,11 +223,11 @@ export class JupyterHost {
 
   private async start(): Promise<JupyterEndpoint> {
     // A server that was stopped took its directory with it (switchyard_jupyter's _end_with_the_gateway).
-    if (!this.dir || !existsSync(this.dir.root)) this.dir = writeKernelHost(this.settings);
+    if (!this.dir || !existsSync(this.dir.root)) this.dir = writeKernelHost(this.settings, this.token);
     const dir = this.dir;
     const port = await freePort();
     const generation = ++this.generation;
-    const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, this.token, dir.root), {
+    const child = spawn(this.settings.cpython.python, serverArgs(this.settings, port, dir.root), {
       stdio: ['ignore', 'ignore', 'pipe'],
       // The server ends itself, and removes the directory, when this process dies without
       // stopping it (switchyard_jupyter's _end_with_the_gateway).

@@ -1,7 +1,13 @@
 import { PYTHON_WALK } from '../python-walk.js';
 
+/** The kernelspec's name on the host. */
+export const KERNEL_NAME = 'switchyard-python';
+
 /** Where the launcher puts the kernel's socket directory in the bubblewrap arguments. */
 export const IPC_MARK = '@SWITCHYARD_IPC_DIR@';
+
+/** Where the launcher puts the descriptor of the kernel's connection file in the bubblewrap arguments. */
+export const CONNECTION_MARK = '@SWITCHYARD_CONNECTION_FD@';
 
 /** The MIME type of the kernel's file report (a `display_data` the gateway reads, never shown). */
 export const FILES_MIME = 'application/vnd.switchyard.files+json';
@@ -163,7 +169,7 @@ del _switchyard_setup
  * a call's three, against a few ms of work.
  */
 export const SERVER_KERNEL_MANAGER = String.raw`
-import os, shutil, signal, uuid
+import json, os, shutil, signal, time, uuid
 from jupyter_client.ioloop import AsyncIOLoopKernelManager
 
 
@@ -241,6 +247,7 @@ def _load_jupyter_server_extension(serverapp):
     serverapp.log.info('switchyard: TCP_NODELAY on kernel WebSockets')
 
 IPC_ROOT = os.environ['SWITCHYARD_IPC_ROOT']
+KERNEL_NAME = ${JSON.stringify(KERNEL_NAME)}
 
 class IpcKernelManager(AsyncIOLoopKernelManager):
     def __init__(self, **kwargs):
@@ -254,29 +261,160 @@ class IpcKernelManager(AsyncIOLoopKernelManager):
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
             shutil.rmtree(self._ipc_dir, ignore_errors=True)
+        # The launcher removes the kernel's cgroup when the kernel ends; a launcher killed outright could not.
+        if getattr(self, 'kernel_id', None):
+            _remove_cgroup(self.kernel_id)
+
+
+def _remove_cgroup(kernel_id):
+    try:
+        with open(os.path.join(os.environ['JUPYTER_PATH'], 'kernels', KERNEL_NAME, 'sandbox.json')) as f:
+            places = json.load(f).get('cgroups', [])
+    except (OSError, ValueError, KeyError):
+        return
+    for place in places:
+        d = os.path.join(place['parent'], 'sy-k-' + os.path.basename(kernel_id))
+        for _ in range(100):
+            try:
+                with open(os.path.join(d, 'cgroup.procs')) as f:
+                    for p in f.read().split():
+                        try:
+                            os.kill(int(p), signal.SIGKILL)
+                        except OSError:
+                            pass
+                os.rmdir(d)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)
 `;
 
 /**
- * The kernelspec's argv[0..1]: reads the connection file Jupyter wrote,
- * writes the kernel's own copy into the kernel's socket directory with the
- * socket paths as the sandbox sees them, and execs bubblewrap (arguments
- * built by the gateway, in sandbox.json beside it) around ipykernel.
+ * The kernelspec's argv[0..1], run as the gateway's user: reads the
+ * connection file Jupyter wrote and hands the kernel its own copy (the
+ * socket paths as the sandbox sees them) through a pipe into its /tmp;
+ * makes the kernel's cgroup (`sy-k-<kernel id>` under each place the gateway
+ * found, with its limits, from sandbox.json beside it) and starts
+ * bubblewrap around ipykernel in it, as the sandbox's uid, with an empty
+ * environment (the server's holds nothing for it). It then stays, outside
+ * the sandbox: once the kernel has bound its sockets (before any program
+ * runs) the socket directory becomes the host user's alone again, so the
+ * sandbox has no writable host directory; when the kernel ends it empties
+ * and removes the cgroup. A launcher killed with SIGKILL takes bubblewrap
+ * with it (--die-with-parent); the server's kernel manager and the gateway
+ * remove the cgroup then.
  */
 export const KERNEL_LAUNCHER = String.raw`
-import json, os, sys
+import json, os, re, shutil, signal, sys, time
 IPC_MARK = ${JSON.stringify(IPC_MARK)}
+CONNECTION_MARK = ${JSON.stringify(CONNECTION_MARK)}
 here = os.path.dirname(os.path.abspath(__file__))
 with open(sys.argv[1]) as f:
     info = json.load(f)
 if info.get('transport') != 'ipc':
     sys.exit('switchyard kernels speak ZeroMQ over ipc only')
-ipc_dir = os.path.dirname(info['ip'])
-inner = dict(info, ip='/run/jupyter/k')
-fd = os.open(os.path.join(ipc_dir, 'kernel.json'), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-with os.fdopen(fd, 'w') as f:
-    json.dump(inner, f)
+kernel_id = re.fullmatch(r'kernel-([0-9a-f-]{1,64})\.json', os.path.basename(sys.argv[1]))
+if not kernel_id:
+    sys.exit('switchyard kernels need the connection file Jupyter names by kernel id')
+kernel_id = kernel_id.group(1)
 with open(os.path.join(here, 'sandbox.json')) as f:
     sandbox = json.load(f)
-args = [sandbox['bwrap']] + [ipc_dir if a == IPC_MARK else a for a in sandbox['args']]
-os.execvp(args[0], args)
+run_as = sandbox.get('runAs')
+ipc_dir = os.path.dirname(info['ip'])
+# The kernel's copy of the connection file, with the socket paths as the sandbox sees them, goes in through a pipe.
+conn_r, conn_w = os.pipe()
+os.write(conn_w, json.dumps(dict(info, ip='/run/jupyter/k')).encode())
+os.close(conn_w)
+os.set_inheritable(conn_r, True)
+if run_as:
+    # The kernel binds its sockets here: until it has, the directory is its uid's.
+    os.chown(ipc_dir, run_as['uid'], run_as['gid'])
+marks = {IPC_MARK: ipc_dir, CONNECTION_MARK: str(conn_r)}
+args = [sandbox['bwrap']] + [marks.get(a, a) for a in sandbox['args']]
+# Found now: bubblewrap starts with an empty environment, PATH included.
+exe = shutil.which(args[0]) or args[0]
+
+cgroups = []
+for place in sandbox.get('cgroups', []):
+    d = os.path.join(place['parent'], 'sy-k-' + kernel_id)
+    os.makedirs(d, exist_ok=True)
+    for lim in place['files']:
+        path = os.path.join(d, lim['file'])
+        if 'memsw' in lim['file'] and not os.path.exists(path):
+            continue
+        with open(path, 'w') as f:
+            f.write(lim['value'])
+    cgroups.append(d)
+
+child = os.fork()
+if child == 0:
+    try:
+        for d in cgroups:
+            with open(os.path.join(d, 'cgroup.procs'), 'w') as f:
+                f.write(str(os.getpid()))
+        if run_as:
+            os.setgroups([])
+            os.setgid(run_as['gid'])
+            os.setuid(run_as['uid'])
+        os.execve(exe, args, {})
+    except BaseException as e:
+        sys.stderr.write('switchyard launcher: the sandbox did not start: %r\n' % (e,))
+    os._exit(125)
+os.close(conn_r)
+
+def stop(sig, frame):
+    try:
+        os.kill(child, signal.SIGKILL)
+    except OSError:
+        pass
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+
+status = None
+if run_as:
+    sockets = [os.path.join(ipc_dir, 'k-%d' % info[p]) for p in ('shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port')]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not all(os.path.exists(s) for s in sockets):
+        pid, st = os.waitpid(child, os.WNOHANG)
+        if pid:
+            status = st
+            break
+        time.sleep(0.02)
+    os.chown(ipc_dir, os.getuid(), os.getgid())
+    os.chmod(ipc_dir, 0o700)
+
+while status is None:
+    try:
+        status = os.waitpid(child, 0)[1]
+    except ChildProcessError:
+        status = 0
+
+def empty(d):
+    for _ in range(50):
+        try:
+            with open(os.path.join(d, 'cgroup.procs')) as f:
+                pids = [int(p) for p in f.read().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
+for d in cgroups:
+    empty(d)
+    for _ in range(100):
+        try:
+            os.rmdir(d)
+            break
+        except FileNotFoundError:
+            break
+        except OSError:
+            time.sleep(0.02)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
 `;

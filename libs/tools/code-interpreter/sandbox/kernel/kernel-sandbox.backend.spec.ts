@@ -9,12 +9,13 @@ import { KernelSandboxBackend } from './kernel-sandbox.backend.js';
 // Imports take seconds with both cores busy; the time-limit test sets its own.
 const limits = { timeoutMs: 60_000, graceMs: 1_000, memoryLimitMb: 1024, maxOutputBytes: 4096, maxFileBytes: 4 << 20 };
 
-// nice 0: the suite's other workers would otherwise starve these kernels (the priority itself is measured in bench/).
+// nice 0 and the highest CPU weight below the gateway's: the suite's other workers would otherwise starve these kernels (the priority itself is measured in bench/).
 function backendWith(kernel: Partial<CodeInterpreterSettings['kernel']>): KernelSandboxBackend {
   return new KernelSandboxBackend({
     ...DEFAULT_CODE_INTERPRETER_SETTINGS,
     backend: 'kernel',
     nice: 0,
+    sandbox: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.sandbox, cpuWeight: 99 },
     memoryLimitMb: 1024,
     kernel: { ...DEFAULT_CODE_INTERPRETER_SETTINGS.kernel, ...kernel },
   });

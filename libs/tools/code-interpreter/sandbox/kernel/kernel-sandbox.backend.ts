@@ -1,4 +1,6 @@
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
+import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
+import { containerMemory } from '../cpython/cpython-sandbox.backend.js';
 import { ContainerDir } from '../container-fs.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
 import { applyReport, type ReportedFile, workspaceStamps } from '../workspace-files.js';
@@ -47,7 +49,10 @@ export class KernelSandboxBackend implements SandboxBackend {
   private closed = false;
   readonly sessionsOutliveHomes: boolean;
 
-  constructor(private readonly settings: CodeInterpreterSettings) {
+  constructor(
+    private readonly settings: CodeInterpreterSettings,
+    readonly boundary: SandboxBoundary = SandboxBoundary.for(settings),
+  ) {
     this.sessionsOutliveHomes = Boolean(settings.kernel.jupyterUrl);
     if (!settings.kernel.jupyterUrl) {
       this.host = new JupyterHost(settings);
@@ -96,6 +101,8 @@ export class KernelSandboxBackend implements SandboxBackend {
       if (lostReason) result.message = [await resetNotice(req.workspaceDir, `(${lostReason})`), result.message].filter(Boolean).join(' ');
       return result;
     } finally {
+      // Nothing the call started outlives it but the kernel itself (a background process, a child it forgot).
+      this.reap(kernel);
       kernel.busy = false;
       kernel.lastUsed = Date.now();
       this.waiters.shift()?.();
@@ -104,7 +111,7 @@ export class KernelSandboxBackend implements SandboxBackend {
     }
   }
 
-  release(session: string): void {
+  async release(session: string): Promise<void> {
     this.lost.delete(session);
     const k = this.live.get(session);
     if (!k) {
@@ -115,6 +122,19 @@ export class KernelSandboxBackend implements SandboxBackend {
     this.live.delete(session);
     k.kill();
     this.waiters.shift()?.();
+    // Gone when the container's delete answers, not when the server gets round to it.
+    await this.cgroupOf(k)?.remove();
+  }
+
+  /** A kernel's cgroup, where this process can reach it: its own server's kernels (the launcher names it by the kernel's id). */
+  private cgroupOf(kernel: JupyterKernel) {
+    if (!this.host || !kernel.id || this.boundary.cgroups.version === null) return undefined;
+    return this.boundary.cgroups.existing(`k-${kernel.id}`);
+  }
+
+  private reap(kernel: JupyterKernel): void {
+    const cg = this.cgroupOf(kernel);
+    if (cg?.exists()) cg.killAllButKernel();
   }
 
   async close(): Promise<void> {
@@ -266,7 +286,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       this.live.delete(req.session);
       return empty('crashed', 'the Python kernel could not start; is bubblewrap installed with python3-ipykernel, python3-jupyter-server, -numpy, -pandas and -matplotlib?');
     }
-    const ended = this.endOf(call, req, killed);
+    const ended = this.endOf(kernel, call, req, killed);
     const keep = !req.signal.aborted && !killed && call.status !== 'broken' && call.status !== 'exited';
     const files = keep ? [...call.files, ...(await figureFiles(req.workspaceDir, call))] : [];
     const applied = keep ? await applyReport(req.workspaceDir, files, call.deleted, req.limits.maxFileBytes) : { changed: [], truncated: false };
@@ -303,12 +323,14 @@ export class KernelSandboxBackend implements SandboxBackend {
     return { put, remove, stamps };
   }
 
-  private endOf(call: KernelCall, req: SandboxRunRequest, killed: boolean): { status: SandboxStatus; message?: string } {
+  private endOf(kernel: JupyterKernel, call: KernelCall, req: SandboxRunRequest, killed: boolean): { status: SandboxStatus; message?: string } {
     const timeLimit = `The code was stopped after ${req.limits.timeoutMs} ms (the time limit).`;
     if (req.signal.aborted) return { status: 'aborted', message: 'the call was cancelled' };
     if (killed || call.status === 'timeout') return { status: 'timeout', message: timeLimit };
     if (call.status === 'ok' || call.status === 'error') return { status: call.status };
     if (call.status === 'memory') return { status: 'memory', message: `The code ran out of memory (limit ${req.limits.memoryLimitMb} MB).` };
+    // The container's cgroup was full and the OOM killer took the kernel.
+    if (call.status === 'exited' && (this.cgroupOf(kernel)?.oomKills() ?? 0) > 0) return { status: 'memory', message: containerMemory(req) };
     if (call.status === 'broken') return { status: 'crashed', message: 'The Python kernel sent more than a call may and was stopped.' };
     return { status: 'crashed', message: 'The Python process ended during the run (os._exit, a signal or a crash).' };
   }

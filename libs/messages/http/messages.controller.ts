@@ -5,6 +5,7 @@ import { defer, from, switchMap } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { newId } from '#tool-sdk/ids.js';
 import { LoopService } from '#core/loop/loop.service.js';
+import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { ModelContextService, estimateItemTokens } from '#core/loop/model-context.service.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
@@ -36,7 +37,20 @@ export class MessagesController {
     private readonly signer: ThinkingSigner,
     private readonly counter: MessagesTokenCounter,
     private readonly contexts: ModelContextService,
+    private readonly explorer: ToolHandlerExplorer,
   ) {}
+
+  /**
+   * Anthropic's server web search runs on the gateway's `web_search` module
+   * when one is loaded with an executor and says it can search (a provider is
+   * configured); otherwise a declaration is refused by name. Asked per
+   * request: the module's own status is the one source of truth.
+   */
+  private webSearchRuns(): boolean {
+    const handler = this.explorer.handlerForType('web_search');
+    if (!handler?.gatewayOwned || !this.explorer.executorForType('web_search')) return false;
+    return handler.describe?.().runs ?? true;
+  }
 
   // `anthropic-beta` headers need no handling: every beta this gateway
   // serves is always on, and the fields a beta unlocks are checked like any
@@ -47,7 +61,7 @@ export class MessagesController {
     // Anthropic's SDKs expose this header as `requestID`; the message id is derived from the same id.
     const responseId = newId('resp');
     res.setHeader('request-id', `req_${responseId.replace(/^resp_/, '')}`);
-    const mapped = mapMessagesRequest(body, requestOwner(req), { signer: this.signer });
+    const mapped = mapMessagesRequest(body, requestOwner(req), { signer: this.signer, webSearch: this.webSearchRuns() });
     const { request, toolOrigins, contextManagement, hideThinking } = mapped;
     request.responseId = responseId;
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
@@ -109,10 +123,10 @@ export class MessagesController {
   @HttpCode(200)
   async countTokens(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
     const owner = requestOwner(req);
-    const mapped = mapMessagesRequest(body, owner, { signer: this.signer, counting: true });
+    const mapped = mapMessagesRequest(body, owner, { signer: this.signer, counting: true, webSearch: this.webSearchRuns() });
     const edited = (mapped.contextManagement?.appliedEdits.length ?? 0) > 0;
     const original: MappedMessagesRequest | null = edited
-      ? mapMessagesRequest({ ...(body as object), context_management: null }, owner, { signer: this.signer, counting: true })
+      ? mapMessagesRequest({ ...(body as object), context_management: null }, owner, { signer: this.signer, counting: true, webSearch: this.webSearchRuns() })
       : null;
     const ac = new AbortController();
     res.on('close', () => ac.abort());

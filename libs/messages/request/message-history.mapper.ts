@@ -170,8 +170,10 @@ function assistantItems(blocks: unknown[], path: string, signer: ThinkingSigner)
   const items: PublicItem[] = [];
   const { add, flush } = messageRun('assistant', items);
   const mcpResults = new Map<string, JsonObject>();
+  const searchResults = new Map<string, JsonObject>();
   for (const raw of blocks) {
     if (isObject(raw) && raw.type === 'mcp_tool_result' && typeof raw.tool_use_id === 'string') mcpResults.set(raw.tool_use_id, raw);
+    if (isObject(raw) && raw.type === 'web_search_tool_result' && typeof raw.tool_use_id === 'string') searchResults.set(raw.tool_use_id, raw);
   }
   blocks.forEach((raw, j) => {
     const at = `${path}.${j}`;
@@ -220,7 +222,12 @@ function assistantItems(blocks: unknown[], path: string, signer: ThinkingSigner)
         return;
       }
       case 'mcp_tool_result':
-        // Folded into its mcp_tool_use above.
+      case 'web_search_tool_result':
+        // Folded into its mcp_tool_use / server_tool_use.
+        return;
+      case 'server_tool_use':
+        flush();
+        items.push(webSearchCall(block, searchResults.get(stringAt(block.id, `${at}.id`, { nonEmpty: true })), at));
         return;
       default:
         invalid(`${at}.type`, `"${type}" is not a content block type this gateway accepts in an assistant message.`);
@@ -228,6 +235,23 @@ function assistantItems(blocks: unknown[], path: string, signer: ThinkingSigner)
   });
   flush();
   return items;
+}
+
+/**
+ * A server web search the gateway ran on an earlier turn, sent back as
+ * Anthropic's blocks: the `web_search_call` it was, with the pages it found
+ * as sources. The web_search module replays it to the model as its call and
+ * a note that the results were not kept (their content never left the
+ * gateway; `encrypted_content` is empty).
+ */
+function webSearchCall(block: JsonObject, result: JsonObject | undefined, at: string): PublicItem {
+  if (block.name !== 'web_search') invalid(`${at}.name`, '"web_search" is the only server tool this gateway runs.');
+  const input = objectAt(block.input, `${at}.input`);
+  const action: JsonObject = { type: 'search', query: typeof input.query === 'string' ? input.query : '' };
+  const pages = result && Array.isArray(result.content) ? result.content.filter(isObject) : [];
+  action.sources = pages.filter((p) => typeof p.url === 'string').map((p) => ({ type: 'url', url: p.url as string }));
+  const failed = result !== undefined && !Array.isArray(result.content);
+  return { type: 'web_search_call', id: stringAt(block.id, `${at}.id`, { nonEmpty: true }), status: failed ? 'failed' : 'completed', action };
 }
 
 /**

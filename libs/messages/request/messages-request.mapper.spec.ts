@@ -372,4 +372,44 @@ describe('mapMessagesRequest', () => {
     expect(error.message.startsWith(`${path}: `)).toBe(true);
     expect(error).toBeInstanceOf(InvalidRequestError);
   });
+
+  it('maps a server web search onto the web_search tool when the gateway can search, asking for the results its blocks need', () => {
+    const { request, toolOrigins } = mapMessagesRequest(
+      {
+        ...base,
+        tools: [
+          { type: 'web_search_20250305', name: 'web_search', max_uses: 5, allowed_domains: ['docs.example'], user_location: { type: 'approximate', country: 'US' } },
+          { type: 'web_search_20260209', name: 'web_search', max_uses: 3, allowed_domains: [] },
+          { name: 'f', input_schema: { type: 'object' } },
+        ],
+      },
+      null,
+      { ...opts, webSearch: true },
+    );
+    expect(request.tools).toEqual([
+      { type: 'web_search', filters: { allowed_domains: ['docs.example'] }, user_location: { type: 'approximate', country: 'US' } },
+      { type: 'web_search' },
+      { type: 'function', name: 'f', parameters: { type: 'object' } },
+    ]);
+    expect(request.include).toEqual(['web_search_call.results']);
+    // The smallest max_uses limits the turn's gateway-run calls.
+    expect(request.maxToolCalls).toBe(3);
+    expect(toAnthropicParam('tools[0].filters.allowed_domains[2]', toolOrigins)).toBe('tools.0.allowed_domains.2');
+    expect(mapMessagesRequest(base, null, { ...opts, webSearch: true }).request).toMatchObject({ include: [], maxToolCalls: null });
+  });
+
+  it.each([
+    [{ type: 'web_search_20250305', name: 'search' }, 'tools.0.name'],
+    [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['x.example'] }, 'tools.0.blocked_domains'],
+    [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }, 'tools.0.max_uses'],
+    [{ type: 'code_execution_20250522', name: 'code_execution' }, 'tools.0.type'],
+  ])('refuses the server tool %j naming %s even with web search available', (tool, path) => {
+    try {
+      mapMessagesRequest({ ...base, tools: [tool] }, null, { ...opts, webSearch: true });
+    } catch (err) {
+      expect((err as InvalidRequestError).param).toBe(path);
+      return;
+    }
+    throw new Error('expected a refusal');
+  });
 });

@@ -22,6 +22,8 @@ export interface MessagesMappingOptions {
   signer: ThinkingSigner;
   /** `count_tokens` takes the same body without `max_tokens`, `stream` and sampling fields. */
   counting?: boolean;
+  /** Whether the gateway's web_search module can run searches (a provider is configured). */
+  webSearch?: boolean;
 }
 
 /** Fields this gateway maps onto the loop. */
@@ -91,7 +93,7 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
   if (present(raw.stop_sequences) && arrayAt(raw.stop_sequences, 'stop_sequences').length > 0) {
     unsupported('stop_sequences', 'the upstream is called without stop sequences; send an empty list or leave it out.');
   }
-  const { tools, origins, toolChoice, parallelToolCalls } = mapTools(raw);
+  const { tools, origins, toolChoice, parallelToolCalls, include, maxToolCalls } = mapTools(raw, { webSearch: options.webSearch ?? false });
   const systemBlocks = present(raw.system) ? textOrTextBlocks(raw.system, 'system') : [];
   const system = [...withoutBillingHeader(systemBlocks), ...history.leadingSystem, ...history.trailingSystem].join('\n\n');
 
@@ -105,7 +107,7 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
     temperature: present(raw.temperature) ? numberAt(raw.temperature, 'temperature', 0, 1) : null,
     topP: present(raw.top_p) ? numberAt(raw.top_p, 'top_p', 0, 1) : null,
     maxOutputTokens: maxTokens,
-    maxToolCalls: null,
+    maxToolCalls,
     text: textFormat(raw.output_config),
     reasoning: reasoning(raw.thinking, raw.output_config, maxTokens),
     truncation: 'disabled',
@@ -115,7 +117,7 @@ export function mapMessagesRequest(body: unknown, owner: string | null, options:
     background: false,
     previousResponseId: null,
     conversationId: null,
-    include: [],
+    include,
     stream: present(raw.stream) ? booleanAt(raw.stream, 'stream') : false,
     promptCacheKey: null,
     safetyIdentifier: null,

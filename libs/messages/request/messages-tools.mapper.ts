@@ -1,6 +1,6 @@
 import type { JsonObject } from '#tool-sdk/items.js';
 import type { PublicToolChoice } from '#core/loop/response-request.js';
-import { arrayAt, booleanAt, invalid, isObject, objectAt, present, stringAt, unsupported } from './request-fields.js';
+import { arrayAt, booleanAt, invalid, isObject, numberAt, objectAt, present, stringAt, unsupported } from './request-fields.js';
 import type { ToolOrigin } from './tool-origin.js';
 
 export interface MappedTools {
@@ -8,7 +8,23 @@ export interface MappedTools {
   origins: ToolOrigin[];
   toolChoice: PublicToolChoice;
   parallelToolCalls: boolean;
+  /** Set when the body declares Anthropic's server web search: what the reply's blocks need from the loop. */
+  include: string[];
+  /** The smallest `max_uses` of a server tool, as the loop's limit on gateway calls; null without one. */
+  maxToolCalls: number | null;
 }
+
+export interface ToolMappingOptions {
+  /** Whether this gateway can run a web search (its web_search module has a provider). */
+  webSearch: boolean;
+}
+
+/** `web_search_20250305` and the later dated versions of Anthropic's server web search. */
+const SERVER_WEB_SEARCH = /^web_search_\d{8}$/;
+// `filters.allowed_domains` in the declaration is the tool's own `allowed_domains`.
+const WEB_SEARCH_FIELDS = { filters: '' };
+/** `web_search_call.results`: the pages each search showed the model, for `web_search_tool_result`. */
+const SEARCH_RESULTS_INCLUDE = 'web_search_call.results';
 
 const FUNCTION_FIELDS = { parameters: 'input_schema' };
 const MCP_FIELDS = { server_label: 'name', server_url: 'url', authorization: 'authorization_token', allowed_tools: 'tool_configuration.allowed_tools' };
@@ -16,17 +32,29 @@ const MCP_FIELDS = { server_label: 'name', server_url: 'url', authorization: 'au
 /**
  * Anthropic `tools`, `mcp_servers` and `tool_choice` → Responses tool
  * declarations. Custom tools are client-owned functions; MCP servers are
- * gateway-owned `mcp` tools the loop runs itself. Anthropic's server tools
- * (web search, code execution, bash...) run on Anthropic's side: a request
- * that relies on one is refused rather than silently answered without it.
+ * gateway-owned `mcp` tools the loop runs itself; the server web search
+ * (`web_search_YYYYMMDD`) runs on the gateway's web_search module. Other
+ * server tools (code execution, bash...) run on Anthropic's side: a request
+ * that relies on one is refused rather than silently answered without it,
+ * and so is web search when no search provider is configured.
  */
-export function mapTools(body: JsonObject): MappedTools {
+export function mapTools(body: JsonObject, options: ToolMappingOptions = { webSearch: false }): MappedTools {
   const tools: JsonObject[] = [];
   const origins: ToolOrigin[] = [];
+  const include: string[] = [];
+  let maxToolCalls: number | null = null;
   const choice = toolChoice(body.tool_choice);
   if (present(body.tools)) {
     const loaded = loadedToolNames(body.messages, choice.toolChoice);
     arrayAt(body.tools, 'tools').forEach((raw, i) => {
+      if (isObject(raw) && typeof raw.type === 'string' && SERVER_WEB_SEARCH.test(raw.type)) {
+        const search = webSearchTool(raw, `tools.${i}`, options);
+        tools.push(search.declaration);
+        origins.push({ path: `tools.${i}`, fields: WEB_SEARCH_FIELDS });
+        if (!include.includes(SEARCH_RESULTS_INCLUDE)) include.push(SEARCH_RESULTS_INCLUDE);
+        if (search.maxUses !== null) maxToolCalls = Math.min(maxToolCalls ?? search.maxUses, search.maxUses);
+        return;
+      }
       const declaration = functionTool(raw, `tools.${i}`);
       if (isDeferred(raw, `tools.${i}`) && !loaded.has(String(declaration.name))) return;
       tools.push(declaration);
@@ -41,7 +69,37 @@ export function mapTools(body: JsonObject): MappedTools {
       origins.push({ path: `mcp_servers.${i}`, fields: MCP_FIELDS });
     });
   }
-  return { tools, origins, ...choice };
+  return { tools, origins, include, maxToolCalls, ...choice };
+}
+
+/**
+ * Anthropic's server web search as the gateway's `web_search` tool: the
+ * model sees the module's search function, and the reply shows each search
+ * as Anthropic does (`server_tool_use` + `web_search_tool_result`).
+ * `allowed_domains` and `user_location` carry over; `max_uses` becomes the
+ * turn's limit on gateway-run calls. `blocked_domains` has no counterpart in
+ * the module (it filters by allowed domains only), so a non-empty list is
+ * refused rather than ignored.
+ */
+function webSearchTool(tool: JsonObject, path: string, options: ToolMappingOptions): { declaration: JsonObject; maxUses: number | null } {
+  if (!options.webSearch) {
+    unsupported(
+      `${path}.type`,
+      `"${String(tool.type)}" runs on this gateway's web search, and no search provider is configured (webSearch.provider); declare a custom tool or use mcp_servers.`,
+    );
+  }
+  if (tool.name !== 'web_search') invalid(`${path}.name`, 'must be "web_search".');
+  const declaration: JsonObject = { type: 'web_search' };
+  if (present(tool.allowed_domains)) {
+    const domains = arrayAt(tool.allowed_domains, `${path}.allowed_domains`).map((d, j) => stringAt(d, `${path}.allowed_domains.${j}`));
+    if (domains.length > 0) declaration.filters = { allowed_domains: domains };
+  }
+  if (present(tool.blocked_domains) && arrayAt(tool.blocked_domains, `${path}.blocked_domains`).length > 0) {
+    unsupported(`${path}.blocked_domains`, "this gateway's web search filters by allowed_domains only; leave blocked_domains out or empty.");
+  }
+  if (present(tool.user_location)) declaration.user_location = objectAt(tool.user_location, `${path}.user_location`);
+  const maxUses = present(tool.max_uses) ? numberAt(tool.max_uses, `${path}.max_uses`, 1, Number.MAX_SAFE_INTEGER, { integer: true }) : null;
+  return { declaration, maxUses };
 }
 
 function isDeferred(raw: unknown, path: string): boolean {

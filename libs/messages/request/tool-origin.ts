@@ -6,7 +6,7 @@
 export interface ToolOrigin {
   /** `tools.3` or `mcp_servers.1`. */
   path: string;
-  /** Declaration field → the Anthropic field it came from. */
+  /** Declaration field → the Anthropic field it came from; `''` for a wrapper the Anthropic body lacks (`filters`). */
   fields: Record<string, string>;
 }
 
@@ -15,7 +15,8 @@ export function toAnthropicParam(param: string, origins: readonly ToolOrigin[]):
   const tool = /^tools\[(\d+)\](?:\.([A-Za-z_]+))?(.*)$/.exec(param);
   const origin = tool ? origins[Number(tool[1])] : undefined;
   if (tool && origin) {
-    const field = tool[2] ? `.${origin.fields[tool[2]] ?? tool[2]}` : '';
+    const named = tool[2] ? (origin.fields[tool[2]] ?? tool[2]) : '';
+    const field = named ? `.${named}` : '';
     return dotted(`${origin.path}${field}${tool[3]}`);
   }
   return dotted(param);

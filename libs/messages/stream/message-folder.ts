@@ -23,6 +23,7 @@ export class MessageFolder {
         if (delta.type === 'text_delta') block.text += delta.text;
         else if (delta.type === 'thinking_delta') block.thinking += delta.thinking;
         else if (delta.type === 'signature_delta') block.signature = delta.signature;
+        else if (delta.type === 'citations_delta') block.citations = [...((block.citations as unknown[] | undefined) ?? []), delta.citation];
         else this.json.set(event.index, (this.json.get(event.index) ?? '') + delta.partial_json);
         return;
       }

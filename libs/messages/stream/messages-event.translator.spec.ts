@@ -93,8 +93,8 @@ describe('MessagesEventTranslator', () => {
         { type: 'response.output_item.done', output_index: 1, item: { type: 'mcp_call', id: 'mcp_1', status: 'completed', output: 'echo: hi' } },
         { type: 'response.output_text.delta', output_index: 2, delta: 'ing' },
         { type: 'response.output_item.done', output_index: 2, item: { type: 'message' } },
-        { type: 'response.output_item.added', output_index: 3, item: { type: 'web_search_call' } },
-        { type: 'response.output_item.done', output_index: 3, item: { type: 'web_search_call' } },
+        { type: 'response.output_item.added', output_index: 3, item: { type: 'test_tool_call' } },
+        { type: 'response.output_item.done', output_index: 3, item: { type: 'test_tool_call' } },
         completed(),
       ),
     );
@@ -125,6 +125,77 @@ describe('MessagesEventTranslator', () => {
         { type: 'mcp_tool_result', tool_use_id: 'mcp_1', is_error: false, content: [{ type: 'text', text: 'echo: hi' }] },
       ],
     });
+  });
+
+  it('shows a web search as server_tool_use + web_search_tool_result and its url_citation annotations as citations', () => {
+    const search = { type: 'web_search_call', id: 'ws_1', status: 'in_progress', action: { type: 'search', query: 'q' } };
+    const results = [
+      { type: 'url', url: 'https://a.example/1', title: 'A', date: '2025-01-15' },
+      { type: 'url', url: 'https://b.example/2', title: 'B' },
+    ];
+    const text = 'See https://a.example/1 now.';
+    const out = translate(
+      events(
+        created,
+        { type: 'response.output_item.added', output_index: 0, item: search },
+        { type: 'response.output_item.done', output_index: 0, item: { ...search, status: 'completed', results } },
+        { type: 'response.output_item.added', output_index: 1, item: { type: 'message' } },
+        { type: 'response.output_text.delta', output_index: 1, delta: text },
+        {
+          type: 'response.output_item.done',
+          output_index: 1,
+          item: {
+            type: 'message',
+            content: [{ type: 'output_text', text, annotations: [{ type: 'url_citation', url: 'https://a.example/1', title: 'A', start_index: 4, end_index: 23 }] }],
+          },
+        },
+        completed(),
+      ),
+    );
+    expect(out.filter((e) => e.type.startsWith('content_block')).map((e) => [e.type, (e as { index?: number }).index, (e as { delta?: { type: string } }).delta?.type])).toEqual([
+      ['content_block_start', 0, undefined],
+      ['content_block_delta', 0, 'input_json_delta'],
+      ['content_block_stop', 0, undefined],
+      ['content_block_start', 1, undefined],
+      ['content_block_stop', 1, undefined],
+      ['content_block_start', 2, undefined],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_delta', 2, 'citations_delta'],
+      ['content_block_stop', 2, undefined],
+    ]);
+    const citation = { type: 'web_search_result_location', url: 'https://a.example/1', title: 'A', cited_text: 'https://a.example/1', encrypted_index: '' };
+    const message = fold(out).result!;
+    expect(message.content).toEqual([
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' }, caller: { type: 'direct' } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: [
+          { type: 'web_search_result', url: 'https://a.example/1', title: 'A', encrypted_content: '', page_age: '2025-01-15' },
+          { type: 'web_search_result', url: 'https://b.example/2', title: 'B', encrypted_content: '', page_age: null },
+        ],
+        caller: { type: 'direct' },
+      },
+      { type: 'text', text, citations: [citation] },
+    ]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+  });
+
+  it('shows a failed search as a web_search_tool_result_error', () => {
+    const search = { type: 'web_search_call', id: 'ws_2', status: 'in_progress', action: { type: 'search', query: 'q', queries: ['q', 'r'] } };
+    const out = translate(
+      events(
+        created,
+        { type: 'response.output_item.added', output_index: 0, item: search },
+        { type: 'response.output_item.done', output_index: 0, item: { ...search, status: 'failed' } },
+        completed(),
+      ),
+    );
+    expect(fold(out).result!.content).toEqual([
+      { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: { query: 'q', queries: ['q', 'r'] }, caller: { type: 'direct' } },
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_2', content: { type: 'web_search_tool_result_error', error_code: 'unavailable' }, caller: { type: 'direct' } },
+    ]);
   });
 
   it('maps incomplete reasons to max_tokens and pause_turn, and a failure to an error event', () => {

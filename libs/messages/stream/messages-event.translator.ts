@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from '#core/loop/response-events.js';
 import type { JsonObject, Usage } from '#tool-sdk/items.js';
 import type { ThinkingSigner } from '../thinking/thinking-signer.js';
-import type { AnthropicStreamEvent, AnthropicUsage, ContextManagementResult, StopReason } from './anthropic-events.js';
+import type { AnthropicStreamEvent, AnthropicUsage, ContextManagementResult, StopReason, WebSearchCitation, WebSearchToolResultContent } from './anthropic-events.js';
 import { BlockSequencer, type BlockLane } from './block-sequencer.js';
 
 /** Both reasoning event styles (`server.reasoningEvents`) carry the same text. */
@@ -15,9 +15,12 @@ const REASONING_DELTAS = new Set(['response.reasoning_text.delta', 'response.rea
  *
  * Client-owned calls become `tool_use` blocks; gateway-run MCP calls become
  * `mcp_tool_use` + `mcp_tool_result` (what Anthropic's MCP connector
- * returns), so they never look like calls the client must answer. Other
- * gateway items (`mcp_list_tools`, `web_search_call`, test tool types) have
- * no Messages form the client could use and are left out.
+ * returns), so they never look like calls the client must answer; web
+ * searches become `server_tool_use` + `web_search_tool_result` and the
+ * answer's `url_citation` annotations `web_search_result_location`
+ * citations (what Anthropic's server web search returns). Other gateway
+ * items (`mcp_list_tools`, test tool types) have no Messages form the client
+ * could use and are left out.
  */
 export interface TranslatorOptions {
   /** Signs each thinking block; without a key blocks carry an empty signature. */
@@ -39,6 +42,7 @@ export class MessagesEventTranslator {
   /** Open blocks by the Responses item's `output_index`. */
   private readonly lanes = new Map<number, BlockLane>();
   private clientCalls = 0;
+  private webSearches = 0;
   /** The prompt's size as the model server counted it before the run, for `message_start` (else 0 there; the count follows in `message_delta`). */
   private inputTokens = 0;
 
@@ -118,6 +122,14 @@ export class MessagesEventTranslator {
       case 'mcp_call':
         this.lanes.set(index, this.blocks.open({ type: 'mcp_tool_use', id: String(item.id), name: String(item.name), server_name: String(item.server_label), input: {} }));
         return;
+      case 'web_search_call': {
+        // The query is known when the search starts: the call's block is complete before its result.
+        this.webSearches++;
+        const use = this.blocks.open({ type: 'server_tool_use', id: serverToolUseId(item), name: 'web_search', input: {}, caller: { type: 'direct' } });
+        this.blocks.delta(use, { type: 'input_json_delta', partial_json: JSON.stringify(searchInput(item)) });
+        this.blocks.close(use);
+        return;
+      }
     }
   }
 
@@ -126,7 +138,13 @@ export class MessagesEventTranslator {
     if (thinking !== undefined && this.options.signer?.enabled) {
       this.delta(index, { type: 'signature_delta', signature: this.options.signer.sign(thinking) });
     }
+    if (item.type === 'message') for (const citation of webSearchCitations(item)) this.delta(index, { type: 'citations_delta', citation });
     this.closeLane(index);
+    if (item.type === 'web_search_call') {
+      const result = this.blocks.open({ type: 'web_search_tool_result', tool_use_id: serverToolUseId(item), content: searchResultContent(item), caller: { type: 'direct' } });
+      this.blocks.close(result);
+      return;
+    }
     if (item.type !== 'mcp_call') return;
     const failed = item.status !== 'completed';
     const text = failed ? (item.error ?? item.output) : item.output;
@@ -154,7 +172,7 @@ export class MessagesEventTranslator {
     this.out.push({
       type: 'message_delta',
       delta: { stop_reason: this.stopReason(response), stop_sequence: null },
-      usage: anthropicUsage(response.usage as Usage | null),
+      usage: { ...anthropicUsage(response.usage as Usage | null), ...(this.webSearches > 0 ? { server_tool_use: { web_search_requests: this.webSearches } } : {}) },
       ...(this.options.contextManagement ? { context_management: this.options.contextManagement } : {}),
     });
     this.out.push({ type: 'message_stop' });
@@ -169,6 +187,60 @@ export class MessagesEventTranslator {
     }
     return this.clientCalls > 0 ? 'tool_use' : 'end_turn';
   }
+}
+
+/** A search's block id under Anthropic's prefix for server tools; the result block names the same id. */
+function serverToolUseId(item: JsonObject): string {
+  return `srvtoolu_${String(item.id).replace(/^ws_/, '')}`;
+}
+
+/** Anthropic's web search input is `{query}`; further queries the module ran at once ride along. */
+function searchInput(item: JsonObject): JsonObject {
+  const action = (item.action ?? {}) as JsonObject;
+  const input: JsonObject = { query: typeof action.query === 'string' ? action.query : '' };
+  if (Array.isArray(action.queries) && action.queries.length > 1) input.queries = action.queries;
+  return input;
+}
+
+/**
+ * The pages the search showed the model (the item's `results`, asked for by
+ * the request mapper), or Anthropic's error object for a failed search. The
+ * gateway keeps no page content to replay, so `encrypted_content` is empty.
+ */
+function searchResultContent(item: JsonObject): WebSearchToolResultContent {
+  if (item.status !== 'completed') return { type: 'web_search_tool_result_error', error_code: 'unavailable' };
+  const results = Array.isArray(item.results) ? (item.results as JsonObject[]) : [];
+  return results.map((r) => ({
+    type: 'web_search_result',
+    url: String(r.url),
+    title: typeof r.title === 'string' ? r.title : String(r.url),
+    encrypted_content: '',
+    page_age: typeof r.date === 'string' ? r.date : null,
+  }));
+}
+
+/**
+ * The answer's `url_citation` annotations as Anthropic's citations. An
+ * annotation marks where the answer gives a page's URL; that span is the
+ * cited text (the gateway keeps no page text to quote).
+ */
+function webSearchCitations(item: JsonObject): WebSearchCitation[] {
+  const citations: WebSearchCitation[] = [];
+  for (const part of Array.isArray(item.content) ? (item.content as JsonObject[]) : []) {
+    if (part.type !== 'output_text' || !Array.isArray(part.annotations)) continue;
+    const text = String(part.text ?? '');
+    for (const a of part.annotations as JsonObject[]) {
+      if (a.type !== 'url_citation') continue;
+      citations.push({
+        type: 'web_search_result_location',
+        url: String(a.url),
+        title: typeof a.title === 'string' ? a.title : null,
+        cited_text: text.slice(Number(a.start_index), Number(a.end_index)),
+        encrypted_index: '',
+      });
+    }
+  }
+  return citations;
 }
 
 /** The run's response id under Anthropic's prefix, so logs on both sides still match. */

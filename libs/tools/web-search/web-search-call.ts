@@ -7,6 +7,8 @@ export interface WebSearchCallData {
   sources: string[];
   /** Their titles, by URL, for the answer's `url_citation` annotations. */
   titles?: Record<string, string>;
+  /** Their dates or ages as the provider reported them, by URL, for `web_search_call.results`. */
+  dates?: Record<string, string>;
 }
 
 /**
@@ -35,6 +37,30 @@ export function urlCitations(text: string, pages: ReadonlyMap<string, string>): 
 }
 
 export const SOURCES_INCLUDE = 'web_search_call.action.sources';
+/**
+ * `include: ["web_search_call.results"]`: the item lists the pages the model
+ * was shown with their titles (and dates where the provider gives them).
+ * OpenAI names the include without publishing a shape; this one is what
+ * Anthropic's `web_search_tool_result` needs, which `/v1/messages` builds from it.
+ */
+export const RESULTS_INCLUDE = 'web_search_call.results';
+
+/** One entry of a `web_search_call`'s `results` (with `RESULTS_INCLUDE`). */
+export interface WebSearchResultEntry {
+  type: 'url';
+  url: string;
+  title: string;
+  date?: string;
+}
+
+export function searchResults(data: WebSearchCallData | undefined): WebSearchResultEntry[] {
+  return (data?.sources ?? []).map((url) => {
+    const entry: WebSearchResultEntry = { type: 'url', url, title: data?.titles?.[url] ?? url };
+    const date = data?.dates?.[url];
+    if (date) entry.date = date;
+    return entry;
+  });
+}
 
 /** The model's arguments: `{query, queries?}`; either field alone is accepted. */
 export function parseSearchArguments(args: string, maxQueries: number): { queries: string[] } | { error: string } {

@@ -51,7 +51,12 @@ describe('WebSearchExecutor', () => {
         { title: 'Node.js on GitHub', url: HITS[1].url, snippet: 'Node.js JavaScript runtime.' },
       ],
     });
-    expect(output.data).toEqual({ queries: ['node 22 release'], sources: HITS.map((h) => h.url), titles: Object.fromEntries(HITS.map((h) => [h.url, h.title])) });
+    expect(output.data).toEqual({
+      queries: ['node 22 release'],
+      sources: HITS.map((h) => h.url),
+      titles: Object.fromEntries(HITS.map((h) => [h.url, h.title])),
+      dates: Object.fromEntries(HITS.filter((h) => h.date).map((h) => [h.url, h.date])),
+    });
     // The answer's url_citation annotations, from the pages shown.
     const result = { call: call({ query: 'node 22 release' }), status: 'completed', output } as any;
     const answer = 'See https://github.com/nodejs/node and https://nodejs.org/en/blog/release/v22.0.0 today.';
@@ -134,6 +139,28 @@ describe('WebSearchExecutor', () => {
       id: 'ws_1',
       status: 'completed',
       action: { type: 'search', query: 'a', queries: ['a', 'b'], sources: [{ type: 'url', url: 'https://x.example/1' }] },
+    });
+  });
+
+  it('lists the pages shown, with titles and dates, only when include asks for web_search_call.results', () => {
+    const data = {
+      queries: ['a'],
+      sources: ['https://x.example/1', 'https://x.example/2'],
+      titles: { 'https://x.example/1': 'One' },
+      dates: { 'https://x.example/1': '2025-01-15' },
+    };
+    const result: GatewayCallResult = { call: call({ query: 'a' }), status: 'completed', output: { text: '{}', data } };
+    expect(configured.publicOutput(result, { contextSize: 'medium' }, { include: [] })).not.toHaveProperty('results');
+    expect(configured.publicOutput(result, { contextSize: 'medium' }, { include: ['web_search_call.results'] })).toEqual({
+      type: 'web_search_call',
+      id: 'ws_1',
+      status: 'completed',
+      action: { type: 'search', query: 'a' },
+      results: [
+        { type: 'url', url: 'https://x.example/1', title: 'One', date: '2025-01-15' },
+        // A page without a title is listed under its URL.
+        { type: 'url', url: 'https://x.example/2', title: 'https://x.example/2' },
+      ],
     });
   });
 

@@ -13,7 +13,7 @@ import {
 } from '#tool-sdk/index.js';
 import { compactResults } from './search/result-budget.js';
 import { WebSearchService } from './search/web-search.service.js';
-import { SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, urlCitations, type WebSearchCallData } from './web-search-call.js';
+import { RESULTS_INCLUDE, SOURCES_INCLUDE, parseSearchArguments, queriesOf, searchAction, searchResults, urlCitations, type WebSearchCallData } from './web-search-call.js';
 import type { WebSearchParams } from './web-search-declaration.js';
 import { WEB_SEARCH } from './web-search.tool-type.js';
 
@@ -86,7 +86,8 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
     }
     const compacted = compactResults(queries, outcome.results, this.search.settings.resultBudgetChars, failures);
     const titles = Object.fromEntries(compacted.shown.map((r) => [r.url, r.title]));
-    return { text: compacted.text, data: { queries, sources: compacted.shown.map((r) => r.url), titles } satisfies WebSearchCallData };
+    const dates = Object.fromEntries(compacted.shown.filter((r) => r.date).map((r) => [r.url, r.date!]));
+    return { text: compacted.text, data: { queries, sources: compacted.shown.map((r) => r.url), titles, dates } satisfies WebSearchCallData };
   }
 
   /** `url_citation` annotations for the pages this response's searches showed the model (`urlCitations`). */
@@ -117,11 +118,13 @@ export class WebSearchExecutor implements GatewayExecutor<WebSearchParams> {
     // A call the scheduler ended (timeout, crash) carries no data of ours: fall back to the arguments.
     const queries = data?.queries.length ? data.queries : queriesOf(result.call.arguments).slice(0, this.search.settings.maxQueriesPerCall);
     const sources = ctx.include.includes(SOURCES_INCLUDE) ? (data?.sources ?? []) : undefined;
-    return {
+    const item: PublicItem = {
       type: 'web_search_call',
       id: result.call.itemId,
       status: result.status === 'completed' ? 'completed' : 'failed',
       action: searchAction(queries, sources),
     };
+    if (ctx.include.includes(RESULTS_INCLUDE)) (item as Record<string, unknown>).results = searchResults(data);
+    return item;
   }
 }

@@ -249,6 +249,29 @@ describe.each([
     expect(limit.param).toBe('limit');
   });
 
+  it('honours every ranking option or refuses it with a 400 naming the field, on the API and in the tool', async () => {
+    const store = await client.vectorStores.create({ name: 'ranking-options' });
+    const ranker = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { ranker: 'bogus' as 'auto' } }));
+    expect([ranker.status, ranker.param]).toEqual([400, 'ranking_options.ranker']);
+    // This gateway has no embeddings: weights between two rankings it does not have are refused, not ignored.
+    const hybrid = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { hybrid_search: { embedding_weight: 2, text_weight: 1 } } as never }));
+    expect([hybrid.status, hybrid.param]).toEqual([400, 'ranking_options.hybrid_search']);
+    expect(hybrid.message).toContain('lexically');
+    const unknown = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { rerank_depth: 10 } as never }));
+    expect([unknown.status, unknown.param]).toEqual([400, 'ranking_options.rerank_depth']);
+    for (const name of ['auto', 'default-2024-11-15'] as const) {
+      expect((await client.vectorStores.search(store.id, { query: 'x', ranking_options: { ranker: name, score_threshold: 0.5 } })).data).toEqual([]);
+    }
+    const tool = await apiError(
+      client.responses.create({
+        model: 'switchyard-sim',
+        input: 'hi',
+        tools: [{ type: 'file_search', vector_store_ids: [store.id], ranking_options: { ranker: 'bogus' as 'auto' } }],
+      }),
+    );
+    expect([tool.status, tool.param]).toEqual([400, 'tools[0].ranking_options.ranker']);
+  });
+
   it('grows: 10x and 100x file_ids and queries are served, and other requests still are', async () => {
     const files = await Promise.all(Array.from({ length: 200 }, (_, i) => upload(client, `n${i}.txt`, `note ${i} mentions token${i} and the shared word lantern`)));
     // Ids in upload order (the uploads above ran concurrently).

@@ -170,7 +170,7 @@ async function labelled(): Promise<void> {
   const rows: Array<{ backend: string; mode: string; q: RetrievalQuality }> = [];
 
   const backends: Array<{ name: string; open: () => Promise<SqlDatabase>; cleanup: () => Promise<void> }> = [
-    { name: 'SQLite (FTS5 BM25, sqlite-vec)', open: async () => new SqliteDatabase(':memory:'), cleanup: async () => undefined },
+    { name: 'SQLite (store-local BM25, sqlite-vec)', open: async () => new SqliteDatabase(':memory:'), cleanup: async () => undefined },
   ];
   const pgUrl = flag('postgres') ?? 'postgres://postgres@127.0.0.1:5432/test';
   const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
@@ -178,7 +178,7 @@ async function labelled(): Promise<void> {
   try {
     await admin.query('SELECT 1');
     backends.push({
-      name: 'PostgreSQL (ts_rank_cd, vectors in Node)',
+      name: 'PostgreSQL (store-local BM25, vectors in Node)',
       open: async () => {
         const schema = `sy_fs_bench_${randomBytes(4).toString('hex')}`;
         schemas.push(schema);

@@ -81,7 +81,10 @@ function containerOptions(raw: JsonObject): { memoryLimit: string | null } {
   if (raw.network_policy !== undefined && raw.network_policy !== null) {
     const policy = raw.network_policy as JsonObject;
     if (!policy || typeof policy !== 'object' || Array.isArray(policy) || policy.type !== 'disabled') {
-      throw new InvalidRequestError('network_policy: only {"type": "disabled"} is supported; containers here have no network, so an allowlist cannot be honoured.', 'network_policy');
+      throw new InvalidRequestError(
+        'network_policy: only {"type": "disabled"} is supported; containers here have no network, so an allowlist cannot be honoured.',
+        'network_policy',
+      );
     }
   }
   return { memoryLimit };

@@ -10,7 +10,7 @@ import type { ChunkingStrategy, Owner, PageQuery, StoreFileRow, StoreFileStatus,
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import { fileNotFound } from './files.service.js';
 import { batchObject, listObject, storeFileObject, storeObject } from './public-objects.js';
-import { MAX_FILE_IDS, asBody, attributes, chunkingStrategy, fileIdList, metadata, optionalInt, optionalString, storeExpiresAfter, type Body } from './request-fields.js';
+import { MAX_FILE_IDS, asBody, attributes, chunkingStrategy, fileIdList, metadata, optionalInt, optionalString, storeExpiresAfter } from './request-fields.js';
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 const hex = (): string => randomBytes(12).toString('hex');

@@ -122,8 +122,7 @@ export const FILE_WEIGHT = 1.5;
  * their size: the file holds about 1 + (chunks − 1)(1 − overlap) windows'
  * worth of words, and its chunks sum to `chunks` windows.
  */
-const DEDUP = (chunks: string, overlap: string): string =>
-  `((1 + (CAST(${chunks} AS DOUBLE PRECISION) - 1) * (1 - ${overlap})) / CAST(${chunks} AS DOUBLE PRECISION))`;
+const DEDUP = (chunks: string, overlap: string): string => `((1 + (CAST(${chunks} AS DOUBLE PRECISION) - 1) * (1 - ${overlap})) / CAST(${chunks} AS DOUBLE PRECISION))`;
 
 /** Lucene's BM25 idf: positive for every term, largest for a term no chunk has. */
 export const idf = (chunks: number, df: number): number => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));

@@ -787,8 +787,10 @@ export class FileSearchStore {
     // Scored from the index entries alone, materialised first so that no
     // planner (PostgreSQL before its statistics exist, say) can start from
     // the store's files instead of the query's terms: the (store, term)
-    // prefix drives the lookup. A candidate file's length is read from its
-    // chunks by the (store, file) index. Then each candidate's file is
+    // prefix drives the lookup. The files' lengths are read from their
+    // chunks. Every step is materialised once: PostgreSQL, left to inline
+    // them, planned nested loops that re-read a store of long files per
+    // candidate (tens of seconds per search). Then each candidate's file is
     // checked by its key: completed, or one of the filtered files. The
     // candidates come in the order results are given (every file's best
     // chunk before any file's second: `spreadOverFiles`), so that the chunks
@@ -803,21 +805,20 @@ export class FileSearchStore {
       `WITH q (term, idf, fidf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION))').join(', ')}),
        p AS MATERIALIZED (SELECT p.chunk_id, p.store_id, p.file_id, p.term, p.tf, p.len, q.idf, q.fidf
              FROM q JOIN fs_postings p ON p.store_id IN (${stores}) AND p.term = q.term),
-       cs AS (SELECT chunk_id AS id, store_id, file_id, SUM(idf * ${bm25('tf', 'len', 'CAST(? AS DOUBLE PRECISION)')}) AS s FROM p GROUP BY chunk_id, store_id, file_id),
+       cs AS MATERIALIZED (SELECT chunk_id AS id, store_id, file_id, SUM(idf * ${bm25('tf', 'len', 'CAST(? AS DOUBLE PRECISION)')}) AS s FROM p GROUP BY chunk_id, store_id, file_id),
        ft AS MATERIALIZED (SELECT store_id, file_id, fidf, SUM(tf) AS tf FROM p GROUP BY store_id, file_id, term, fidf),
-       fc AS (SELECT c.store_id, c.file_id, COUNT(*) AS chunks, SUM(c.terms) AS len
-             FROM (SELECT DISTINCT store_id, file_id FROM ft) k JOIN fs_chunks c ON c.store_id = k.store_id AND c.file_id = k.file_id
-             GROUP BY c.store_id, c.file_id),
-       fl AS (SELECT fc.store_id, fc.file_id, fc.len * ${DEDUP('fc.chunks', overlap)} AS len, ${DEDUP('fc.chunks', overlap)} AS once
+       fc AS MATERIALIZED (SELECT c.store_id, c.file_id, COUNT(*) AS chunks, SUM(c.terms) AS len
+             FROM fs_chunks c WHERE c.store_id IN (${stores}) GROUP BY c.store_id, c.file_id),
+       fl AS MATERIALIZED (SELECT fc.store_id, fc.file_id, fc.len * ${DEDUP('fc.chunks', overlap)} AS len, ${DEDUP('fc.chunks', overlap)} AS once
              FROM fc LEFT JOIN fs_store_files sf ON sf.store_id = fc.store_id AND sf.file_id = fc.file_id),
-       fs AS (SELECT ft.store_id, ft.file_id, SUM(ft.fidf * ${bm25('(ft.tf * fl.once)', 'fl.len', 'CAST(? AS DOUBLE PRECISION)')}) AS s
+       fs AS MATERIALIZED (SELECT ft.store_id, ft.file_id, SUM(ft.fidf * ${bm25('(ft.tf * fl.once)', 'fl.len', 'CAST(? AS DOUBLE PRECISION)')}) AS s
              FROM ft JOIN fl ON fl.store_id = ft.store_id AND fl.file_id = ft.file_id GROUP BY ft.store_id, ft.file_id),
        m AS (SELECT cs.id, cs.store_id, cs.file_id, cs.s AS s, cs.s / CAST(? AS DOUBLE PRECISION) + CAST(? AS DOUBLE PRECISION) * fs.s / CAST(? AS DOUBLE PRECISION) AS r
              FROM cs JOIN fs ON fs.store_id = cs.store_id AND fs.file_id = cs.file_id),
        ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY m.store_id, m.file_id ORDER BY m.r DESC, m.s DESC, m.id) AS k FROM m)
        SELECT c.id AS id, c.r AS r FROM ranked c ${join} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY c.k, c.r DESC, c.s DESC, c.file_id, c.id LIMIT ?`,
-      [...weights, ...scope.storeIds, avgLength, avgFileLength, ideal, this.fileWeight, fileIdeal, ...params, ...(onlyIds ?? []), limit],
+      [...weights, ...scope.storeIds, avgLength, ...scope.storeIds, avgFileLength, ideal, this.fileWeight, fileIdeal, ...params, ...(onlyIds ?? []), limit],
     );
     return rows.map((r) => {
       const rank = num(r.r);

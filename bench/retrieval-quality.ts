@@ -1,12 +1,24 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import os from 'node:os';
 import pg from 'pg';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { EmbeddingsClient } from '#tools/file-search/ingestion/embeddings.client.js';
 import { PostgresDatabase, SqliteDatabase, type SqlDatabase } from '#storage/sql/sql-database.js';
-import { CRANFIELD_PATH, loadJudgedCorpus, rankingQuality, rankWithFileSearch, type RankingQuality } from '#tools/file-search/testing/judged-corpus.js';
+import {
+  CRANFIELD_PATH,
+  DEBIAN_MAN_PATH,
+  documentText,
+  ingestJudged,
+  loadJudgedCorpus,
+  rankingQuality,
+  rankWithFileSearch,
+  type RankingQuality,
+} from '#tools/file-search/testing/judged-corpus.js';
+import { FileSearchStore } from '#tools/file-search/storage/file-search.store.js';
 import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus, type RetrievalQuality } from '#tools/file-search/testing/retrieval-eval.js';
-import { rankWithWinkBm25 } from './lib/wink-baseline.js';
+import { indexWithWinkChunked, rankWithWinkBm25 } from './lib/wink-baseline.js';
 
 /**
  * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of
@@ -21,30 +33,43 @@ function flag(name: string): string | undefined {
   return hit?.slice(name.length + 3);
 }
 
+interface JudgedRow {
+  system: string;
+  q: RankingQuality;
+  tuning?: RankingQuality;
+  heldOut?: RankingQuality;
+}
+
 /**
- * The public test collection (Cranfield: 1,400 abstracts, 225 queries with
- * judgments) through file search, beside a whole-document BM25 from a
- * well-known library on the same texts and queries. File search runs with
- * OpenAI's auto chunking (each abstract is one chunk) and with small
- * chunks (64 tokens, 32 overlapping), where a document is several chunks
- * and per-file ranking matters.
+ * A judged collection through file search, beside a whole-document BM25
+ * from a well-known library on the same texts and questions: Cranfield
+ * (1,400 abstracts, each one chunk with OpenAI's auto chunking; also with
+ * small chunks, where a document is several) and the Debian man pages
+ * (long documents, several chunks each; figures also for the questions
+ * used while tuning and those held out).
  */
-async function cranfield(pgUrl: string, pgReachable: boolean): Promise<void> {
-  const corpus = loadJudgedCorpus();
-  const rows: Array<{ system: string; q: RankingQuality; ms: number }> = [];
+async function judged(name: string, path: string, pgUrl: string, pgReachable: boolean, embeddings: EmbeddingsClient): Promise<void> {
+  const corpus = loadJudgedCorpus(path);
+  const rows: JudgedRow[] = [];
+  const part = (split: 'tuning' | 'held-out') => ({ ...corpus, queries: corpus.queries.filter((q) => q.split === split) });
+  const hasSplit = corpus.queries.some((q) => q.split !== undefined);
   const timed = async (system: string, rank: () => Promise<Map<string, string[]>> | Map<string, string[]>) => {
-    const t0 = performance.now();
     const ranked = await rank();
-    rows.push({ system, q: rankingQuality(corpus, ranked), ms: performance.now() - t0 });
-    console.error(`cranfield ${system}: ${JSON.stringify(rows.at(-1)!.q)}`);
+    const row: JudgedRow = { system, q: rankingQuality(corpus, ranked) };
+    if (hasSplit) [row.tuning, row.heldOut] = [rankingQuality(part('tuning'), ranked), rankingQuality(part('held-out'), ranked)];
+    rows.push(row);
+    console.error(`${name} ${system}: ${JSON.stringify(row)}`);
   };
   await timed('wink-bm25-text-search 3.1.2, whole documents (baseline)', () => rankWithWinkBm25(corpus));
-  const small = { maxChunkSizeTokens: 64, chunkOverlapTokens: 32, auto: false };
   await timed('file_search lexical, SQLite, auto chunks (800/400)', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, AUTO, null));
-  await timed('file_search lexical, SQLite, small chunks (64/32)', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, small, null));
+  if (name === 'Cranfield') {
+    const small = { maxChunkSizeTokens: 64, chunkOverlapTokens: 32, auto: false };
+    await timed('file_search lexical, SQLite, small chunks (64/32)', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, small, null));
+  }
+  await timed('file_search hybrid (simulator embeddings), SQLite, auto chunks', () => rankWithFileSearch(new SqliteDatabase(':memory:'), corpus, AUTO, embeddings));
   if (pgReachable) {
     const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
-    const schema = `sy_fs_cran_${randomBytes(4).toString('hex')}`;
+    const schema = `sy_fs_judged_${randomBytes(4).toString('hex')}`;
     await admin.query(`CREATE SCHEMA ${schema}`);
     try {
       const db = new PostgresDatabase(`${pgUrl}${pgUrl.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`, 4);
@@ -54,25 +79,90 @@ async function cranfield(pgUrl: string, pgReachable: boolean): Promise<void> {
       await admin.end();
     }
   }
-  console.log(`\nCranfield (\`${CRANFIELD_PATH}\`): ${corpus.documents.length} documents, ${corpus.queries.length} queries with judgments.\n`);
-  console.log('| system | Recall@5 | MRR@10 | Success@5 |');
-  console.log('| --- | --- | --- | --- |');
-  for (const r of rows) console.log(`| ${r.system} | ${r.q.recallAt5.toFixed(3)} | ${r.q.mrrAt10.toFixed(3)} | ${r.q.successAt5.toFixed(3)} |`);
+  const mb = corpus.documents.reduce((sum, d) => sum + Buffer.byteLength(documentText(d)), 0) / 1e6;
+  console.log(`\n${name} (\`${path}\`): ${corpus.documents.length} documents (${mb.toFixed(1)} MB of text), ${corpus.queries.length} questions with judgments.\n`);
+  const cells = (q: RankingQuality) => `${q.recallAt1.toFixed(3)} | ${q.recallAt5.toFixed(3)} | ${q.mrrAt10.toFixed(3)} | ${q.successAt5.toFixed(3)}`;
+  console.log(`| system | Recall@1 | Recall@5 | MRR@10 | Success@5 |${hasSplit ? ' Recall@5 / MRR@10, tuning half | Recall@5 / MRR@10, held-out half |' : ''}`);
+  console.log(`| --- | --- | --- | --- | --- |${hasSplit ? ' --- | --- |' : ''}`);
+  for (const r of rows) {
+    const split = (q?: RankingQuality) => (q ? ` ${q.recallAt5.toFixed(3)} / ${q.mrrAt10.toFixed(3)} |` : '');
+    console.log(`| ${r.system} | ${cells(r.q)} |${split(r.tuning)}${split(r.heldOut)}`);
+  }
 }
 
 const AUTO = { maxChunkSizeTokens: 800, chunkOverlapTokens: 400, auto: true };
 
+/** What `npm run bench:retrieval` runs, in order; `--only=a,b` runs some of them. */
+const PARTS = ['labelled', 'cranfield', 'debian-man', 'ingest-cpu'] as const;
+
 async function main(): Promise<void> {
-  if (process.argv.includes('--cranfield-only')) {
-    const url = flag('postgres') ?? 'postgres://postgres@127.0.0.1:5432/test';
-    const probe = new pg.Pool({ connectionString: url, max: 1 });
-    const reachable = await probe.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    await probe.end();
-    return cranfield(url, reachable);
+  const only = flag('only')?.split(',') ?? [...PARTS];
+  const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length > 0) throw new Error(`--only: unknown part(s) ${unknown.join(', ')}; the parts are ${PARTS.join(', ')}`);
+  const cpus = os.cpus();
+  console.log(`Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, Node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}.`);
+  if (only.includes('labelled')) await labelled();
+  const url = flag('postgres') ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const probe = new pg.Pool({ connectionString: url, max: 1 });
+  const reachable = await probe.query('SELECT 1').then(
+    () => true,
+    () => false,
+  );
+  await probe.end();
+  if (!reachable) console.error(`PostgreSQL not reachable at ${url}; its rows are left out`);
+  const sim = new SimulatedUpstream();
+  const { url: simUrl } = await sim.listen(0, '127.0.0.1');
+  const embeddings = new EmbeddingsClient({ baseUrl: simUrl, model: 'switchyard-sim', batchSize: 64, timeoutMs: 30_000 });
+  try {
+    if (only.includes('cranfield')) await judged('Cranfield', CRANFIELD_PATH, url, reachable, embeddings);
+    if (only.includes('debian-man')) await judged('Debian man pages', DEBIAN_MAN_PATH, url, reachable, embeddings);
+  } finally {
+    await sim.close();
   }
+  if (only.includes('ingest-cpu')) await ingestionCpu(Number(flag('pairs') ?? 3));
+}
+
+/**
+ * CPU time (this process, all threads) to ingest the Debian man pages
+ * through file search (a SQLite database file, auto chunking, the real
+ * worker and threads) against wink-bm25-text-search indexing the same texts
+ * cut into chunks of about the same size. Runs alternate, so a shared
+ * machine's load falls on both alike; the ratio is per pair.
+ */
+async function ingestionCpu(pairs: number): Promise<void> {
+  const corpus = loadJudgedCorpus(DEBIAN_MAN_PATH);
+  const dir = mkdtempSync(join(os.tmpdir(), 'sy-fs-ingest-'));
+  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+  const ratios: number[] = [];
+  const rows: string[] = [];
+  try {
+    for (let i = 0; i < pairs; i++) {
+      const runs: Record<string, number> = {};
+      for (const which of i % 2 === 0 ? ['wink', 'file_search'] : ['file_search', 'wink']) {
+        const t0 = process.cpuUsage();
+        if (which === 'wink') indexWithWinkChunked(corpus);
+        else {
+          const store = new FileSearchStore(new SqliteDatabase(join(dir, `run-${i}.db`)));
+          await store.init();
+          await ingestJudged(store, 'vs_cpu', corpus, AUTO, null);
+          await store.close();
+        }
+        runs[which] = cpuMs(process.cpuUsage(t0));
+      }
+      ratios.push(runs.file_search / runs.wink);
+      rows.push(`| ${i + 1} | ${(runs.wink / 1000).toFixed(2)} s | ${(runs.file_search / 1000).toFixed(2)} s | ${(runs.file_search / runs.wink).toFixed(2)}× |`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nIngestion CPU, Debian man pages (${corpus.documents.length} files), ${pairs} interleaved pairs, load average ${os.loadavg()[0].toFixed(1)} at the end.\n`);
+  console.log('| pair | wink, chunked | file_search (SQLite file) | ratio |');
+  console.log('| --- | --- | --- | --- |');
+  for (const r of rows) console.log(r);
+  console.log(`\nMedian ratio ${[...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)].toFixed(2)}×.`);
+}
+
+async function labelled(): Promise<void> {
   const corpus = loadLabelledCorpus();
   const sim = new SimulatedUpstream();
   const { url } = await sim.listen(0, '127.0.0.1');
@@ -80,7 +170,7 @@ async function main(): Promise<void> {
   const rows: Array<{ backend: string; mode: string; q: RetrievalQuality }> = [];
 
   const backends: Array<{ name: string; open: () => Promise<SqlDatabase>; cleanup: () => Promise<void> }> = [
-    { name: 'SQLite (FTS5 BM25, sqlite-vec)', open: async () => new SqliteDatabase(':memory:'), cleanup: async () => undefined },
+    { name: 'SQLite (store-local BM25, sqlite-vec)', open: async () => new SqliteDatabase(':memory:'), cleanup: async () => undefined },
   ];
   const pgUrl = flag('postgres') ?? 'postgres://postgres@127.0.0.1:5432/test';
   const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
@@ -88,7 +178,7 @@ async function main(): Promise<void> {
   try {
     await admin.query('SELECT 1');
     backends.push({
-      name: 'PostgreSQL (ts_rank_cd, vectors in Node)',
+      name: 'PostgreSQL (store-local BM25, vectors in Node)',
       open: async () => {
         const schema = `sy_fs_bench_${randomBytes(4).toString('hex')}`;
         schemas.push(schema);
@@ -134,10 +224,7 @@ async function main(): Promise<void> {
     await sim2.close();
   }
 
-  const cpus = os.cpus();
-  console.log(
-    `Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; corpus \`${CORPUS_PATH}\`: ${corpus.documents.length} documents, ${corpus.queries.length} queries.\n`,
-  );
+  console.log(`\nLabelled corpus \`${CORPUS_PATH}\`: ${corpus.documents.length} documents, ${corpus.queries.length} queries.\n`);
   console.log('| backend | retrieval | recall@5 | MRR@5 | ingest time vs lexical | search time vs lexical | missed queries |');
   console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {

@@ -249,6 +249,67 @@ describe.each([
     expect(limit.param).toBe('limit');
   });
 
+  it('reads a file as what its bytes are, not its name, and says which surface an image belongs to', async () => {
+    const docxAsPdf = await upload(client, 'care-guide.pdf', await makeDocx(['Care guide', TOPICS.descaling]));
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    const image = await upload(client, 'diagram.txt', png);
+    const store = await client.vectorStores.create({ name: 'sniffed', file_ids: [docxAsPdf.id, image.id] });
+    for (;;) {
+      const counts = (await client.vectorStores.retrieve(store.id)).file_counts;
+      if (counts.in_progress === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await client.vectorStores.files.retrieve(docxAsPdf.id, { vector_store_id: store.id })).status).toBe('completed');
+    const [hit] = (await client.vectorStores.search(store.id, { query: 'descaling limescale' })).data;
+    expect(hit.file_id).toBe(docxAsPdf.id);
+    const refused = await client.vectorStores.files.retrieve(image.id, { vector_store_id: store.id });
+    expect(refused.status).toBe('failed');
+    expect(refused.last_error?.code).toBe('unsupported_file');
+    expect(refused.last_error?.message).toMatch(/PNG image.*input_image/);
+
+    // The same bytes as an input_file part: refused with the part's path, and told where images go.
+    const asInputFile = await apiError(
+      client.responses.create({
+        model: 'switchyard-sim',
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'What is this?' },
+              { type: 'input_file', file_id: image.id },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(asInputFile.status).toBe(400);
+    expect(asInputFile.param).toBe('input[0].content[1].file_id');
+    expect(asInputFile.message).toMatch(/input\[0\]\.content\[1\]: .*PNG image.*input_image/);
+  });
+
+  it('honours every ranking option or refuses it with a 400 naming the field, on the API and in the tool', async () => {
+    const store = await client.vectorStores.create({ name: 'ranking-options' });
+    const ranker = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { ranker: 'bogus' as 'auto' } }));
+    expect([ranker.status, ranker.param]).toEqual([400, 'ranking_options.ranker']);
+    // This gateway has no embeddings: weights between two rankings it does not have are refused, not ignored.
+    const hybrid = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { hybrid_search: { embedding_weight: 2, text_weight: 1 } } as never }));
+    expect([hybrid.status, hybrid.param]).toEqual([400, 'ranking_options.hybrid_search']);
+    expect(hybrid.message).toContain('lexically');
+    const unknown = await apiError(client.vectorStores.search(store.id, { query: 'x', ranking_options: { rerank_depth: 10 } as never }));
+    expect([unknown.status, unknown.param]).toEqual([400, 'ranking_options.rerank_depth']);
+    for (const name of ['auto', 'default-2024-11-15'] as const) {
+      expect((await client.vectorStores.search(store.id, { query: 'x', ranking_options: { ranker: name, score_threshold: 0.5 } })).data).toEqual([]);
+    }
+    const tool = await apiError(
+      client.responses.create({
+        model: 'switchyard-sim',
+        input: 'hi',
+        tools: [{ type: 'file_search', vector_store_ids: [store.id], ranking_options: { ranker: 'bogus' as 'auto' } }],
+      }),
+    );
+    expect([tool.status, tool.param]).toEqual([400, 'tools[0].ranking_options.ranker']);
+  });
+
   it('grows: 10x and 100x file_ids and queries are served, and other requests still are', async () => {
     const files = await Promise.all(Array.from({ length: 200 }, (_, i) => upload(client, `n${i}.txt`, `note ${i} mentions token${i} and the shared word lantern`)));
     // Ids in upload order (the uploads above ran concurrently).

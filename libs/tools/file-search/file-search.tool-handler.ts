@@ -65,6 +65,11 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
     this.maxQueries = settings?.maxQueriesPerSearch ?? 100;
   }
 
+  /** Whether `hybrid_search` weights can mean anything: embeddings are configured (or, in core's own tests, nothing says they are not). */
+  private get hybridAvailable(): boolean {
+    return !this.settings || this.settings.embeddings !== undefined;
+  }
+
   /** Whether retrieval is hybrid: an operator's first question when results look lexical. */
   describe(): ToolStatus {
     if (this.unavailable) return { runs: false, detail: this.unavailable };
@@ -87,7 +92,7 @@ export class FileSearchToolHandler implements ToolHandler<FileSearchParams, Disc
       vectorStoreIds: [...new Set(ids as string[])],
       maxNumResults: validation.optionalInteger(decl, 'max_num_results', path, 1, 50) ?? 10,
       filter: filters === undefined || filters === null ? undefined : parseAttributeFilter(filters, `${path}.filters`),
-      ...parseRankingOptions(decl.ranking_options, `${path}.ranking_options`),
+      ...parseRankingOptions(decl.ranking_options, `${path}.ranking_options`, this.hybridAvailable),
     };
   }
 

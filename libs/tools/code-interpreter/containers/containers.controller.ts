@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Re
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { GatewayRoutes, InvalidRequestError, type JsonObject, listQuery, NotFoundError, requestBody, requestOwner } from '#tool-sdk/index.js';
+import { MEMORY_LIMITS } from '../code-interpreter-declaration.js';
 import { CODE_INTERPRETER_FILE_SOURCE, type CodeInterpreterFileSource } from '../files/file-source.interface.js';
 import { containerFileError } from './container-errors.js';
 import { type Container, type ContainerFile, ContainerStore } from './container-store.service.js';
@@ -56,6 +57,39 @@ function page<T extends { id: string }>(all: T[], query: Record<string, unknown>
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limitRaw < sorted.length };
 }
 
+const CREATE_FIELDS = new Set(['name', 'expires_after', 'file_ids', 'memory_limit', 'network_policy']);
+
+/**
+ * The options of `containers.create` beyond name and expiry: each honoured
+ * or refused, never accepted and dropped. `memory_limit` is one of OpenAI's
+ * sizes, kept on the container (echoed, and the sandbox's size within the
+ * operator's cap) as the tool declaration's is; sandboxes have no network,
+ * so a `network_policy` other than `{"type": "disabled"}` (an allowlist,
+ * say) is a 400 naming it.
+ */
+function containerOptions(raw: JsonObject): { memoryLimit: string | null } {
+  for (const key of Object.keys(raw)) {
+    if (!CREATE_FIELDS.has(key)) throw new InvalidRequestError(`${key} is not a field of containers.create (they are ${[...CREATE_FIELDS].join(', ')}).`, key);
+  }
+  let memoryLimit: string | null = null;
+  if (raw.memory_limit !== undefined && raw.memory_limit !== null) {
+    if (typeof raw.memory_limit !== 'string' || !MEMORY_LIMITS.includes(raw.memory_limit)) {
+      throw new InvalidRequestError(`memory_limit must be one of ${MEMORY_LIMITS.join(', ')}.`, 'memory_limit');
+    }
+    memoryLimit = raw.memory_limit;
+  }
+  if (raw.network_policy !== undefined && raw.network_policy !== null) {
+    const policy = raw.network_policy as JsonObject;
+    if (!policy || typeof policy !== 'object' || Array.isArray(policy) || policy.type !== 'disabled') {
+      throw new InvalidRequestError(
+        'network_policy: only {"type": "disabled"} is supported; containers here have no network, so an allowlist cannot be honoured.',
+        'network_policy',
+      );
+    }
+  }
+  return { memoryLimit };
+}
+
 /**
  * A subset of OpenAI's Containers API: create, list, retrieve and delete
  * containers; upload, list, retrieve, delete and download their files.
@@ -88,7 +122,8 @@ export class ContainersController {
       idleExpiryMs = e.minutes * 60_000;
     }
     if (raw.file_ids !== undefined) throw new InvalidRequestError('file_ids is not supported here; pass them in the code_interpreter tool declaration.', 'file_ids');
-    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), idleExpiryMs }).catch((err: unknown) => {
+    const { memoryLimit } = containerOptions(raw);
+    const c = await this.store.create({ name: raw.name as string | undefined, owner: requestOwner(req), memoryLimit, idleExpiryMs }).catch((err: unknown) => {
       throw containerFileError(err, null) ?? err;
     });
     return containerObject(c);

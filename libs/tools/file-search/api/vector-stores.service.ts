@@ -10,7 +10,7 @@ import type { ChunkingStrategy, Owner, PageQuery, StoreFileRow, StoreFileStatus,
 import { FileSearchStore, nextSeq } from '../storage/file-search.store.js';
 import { fileNotFound } from './files.service.js';
 import { batchObject, listObject, storeFileObject, storeObject } from './public-objects.js';
-import { MAX_FILE_IDS, asBody, attributes, chunkingStrategy, fileIdList, metadata, optionalInt, optionalString, storeExpiresAfter, type Body } from './request-fields.js';
+import { MAX_FILE_IDS, asBody, attributes, chunkingStrategy, fileIdList, metadata, optionalInt, optionalString, storeExpiresAfter } from './request-fields.js';
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 const hex = (): string => randomBytes(12).toString('hex');
@@ -278,7 +278,7 @@ export class VectorStoresService {
     if (queries.length === 0) throw new InvalidRequestError('query must contain some text.', 'query');
     const maxNumResults = optionalInt(body, 'max_num_results', 1, 50) ?? 10;
     const filter = body.filters === undefined || body.filters === null ? undefined : parseAttributeFilter(body.filters, 'filters');
-    const ranking = parseRankingOptions(body.ranking_options, 'ranking_options');
+    const ranking = parseRankingOptions(body.ranking_options, 'ranking_options', this.retrieval.mode === 'hybrid');
     if (body.rewrite_query !== undefined && typeof body.rewrite_query !== 'boolean') throw new InvalidRequestError('rewrite_query must be a boolean.', 'rewrite_query');
     const searched = body.rewrite_query ? queries.map(rewriteQuery) : queries;
     const results = await this.retrieval.search({ storeIds: [store.id], queries: searched, filter, maxNumResults, ...ranking, signal });
@@ -293,11 +293,31 @@ export class VectorStoresService {
   }
 }
 
-/** `ranking_options` of the search API and of the tool declaration. */
-export function parseRankingOptions(raw: unknown, path: string): { scoreThreshold: number; weights?: { text: number; embedding: number } } {
+/**
+ * Rankers OpenAI names. The gateway has one ranking (BM25 of chunk and file,
+ * fused with embeddings when configured) and no separate reranking stage, so
+ * each of these means that ranking; any other value is refused rather than
+ * ignored.
+ */
+export const RANKERS = ['auto', 'default-2024-11-15', 'none'] as const;
+
+const RANKING_FIELDS = new Set(['ranker', 'score_threshold', 'hybrid_search']);
+
+/**
+ * `ranking_options` of the search API and of the tool declaration. Every
+ * field is honoured or refused: an unknown field, an unknown ranker, and
+ * `hybrid_search` weights on a gateway without embeddings (it could only
+ * rank lexically, whatever the weights said) are 400s naming the field.
+ */
+export function parseRankingOptions(raw: unknown, path: string, hybridAvailable: boolean): { scoreThreshold: number; weights?: { text: number; embedding: number } } {
   if (raw === undefined || raw === null) return { scoreThreshold: 0 };
   const r = asBody(raw);
-  if (r.ranker !== undefined && typeof r.ranker !== 'string') throw new InvalidRequestError(`${path}.ranker must be a string.`, `${path}.ranker`);
+  for (const key of Object.keys(r)) {
+    if (!RANKING_FIELDS.has(key)) throw new InvalidRequestError(`${path}.${key} is not a ranking option (they are ${[...RANKING_FIELDS].join(', ')}).`, `${path}.${key}`);
+  }
+  if (r.ranker !== undefined && r.ranker !== null && !(RANKERS as readonly unknown[]).includes(r.ranker)) {
+    throw new InvalidRequestError(`${path}.ranker must be one of ${RANKERS.map((x) => `"${x}"`).join(', ')}.`, `${path}.ranker`);
+  }
   let scoreThreshold = 0;
   if (r.score_threshold !== undefined) {
     if (typeof r.score_threshold !== 'number' || !(r.score_threshold >= 0 && r.score_threshold <= 1)) {
@@ -306,7 +326,13 @@ export function parseRankingOptions(raw: unknown, path: string): { scoreThreshol
     scoreThreshold = r.score_threshold;
   }
   if (r.hybrid_search === undefined || r.hybrid_search === null) return { scoreThreshold };
-  const h = r.hybrid_search as Body;
+  if (!hybridAvailable) {
+    throw new InvalidRequestError(
+      `${path}.hybrid_search needs embeddings, and this gateway ranks file search lexically only (no fileSearch.embeddings model is configured).`,
+      `${path}.hybrid_search`,
+    );
+  }
+  const h = asBody(r.hybrid_search);
   const weight = (field: string): number => {
     const v = h[field];
     if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v))

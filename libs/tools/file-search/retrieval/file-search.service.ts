@@ -33,12 +33,13 @@ const CANDIDATES_PER_RANKING = 50;
 
 /**
  * Retrieval over vector stores: attribute filters pick the candidate files
- * first, then each query is ranked lexically (BM25 over the store-local
- * index, normalised to [0, 1]) and, when embeddings are configured, by
+ * first, then each query is ranked lexically (BM25 of the chunk and of its
+ * file over the store-local index) and, when embeddings are configured, by
  * cosine similarity; the two scores are fused by their weighted mean, a
  * chunk keeps its best score over the queries, and results are spread over
- * files before they are cut to `maxNumResults`. Every score is a relevance
- * in [0, 1] (README: the scale), so `scoreThreshold` drops weak hits.
+ * files before they are cut to `maxNumResults`. Results are ordered by the
+ * full score (`rank`); the score reported is a relevance in [0, 1] (README:
+ * the scale), so `scoreThreshold` drops weak hits.
  */
 @Injectable()
 export class FileSearchService {
@@ -63,15 +64,19 @@ export class FileSearchService {
     const analyzer = await textTerms();
     const vectors = this.embeddings ? await this.embeddings.embed(req.queries, req.signal) : [];
 
-    const best = new Map<number, number>();
+    // Several queries: a chunk keeps its best full score, and that query's reported score.
+    const best = new Map<number, RankedChunk>();
     for (const [i, query] of req.queries.entries()) {
       const terms = analyzer.queryTerms(query);
       const scores = this.embeddings ? await this.hybrid(scope, terms, vectors[i], depth, req.weights) : await this.store.lexical(scope, terms, depth);
-      for (const { chunkId, score } of scores) best.set(chunkId, Math.max(best.get(chunkId) ?? 0, score));
+      for (const hit of scores) {
+        const seen = best.get(hit.chunkId);
+        if (!seen || hit.rank > seen.rank || (hit.rank === seen.rank && hit.score > seen.score)) best.set(hit.chunkId, hit);
+      }
     }
-    const kept = [...best.entries()].filter(([, score]) => score > 0 && score >= req.scoreThreshold).map(([chunkId, score]) => ({ chunkId, score }));
+    const kept = [...best.values()].filter((h) => h.score > 0 && h.score >= req.scoreThreshold);
     const places = await this.store.chunkPlaces(kept.map((h) => h.chunkId));
-    const top = spreadOverFiles(kept, (id) => places.get(id)?.file ?? String(id)).slice(0, req.maxNumResults);
+    const top = spreadOverFiles(kept, (id) => places.get(id) ?? { file: String(id), position: 0 }).slice(0, req.maxNumResults);
     const hits = new Map((await this.store.chunks(top.map((h) => h.chunkId))).map((h) => [h.chunkId, h]));
     return top
       .filter(({ chunkId }) => hits.has(chunkId))
@@ -101,6 +106,6 @@ export class FileSearchService {
       depth,
       lexical.filter((h) => !inSemantic.has(h.chunkId)).map((h) => h.chunkId),
     );
-    return [...fuseScores([...lexical, ...lexicalFill], [...semantic, ...semanticFill], weights)].map(([chunkId, score]) => ({ chunkId, score }));
+    return [...fuseScores([...lexical, ...lexicalFill], [...semantic, ...semanticFill], weights)].map(([chunkId, { score, rank }]) => ({ chunkId, score, rank }));
   }
 }

@@ -106,8 +106,10 @@ export interface ChunkHit {
 
 export interface RankedChunk {
   chunkId: number;
-  /** Relevance in [0, 1] (see the README's scale): normalised BM25, or cosine similarity. */
+  /** Relevance in [0, 1] (see the README's scale): normalised BM25, or cosine similarity. Reported and thresholded. */
   score: number;
+  /** The full score results are ordered by: `score` before it is capped (lexical scores reach past 1). */
+  rank: number;
 }
 
 export interface PageQuery {

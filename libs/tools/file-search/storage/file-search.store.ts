@@ -108,6 +108,22 @@ const marks = (n: number): string => Array.from({ length: n }, () => '?').join('
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
+/**
+ * How much a chunk's file counts in its lexical rank beside the chunk itself
+ * (both as shares of their ideal BM25). Tuned on the odd-numbered questions
+ * of the Debian man-page collection, checked on the others and on Cranfield
+ * (bench/README.md).
+ */
+export const FILE_WEIGHT = 1.5;
+
+/**
+ * SQL for the share of a file's summed chunk lengths (and term counts) that
+ * counts each word once, for `chunks` windows overlapping by `overlap` of
+ * their size: the file holds about 1 + (chunks − 1)(1 − overlap) windows'
+ * worth of words, and its chunks sum to `chunks` windows.
+ */
+const DEDUP = (chunks: string, overlap: string): string => `((1 + (CAST(${chunks} AS DOUBLE PRECISION) - 1) * (1 - ${overlap})) / CAST(${chunks} AS DOUBLE PRECISION))`;
+
 /** Lucene's BM25 idf: positive for every term, largest for a term no chunk has. */
 export const idf = (chunks: number, df: number): number => Math.log(1 + (chunks - df + 0.5) / (df + 0.5));
 
@@ -185,6 +201,9 @@ export function nextSeq(): number {
 export class FileSearchStore {
   /** False until the tables are in place (and while the database driver is not installed). */
   ready = false;
+
+  /** See `FILE_WEIGHT`; settable for the retrieval bench's tuning runs. */
+  fileWeight = FILE_WEIGHT;
 
   /** The purge loop while it runs, and whether a purge was recorded since it last looked. */
   private purging?: Promise<void>;
@@ -705,57 +724,106 @@ export class FileSearchStore {
   }
 
   /**
+   * The share of a chunk that overlaps the next one, from a store file's
+   * chunking (`sf` is its `fs_store_files` row; 0 when it is gone).
+   */
+  private overlapShare(sf: string): string {
+    const field = (name: string) =>
+      this.db.kind === 'sqlite' ? `CAST(json_extract(${sf}.chunking, '$.${name}') AS REAL)` : `CAST(CAST(${sf}.chunking AS jsonb)->>'${name}' AS DOUBLE PRECISION)`;
+    return `COALESCE(${field('chunkOverlapTokens')} / NULLIF(${field('maxChunkSizeTokens')}, 0), 0)`;
+  }
+
+  /**
    * Lexical ranking: BM25 over the store-local index, the same SQL on both
-   * databases. Statistics (chunk count, mean length, document frequencies)
-   * are those of the searched stores, read through the (store, term) prefix
-   * of `fs_postings` like the matching itself: a search costs what its
-   * stores hold, not what the database holds.
+   * databases. Statistics (chunk and file counts, mean lengths, document
+   * frequencies) are those of the searched stores, read through the (store,
+   * term) prefix of `fs_postings` like the matching itself: a search costs
+   * what its stores hold, not what the database holds.
    *
-   * Scores are normalised by the BM25 an average-length chunk would get
-   * holding every query term once (capped at 1): the share of the query's
-   * idf weight a chunk matches. No shared term is 0 (the chunk is not
-   * returned); the query's rare words weigh most; every word matched is
-   * about 1. `terms` are analyzer output (`queryTerms`). `onlyIds` scores
-   * those chunks alone (hybrid fusion fills in missing scores with it).
+   * A chunk is ranked by its own BM25 plus its file's: the file scored as
+   * one document (its chunks' term counts summed, its length their lengths
+   * summed, idf over files). A long document's query words fall in
+   * different chunks; the file's score lets the chunk of a file that holds
+   * all of them outrank a chunk that happens to hold most of them in a file
+   * about something else, while the results stay chunks. Both parts are
+   * divided by the BM25 an average-length chunk (file) would get holding
+   * every query term once, so they weigh alike whatever the query:
+   * `rank` = chunk/ideal + FILE_WEIGHT × file/ideal, uncapped, orders the
+   * results; `score` = rank / (1 + FILE_WEIGHT), capped at 1, is the
+   * relevance reported and thresholded (README: the scale). `terms` are
+   * analyzer output (`queryTerms`). `onlyIds` scores those chunks alone
+   * (hybrid fusion fills in missing scores with it).
    */
   async lexical(scope: SearchScope, terms: readonly string[], limit: number, onlyIds?: readonly number[]): Promise<RankedChunk[]> {
     if (isEmpty(scope) || terms.length === 0 || onlyIds?.length === 0) return [];
     const stores = marks(scope.storeIds.length);
-    const [stats] = await this.db.all<{ n: unknown; total: unknown }>(`SELECT COUNT(*) AS n, COALESCE(SUM(terms), 0) AS total FROM fs_chunks WHERE store_id IN (${stores})`, [
-      ...scope.storeIds,
-    ]);
+    const overlap = this.overlapShare('sf');
+    // A file's length counts each of its words once: overlapping chunks
+    // count the overlap twice, and summed as they are they would make every
+    // word of a long file count double against its length (BM25 would then
+    // favour long files, whose words are mostly rare within them).
+    const [stats] = await this.db.all<{ n: unknown; files: unknown; total: unknown; file_total: unknown }>(
+      `SELECT SUM(f.chunks) AS n, COUNT(*) AS files, COALESCE(SUM(f.len), 0) AS total, COALESCE(SUM(f.len * ${DEDUP('f.chunks', overlap)}), 0) AS file_total
+       FROM (SELECT store_id, file_id, COUNT(*) AS chunks, SUM(terms) AS len FROM fs_chunks WHERE store_id IN (${stores}) GROUP BY store_id, file_id) f
+       LEFT JOIN fs_store_files sf ON sf.store_id = f.store_id AND sf.file_id = f.file_id`,
+      [...scope.storeIds],
+    );
     const n = num(stats?.n ?? 0);
     if (n === 0) return [];
+    const files = Math.max(1, num(stats.files));
     const avgLength = Math.max(1, num(stats.total) / n);
-    const dfRows = await this.db.all<{ term: string; df: unknown }>(
-      `SELECT term, COUNT(*) AS df FROM fs_postings WHERE store_id IN (${stores}) AND term IN (${marks(terms.length)}) GROUP BY term`,
+    const avgFileLength = Math.max(1, num(stats.file_total) / files);
+    const dfRows = await this.db.all<{ term: string; df: unknown; fdf: unknown }>(
+      `SELECT term, COUNT(*) AS df, COUNT(DISTINCT store_id || '/' || file_id) AS fdf FROM fs_postings WHERE store_id IN (${stores}) AND term IN (${marks(terms.length)}) GROUP BY term`,
       [...scope.storeIds, ...terms],
     );
-    const df = new Map(dfRows.map((r) => [String(r.term), num(r.df)]));
-    const ideal = terms.reduce((sum, t) => sum + idf(n, df.get(t) ?? 0), 0);
+    const df = new Map(dfRows.map((r) => [String(r.term), { chunks: num(r.df), files: num(r.fdf) }]));
+    const ideal = terms.reduce((sum, t) => sum + idf(n, df.get(t)?.chunks ?? 0), 0);
+    const fileIdeal = terms.reduce((sum, t) => sum + idf(files, df.get(t)?.files ?? 0), 0);
     const present = terms.filter((t) => df.has(t));
-    if (present.length === 0 || ideal <= 0) return [];
-    const weights: SqlValue[] = present.flatMap((t) => [t, idf(n, df.get(t)!)]);
+    if (present.length === 0 || ideal <= 0 || fileIdeal <= 0) return [];
+    const weights: SqlValue[] = present.flatMap((t) => [t, idf(n, df.get(t)!.chunks), idf(files, df.get(t)!.files)]);
+    const bm25 = (tf: string, len: string, avg: string) => `${tf} * ${BM25_K1 + 1} / (${tf} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${len} / ${avg}))`;
     // Scored from the index entries alone, materialised first so that no
     // planner (PostgreSQL before its statistics exist, say) can start from
     // the store's files instead of the query's terms: the (store, term)
-    // prefix drives the lookup. Then each candidate's file is checked by its
-    // key: completed, or one of the filtered files.
+    // prefix drives the lookup. The files' lengths are read from their
+    // chunks. Every step is materialised once: PostgreSQL, left to inline
+    // them, planned nested loops that re-read a store of long files per
+    // candidate (tens of seconds per search). Then each candidate's file is
+    // checked by its key: completed, or one of the filtered files. The
+    // candidates come in the order results are given (every file's best
+    // chunk before any file's second: `spreadOverFiles`), so that the chunks
+    // of a few long files, which share their file's score, cannot fill the
+    // candidate list and keep every other file out of it.
     const { join, params } = scope.fileKeys ? this.scopeJoin(scope) : { join: '', params: [] };
     const where = [
       ...(scope.fileKeys ? [] : [`EXISTS (SELECT 1 FROM fs_store_files sf WHERE sf.store_id = c.store_id AND sf.file_id = c.file_id AND sf.status = 'completed')`]),
       ...(onlyIds ? [`c.id IN (${marks(onlyIds.length)})`] : []),
     ];
-    const rows = await this.db.all<{ id: unknown; s: unknown }>(
-      `WITH q (term, idf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))').join(', ')}),
-       m AS MATERIALIZED (SELECT p.chunk_id AS id, p.store_id AS store_id, p.file_id AS file_id,
-                    SUM(q.idf * p.tf * ${BM25_K1 + 1} / (p.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.len / CAST(? AS DOUBLE PRECISION)))) AS s
-             FROM q JOIN fs_postings p ON p.store_id IN (${stores}) AND p.term = q.term
-             GROUP BY p.chunk_id, p.store_id, p.file_id)
-       SELECT c.id AS id, c.s AS s FROM m c ${join} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY c.s DESC, c.id LIMIT ?`,
-      [...weights, avgLength, ...scope.storeIds, ...params, ...(onlyIds ?? []), limit],
+    const rows = await this.db.all<{ id: unknown; r: unknown }>(
+      `WITH q (term, idf, fidf) AS (VALUES ${present.map(() => '(CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION))').join(', ')}),
+       p AS MATERIALIZED (SELECT p.chunk_id, p.store_id, p.file_id, p.term, p.tf, p.len, q.idf, q.fidf
+             FROM q JOIN fs_postings p ON p.store_id IN (${stores}) AND p.term = q.term),
+       cs AS MATERIALIZED (SELECT chunk_id AS id, store_id, file_id, SUM(idf * ${bm25('tf', 'len', 'CAST(? AS DOUBLE PRECISION)')}) AS s FROM p GROUP BY chunk_id, store_id, file_id),
+       ft AS MATERIALIZED (SELECT store_id, file_id, fidf, SUM(tf) AS tf FROM p GROUP BY store_id, file_id, term, fidf),
+       fc AS MATERIALIZED (SELECT c.store_id, c.file_id, COUNT(*) AS chunks, SUM(c.terms) AS len
+             FROM fs_chunks c WHERE c.store_id IN (${stores}) GROUP BY c.store_id, c.file_id),
+       fl AS MATERIALIZED (SELECT fc.store_id, fc.file_id, fc.len * ${DEDUP('fc.chunks', overlap)} AS len, ${DEDUP('fc.chunks', overlap)} AS once
+             FROM fc LEFT JOIN fs_store_files sf ON sf.store_id = fc.store_id AND sf.file_id = fc.file_id),
+       fs AS MATERIALIZED (SELECT ft.store_id, ft.file_id, SUM(ft.fidf * ${bm25('(ft.tf * fl.once)', 'fl.len', 'CAST(? AS DOUBLE PRECISION)')}) AS s
+             FROM ft JOIN fl ON fl.store_id = ft.store_id AND fl.file_id = ft.file_id GROUP BY ft.store_id, ft.file_id),
+       m AS (SELECT cs.id, cs.store_id, cs.file_id, cs.s AS s, cs.s / CAST(? AS DOUBLE PRECISION) + CAST(? AS DOUBLE PRECISION) * fs.s / CAST(? AS DOUBLE PRECISION) AS r
+             FROM cs JOIN fs ON fs.store_id = cs.store_id AND fs.file_id = cs.file_id),
+       ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY m.store_id, m.file_id ORDER BY m.r DESC, m.s DESC, m.id) AS k FROM m)
+       SELECT c.id AS id, c.r AS r FROM ranked c ${join} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY c.k, c.r DESC, c.s DESC, c.file_id, c.id LIMIT ?`,
+      [...weights, ...scope.storeIds, avgLength, ...scope.storeIds, avgFileLength, ideal, this.fileWeight, fileIdeal, ...params, ...(onlyIds ?? []), limit],
     );
-    return rows.map((r) => ({ chunkId: num(r.id), score: Math.min(1, num(r.s) / ideal) }));
+    return rows.map((r) => {
+      const rank = num(r.r);
+      return { chunkId: num(r.id), rank, score: Math.min(1, rank / (1 + this.fileWeight)) };
+    });
   }
 
   /**
@@ -774,14 +842,20 @@ export class FileSearchStore {
          WHERE c.embedding IS NOT NULL AND length(c.embedding) = ?${only} ORDER BY d, c.id LIMIT ?`,
         [toBlob(query), ...params, query.byteLength, ...ids, limit],
       );
-      return rows.map((r) => ({ chunkId: num(r.id), score: Math.max(0, 1 - num(r.d)) }));
+      return rows.map((r) => {
+        const score = Math.max(0, 1 - num(r.d));
+        return { chunkId: num(r.id), score, rank: score };
+      });
     }
     const rows = await this.db.all<{ id: unknown; embedding: Buffer }>(
       `SELECT c.id AS id, c.embedding AS embedding FROM fs_chunks c ${join} WHERE c.embedding IS NOT NULL${only}`,
       [...params, ...ids],
     );
     return rows
-      .map((r) => ({ chunkId: num(r.id), score: Math.max(0, cosine(query, fromBlob(r.embedding))) }))
+      .map((r) => {
+        const score = Math.max(0, cosine(query, fromBlob(r.embedding)));
+        return { chunkId: num(r.id), score, rank: score };
+      })
       .sort((a, b) => b.score - a.score || a.chunkId - b.chunkId)
       .slice(0, limit);
   }

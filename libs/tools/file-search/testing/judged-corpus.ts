@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { FileSearchSettings } from '../config/file-search-settings.js';
 import type { EmbeddingsClient } from '../ingestion/embeddings.client.js';
 import { IngestionWorker } from '../ingestion/ingestion.worker.js';
@@ -12,15 +13,20 @@ import type { SqlDatabase } from '#tool-sdk/index.js';
 export interface JudgedCorpus {
   description: string;
   documents: Array<{ id: string; title?: string; text: string }>;
-  queries: Array<{ id: string; text: string; relevant: string[] }>;
+  /** `split` marks questions held out while ranking was tuned (`held-out`) and those used for it (`tuning`). */
+  queries: Array<{ id: string; text: string; relevant: string[]; split?: 'tuning' | 'held-out' }>;
 }
 
 /** The Cranfield collection as shipped in bench/data (see bench/data/README.md). */
 export const CRANFIELD_PATH = 'bench/data/cranfield.json';
 
+/** Long documents: Debian man pages with questions written by reading them (see bench/data/README.md). */
+export const DEBIAN_MAN_PATH = 'bench/data/debian-man.json.gz';
+
 /** Documents with no text at all (Cranfield has two) are left out: no system could index them. */
 export function loadJudgedCorpus(path = CRANFIELD_PATH): JudgedCorpus {
-  const corpus = JSON.parse(readFileSync(resolve(process.cwd(), path), 'utf8')) as JudgedCorpus;
+  const raw = readFileSync(resolve(process.cwd(), path));
+  const corpus = JSON.parse((path.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8')) as JudgedCorpus;
   return { ...corpus, documents: corpus.documents.filter((d) => documentText(d).trim() !== '') };
 }
 
@@ -28,6 +34,8 @@ export function loadJudgedCorpus(path = CRANFIELD_PATH): JudgedCorpus {
 export const documentText = (d: JudgedCorpus['documents'][number]): string => d.text || d.title || '';
 
 export interface RankingQuality {
+  /** Share of queries whose first document returned is relevant. */
+  recallAt1: number;
   /** Mean over queries of the share of a query's relevant documents among the first 5 distinct documents returned. */
   recallAt5: number;
   /** Mean reciprocal rank of the first relevant document within the first 10 (0 when none). */
@@ -41,17 +49,19 @@ export function rankingQuality(corpus: JudgedCorpus, rankedFor: ReadonlyMap<stri
   let recall = 0;
   let rr = 0;
   let success = 0;
+  let first1 = 0;
   for (const q of corpus.queries) {
     const relevant = new Set(q.relevant);
     const ranked = [...new Set(rankedFor.get(q.id) ?? [])];
     const top5 = ranked.slice(0, 5).filter((id) => relevant.has(id)).length;
     recall += top5 / relevant.size;
     if (top5 > 0) success++;
+    if (ranked.length > 0 && relevant.has(ranked[0])) first1++;
     const first = ranked.slice(0, 10).findIndex((id) => relevant.has(id));
     if (first >= 0) rr += 1 / (first + 1);
   }
   const n = corpus.queries.length;
-  return { recallAt5: recall / n, mrrAt10: rr / n, successAt5: success / n };
+  return { recallAt1: first1 / n, recallAt5: recall / n, mrrAt10: rr / n, successAt5: success / n };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);

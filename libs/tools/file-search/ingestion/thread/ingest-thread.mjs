@@ -47,10 +47,38 @@ const TEXT_EXTENSIONS = new Set(
   ).split(' '),
 );
 
+/** Image formats by their first bytes: named in the refusal, since an image has a surface of its own (`input_image`). */
+const IMAGE_MAGIC = [
+  ['PNG', (b) => b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47],
+  ['JPEG', (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
+  ['GIF', (b) => b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x38],
+  ['WebP', (b) => b.byteLength >= 12 && Buffer.from(b.buffer, b.byteOffset + 8, 4).toString('latin1') === 'WEBP'],
+];
+
+/** A ZIP archive's first bytes (DOCX, XLSX and PPTX are ZIP archives). */
+const isZip = (b) => b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
+
+/**
+ * The file's format, from its bytes first and its name only when the bytes
+ * do not say: a DOCX named `.pdf` is read as the DOCX it is. Images and
+ * archives that hold no document text are refused with what they are.
+ */
 function kindOf(filename, bytes) {
   const ext = extname(filename).toLowerCase();
-  // Magic numbers first: a PDF is what its bytes say, whatever its name.
-  if (Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(5, bytes.byteLength)).toString('latin1') === '%PDF-') return 'pdf';
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(16, bytes.byteLength));
+  if (head.toString('latin1', 0, 5) === '%PDF-') return 'pdf';
+  const image = IMAGE_MAGIC.find(([, test]) => head.byteLength >= 4 && test(head));
+  if (image) {
+    throw new InvalidFile(
+      'unsupported_file',
+      `${filename} is a ${image[0]} image, not a document with text. Images are shown to a model as an input_image content part; file search and input_file read documents (PDF, DOCX, HTML, Markdown, text and code).`,
+    );
+  }
+  if (head.byteLength >= 4 && isZip(head)) {
+    // The part names are stored in plain bytes in the archive's directory.
+    if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes('word/document.xml')) return 'docx';
+    throw new InvalidFile('unsupported_file', `${filename} is a ZIP archive other than a Word (DOCX) document; it has no text to read.`);
+  }
   if (ext === '.pdf') return 'pdf';
   if (ext === '.docx') return 'docx';
   if (ext === '.html' || ext === '.htm' || ext === '.xhtml') return 'html';
@@ -102,7 +130,11 @@ function bounded(check) {
 
 async function extract(filename, bytes, limits) {
   const kind = kindOf(filename, bytes);
-  if (!kind) throw new InvalidFile('unsupported_file', `Files of type ${extname(filename) || '(none)'} are not supported for file search.`);
+  if (!kind)
+    throw new InvalidFile(
+      'unsupported_file',
+      `Files of type ${extname(filename) || '(none)'} cannot be read as text (file search and input_file read PDF, DOCX, HTML, Markdown, text and code).`,
+    );
   switch (kind) {
     case 'pdf': {
       bounded(() => boundPdfInflation(bytes, filename, limits.maxInflatedBytes));

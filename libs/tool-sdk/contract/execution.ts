@@ -52,7 +52,10 @@ export interface ExecutionContext {
 }
 
 /**
- * Gateway-owned tool types implement this as well as `ToolHandler`.
+ * Gateway-owned tool types implement this as well as `ToolHandler`. Two
+ * members make it work: `type` and `execute`. The call's public item
+ * (`publicOutput`) and its events (`planEvents`) default to the simple
+ * `<type>_call` item (`simpleCallOutput`, `simpleCallPlan`); the rest is optional.
  * `P` is the executor's per-entry execution parameters (`NormalizedTool.executionParams`);
  * a `ToolTypeKey<P>` shared with the handler makes the compiler hold both to it.
  */
@@ -68,7 +71,7 @@ export interface GatewayExecutor<P = unknown> {
    * model wrote it (`streamArguments`): the plan then leaves out the
    * opening events and the argument deltas that were sent.
    */
-  planEvents(call: GatewayCall, params: P, ctx: { include: readonly string[]; streamed?: boolean }): GatewayEventPlan;
+  planEvents?(call: GatewayCall, params: P, ctx: { include: readonly string[]; streamed?: boolean }): GatewayEventPlan;
   /**
    * Show the call while the model writes it, as OpenAI streams a code
    * interpreter's code: the item opens at the call's first token and the
@@ -77,8 +80,8 @@ export interface GatewayExecutor<P = unknown> {
    * calls can wait for approval are never streamed (the call may not run).
    */
   streamArguments?(params: P): ArgumentStream | undefined;
-  /** The completed or failed public item. */
-  publicOutput(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
+  /** The completed or failed public item. Default: `simpleCallOutput('<type>_call', result)`. */
+  publicOutput?(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
   /**
    * Annotations for an answer's text from this response's completed calls of
    * this type (file_search: `file_citation` where the text names a result's
@@ -88,7 +91,10 @@ export interface GatewayExecutor<P = unknown> {
   annotateText?(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>>;
 }
 
-export type AnyGatewayExecutor = GatewayExecutor<any>;
+/** An executor as the gateway holds it once registered, its defaults filled in at start-up. */
+export type RegisteredGatewayExecutor<P = unknown> = GatewayExecutor<P> & Required<Pick<GatewayExecutor<P>, 'planEvents' | 'publicOutput'>>;
+
+export type AnyGatewayExecutor = RegisteredGatewayExecutor<any>;
 
 /** How a gateway call's arguments stream into its public events (`GatewayExecutor.streamArguments`). */
 export interface ArgumentStream {

@@ -161,7 +161,7 @@ class MinimalCoinHandler implements ToolHandler<{ sides: number }> {
     return { sides: 2 };
   }
   normalize(): NormalizedTool[] {
-    return [{ fn: { type: 'function', name: 'flip' }, toolName: 'flip' }];
+    return [{ fn: { type: 'function', name: 'flip', parameters: { type: 'object', properties: {} } }, toolName: 'flip' }];
   }
 }
 

@@ -84,7 +84,7 @@ describe('the published package, from outside the repository', () => {
     const { stdout } = await runHeavy('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: repo, maxBuffer: 16 * 1024 * 1024 });
     tarball = join(scratch, stdout.trim().split('\n').at(-1)!);
     const app = join(scratch, 'app');
-    cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') });
+    cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') && !f.endsWith('.test.ts') });
     writeFileSync(
       join(app, 'package.json'),
       JSON.stringify({ name: 'scratch-host', private: true, type: 'module', dependencies: hostDependencies(tarball), overrides: repoPackage.overrides }, null, 2),

@@ -1,5 +1,5 @@
 import type { AnyGatewayExecutor, AnyToolHandler, GatewayExecutor, ToolHandler } from '#tool-sdk/contract/index.js';
-import { simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '#tool-sdk/helpers/call-items.js';
+import { simpleApprovalToModelItems, simpleCallOutput, simpleCallPlan, simpleCallToModelItems } from '#tool-sdk/helpers/call-items.js';
 import type { JsonObject } from '#tool-sdk/items.js';
 
 /**
@@ -19,17 +19,20 @@ export function completeExecutor(executor: GatewayExecutor<any>): AnyGatewayExec
  * `gatewayOwned` follows from an executor under the type's key. A gateway
  * type whose executor keeps the default `<type>_call` item and that says
  * nothing of its history gets that item's history too: it is accepted as
- * input and shown to the model as the call and its output.
+ * input and shown to the model as the call and its output. With the
+ * `simpleApprovals` flow, its `<type>_approval_request` items as well.
  */
 export function completeHandler(handler: ToolHandler<any, any, any>, executor: GatewayExecutor<any> | undefined): AnyToolHandler {
   fill(handler, 'gatewayOwned', executor !== undefined);
   // Asked before the executor's own defaults are filled in.
   const defaultItem = executor !== undefined && typeof executor.publicOutput !== 'function';
   if (defaultItem && handler.historyItemTypes === undefined && handler.toModelItems === undefined) {
-    fill(handler, 'historyItemTypes', [`${handler.type}_call`]);
+    const simpleApprovals = handler.approvals?.answerItemTypes.includes(`${handler.type}_approval_response`) === true;
+    fill(handler, 'historyItemTypes', [`${handler.type}_call`, ...(simpleApprovals ? [`${handler.type}_approval_request`] : [])]);
     fill(handler, 'toModelItems', ((item, ctx) => {
       const it = item as JsonObject;
-      return simpleCallToModelItems(item, ctx.modelNameFor(String(it.name), typeof it.scope === 'string' ? it.scope : undefined));
+      const modelName = ctx.modelNameFor(String(it.name), typeof it.scope === 'string' ? it.scope : undefined);
+      return (simpleApprovals ? simpleApprovalToModelItems(item, modelName) : null) ?? simpleCallToModelItems(item, modelName);
     }) satisfies ToolHandler['toModelItems']);
   }
   return handler as AnyToolHandler;

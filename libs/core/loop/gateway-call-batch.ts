@@ -160,6 +160,7 @@ export class GatewayCallBatch {
     return pipe(
       ctx.services.scheduler.schedule({
         requestId: ctx.id,
+        request: ctx.toolRequest,
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),

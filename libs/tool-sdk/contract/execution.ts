@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { PublicItem } from '../items.js';
 import type { ToolTypeKey } from '../tool-type.js';
+import type { ToolRequestContext } from './discovery.js';
 import type { GatewayEventPlan, PlannedEvent } from './events.js';
 
 /** One gateway-owned call as the scheduler hands it to an executor. */
@@ -42,6 +43,8 @@ export interface GatewayCallResult {
 }
 
 export interface ExecutionContext {
+  /** The request, as `discover` saw it: the module's per-request state is `request.local(...)`. */
+  request: ToolRequestContext;
   /** Aborted on client disconnect or deadline; executors must stop work when it fires. */
   signal: AbortSignal;
   /** Epoch milliseconds after which the call counts as timed out. */

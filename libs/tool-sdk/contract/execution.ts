@@ -107,4 +107,11 @@ export interface ArgumentStream {
   opening: PlannedEvent[];
   /** The type of the event each decoded piece is sent in, with its `delta` (`response.code_interpreter_call_code.delta`). */
   delta: string;
+  /**
+   * The type of the event the gateway sends once the model's arguments are
+   * complete, carrying the whole decoded string as `field`
+   * (`response.code_interpreter_call_code.done` with `code`): the plan's
+   * `beforeExecute` follows it.
+   */
+  done: string;
 }

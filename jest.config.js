@@ -17,6 +17,7 @@ export default {
     // The example app imports the package by its public name, as a consumer would.
     '^switchyard-gateway$': '<rootDir>/src/index.ts',
     '^switchyard-gateway/microservice$': '<rootDir>/src/microservice.ts',
+    '^switchyard-gateway/testing$': '<rootDir>/apps/testing/src/index.ts',
   },
   transform: {
     '^.+\\.ts$': [

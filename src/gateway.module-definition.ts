@@ -23,8 +23,6 @@ export interface GatewayModuleExtras {
    * factories inject. In `forRootAsync` these are also what `inject` resolves from.
    */
   imports?: Array<Type | DynamicModule>;
-  /** Older spelling of `imports` for `forRootAsync`. */
-  extraImports?: Array<Type | DynamicModule>;
   /**
    * `false` leaves out the built-in state module (storage, stored responses,
    * conversations, compaction, WebSocket mode), e.g. to provide
@@ -33,8 +31,6 @@ export interface GatewayModuleExtras {
   state?: false;
   /** Replaces `UPSTREAM_CLIENT`; a factory can inject `DEFAULT_UPSTREAM_CLIENT` to wrap the configured one. */
   upstream?: GatewayOverride<UpstreamClient>;
-  /** A ready client instead of the configured one: the same as `upstream: { useValue }`. */
-  upstreamClient?: UpstreamClient;
   /**
    * Replaces `RESPONSE_STATE`, the loop's persistence and continuation. It
    * replaces the built-in state module too (whose stored-response routes read
@@ -48,22 +44,18 @@ export interface GatewayModuleExtras {
 export const GATEWAY_EXTRAS_DEFAULTS: GatewayModuleExtras = {
   toolModules: undefined,
   imports: [],
-  extraImports: [],
   state: undefined,
   upstream: undefined,
-  upstreamClient: undefined,
   responseState: undefined,
   stateStore: undefined,
 };
-
-export type GatewayModuleAsyncFactoryResult = GatewayModuleOptions | GatewayConfig | Record<string, unknown>;
 
 export const {
   ConfigurableModuleClass: GatewayModuleBase,
   MODULE_OPTIONS_TOKEN: GATEWAY_MODULE_OPTIONS,
   OPTIONS_TYPE: GATEWAY_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: GATEWAY_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<GatewayModuleAsyncFactoryResult>({ moduleName: 'Gateway' })
+} = new ConfigurableModuleBuilder<GatewayModuleOptions>({ moduleName: 'Gateway' })
   .setClassMethodName('forRoot')
   .setExtras<GatewayModuleExtras>(GATEWAY_EXTRAS_DEFAULTS, (definition) => definition)
   .build();

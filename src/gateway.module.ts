@@ -4,7 +4,7 @@ import { ConsoleModule } from '#console/console.module.js';
 import { ConsoleSettingsModule } from '#console/console-settings.module.js';
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
-import { validateGatewayConfig } from '#config/config.loader.js';
+import { ConfigError, validateGatewayConfig } from '#config/config.loader.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { CoreModule } from '#core/core.module.js';
 import { SIGNING_KEY } from '#core/signing/signing-key.js';
@@ -28,10 +28,10 @@ import { UPSTREAM_CLIENT_OVERRIDE, UpstreamModule } from '#upstream/upstream.mod
 import {
   GATEWAY_MODULE_OPTIONS,
   GatewayModuleBase,
-  type GatewayModuleAsyncFactoryResult,
   type GatewayModuleAsyncOptions,
   type GatewayModuleExtras,
   type GatewayModuleForRootOptions,
+  type GatewayModuleOptions,
 } from './gateway.module-definition.js';
 import { GatewayOverrideError, overrideProvider } from '#core/overrides/gateway-override.js';
 import { GatewayOverrides, OVERRIDE_CHECKS, type OverrideCheck } from './gateway-overrides.service.js';
@@ -41,13 +41,20 @@ export type { GatewayModuleOptions, GatewayModuleExtras, GatewayModuleAsyncOptio
 const UPSTREAM_METHODS = ['infer', 'listModels', 'probe'] as const;
 const RESPONSE_STATE_METHODS = ['load', 'save'] as const;
 
-/** A forRootAsync factory may resolve to `{ config }` or, as before, to the config itself. */
-function configOf(options: GatewayModuleAsyncFactoryResult | undefined, sections: readonly ConfigSection[]): GatewayConfig {
-  const o = (options ?? {}) as Record<string, unknown>;
-  if (o instanceof GatewayConfig) return o;
-  const keys = Object.keys(o);
-  const isOptions = keys.every((k) => k === 'config');
-  return validateGatewayConfig(((isOptions ? o.config : o) ?? {}) as Record<string, unknown>, { sections });
+/**
+ * The config of the options `forRoot` takes and a `forRootAsync` factory
+ * resolves to: `{ config }`, one shape. A factory that resolves to the
+ * settings themselves is refused by name rather than guessed at.
+ */
+function configOf(options: GatewayModuleOptions | undefined, sections: readonly ConfigSection[]): GatewayConfig {
+  const o = options ?? {};
+  const other = o instanceof GatewayConfig ? ['(a GatewayConfig)'] : Object.keys(o).filter((key) => key !== 'config');
+  if (other.length > 0) {
+    throw new ConfigError(
+      `GatewayModule.forRootAsync: the factory must resolve to { config }, as forRoot takes it; it gave ${other.join(', ')} beside it. Wrap the settings: useFactory: () => ({ config: ... }).`,
+    );
+  }
+  return validateGatewayConfig(o.config ?? {}, { sections });
 }
 
 /**
@@ -56,10 +63,9 @@ function configOf(options: GatewayModuleAsyncFactoryResult | undefined, sections
  */
 export function gatewayModules(extras: GatewayModuleExtras = {}): Array<Type | DynamicModule> {
   const withState = extras.state !== false && !extras.responseState;
-  const overridden = !!(extras.upstream ?? extras.upstreamClient);
+  const overridden = !!extras.upstream;
   return [
     ...(extras.imports ?? []),
-    ...(extras.extraImports ?? []),
     ObservabilityModule,
     UpstreamModule.forRoot(overridden ? { override: true } : undefined),
     CoreModule,
@@ -88,9 +94,6 @@ function checkCombination(extras: GatewayModuleExtras): void {
   if (extras.stateStore && extras.responseState) {
     throw new GatewayOverrideError('stateStore cannot take effect together with responseState: the responseState override replaces the state module that reads STATE_STORE.');
   }
-  if (extras.upstream && extras.upstreamClient) {
-    throw new GatewayOverrideError('Give either upstream or upstreamClient, not both: one of them would be ignored.');
-  }
 }
 
 /**
@@ -118,14 +121,14 @@ export class GatewayModule extends GatewayModuleBase {
     const sections = configSectionsOf(gatewayModules(extras));
     const providers: Provider[] = [
       ...(base.providers ?? []),
-      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: (o: GatewayModuleAsyncFactoryResult) => configOf(o, sections) },
+      { provide: GATEWAY_CONFIG, inject: [GATEWAY_MODULE_OPTIONS], useFactory: (o: GatewayModuleOptions) => configOf(o, sections) },
     ];
     const exported: Array<symbol | Type | DynamicModule> = [];
     // Each override is provided once, under one token (others alias it), so that Nest
     // runs a class override's own lifecycle hooks once; its shape is checked at init.
     const checks: OverrideCheck[] = [];
 
-    const upstream = extras.upstream ?? (extras.upstreamClient ? { useValue: extras.upstreamClient } : undefined);
+    const upstream = extras.upstream;
     if (upstream) {
       providers.push(overrideProvider(UPSTREAM_CLIENT_OVERRIDE, upstream, 'UPSTREAM_CLIENT'));
       exported.push(UPSTREAM_CLIENT_OVERRIDE);

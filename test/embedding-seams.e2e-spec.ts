@@ -301,7 +301,7 @@ describe('RESPONSE_STATE override', () => {
 describe('STATE_STORE override', () => {
   it.each([
     ['forRoot with a factory', (store: CountingStore) => GatewayModule.forRoot({ config: memory(), stateStore: { useFactory: () => store } })],
-    ['forRootAsync with a value', (store: CountingStore) => GatewayModule.forRootAsync({ useFactory: () => memory(), stateStore: { useValue: store } })],
+    ['forRootAsync with a value', (store: CountingStore) => GatewayModule.forRootAsync({ useFactory: () => ({ config: memory() }), stateStore: { useValue: store } })],
   ])('%s: initialised at boot, used by the state routes, closed at shutdown', async (_how, module) => {
     const store = new CountingStore();
     const { app, openai } = await serve(module(store));
@@ -323,7 +323,7 @@ describe('STATE_STORE override', () => {
   it('cannot take effect next to a responseState override (in forRootAsync too)', () => {
     expect(() =>
       GatewayModule.forRootAsync({
-        useFactory: () => memory(),
+        useFactory: () => ({ config: memory() }),
         responseState: RecordingState,
         stateStore: { useValue: new CountingStore() },
       }),

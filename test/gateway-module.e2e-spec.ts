@@ -34,14 +34,20 @@ describe('GatewayModule as an importable dynamic module', () => {
   });
   afterAll(() => simulator.close());
 
+  it('forRootAsync takes one factory shape, { config }, and names a factory that gives the settings bare', async () => {
+    const bare = GatewayModule.forRootAsync({ useFactory: () => ({ storage: { driver: 'memory' } }) as never });
+    await expect(NestFactory.create(bare, { bodyParser: false, logger: false, abortOnError: false })).rejects.toThrow(
+      /forRootAsync: the factory must resolve to \{ config \}, as forRoot takes it; it gave storage beside it/,
+    );
+  });
+
   it('forRootAsync builds its config from an injected host provider', async () => {
     const app = await NestFactory.create(
       GatewayModule.forRootAsync({
         imports: [HostSettingsModule],
         inject: [HostSettings],
         useFactory: (settings: HostSettings) => ({
-          upstream: { baseUrl: settings.upstreamUrl || simulatorUrl },
-          storage: { driver: 'memory' },
+          config: { upstream: { baseUrl: settings.upstreamUrl || simulatorUrl }, storage: { driver: 'memory' } },
         }),
       }),
       { bodyParser: false, logger: false },
@@ -71,7 +77,7 @@ describe('GatewayModule as an importable dynamic module', () => {
       listModels: async () => [{ id: 'custom', object: 'model', created: 0, owned_by: 'host' }],
       probe: async () => undefined,
     };
-    const app = await NestFactory.create(GatewayModule.forRoot({ config: { storage: { driver: 'memory' } }, upstreamClient: upstream }), {
+    const app = await NestFactory.create(GatewayModule.forRoot({ config: { storage: { driver: 'memory' } }, upstream: { useValue: upstream } }), {
       bodyParser: false,
       logger: false,
     });

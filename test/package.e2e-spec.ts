@@ -84,7 +84,7 @@ describe('the published package, from outside the repository', () => {
     const { stdout } = await runHeavy('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: repo, maxBuffer: 16 * 1024 * 1024 });
     tarball = join(scratch, stdout.trim().split('\n').at(-1)!);
     const app = join(scratch, 'app');
-    cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') });
+    cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') && !f.endsWith('.test.ts') });
     writeFileSync(
       join(app, 'package.json'),
       JSON.stringify({ name: 'scratch-host', private: true, type: 'module', dependencies: hostDependencies(tarball), overrides: repoPackage.overrides }, null, 2),
@@ -129,9 +129,20 @@ describe('the published package, from outside the repository', () => {
     const files = stdout.split('\n').filter(Boolean);
     expect(files).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/src/index.js', 'package/dist/src/index.d.ts', 'package/dist/src/microservice.d.ts']));
     expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-    // The gateway's own entry point ships for the `switchyard` command; the simulator, demo and example do not.
-    expect(files).toEqual(expect.arrayContaining(['package/bin/switchyard.mjs', 'package/dist/apps/gateway/src/main.js']));
-    expect(files.filter((f) => /\.spec\.|\/testing\/|dist\/(test|bench)\/|dist\/apps\/(?!gateway\/)/.test(f))).toEqual([]);
+    // The gateway's own entry point ships for the `switchyard` command, and the testing kit with the simulated
+    // upstream for `switchyard-gateway/testing`; the simulator's own entry point, the demo and the example do not.
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/bin/switchyard.mjs',
+        'package/dist/apps/gateway/src/main.js',
+        'package/dist/apps/testing/src/index.js',
+        'package/dist/apps/testing/src/index.d.ts',
+        'package/dist/apps/simulator/src/simulated-upstream.js',
+      ]),
+    );
+    const notShipped =
+      /\.spec\.|dist\/libs\/.*\/testing\/|dist\/(test|bench)\/|dist\/apps\/(?!gateway\/|testing\/|simulator\/src\/)|dist\/apps\/simulator\/src\/(main\.|testing\/)/;
+    expect(files.filter((f) => notShipped.test(f))).toEqual([]);
   });
 
   it('installs one copy of Nest and no storage driver or Redis client it was not asked for', () => {

@@ -200,6 +200,14 @@ export class ContextLengthExceededError extends UpstreamHttpError {
   }
 }
 
+/**
+ * Marks every domain error, whichever copy of this package made it: a
+ * plugin built in its own project throws its copy's `InvalidRequestError`,
+ * which `instanceof` against the gateway's class does not recognise.
+ */
+const DOMAIN_ERROR = Symbol.for('switchyard-gateway:domain-error');
+Object.defineProperty(GatewayError.prototype, DOMAIN_ERROR, { value: true });
+
 export function isGatewayError(e: unknown): e is GatewayError {
-  return e instanceof GatewayError;
+  return e instanceof GatewayError || (e instanceof Error && (e as unknown as Record<symbol, unknown>)[DOMAIN_ERROR] === true);
 }

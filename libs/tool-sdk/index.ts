@@ -10,6 +10,7 @@ export type * from './contract/index.js';
 export type * from './items.js';
 export { emptyUsage, addUsage } from './items.js';
 export { toolType, type ToolTypeKey, type ToolTypeName } from './tool-type.js';
+export { RequestLocal, RequestToolContext } from './request-local.js';
 
 // Registration: the explorer finds tagged providers at start-up.
 export { ToolHandlerProvider, GatewayExecutorProvider, InputItemProvider } from './decorators.js';

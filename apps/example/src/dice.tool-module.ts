@@ -2,48 +2,54 @@ import { Injectable, Module } from '@nestjs/common';
 import {
   type ExecutionContext,
   type GatewayCall,
-  type GatewayCallResult,
-  type GatewayEventPlan,
   type GatewayExecutor,
   GatewayExecutorProvider,
-  type HistoryContext,
   InvalidRequestError,
   type JsonObject,
-  type ModelItem,
   type NormalizedTool,
-  type PublicItem,
   type ToolHandler,
   ToolHandlerProvider,
   type ToolOutput,
-  simpleCallOutput,
-  simpleCallPlan,
-  simpleCallToModelItems,
+  simpleApprovals,
+  toolType,
 } from 'switchyard-gateway';
 
-/** `{"type": "dice", "sides": 6}`: a gateway-owned tool the model can call to roll dice. */
+/**
+ * `{"type": "dice", "sides": 6, "require_approval": "never"}`: a gateway-owned
+ * tool the model calls to roll dice. This file is the SDK guide's code
+ * (libs/tool-sdk/README.md), step for step.
+ */
 export interface DiceParams {
   sides: number;
+  /** `always`: each roll waits for the client's `dice_approval_response`. */
+  requireApproval: 'always' | 'never';
 }
+
+/** The type's key: its tag, carrying the parameters its functions hand to its executor. */
+export const DICE = toolType<DiceParams>('dice');
 
 const TOOL_NAME = 'roll_dice';
 
 @Injectable()
-@ToolHandlerProvider({ type: 'dice' })
-export class DiceToolHandler implements ToolHandler<DiceParams> {
-  readonly type = 'dice';
-  readonly gatewayOwned = true;
-  /** `dice_call` items come back as input on later turns (history replay). */
-  readonly historyItemTypes = ['dice_call'];
+@ToolHandlerProvider({ type: DICE })
+export class DiceToolHandler implements ToolHandler<DiceParams, unknown, DiceParams> {
+  readonly type = DICE;
+  /** The built-in approval flow: `dice_approval_request` items, answered by `dice_approval_response`. */
+  readonly approvals = simpleApprovals<DiceParams>(DICE, { requires: (_call, params) => params.requireApproval === 'always', idPrefix: 'dicer' });
 
   validate(declaration: JsonObject, path: string): DiceParams {
     const sides = declaration.sides ?? 6;
     if (typeof sides !== 'number' || !Number.isInteger(sides) || sides < 2 || sides > 1000) {
       throw new InvalidRequestError(`${path}.sides must be an integer between 2 and 1000.`, `${path}.sides`);
     }
-    return { sides };
+    const requireApproval = declaration.require_approval ?? 'never';
+    if (requireApproval !== 'always' && requireApproval !== 'never') {
+      throw new InvalidRequestError(`${path}.require_approval must be "always" or "never".`, `${path}.require_approval`);
+    }
+    return { sides, requireApproval };
   }
 
-  normalize(params: DiceParams): NormalizedTool[] {
+  normalize(params: DiceParams): NormalizedTool<DiceParams>[] {
     return [
       {
         fn: {
@@ -57,17 +63,12 @@ export class DiceToolHandler implements ToolHandler<DiceParams> {
       },
     ];
   }
-
-  /** A past `dice_call` becomes the call and its output the model saw then, under today's name for the tool. */
-  toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
-    return simpleCallToModelItems(item, ctx.modelNameFor(TOOL_NAME));
-  }
 }
 
 @Injectable()
-@GatewayExecutorProvider({ type: 'dice' })
+@GatewayExecutorProvider({ type: DICE })
 export class DiceExecutor implements GatewayExecutor<DiceParams> {
-  readonly type = 'dice';
+  readonly type = DICE;
 
   async execute(call: GatewayCall, params: DiceParams, ctx: ExecutionContext): Promise<ToolOutput> {
     if (ctx.signal.aborted) return { text: 'cancelled', isError: true };
@@ -76,16 +77,8 @@ export class DiceExecutor implements GatewayExecutor<DiceParams> {
     const rolls = Array.from({ length: count }, () => 1 + Math.floor(Math.random() * params.sides));
     return { text: `rolled ${rolls.join(', ')} on d${params.sides}` };
   }
-
-  planEvents(call: GatewayCall): GatewayEventPlan {
-    return simpleCallPlan('dice_call', call);
-  }
-
-  publicOutput(result: GatewayCallResult): PublicItem {
-    return simpleCallOutput('dice_call', result);
-  }
 }
 
-/** Dropped into `GatewayModule.forRoot({ imports })`: the whole integration of a new tool type. */
+/** Dropped into `GatewayModule.forRoot({ imports })`, or a plugin's `toolModules`: the whole integration of a new tool type. */
 @Module({ providers: [DiceToolHandler, DiceExecutor] })
 export class DiceToolModule {}

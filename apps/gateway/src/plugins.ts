@@ -2,7 +2,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { GatewayExecutorProvider, ToolHandlerProvider } from '#tool-sdk/decorators.js';
+import { GatewayExecutorProvider, ToolHandlerProvider, taggedType } from '#tool-sdk/decorators.js';
 import type { SwitchyardPlugin } from '#src/plugin.js';
 import { StartupError } from './startup-error.js';
 
@@ -111,8 +111,7 @@ function providersOf(module: Type | DynamicModule, seen = new Set<unknown>()): u
 /** The start-up summary's entry: the plugin, the tool types it brings (gateway-run or client-owned), what it replaces. */
 export function describePlugin(plugin: LoadedPlugin): Record<string, unknown> {
   const classes = plugin.toolModules.flatMap((m) => providersOf(m)).map((p) => (typeof p === 'function' ? p : (p as { useClass?: unknown })?.useClass));
-  const typeOf = (decorator: typeof ToolHandlerProvider, c: unknown) =>
-    typeof c === 'function' ? (Reflect.getMetadata(decorator.KEY, c) as { type?: string } | undefined)?.type : undefined;
+  const typeOf = (decorator: typeof ToolHandlerProvider, c: unknown) => taggedType(decorator, c)?.type;
   const handled = classes.map((c) => typeOf(ToolHandlerProvider, c)).filter((t): t is string => !!t);
   const executed = new Set(classes.map((c) => typeOf(GatewayExecutorProvider, c)).filter(Boolean));
   return {

@@ -152,6 +152,40 @@ class SearchWithChoiceHandler extends SearchHandler {
   readonly toolChoice = { types: ['web_search'], resolve: () => ({ force: 'web_search' }) };
 }
 
+/** The fewest members a gateway type works with: its key, the declaration check, normalisation, execution. */
+@Injectable()
+@ToolHandlerProvider({ type: 'coin' })
+class MinimalCoinHandler implements ToolHandler<{ sides: number }> {
+  readonly type = 'coin';
+  validate(): { sides: number } {
+    return { sides: 2 };
+  }
+  normalize(): NormalizedTool[] {
+    return [{ fn: { type: 'function', name: 'flip', parameters: { type: 'object', properties: {} } }, toolName: 'flip' }];
+  }
+}
+
+@Injectable()
+@GatewayExecutorProvider({ type: 'coin' })
+class MinimalCoinExecutor implements GatewayExecutor {
+  readonly type = 'coin';
+  async execute(): Promise<ToolOutput> {
+    return { text: 'heads' };
+  }
+}
+
+/**
+ * Tagged as a plugin's own copy of the package tags it: the same global
+ * symbol key, written by another decorator function, and unknown to this
+ * copy of Nest's index of decorated classes.
+ */
+@Injectable()
+class OtherCopyHandler extends StubHandler {
+  readonly type = 'other_copy';
+  readonly gatewayOwned = false;
+}
+Reflect.defineMetadata(Symbol.for('switchyard-gateway:tool-handler'), { type: 'other_copy' }, OtherCopyHandler);
+
 async function explore(...providers: Provider[]): Promise<ToolHandlerExplorer> {
   const moduleRef = await Test.createTestingModule({ imports: [DiscoveryModule], providers: [ToolHandlerExplorer, ...providers] }).compile();
   await moduleRef.init();
@@ -245,6 +279,52 @@ describe('ToolHandlerExplorer (Nest discovery)', () => {
     const explorer = await explore(SearchWithChoiceHandler);
     expect(explorer.handlerForChoiceType('web_search')).toBeInstanceOf(SearchWithChoiceHandler);
     await expect(explore(SearchWithChoiceHandler, SearchChoiceHandler)).rejects.toThrow(/tool_choice type "web_search" is claimed twice/);
+  });
+
+  it('finds a provider tagged by another copy of the package, which shares only the global key', async () => {
+    const explorer = await explore(OtherCopyHandler);
+    expect(explorer.handlerForType('other_copy')).toBeInstanceOf(OtherCopyHandler);
+    expect(ToolHandlerProvider.KEY).toBe(Symbol.for('switchyard-gateway:tool-handler'));
+  });
+
+  it('fills in the contract defaults of a type that writes only its key, validate, normalize and execute', async () => {
+    const explorer = await explore(MinimalCoinHandler, MinimalCoinExecutor);
+    const handler = explorer.handlerForType('coin')!;
+    expect(handler.gatewayOwned).toBe(true);
+    expect(handler.historyItemTypes).toEqual(['coin_call']);
+    expect(explorer.handlerForItemType('coin_call')).toBe(handler);
+    const call = { callId: 'c1', itemId: 'coin_1', modelName: 'flip', toolName: 'flip', arguments: '{}' };
+    const executor = explorer.executorForType('coin')!;
+    expect(executor.planEvents(call, {}, { include: [] }).startedItem).toMatchObject({ type: 'coin_call', id: 'coin_1', status: 'in_progress' });
+    const item = executor.publicOutput({ call, status: 'completed', output: { text: 'heads' } }, {}, { include: [] });
+    expect(item).toMatchObject({ type: 'coin_call', id: 'coin_1', status: 'completed', output: 'heads' });
+    // History of the default item: the call under today's model-visible name, then its output.
+    const seen = handler.toModelItems!(item, { modelNameFor: (name) => (name === 'flip' ? 'flip_2' : undefined), clientCallName: () => undefined });
+    expect(seen).toEqual([
+      { type: 'function_call', call_id: 'coin_1', name: 'flip_2', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'coin_1', output: 'heads' },
+    ]);
+  });
+
+  it('leaves what a module wrote: its own history and item, and a handler without an executor stays client-owned', async () => {
+    const explorer = await explore(SearchHandler, SearchExecutor, MinimalCoinHandler);
+    expect(explorer.handlerForType('web_search')!.historyItemTypes).toEqual(['web_search_call']);
+    expect(explorer.handlerForType('web_search')!.toModelItems).toBeUndefined();
+    expect(explorer.executorForType('web_search')!.publicOutput({} as never, {}, { include: [] })).toEqual({ type: 'x' });
+    const coin = explorer.handlerForType('coin')!;
+    expect(coin.gatewayOwned).toBe(false);
+    expect(coin.historyItemTypes).toBeUndefined();
+  });
+
+  it('refuses an untagged provider shaped like an executor even when it writes only execute', async () => {
+    @Injectable()
+    class UntaggedCoinExecutor {
+      readonly type = 'coin';
+      async execute(): Promise<ToolOutput> {
+        return { text: 'tails' };
+      }
+    }
+    await expect(explore(MinimalCoinHandler, UntaggedCoinExecutor)).rejects.toThrow(/UntaggedCoinExecutor is shaped like a GatewayExecutor for "coin" but is not tagged/);
   });
 
   it('builds the same checked index from providers made by hand', () => {

@@ -2,20 +2,19 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import type { InputItemHandler } from '#tool-sdk/contract/input-items.js';
-import type { AnyGatewayExecutor, AnyToolHandler } from '#tool-sdk/contract/index.js';
-import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider, type TypeKey } from '#tool-sdk/decorators.js';
+import type { AnyGatewayExecutor, AnyToolHandler, GatewayExecutor, ToolHandler } from '#tool-sdk/contract/index.js';
+import { completeExecutor, completeHandler } from './contract-defaults.js';
+import { GatewayExecutorProvider, InputItemProvider, ToolHandlerProvider, type TypeKeyDecorator, taggedType } from '#tool-sdk/decorators.js';
 
 /** Thrown at start-up when tool modules contradict each other. */
 export class ToolRegistrationError extends Error {}
 
 /** Providers built outside DI (unit tests of the stages that only read the explorer). */
 export interface ExplorerContents {
-  handlers?: readonly AnyToolHandler[];
-  executors?: readonly AnyGatewayExecutor[];
+  handlers?: readonly ToolHandler<any, any, any>[];
+  executors?: readonly GatewayExecutor<any>[];
   inputItems?: readonly InputItemHandler[];
 }
-
-type Decorator = ReturnType<typeof DiscoveryService.createDecorator<TypeKey>>;
 
 /**
  * Finds every provider tagged `@ToolHandlerProvider()`, `@GatewayExecutorProvider()`
@@ -42,21 +41,18 @@ export class ToolHandlerExplorer implements OnModuleInit {
   /** An explorer over providers built by hand, checked exactly as at boot. */
   static of(contents: ExplorerContents): ToolHandlerExplorer {
     const explorer = new ToolHandlerExplorer(undefined as unknown as DiscoveryService);
-    for (const handler of contents.handlers ?? []) explorer.addHandler(handler, handler.constructor.name);
-    for (const executor of contents.executors ?? []) explorer.addExecutor(executor, executor.constructor.name);
-    for (const item of contents.inputItems ?? []) explorer.addInputItem(item, item.constructor.name);
-    explorer.checkPairs();
+    const named = <T extends object>(list: readonly T[] | undefined): Array<[T, string]> => (list ?? []).map((p) => [p, p.constructor.name]);
+    explorer.register(named(contents.handlers), named(contents.executors), named(contents.inputItems));
     return explorer;
   }
 
   onModuleInit(): void {
-    for (const [handler, name] of this.tagged<AnyToolHandler>(ToolHandlerProvider, 'ToolHandlerProvider', (h) => h.type)) this.addHandler(handler, name);
-    for (const [executor, name] of this.tagged<AnyGatewayExecutor>(GatewayExecutorProvider, 'GatewayExecutorProvider', (e) => e.type)) {
-      this.addExecutor(executor, name);
-    }
-    for (const [item, name] of this.tagged<InputItemHandler>(InputItemProvider, 'InputItemProvider', (i) => i.itemType)) this.addInputItem(item, name);
+    this.register(
+      this.tagged<ToolHandler<any, any, any>>(ToolHandlerProvider, 'ToolHandlerProvider', (h) => h.type),
+      this.tagged<GatewayExecutor<any>>(GatewayExecutorProvider, 'GatewayExecutorProvider', (e) => e.type),
+      this.tagged<InputItemHandler>(InputItemProvider, 'InputItemProvider', (i) => i.itemType),
+    );
     this.refuseUntagged();
-    this.checkPairs();
     const roles = [...this.handlersByType.entries()].map(([type, handler]) =>
       !handler.gatewayOwned ? `${type} (client)` : this.executorsByType.has(type) ? `${type} (gateway)` : `${type} (declared only, no executor)`,
     );
@@ -64,9 +60,25 @@ export class ToolHandlerExplorer implements OnModuleInit {
     this.logger.debug(`tool types: ${roles.join(', ')}`);
   }
 
+  /**
+   * Indexes the providers, each completed with the contract's defaults
+   * first (a handler's from its executor, read before the executor's own
+   * are filled in), so every later reader sees whole objects.
+   */
+  private register(handlers: Array<[ToolHandler<any, any, any>, string]>, executors: Array<[GatewayExecutor<any>, string]>, inputItems: Array<[InputItemHandler, string]>): void {
+    const executorOf = new Map(executors.map(([executor]) => [String(executor.type), executor]));
+    for (const [handler, name] of handlers) this.addHandler(completeHandler(handler, executorOf.get(handler.type)), name);
+    for (const [executor, name] of executors) this.addExecutor(completeExecutor(executor), name);
+    for (const [item, name] of inputItems) this.addInputItem(item, name);
+    this.checkPairs();
+  }
+
   /** Tagged providers with their instances, after checking the decorator's key against each instance. */
-  private tagged<T>(decorator: Decorator, label: string, keyOf: (instance: T) => string): Array<[T, string]> {
-    return this.discovery.getProviders({ metadataKey: decorator.KEY }).map((wrapper: InstanceWrapper) => {
+  private tagged<T>(decorator: TypeKeyDecorator, label: string, keyOf: (instance: T) => string): Array<[T, string]> {
+    // Every provider is read, not Nest's index of decorated classes: a plugin's
+    // copy of this package and of Nest keeps its own such index.
+    const tagged = this.discovery.getProviders().filter((wrapper) => tagOf(decorator, wrapper) !== undefined);
+    return tagged.map((wrapper: InstanceWrapper) => {
       const name = String(wrapper.name);
       if (!wrapper.isDependencyTreeStatic()) {
         throw new ToolRegistrationError(
@@ -75,7 +87,7 @@ export class ToolHandlerExplorer implements OnModuleInit {
       }
       const instance = wrapper.instance as T | undefined;
       if (!instance) throw new ToolRegistrationError(`${name} is tagged @${label} but Nest built no instance of it.`);
-      const key = this.discovery.getMetadataByDecorator(decorator, wrapper)?.type;
+      const key = tagOf(decorator, wrapper)?.type;
       if (typeof key !== 'string' || key.length === 0) throw new ToolRegistrationError(`${name} is tagged @${label}() without a type: write @${label}({ type: '...' }).`);
       const own = keyOf(instance);
       if (own !== key) throw new ToolRegistrationError(`${name} is tagged @${label}({ type: "${key}" }) but its instance says "${own}".`);
@@ -94,13 +106,13 @@ export class ToolHandlerExplorer implements OnModuleInit {
       if (!instance || typeof instance !== 'object' || typeof instance.type !== 'string') continue;
       const name = String(wrapper.name);
       const handlerShaped = typeof instance.validate === 'function' && typeof instance.normalize === 'function';
-      if (handlerShaped && this.discovery.getMetadataByDecorator(ToolHandlerProvider, wrapper) === undefined) {
+      if (handlerShaped && tagOf(ToolHandlerProvider, wrapper) === undefined) {
         throw new ToolRegistrationError(
           `${name} is shaped like a ToolHandler for "${instance.type}" but is not tagged: add @ToolHandlerProvider({ type: '${instance.type}' }), or its declarations would find no handler.`,
         );
       }
-      const executorShaped = typeof instance.execute === 'function' && typeof instance.planEvents === 'function';
-      if (executorShaped && this.discovery.getMetadataByDecorator(GatewayExecutorProvider, wrapper) === undefined) {
+      const executorShaped = !handlerShaped && typeof instance.execute === 'function';
+      if (executorShaped && tagOf(GatewayExecutorProvider, wrapper) === undefined) {
         throw new ToolRegistrationError(
           `${name} is shaped like a GatewayExecutor for "${instance.type}" but is not tagged: add @GatewayExecutorProvider({ type: '${instance.type}' }), or its calls would never run.`,
         );
@@ -191,6 +203,12 @@ export class ToolHandlerExplorer implements OnModuleInit {
   types(): string[] {
     return [...this.handlersByType.keys()];
   }
+}
+
+/** The decorator's metadata on a provider's class (a class provider's, or the built instance's). */
+function tagOf(decorator: TypeKeyDecorator, wrapper: InstanceWrapper): { type?: unknown } | undefined {
+  const instance = wrapper.instance as object | undefined;
+  return taggedType(decorator, wrapper.metatype) ?? (instance ? taggedType(decorator, instance.constructor) : undefined);
 }
 
 function isToolHandler(owner: AnyToolHandler | InputItemHandler): owner is AnyToolHandler {

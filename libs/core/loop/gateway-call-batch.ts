@@ -160,6 +160,7 @@ export class GatewayCallBatch {
     return pipe(
       ctx.services.scheduler.schedule({
         requestId: ctx.id,
+        request: ctx.toolRequest,
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),
@@ -202,6 +203,9 @@ export class GatewayCallBatch {
       const startedItem = { ...(plan?.startedItem ?? { type: `${entry.toolType}_call` }), id: call.itemId, status: 'in_progress' } as PublicItem;
       events.push(...startEvents(), { type: 'response.output_item.added', output_index: UNSTAMPED, item: startedItem });
     }
+    // A streamed call's field had its deltas; its `done` closes them with the whole text.
+    const stream = opened && binding ? binding.executor.streamArguments?.(binding.params) : undefined;
+    if (stream) events.push(plannedEvent({ type: stream.done, [stream.field]: decodedField(call.arguments, stream.field) }, call.itemId));
     for (const planned of plan?.beforeExecute ?? []) events.push(plannedEvent(planned, call.itemId));
     const slot = this.slots.push({ call, entry, plan, shown: true }) - 1;
     return { slot, call, entry };
@@ -242,4 +246,14 @@ export class GatewayCallBatch {
 function plannedEvent(planned: PlannedEvent, itemId: string): EventInit {
   const { type, ...rest } = planned;
   return { type, item_id: itemId, output_index: UNSTAMPED, ...rest };
+}
+
+/** The string `field` of a call's JSON arguments, as its deltas decoded it; empty when absent or not JSON. */
+function decodedField(args: string, field: string): string {
+  try {
+    const value = (JSON.parse(args) as Record<string, unknown> | null)?.[field];
+    return typeof value === 'string' ? value : '';
+  } catch {
+    return '';
+  }
 }

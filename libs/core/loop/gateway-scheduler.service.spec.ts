@@ -123,10 +123,13 @@ describe('GatewayScheduler (the operator)', () => {
     expect(scheduler.window).toBe(7);
     const exec = new RecordingExecutor();
     const source = new Subject<ScheduledCall>();
-    source.pipe(scheduler.schedule({ requestId: 'r', include: [] })).subscribe();
+    const subscription = source.pipe(scheduler.schedule({ requestId: 'r', include: [] })).subscribe();
     for (let i = 0; i < 9; i++) source.next({ slot: i, call: call(`w${i}`, `tool_${i}`), entry: entry(`tool_${i}`, exec) });
     await flush();
     expect(exec.started).toHaveLength(7);
+    // Left open, the seven calls would wait out their deadlines after the test: unsubscribing stops them.
+    subscription.unsubscribe();
+    expect(exec.started.map((id) => exec.contexts.get(id)!.signal.aborted)).toEqual(Array(7).fill(true));
   });
 
   it('runs at most `window` calls at once and starts the next as one finishes', async () => {

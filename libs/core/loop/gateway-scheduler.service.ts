@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable, Subject, type OperatorFunction, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-import type { GatewayCall, GatewayCallResult, ToolOutput } from '#tool-sdk/contract/index.js';
+import type { GatewayCall, GatewayCallResult, ToolOutput, ToolRequestContext } from '#tool-sdk/contract/index.js';
+import { RequestToolContext } from '#tool-sdk/request-local.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { ToolCallTrace } from './run-observer.interface.js';
 
@@ -22,6 +23,8 @@ export interface ScheduledResult {
 
 export interface ScheduleOptions {
   requestId: string;
+  /** The request's context for its tool types (`ExecutionContext.request`); one is made from `requestId` when absent. */
+  request?: ToolRequestContext;
   include: readonly string[];
   /** Calls running at once; `tools.maxConcurrentGatewayCalls` unless set. */
   window?: number;
@@ -94,6 +97,7 @@ export function scheduleCalls(options: ScheduleOptions & { window: number }): Op
         else subscriber.complete();
       };
       const open = () => {
+        const request = options.request ?? new RequestToolContext(options.requestId, null);
         const ready = new Subject<ScheduledCall>();
         const queues = new ToolQueues();
         // Subscribed with the subscriber itself, so its teardown stops every call in flight.
@@ -101,7 +105,7 @@ export function scheduleCalls(options: ScheduleOptions & { window: number }): Op
           .pipe(
             mergeMap(
               (scheduled) =>
-                defer(() => executeWithDeadline(scheduled, options.requestId, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
+                defer(() => executeWithDeadline(scheduled, request, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
                   finalize(() => {
                     finished++;
                     const next = queues.release(scheduled);
@@ -145,7 +149,7 @@ function failure(call: GatewayCall, code: string, message: string): GatewayCallR
  * Unsubscribing (client gone) aborts the executor's signal: the signal is
  * derived here, at the edge of the call, and nowhere else.
  */
-function executeWithDeadline(scheduled: ScheduledCall, requestId: string, include: readonly string[], trace?: ToolCallTrace): Observable<ScheduledResult> {
+function executeWithDeadline(scheduled: ScheduledCall, request: ToolRequestContext, include: readonly string[], trace?: ToolCallTrace): Observable<ScheduledResult> {
   const { call, entry, slot } = scheduled;
   return new Observable<ScheduledResult>((subscriber) => {
     const binding = entry.ownership.kind === 'gateway' ? entry.ownership.binding : undefined;
@@ -174,9 +178,10 @@ function executeWithDeadline(scheduled: ScheduledCall, requestId: string, includ
     let inner: { unsubscribe(): void } | undefined;
     try {
       const produced = binding.executor.execute(call, binding.params, {
+        request,
         signal: controller.signal,
         deadline: Date.now() + binding.timeoutMs,
-        requestId,
+        requestId: request.requestId,
         include,
       });
       const source: Observable<ToolOutput> = isObservable(produced) ? produced : from(produced);

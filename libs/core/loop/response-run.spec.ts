@@ -1,4 +1,3 @@
-import { jest } from '@jest/globals';
 import { TOOL_STORAGE } from '#tool-sdk/ports/tool-storage.js';
 import { parseStorageSettings } from '#storage/config/storage.config-section.js';
 import { toolStorage } from '#storage/tool-storage.js';
@@ -53,18 +52,6 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
 
   const responseOf = (events: ResponseStreamEvent[]) => events[events.length - 1].response as Record<string, any>;
   const outputTypes = (events: ResponseStreamEvent[]) => (responseOf(events).output as PublicItem[]).map((i) => i.type);
-
-  it('a run whose steps read no signal makes no AbortSignal', async () => {
-    await setUp([[...messageEvents('m', ['Hi']), usageEvent(5, 1), finished]]);
-    const signals = jest.spyOn(AbortController.prototype, 'signal', 'get');
-    try {
-      const events = await run({ tools: [fn('run_shell'), probe('lookup')] });
-      expect(responseOf(events).status).toBe('completed');
-      expect(signals).not.toHaveBeenCalled();
-    } finally {
-      signals.mockRestore();
-    }
-  });
 
   it('Done: a plain answer completes after one upstream call', async () => {
     await setUp([[...messageEvents('m', ['Hi ', 'there']), usageEvent(5, 2), finished]]);

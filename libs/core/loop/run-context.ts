@@ -9,6 +9,8 @@ import type { FlowGate } from '../protocol/flow-gate.js';
 import { resolveToolChoice, type ResolvedToolChoice } from '../registry/tool-choice.resolver.js';
 import type { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
+import { RequestToolContext } from '#tool-sdk/request-local.js';
+import type { ToolRequestContext } from '#tool-sdk/contract/index.js';
 import type { GatewayScheduler } from './gateway-scheduler.service.js';
 import { HistoryTranslator, type ApprovalSlot } from './history-to-model.js';
 import type { ModelContextService } from './model-context.service.js';
@@ -46,6 +48,8 @@ export interface RunContext {
   readonly turnStart: number;
   /** The model's context length, when `max_output_tokens` must be fitted to it. */
   readonly contextLength: number | null;
+  /** The request as its tool types see it in `discover` and `execute`: one object for both. */
+  readonly toolRequest: ToolRequestContext;
   /** Streaming runs: lets a slow client hold back the upstream read. */
   readonly flow?: FlowGate;
   /** Logs, metrics and traces of this run, when a `RUN_OBSERVER` is installed. */
@@ -99,7 +103,9 @@ export async function effectiveRequest(edge: RunEdge, received: ResponseRequest)
  */
 export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior: PriorState, cancel: Cancellation): Promise<PreparedRun> {
   const { services } = edge;
+  const toolRequest = new RequestToolContext(edge.id, request.owner ?? null);
   const registry = await services.preparation.prepare(request.tools, {
+    request: toolRequest,
     history: [...prior.publicItems, ...request.input],
     inputStart: prior.publicItems.length,
     get signal() {
@@ -142,6 +148,7 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
     choice,
     turnStart,
     contextLength,
+    toolRequest,
   };
   return { ctx, transcript, approvals };
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
-import type { AnyToolHandler, DiscoveryResult, NormalizedTool } from '#tool-sdk/contract/index.js';
+import type { AnyToolHandler, DiscoveryResult, NormalizedTool, ToolRequestContext } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { contentDigest, jsonSourceOf } from '../protocol/json-source.js';
 import { freezeJson } from '../protocol/frozen-json.js';
@@ -9,6 +9,7 @@ import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
 import { BoundedLru } from './bounded-lru.js';
 import { ToolEntry, ToolOwnership, ToolRegistry } from './tool-registry.js';
+import { RequestToolContext } from '#tool-sdk/request-local.js';
 
 /** A kept list: its sealed registry, its parsed and frozen declarations, and the body bytes it was read from (if it was). */
 interface PreparedList {
@@ -186,6 +187,8 @@ export class ToolPreparationService {
       owner?: string | null;
       /** The run's trace: each discovery (a server's tool listing) is traced under it. */
       trace?: RunTrace;
+      /** The request's context for its tool types, shared with its calls' execution; made here when not given. */
+      request?: ToolRequestContext;
     },
   ): Promise<ToolRegistry> {
     // The request's own declarations are checked first (kept or not), then those its history loaded.
@@ -245,13 +248,16 @@ export class ToolPreparationService {
   private async declare(
     registry: ToolRegistry,
     declarations: ValidatedDeclaration[],
-    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace },
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace; request?: ToolRequestContext },
   ): Promise<void> {
+    const request = ctx.request ?? new RequestToolContext(ctx.requestId, ctx.owner ?? null);
     // Stage 2: discovery runs concurrently across declarations (each lists its own server).
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover
-          ? this.traced(d, ctx.trace, () => d.handler.discover!(d.params, { signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null }))
+          ? this.traced(d, ctx.trace, () =>
+              d.handler.discover!(d.params, { request, signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null }),
+            )
           : Promise.resolve(undefined),
       ),
     );

@@ -109,7 +109,7 @@ export class NapToolHandler implements ToolHandler<NapParams> {
   readonly historyItemTypes = ['nap_call', 'nap_approval_request'];
   readonly itemIdPrefix = 'nap';
   readonly toolChoice = napToolChoice;
-  readonly approvals = simpleApprovals<NapParams>(NAP_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'nap' });
+  readonly approvals = simpleApprovals<NapParams>(NAP_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'napr' });
 
   validate(decl: JsonObject, path: string): NapParams {
     const name = requireFunctionName(decl, path);

@@ -43,7 +43,7 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
   readonly gatewayOwned = true;
   readonly historyItemTypes = ['probe_call', 'probe_approval_request'];
   readonly itemIdPrefix = 'prb';
-  readonly approvals = simpleApprovals<ProbeParams>(PROBE_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'prb' });
+  readonly approvals = simpleApprovals<ProbeParams>(PROBE_TYPE, { requires: (_call, p) => p.requireApproval, idPrefix: 'prbr' });
 
   validate(decl: JsonObject, path: string): ProbeParams {
     return {
@@ -71,7 +71,7 @@ export class ProbeToolHandler implements ToolHandler<ProbeParams> {
   toModelItems(item: PublicItem, ctx: HistoryContext): ModelItem[] {
     const it = item as JsonObject;
     const label = typeof it.server_label === 'string' ? it.server_label : typeof it.scope === 'string' ? it.scope : undefined;
-    const approval = simpleApprovalToModelItems(item, ctx.modelNameFor(String(it.name), label) ?? String(it.name));
+    const approval = simpleApprovalToModelItems(item, ctx.modelNameFor(String(it.name), label));
     if (approval) return approval;
     return [
       { type: 'function_call', call_id: String(it.id), name: ctx.modelNameFor(String(it.name), label) ?? String(it.name), arguments: String(it.arguments) },

@@ -106,3 +106,37 @@ describe('the error kinds table: every domain error class to its status, type an
     }
   });
 });
+
+describe("a domain error made by a plugin's own copy of the package", () => {
+  // Another copy's classes: the same names and the same global mark, none of them this copy's.
+  abstract class CopiedGatewayError extends Error {
+    readonly headers: Record<string, string> = {};
+    constructor(
+      message: string,
+      readonly code: string | null = null,
+      readonly param: string | null = null,
+    ) {
+      super(message);
+    }
+  }
+  Object.defineProperty(CopiedGatewayError, 'name', { value: 'GatewayError' });
+  Object.defineProperty(CopiedGatewayError.prototype, Symbol.for('switchyard-gateway:domain-error'), { value: true });
+  class CopiedInvalidRequestError extends CopiedGatewayError {}
+  Object.defineProperty(CopiedInvalidRequestError, 'name', { value: 'InvalidRequestError' });
+
+  it('gets the status and envelope of the class of its name, not a 500', () => {
+    const err = new CopiedInvalidRequestError('tools[0].sides must be an integer.', null, 'tools[0].sides');
+    expect(err).not.toBeInstanceOf(GatewayError);
+    expect(domain.isGatewayError(err)).toBe(true);
+    expect(toErrorEnvelope(err)).toMatchObject({
+      status: 400,
+      body: { error: { type: 'invalid_request_error', param: 'tools[0].sides', message: 'tools[0].sides must be an integer.' } },
+    });
+  });
+
+  it('leaves an unmarked error of the same name a server error', () => {
+    class InvalidRequestError extends Error {}
+    expect(domain.isGatewayError(new InvalidRequestError('x'))).toBe(false);
+    expect(toErrorEnvelope(new InvalidRequestError('x')).status).toBe(500);
+  });
+});

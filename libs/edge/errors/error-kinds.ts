@@ -67,10 +67,13 @@ export const ERROR_KINDS: ReadonlyMap<ErrorClass, ErrorKind | ((err: GatewayErro
   [GatewayError, { status: 500, type: 'server_error' }],
 ]);
 
+/** The same rows by class name: an error made by a plugin's own copy of the package has other classes of the same names. */
+const KINDS_BY_NAME = new Map([...ERROR_KINDS].map(([cls, kind]) => [cls.name, kind]));
+
 /** The kind of a domain error: its own class's row, else its nearest ancestor's. */
 export function errorKind(err: GatewayError): ErrorKind {
   for (let cls = err.constructor; cls && cls !== Error; cls = Object.getPrototypeOf(cls) as typeof cls) {
-    const row = ERROR_KINDS.get(cls as ErrorClass);
+    const row = ERROR_KINDS.get(cls as ErrorClass) ?? KINDS_BY_NAME.get(cls.name);
     if (row) return typeof row === 'function' ? row(err) : row;
   }
   return { status: 500, type: 'server_error' };

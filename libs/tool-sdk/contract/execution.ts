@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { PublicItem } from '../items.js';
 import type { ToolTypeKey } from '../tool-type.js';
+import type { ToolRequestContext } from './discovery.js';
 import type { GatewayEventPlan, PlannedEvent } from './events.js';
 
 /** One gateway-owned call as the scheduler hands it to an executor. */
@@ -42,6 +43,8 @@ export interface GatewayCallResult {
 }
 
 export interface ExecutionContext {
+  /** The request, as `discover` saw it: the module's per-request state is `request.local(...)`. */
+  request: ToolRequestContext;
   /** Aborted on client disconnect or deadline; executors must stop work when it fires. */
   signal: AbortSignal;
   /** Epoch milliseconds after which the call counts as timed out. */
@@ -52,7 +55,10 @@ export interface ExecutionContext {
 }
 
 /**
- * Gateway-owned tool types implement this as well as `ToolHandler`.
+ * Gateway-owned tool types implement this as well as `ToolHandler`. Two
+ * members make it work: `type` and `execute`. The call's public item
+ * (`publicOutput`) and its events (`planEvents`) default to the simple
+ * `<type>_call` item (`simpleCallOutput`, `simpleCallPlan`); the rest is optional.
  * `P` is the executor's per-entry execution parameters (`NormalizedTool.executionParams`);
  * a `ToolTypeKey<P>` shared with the handler makes the compiler hold both to it.
  */
@@ -68,7 +74,7 @@ export interface GatewayExecutor<P = unknown> {
    * model wrote it (`streamArguments`): the plan then leaves out the
    * opening events and the argument deltas that were sent.
    */
-  planEvents(call: GatewayCall, params: P, ctx: { include: readonly string[]; streamed?: boolean }): GatewayEventPlan;
+  planEvents?(call: GatewayCall, params: P, ctx: { include: readonly string[]; streamed?: boolean }): GatewayEventPlan;
   /**
    * Show the call while the model writes it, as OpenAI streams a code
    * interpreter's code: the item opens at the call's first token and the
@@ -77,8 +83,8 @@ export interface GatewayExecutor<P = unknown> {
    * calls can wait for approval are never streamed (the call may not run).
    */
   streamArguments?(params: P): ArgumentStream | undefined;
-  /** The completed or failed public item. */
-  publicOutput(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
+  /** The completed or failed public item. Default: `simpleCallOutput('<type>_call', result)`. */
+  publicOutput?(result: GatewayCallResult, params: P, ctx: { include: readonly string[] }): PublicItem;
   /**
    * Annotations for an answer's text from this response's completed calls of
    * this type (file_search: `file_citation` where the text names a result's
@@ -88,7 +94,10 @@ export interface GatewayExecutor<P = unknown> {
   annotateText?(text: string, results: readonly GatewayCallResult[]): Array<Record<string, unknown>>;
 }
 
-export type AnyGatewayExecutor = GatewayExecutor<any>;
+/** An executor as the gateway holds it once registered, its defaults filled in at start-up. */
+export type RegisteredGatewayExecutor<P = unknown> = GatewayExecutor<P> & Required<Pick<GatewayExecutor<P>, 'planEvents' | 'publicOutput'>>;
+
+export type AnyGatewayExecutor = RegisteredGatewayExecutor<any>;
 
 /** How a gateway call's arguments stream into its public events (`GatewayExecutor.streamArguments`). */
 export interface ArgumentStream {
@@ -98,4 +107,11 @@ export interface ArgumentStream {
   opening: PlannedEvent[];
   /** The type of the event each decoded piece is sent in, with its `delta` (`response.code_interpreter_call_code.delta`). */
   delta: string;
+  /**
+   * The type of the event the gateway sends once the model's arguments are
+   * complete, carrying the whole decoded string as `field`
+   * (`response.code_interpreter_call_code.done` with `code`): the plan's
+   * `beforeExecute` follows it.
+   */
+  done: string;
 }

@@ -19,8 +19,13 @@ export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
   readonly type: ToolTypeKey<E>;
   /** Other wire tags accepted for the same type (web_search's dated aliases). */
   readonly aliases?: readonly string[];
-  /** Declaration-level ownership default; registry entries carry it explicitly. */
-  readonly gatewayOwned: boolean;
+  /**
+   * Whether the gateway runs this type's calls. Default: true when a
+   * `GatewayExecutor` is registered under the same key, else false (the
+   * client runs them). Set it only for a gateway-owned type that may have
+   * no executor in some gateways (calls then fail with `unboundCallItem`).
+   */
+  readonly gatewayOwned?: boolean;
   /** Prefix of the public item ids the gateway assigns to this type's calls (`ws` gives `ws_…`); default `gw`. */
   readonly itemIdPrefix?: string;
   /**
@@ -61,7 +66,10 @@ export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
 }
 
 /**
- * Every tool type implements this, one capability per part: its
+ * Every tool type implements this. Three members make a working type:
+ * `type`, `validate` (the declaration check) and `normalize` (the functions
+ * the model sees); a gateway-owned type adds a `GatewayExecutor`. Everything
+ * else is optional, one capability per part: its
  * declarations (`DeclarationCapability`), its history items
  * (`HistoryCapability`), its `tool_choice` forms and, for a gateway-owned
  * type whose calls can wait for the client, its approvals. Client-owned
@@ -96,4 +104,11 @@ export interface ToolStatus {
   detail: string;
 }
 
-export type AnyToolHandler = ToolHandler<any, any, any>;
+/**
+ * A handler as the gateway holds it once registered: the explorer fills in
+ * the defaults (`gatewayOwned`, and for a gateway type without history of
+ * its own, the `<type>_call` items' history) once at start-up.
+ */
+export type RegisteredToolHandler<P = unknown, D = unknown, E = unknown> = ToolHandler<P, D, E> & { readonly gatewayOwned: boolean };
+
+export type AnyToolHandler = RegisteredToolHandler<any, any, any>;

@@ -55,7 +55,15 @@ export function simpleCallToModelItems(item: PublicItem, modelName?: string): Mo
  * turn and its `<type>_call` item carries `approval_request_id`, which
  * settles the answer for later turns.
  */
-export function simpleApprovals<E>(toolType: string, options: { requires(call: GatewayCall, params: E): boolean; idPrefix: string; callItemType?: string }): ApprovalContract<E> {
+export function simpleApprovals<E>(
+  toolType: string,
+  options: {
+    requires(call: GatewayCall, params: E): boolean;
+    /** The request items' id prefix, whole: `calcr` gives `calcr_…`. */
+    idPrefix: string;
+    callItemType?: string;
+  },
+): ApprovalContract<E> {
   const requestType = `${toolType}_approval_request`;
   const callItemType = options.callItemType ?? `${toolType}_call`;
   return {
@@ -95,19 +103,24 @@ export function simpleApprovals<E>(toolType: string, options: { requires(call: G
   };
 }
 
-/** The request item of `simpleApprovals`, with an id in the type's own prefix. */
+/** The request item of `simpleApprovals`, with an id in the given prefix (`idPrefix` `calcr` gives `calcr_…`). */
 export function simpleApprovalRequestItem(toolType: string, call: GatewayCall, idPrefix: string): PublicItem {
-  return { id: newId(`${idPrefix}r`), type: `${toolType}_approval_request`, ...(call.scope ? { scope: call.scope } : {}), name: call.toolName, arguments: call.arguments };
+  return { id: newId(idPrefix), type: `${toolType}_approval_request`, ...(call.scope ? { scope: call.scope } : {}), name: call.toolName, arguments: call.arguments };
 }
 
 /**
  * History of `simpleApprovals` items: a request is the model's call, keyed
  * by the request id (its answer supplies the output); a call item that ran
- * because it was approved only completes that call.
+ * because it was approved only completes that call. `modelName` is what
+ * `HistoryContext.modelNameFor` gives: undefined when the request no longer
+ * declares the tool, and the item's own name is used then, as
+ * `simpleCallToModelItems` does.
  */
-export function simpleApprovalToModelItems(item: PublicItem, modelName: string): ModelItem[] | null {
+export function simpleApprovalToModelItems(item: PublicItem, modelName: string | undefined): ModelItem[] | null {
   const it = item as JsonObject;
-  if (item.type.endsWith('_approval_request')) return [{ type: 'function_call', call_id: String(it.id), name: modelName, arguments: String(it.arguments ?? '') }];
+  if (item.type.endsWith('_approval_request')) {
+    return [{ type: 'function_call', call_id: String(it.id), name: modelName ?? String(it.name), arguments: String(it.arguments ?? '') }];
+  }
   if (typeof it.approval_request_id === 'string' && it.approval_request_id.length > 0) {
     return [{ type: 'function_call_output', call_id: it.approval_request_id, output: String(it.output ?? it.error ?? '') }];
   }

@@ -106,18 +106,27 @@ export class CodeInterpreterExecutor implements GatewayExecutor<CodeInterpreterP
 
   /** The code streams as the model writes it, as OpenAI's does: `{"code": "..."}` decoded piece by piece. */
   streamArguments(): ArgumentStream {
-    return { field: 'code', opening: [{ type: 'response.code_interpreter_call.in_progress' }], delta: 'response.code_interpreter_call_code.delta' };
+    return {
+      field: 'code',
+      opening: [{ type: 'response.code_interpreter_call.in_progress' }],
+      delta: 'response.code_interpreter_call_code.delta',
+      done: 'response.code_interpreter_call_code.done',
+    };
   }
 
   planEvents(call: GatewayCall, params: CodeInterpreterParams, ctx: { streamed?: boolean } = {}): GatewayEventPlan {
     const code = codeOf(call.arguments);
-    // Streamed: `in_progress` and the code's deltas were sent while the model wrote it.
+    // Streamed: `in_progress`, the code's deltas and its `.done` were sent while the model wrote it.
     const opening: PlannedEvent[] = ctx.streamed
       ? []
-      : [{ type: 'response.code_interpreter_call.in_progress' }, { type: 'response.code_interpreter_call_code.delta', delta: code }];
+      : [
+          { type: 'response.code_interpreter_call.in_progress' },
+          { type: 'response.code_interpreter_call_code.delta', delta: code },
+          { type: 'response.code_interpreter_call_code.done', code },
+        ];
     return {
       startedItem: { type: 'code_interpreter_call', id: call.itemId, status: 'in_progress', code: '', container_id: params.containerId ?? '', outputs: null },
-      beforeExecute: [...opening, { type: 'response.code_interpreter_call_code.done', code }, { type: 'response.code_interpreter_call.interpreting' }],
+      beforeExecute: [...opening, { type: 'response.code_interpreter_call.interpreting' }],
       afterExecute: () => [{ type: 'response.code_interpreter_call.completed' }],
     };
   }

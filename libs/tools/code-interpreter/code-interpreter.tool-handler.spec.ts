@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NotFoundError, type PublicItem } from '#tool-sdk/index.js';
+import { RequestToolContext } from '#tool-sdk/index.js';
 import { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
@@ -14,7 +15,12 @@ describe('CodeInterpreterToolHandler', () => {
   let dir: string;
   let store: ContainerStore;
   let handler: CodeInterpreterToolHandler;
-  const ctx = (history: unknown[] = []) => ({ history: history as PublicItem[], signal: new AbortController().signal, requestId: 'resp_1' });
+  const ctx = (history: unknown[] = []) => ({
+    request: new RequestToolContext('resp_1'),
+    history: history as PublicItem[],
+    signal: new AbortController().signal,
+    requestId: 'resp_1',
+  });
   const declare = (container: unknown, path = 'tools[0]') => handler.validate({ type: 'code_interpreter', container } as never, path);
 
   beforeEach(async () => {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { GatewayCall, GatewayCallResult, GatewayConfig, JsonObject, ToolEntry, ToolOutput } from '#tool-sdk/index.js';
+import { RequestToolContext } from '#tool-sdk/index.js';
 import { GatewayScheduler, type ScheduledCall, type ScheduledResult } from '#core/loop/gateway-scheduler.service.js';
 import { SseTestServer, StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings } from './mcp.config.js';
@@ -50,7 +51,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
   /** Discovers `decl` and returns the execution parameters of each tool by its own name. */
   async function toolsOf(decl: JsonObject): Promise<Map<string, McpExecutionParams>> {
     const params = handler.validate({ type: 'mcp', ...decl }, 'tools[0]');
-    const { state } = await handler.discover(params, { signal: new AbortController().signal, history: [], requestId: 'r' });
+    const { state } = await handler.discover(params, { request: new RequestToolContext('r'), signal: new AbortController().signal, history: [], requestId: 'r' });
     expect(state.error).toBeNull();
     const tools = handler.normalize(params, state, { takenNames: new Set() });
     return new Map(tools.map((t) => [t.toolName, t.executionParams as McpExecutionParams]));
@@ -70,6 +71,7 @@ describe('McpGatewayExecutor against real MCP servers', () => {
 
   function run(params: McpExecutionParams, args: unknown, timeoutMs = 5_000): Promise<ToolOutput> {
     return executor.execute(callFor(params, args), params, {
+      request: new RequestToolContext('r'),
       signal: new AbortController().signal,
       deadline: Date.now() + timeoutMs,
       requestId: 'r',

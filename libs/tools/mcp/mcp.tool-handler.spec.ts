@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type HistoryContext, InvalidRequestError, type JsonObject, type PublicItem } from '#tool-sdk/index.js';
+import { RequestToolContext } from '#tool-sdk/index.js';
 import {
   SseTestServer,
   StreamableTestServer,
@@ -81,8 +82,9 @@ describe('McpToolHandler', () => {
 
   const validate = (decl: JsonObject, path = 'tools[0]') => handler.validate({ type: 'mcp', ...decl }, path);
 
-  async function discover(params: McpDeclaration, history: PublicItem[] = [], signal = new AbortController().signal) {
-    return handler.discover(params, { signal, history, requestId: 'resp_test' });
+  /** One request's discovery of one declaration; declarations of one request share its `request`. */
+  async function discover(params: McpDeclaration, history: PublicItem[] = [], request = new RequestToolContext('resp_test')) {
+    return handler.discover(params, { request, signal: new AbortController().signal, history, requestId: request.requestId });
   }
 
   describe('validate', () => {
@@ -222,7 +224,7 @@ describe('McpToolHandler', () => {
       try {
         const result = await new McpToolHandler(localPool, local).discover(
           new McpToolHandler(localPool, local).validate({ type: 'mcp', server_label: 'gone', server_url: url, authorization: SECRET }, 'tools[0]'),
-          { signal: new AbortController().signal, history: [], requestId: 'r' },
+          { request: new RequestToolContext('r'), signal: new AbortController().signal, history: [], requestId: 'r' },
         );
         expect(result.state.tools).toEqual([]);
         expect(result.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'gone', tools: [], error: expect.stringMatching(/Could not connect/) })]);
@@ -239,6 +241,7 @@ describe('McpToolHandler', () => {
         const localHandler = new McpToolHandler(localPool, local);
         // The server never answers: discovery returning at all is the timeout's doing.
         const result = await localHandler.discover(localHandler.validate({ type: 'mcp', server_label: 'silent', server_url: silent.url }, 'tools[0]'), {
+          request: new RequestToolContext('r'),
           signal: new AbortController().signal,
           history: [],
           requestId: 'r',
@@ -259,9 +262,9 @@ describe('McpToolHandler', () => {
     });
 
     it('enforces maxServersPerRequest and unique labels across one request', async () => {
-      const signal = new AbortController().signal;
+      const request = new RequestToolContext('resp_many');
       const labels = ['s1', 's2', 's3', 's4'];
-      const runs = labels.map((label, i) => discover(validate({ server_label: label, server_url: streamable.url }, `tools[${i}]`), [], signal));
+      const runs = labels.map((label, i) => discover(validate({ server_label: label, server_url: streamable.url }, `tools[${i}]`), [], request));
       const results = await Promise.allSettled(runs);
       const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(rejected.length).toBe(4);
@@ -269,7 +272,7 @@ describe('McpToolHandler', () => {
       expect(rejected[0].reason.param).toBe('tools');
       expect(rejected[0].reason.message).toMatch(/at most 3/);
 
-      const again = new AbortController().signal;
+      const again = new RequestToolContext('resp_twins');
       const [first, second] = await Promise.allSettled([
         discover(validate({ server_label: 'twin', server_url: streamable.url }, 'tools[0]'), [], again),
         discover(validate({ server_label: 'twin', server_url: sse.url }, 'tools[1]'), [], again),
@@ -370,6 +373,7 @@ describe('McpToolHandler', () => {
       const discover = async () =>
         (
           await localHandler.discover(localHandler.validate({ type: 'mcp', server_label: 'kept', server_url: server.url }, 'tools[0]'), {
+            request: new RequestToolContext('r', 'alice'),
             signal: new AbortController().signal,
             history: [],
             requestId: 'r',
@@ -458,6 +462,7 @@ describe('McpToolHandler', () => {
     const listings = () => server.log.calls.filter((c) => c.name === 'tools/list').length;
     const discoverAs = (owner: string | null, decl: JsonObject = {}) =>
       cached.discover(cached.validate({ type: 'mcp', server_label: 'cached', server_url: server.url, ...decl }, 'tools[0]'), {
+        request: new RequestToolContext('r', owner),
         signal: new AbortController().signal,
         history: [],
         requestId: 'r',

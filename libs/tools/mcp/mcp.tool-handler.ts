@@ -19,6 +19,7 @@ import {
   type ToolHandler,
   ToolHandlerProvider,
   type ToolStatus,
+  RequestLocal,
 } from '#tool-sdk/index.js';
 import { McpApprovalResolver } from './mcp-approval.resolver.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
@@ -44,6 +45,9 @@ export interface McpDiscovery {
   tools: Tool[];
   error: string | null;
 }
+
+/** The servers one request's declarations claimed so far, shared by all of them through the request context. */
+const REQUEST_CLAIMS = new RequestLocal<RequestClaims>('mcp.claims', () => ({ count: 0, labels: new Map() }));
 
 /** Per-request bookkeeping across declarations (see `claim`). */
 interface RequestClaims {
@@ -103,12 +107,6 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   /** `mcp_approval_response` items: claimed with the history item types, answered before the first round. */
   readonly approvals = new McpApprovalResolver();
   private readonly logger = new Logger('McpToolHandler');
-  /**
-   * Keyed by the request's abort signal, which core passes to every
-   * declaration's `discover` of one request: the only per-request object
-   * discovery sees. A WeakMap, so nothing needs cleaning up.
-   */
-  private readonly claims = new WeakMap<AbortSignal, RequestClaims>();
 
   constructor(
     private readonly pool: McpConnectionPool,
@@ -146,7 +144,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     // Request-declared servers get a connection per owner: one tenant's calls
     // (and their failures) never share a session with another tenant's.
     params.target = params.target.forOwner(ctx.owner ?? null);
-    const claims = this.claim(params, ctx.signal);
+    const claims = this.claim(params, ctx.request.local(REQUEST_CLAIMS));
     // Core starts every declaration's discovery before awaiting any, so after
     // one tick the count covers the whole request: refuse before connecting.
     await Promise.resolve();
@@ -245,12 +243,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     }
   }
 
-  private claim(params: McpDeclaration, signal: AbortSignal): RequestClaims {
-    let claims = this.claims.get(signal);
-    if (!claims) {
-      claims = { count: 0, labels: new Map() };
-      this.claims.set(signal, claims);
-    }
+  private claim(params: McpDeclaration, claims: RequestClaims): RequestClaims {
     const first = claims.labels.get(params.serverLabel);
     if (first !== undefined) {
       // Approvals and listings are matched by label: two servers under one would be ambiguous.

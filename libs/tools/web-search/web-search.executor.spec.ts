@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { validateGatewayConfig } from '#config/config.loader.js';
 import type { ExecutionContext, GatewayCall, GatewayCallResult } from '#tool-sdk/index.js';
+import { RequestToolContext } from '#tool-sdk/index.js';
 import { parseWebSearchSettings, type WebSearchSettings } from './config/web-search-settings.js';
 import { webSearchConfigSection } from './config/web-search.config-section.js';
 import { providerRequirements } from './providers/search-provider.registry.js';
@@ -18,7 +19,7 @@ function call(args: unknown): GatewayCall {
 }
 
 function ctx(extra: Partial<ExecutionContext> = {}): ExecutionContext {
-  return { signal: new AbortController().signal, deadline: Date.now() + 5_000, requestId: 'resp_1', include: [], ...extra };
+  return { request: new RequestToolContext('resp_1'), signal: new AbortController().signal, deadline: Date.now() + 5_000, requestId: 'resp_1', include: [], ...extra };
 }
 
 function executor(webSearch: Record<string, unknown>, tools: Record<string, unknown> = {}): WebSearchExecutor {

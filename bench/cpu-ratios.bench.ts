@@ -48,6 +48,12 @@ type Case = RatioCase;
  *   --sections=JSON config sections merged into the gateways' (`{"observability":{"metrics":false}}`): what-if runs
  *   --dialect=chat the gateways talk to the simulator in the chat-completions dialect (default responses);
  *                  a `--vs` build older than this flag runs on responses whatever it says
+ *   --equal-rate=N also measure every case paced to N requests per second (after its full-load
+ *                  measurement, in the same round), so both sides of every ratio run at the same
+ *                  throughput: CPU per request depends on the rate (batching in the kernel and the
+ *                  event loop, JIT and GC amortised differently), so full-load ratios compare cases
+ *                  at different rates. N must be below the slowest case's full-load rate; the table
+ *                  prints the rate each case reached and marks one that fell more than 5 % short
  */
 type CpuUsage = NodeJS.CpuUsage;
 const ROUNDS = Number(arg('rounds') ?? 3);
@@ -62,6 +68,10 @@ const promotedOnly = arg('alloc-profile') === 'promoted';
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const DIALECT = arg('dialect') ?? 'responses';
 const SECTIONS = JSON.parse(arg('sections') ?? '{}') as Record<string, Record<string, unknown>>;
+const EQUAL_RATE = arg('equal-rate') === undefined ? undefined : Number(arg('equal-rate'));
+if (EQUAL_RATE !== undefined && !(EQUAL_RATE > 0)) throw new Error('--equal-rate=N needs a positive number of requests per second');
+/** The sample key of a case measured at the equal rate (beside its full-load key). */
+const PACED = '@rate';
 const cpuUs = (a: CpuUsage, b: CpuUsage) => b.user + b.system - a.user - a.system;
 
 async function main(): Promise<void> {
@@ -126,6 +136,14 @@ async function main(): Promise<void> {
           }
           if (result.errors > 0) throw new Error(`${c.name} ${build.label}: ${result.errors} errors, first: ${result.firstError}`);
           push(`${c.name}${build.label}`, cpuUs(before, after) / result.requests);
+          if (EQUAL_RATE !== undefined) {
+            const start = await build.gateway.call<CpuUsage>('cpu');
+            const paced = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS, ratePerSec: EQUAL_RATE });
+            const end = await build.gateway.call<CpuUsage>('cpu');
+            if (paced.errors > 0) throw new Error(`${c.name} ${build.label} at ${EQUAL_RATE} req/s: ${paced.errors} errors, first: ${paced.firstError}`);
+            push(`${c.name}${build.label}${PACED}`, cpuUs(start, end) / paced.requests);
+            push(`${c.name}${build.label}${PACED}rps`, paced.rps);
+          }
         }
       }
       if (C1 > 0 && (!onlyCases || onlyCases.includes('mcp-round'))) {
@@ -204,39 +222,64 @@ async function post(target: URL, body: Buffer): Promise<Record<string, unknown>>
   return (await res.json()) as Record<string, unknown>;
 }
 
+/** The host line printed above each table: a ratio means little without the CPU it ran on and how busy it was. */
+function hostLine(): string {
+  const cpus = os.cpus();
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  return `Host: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'}, Node ${process.version}; load average ${load} (1, 5, 15 min) when printed`;
+}
+
 function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<string, number[]>): void {
   const med = (key: string) => median(samples.get(key) ?? [NaN]);
-  const cpus = os.cpus();
-  console.log(
-    `Run ${new Date().toISOString()} on ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}, Node ${process.version}; load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
-  );
-  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16 after ${WARMUP} warm-up requests, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)\n`);
+  const list = (key: string) => (samples.get(key) ?? []).map(Math.round).join(', ');
+  console.log(`Run ${new Date().toISOString()}`);
+  console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16 after ${WARMUP} warm-up requests, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)`);
+  if (EQUAL_RATE !== undefined)
+    console.log(`Each load run twice per round: at full load (closed loop, as fast as the target answers) and paced to ${EQUAL_RATE} req/s (equal rate)`);
+  console.log(`\n${hostLine()}\n`);
   const labels = builds.map((b) => b.label);
-  console.log(`| case | ${labels.map((l) => `CPU µs/request ${l}`).join(' | ')} |${labels.length > 1 ? ' A/B |' : ''}`);
-  console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
+  const paced = EQUAL_RATE !== undefined;
+  /** `µs [samples] at rps`: the rate reached, marked when more than 5 % short of the one asked for. */
+  const pacedCell = (key: string) => {
+    const rps = med(`${key}${PACED}rps`);
+    const short = rps < EQUAL_RATE! * 0.95 ? ' **below rate**' : '';
+    return `${Math.round(med(key + PACED))} [${list(key + PACED)}] at ${Math.round(rps)}/s${short}`;
+  };
+  const columns = labels.flatMap((l) => [`CPU µs/request ${l} (full load)`, ...(paced ? [`CPU µs/request ${l} (equal rate ${EQUAL_RATE}/s)`] : [])]);
+  console.log(`| case | ${columns.join(' | ')} |${labels.length > 1 ? ' A/B (full load) |' : ''}`);
+  console.log(`| --- | ${columns.map(() => '---').join(' | ')} |${labels.length > 1 ? ' --- |' : ''}`);
   for (const c of cases) {
     if (c.proxy || c.floor) {
-      console.log(`| ${c.name} | ${Math.round(med(c.name))} [${(samples.get(c.name) ?? []).map(Math.round).join(', ')}] |${labels.map(() => '').join(' |')}`);
+      const cells = [`${Math.round(med(c.name))} [${list(c.name)}]`, ...(paced ? [pacedCell(c.name)] : [])];
+      console.log(
+        `| ${c.name} | ${cells.join(' | ')} |${columns
+          .slice(cells.length)
+          .map(() => '')
+          .join(' |')}`,
+      );
       continue;
     }
-    const cells = labels.map((l) => `${Math.round(med(c.name + l))} [${(samples.get(c.name + l) ?? []).map(Math.round).join(', ')}]`);
+    const cells = labels.flatMap((l) => [`${Math.round(med(c.name + l))} [${list(c.name + l)}]`, ...(paced ? [pacedCell(c.name + l)] : [])]);
     console.log(`| ${c.name} | ${cells.join(' | ')} |${labels.length > 1 ? ` ${round(med(c.name + 'A') / med(c.name + 'B'))} |` : ''}`);
   }
-  console.log('\n| ratio | ' + labels.join(' | ') + ' | target |');
-  console.log('| --- | ' + labels.map(() => '---').join(' | ') + ' | --- |');
+  console.log(`\n${hostLine()}\n`);
+  const ratioColumns = labels.flatMap((l) => [`${l} (full load)`, ...(paced ? [`${l} (equal rate ${EQUAL_RATE}/s)`] : [])]);
+  console.log('| ratio | ' + ratioColumns.join(' | ') + ' | target |');
+  console.log('| --- | ' + ratioColumns.map(() => '---').join(' | ') + ' | --- |');
   const ratio = (name: string, num: string, den: string, target: string) => {
     // A ratio whose either side was not measured (`--cases`) is left out rather than printed as NaN.
     const measured = (name: string) => samples.has(name + labels[0]) || samples.has(name);
     if (!measured(num) || !measured(den)) return;
-    const value = (l: string) => {
-      const n = samples.has(num + l) ? med(num + l) : med(num);
-      const d = samples.has(den + l) ? med(den + l) : med(den);
+    const value = (l: string, at = '') => {
+      const n = samples.has(num + l) ? med(num + l + at) : med(num + at);
+      const d = samples.has(den + l) ? med(den + l + at) : med(den + at);
       return round(n / d);
     };
-    console.log(`| ${name} | ${labels.map((l) => `${value(l)}×`).join(' | ')} | ${target} |`);
+    const cells = labels.flatMap((l) => [`${value(l)}×`, ...(paced ? [`${value(l, PACED)}×`] : [])]);
+    console.log(`| ${name} | ${cells.join(' | ')} | ${target} |`);
   };
   ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 4×');
   ratio('blocking stored / not stored', 'blocking-stored', 'blocking', '≤ 1.2×');

@@ -20,6 +20,13 @@ export interface LoadOptions {
   expect?: string;
   /** A single request slower than this is destroyed and counted as an error. */
   requestTimeoutMs?: number;
+  /**
+   * Paced: request i is sent no earlier than i / rate seconds after the
+   * start, still at most `concurrency` at once (a target that falls behind
+   * gets the next request as soon as a worker is free). Unset: closed loop,
+   * as fast as the target answers.
+   */
+  ratePerSec?: number;
 }
 
 export interface LoadResult {
@@ -148,10 +155,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 async function closedLoop(agent: http.Agent, target: URL, body: Buffer, options: LoadOptions, count: number, durationMs: number, record: (sample: Sample) => void): Promise<void> {
   let issued = 0;
-  const deadline = performance.now() + durationMs;
+  const start = performance.now();
+  const deadline = start + durationMs;
+  const interval = options.ratePerSec ? 1000 / options.ratePerSec : 0;
   const worker = async (): Promise<void> => {
     while (issued < count && performance.now() < deadline) {
-      issued++;
+      const due = start + issued++ * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (performance.now() >= deadline) return;
       record(await sendOnce(agent, target, body, options.expect, options.requestTimeoutMs));
     }
   };

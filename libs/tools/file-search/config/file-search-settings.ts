@@ -57,6 +57,8 @@ export interface FileSearchSettings {
     maxInflatedBytes: number;
     /** Extraction threads one owner's files and `input_file` parts may hold at once; unset: `concurrency - 1` (at least 1). */
     threadsPerOwner?: number;
+    /** An extraction thread (and the chunk writer) left this long without a job ends; the next job starts one. */
+    threadIdleMs: number;
   };
 }
 
@@ -91,6 +93,8 @@ export class IngestionSection {
   @IsInt() @Min(1024) @Max(2 ** 31 - 1) maxInflatedBytes = 64 * 1024 * 1024;
   /** Extraction threads one owner may hold; unset leaves one of `concurrency` free for other owners. */
   @IsOptional() @IsInt() @Min(1) @Max(64) threadsPerOwner?: number;
+  /** An idle extraction thread holds its parsers and tokenizer (tens of MiB): it ends after this long without a job. */
+  @IsInt() @Min(100) @Max(86_400_000) threadIdleMs = 30_000;
 }
 
 /** `fileSearch` as written; storage follows the gateway's `storage` section (see `parseFileSearchSettings`). */

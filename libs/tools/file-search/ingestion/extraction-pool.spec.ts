@@ -237,3 +237,55 @@ describe('fair shares of the extraction threads', () => {
     }
   }, 60_000);
 });
+
+describe('idle threads are released', () => {
+  /** Polls `threads` until it equals `n`; a bound, not a speed: the idle time is 200 ms. */
+  async function threadsReach(p: ExtractionPool, n: number, withinMs = 20_000): Promise<number> {
+    const until = Date.now() + withinMs;
+    while (p.threads !== n && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    return p.threads;
+  }
+
+  it('ends an extraction thread after idleMs without a job, and the next job starts a fresh one', async () => {
+    const brief = new ExtractionPool({ size: 2, memoryMb: 256, limits: DEFAULT_LIMITS, idleMs: 200 });
+    try {
+      expect(brief.threads).toBe(0);
+      const first = await brief.prepare('manual.pdf', await makePdf(['Pump manual, page one.']), ONE_CHUNK, 60_000);
+      expect(first[0].text).toContain('Pump manual');
+      // The thread is still there right after its job (its idle time runs from now).
+      expect(brief.threads).toBe(1);
+      expect(await threadsReach(brief, 0)).toBe(0);
+      const again = await brief.prepare('note.txt', Buffer.from('second job'), ONE_CHUNK, 60_000);
+      expect(again[0].text).toBe('second job');
+      expect(brief.threads).toBe(1);
+      expect(await threadsReach(brief, 0)).toBe(0);
+    } finally {
+      await brief.close();
+    }
+  }, 60_000);
+
+  it('ends the chunk writer with the last extraction thread', async () => {
+    const writing = new ExtractionPool({ size: 1, memoryMb: 256, limits: DEFAULT_LIMITS, idleMs: 200, writer: true });
+    try {
+      await writing.prepare('a.txt', Buffer.from('one'), ONE_CHUNK, 60_000);
+      expect(writing.threads).toBe(2);
+      expect(await threadsReach(writing, 0)).toBe(0);
+      // A fresh writer and thread pair: the job after the release works.
+      expect((await writing.prepare('b.txt', Buffer.from('two'), ONE_CHUNK, 60_000))[0].text).toBe('two');
+      expect(writing.threads).toBe(2);
+    } finally {
+      await writing.close();
+    }
+  }, 60_000);
+
+  it('keeps threads without idleMs', async () => {
+    const kept = new ExtractionPool({ size: 1, memoryMb: 256, limits: DEFAULT_LIMITS });
+    try {
+      await kept.prepare('a.txt', Buffer.from('one'), ONE_CHUNK, 60_000);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(kept.threads).toBe(1);
+    } finally {
+      await kept.close();
+    }
+  }, 60_000);
+});

@@ -60,6 +60,13 @@ export interface PoolOptions {
   niceness?: number;
   /** Start the chunk writer thread, so that `prepareAndWrite` can be used (SQLite database files). */
   writer?: boolean;
+  /**
+   * A thread left without a job this long ends (the writer too, once no
+   * ingestion thread is left); the next job starts a fresh one. A loaded
+   * thread holds its parsers and tokenizer, tens of MiB, so an idle gateway
+   * should not keep it. Unset: threads stay until the pool closes.
+   */
+  idleMs?: number;
 }
 
 /** A job the writer thread completes, through a SQLite connection of its own to `file`. */
@@ -133,6 +140,10 @@ export class ExtractionPool {
   /** Ingestion threads whose port leads to a writer that has ended: retired instead of reused. */
   private readonly orphans = new WeakSet<Worker>();
   private readonly withWriter = new Set<Worker>();
+  /** The timer that ends each idle thread after `idleMs` without a job. */
+  private readonly idleTimers = new Map<Worker, NodeJS.Timeout>();
+  /** Every thread started and not yet exited (what `threads` counts). */
+  private readonly alive = new Set<Worker>();
   private nextId = 1;
   private closed = false;
   /** The nice value the last thread to start reports it runs at (0 when lowering it was refused). */
@@ -160,6 +171,11 @@ export class ExtractionPool {
    */
   prepareAndWrite(filename: string, bytes: Buffer, chunking: ChunkingStrategy, timeoutMs: number, write: ThreadWrite, owner = ''): Promise<Written> {
     return this.enqueue(owner, filename, bytes, chunking, timeoutMs, write) as Promise<Written>;
+  }
+
+  /** Threads that have not exited yet: ingestion threads, idle or busy, and the writer. */
+  get threads(): number {
+    return this.alive.size;
   }
 
   /** Jobs waiting for a thread, all owners together. */
@@ -220,6 +236,7 @@ export class ExtractionPool {
       const job = this.next();
       if (!job) return;
       const worker = this.idle.pop() ?? this.spawn();
+      this.keep(worker);
       this.run(worker, job);
     }
   }
@@ -229,13 +246,19 @@ export class ExtractionPool {
     if (this.writer) return this.writer;
     const writer = new Worker(threadScriptUrl('chunk-writer-thread.mjs'), { execArgv: [] });
     writer.unref();
+    this.track(writer);
     writer.on('error', () => undefined);
     writer.once('exit', () => {
-      if (this.writer === writer) this.writer = undefined;
+      // Retired for idleness (`releaseIdle`): no thread was wired to it any more.
+      if (this.writer !== writer) return;
+      this.writer = undefined;
       // Threads wired to it cannot write any more: idle ones go now, busy ones when their job ends (theirs fail).
       for (const w of this.withWriter) this.orphans.add(w);
       this.withWriter.clear();
-      for (const w of this.idle.splice(0)) void w.terminate();
+      for (const w of this.idle.splice(0)) {
+        this.keep(w);
+        void w.terminate();
+      }
     });
     this.writer = writer;
     return writer;
@@ -258,6 +281,7 @@ export class ExtractionPool {
     if (port) this.withWriter.add(worker);
     // An idle thread must not keep the process alive.
     worker.unref();
+    this.track(worker);
     this.loaded.set(
       worker,
       new Promise((resolve) =>
@@ -292,7 +316,7 @@ export class ExtractionPool {
       if (retire || this.closed || this.orphans.has(worker)) {
         this.withWriter.delete(worker);
         void worker.terminate();
-      } else this.idle.push(worker);
+      } else this.park(worker);
       this.pump();
     };
     const onMessage = (m: Answer) => {
@@ -336,8 +360,46 @@ export class ExtractionPool {
     });
   }
 
+  private track(worker: Worker): void {
+    this.alive.add(worker);
+    worker.once('exit', () => this.alive.delete(worker));
+  }
+
+  /** An idle thread waits for a job `idleMs` at most, then ends. */
+  private park(worker: Worker): void {
+    this.idle.push(worker);
+    const { idleMs } = this.options;
+    if (idleMs === undefined) return;
+    const timer = setTimeout(() => this.releaseIdle(worker), idleMs);
+    timer.unref();
+    this.idleTimers.set(worker, timer);
+  }
+
+  /** The thread has a job again: its idle timer stops. */
+  private keep(worker: Worker): void {
+    clearTimeout(this.idleTimers.get(worker));
+    this.idleTimers.delete(worker);
+  }
+
+  private releaseIdle(worker: Worker): void {
+    this.idleTimers.delete(worker);
+    const at = this.idle.indexOf(worker);
+    if (at < 0) return;
+    this.idle.splice(at, 1);
+    this.withWriter.delete(worker);
+    void worker.terminate();
+    // The writer serves ingestion threads only: with none left it goes too, and the next thread starts a new one.
+    if (this.writer && this.idle.length === 0 && this.busy.size === 0) {
+      const writer = this.writer;
+      this.writer = undefined;
+      void writer.terminate();
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     for (const queue of this.queues.values()) for (const job of queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
     this.queues.clear();
     this.turns.length = 0;

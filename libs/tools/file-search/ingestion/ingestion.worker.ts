@@ -37,12 +37,13 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
     @Inject(FILE_SEARCH_SETTINGS) private readonly settings: FileSearchSettings,
     @Inject(FILE_SEARCH_EMBEDDINGS) private readonly embeddings: EmbeddingsClient | null,
   ) {
-    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth, niceness, maxInflatedBytes, threadsPerOwner } = settings.ingestion;
+    const { concurrency, threadMemoryMb, maxTokensPerFile, maxHtmlDepth, niceness, maxInflatedBytes, threadsPerOwner, threadIdleMs } = settings.ingestion;
     this.parsers = new ExtractionPool({
       size: concurrency,
       threadsPerOwner,
       niceness: niceness ?? DEFAULT_INGESTION_NICENESS,
       writer: store.threadWritableFile !== undefined && embeddings === null,
+      idleMs: threadIdleMs,
       memoryMb: threadMemoryMb ?? 1024,
       limits: {
         ...DEFAULT_LIMITS,

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 
 /**
@@ -88,7 +88,18 @@ export class TimeoutConfig {
 export const DEFAULT_DATA_DIR = '.switchyard';
 
 export class ServerConfig {
-  @IsString() host = '0.0.0.0';
+  /**
+   * The address to listen on. Unset: `127.0.0.1` when no credential is
+   * configured (no `auth.apiKeys`, no `auth.oidc`), `0.0.0.0` when one is, so
+   * that a fresh install is reachable from this host only (`listenHost`).
+   */
+  @IsOptional() @IsString() host!: string;
+  /**
+   * Keep the tools that run code (`code_interpreter`) on while listening
+   * beyond loopback without credentials. Off: such a gateway starts with them
+   * turned off and says so in one warning line (`codeExecutionRefusal`).
+   */
+  @IsBoolean() allowUnauthenticatedCode = false;
   @IsInt() @Min(0) @Max(65535) port = 8080;
   /** Largest accepted request body, in bytes. */
   @IsInt() @Min(1024) bodyLimitBytes = 16 * 1024 * 1024;

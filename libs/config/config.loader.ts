@@ -28,6 +28,7 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'ALLOW_UNAUTHENTICATED_CODE', path: 'server.allowUnauthenticatedCode', kind: 'bool' },
   { env: 'WORKERS', path: 'server.workers', kind: 'int' },
   { env: 'SWITCHYARD_DATA_DIR', path: 'server.dataDir', kind: 'string' },
+  { env: 'OWNER_ID_SECRET', path: 'server.ownerIdSecret', kind: 'string', secret: true },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
 import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 
 /**
@@ -130,6 +130,13 @@ export class ServerConfig {
    * it. A container image makes it its only writable volume.
    */
   @IsString() dataDir = DEFAULT_DATA_DIR;
+  /**
+   * The key of owner ids (`OWNER_ID_SECRET`): an API key's owner id is its
+   * HMAC-SHA256 under this secret. Unset: generated once into
+   * `<dataDir>/owner-id.secret` (mode 0600), which the workers share;
+   * replicas that do not share the data directory must be given one value.
+   */
+  @IsOptional() @IsString() @MinLength(32) ownerIdSecret?: string;
 }
 
 export class ToolsConfig {

@@ -31,6 +31,8 @@ export function checkConfig(env: Record<string, string | undefined>, configFile?
     lines: [
       `ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`,
       ...(codeOff ? [`warning: code execution is off: ${codeOff}`] : []),
+      // Replicas that do not share the data directory must share the key of owner ids: say which one this is.
+      ...(config.server.ownerIdSecret ? ['owner ids: keyed with OWNER_ID_SECRET (server.ownerIdSecret)'] : []),
       ...warnings,
     ],
   };

@@ -5,6 +5,7 @@ import { ConsoleSettingsModule } from '#console/console-settings.module.js';
 import { type DynamicModule, Global, Module, type Provider, type Type } from '@nestjs/common';
 import { type ConfigSection, configSectionsOf } from '#config/config-section.js';
 import { ConfigError, validateGatewayConfig } from '#config/config.loader.js';
+import { OWNER_IDS, OwnerIds } from '#config/owner-ids.js';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { CoreModule } from '#core/core.module.js';
 import { SIGNING_KEY } from '#core/signing/signing-key.js';
@@ -148,6 +149,9 @@ export class GatewayModule extends GatewayModuleBase {
     // One signing secret for every surface that signs what clients hand back (compaction, thinking).
     providers.push({ provide: SIGNING_KEY, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => readStateSettings(config).compactionKey });
     exported.push(SIGNING_KEY);
+    // One derivation of owner ids for every reader of a key (authentication, the usage API's administrators).
+    providers.push({ provide: OWNER_IDS, inject: [GATEWAY_CONFIG], useFactory: (config: GatewayConfig) => new OwnerIds(config.server) });
+    exported.push(OWNER_IDS);
     // Gateway routes, a tool module's among them, answer errors through the edge's envelope.
     providers.push({ provide: ROUTE_ERROR_FILTER, useClass: OpenAiExceptionFilter });
     exported.push(ROUTE_ERROR_FILTER);

@@ -14,6 +14,8 @@ export { FlowGate } from '#core/protocol/flow-gate.js';
 export { ConfigError, type LoadConfigOptions } from '#config/config.loader.js';
 export { loadGatewayConfig, validateGatewayConfig, gatewayConfigSections } from './gateway-config.loader.js';
 export { configSectionsOf } from '#config/config-section.js';
+/** Why the tools that run code are off (listening beyond loopback without credentials), for a host's own start-up line. */
+export { codeExecutionRefusal } from '#config/exposure.js';
 export { ToolHandlerExplorer, ToolRegistrationError } from '#core/handlers/tool-handler.explorer.js';
 export { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 export { RESPONSE_STATE, type ResponseStateStore, type CompletedRun } from '#core/loop/response-state.interface.js';

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { createHash } from 'node:crypto';
+import { OWNER_IDS, type OwnerIds } from '#config/owner-ids.js';
 import { contentDigest } from '#core/protocol/json-source.js';
 import { ToolPreparationService } from '#core/registry/tool-preparation.service.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
@@ -38,9 +38,9 @@ describe('a tool list sent again is the same list', () => {
     }));
   const declarations = toolsOf(40);
   const client = (key: string) => stack.openai.withOptions({ apiKey: key });
-  /** The owner an API key stands for (the SHA-256 of the key), and whether the list is kept for it. */
+  /** The owner an API key stands for (its keyed id), and whether the list is kept for it. */
   const keptFor = (key: string, list: unknown[] = declarations) =>
-    stack.app.get(ToolPreparationService).keptList(createHash('sha256').update(key).digest('hex'), contentDigest(JSON.stringify(list)));
+    stack.app.get(ToolPreparationService).keptList(stack.app.get<OwnerIds>(OWNER_IDS).of(key), contentDigest(JSON.stringify(list)));
   const lastUpstreamTools = () => (stack.simulator.requests.at(-1)!.body as { tools: unknown[] }).tools;
 
   it('sends upstream, echoes and stores the same declarations on every turn, for each tenant', async () => {
@@ -73,7 +73,7 @@ describe('a tool list sent again is the same list', () => {
 
   it("compares a tenant's next turn with the bytes of its own lists lately kept, never another tenant's", async () => {
     const preparation = stack.app.get(ToolPreparationService);
-    const owner = (key: string) => createHash('sha256').update(key).digest('hex');
+    const owner = (key: string) => stack.app.get<OwnerIds>(OWNER_IDS).of(key);
     const list = toolsOf(12);
     const consulted = jest.spyOn(preparation, 'recentLists');
     try {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { ownerIdOf } from '#config/owner-ids.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,8 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { StreamableTestServer } from './support/mcp/mcp-test-servers.js';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import { requestLines, startGatewayProcess, type GatewayProcess } from './support/process/gateway-process.js';
+
+const OWNER_SECRET = 'owner-id-secret-of-this-test-0123456789';
 
 const API_KEY = 'sk-obs-secret-4d1c9e';
 const UPSTREAM_KEY = 'sk-upstream-secret-77ab';
@@ -56,6 +58,7 @@ describe('request logs, metrics and traces of a scripted run', () => {
       UPSTREAM_URL: upstreamUrl,
       UPSTREAM_API_KEY: UPSTREAM_KEY,
       API_KEYS: API_KEY,
+      OWNER_ID_SECRET: OWNER_SECRET,
       STORAGE_DRIVER: 'sqlite',
       SQLITE_PATH: join(dir, 'state.sqlite'),
       MCP_ALLOWED_HOSTS: `127.0.0.1:${mcp.port}`,
@@ -132,7 +135,7 @@ describe('request logs, metrics and traces of a scripted run', () => {
   it('one JSON log line per request with its outcome, and never arguments, outputs or keys', () => {
     const lines = requestLines(gateway).filter((l) => l.route === '/v1/responses');
     expect(lines).toHaveLength(4);
-    const owner = `sha256:${createHash('sha256').update(API_KEY).digest('hex').slice(0, 16)}`;
+    const owner = `owner:${ownerIdOf(Buffer.from(OWNER_SECRET), API_KEY).slice(0, 16)}`;
     const [ok, bad, tool, failed] = lines;
     expect(ok).toMatchObject({ level: 'info', method: 'POST', status: 200, response_id: ids.ok, model: 'm', rounds: 1, upstream_status: '200', owner, trace_id: CLIENT_TRACE_ID });
     expect(typeof ok.duration_ms).toBe('number');

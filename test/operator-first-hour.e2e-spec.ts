@@ -1,7 +1,11 @@
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { type GatewayStack, startStack } from './support/gateway-harness.js';
 
-/** What an operator meets in the first hour, over real sockets: each error says what was called and the fix. */
+/**
+ * What an operator meets in the first hour, over real sockets: each error says what was called and the
+ * fix, to the operator (the log's detail); the caller reads what it may know.
+ */
 describe("the operator's first hour", () => {
   let stack: GatewayStack;
   let gateway: string;
@@ -23,22 +27,31 @@ describe("the operator's first hour", () => {
 
   const post = (path: string, body: unknown) => fetch(`${gateway}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-  it('an upstream 404 from a base URL without /v1 names the URL called and suggests /v1', async () => {
+  it('an upstream 404 from a base URL without /v1: the caller reads a 404 naming no URL, the log names the URL called and suggests /v1', async () => {
     const origin = stack.config.upstream.baseUrl.replace(/\/+$/, '');
     const res = await post('/v1/responses', { model: 'm', input: 'hi' });
     expect(res.status).toBe(404);
     const { error } = (await res.json()) as { error: { message: string; code: string } };
     expect(error.code).toBe('upstream_404');
-    expect(error.message).toContain(`Upstream POST ${origin}/responses answered 404 Not Found.`);
-    expect(error.message).toContain(`set UPSTREAM_URL (upstream.baseUrl) to e.g. ${origin}/v1`);
+    expect(error.message).toBe('The model server answered 404 Not Found.');
+    // The operator's detail (the request log's error_detail) keeps the URL and the fix.
+    const failure = await stack.app
+      .get<UpstreamClient>(UPSTREAM_CLIENT)
+      .probe(AbortSignal.timeout(5_000))
+      .then(
+        () => null,
+        (e: unknown) => e as { detail?: string },
+      );
+    expect(failure?.detail).toContain(`Upstream GET ${origin}/models answered 404 Not Found.`);
+    expect(failure?.detail).toContain(`set UPSTREAM_URL (upstream.baseUrl) to e.g. ${origin}/v1`);
   });
 
-  it('/ready says the same about the upstream', async () => {
+  it('/ready says the upstream is unavailable, without its address', async () => {
     const origin = stack.config.upstream.baseUrl.replace(/\/+$/, '');
     const body = (await (await fetch(`${gateway}/ready`)).json()) as { upstream: string; upstream_error: { message: string } };
     expect(body.upstream).toBe('unavailable');
-    expect(body.upstream_error.message).toContain(`Upstream GET ${origin}/models answered 404 Not Found.`);
-    expect(body.upstream_error.message).toContain(`${origin}/v1`);
+    expect(body.upstream_error.message).toBe('The model server answered 404 Not Found.');
+    expect(JSON.stringify(body)).not.toContain(origin);
   });
 
   it('GET /v1/responses says how the Responses API is called', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { ownerIdOf } from '#config/owner-ids.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { requestLines, startGatewayProcess, type GatewayProcess } from './support/process/gateway-process.js';
+
+const OWNER_SECRET = 'owner-id-secret-of-this-test-0123456789';
 
 const API_KEY = 'sk-untraced-5e21';
 
@@ -30,6 +32,7 @@ describe('request log lines without tracing', () => {
     gateway = await startGatewayProcess({
       UPSTREAM_URL: upstreamUrl,
       API_KEYS: API_KEY,
+      OWNER_ID_SECRET: OWNER_SECRET,
       STORAGE_DRIVER: 'sqlite',
       SQLITE_PATH: join(dir, 'state.sqlite'),
     });
@@ -54,7 +57,7 @@ describe('request log lines without tracing', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const owner = `sha256:${createHash('sha256').update(API_KEY).digest('hex').slice(0, 16)}`;
+  const owner = `owner:${ownerIdOf(Buffer.from(OWNER_SECRET), API_KEY).slice(0, 16)}`;
   const line = (route: string, model: string) => requestLines(gateway).find((l) => l.route === route && l.model === model);
 
   it('names the run of a blocking and of a streamed response in their requests’ lines', () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { OWNER_IDS, type OwnerIds } from '#config/owner-ids.js';
 import OpenAI from 'openai';
 import { STATE_STORE, type StateStore } from '#storage/index.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
@@ -69,10 +69,10 @@ describe('inbound API keys and per-key isolation of stored state', () => {
     expect((await alice.conversations.retrieve(conversation.id)).id).toBe(conversation.id);
   });
 
-  it('stores the owner as a hash of the key, never the key', async () => {
+  it('stores the owner as the keyed id of the key, never the key nor its plain hash', async () => {
     const response = await alice.responses.create({ model: 'm', input: '[[say hashed]]' });
     const store = stack.app.get<StateStore>(STATE_STORE);
-    const owner = createHash('sha256').update(KEY_A).digest('hex');
+    const owner = stack.app.get<OwnerIds>(OWNER_IDS).of(KEY_A);
     const stored = await store.getResponse(response.id, owner);
     expect(stored?.owner).toBe(owner);
     expect(JSON.stringify(stored)).not.toContain(KEY_A);

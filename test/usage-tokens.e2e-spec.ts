@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Global, Module } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { OWNER_IDS, type OwnerIds } from '#config/owner-ids.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,6 @@ import { OtlpReceiver } from './support/otlp-receiver.js';
 const KEY_A = 'sk-usage-a-1f2e';
 const KEY_B = 'sk-usage-b-9c0d';
 const ADMIN = 'sk-usage-admin-77aa';
-const hash = (key: string) => createHash('sha256').update(key).digest('hex');
 
 const lines: any[] = [];
 @Global()
@@ -47,6 +46,8 @@ function series(text: string, name: string, match: Record<string, string>): numb
 describe('token usage: metrics, log lines, spans and GET /v1/usage', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sy-usage-e2e-'));
   let stack: GatewayStack;
+  /** An API key's owner id, as this gateway derives it. */
+  const hash = (key: string) => stack.app.get<OwnerIds>(OWNER_IDS).of(key);
   let mcp: StreamableTestServer;
   let receiver: OtlpReceiver;
   let base: string;
@@ -120,7 +121,7 @@ describe('token usage: metrics, log lines, spans and GET /v1/usage', () => {
     expect(series(text, 'switchyard_tokens_total', { kind: 'cached_input' })).toBe(0);
     expect(series(text, 'switchyard_tokens_total', { kind: 'input', model: 'other-model', surface: 'background' })).toBe(a.background.input);
     expect(series(text, 'switchyard_tokens_total', { kind: 'output', surface: 'messages' })).toBe(b.output);
-    expect(series(text, 'switchyard_tokens_total', { kind: 'input', owner: `sha256:${hash(KEY_B).slice(0, 16)}` })).toBe(b.input);
+    expect(series(text, 'switchyard_tokens_total', { kind: 'input', owner: `owner:${hash(KEY_B).slice(0, 16)}` })).toBe(b.input);
     // One observation per run in the per-request histogram, its sum the same total.
     expect(series(text, 'switchyard_tokens_per_request_count', { kind: 'output' })).toBe(5);
     expect(series(text, 'switchyard_tokens_per_request_sum', { kind: 'output' })).toBe(all.output);

@@ -4,6 +4,7 @@ import { ValidationError, validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { SECRET_SETTING } from './class-config-section.js';
 import type { ConfigSection, Env, SectionEnvSetting } from './config-section.js';
+import { defaultListenHost } from './exposure.js';
 import { DEFAULT_DATA_DIR, GatewayConfig } from './gateway-config.js';
 import { knownKeysOnly, unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
 import { gotPart, violations } from './validation-messages.js';
@@ -24,8 +25,10 @@ export const ENV_SETTINGS: SectionEnvSetting[] = [
   { env: 'UPSTREAM_FORWARD_HEADERS', path: 'upstream.forwardHeaders', kind: 'list' },
   { env: 'HOST', path: 'server.host', kind: 'string' },
   { env: 'PORT', path: 'server.port', kind: 'int' },
+  { env: 'ALLOW_UNAUTHENTICATED_CODE', path: 'server.allowUnauthenticatedCode', kind: 'bool' },
   { env: 'WORKERS', path: 'server.workers', kind: 'int' },
   { env: 'SWITCHYARD_DATA_DIR', path: 'server.dataDir', kind: 'string' },
+  { env: 'OWNER_ID_SECRET', path: 'server.ownerIdSecret', kind: 'string', secret: true },
   { env: 'BODY_LIMIT_BYTES', path: 'server.bodyLimitBytes', kind: 'int' },
   { env: 'SSE_KEEPALIVE_MS', path: 'server.keepAliveMs', kind: 'int' },
   { env: 'REASONING_EVENTS', path: 'server.reasoningEvents', kind: 'string' },
@@ -312,5 +315,7 @@ export function validateGatewayConfig(
   const unique = [...new Set(problems)];
   if (unique.length === 1) throw new ConfigError(`Invalid configuration: ${unique[0]}`);
   if (unique.length > 1) throw new ConfigError(`Invalid configuration:\n  ${unique.join('\n  ')}`);
+  // Resolved once here, so that every reader of `server.host` (listen, start-up line, check-config) sees one address.
+  config.server.host ??= defaultListenHost(config);
   return config;
 }

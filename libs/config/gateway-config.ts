@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
 import { OPENAI_TOOL_TYPES } from './openai-tool-types.js';
 
 /**
@@ -88,7 +88,18 @@ export class TimeoutConfig {
 export const DEFAULT_DATA_DIR = '.switchyard';
 
 export class ServerConfig {
-  @IsString() host = '0.0.0.0';
+  /**
+   * The address to listen on. Unset: `127.0.0.1` when no credential is
+   * configured (no `auth.apiKeys`, no `auth.oidc`), `0.0.0.0` when one is, so
+   * that a fresh install is reachable from this host only (`listenHost`).
+   */
+  @IsOptional() @IsString() host!: string;
+  /**
+   * Keep the tools that run code (`code_interpreter`) on while listening
+   * beyond loopback without credentials. Off: such a gateway starts with them
+   * turned off and says so in one warning line (`codeExecutionRefusal`).
+   */
+  @IsBoolean() allowUnauthenticatedCode = false;
   @IsInt() @Min(0) @Max(65535) port = 8080;
   /** Largest accepted request body, in bytes. */
   @IsInt() @Min(1024) bodyLimitBytes = 16 * 1024 * 1024;
@@ -119,6 +130,13 @@ export class ServerConfig {
    * it. A container image makes it its only writable volume.
    */
   @IsString() dataDir = DEFAULT_DATA_DIR;
+  /**
+   * The key of owner ids (`OWNER_ID_SECRET`): an API key's owner id is its
+   * HMAC-SHA256 under this secret. Unset: generated once into
+   * `<dataDir>/owner-id.secret` (mode 0600), which the workers share;
+   * replicas that do not share the data directory must be given one value.
+   */
+  @IsOptional() @IsString() @MinLength(32) ownerIdSecret?: string;
 }
 
 export class ToolsConfig {

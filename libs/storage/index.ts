@@ -19,4 +19,6 @@ export { StorageSettingsModule } from './config/storage-settings.module.js';
 export * from './usage-store.interface.js';
 export { MemoryUsageStore } from './usage/memory-usage.store.js';
 export { createUsageStore } from './usage/create-usage-store.js';
+// Drivers are imported when it runs: loading this loads neither.
+export { rekeyStoredOwners, rekeySqliteOwners, rekeyPostgresOwners, OWNER_TABLES, type OwnerRekey } from './owner-rekey.js';
 export * from './catalog.interface.js';

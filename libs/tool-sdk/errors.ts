@@ -13,6 +13,12 @@
 export abstract class GatewayError extends Error {
   /** Hints that travel with the error to every surface (`retry-after`, the `x-ratelimit-*` of a refused limit). */
   readonly headers: Record<string, string> = {};
+  /**
+   * What only the operator reads: an internal address, a transport's own
+   * words, the setting to fix. Logged with the request (`error_detail`),
+   * never written to a client; the message says what a tenant may know.
+   */
+  detail: string | null = null;
 
   constructor(
     message: string,
@@ -24,6 +30,17 @@ export abstract class GatewayError extends Error {
     super(message);
     this.name = new.target.name;
   }
+
+  /** Sets the operator-only `detail`; returns the error, for `throw new X(...).withDetail(...)`. */
+  withDetail(detail: string): this {
+    this.detail = detail;
+    return this;
+  }
+}
+
+/** The operator-only detail of any error, when it has one. */
+export function errorDetailOf(err: unknown): string | null {
+  return err instanceof GatewayError ? err.detail : null;
 }
 
 /** A request the gateway refuses as written: always names the offending field in `param`. */

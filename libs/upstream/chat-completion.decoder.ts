@@ -195,8 +195,8 @@ export class ChatCompletionDecoder {
 
   private failed(chunk: JsonObject): UpstreamUnavailableError {
     const error = chunk.error;
-    const message = (isJsonObject(error) && stringOr(error.message, '')) || stringOr(error, '') || stringOr(chunk.message, '') || `Upstream ${this.url} failed while generating.`;
-    return new UpstreamUnavailableError(message, 'upstream_failed');
+    const message = (isJsonObject(error) && stringOr(error.message, '')) || stringOr(error, '') || stringOr(chunk.message, '') || 'The model server failed while generating.';
+    return new UpstreamUnavailableError(message, 'upstream_failed').withDetail(`upstream ${this.url}`);
   }
 }
 

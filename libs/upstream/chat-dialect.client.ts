@@ -30,7 +30,7 @@ export class ChatDialectClient extends TransportDialectClient {
         // Every server in this family ends with `[DONE]`; a body that just stops
         // is accepted only when a choice already said why it finished.
         if (!sawDone && !decoder.sawFinishReason) {
-          throw new UpstreamUnavailableError(`Upstream ${body.url} ended the stream before the completion finished.`, 'upstream_stream_error');
+          throw new UpstreamUnavailableError('The model server ended the stream before the completion finished.', 'upstream_stream_error').withDetail(`upstream ${body.url}`);
         }
         decoder.end();
       });
@@ -38,7 +38,7 @@ export class ChatDialectClient extends TransportDialectClient {
 
     const completion = await body.json();
     if (!isJsonObject(completion)) {
-      throw new UpstreamUnavailableError(`Upstream ${body.url} answered with JSON that is not a completion.`, 'upstream_bad_response');
+      throw new UpstreamUnavailableError('The model server answered with JSON that is not a completion.', 'upstream_bad_response').withDetail(`upstream ${body.url}`);
     }
     const decoder = new ChatCompletionDecoder(emit, body.url, false);
     decoder.push(completion);

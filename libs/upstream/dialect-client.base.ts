@@ -51,7 +51,7 @@ export abstract class DialectClient implements UpstreamClient, RelayingUpstream 
   async listModels(signal?: AbortSignal): Promise<ModelInfo[]> {
     const body = await this.transport.json({ method: 'GET', path: '/models', signal });
     if (!isJsonObject(body) || !Array.isArray(body.data)) {
-      throw new UpstreamUnavailableError(`Upstream ${this.transport.displayUrl}/models did not answer with a model list.`, 'upstream_bad_response');
+      throw new UpstreamUnavailableError('The model server did not answer with a model list.', 'upstream_bad_response').withDetail(`upstream ${this.transport.displayUrl}/models`);
     }
     return body.data.filter(isJsonObject).map((model) => ({
       ...model,

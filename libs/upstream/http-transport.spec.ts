@@ -46,7 +46,9 @@ async function expectCleanFailure(run: () => Promise<unknown>, expected: object)
       },
     ),
   );
-  expect(answered(failure)).toMatchObject(expected);
+  const { detail, ...answer } = expected as { detail?: unknown };
+  expect(answered(failure)).toMatchObject(answer);
+  if (detail !== undefined) expect(failure).toMatchObject({ detail });
   expect(left).toBe(0);
 }
 
@@ -169,7 +171,7 @@ describe('HttpTransport', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
-  it('maps a refused connection to 502 naming the URL', async () => {
+  it('maps a refused connection to 502 that names no address; the URL and the socket error are the detail', async () => {
     const port = await deadPort();
     const dead = new HttpTransport(upstreamConfig(`http://127.0.0.1:${port}/v1`), testTimeouts());
     try {
@@ -178,8 +180,9 @@ describe('HttpTransport', () => {
         status: 502,
         code: 'upstream_unavailable',
         type: 'upstream_error',
-        message: `Upstream http://127.0.0.1:${port}/v1/models is unreachable: connection refused (ECONNREFUSED).`,
+        message: 'The model server is unreachable.',
       });
+      await expect(failure).rejects.toMatchObject({ detail: `upstream http://127.0.0.1:${port}/v1/models is unreachable: connection refused (ECONNREFUSED)` });
     } finally {
       dead.close();
     }
@@ -191,7 +194,10 @@ describe('HttpTransport', () => {
       await expect(answerOf(nowhere.json({ method: 'GET', path: '/models' }))).resolves.toMatchObject({
         status: 502,
         code: 'upstream_unavailable',
-        message: expect.stringContaining('http://upstream.invalid:8000/v1/models is unreachable'),
+        message: 'The model server is unreachable.',
+      });
+      await expect(nowhere.json({ method: 'GET', path: '/models' })).rejects.toMatchObject({
+        detail: expect.stringContaining('http://upstream.invalid:8000/v1/models is unreachable'),
       });
     } finally {
       nowhere.close();
@@ -205,7 +211,8 @@ describe('HttpTransport', () => {
     await expectCleanFailure(() => transport.json({ method: 'GET', path: '/models' }), {
       status: 502,
       code: 'upstream_unavailable',
-      message: expect.stringContaining('connection reset'),
+      message: 'The model server is unreachable.',
+      detail: expect.stringContaining('connection reset'),
     });
   });
 

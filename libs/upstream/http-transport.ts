@@ -4,7 +4,7 @@ import { urlToHttpOptions } from 'node:url';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
-import { missingV1Hint, notFoundMessage } from './upstream-hints.js';
+import { missingV1Hint, notFoundDetail, notFoundMessage } from './upstream-hints.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
@@ -286,7 +286,7 @@ class Exchange implements UpstreamBody {
         try {
           return parse(text);
         } catch {
-          throw new UpstreamUnavailableError(`Upstream ${this.url} answered with a body that is not valid JSON.`, 'upstream_bad_response');
+          throw new UpstreamUnavailableError('The model server answered with a body that is not valid JSON.', 'upstream_bad_response').withDetail(`upstream ${this.url}`);
         }
       },
     );
@@ -331,7 +331,7 @@ class Exchange implements UpstreamBody {
     } catch (error) {
       // e.g. an API key with characters a header cannot carry: nothing was sent.
       const reason = error instanceof Error ? error.message : String(error);
-      this.fail(new UpstreamUnavailableError(`Upstream ${this.url} could not be called: ${reason}`));
+      this.fail(new UpstreamUnavailableError('The model server could not be called.').withDetail(`upstream ${this.url} could not be called: ${reason}`));
       return;
     }
     this.req = req;
@@ -373,7 +373,8 @@ class Exchange implements UpstreamBody {
       return;
     }
     const reason = UNREACHABLE_REASONS[code] ?? error.message;
-    this.fail(new UpstreamUnavailableError(`Upstream ${this.url} is unreachable: ${reason}${code ? ` (${code})` : ''}.`));
+    // The caller learns that the model server is out of reach; where it is, and why, is the operator's.
+    this.fail(new UpstreamUnavailableError('The model server is unreachable.').withDetail(`upstream ${this.url} is unreachable: ${reason}${code ? ` (${code})` : ''}`));
   }
 
   private onResponse(req: http.ClientRequest, res: http.IncomingMessage): void {
@@ -419,18 +420,24 @@ class Exchange implements UpstreamBody {
       const raw = Buffer.concat(chunks).toString('utf8');
       const said = upstreamErrorMessage(raw);
       let message = said || res.statusMessage || http.STATUS_CODES[this.status] || `HTTP ${this.status}`;
-      // A bare 404, or one from outside /v1, is most often the base URL: name the URL called and the fix.
       // A 404 the upstream explains itself (an unknown model) keeps its words as they are.
+      // A bare 404, or one from outside /v1, is most often the base URL: the operator's detail names the URL called and
+      // the fix; the caller reads that the model server answered 404 (with its own words, when it gave any).
       const hint = this.status === 404 ? missingV1Hint(this.url, this.call.fromRoot) : '';
-      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint))
-        message = notFoundMessage(this.call.method, this.url, said && !/^not found\.?$/i.test(said) ? said : undefined, this.call.fromRoot);
+      let detail: string | null = null;
+      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint)) {
+        const upstreamWords = said && !/^not found\.?$/i.test(said) ? said : undefined;
+        message = notFoundMessage(upstreamWords);
+        detail = notFoundDetail(this.call.method, this.url, upstreamWords, this.call.fromRoot);
+      }
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];
       const overflow = contextOverflowError(message, this.status);
       // The field the server blamed (vLLM and OpenAI-style servers name it) travels with the error, so pass-through callers see it.
       const param = upstreamErrorParam(raw);
       const classified = param ? { code: `upstream_${this.status}`, param } : null;
-      this.fail(overflow ?? new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined, classified), true);
+      const failure = overflow ?? new UpstreamHttpError(message, this.status, typeof retryAfter === 'string' ? retryAfter : undefined, classified);
+      this.fail(failure.withDetail(detail ?? `upstream ${this.call.method} ${this.url} answered ${this.status}`), true);
     };
     res.on('data', (chunk: Buffer) => this.onData(chunk));
   }
@@ -486,7 +493,11 @@ class Exchange implements UpstreamBody {
       this.fail(undefined);
       return;
     }
-    this.fail(new UpstreamUnavailableError(`Upstream ${this.url} closed the connection in the middle of the response.`, 'upstream_stream_error'));
+    this.fail(
+      new UpstreamUnavailableError('The model server closed the connection in the middle of the response.', 'upstream_stream_error').withDetail(
+        `upstream ${this.url} closed the connection mid-response`,
+      ),
+    );
   }
 
   private readonly onAbort = (): void => {
@@ -552,13 +563,13 @@ class Exchange implements UpstreamBody {
     const { url, limits } = this;
     switch (name) {
       case 'connect':
-        return new UpstreamTimeoutError(`Upstream ${url} did not accept a connection within ${limits.connectMs} ms (connect timeout).`);
+        return new UpstreamTimeoutError(`The model server did not accept a connection within ${limits.connectMs} ms (connect timeout).`).withDetail(`upstream ${url}`);
       case 'firstByte':
-        return new UpstreamTimeoutError(`Upstream ${url} sent no response headers within ${limits.firstByteMs} ms (first-byte timeout).`);
+        return new UpstreamTimeoutError(`The model server sent no response headers within ${limits.firstByteMs} ms (first-byte timeout).`).withDetail(`upstream ${url}`);
       case 'idle':
-        return new UpstreamTimeoutError(`Upstream ${url} sent nothing for ${limits.idleMs} ms (idle timeout).`);
+        return new UpstreamTimeoutError(`The model server sent nothing for ${limits.idleMs} ms (idle timeout).`).withDetail(`upstream ${url}`);
       case 'total':
-        return new UpstreamTimeoutError(`Upstream ${url} did not finish within ${limits.totalMs} ms (total timeout).`);
+        return new UpstreamTimeoutError(`The model server did not finish within ${limits.totalMs} ms (total timeout).`).withDetail(`upstream ${url}`);
       case 'drain':
         return undefined;
     }

@@ -28,7 +28,7 @@ export function readJsonEventStream(
 ): Promise<JsonEventStreamEnd> {
   const end: JsonEventStreamEnd = { sawDone: false, stopped: false };
   const malformed = (detail: string): UpstreamUnavailableError =>
-    new UpstreamUnavailableError(`Upstream ${body.url} sent a malformed stream event: ${detail}`, 'upstream_stream_error');
+    new UpstreamUnavailableError(`The model server sent a malformed stream event: ${detail}`, 'upstream_stream_error').withDetail(`upstream ${body.url}`);
 
   const parser = createParser({
     maxBufferSize: MAX_EVENT_CHARS,

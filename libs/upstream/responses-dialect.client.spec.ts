@@ -512,8 +512,10 @@ describe('ResponsesDialectClient', () => {
       const dead = new ResponsesDialectClient(upstreamConfig(`http://127.0.0.1:${port}/v1`), testTimeouts());
       await expect(answerOf(collect(dead.infer(modelRequest())))).resolves.toMatchObject({
         status: 502,
-        message: expect.stringContaining(`http://127.0.0.1:${port}/v1/responses`),
+        message: 'The model server is unreachable.',
       });
+      // The URL called is the operator's detail, never the caller's message.
+      await expect(collect(dead.infer(modelRequest()))).rejects.toMatchObject({ detail: expect.stringContaining(`http://127.0.0.1:${port}/v1/responses`) });
       dead.close();
     });
 

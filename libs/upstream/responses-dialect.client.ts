@@ -33,7 +33,7 @@ export class ResponsesDialectClient extends TransportDialectClient {
     }
     const response = await body.json(parseResponse);
     if (!isJsonObject(response)) {
-      throw new UpstreamUnavailableError(`Upstream ${body.url} answered with JSON that is not a response object.`, 'upstream_bad_response');
+      throw new UpstreamUnavailableError('The model server answered with JSON that is not a response object.', 'upstream_bad_response').withDetail(`upstream ${body.url}`);
     }
     decoder.decodeResponse(response);
   }

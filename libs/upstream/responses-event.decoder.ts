@@ -107,7 +107,7 @@ export class ResponsesEventDecoder {
   /** The body ended: without a terminal event the response is incomplete in an unknown way. */
   end(): void {
     if (this.ended) return;
-    throw new UpstreamUnavailableError(`Upstream ${this.url} ended the stream before the response finished.`, 'upstream_stream_error');
+    throw new UpstreamUnavailableError('The model server ended the stream before the response finished.', 'upstream_stream_error').withDetail(`upstream ${this.url}`);
   }
 
   private finishWith(response: JsonObject, type: string): void {
@@ -238,8 +238,8 @@ export class ResponsesEventDecoder {
 
   private failed(body: JsonObject): UpstreamUnavailableError {
     const error = isJsonObject(body.error) ? body.error : undefined;
-    const message = (error && stringOr(error.message, '')) || stringOr(body.error, '') || stringOr(body.message, '') || `Upstream ${this.url} failed to produce a response.`;
-    return new UpstreamUnavailableError(message, 'upstream_failed');
+    const message = (error && stringOr(error.message, '')) || stringOr(body.error, '') || stringOr(body.message, '') || 'The model server failed to produce a response.';
+    return new UpstreamUnavailableError(message, 'upstream_failed').withDetail(`upstream ${this.url}`);
   }
 }
 

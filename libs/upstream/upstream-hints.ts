@@ -1,6 +1,6 @@
 /**
  * The usual fixes for what a misconfigured upstream answers, said where the
- * operator reads the error (the client's 4xx, `/ready`), with the URL called.
+ * operator reads the error (the log's `error_detail`), with the URL called.
  */
 
 /**
@@ -20,11 +20,17 @@ export function missingV1Hint(url: string, fromRoot: boolean): string {
   return ` The upstream base URL has no /v1, under which OpenAI-compatible servers serve the API: set UPSTREAM_URL (upstream.baseUrl) to e.g. ${origin}/v1.`;
 }
 
+/** The message of an upstream 404 as the caller reads it: the upstream's own words when it gave any, no URL. */
+export function notFoundMessage(upstreamMessage: string | undefined): string {
+  const said = upstreamMessage ? `: ${upstreamMessage.replace(/\.$/, '')}` : '';
+  return `The model server answered 404 Not Found${said}.`;
+}
+
 /**
- * The message of an upstream 404: the URL called, the upstream's own words
- * when it gave any, and the fix when one is likely.
+ * The operator's detail of an upstream 404 (logged, never sent to a client):
+ * the URL called, the upstream's own words, and the fix when one is likely.
  */
-export function notFoundMessage(method: string, url: string, upstreamMessage: string | undefined, fromRoot: boolean): string {
+export function notFoundDetail(method: string, url: string, upstreamMessage: string | undefined, fromRoot: boolean): string {
   const said = upstreamMessage ? `: ${upstreamMessage.replace(/\.$/, '')}` : '';
   return `Upstream ${method} ${url} answered 404 Not Found${said}.${missingV1Hint(url, fromRoot)}`;
 }

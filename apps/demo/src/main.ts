@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import { SimulatedUpstream } from '../../simulator/src/simulated-upstream.js';
 import { loadGatewayConfig } from '#src/gateway-config.loader.js';
 import { redactUrl } from '#config/url-redaction.js';
+import { codeExecutionRefusal } from '#config/exposure.js';
 import { GatewayModule } from '#src/gateway.module.js';
 import { configureGatewayApp } from '#src/configure-app.js';
 import { gatewayHttpAdapter } from '#src/gateway-http-adapter.js';
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
   console.log(`MCP server "orders" (a demo tool server the gateway calls) at ${orders.url}`);
   // The request log would interleave with the transcript printed here; REQUEST_LOG=true shows it anyway.
   const config = loadGatewayConfig({ env: { STORAGE_DRIVER: 'memory', REQUEST_LOG: 'false', MCP_ALLOWED_HOSTS: orders.hostPort, ...env } });
+  const codeOff = codeExecutionRefusal(config);
+  if (codeOff) console.warn(`code execution is off: ${codeOff}`);
   const app = await NestFactory.create(GatewayModule.forRoot({ config }), gatewayHttpAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
   configureGatewayApp(app, { standalone: true });
   try {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { ConsoleLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, configureGatewayApp, gatewayHttpAdapter, loadGatewayConfig } from 'switchyard-gateway';
+import { codeExecutionRefusal, ConfigError, configureGatewayApp, gatewayHttpAdapter, loadGatewayConfig } from 'switchyard-gateway';
 import { connectGatewayTransports } from 'switchyard-gateway/microservice';
 import { ExampleAppModule } from './example-app.module.js';
 
@@ -16,6 +16,8 @@ async function bootstrap(): Promise<void> {
     process.exit(2);
   }
   const logger = new ConsoleLogger({ logLevels: ['error', 'warn'] });
+  const codeOff = codeExecutionRefusal(config);
+  if (codeOff) console.warn(`code execution is off: ${codeOff}`);
   const app = await NestFactory.create(ExampleAppModule.forRoot(config), gatewayHttpAdapter(), { bodyParser: false, logger });
   configureGatewayApp(app);
   const brokers = await connectGatewayTransports(app);

@@ -57,5 +57,19 @@ describe('switchyard command line', () => {
     expect(checkConfig({ PORT: '9000' }, good)).toEqual({ ok: true, lines: [`ok: ${good} and the environment give a valid configuration`] });
     // The environment is checked too.
     expect(checkConfig({ PORT: 'x' }, good).ok).toBe(false);
+    // The new settings: accepted, checked, and said.
+    expect(checkConfig({ HOST: '0.0.0.0' }, good).lines).toEqual([
+      `ok: ${good} and the environment give a valid configuration`,
+      expect.stringMatching(/^warning: code execution is off: .*ALLOW_UNAUTHENTICATED_CODE=true/),
+    ]);
+    expect(checkConfig({ HOST: '0.0.0.0', ALLOW_UNAUTHENTICATED_CODE: 'true' }, good).lines).toHaveLength(1);
+    expect(checkConfig({ ALLOW_UNAUTHENTICATED_CODE: 'maybe' }, good).lines).toEqual([
+      'error: server.allowUnauthenticatedCode (ALLOW_UNAUTHENTICATED_CODE): must be true or false (got "maybe")',
+    ]);
+    expect(checkConfig({ OWNER_ID_SECRET: 's'.repeat(32) }, good).lines).toContain('owner ids: keyed with OWNER_ID_SECRET (server.ownerIdSecret)');
+    const short = checkConfig({ OWNER_ID_SECRET: 'short' }, good);
+    expect(short.ok).toBe(false);
+    expect(short.lines.join('\n')).toContain('server.ownerIdSecret (OWNER_ID_SECRET)');
+    expect(short.lines.join('\n')).not.toContain('"short"');
   });
 });

@@ -1,5 +1,7 @@
 import type { ConfigSection } from '#config/config-section.js';
 import { ConfigError } from '#config/config.loader.js';
+import { codeExecutionRefusal } from '#config/exposure.js';
+import type { GatewayConfig } from '#config/gateway-config.js';
 import { settingLikeVariables } from '#config/setting-like-env.js';
 import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
 
@@ -9,9 +11,10 @@ export * from './cli-args.js';
 export function checkConfig(env: Record<string, string | undefined>, configFile?: string, sections?: readonly ConfigSection[]): { ok: boolean; lines: string[] } {
   // Variables that look like settings but are none: said as the boot says them, whether the rest is valid or not.
   const warnings = settingLikeVariables(env, sections ?? gatewayConfigSections()).map((w) => `warning: ${w}`);
+  let config: GatewayConfig;
   try {
     // Every module section is validated by the loader (the plugins' too, when given), so this finds what starting the gateway would.
-    loadGatewayConfig({ env, file: configFile, sections });
+    config = loadGatewayConfig({ env, file: configFile, sections });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Each line is one problem; the heading is said by `error:` already.
@@ -22,5 +25,15 @@ export function checkConfig(env: Record<string, string | undefined>, configFile?
     return { ok: false, lines: [...lines.map((l) => `error: ${l}`), ...warnings] };
   }
   const source = configFile ?? env.SWITCHYARD_CONFIG;
-  return { ok: true, lines: [`ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`, ...warnings] };
+  const codeOff = codeExecutionRefusal(config);
+  return {
+    ok: true,
+    lines: [
+      `ok: ${source ? `${source} and the environment give` : 'the environment gives'} a valid configuration`,
+      ...(codeOff ? [`warning: code execution is off: ${codeOff}`] : []),
+      // Replicas that do not share the data directory must share the key of owner ids: say which one this is.
+      ...(config.server.ownerIdSecret ? ['owner ids: keyed with OWNER_ID_SECRET (server.ownerIdSecret)'] : []),
+      ...warnings,
+    ],
+  };
 }

@@ -5,6 +5,7 @@ import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { GatewayMetrics } from '#observability/metrics/gateway-metrics.service.js';
 import { gatewayConfigSections, loadGatewayConfig } from '#src/gateway-config.loader.js';
 import { secretEnvNames, takeSecretEnv } from '#config/config.loader.js';
+import { codeExecutionRefusal } from '#config/exposure.js';
 import { settingLikeVariables } from '#config/setting-like-env.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 import { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
@@ -134,6 +135,9 @@ export async function startGateway(options: HostOptions): Promise<{ app: INestAp
       void unreachableUpstreams(config).then((warnings) => warnings.forEach((warning) => writer.write('warn', warning)));
     }
     const plan = primaryPlan(config);
+    // Said once per gateway (the primary, or the one process), before anything listens.
+    const codeOff = codeExecutionRefusal(config);
+    if (codeOff && !isWorker()) writer.write('warn', `code execution is off: ${codeOff}`, { host: config.server.host });
     // Worker mode: this process only forks and watches the workers, each of which runs all of the below.
     if (plan.workers > 1 && !isWorker()) {
       if (!options.worker) throw new StartupError('Worker mode needs the entry point to fork (options.worker); set WORKERS=1 to run one process.');

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import type { Response } from 'express';
-import { type GatewayError, isGatewayError } from '#tool-sdk/errors.js';
+import { errorDetailOf, type GatewayError, isGatewayError } from '#tool-sdk/errors.js';
 import { errorKind } from './error-kinds.js';
 
 export interface ErrorEnvelope {
@@ -84,6 +84,7 @@ export function noteErrorForLog(res: Response, err: unknown): void {
   if (!res.locals) return;
   res.locals.errorCode = body.error.code ?? body.error.type;
   res.locals.errorParam = body.error.param ?? undefined;
+  res.locals.errorDetail = errorDetailOf(err) ?? undefined;
 }
 
 /** Writes the envelope as the HTTP answer, with the headers that belong to the error. */

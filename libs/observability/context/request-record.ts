@@ -27,6 +27,8 @@ export class RequestRecord {
   errorCode?: string;
   /** The request field an error names (`temperature`, `tools[2].server_url`). */
   errorParam?: string;
+  /** The operator-only detail of the error (an internal address, a transport's words): the log's, never the client's. */
+  errorDetail?: string;
   firstEventMs?: number;
   /** Tokens the run used, summed over its rounds (set when the run ends with any). */
   tokens?: TokenCounts;

@@ -78,6 +78,7 @@ export class RequestTelemetry implements InteractiveLoad {
         // Set where errors are answered (`noteErrorForLog`); a run's own failure code was set by the loop's observer.
         record.errorCode ??= typeof res.locals?.errorCode === 'string' ? res.locals.errorCode : undefined;
         record.errorParam ??= typeof res.locals?.errorParam === 'string' ? res.locals.errorParam : undefined;
+        record.errorDetail ??= typeof res.locals?.errorDetail === 'string' ? res.locals.errorDetail : undefined;
         this.record(record, req);
       };
       res.once('finish', finish);

@@ -30,7 +30,8 @@ export function requestLogFields(record: RequestRecord, owner: string | null | u
   if (record.firstEventMs !== undefined) fields.first_event_ms = Math.round(record.firstEventMs * 10) / 10;
   if (record.errorCode) fields.error_code = record.errorCode;
   if (record.errorParam) fields.error_param = record.errorParam;
-  if (owner) fields.owner = `sha256:${owner.slice(0, 16)}`;
+  if (record.errorDetail) fields.error_detail = record.errorDetail;
+  if (owner) fields.owner = `owner:${owner.slice(0, 16)}`;
   const traceId = record.span?.spanContext().traceId;
   if (traceId) fields.trace_id = traceId;
   return fields;

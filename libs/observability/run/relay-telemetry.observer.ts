@@ -9,7 +9,7 @@ import { TracingService } from '../tracing/tracing.service.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
 import { countTokens } from './token-charge.js';
 import { anyTokens, genAiUsageAttributes, tokensOf } from './token-usage.js';
-import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+import { errorCodeOf, errorDetailOf, upstreamStatusOf } from './upstream-status.util.js';
 
 /**
  * The pass-through surfaces' observer: the request's log line gets the model,
@@ -50,6 +50,7 @@ export class RelayTelemetry implements RelayObserver {
         if (record) {
           record.upstreamStatus = status;
           if (outcome.error) record.errorCode = errorCodeOf(outcome.error);
+          if (outcome.error) record.errorDetail = errorDetailOf(outcome.error) ?? undefined;
         }
         // What the answer's usage reports counts like a Responses run's tokens: the log line, the span, the counters, the usage store.
         const tokens = tokensOf(outcome.usage);

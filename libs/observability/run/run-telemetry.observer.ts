@@ -14,7 +14,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
 import { TracingService } from '../tracing/tracing.service.js';
 import type { Usage } from '#tool-sdk/items.js';
 import { UsageRecorder } from '../usage/usage-recorder.service.js';
-import { errorCodeOf, upstreamStatusOf } from './upstream-status.util.js';
+import { errorCodeOf, errorDetailOf, upstreamStatusOf } from './upstream-status.util.js';
 import { countTokens } from './token-charge.js';
 import { RunTimelineBuilder } from './run-timeline.js';
 import { addTokens, anyTokens, emptyTokens, genAiUsageAttributes, surfaceOf, tokensOf, type TokenCounts } from './token-usage.js';
@@ -171,6 +171,7 @@ class RunTraceImpl implements RunTrace {
     if (this.record.stream) this.metrics.openStreams.dec();
     if (this.record.rounds > 0) this.metrics.recordRounds(this.record.rounds);
     if (outcome.error) this.record.errorCode = errorCodeOf(outcome.error);
+    if (outcome.error) this.record.errorDetail = errorDetailOf(outcome.error) ?? undefined;
     if (outcome.cancelled && !this.record.responseStatus) this.record.responseStatus = 'cancelled';
     this.countTokens(outcome);
     this.keepTimeline(outcome);
@@ -255,6 +256,9 @@ class RoundTraceImpl implements RoundTrace {
         onTimeline?.(outcome.error ? errorCodeOf(outcome.error) : outcome.cancelled ? 'cancelled' : undefined);
         const status = upstreamStatusOf(outcome);
         this.record.upstreamStatus = status;
+        // A failure the response reports (response.failed) tells the caller only what it may know: the where is logged here.
+        const detail = outcome.error ? errorDetailOf(outcome.error) : null;
+        if (detail) this.record.errorDetail = detail;
         this.metrics.recordUpstreamCall(status, (performance.now() - started) / 1000);
         span?.setAttribute('switchyard.upstream.status', status);
         this.tracing.end(span, outcome.error ? { code: errorCodeOf(outcome.error) } : null);

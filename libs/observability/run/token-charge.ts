@@ -20,7 +20,7 @@ export interface TokenCharge {
  * surface is counted the same way.
  */
 export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | undefined, { owner, model, surface, tokens, failed, durationMs }: TokenCharge): void {
-  if (anyTokens(tokens)) metrics.tokens.count(model, surface, owner ? `sha256:${owner.slice(0, 16)}` : 'anonymous', tokens);
+  if (anyTokens(tokens)) metrics.tokens.count(model, surface, owner ? `owner:${owner.slice(0, 16)}` : 'anonymous', tokens);
   // Every run counts in the usage store (its duration and whether it failed); only runs with tokens count as model requests.
   usage?.record({
     owner,

@@ -1,4 +1,6 @@
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError, isGatewayError } from '#tool-sdk/errors.js';
+
+export { errorDetailOf } from '#tool-sdk/errors.js';
 import { errorKind } from '#edge/errors/error-kinds.js';
 
 /**

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { GatewayConfig } from '#config/gateway-config.js';
+import { OWNER_SECRET_FILE } from '#config/owner-ids.js';
 import { redactUrl as redactConfiguredUrl } from '#config/url-redaction.js';
 import type { ToolHandlerExplorer } from '#core/handlers/tool-handler.explorer.js';
 import { readStorageSettings } from '#storage/config/storage.config-section.js';
@@ -100,6 +101,12 @@ export function startupSummary(config: GatewayConfig, explorer: Pick<ToolHandler
     },
     storage: storageSummary(config),
     auth: apiKeys > 0 ? `${apiKeys} API key(s)` : 'off (no API_KEYS)',
+    // Where the key of owner ids comes from (never the secret): replicas must agree on it.
+    ...(apiKeys > 0
+      ? {
+          owner_ids: `HMAC-SHA256, secret ${config.server.ownerIdSecret ? 'from OWNER_ID_SECRET (server.ownerIdSecret)' : `in ${resolve(config.server.dataDir, OWNER_SECRET_FILE)}`}`,
+        }
+      : {}),
     tools: toolSummary(config, explorer),
     metrics: observability.metrics ? '/metrics' : 'off',
     tracing: observability.otlpTracesUrl ? redactUrl(observability.otlpTracesUrl) : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)',

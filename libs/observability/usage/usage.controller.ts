@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Optional, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { OWNER_IDS, type OwnerIds } from '#config/owner-ids.js';
 import { ForbiddenError, StoreUnavailableError } from '#tool-sdk/errors.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
@@ -24,10 +25,11 @@ export class UsageController {
 
   constructor(
     @Inject(USAGE_SETTINGS) settings: UsageConfig,
+    @Inject(OWNER_IDS) ownerIds: OwnerIds,
     @Optional() @Inject(USAGE_STORE) private readonly store?: UsageStore | null,
   ) {
-    // An owner id is the key's SHA-256 (see the API-key authenticator): compared as hashes, keys are never kept.
-    this.adminOwners = settings.adminKeys.map((key) => createHash('sha256').update(key, 'utf8').digest());
+    // An owner id is the key's keyed hash (see the API-key authenticator): compared as ids, keys are never kept.
+    this.adminOwners = settings.adminKeys.map((key) => Buffer.from(ownerIds.of(key), 'hex'));
   }
 
   @Get('v1/usage')

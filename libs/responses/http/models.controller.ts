@@ -1,14 +1,19 @@
 import cluster from 'node:cluster';
-import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Logger, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { RESPONSE_STATE, type ResponseStateStore } from '#core/loop/response-state.interface.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
+import { errorDetailOf } from '#tool-sdk/errors.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 
 @Controller()
 @GatewayRoutes()
 export class ModelsController {
+  private readonly logger = new Logger('Readiness');
+  /** The upstream failure last logged: probes come every few seconds, the log says each change once. */
+  private lastUpstreamDetail: string | null = null;
+
   constructor(
     @Inject(UPSTREAM_CLIENT) private readonly upstream: UpstreamClient,
     @Optional() @Inject(RESPONSE_STATE) private readonly state?: ResponseStateStore,
@@ -45,7 +50,11 @@ export class ModelsController {
   @Get('ready')
   async ready(@Res() res: Response): Promise<void> {
     const [upstream, state] = await Promise.allSettled([this.upstream.probe(AbortSignal.timeout(5_000)), this.state?.probe?.()]);
+    // The body is the caller's (anyone who reaches the port): the upstream's address and the fix go to the log.
     const upstreamReport = upstream.status === 'fulfilled' ? { upstream: 'ok' } : { upstream: 'unavailable', upstream_error: toErrorEnvelope(upstream.reason).body.error };
+    const detail = upstream.status === 'rejected' ? errorDetailOf(upstream.reason) : null;
+    if (detail && detail !== this.lastUpstreamDetail) this.logger.warn(`upstream not ready: ${detail}`);
+    this.lastUpstreamDetail = detail;
     if (state.status === 'fulfilled') {
       res.status(200).json({ status: 'ready', ...upstreamReport, state: 'ok' });
       return;

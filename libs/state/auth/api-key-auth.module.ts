@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { registerConfigSection } from '#config/config-section.js';
 import { ApiKeyAuthenticator } from './api-key.authenticator.js';
 import { ApiKeyGuard } from './api-key.guard.js';
+import { OwnerIdMigration } from './owner-id.migration.js';
 import { AUTH_SETTINGS, authConfigSection } from './auth.config-section.js';
 
 /**
@@ -11,7 +12,7 @@ import { AUTH_SETTINGS, authConfigSection } from './auth.config-section.js';
  * owns the `auth` section.
  */
 @Module({
-  providers: [registerConfigSection(authConfigSection), ApiKeyAuthenticator, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [registerConfigSection(authConfigSection), ApiKeyAuthenticator, OwnerIdMigration, { provide: APP_GUARD, useClass: ApiKeyGuard }],
   exports: [ApiKeyAuthenticator, AUTH_SETTINGS],
 })
 export class ApiKeyAuthModule {}

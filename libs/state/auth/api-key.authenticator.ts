@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { OWNER_IDS, type OwnerIds } from '#config/owner-ids.js';
 import { AuthenticationError } from '#tool-sdk/errors.js';
 import { AUTH_SETTINGS, type AuthConfig } from './auth.config-section.js';
 import { OidcVerifier } from './oidc.verifier.js';
@@ -18,15 +19,19 @@ function sha256(value: string): Buffer {
 /**
  * Checks inbound API keys (`auth.apiKeys`, env `API_KEYS`) and, when
  * `auth.oidc` is set, OIDC bearer tokens. The owner identity it hands out is
- * the key's SHA-256 (or a hash of the token's issuer and owner claim), so
- * stored records never hold a credential and a database dump reveals none.
+ * the key's HMAC-SHA256 under the deployment's secret (`OwnerIds`; or a hash
+ * of the token's issuer and owner claim), so stored records, the console and
+ * the logs never hold a credential nor anything a key can be checked against.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
   private readonly keyHashes: Buffer[];
   private readonly oidc?: OidcVerifier;
 
-  constructor(@Inject(AUTH_SETTINGS) auth: AuthConfig) {
+  constructor(
+    @Inject(AUTH_SETTINGS) auth: AuthConfig,
+    @Inject(OWNER_IDS) private readonly ownerIds: OwnerIds,
+  ) {
     this.keyHashes = auth.apiKeys.map(sha256);
     if (auth.oidc) this.oidc = new OidcVerifier(auth.oidc);
   }
@@ -52,6 +57,6 @@ export class ApiKeyAuthenticator {
     let known = false;
     for (const hash of this.keyHashes) known = timingSafeEqual(hash, presented) || known;
     if (!known) throw new AuthenticationError('Invalid API key.');
-    return presented.toString('hex');
+    return this.ownerIds.of(key);
   }
 }

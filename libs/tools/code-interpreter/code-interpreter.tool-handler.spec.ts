@@ -1,8 +1,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NotFoundError, type PublicItem } from '#tool-sdk/index.js';
+import { InvalidRequestError, NotFoundError, type PublicItem } from '#tool-sdk/index.js';
 import { RequestToolContext } from '#tool-sdk/index.js';
+import { validateGatewayConfig } from '#config/config.loader.js';
 import { MemoryContainerRecordStore } from '#storage/memory/memory-container-record.store.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from './config/code-interpreter-settings.js';
@@ -30,7 +31,7 @@ describe('CodeInterpreterToolHandler', () => {
     const records = new MemoryContainerRecordStore();
     store = new ContainerStore(settings, records, new InternalNode(settings.internal, records, false), backend);
     await store.start();
-    handler = new CodeInterpreterToolHandler(store, new ContainerFileSource(store), backend);
+    handler = new CodeInterpreterToolHandler(store, new ContainerFileSource(store), backend, validateGatewayConfig({}));
   });
   afterEach(async () => {
     await store.stop();
@@ -89,5 +90,32 @@ describe('CodeInterpreterToolHandler', () => {
       { type: 'function_call', call_id: 'ci_9', name: 'code_interpreter', arguments: '{"code":"print(1)"}' },
       { type: 'function_call_output', call_id: 'ci_9', output: '{"status":"ok","logs":"1\\n"}' },
     ]);
+  });
+
+  it('is off beyond loopback without credentials unless allowed, and names the setting in the summary, not to the caller', () => {
+    // The auth section is the state library's: set on the validated config, as the gateway's loader leaves it.
+    const make = (raw: Record<string, unknown>, auth?: unknown) =>
+      new CodeInterpreterToolHandler(store, new ContainerFileSource(store), {} as never, Object.assign(validateGatewayConfig(raw), auth ? { auth } : {}));
+    const open = make({ server: { host: '0.0.0.0' } });
+    expect(open.describe()).toEqual({ runs: false, detail: expect.stringContaining('ALLOW_UNAUTHENTICATED_CODE=true') });
+    let refused: unknown;
+    try {
+      open.validate({ type: 'code_interpreter', container: { type: 'auto' } }, 'tools[2]');
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect(refused).toMatchObject({ param: 'tools[2].type', code: 'tool_disabled' });
+    expect((refused as Error).message).not.toMatch(/0\.0\.0\.0|ALLOW_UNAUTHENTICATED/);
+    const cases: Array<[Record<string, unknown>, unknown?]> = [
+      [{}],
+      [{ server: { host: '0.0.0.0', allowUnauthenticatedCode: true } }],
+      [{ server: { host: '0.0.0.0' } }, { apiKeys: ['k-1'] }],
+    ];
+    for (const [raw, auth] of cases) {
+      const on = make(raw, auth);
+      expect(on.describe().runs).toBe(true);
+      expect(on.validate({ type: 'code_interpreter', container: { type: 'auto' } }, 'tools[0]')).toBeDefined();
+    }
   });
 });

@@ -11,6 +11,10 @@ import {
   type ToolHandler,
   ToolHandlerProvider,
   type ToolStatus,
+  codeExecutionRefusal,
+  GATEWAY_CONFIG,
+  type GatewayConfig,
+  InvalidRequestError,
   NotFoundError,
 } from '#tool-sdk/index.js';
 import { Inject, Injectable } from '@nestjs/common';
@@ -50,19 +54,34 @@ export class CodeInterpreterToolHandler implements ToolHandler<CodeInterpreterPa
   readonly itemIdPrefix = 'ci';
   readonly toolChoice = firstOfferedToolChoice(CODE_INTERPRETER, [CODE_INTERPRETER]);
 
+  /** Why code execution is off on this gateway (listening beyond loopback without credentials), or null. */
+  private readonly refusal: string | null;
+
   constructor(
     private readonly containers: ContainerStore,
     @Inject(CODE_INTERPRETER_FILE_SOURCE) private readonly files: CodeInterpreterFileSource,
     @Inject(SANDBOX_BACKEND) private readonly backend: SandboxBackend,
-  ) {}
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.refusal = codeExecutionRefusal(config);
+  }
 
-  /** The start-up summary: the backend, and the boundary its containers get (each limit the host lacks named). */
+  /** The start-up summary: off and why, or the backend and the boundary its containers get (each limit the host lacks named). */
   describe(): ToolStatus {
+    if (this.refusal) return { runs: false, detail: `off: ${this.refusal}` };
     const boundary = this.backend.boundary;
     return { runs: true, detail: `runs in the gateway (${this.backend.name} sandbox${boundary ? `; ${boundary.describe()}` : ''})` };
   }
 
   validate(decl: JsonObject, path: string): CodeInterpreterParams {
+    // Refused before anything starts: no container, no interpreter. The reason names no address: the caller reached it.
+    if (this.refusal) {
+      throw new InvalidRequestError(
+        `${path}.type "code_interpreter" is turned off on this gateway: it accepts requests without an API key, so it does not run code. The operator can set API keys or allow it explicitly.`,
+        `${path}.type`,
+        'tool_disabled',
+      );
+    }
     return validateCodeInterpreterDeclaration(decl, path);
   }
 

@@ -7,6 +7,7 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
 import { createGuardedFetch, guardedLookup, systemResolve } from './mcp-guarded.fetch.js';
+import { mcpFailureDetail, mcpFailureMessage, mcpFailureVerdict } from './mcp-failure.js';
 import { McpHttpTransport } from './mcp-http.transport.js';
 import { HostPolicy, RefusedDestinationError, type HostMatch } from './mcp-host.policy.js';
 import { CompiledSchemaCache } from './mcp-schema-validator.js';
@@ -17,8 +18,19 @@ import { McpToolListCache } from './mcp-tool-list.cache.js';
 /** The connection to a server went away while a request was using it. */
 export class McpConnectionLostError extends Error {}
 
-/** Connecting to a server failed (unreachable, refused the handshake, timed out). */
-export class McpConnectError extends Error {}
+/**
+ * Connecting to a server failed (unreachable, refused the handshake, timed
+ * out). The message is the tenant's verdict (`mcp-failure.ts`); `detail`,
+ * with the address and the transport's words, is the log's.
+ */
+export class McpConnectError extends Error {
+  constructor(
+    message: string,
+    readonly detail: string | null = null,
+  ) {
+    super(message);
+  }
+}
 
 interface Connection {
   target: McpTarget;
@@ -289,8 +301,8 @@ export class McpConnectionPool implements OnModuleDestroy {
       }
     } catch (err) {
       if (refusal) throw refusal;
-      const reason = deadline.aborted ? `no answer within ${this.settings.discoveryTimeoutMs} ms` : err instanceof Error ? err.message : String(err);
-      throw new McpConnectError(`Could not connect to MCP server ${target.describe()}: ${target.redact(reason)}`);
+      const detail = deadline.aborted ? target.redact(`MCP server ${target.describe()}: no answer within ${this.settings.discoveryTimeoutMs} ms`) : mcpFailureDetail(target, err);
+      throw new McpConnectError(mcpFailureMessage(target, mcpFailureVerdict(err, deadline.aborted)), detail);
     }
 
     if (this.destroyed) {
@@ -353,7 +365,7 @@ export class McpConnectionPool implements OnModuleDestroy {
     conn.closed = true;
     this.toolLists.invalidate(conn.client);
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
-    conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.describe()} was lost.`));
+    conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.publicName()} was lost.`));
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
     if (graceful && conn.transport instanceof McpHttpTransport) {
       // Lets the server free the session now instead of at its own timeout.

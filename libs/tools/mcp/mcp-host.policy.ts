@@ -10,6 +10,13 @@ import { BlockList, isIP } from 'node:net';
 /** A request-declared destination the policy refuses; the message names the host, never credentials. */
 export class RefusedDestinationError extends Error {
   readonly code = 'mcp_server_url_refused';
+  constructor(
+    message: string,
+    /** For the log only: what the name resolved to (the gateway's internal DNS view is not the tenant's). */
+    readonly detail: string | null = null,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -149,7 +156,9 @@ export class HostPolicy {
       throw new RefusedDestinationError(`${what} host "${url.host}" is not in the gateway's allowed MCP hosts (mcp.allowedHosts, MCP_ALLOWED_HOSTS).`);
     }
     if (match !== 'explicit' && isNonPublicAddress(url.hostname)) {
-      throw new RefusedDestinationError(`${what} host "${url.host}" is a loopback, private or link-local address, which needs an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry.`);
+      throw new RefusedDestinationError(
+        `${what} host "${url.host}" is a loopback, private or link-local address, which needs an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry.`,
+      );
     }
     return match;
   }
@@ -158,7 +167,8 @@ export class HostPolicy {
   vetAddress(hostname: string, address: string, match: HostMatch): void {
     if (match !== 'explicit' && isNonPublicAddress(address)) {
       throw new RefusedDestinationError(
-        `MCP server host "${hostname}" resolves to ${address}, a loopback, private or link-local address; only an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry admits that.`,
+        `MCP server host "${hostname}" resolves to a loopback, private or link-local address; only an explicit mcp.allowedHosts (MCP_ALLOWED_HOSTS) entry admits that.`,
+        `"${hostname}" resolved to ${address}`,
       );
     }
   }

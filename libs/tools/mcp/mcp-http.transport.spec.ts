@@ -265,7 +265,7 @@ describe('McpHttpTransport with the guarded lookup', () => {
     const transport = new McpHttpTransport({ url, headers: {}, agents, guard: { lookup: guardedLookup(policy, policy.vet(url), zone, onRefusal), policy, onRefusal } });
     const before = server.log.httpRequests.length;
     await transport.start();
-    await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })).rejects.toThrow('resolves to 127.0.0.1');
+    await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })).rejects.toThrow('resolves to a loopback, private or link-local address');
     expect(refusals).toHaveLength(1);
     expect(server.log.httpRequests).toHaveLength(before);
     await transport.close();

@@ -99,7 +99,15 @@ export class McpTarget {
     return out;
   }
 
-  /** Where the server is, for log lines and messages: origin only (a path or query may carry tokens). */
+  /**
+   * The server as a tenant may read it: its label alone. Where it is (an
+   * operator server's internal address, what answers on a port) is the log's.
+   */
+  publicName(): string {
+    return `"${this.label}"`;
+  }
+
+  /** Where the server is, for log lines: origin only (a path or query may carry tokens). Never in a client-visible message. */
   describe(): string {
     if (this.url) return `"${this.label}" (${this.url.origin})`;
     return `"${this.label}" (stdio: ${this.operator?.command ?? '?'})`;

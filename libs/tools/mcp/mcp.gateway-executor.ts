@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   type ExecutionContext,
   type GatewayCall,
@@ -10,6 +10,7 @@ import {
   type ToolOutput,
 } from '#tool-sdk/index.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
+import { mcpFailureDetail, mcpFailureVerdict } from './mcp-failure.js';
 import { callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
 import { loadedMcpSdk } from './mcp-sdk.js';
 import type { McpExecutionParams } from './mcp.tool-handler.js';
@@ -36,6 +37,7 @@ function parseArguments(raw: string): Record<string, unknown> | string {
 @GatewayExecutorProvider({ type: MCP })
 export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
   readonly type = MCP;
+  private readonly logger = new Logger('McpCalls');
 
   constructor(private readonly pool: McpConnectionPool) {}
 
@@ -81,17 +83,20 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
     return finishedCallItem(result, params.serverLabel, params.toolName);
   }
 
+  /** A failed call as the model (and so the tenant) reads it; the log keeps the address and the transport's words. */
   private describeFailure(err: unknown, params: McpExecutionParams): string {
     const { target, toolName } = params;
     if (err instanceof McpConnectionLostError || err instanceof McpConnectError) return target.redact(err.message);
     // Only the SDK makes an McpError: with the SDK not loaded, `err` is none.
     const sdk = loadedMcpSdk();
     if (sdk && err instanceof sdk.McpError) {
-      if (err.code === sdk.ErrorCode.ConnectionClosed) return `The connection to MCP server ${target.describe()} closed during the call to "${toolName}".`;
-      if (err.code === sdk.ErrorCode.RequestTimeout) return `The call to "${toolName}" on MCP server ${target.describe()} timed out.`;
-      return target.redact(`MCP server ${target.describe()} refused the call to "${toolName}": ${err.message}`);
+      if (err.code === sdk.ErrorCode.ConnectionClosed) return `The connection to MCP server ${target.publicName()} closed during the call to "${toolName}".`;
+      if (err.code === sdk.ErrorCode.RequestTimeout) return `The call to "${toolName}" on MCP server ${target.publicName()} timed out.`;
+      // A JSON-RPC error the server answered: its own words.
+      return target.redact(`MCP server ${target.publicName()} refused the call to "${toolName}": ${err.message}`);
     }
-    const message = err instanceof Error ? err.message : String(err);
-    return target.redact(`The call to "${toolName}" on MCP server ${target.describe()} failed: ${message}`);
+    this.logger.warn(`call to "${toolName}" failed: ${mcpFailureDetail(target, err)}`);
+    const verdict = mcpFailureVerdict(err);
+    return `The call to "${toolName}" on MCP server ${target.publicName()} failed: ${verdict === 'unreachable' ? 'the server is unreachable' : 'the server did not answer over MCP'}.`;
   }
 }

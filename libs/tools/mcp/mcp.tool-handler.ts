@@ -24,7 +24,9 @@ import {
 import { McpApprovalResolver } from './mcp-approval.resolver.js';
 import { CREDENTIALS_WITHHELD } from './mcp-declaration.parser.js';
 import { MCP_SETTINGS, type McpSettings } from './mcp.config.js';
-import { McpConnectionPool } from './mcp-connection-pool.service.js';
+import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
+import { mcpFailureDetail, mcpFailureMessage, mcpFailureVerdict } from './mcp-failure.js';
+import { loadedMcpSdk } from './mcp-sdk.js';
 import { filterAdmits, parseMcpDeclaration, type ApprovalPolicy, type McpDeclaration } from './mcp-declaration.parser.js';
 import { RefusedDestinationError } from './mcp-host.policy.js';
 import { listToolsItem } from './mcp-items.js';
@@ -174,15 +176,16 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
       const tools = await this.pool.use(params.target, signal, (client, s) => this.cachedListTools(client, s, params, filter), { retryStale: true });
       return { tools, error: null };
     } catch (err) {
-      if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code);
+      if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code).withDetail(err.detail ?? err.message);
       if (requestSignal.aborted) throw err;
       // A server that does not answer tools/list in time is not worth keeping a connection to.
       if (timeout.aborted) this.pool.discard(params.target, 'tools/list timed out');
-      const reason = timeout.aborted
-        ? `MCP server ${params.target.describe()} did not list its tools within ${this.settings.discoveryTimeoutMs} ms.`
-        : describeError(err, params.target);
-      this.logger.warn(`discovery failed for ${params.target.describe()}: ${reason}`);
-      return { tools: [], error: reason };
+      const { message, detail } = timeout.aborted
+        ? { message: mcpFailureMessage(params.target, 'unreachable'), detail: `no tools/list answer within ${this.settings.discoveryTimeoutMs} ms` }
+        : describeFailure(err, params.target);
+      // The tenant's item says unreachable / not an MCP server; the log keeps where and what the transport said.
+      this.logger.warn(`discovery failed for ${params.target.describe()}: ${detail}`);
+      return { tools: [], error: message };
     }
   }
 
@@ -301,8 +304,18 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   }
 }
 
-/** A failure as the client may see it: no stack, no credentials. */
-export function describeError(err: unknown, target: McpTarget): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return target.redact(message);
+/**
+ * A discovery failure as the client may see it (no stack, no credentials, no
+ * address, no transport detail) and as the log keeps it. A JSON-RPC error
+ * the server itself answered is the server's own words and stays.
+ */
+export function describeFailure(err: unknown, target: McpTarget): { message: string; detail: string } {
+  if (err instanceof McpConnectError) return { message: err.message, detail: err.detail ?? err.message };
+  if (err instanceof McpConnectionLostError) return { message: err.message, detail: mcpFailureDetail(target, err) };
+  const sdk = loadedMcpSdk();
+  const verdict = mcpFailureVerdict(err);
+  if (sdk && err instanceof sdk.McpError && verdict === 'not_mcp') {
+    return { message: target.redact(`MCP server ${target.publicName()} refused to list its tools: ${err.message}`), detail: mcpFailureDetail(target, err) };
+  }
+  return { message: mcpFailureMessage(target, verdict), detail: mcpFailureDetail(target, err) };
 }

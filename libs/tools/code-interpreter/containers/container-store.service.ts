@@ -354,9 +354,9 @@ export class ContainerStore {
         // One that keeps renewing its lease and never answers is misconfigured, not gone.
         unreachableSince ??= Date.now();
         if (Date.now() - unreachableSince > 2 * this.settings.internal.leaseMs) {
-          throw new UnavailableError(
-            `The gateway process holding container '${op.containerId}' renews its lease but does not answer at ${home.url}: check codeInterpreter.internal.url (SWITCHYARD_INTERNAL_URL) and codeInterpreter.internal.host on every replica.`,
-            'container_home_unreachable',
+          // The internal listener's address and the settings to check are the operator's (the request log's error_detail).
+          throw new UnavailableError(`The gateway process holding container '${op.containerId}' does not answer; try again later.`, 'container_home_unreachable').withDetail(
+            `the home of container '${op.containerId}' renews its lease but does not answer at ${home.url}: check codeInterpreter.internal.url (SWITCHYARD_INTERNAL_URL) and codeInterpreter.internal.host on every replica`,
           );
         }
         this.logger.warn(err.message);

@@ -1,7 +1,14 @@
 import type { EmbeddingSettings } from '../config/file-search-settings.js';
 
+/** `message` is what the file's owner reads (`last_error`); `detail`, with the endpoint's address, only the log. */
 export class EmbeddingError extends Error {
   override readonly name = 'EmbeddingError';
+  constructor(
+    message: string,
+    readonly detail: string | null = null,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -33,7 +40,8 @@ export class EmbeddingsClient {
         signal,
       });
     } catch (e) {
-      throw new EmbeddingError(`The embeddings endpoint ${this.settings.baseUrl}/embeddings is unreachable: ${(e as Error).message}`);
+      const cause = (e as Error & { cause?: Error }).cause?.message;
+      throw new EmbeddingError('The embeddings endpoint is unreachable.', `${this.settings.baseUrl}/embeddings: ${(e as Error).message}${cause ? ` (${cause})` : ''}`);
     }
     const text = await res.text();
     if (!res.ok) throw new EmbeddingError(`The embeddings endpoint answered ${res.status}: ${text.slice(0, 300)}`);

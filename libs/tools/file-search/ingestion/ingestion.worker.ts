@@ -153,7 +153,8 @@ export class IngestionWorker implements OnApplicationBootstrap, OnApplicationShu
         e instanceof ExtractionError
           ? { code: e.code, message: e.message }
           : { code: 'server_error', message: e instanceof EmbeddingError ? e.message : `Ingestion failed: ${(e as Error).message}` };
-      if (!(e instanceof ExtractionError)) this.logger.warn(`${job.fileId} in ${job.storeId}: ${error.message}`);
+      const detail = e instanceof EmbeddingError && e.detail ? ` (${e.detail})` : '';
+      if (!(e instanceof ExtractionError)) this.logger.warn(`${job.fileId} in ${job.storeId}: ${error.message}${detail}`);
       await this.store.failJob(job, this.workerId, error).catch(() => undefined);
     } finally {
       clearInterval(renew);

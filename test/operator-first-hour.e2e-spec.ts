@@ -1,3 +1,5 @@
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { type GatewayStack, startStack } from './support/gateway-harness.js';
@@ -44,6 +46,26 @@ describe("the operator's first hour", () => {
       );
     expect(failure?.detail).toContain(`Upstream GET ${origin}/models answered 404 Not Found.`);
     expect(failure?.detail).toContain(`set UPSTREAM_URL (upstream.baseUrl) to e.g. ${origin}/v1`);
+  });
+
+  it('a chat-only server (a 404 to /v1/responses) is answered with the dialect setting that fixes it', async () => {
+    // What Ollama answers for a route it does not have; it serves /v1/chat/completions only.
+    const chatOnly = createServer((req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found'));
+    await new Promise<void>((resolve) => chatOnly.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(chatOnly.address() as AddressInfo).port}/v1`;
+    const other = await startStack({ upstreamUrl: url });
+    try {
+      const res = await fetch(`${other.url}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi' }) });
+      expect(res.status).toBe(404);
+      const { error } = (await res.json()) as { error: { message: string } };
+      expect(error.message).toBe(
+        'The model server answered 404 Not Found. A server that serves only chat completions (Ollama, llama.cpp, TGI) answers so to /responses: set UPSTREAM_DIALECT=chat (upstream.dialect) for it.',
+      );
+      expect(error.message).not.toContain('127.0.0.1');
+    } finally {
+      await other.close();
+      chatOnly.close();
+    }
   });
 
   it('/ready says the upstream is unavailable, without its address', async () => {

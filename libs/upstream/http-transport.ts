@@ -4,7 +4,7 @@ import { urlToHttpOptions } from 'node:url';
 import { upstreamHeaderProblem } from './upstream-headers.js';
 import type { TimeoutConfig, UpstreamConfig } from '#config/gateway-config.js';
 import { redactUrl } from '#config/url-redaction.js';
-import { missingV1Hint, notFoundDetail, notFoundMessage } from './upstream-hints.js';
+import { dialectHint, missingV1Hint, notFoundDetail, notFoundMessage } from './upstream-hints.js';
 import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
@@ -424,11 +424,14 @@ class Exchange implements UpstreamBody {
       // A bare 404, or one from outside /v1, is most often the base URL: the operator's detail names the URL called and
       // the fix; the caller reads that the model server answered 404 (with its own words, when it gave any).
       const hint = this.status === 404 ? missingV1Hint(this.url, this.call.fromRoot) : '';
+      // A route the server does not have (not a model it does not know) at .../v1/responses: the chat dialect's server.
+      const noSuchRoute = !said || (/not found/i.test(said) && !/model/i.test(said));
+      const dialect = this.status === 404 && !hint && noSuchRoute ? dialectHint(this.url) : '';
       let detail: string | null = null;
-      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint)) {
+      if (this.status === 404 && (!said || /^not found\.?$/i.test(said) || hint || dialect)) {
         const upstreamWords = said && !/^not found\.?$/i.test(said) ? said : undefined;
-        message = notFoundMessage(upstreamWords);
-        detail = notFoundDetail(this.call.method, this.url, upstreamWords, this.call.fromRoot);
+        message = `${notFoundMessage(upstreamWords)}${dialect}`;
+        detail = `${notFoundDetail(this.call.method, this.url, upstreamWords, this.call.fromRoot)}${dialect}`;
       }
       // The body was read to the end, so the socket stays in the pool.
       const retryAfter = res.headers['retry-after'];

@@ -34,3 +34,19 @@ export function notFoundDetail(method: string, url: string, upstreamMessage: str
   const said = upstreamMessage ? `: ${upstreamMessage.replace(/\.$/, '')}` : '';
   return `Upstream ${method} ${url} answered 404 Not Found${said}.${missingV1Hint(url, fromRoot)}`;
 }
+
+/**
+ * A bare 404 to \`/responses\`: the server most likely speaks chat completions
+ * only (Ollama, llama.cpp, TGI), which is the chat dialect. Said to the caller
+ * too: it names a setting, not an address.
+ */
+export function dialectHint(url: string): string {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return '';
+  }
+  if (!/\/responses\/?$/.test(path)) return '';
+  return ' A server that serves only chat completions (Ollama, llama.cpp, TGI) answers so to /responses: set UPSTREAM_DIALECT=chat (upstream.dialect) for it.';
+}

@@ -27,6 +27,17 @@ async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = ok ? 0 : 2;
       return;
     }
+    case 'launch': {
+      const { launchCodex, LauncherError } = await import('./launchers/codex.launcher.js');
+      try {
+        process.exitCode = await launchCodex(command.args);
+      } catch (err) {
+        if (!(err instanceof LauncherError)) throw err;
+        process.stderr.write(`switchyard ${command.tool}: ${err.message}\n`);
+        process.exitCode = 1;
+      }
+      return;
+    }
     case 'serve': {
       // Workers run this module with the same arguments, whatever launcher started the primary.
       const worker = { entry: fileURLToPath(import.meta.url), args: argv };

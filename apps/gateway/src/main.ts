@@ -28,9 +28,10 @@ async function main(argv: readonly string[]): Promise<void> {
       return;
     }
     case 'launch': {
-      const { launchCodex, LauncherError } = await import('./launchers/codex.launcher.js');
+      const { LauncherError } = await import('./launchers/gateway-models.js');
       try {
-        process.exitCode = await launchCodex(command.args);
+        const launch = command.tool === 'codex' ? (await import('./launchers/codex.launcher.js')).launchCodex : (await import('./launchers/claude.launcher.js')).launchClaude;
+        process.exitCode = await launch(command.args);
       } catch (err) {
         if (!(err instanceof LauncherError)) throw err;
         process.stderr.write(`switchyard ${command.tool}: ${err.message}\n`);

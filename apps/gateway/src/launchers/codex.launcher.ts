@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fetchGatewayModels, gatewayTarget, GATEWAY_KEY_ENV, runInheriting, type GatewayModel, type GatewayTarget } from './gateway-models.js';
+
+export { LauncherError } from './gateway-models.js';
 
 /**
  * `switchyard codex [args…]`: the installed Codex CLI pointed at a running
@@ -11,48 +13,6 @@ import { join } from 'node:path';
  * window, no apply_patch tool); with one it sizes its context by the window
  * and offers apply_patch as it does for OpenAI's models.
  */
-
-export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:8080/v1';
-/** Where the launchers read the gateway's URL and key from. */
-export const GATEWAY_URL_ENV = 'SWITCHYARD_URL';
-export const GATEWAY_KEY_ENV = 'SWITCHYARD_API_KEY';
-
-/** A `/v1/models` entry, with the metadata the gateway adds to every entry. */
-export interface GatewayModel {
-  id: string;
-  context_window?: number | null;
-  max_output_tokens?: number | null;
-  input_modalities?: string[] | null;
-  reasoning?: boolean | null;
-}
-
-export class LauncherError extends Error {}
-
-export interface GatewayTarget {
-  url: string;
-  key?: string;
-}
-
-export function gatewayTarget(env: NodeJS.ProcessEnv): GatewayTarget {
-  const url = (env[GATEWAY_URL_ENV]?.trim() || DEFAULT_GATEWAY_URL).replace(/\/+$/, '');
-  const key = env[GATEWAY_KEY_ENV]?.trim() || undefined;
-  return { url, key };
-}
-
-/** The running gateway's catalog; a gateway that does not answer is named with its URL. */
-export async function fetchGatewayModels(target: GatewayTarget): Promise<GatewayModel[]> {
-  let res: Response;
-  try {
-    res = await fetch(`${target.url}/models`, { headers: target.key ? { authorization: `Bearer ${target.key}` } : {}, signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    throw new LauncherError(`no gateway answered at ${target.url} (set ${GATEWAY_URL_ENV}): ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (!res.ok) throw new LauncherError(`${target.url}/models answered HTTP ${res.status}${res.status === 401 ? ` (set ${GATEWAY_KEY_ENV})` : ''}`);
-  const body = (await res.json()) as { data?: GatewayModel[] };
-  const models = (body.data ?? []).filter((m) => typeof m?.id === 'string');
-  if (models.length === 0) throw new LauncherError(`${target.url}/models lists no models`);
-  return models;
-}
 
 // Codex requires base instructions for a catalog model; these are short on purpose: the model's own chat template does the rest.
 const BASE_INSTRUCTIONS = [
@@ -127,24 +87,15 @@ function codexCommand(): { command: string; args: string[] } {
   }
 }
 
-/** Runs Codex with the user's arguments and stdio; resolves to its exit code (128+n for a signal). */
+/** Runs Codex with the user's arguments and stdio; resolves to its exit code. */
 export async function launchCodex(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const target = gatewayTarget(env);
   const models = await fetchGatewayModels(target);
   const home = writeCodexHome(target, models);
   const { command, args } = codexCommand();
   try {
-    return await new Promise<number>((resolve, reject) => {
-      const child = spawn(command, [...args, ...argv], { stdio: 'inherit', env: { ...env, CODEX_HOME: home.dir } });
-      child.on('error', (err) => reject(new LauncherError(`could not start Codex (${command}): ${err.message}`)));
-      child.on('exit', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
-    });
+    return await runInheriting(command, [...args, ...argv], { ...env, CODEX_HOME: home.dir }, 'Codex');
   } finally {
     home.remove();
   }
-}
-
-function signalNumber(signal: NodeJS.Signals): number {
-  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
-  return numbers[signal] ?? 1;
 }

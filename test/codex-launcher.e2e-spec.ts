@@ -28,7 +28,11 @@ describe('switchyard codex (the launcher)', () => {
       simulator: { reasoning: true },
       config: {
         auth: { apiKeys: [KEY] },
-        models: { coder: { upstreamModel: 'switchyard-sim', contextWindow: 32768, maxOutputTokens: 4096, inputModalities: ['text', 'image'], reasoning: true } },
+        models: {
+          coder: { upstreamModel: 'switchyard-sim', contextWindow: 32768, maxOutputTokens: 4096, inputModalities: ['text', 'image'], reasoning: true },
+          // Listed efforts (the gateway's names, which Codex also knows).
+          thinker: { upstreamModel: 'switchyard-sim', contextWindow: 16384, reasoning: ['none', 'low', 'high'] },
+        },
       },
     });
     dir = mkdtempSync(join(tmpdir(), 'switchyard-codex-launcher-'));
@@ -82,6 +86,18 @@ describe('switchyard codex (the launcher)', () => {
       expect(sent).toHaveLength(1);
       const toolNames = sent[0].tools.map((t: any) => t.name ?? t.function?.name);
       expect(toolNames).toContain('apply_patch');
+    },
+    CLI_TEST_MS,
+  );
+
+  it(
+    'a model with listed efforts runs with its own, no fallback warning',
+    async () => {
+      const before = stack.simulator.requests.length;
+      const run = await exec('Think. [[say thought]]', ['-m', 'thinker', '-c', 'model_reasoning_effort="high"']);
+      expect(run.stderr + run.stdout).not.toMatch(FALLBACK_WARNING);
+      expect(agentMessages(run)).toEqual(['thought']);
+      expect((stack.simulator.requests.slice(before)[0].body as any).reasoning).toMatchObject({ effort: 'high' });
     },
     CLI_TEST_MS,
   );

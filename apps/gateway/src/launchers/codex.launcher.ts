@@ -21,11 +21,18 @@ const BASE_INSTRUCTIONS = [
   'Keep going until the task is done, then answer briefly with what you changed and why.',
 ].join('\n');
 
-const REASONING_LEVELS = ['low', 'medium', 'high'].map((effort) => ({ effort, description: `${effort} reasoning effort` }));
+// The efforts Codex's catalog accepts; a gateway model's others are left out rather than failing Codex's parse.
+const CODEX_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+function reasoningLevels(reasoning: GatewayModel['reasoning']): Array<{ effort: string; description: string }> {
+  const efforts = Array.isArray(reasoning) ? reasoning.filter((e) => CODEX_EFFORTS.includes(e)) : reasoning ? ['low', 'medium', 'high'] : [];
+  return efforts.map((effort) => ({ effort, description: `${effort} reasoning effort` }));
+}
 
 /** One entry of Codex's `model_catalog_json` (the shape Codex 0.171 parses; fields it requires are all set). */
 export function codexCatalogEntry(model: GatewayModel, priority: number): Record<string, unknown> {
   const modalities = (model.input_modalities ?? ['text']).filter((m) => m === 'text' || m === 'image');
+  const levels = reasoningLevels(model.reasoning);
   const window = typeof model.context_window === 'number' && model.context_window > 0 ? model.context_window : undefined;
   return {
     slug: model.id,
@@ -35,8 +42,8 @@ export function codexCatalogEntry(model: GatewayModel, priority: number): Record
     input_modalities: modalities.includes('text') ? modalities : ['text', ...modalities],
     apply_patch_tool_type: 'freeform',
     shell_type: 'shell_command',
-    supported_reasoning_levels: model.reasoning ? REASONING_LEVELS : [],
-    ...(model.reasoning ? { default_reasoning_level: 'medium', supports_reasoning_summaries: true } : {}),
+    supported_reasoning_levels: levels,
+    ...(levels.length > 0 ? { default_reasoning_level: levels.some((l) => l.effort === 'medium') ? 'medium' : levels[0].effort, supports_reasoning_summaries: true } : {}),
     visibility: 'list',
     supported_in_api: true,
     priority,

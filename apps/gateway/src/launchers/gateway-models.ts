@@ -13,7 +13,8 @@ export interface GatewayModel {
   context_window?: number | null;
   max_output_tokens?: number | null;
   input_modalities?: string[] | null;
-  reasoning?: boolean | null;
+  /** `true`, or the efforts the model takes. */
+  reasoning?: boolean | string[] | null;
 }
 
 export class LauncherError extends Error {}

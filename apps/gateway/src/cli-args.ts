@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 
 export const HELP = `Usage: switchyard [options]
        switchyard check-config [file]
+       switchyard codex [codex args…]
+       switchyard claude [claude args…]
 
 Starts the Switchyard gateway: the OpenAI Responses API (and the Anthropic
 Messages API) in front of a self-hosted model server.
@@ -21,6 +23,12 @@ Commands:
   check-config [file]  validate the settings (the file, else SWITCHYARD_CONFIG,
                        plus the environment, with the plugins' own sections) and
                        name each error; exit 0 when valid
+  codex [args…]        run the installed Codex CLI against a running gateway
+                       (SWITCHYARD_URL, default http://127.0.0.1:8080/v1;
+                       SWITCHYARD_API_KEY), its models from the gateway's
+                       /v1/models; the arguments go to Codex as given
+  claude [args…]       the same for Claude Code (ANTHROPIC_BASE_URL, _MODEL,
+                       _API_KEY and the model's window set unless already set)
 
 Settings come from defaults, then the config file, then environment variables
 (UPSTREAM_URL, PORT, STORAGE_DRIVER, DATABASE_URL, API_KEYS, ...), then these
@@ -31,11 +39,14 @@ export type CliCommand =
   | { kind: 'help' }
   | { kind: 'version' }
   | { kind: 'check-config'; configFile?: string; plugins: string[] }
+  | { kind: 'launch'; tool: 'codex' | 'claude'; args: string[] }
   | { kind: 'serve'; configFile?: string; port?: number; plugins: string[] };
 
 export class UsageError extends Error {}
 
 export function parseArgs(argv: readonly string[]): CliCommand {
+  // Everything after a launcher's name is the launched tool's own command line.
+  if (argv[0] === 'codex' || argv[0] === 'claude') return { kind: 'launch', tool: argv[0], args: argv.slice(1) };
   let configFile: string | undefined;
   let port: number | undefined;
   const plugins: string[] = [];

@@ -27,6 +27,18 @@ async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = ok ? 0 : 2;
       return;
     }
+    case 'launch': {
+      const { LauncherError } = await import('./launchers/gateway-models.js');
+      try {
+        const launch = command.tool === 'codex' ? (await import('./launchers/codex.launcher.js')).launchCodex : (await import('./launchers/claude.launcher.js')).launchClaude;
+        process.exitCode = await launch(command.args);
+      } catch (err) {
+        if (!(err instanceof LauncherError)) throw err;
+        process.stderr.write(`switchyard ${command.tool}: ${err.message}\n`);
+        process.exitCode = 1;
+      }
+      return;
+    }
     case 'serve': {
       // Workers run this module with the same arguments, whatever launcher started the primary.
       const worker = { entry: fileURLToPath(import.meta.url), args: argv };

@@ -32,7 +32,7 @@ Commands:
 
 Settings come from defaults, then the config file, then environment variables
 (UPSTREAM_URL, PORT, STORAGE_DRIVER, DATABASE_URL, API_KEYS, ...), then these
-flags. See README.md, "Configuration".
+flags. Every setting: docs/configuration.md (or docs/configuring.md for how they combine).
 `;
 
 export type CliCommand =

@@ -27,8 +27,8 @@ export interface InferOptions {
 
 /**
  * Per-request facts an upstream call carries. The built-in clients send
- * `headers` with the HTTP request; a client wrapping them (see the README's
- * "Embedding" section) can derive more from `owner` and `requestId`.
+ * `headers` with the HTTP request; a client wrapping them (see docs/plugins.md,
+ * "Embedding it in a Nest application") can derive more from `owner` and `requestId`.
  */
 export interface UpstreamCallContext {
   /** The inbound API key's identity (its SHA-256), or the owner a non-HTTP caller named; null without auth. */

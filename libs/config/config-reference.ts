@@ -25,7 +25,8 @@ const PROBE = { switchyardReferenceProbe: true };
 const isClassInstance = (value: unknown): value is object =>
   !!value && typeof value === 'object' && !Array.isArray(value) && value.constructor !== Object && declaredProperties(value.constructor).length > 0;
 
-const valueAt = (root: unknown, path: string[]): unknown => path.reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), root);
+const valueAt = (root: unknown, path: string[]): unknown =>
+  path.reduce<unknown>((node, key) => (node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), root);
 
 function nested(path: string[], value: unknown): Record<string, unknown> {
   return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
@@ -142,7 +143,7 @@ export function renderConfigReference(sections: readonly ConfigSection[]): strin
     'fails when this file and the code disagree). Settings come from defaults, then the config file',
     '(`--config FILE` or `SWITCHYARD_CONFIG`, JSON or YAML), then the variables named here, then command-line',
     'flags. `switchyard check-config` names every problem at once. Variables marked secret are taken out of',
-    "the environment once read. `<dataDir>` is `server.dataDir` (`SWITCHYARD_DATA_DIR`). \"takes\" is the",
+    'the environment once read. `<dataDir>` is `server.dataDir` (`SWITCHYARD_DATA_DIR`). "takes" is the',
     "validation's own word for what a setting accepts.",
     '',
   ];

@@ -38,8 +38,9 @@ describe.each(['responses', 'chat'] as const)('Codex request fields (%s dialect)
     expect(response.output_text).toBe('seen');
     const sent = JSON.stringify(lastUpstream());
     expect(sent).not.toContain('"original"');
-    // The message's image goes as `high`; a tool output reaches the model server as its text (images in tool outputs are not passed on).
-    expect(sent.split('"detail":"high"').length - 1).toBe(1);
+    // Both images go as `high`: the message's, and the tool output's, which reaches the model server whole
+    // (an output list on the responses dialect, a user message after the tool's on the chat dialect).
+    expect(sent.split('"detail":"high"').length - 1).toBe(2);
   });
 
   it.each([

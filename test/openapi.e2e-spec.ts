@@ -269,6 +269,8 @@ describe("the OpenAPI document's answers", () => {
     await client.responses.create({ model: 'm', input: '[[say stored]]', conversation: (await client.conversations.create({})).id });
     const listed = (await (await call('/console/api/responses')).json()) as { data: Array<{ id: string }> };
     await call(`/console/api/responses/${listed.data[0].id}`);
+    await call(`/console/api/responses/${listed.data[0].id}/timeline`);
+    await call('/console/api/stats?range=1h');
     const conversations = (await (await call('/console/api/conversations')).json()) as { data: Array<{ id: string }> };
     await call(`/console/api/conversations/${conversations.data[0].id}`);
     for (const path of ['/console/api/background', '/console/api/sections', '/console/api/usage', '/console/api/sections/containers']) await call(path);

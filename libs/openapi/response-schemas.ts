@@ -262,6 +262,39 @@ export const SUCCESS_DOCS: Record<string, SuccessDoc> = {
   'GET /console/api/sections/:name/:id': { json: object({ id: str, owner: nullable(str) }) },
   'GET /console/api/sections/:name/:id/files': { json: ref('ConsolePage') },
   'GET /console/api/usage': { json: ref('UsagePage') },
+  'GET /console/api/responses/:id/timeline': {
+    json: object({
+      timeline: nullable(
+        object(
+          {
+            responseId: str,
+            owner: nullable(str),
+            model: str,
+            surface: str,
+            startedAt: int,
+            durationMs: { type: 'number' },
+            status: str,
+            rounds: { type: 'array', items: anyObject },
+            tools: { type: 'array', items: anyObject },
+          },
+          { error: str },
+        ),
+      ),
+    }),
+  },
+  'GET /console/api/stats': {
+    json: object({
+      range: str,
+      bucket_ms: int,
+      buckets: { type: 'array', items: int },
+      by_model: { type: 'array', items: object({ key: str, requests: { type: 'array', items: int }, tokens: { type: 'array', items: int } }) },
+      by_owner: { type: 'array', items: object({ key: str, requests: { type: 'array', items: int }, tokens: { type: 'array', items: int } }) },
+      runs: { type: 'array', items: int },
+      failed_runs: { type: 'array', items: int },
+      mean_latency_ms: { type: 'array', items: nullable(int) },
+      totals: object({ runs: int, failed_runs: int, requests: int, input_tokens: int, output_tokens: int }),
+    }),
+  },
 };
 
 /** The error envelope of a route: Anthropic's on the Messages surface, OpenAI's everywhere else. */

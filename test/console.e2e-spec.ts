@@ -177,11 +177,22 @@ describe('the console', () => {
     expect(totals).toMatchObject({ runs: '6', failed: '1' });
     expect(await page.$$eval('#chart-tokens .legend li', (items) => items.map((i) => i.getAttribute('data-series')))).toEqual(['sim-model']);
     expect(await page.locator('#chart-requests svg rect').count()).toBeGreaterThan(0);
+    // Both measures by both dimensions: tokens by owner, requests by model.
+    expect(await page.locator('#chart-tokens-owner svg rect').count()).toBeGreaterThan(0);
+    expect(await page.locator('#chart-requests-model svg rect[data-series="sim-model"]').count()).toBeGreaterThan(0);
     expect(await page.locator('#chart-latency svg circle').count()).toBeGreaterThan(0);
     const errorPoints = await page.$$eval('#chart-errors svg circle title', (titles) => titles.map((t) => t.textContent));
     expect(errorPoints.some((t) => t !== '0 %')).toBe(true);
     await expectNoPlumbing(page);
-    await screenshotOf('overview', ['#overview-totals', '#chart-tokens svg', '#chart-requests svg', '#chart-latency svg', '#chart-errors svg']);
+    await screenshotOf('overview', [
+      '#overview-totals',
+      '#chart-tokens svg',
+      '#chart-requests svg',
+      '#chart-tokens-owner svg',
+      '#chart-requests-model svg',
+      '#chart-latency svg',
+      '#chart-errors svg',
+    ]);
 
     await page.click('button[data-range="1h"]');
     await page.waitForSelector('button[data-range="1h"].active');

@@ -421,6 +421,8 @@ async function showOverview(range = sessionStorage.getItem('switchyard.console.r
       { class: 'charts' },
       barChart('chart-tokens', 'Tokens by model', stats, stats.by_model, (s) => s.tokens),
       barChart('chart-requests', 'Requests by owner', stats, owners, (s) => s.requests),
+      barChart('chart-tokens-owner', 'Tokens by owner', stats, owners, (s) => s.tokens),
+      barChart('chart-requests-model', 'Requests by model', stats, stats.by_model, (s) => s.requests),
       lineChart('chart-latency', 'Mean latency', stats, stats.mean_latency_ms, ' ms', 'latency'),
       lineChart('chart-errors', 'Error rate', stats, errorRate, ' %', 'errors'),
     ),

@@ -118,7 +118,7 @@ describe('CgroupHost on this host', () => {
       for (let i = 0; i < 200 && cg.pids().length < 5; i++) await new Promise((r) => setTimeout(r, 20));
       const before = cg.pids();
       expect(before.length).toBe(5);
-      expect(cg.killAllButKernel()).toBe(2);
+      expect(await cg.killAllButKernel()).toBe(2);
       await new Promise((r) => setTimeout(r, 100));
       expect(cg.running().length).toBe(3);
       expect(cg.running().every((p) => before.includes(p))).toBe(true);

@@ -282,7 +282,17 @@ export class SandboxCgroup {
    * child, the kernel: the oldest), found from the processes' parents and
    * start times, so no process the program starts can pass for one of them.
    */
-  killAllButKernel(): number {
+  async killAllButKernel(timeoutMs = 2_000): Promise<number> {
+    const { keep, killed } = this.killStrays();
+    // SIGKILL is delivered and the processes exit asynchronously: the call is answered once they are gone.
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline && this.running().some((pid) => !keep.has(pid));) {
+      this.killAll(keep, 1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return killed;
+  }
+
+  private killStrays(): { keep: Set<number>; killed: number } {
     const stats = this.pids()
       .map(procStat)
       .filter((s): s is ProcStat => s !== undefined && s.state !== 'Z' && s.state !== 'X');
@@ -299,7 +309,7 @@ export class SandboxCgroup {
         if (kernel) keep.add(kernel.pid);
       }
     }
-    return this.killAll(keep);
+    return { keep, killed: this.killAll(keep) };
   }
 
   /** Processes the OOM killer took in it so far (v1 `memory.oom_control`, v2 `memory.events`). */

@@ -102,7 +102,7 @@ export class KernelSandboxBackend implements SandboxBackend {
       return result;
     } finally {
       // Nothing the call started outlives it but the kernel itself (a background process, a child it forgot).
-      this.reap(kernel);
+      await this.reap(kernel);
       kernel.busy = false;
       kernel.lastUsed = Date.now();
       this.waiters.shift()?.();
@@ -132,9 +132,9 @@ export class KernelSandboxBackend implements SandboxBackend {
     return this.boundary.cgroups.existing(`k-${kernel.id}`);
   }
 
-  private reap(kernel: JupyterKernel): void {
+  private async reap(kernel: JupyterKernel): Promise<void> {
     const cg = this.cgroupOf(kernel);
-    if (cg?.exists()) cg.killAllButKernel();
+    if (cg?.exists()) await cg.killAllButKernel();
   }
 
   async close(): Promise<void> {

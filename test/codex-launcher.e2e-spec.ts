@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
-import { agentMessages, type CodexRun } from './support/codex/codex-cli.js';
+import { agentMessages, collectRun, type CodexRun } from './support/codex/codex-cli.js';
 import { CLI_KILL_MS, CLI_TEST_MS } from './support/cli-run-limits.js';
 
 /**
@@ -45,31 +45,11 @@ describe('switchyard codex (the launcher)', () => {
   });
 
   function launch(args: string[], env: Record<string, string> = {}): Promise<CodexRun> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', REGISTER, MAIN, 'codex', ...args], {
-        env: { PATH: process.env.PATH, HOME: dir, SWITCHYARD_URL: stack.url, SWITCHYARD_API_KEY: KEY, RUST_LOG: 'error', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill('SIGKILL'), CLI_KILL_MS);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        const events = stdout
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .flatMap((l) => {
-            try {
-              return [JSON.parse(l)];
-            } catch {
-              return [];
-            }
-          });
-        resolve({ code, stdout, stderr, events });
-      });
+    const child = spawn(process.execPath, ['--import', REGISTER, MAIN, 'codex', ...args], {
+      env: { PATH: process.env.PATH, HOME: dir, SWITCHYARD_URL: stack.url, SWITCHYARD_API_KEY: KEY, RUST_LOG: 'error', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    return collectRun(child, CLI_KILL_MS);
   }
   const exec = (prompt: string, extra: string[] = []) =>
     launch(['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', workdir, ...extra, '--', prompt]);

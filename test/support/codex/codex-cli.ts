@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,34 @@ export interface CodexRun {
   stderr: string;
   /** `--json` events, one per stdout line that parsed. */
   events: any[];
+}
+
+/**
+ * A Codex process's output once it closes (killed after `timeoutMs`): both streams, and its `--json` events,
+ * one per stdout line that parses. The launcher tests collect `switchyard codex` the same way.
+ */
+export function collectRun(child: ChildProcess, timeoutMs: number): Promise<CodexRun> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const events = stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l)];
+          } catch {
+            return [];
+          }
+        });
+      resolve({ code, stdout, stderr, events });
+    });
+  });
 }
 
 /**
@@ -64,33 +92,13 @@ export class CodexHome {
 
   private run(rest: string[], options: { stdin?: string; timeoutMs?: number }): Promise<CodexRun> {
     const timeoutMs = options.timeoutMs ?? CLI_KILL_MS;
-    return new Promise((resolve) => {
-      // stdin closed unless given: with an open pipe there, `codex exec` waits for more prompt on it.
-      const child = spawn(CODEX_BIN, ['exec', '--json', '--strict-config', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', this.workdir, ...rest], {
-        env: { PATH: process.env.PATH, HOME: this.dir, CODEX_HOME: this.dir, SWITCHYARD_TEST_KEY: 'sk-test', RUST_LOG: 'error' },
-        stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      });
-      if (options.stdin !== undefined) child.stdin!.end(options.stdin);
-      let stdout = '';
-      let stderr = '';
-      child.stdout!.on('data', (d) => (stdout += d));
-      child.stderr!.on('data', (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        const events = stdout
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .flatMap((l) => {
-            try {
-              return [JSON.parse(l)];
-            } catch {
-              return [];
-            }
-          });
-        resolve({ code, stdout, stderr, events });
-      });
+    // stdin closed unless given: with an open pipe there, `codex exec` waits for more prompt on it.
+    const child = spawn(CODEX_BIN, ['exec', '--json', '--strict-config', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', this.workdir, ...rest], {
+      env: { PATH: process.env.PATH, HOME: this.dir, CODEX_HOME: this.dir, SWITCHYARD_TEST_KEY: 'sk-test', RUST_LOG: 'error' },
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
+    return collectRun(child, timeoutMs);
   }
 
   close(): void {

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
+import { RecordingProxy } from './support/recording-proxy.js';
 import { agentMessages, collectRun, type CodexRun } from './support/codex/codex-cli.js';
 import { CLI_KILL_MS, CLI_TEST_MS } from './support/cli-run-limits.js';
 
@@ -20,6 +21,7 @@ const FALLBACK_WARNING = /Model metadata for .* not found/;
 
 describe('switchyard codex (the launcher)', () => {
   let stack: GatewayStack;
+  let proxy: RecordingProxy;
   let dir: string;
   let workdir: string;
 
@@ -35,12 +37,14 @@ describe('switchyard codex (the launcher)', () => {
         },
       },
     });
+    proxy = await RecordingProxy.start(stack.url);
     dir = mkdtempSync(join(tmpdir(), 'switchyard-codex-launcher-'));
     workdir = join(dir, 'work');
     mkdirSync(workdir);
   });
   afterAll(async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
+    await proxy?.close();
     await stack?.close();
   });
 
@@ -51,8 +55,8 @@ describe('switchyard codex (the launcher)', () => {
     });
     return collectRun(child, CLI_KILL_MS);
   }
-  const exec = (prompt: string, extra: string[] = []) =>
-    launch(['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', workdir, ...extra, '--', prompt]);
+  const exec = (prompt: string, extra: string[] = [], env: Record<string, string> = {}) =>
+    launch(['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', workdir, ...extra, '--', prompt], env);
 
   it(
     'runs a prompt on the catalog model with its metadata: no fallback warning, apply_patch declared',
@@ -66,6 +70,64 @@ describe('switchyard codex (the launcher)', () => {
       expect(sent).toHaveLength(1);
       const toolNames = sent[0].tools.map((t: any) => t.name ?? t.function?.name);
       expect(toolNames).toContain('apply_patch');
+    },
+    CLI_TEST_MS,
+  );
+
+  it(
+    'applies the model’s apply_patch call: the work dir holds the patched files, and the next request carries the tool’s output',
+    async () => {
+      writeFileSync(join(workdir, 'notes.txt'), 'first line\nold second line\n');
+      // Codex's patch grammar: one file added, one updated in place.
+      const patch = [
+        '*** Begin Patch',
+        '*** Add File: greeting.txt',
+        '+hello from apply_patch',
+        '*** Update File: notes.txt',
+        '@@',
+        ' first line',
+        '-old second line',
+        '+new second line',
+        '*** End Patch',
+      ].join('\n');
+      const directive = `[[call apply_patch ${JSON.stringify({ input: patch })}]]`;
+      const [before, sentBefore] = [stack.simulator.requests.length, proxy.responses.length];
+      // Through a recording pass-through, to see what Codex itself put on the wire.
+      const run = await exec(`Edit the files. ${directive} [[say patched]]`, [], { SWITCHYARD_URL: proxy.url });
+      expect(run.code).toBe(0);
+      expect(agentMessages(run)).toEqual(['patched']);
+      expect(readFileSync(join(workdir, 'greeting.txt'), 'utf8')).toBe('hello from apply_patch\n');
+      expect(readFileSync(join(workdir, 'notes.txt'), 'utf8')).toBe('first line\nnew second line\n');
+
+      // Codex declared its freeform tool and answered the custom call with a custom output.
+      const fromCodex = proxy.responses.slice(sentBefore);
+      expect(fromCodex).toHaveLength(2);
+      expect(fromCodex[0].tools).toContainEqual(expect.objectContaining({ type: 'custom', name: 'apply_patch', format: expect.objectContaining({ type: 'grammar' }) }));
+      const customCall = fromCodex[1].input.find((i: any) => i.type === 'custom_tool_call');
+      expect(customCall).toMatchObject({ name: 'apply_patch', input: patch });
+      expect(fromCodex[1].input).toContainEqual(expect.objectContaining({ type: 'custom_tool_call_output', call_id: customCall.call_id }));
+
+      const sent = stack.simulator.requests.slice(before).map((r) => r.body as any);
+      expect(sent).toHaveLength(2);
+      // The model saw apply_patch as the gateway's function form of Codex's freeform tool.
+      const declared = sent[0].tools.find((t: any) => (t.name ?? t.function?.name) === 'apply_patch');
+      expect(declared.parameters ?? declared.function?.parameters).toMatchObject({ properties: { input: { type: 'string' } }, required: ['input'] });
+      // Round 2 replays the call and carries what Codex reported for it.
+      const input = sent[1].input as any[];
+      const call = input.find((i) => i.type === 'function_call' && i.name === 'apply_patch');
+      expect(JSON.parse(call.arguments)).toEqual({ input: patch });
+      const output = input.find((i) => i.type === 'function_call_output' && i.call_id === call.call_id);
+      const outputText = typeof output.output === 'string' ? output.output : output.output.map((p: any) => p.text ?? '').join('');
+      // Codex reports the edit as its own file change, applied.
+      const change = run.events.find((e) => e.type === 'item.completed' && e.item?.type === 'file_change')?.item;
+      expect(change).toMatchObject({ status: 'completed' });
+      expect(change.changes.map((c: any) => [c.path.split('/').pop(), c.kind]).sort()).toEqual([
+        ['greeting.txt', 'add'],
+        ['notes.txt', 'update'],
+      ]);
+      expect(outputText).toMatch(/A greeting\.txt/);
+      expect(outputText).toMatch(/M notes\.txt/);
+      expect(input.indexOf(output)).toBeGreaterThan(input.indexOf(call));
     },
     CLI_TEST_MS,
   );

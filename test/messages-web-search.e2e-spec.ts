@@ -151,7 +151,7 @@ describe.each(['responses', 'chat'] as const)('Anthropic server web search on /v
     expect(sent).toContain('were not kept');
   });
 
-  it('maps allowed_domains and max_uses, and refuses blocked_domains and a bad location by field', async () => {
+  it('maps allowed_domains and max_uses, and refuses both domain lists together and a bad location by field', async () => {
     const limited = await client.messages.create({
       model: MODEL,
       max_tokens: 512,
@@ -162,7 +162,9 @@ describe.each(['responses', 'chat'] as const)('Anthropic server web search on /v
     expect(searxng.queries).toEqual(['deno news site:deno-news.example']);
 
     for (const [tool, param] of [
-      [{ ...WEB_SEARCH_TOOL, blocked_domains: ['spam.example'] }, 'tools.0.blocked_domains'],
+      // Anthropic: "Cannot be used alongside allowed_domains".
+      [{ ...WEB_SEARCH_TOOL, allowed_domains: ['ok.example'], blocked_domains: ['spam.example'] }, 'tools.0.blocked_domains'],
+      [{ ...WEB_SEARCH_TOOL, blocked_domains: ['spam.example', 'not a domain'] }, 'tools.0.blocked_domains.1'],
       [{ ...WEB_SEARCH_TOOL, allowed_domains: ['ok.example', 'not a domain'] }, 'tools.0.allowed_domains.1'],
       [{ ...WEB_SEARCH_TOOL, user_location: { type: 'approximate', country: 'United States' } }, 'tools.0.user_location.country'],
       [{ ...WEB_SEARCH_TOOL, max_uses: 0 }, 'tools.0.max_uses'],
@@ -174,6 +176,40 @@ describe.each(['responses', 'chat'] as const)('Anthropic server web search on /v
       expect(body.error.type).toBe('invalid_request_error');
       // The message opens with the field in the body's own terms.
       expect(body.error.message).toMatch(new RegExp(`^${param.replace(/\./g, '\\.')}[: ]`));
+    }
+  });
+
+  it('blocked_domains: results from those domains and their subdomains never reach the model or the reply, blocking and streaming', async () => {
+    searxng.hits.set('mixed news', [
+      { title: 'News', url: 'https://news.example/today', snippet: 'Kept.' },
+      { title: 'Ad', url: 'https://ads.spam.example/buy', snippet: 'A subdomain of a blocked domain.' },
+      { title: 'Spam', url: 'https://spam.example/page', snippet: 'A blocked domain.' },
+      { title: 'Look-alike', url: 'https://notspam.example/page', snippet: 'Not a subdomain: kept.' },
+    ]);
+    try {
+      const params = {
+        model: MODEL,
+        max_tokens: 512,
+        messages: [{ role: 'user' as const, content: `Search. ${search('mixed news')}` }],
+        tools: [{ ...WEB_SEARCH_TOOL, blocked_domains: ['spam.example'] }],
+      };
+      const message = await client.messages.create(params);
+      expect(searxng.api.last.query.q).toBe('mixed news -site:spam.example');
+      expect(message.content.map((b) => b.type)).toEqual(['server_tool_use', 'web_search_tool_result', 'text']);
+      const kept = ['https://news.example/today', 'https://notspam.example/page'];
+      expect(((message.content[1] as WebSearchToolResultBlock).content as WebSearchResultBlock[]).map((r) => r.url)).toEqual(kept);
+      const text = message.content[2] as TextBlock;
+      expect(text.text).toContain(kept[0]);
+      expect(text.text).not.toMatch(/\/\/(ads\.)?spam\.example/);
+      const modelRead = JSON.stringify(stack.simulator.requests.at(-1)!.body);
+      expect(modelRead).toContain(kept[1]);
+      expect(modelRead).not.toMatch(/\/\/(ads\.)?spam\.example/);
+
+      const streamed = await client.messages.stream(params).finalMessage();
+      expect(((streamed.content[1] as WebSearchToolResultBlock).content as WebSearchResultBlock[]).map((r) => r.url)).toEqual(kept);
+      expect((streamed.content[2] as TextBlock).text).not.toMatch(/\/\/(ads\.)?spam\.example/);
+    } finally {
+      searxng.hits.clear();
     }
   });
 

@@ -63,11 +63,48 @@ describe.each(['responses', 'chat'] as const)('model catalog, upstream dialect %
     expect(budgetSent()).toBeGreaterThan(1800);
   });
 
-  it('the chat pass-through sends the upstream name', async () => {
-    await stack.openai.chat.completions.create({ model: 'gpt-5-mini', messages: [{ role: 'user', content: '[[say relayed]]' }] });
+  it('the chat pass-through sends the upstream name and answers with the public one, blocking and streaming', async () => {
+    const completion = await stack.openai.chat.completions.create({ model: 'gpt-5-mini', messages: [{ role: 'user', content: '[[say relayed]]' }] });
     const relayed = stack.simulator.requests.at(-1)!;
     expect(relayed.path).toBe('/v1/chat/completions');
     expect((relayed.body as any).model).toBe(SIM);
+    expect(completion.model).toBe('gpt-5-mini');
+    expect(completion.choices[0].message.content).toBe('relayed');
+
+    const stream = await stack.openai.chat.completions.create({
+      model: 'gpt-5-mini',
+      messages: [{ role: 'user', content: '[[say streamed through the relay]]' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: any[] = [];
+    for await (const c of stream) chunks.push(c);
+    expect((stack.simulator.requests.at(-1)!.body as any).model).toBe(SIM);
+    // Every chunk, the role chunk and the usage chunk included.
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(['gpt-5-mini']));
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('streamed through the relay');
+    expect(chunks.at(-1).usage).toMatchObject({ completion_tokens: expect.any(Number) });
+  });
+
+  it('the completions and embeddings pass-throughs answer with the public name too', async () => {
+    const completion = await stack.openai.completions.create({ model: 'gpt-5-mini', prompt: '[[say done]]', max_tokens: 16 });
+    expect((stack.simulator.requests.at(-1)!.body as any).model).toBe(SIM);
+    expect(completion.model).toBe('gpt-5-mini');
+    const streamed: any[] = [];
+    for await (const c of await stack.openai.completions.create({ model: 'gpt-5-mini', prompt: '[[say done]]', max_tokens: 16, stream: true })) streamed.push(c);
+    expect(streamed.length).toBeGreaterThan(1);
+    expect(new Set(streamed.map((c) => c.model))).toEqual(new Set(['gpt-5-mini']));
+
+    const embeddings = await stack.openai.embeddings.create({ model: 'gpt-5-mini', input: 'hello' });
+    expect(embeddings.model).toBe('gpt-5-mini');
+    expect(embeddings.data[0].embedding.length).toBeGreaterThan(0);
+  });
+
+  it('a model the catalog does not map is relayed under its own name, both ways', async () => {
+    const completion = await stack.openai.chat.completions.create({ model: SIM, messages: [{ role: 'user', content: '[[say as-is]]' }] });
+    expect((stack.simulator.requests.at(-1)!.body as any).model).toBe(SIM);
+    expect(completion.model).toBe(SIM);
   });
 
   it('Messages: the public name in and out', async () => {

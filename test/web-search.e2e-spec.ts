@@ -227,6 +227,81 @@ describe('web_search over the openai client (SearXNG provider)', () => {
     expect(response.output_text).toContain('berlin-events.example/page-1');
   });
 
+  describe('filters.blocked_domains', () => {
+    // An engine that ignores `-site:`: the gateway's own filter is what keeps these out.
+    const MIXED = [
+      { title: 'News', url: 'https://news.example/today', snippet: 'Kept.' },
+      { title: 'Ad', url: 'https://ads.spam.example/buy', snippet: 'A subdomain of a blocked domain.' },
+      { title: 'Spam', url: 'https://spam.example/page', snippet: 'A blocked domain.' },
+      { title: 'Look-alike', url: 'https://notspam.example/page', snippet: 'Not a subdomain: kept.' },
+    ];
+    beforeEach(() => searxng.hits.set('mixed news', MIXED));
+    afterEach(() => searxng.hits.clear());
+
+    it('drops results from blocked domains and their subdomains, passes them to the provider as -site:, and echoes the filter', async () => {
+      const response = await client.responses.create({
+        model: MODEL,
+        input: `What happened? ${search('mixed news')}`,
+        // openai 6.49 types only allowed_domains; the field is OpenAI's all the same.
+        tools: [{ type: 'web_search', filters: { blocked_domains: ['https://Spam.example/'] } } as any],
+        include: ['web_search_call.action.sources'],
+      });
+      validator.assertResponse(response);
+      expect(searxng.api.last.query.q).toBe('mixed news -site:spam.example');
+      expect((response.output[0] as any).action.sources).toEqual([
+        { type: 'url', url: 'https://news.example/today' },
+        { type: 'url', url: 'https://notspam.example/page' },
+      ]);
+      expect(response.output_text).toContain('https://news.example/today');
+      expect(response.output_text).not.toMatch(/\/\/(ads\.)?spam\.example/);
+      expect(response.tools).toEqual([{ type: 'web_search', search_context_size: 'medium', user_location: null, filters: { blocked_domains: ['spam.example'] } }]);
+      // What the model read is filtered too, not only what the client sees.
+      const output = (stack.simulator.requests.at(-1)!.body as any).input.find((i: any) => i.type === 'function_call_output').output as string;
+      expect(output).toContain('https://notspam.example/page');
+      expect(output).not.toMatch(/\/\/(ads\.)?spam\.example/);
+    });
+
+    it('streams the same filtered search', async () => {
+      const events = await collect(
+        await client.responses.create({
+          model: MODEL,
+          input: `What happened? ${search('mixed news')}`,
+          tools: [{ type: 'web_search', filters: { blocked_domains: ['spam.example'] } } as any],
+          include: ['web_search_call.action.sources'],
+          stream: true,
+        }),
+      );
+      const done = events.find((e: any) => e.type === 'response.output_item.done' && e.item.type === 'web_search_call') as any;
+      expect(done.item.action.sources.map((s: any) => s.url)).toEqual(['https://news.example/today', 'https://notspam.example/page']);
+      expect((events.at(-1) as any).type).toBe('response.completed');
+      const text = events.flatMap((e: any) => (e.type === 'response.output_text.done' ? [e.text] : [])).join('');
+      expect(text).toContain('https://news.example/today');
+      expect(text).not.toMatch(/\/\/(ads\.)?spam\.example/);
+    });
+
+    it('takes allowed and blocked domains together: a blocked subdomain of an allowed domain is still dropped', async () => {
+      searxng.hits.set('mixed news', [
+        { title: 'Docs', url: 'https://docs.example.org/a', snippet: 'Kept.' },
+        { title: 'Ads', url: 'https://ads.example.org/b', snippet: 'Blocked subdomain.' },
+        { title: 'Other', url: 'https://other.example/c', snippet: 'Not allowed.' },
+      ]);
+      const response = await client.responses.create({
+        model: MODEL,
+        input: search('mixed news'),
+        tools: [{ type: 'web_search', filters: { allowed_domains: ['example.org'], blocked_domains: ['ads.example.org'] } } as any],
+        include: ['web_search_call.action.sources'],
+      });
+      expect(searxng.api.last.query.q).toBe('mixed news site:example.org -site:ads.example.org');
+      expect((response.output[0] as any).action.sources).toEqual([{ type: 'url', url: 'https://docs.example.org/a' }]);
+    });
+
+    it('answers 400 naming the entry that is not a domain', async () => {
+      await expect(
+        client.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'web_search', filters: { blocked_domains: ['ok.example', 'not a domain'] } } as any] }),
+      ).rejects.toMatchObject({ status: 400, param: 'tools[0].filters.blocked_domains[1]' });
+    });
+  });
+
   it('answers 400 naming the field of a bad declaration', async () => {
     await expect(client.responses.create({ model: MODEL, input: 'hi', tools: [{ type: 'web_search', search_context_size: 'huge' } as any] })).rejects.toMatchObject({
       status: 400,

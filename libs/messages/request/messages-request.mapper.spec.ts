@@ -395,12 +395,19 @@ describe('mapMessagesRequest', () => {
     // The smallest max_uses limits the turn's gateway-run calls.
     expect(request.maxToolCalls).toBe(3);
     expect(toAnthropicParam('tools[0].filters.allowed_domains[2]', toolOrigins)).toBe('tools.0.allowed_domains.2');
+    const blocked = mapMessagesRequest({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['ads.example'] }] }, null, {
+      ...opts,
+      webSearch: true,
+    });
+    expect(blocked.request.tools).toEqual([{ type: 'web_search', filters: { blocked_domains: ['ads.example'] } }]);
+    expect(toAnthropicParam('tools[0].filters.blocked_domains[0]', blocked.toolOrigins)).toBe('tools.0.blocked_domains.0');
     expect(mapMessagesRequest(base, null, { ...opts, webSearch: true }).request).toMatchObject({ include: [], maxToolCalls: null });
   });
 
   it.each([
     [{ type: 'web_search_20250305', name: 'search' }, 'tools.0.name'],
-    [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['x.example'] }, 'tools.0.blocked_domains'],
+    [{ type: 'web_search_20250305', name: 'web_search', allowed_domains: ['a.example'], blocked_domains: ['x.example'] }, 'tools.0.blocked_domains'],
+    [{ type: 'web_search_20250305', name: 'web_search', blocked_domains: 'x.example' }, 'tools.0.blocked_domains'],
     [{ type: 'web_search_20250305', name: 'web_search', max_uses: 0 }, 'tools.0.max_uses'],
     [{ type: 'code_execution_20250522', name: 'code_execution' }, 'tools.0.type'],
   ])('refuses the server tool %j naming %s even with web search available', (tool, path) => {

@@ -21,7 +21,7 @@ export interface ToolMappingOptions {
 
 /** `web_search_20250305` and the later dated versions of Anthropic's server web search. */
 const SERVER_WEB_SEARCH = /^web_search_\d{8}$/;
-// `filters.allowed_domains` in the declaration is the tool's own `allowed_domains`.
+// `filters.allowed_domains` / `filters.blocked_domains` in the declaration are the tool's own `allowed_domains` / `blocked_domains`.
 const WEB_SEARCH_FIELDS = { filters: '' };
 /** `web_search_call.results`: the pages each search showed the model, for `web_search_tool_result`. */
 const SEARCH_RESULTS_INCLUDE = 'web_search_call.results';
@@ -72,14 +72,18 @@ export function mapTools(body: JsonObject, options: ToolMappingOptions = { webSe
   return { tools, origins, include, maxToolCalls, ...choice };
 }
 
+function domainList(tool: JsonObject, field: 'allowed_domains' | 'blocked_domains', path: string): string[] {
+  if (!present(tool[field])) return [];
+  return arrayAt(tool[field], `${path}.${field}`).map((d, j) => stringAt(d, `${path}.${field}.${j}`));
+}
+
 /**
  * Anthropic's server web search as the gateway's `web_search` tool: the
  * model sees the module's search function, and the reply shows each search
  * as Anthropic does (`server_tool_use` + `web_search_tool_result`).
- * `allowed_domains` and `user_location` carry over; `max_uses` becomes the
- * turn's limit on gateway-run calls. `blocked_domains` has no counterpart in
- * the module (it filters by allowed domains only), so a non-empty list is
- * refused rather than ignored.
+ * `allowed_domains`, `blocked_domains` (the declaration's `filters`) and
+ * `user_location` carry over; `max_uses` becomes the turn's limit on
+ * gateway-run calls.
  */
 function webSearchTool(tool: JsonObject, path: string, options: ToolMappingOptions): { declaration: JsonObject; maxUses: number | null } {
   if (!options.webSearch) {
@@ -90,13 +94,12 @@ function webSearchTool(tool: JsonObject, path: string, options: ToolMappingOptio
   }
   if (tool.name !== 'web_search') invalid(`${path}.name`, 'must be "web_search".');
   const declaration: JsonObject = { type: 'web_search' };
-  if (present(tool.allowed_domains)) {
-    const domains = arrayAt(tool.allowed_domains, `${path}.allowed_domains`).map((d, j) => stringAt(d, `${path}.allowed_domains.${j}`));
-    if (domains.length > 0) declaration.filters = { allowed_domains: domains };
-  }
-  if (present(tool.blocked_domains) && arrayAt(tool.blocked_domains, `${path}.blocked_domains`).length > 0) {
-    unsupported(`${path}.blocked_domains`, "this gateway's web search filters by allowed_domains only; leave blocked_domains out or empty.");
-  }
+  const allowed = domainList(tool, 'allowed_domains', path);
+  const blocked = domainList(tool, 'blocked_domains', path);
+  // Anthropic takes one list or the other, never both.
+  if (allowed.length > 0 && blocked.length > 0) invalid(`${path}.blocked_domains`, 'cannot be used alongside allowed_domains; give one list or the other.');
+  if (allowed.length > 0) declaration.filters = { allowed_domains: allowed };
+  if (blocked.length > 0) declaration.filters = { blocked_domains: blocked };
   if (present(tool.user_location)) declaration.user_location = objectAt(tool.user_location, `${path}.user_location`);
   const maxUses = present(tool.max_uses) ? numberAt(tool.max_uses, `${path}.max_uses`, 1, Number.MAX_SAFE_INTEGER, { integer: true }) : null;
   return { declaration, maxUses };

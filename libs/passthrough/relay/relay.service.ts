@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
-import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
+import { ContextLengthExceededError, UpstreamHttpError, UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import { ModelContextService, clampOutputBudget } from '#core/loop/model-context.service.js';
+import { ModelContextService, clampOutputBudget, usefulOutputFloor } from '#core/loop/model-context.service.js';
 import type { Usage } from '#tool-sdk/items.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '#core/upstream/upstream-client.interface.js';
 import { RELAY_OBSERVER, canRelay, type RelayBody, type RelayObserver, type RelayTrace, type RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
@@ -28,6 +28,43 @@ export interface RelayCaller {
 
 /** The usage surface of each route. */
 const SURFACE: Record<RelayRequest['path'], string> = { '/chat/completions': 'chat_completions', '/completions': 'completions', '/embeddings': 'embeddings' };
+
+/** The field OpenAI blames for a context overflow on each route (`param` of its `context_length_exceeded`). */
+const PROMPT_FIELD: Record<RelayRequest['path'], string> = { '/chat/completions': 'messages', '/completions': 'prompt', '/embeddings': 'input' };
+
+/** The output budget field a body sets (`max_completion_tokens` wins, as servers read it), or null. */
+function budgetField(body: RelayRequest['body']): 'max_completion_tokens' | 'max_tokens' | null {
+  return typeof body.max_completion_tokens === 'number' ? 'max_completion_tokens' : typeof body.max_tokens === 'number' ? 'max_tokens' : null;
+}
+
+/**
+ * The request again with the budget the server's refusal says fits: it
+ * counted the prompt exactly (`input_tokens` of its message), where the
+ * gateway's estimate ran high and left the budget as asked. Null when the
+ * refusal is not about the budget, or what is left is below the useful floor
+ * (then the refusal stands).
+ */
+export function refittedAfterRefusal(request: RelayRequest, err: unknown): RelayRequest | null {
+  if (!(err instanceof ContextLengthExceededError) || err.overflow.outputTokens === null) return null;
+  const field = budgetField(request.body);
+  if (!field) return null;
+  const asked = request.body[field] as number;
+  const { contextLength, inputTokens } = err.overflow;
+  const fits = contextLength - inputTokens;
+  if (fits >= asked || fits < usefulOutputFloor(asked, contextLength)) return null;
+  return { ...request, body: { ...request.body, [field]: fits } };
+}
+
+/**
+ * A context overflow as OpenAI answers it on this route (`param` the prompt's
+ * field: `messages` on chat, not the Responses API's `input`); the server's
+ * status and words are kept. Any other error goes on as it is.
+ */
+export function asRouteError(path: RelayRequest['path'], err: unknown): unknown {
+  if (!(err instanceof ContextLengthExceededError)) return err;
+  const routed = new UpstreamHttpError(err.message, err.upstreamStatus, undefined, { code: 'context_length_exceeded', param: PROMPT_FIELD[path] });
+  return err.detail ? routed.withDetail(err.detail) : routed;
+}
 
 /**
  * Passes OpenAI-compatible calls to the upstream pool: the owner's limits
@@ -121,12 +158,14 @@ export class RelayService {
    * Code's default `max_tokens: 32000`), which vLLM refuses rather than
    * shortens. The window is the catalog's (`models`), else the server's
    * `max_model_len`; the prompt is the gateway's high estimate, and the
-   * budget never drops below the useful floor (`clampOutputBudget`): a prompt
-   * that really does not fit still gets the server's own refusal.
+   * budget never drops below the useful floor (`clampOutputBudget`). Where the
+   * estimate left the budget as asked and the server refuses it, the call is
+   * made once more with what the server's count leaves (`refittedAfterRefusal`);
+   * a prompt that really does not fit still gets the server's own refusal.
    */
   private async fitted(request: RelayRequest): Promise<RelayRequest> {
     if (request.path === '/embeddings' || !this.contexts) return request;
-    const field = typeof request.body.max_completion_tokens === 'number' ? 'max_completion_tokens' : typeof request.body.max_tokens === 'number' ? 'max_tokens' : null;
+    const field = budgetField(request.body);
     if (!field) return request;
     const asked = request.body[field] as number;
     const window = await this.contexts.contextLength(request.model);
@@ -153,21 +192,24 @@ export class RelayService {
     let usage: Usage | null = null;
     try {
       request = await this.fitted(request);
-      const answer = await this.client.relay({
-        path: request.path,
-        body: request.body,
-        model: request.model,
-        affinityKey: request.affinityKey,
-        stream: request.stream,
-        signal,
-        flow,
-        headers: { ...(caller.headers ?? {}), ...(trace?.headers ?? {}) },
-      });
+      const headers = { ...(caller.headers ?? {}), ...(trace?.headers ?? {}) };
+      const open = (r: RelayRequest): Promise<RelayBody> =>
+        this.client.relay({ path: r.path, body: r.body, model: r.model, affinityKey: r.affinityKey, stream: r.stream, signal, flow, headers });
+      let answer: RelayBody;
+      try {
+        answer = await open(request);
+      } catch (err) {
+        // Refused before a byte of the answer: once more with the budget the server's own count leaves.
+        const refit = signal?.aborted ? null : refittedAfterRefusal(request, err);
+        if (!refit) throw err;
+        answer = await open(refit);
+      }
       const delivered = await deliver(answer);
       usage = delivered.usage;
       trace?.end({ usage });
       return delivered.value;
-    } catch (err) {
+    } catch (raw) {
+      const err = asRouteError(request.path, raw);
       trace?.end(signal?.aborted ? { cancelled: true } : { error: err });
       throw err;
     } finally {

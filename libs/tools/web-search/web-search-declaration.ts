@@ -18,6 +18,8 @@ export interface WebSearchParams {
   userLocation?: ApproximateLocation;
   /** Normalized host names; absent when the declaration does not filter. */
   allowedDomains?: string[];
+  /** Normalized host names whose results (their subdomains' too) are dropped; absent when none. */
+  blockedDomains?: string[];
   /** `false`: no live web access (Codex's cached mode). Every provider here is live, so no search runs. */
   externalWebAccess?: boolean;
 }
@@ -26,8 +28,8 @@ export interface WebSearchParams {
 export const RESULTS_PER_CONTEXT_SIZE: Record<SearchContextSize, number> = { low: 3, medium: 5, high: 10 };
 
 const CONTEXT_SIZES = Object.keys(RESULTS_PER_CONTEXT_SIZE);
-/** OpenAI accepts up to 100 allowed domains. */
-const MAX_ALLOWED_DOMAINS = 100;
+/** OpenAI accepts up to 100 domains in each list. */
+const MAX_FILTER_DOMAINS = 100;
 const MAX_PLACE_CHARS = 200;
 
 function place(location: JsonObject, field: string, path: string): string | undefined {
@@ -70,23 +72,32 @@ function validateLocation(decl: JsonObject, path: string): ApproximateLocation |
   return Object.keys(result).length > 0 ? result : undefined;
 }
 
-function validateDomains(decl: JsonObject, path: string): string[] | undefined {
-  const filters = optionalObject(decl, 'filters', path);
-  if (!filters) return undefined;
-  const at = `${path}.filters`;
-  const listed = optionalStringArray(filters, 'allowed_domains', at);
+type DomainList = 'allowed_domains' | 'blocked_domains';
+
+function validateDomainList(filters: JsonObject, field: DomainList, at: string): string[] | undefined {
+  const listed = optionalStringArray(filters, field, at);
   if (!listed || listed.length === 0) return undefined;
-  if (listed.length > MAX_ALLOWED_DOMAINS) {
-    throw new InvalidRequestError(`${at}.allowed_domains may list at most ${MAX_ALLOWED_DOMAINS} domains.`, `${at}.allowed_domains`);
+  if (listed.length > MAX_FILTER_DOMAINS) {
+    throw new InvalidRequestError(`${at}.${field} may list at most ${MAX_FILTER_DOMAINS} domains.`, `${at}.${field}`);
   }
   const domains = listed.map((raw, i) => {
     const domain = normalizeDomain(raw);
     if (!domain) {
-      throw new InvalidRequestError(`${at}.allowed_domains[${i}] "${raw}" is not a domain name such as "example.com".`, `${at}.allowed_domains[${i}]`);
+      throw new InvalidRequestError(`${at}.${field}[${i}] "${raw}" is not a domain name such as "example.com".`, `${at}.${field}[${i}]`);
     }
     return domain;
   });
   return [...new Set(domains)];
+}
+
+/** `filters`: both lists may be given; a result must pass the allow list (when there is one) and miss the block list. */
+function validateDomains(decl: JsonObject, path: string): Pick<WebSearchParams, 'allowedDomains' | 'blockedDomains'> {
+  const filters = optionalObject(decl, 'filters', path);
+  if (!filters) return {};
+  const at = `${path}.filters`;
+  const allowedDomains = validateDomainList(filters, 'allowed_domains', at);
+  const blockedDomains = validateDomainList(filters, 'blocked_domains', at);
+  return { ...(allowedDomains ? { allowedDomains } : {}), ...(blockedDomains ? { blockedDomains } : {}) };
 }
 
 /** Validates one `web_search` declaration; every error names its field path. */
@@ -102,8 +113,7 @@ export function validateWebSearchDeclaration(decl: JsonObject, path: string): We
   const params: WebSearchParams = { contextSize };
   const userLocation = validateLocation(decl, path);
   if (userLocation) params.userLocation = userLocation;
-  const allowedDomains = validateDomains(decl, path);
-  if (allowedDomains) params.allowedDomains = allowedDomains;
+  Object.assign(params, validateDomains(decl, path));
   const externalWebAccess = optionalBoolean(decl, 'external_web_access', path);
   if (externalWebAccess !== undefined) params.externalWebAccess = externalWebAccess;
   return params;

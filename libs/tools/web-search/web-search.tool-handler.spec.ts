@@ -35,7 +35,7 @@ describe('WebSearchToolHandler', () => {
         type: 'web_search',
         search_context_size: 'high',
         user_location: { type: 'approximate', country: 'gb', city: 'London', region: 'England', timezone: 'Europe/London' },
-        filters: { allowed_domains: ['https://BBC.co.uk/news', 'gov.uk', 'gov.uk:443'] },
+        filters: { allowed_domains: ['https://BBC.co.uk/news', 'gov.uk', 'gov.uk:443'], blocked_domains: ['Ads.BBC.co.uk', 'https://ads.bbc.co.uk/'] },
       },
       'tools[0]',
     );
@@ -43,6 +43,7 @@ describe('WebSearchToolHandler', () => {
       contextSize: 'high',
       userLocation: { country: 'GB', city: 'London', region: 'England', timezone: 'Europe/London' },
       allowedDomains: ['bbc.co.uk', 'gov.uk'],
+      blockedDomains: ['ads.bbc.co.uk'],
     });
   });
 
@@ -58,6 +59,9 @@ describe('WebSearchToolHandler', () => {
     [{ filters: { allowed_domains: 'example.com' } }, 'tools[2].filters.allowed_domains'],
     [{ filters: { allowed_domains: ['example.com', 'not a domain'] } }, 'tools[2].filters.allowed_domains[1]'],
     [{ filters: { allowed_domains: Array.from({ length: 101 }, (_, i) => `d${i}.com`) } }, 'tools[2].filters.allowed_domains'],
+    [{ filters: { blocked_domains: 'spam.com' } }, 'tools[2].filters.blocked_domains'],
+    [{ filters: { blocked_domains: ['spam.com', 'not a domain'] } }, 'tools[2].filters.blocked_domains[1]'],
+    [{ filters: { blocked_domains: Array.from({ length: 101 }, (_, i) => `d${i}.com`) } }, 'tools[2].filters.blocked_domains'],
   ])('rejects %j naming %s', (fields, param) => {
     const err = rejects({ type: 'web_search', ...fields });
     expect(err.param).toBe(param);
@@ -106,6 +110,7 @@ describe('WebSearchToolHandler', () => {
       user_location: null,
       filters: { allowed_domains: ['a.com'] },
     });
+    expect(handler.publicDeclaration({ contextSize: 'medium', blockedDomains: ['b.com'] }, { type: 'web_search' })).toMatchObject({ filters: { blocked_domains: ['b.com'] } });
   });
 
   it('turns a web_search_call from history into a call and an output without results', () => {

@@ -99,7 +99,9 @@ export class WebSearchToolHandler implements ToolHandler<WebSearchParams, unknow
       search_context_size: p.contextSize,
       user_location: loc ? { type: 'approximate', country: loc.country ?? null, region: loc.region ?? null, city: loc.city ?? null, timezone: loc.timezone ?? null } : null,
     };
-    if (p.allowedDomains) echoed.filters = { allowed_domains: p.allowedDomains };
+    if (p.allowedDomains || p.blockedDomains) {
+      echoed.filters = { ...(p.allowedDomains ? { allowed_domains: p.allowedDomains } : {}), ...(p.blockedDomains ? { blocked_domains: p.blockedDomains } : {}) };
+    }
     if (p.externalWebAccess !== undefined) echoed.external_web_access = p.externalWebAccess;
     return echoed;
   }

@@ -4,11 +4,12 @@ import type { InferOptions, ModelInfo, TokenizeRequest, UpstreamClient } from '#
 import { canRelay, type RelayBody, type RelayCall, type RelayingUpstream } from '#core/upstream/upstream-relay.interface.js';
 import { UpstreamUnavailableError } from '#tool-sdk/errors.js';
 import type { CatalogModel, ModelCatalog } from './model-catalog.js';
+import { renamedRelayBody } from './renamed-relay-body.js';
 
 /**
  * The upstream as clients see it through the model catalog: a public name is
- * sent to the model server as its `upstreamModel` (the loop, the responses
- * and the request log keep the public name), an entry's `maxOutputTokens`
+ * sent to the model server as its `upstreamModel` (the loop, the responses,
+ * relayed answers and the request log keep the public name), an entry's `maxOutputTokens`
  * caps the budget, and the model list shows the catalog's names with their
  * metadata, so that the context-length lookup (`ModelContextService`) fits
  * budgets to the catalog's window.
@@ -36,10 +37,12 @@ export class ModelCatalogClient implements UpstreamClient, RelayingUpstream {
     return this.inner.probe(signal);
   }
 
-  relay(call: RelayCall): Promise<RelayBody> {
-    if (!canRelay(this.inner)) return Promise.reject(new UpstreamUnavailableError('This upstream client cannot pass calls through.', 'upstream_unavailable'));
+  /** The call goes to the server under its own name; the answer comes back under the name the client asked for. */
+  async relay(call: RelayCall): Promise<RelayBody> {
+    if (!canRelay(this.inner)) throw new UpstreamUnavailableError('This upstream client cannot pass calls through.', 'upstream_unavailable');
     const model = this.catalog.upstreamName(call.model);
-    return this.inner.relay(model === call.model ? call : { ...call, model, body: { ...call.body, model } });
+    if (model === call.model) return this.inner.relay(call);
+    return renamedRelayBody(await this.inner.relay({ ...call, model, body: { ...call.body, model } }), call.model);
   }
 
   /**

@@ -4,8 +4,8 @@ import { fetchGatewayModels, gatewayTarget, runInheriting, type GatewayModel, ty
 /**
  * `switchyard claude [args…]`: the installed Claude Code pointed at a running
  * gateway's Messages API, on a model the gateway lists, with that model's
- * window as Claude Code's auto-compact window (it otherwise assumes a hosted
- * Claude model's) and its output bound as Claude Code's.
+ * window as Claude Code's context window (it otherwise assumes a hosted
+ * Claude model's 200k, and compacts too late) and its output bound as Claude Code's.
  */
 
 /** The environment Claude Code reads; a variable the user set already wins. */
@@ -20,7 +20,12 @@ export function claudeEnv(target: GatewayTarget, models: readonly GatewayModel[]
     // Claude Code asks for a login without a key; a gateway without API keys takes any.
     ANTHROPIC_API_KEY: target.key ?? 'switchyard',
   };
-  if (typeof model?.context_window === 'number' && model.context_window > 0) set.CLAUDE_CODE_AUTO_COMPACT_WINDOW = String(model.context_window);
+  if (typeof model?.context_window === 'number' && model.context_window > 0) {
+    // The model's window for a name that is not `claude-…`: what Claude Code sizes its context and compaction by (else 200k).
+    set.CLAUDE_CODE_MAX_CONTEXT_TOKENS = String(model.context_window);
+    // The compaction window, capped by the one above and floored at 100k by Claude Code; set, it keeps auto-compaction on for a model it does not know.
+    set.CLAUDE_CODE_AUTO_COMPACT_WINDOW = String(model.context_window);
+  }
   if (typeof model?.max_output_tokens === 'number' && model.max_output_tokens > 0) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(model.max_output_tokens);
   const out: NodeJS.ProcessEnv = { ...env };
   for (const [key, value] of Object.entries(set)) if (!env[key]?.trim()) out[key] = value;

@@ -34,7 +34,7 @@ export class BraveSearchProvider implements SearchProvider {
 
   async search(query: string, options: SearchOptions, signal: AbortSignal): Promise<SearchResult[]> {
     const url = new URL(`${this.endpoint.baseUrl}/res/v1/web/search`);
-    url.searchParams.set('q', withSiteOperators(query, options.allowedDomains, MAX_QUERY_CHARS));
+    url.searchParams.set('q', withSiteOperators(query, options.allowedDomains, MAX_QUERY_CHARS, options.blockedDomains));
     url.searchParams.set('count', String(Math.min(Math.max(options.count, 1), MAX_COUNT)));
     if (options.country) url.searchParams.set('country', options.country);
     if (options.language) url.searchParams.set('search_lang', braveLanguage(options.language, options.country));

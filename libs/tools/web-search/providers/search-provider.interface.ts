@@ -23,6 +23,8 @@ export interface SearchOptions {
   timezone?: string;
   /** Lower-case host names results must come from; empty or absent means any. */
   allowedDomains?: readonly string[];
+  /** Lower-case host names (and their subdomains) results must not come from. */
+  blockedDomains?: readonly string[];
   /** `high` context asks providers for their deeper (slower) search where they have one. */
   depth: 'basic' | 'advanced';
   /** Epoch ms: the request must be over by then, retries included. */

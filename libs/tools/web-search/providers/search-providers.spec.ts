@@ -150,6 +150,13 @@ describe('TavilySearchProvider', () => {
     ]);
   });
 
+  it('sends blocked domains as exclude_domains', async () => {
+    api.handler = (r, res) => sendJson(res, 200, tavilyBody(r.body.query, []));
+    await build('tavily', api).search('q', options({ count: 3, blockedDomains: ['spam.com', 'ads.example.org'] }), new AbortController().signal);
+    expect(api.last.body).toMatchObject({ query: 'q', exclude_domains: ['spam.com', 'ads.example.org'] });
+    expect(api.last.body.include_domains).toBeUndefined();
+  });
+
   it('also puts the key in the body for deployments that read api_key', async () => {
     api.handler = (r, res) => sendJson(res, 200, tavilyBody(r.body.query, []));
     await build('tavily', api, { apiKeyInBody: true }).search('q', options({ count: 3 }), new AbortController().signal);
@@ -180,6 +187,15 @@ describe('SerperSearchProvider', () => {
     });
     expect(results.map((r) => r.url)).toEqual(HITS.map((h) => h.url));
     expect(results[0]).toEqual({ title: 'Rust & WebAssembly', url: HITS[0].url, snippet: 'The Rust and WebAssembly book.', date: '2024-05-01T00:00:00' });
+  });
+
+  it('sends blocked domains as -site: terms after the allowed ones, on Serper and Brave alike', async () => {
+    api.handler = (r, res) => sendJson(res, 200, r.path === '/search' ? serperBody(r.body.q, []) : braveBody(r.query.q, []));
+    const filters = options({ allowedDomains: ['example.com'], blockedDomains: ['ads.example.com', 'spam.com'] });
+    await build('serper', api).search('rust wasm', filters, new AbortController().signal);
+    expect(api.last.body.q).toBe('rust wasm site:example.com -site:ads.example.com -site:spam.com');
+    await build('brave', api).search('rust wasm', filters, new AbortController().signal);
+    expect(api.last.query.q).toBe('rust wasm site:example.com -site:ads.example.com -site:spam.com');
   });
 
   it('reads an answer without organic results as no results', async () => {

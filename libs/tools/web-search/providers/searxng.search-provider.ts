@@ -20,7 +20,7 @@ export class SearxngSearchProvider implements SearchProvider {
 
   async search(query: string, options: SearchOptions, signal: AbortSignal): Promise<SearchResult[]> {
     const url = new URL(`${this.endpoint.baseUrl}/search`);
-    url.searchParams.set('q', withSiteOperators(query, options.allowedDomains));
+    url.searchParams.set('q', withSiteOperators(query, options.allowedDomains, undefined, options.blockedDomains));
     url.searchParams.set('format', 'json');
     url.searchParams.set('pageno', '1');
     if (options.language) url.searchParams.set('language', options.country ? `${options.language}-${options.country}` : options.language);

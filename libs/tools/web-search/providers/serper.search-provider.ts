@@ -20,7 +20,7 @@ export class SerperSearchProvider implements SearchProvider {
 
   async search(query: string, options: SearchOptions, signal: AbortSignal): Promise<SearchResult[]> {
     const body: Record<string, unknown> = {
-      q: withSiteOperators(query, options.allowedDomains, 2048),
+      q: withSiteOperators(query, options.allowedDomains, 2048, options.blockedDomains),
       num: Math.min(Math.max(options.count, 1), MAX_NUM),
     };
     if (options.country) body.gl = options.country.toLowerCase();

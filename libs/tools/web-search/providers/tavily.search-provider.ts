@@ -7,10 +7,10 @@ const MAX_RESULTS = 20;
 
 /**
  * Tavily: `POST /search` with `Authorization: Bearer`, body
- * `{query, max_results, include_domains, search_depth, topic, country}`.
+ * `{query, max_results, include_domains, exclude_domains, search_depth, topic, country}`.
  * https://docs.tavily.com/documentation/api-reference/endpoint/search
  *
- * Tavily filters domains itself (`include_domains`) and takes the country as
+ * Tavily filters domains itself (`include_domains`, `exclude_domains`) and takes the country as
  * its lower-case English name, boosting (not restricting) results from there.
  */
 export class TavilySearchProvider implements SearchProvider {
@@ -27,6 +27,7 @@ export class TavilySearchProvider implements SearchProvider {
       topic: 'general',
     };
     if (options.allowedDomains && options.allowedDomains.length > 0) body.include_domains = [...options.allowedDomains];
+    if (options.blockedDomains && options.blockedDomains.length > 0) body.exclude_domains = [...options.blockedDomains];
     const country = options.country ? countryName(options.country) : undefined;
     if (country) body.country = country.toLowerCase();
     // Deployments from before bearer auth read the key from the body.

@@ -70,6 +70,21 @@ describe('WebSearchService', () => {
     expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(['docs.example.com', 'docs.example.com', 'example.com']);
   });
 
+  it('drops results from blocked domains and their subdomains even when the engine ignores -site:', async () => {
+    api.handler = (r, res) =>
+      sendJson(res, 200, searxngBody(r.query.q, [...hits('x', 1, 'other.org'), ...hits('y', 2, 'ads.spam.com'), ...hits('z', 1, 'spam.com'), ...hits('w', 1, 'notspam.com')]));
+    const out = await run(new WebSearchService(settings(api)), ['q'], { contextSize: 'medium', blockedDomains: ['spam.com'] });
+    expect(api.last.query.q).toBe('q -site:spam.com');
+    expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(['other.org', 'notspam.com']);
+  });
+
+  it('applies both lists: allowed domains first, then a blocked subdomain of one is still dropped', async () => {
+    api.handler = (r, res) => sendJson(res, 200, searxngBody(r.query.q, [...hits('a', 1, 'docs.example.com'), ...hits('b', 1, 'ads.example.com'), ...hits('c', 1, 'other.org')]));
+    const out = await run(new WebSearchService(settings(api)), ['q'], { contextSize: 'medium', allowedDomains: ['example.com'], blockedDomains: ['ads.example.com'] });
+    expect(api.last.query.q).toBe('q site:example.com -site:ads.example.com');
+    expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(['docs.example.com']);
+  });
+
   it('runs several queries concurrently, merges them round-robin and drops duplicate URLs', async () => {
     api.handler = (r, res) => {
       const byQuery: Record<string, Hit[]> = {

@@ -5,7 +5,7 @@ import type { SearchOptions, SearchProvider, SearchResult } from '../providers/s
 import { SEARCH_PROVIDER, SEARCH_PROVIDERS } from '../providers/search-provider.registry.js';
 import { RESULTS_PER_CONTEXT_SIZE, type WebSearchParams } from '../web-search-declaration.js';
 import { ConcurrencyLimiter, SlotWaitAborted } from './concurrency-limiter.js';
-import { dedupeKey, isAllowed } from './domain-filter.js';
+import { dedupeKey, passesDomainFilters } from './domain-filter.js';
 import { languageForCountry } from './search-location.js';
 
 export interface WebSearchRequest {
@@ -41,7 +41,7 @@ function providerDeadline(deadline: number, now = Date.now()): number {
 /**
  * Runs the queries of one `web_search` call against the configured provider:
  * concurrently, under the provider-wide limit, each result list filtered to
- * the allowed domains and cut to the declaration's count, then merged.
+ * the allowed domains and past the blocked ones, and cut to the declaration's count, then merged.
  */
 @Injectable()
 export class WebSearchService {
@@ -92,6 +92,7 @@ export class WebSearchService {
     if (location.city) options.city = location.city;
     if (location.timezone) options.timezone = location.timezone;
     if (params.allowedDomains?.length) options.allowedDomains = params.allowedDomains;
+    if (params.blockedDomains?.length) options.blockedDomains = params.blockedDomains;
     return options;
   }
 
@@ -102,7 +103,7 @@ export class WebSearchService {
         () => (Date.now() >= options.deadline ? Promise.reject(new SlotWaitAborted()) : provider.search(query, options, clientSignal)),
         waitSignal,
       );
-      const results = found.filter((r) => isAllowed(r.url, options.allowedDomains)).slice(0, options.count);
+      const results = found.filter((r) => passesDomainFilters(r.url, options)).slice(0, options.count);
       return { query, results };
     } catch (err) {
       return { query, results: [], error: this.asProviderError(err, provider.name, clientSignal) };

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { configSectionsOf, defineConfigSection, registerConfigSection } from './config-section.js';
 
-const section = (key: string) => defineConfigSection({ key, token: Symbol(key), keys: true, parse: (s) => s });
+class Empty {}
+
+const section = (key: string) => defineConfigSection({ key, token: Symbol(key), type: Empty });
 
 describe('configSectionsOf', () => {
   it('finds sections in the modules given, their imports, and dynamic modules', () => {

@@ -92,11 +92,15 @@ export interface EntriesSectionDeclaration<S extends object, T> extends SectionD
   readonly entryType: SettingsClass<S>;
 }
 
+/** Marks what `defineConfigSection` made, so that no section is assembled by hand beside it. */
+const DECLARED = Symbol('switchyard:declared-config-section');
+
 /**
  * A declared section, as the loader and the Nest container use it (made by
  * `defineConfigSection`, provided by `registerConfigSection`).
  */
 export interface ConfigSection<T = unknown> {
+  readonly [DECLARED]: true;
   readonly key: string;
   readonly token: symbol;
   readonly env?: readonly SectionEnvSetting[];
@@ -160,6 +164,23 @@ function validated<S extends object>(type: SettingsClass<S>, raw: unknown, path:
   return { value, problems: [...unknownKeysByShape(raw, keys, path), ...wrong] };
 }
 
+/** A map of named entries, each validated as one `type` under `key.name`. */
+function validatedEntries<S extends object>(type: SettingsClass<S>, raw: unknown, key: string, keys: KeyShape, quote: boolean): { written: Record<string, S>; problems: string[] } {
+  const entryKeys = isPlainObject(keys) && keys['*'] !== undefined ? keys['*'] : true;
+  const written: Record<string, S> = {};
+  const problems: string[] = [];
+  for (const [name, entry] of Object.entries((raw ?? {}) as Record<string, unknown>)) {
+    if (!isPlainObject(entry)) {
+      problems.push(`${key}.${name} must be an object of settings${quote ? gotPart(entry) : ''}`);
+      continue;
+    }
+    const one = validated(type, entry, `${key}.${name}`, entryKeys, quote);
+    written[name] = one.value;
+    problems.push(...one.problems);
+  }
+  return { written, problems };
+}
+
 /**
  * Declares a module's config section (see `ClassSectionDeclaration`): the
  * one way a section is declared, for the built-in modules and plugins alike.
@@ -188,19 +209,7 @@ export function defineConfigSection(declaration: ClassSectionDeclaration<object,
       const { value, problems } = validated(type, section, key, keys, quote);
       return { written: value, problems };
     }
-    const entryKeys = isPlainObject(keys) && keys['*'] !== undefined ? keys['*'] : true;
-    const entries: Record<string, object> = {};
-    const problems: string[] = [];
-    for (const [name, entry] of Object.entries((section ?? {}) as Record<string, unknown>)) {
-      if (!isPlainObject(entry)) {
-        problems.push(`${key}.${name} must be an object of settings${quote ? gotPart(entry) : ''}`);
-        continue;
-      }
-      const one = validated(type, entry, `${key}.${name}`, entryKeys, quote);
-      entries[name] = one.value;
-      problems.push(...one.problems);
-    }
-    return { written: entries, problems };
+    return validatedEntries(type, section, key, keys, quote);
   };
   const parse = (raw: unknown, config?: GatewayConfig): unknown => {
     if (!byEntry && raw instanceof type) return settings ? settings(raw, config) : raw;
@@ -211,7 +220,7 @@ export function defineConfigSection(declaration: ClassSectionDeclaration<object,
     if (error) throw error;
     return settings ? settings(written, config) : written;
   };
-  return { key, token, env, fromEnv, fromDataDir, secretEnv, keys, parse, read: (config) => parse(config[key], config) };
+  return { [DECLARED]: true, key, token, env, fromEnv, fromDataDir, secretEnv, keys, parse, read: (config) => parse(config[key], config) };
 }
 
 const SECTION_PROVIDER = Symbol('switchyard:config-section');

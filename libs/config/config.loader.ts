@@ -270,7 +270,7 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    // A multi-line message opens with a heading of its own ("Invalid MCP configuration:").
+    // A multi-line message opens with a heading of its own ("Invalid configuration:").
     const details = lines.length > 1 && /:$/.test(lines[0]) ? lines.slice(1) : lines;
     return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration:\s*/, '')));
   }

@@ -1,4 +1,4 @@
-import { IsArray, IsInt, IsOptional, Min, ValidateBy } from 'class-validator';
+import { IsInt, IsOptional, Min, ValidateBy } from 'class-validator';
 import { defineConfigSection } from '#config/config-section.js';
 
 /** Reasoning efforts a catalog entry may list (OpenAI's names, which the clients send). */
@@ -65,7 +65,6 @@ export class CatalogEntry {
   @IsOptional() @IsInt({ message: 'must be a positive integer' }) @Min(1, { message: 'must be a positive integer' }) contextWindow?: number;
   @IsOptional() @IsInt({ message: 'must be a positive integer' }) @Min(1, { message: 'must be a positive integer' }) maxOutputTokens?: number;
   @IsOptional()
-  @IsArray({ message: `must be a non-empty list of ${INPUT_MODALITIES.join(', ')}` })
   @Is('isModalities', `must be a non-empty list of ${INPUT_MODALITIES.join(', ')}`, (v) => Array.isArray(v) && v.length > 0 && v.every(isOneOf(INPUT_MODALITIES)))
   inputModalities?: Array<(typeof INPUT_MODALITIES)[number]>;
   @IsOptional()

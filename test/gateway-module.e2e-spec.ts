@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { IsNumber, IsOptional, IsString } from 'class-validator';
 import OpenAI from 'openai';
 import { Observable } from 'rxjs';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
@@ -114,16 +115,11 @@ describe('GatewayModule as an importable dynamic module', () => {
 
   describe("a host module's own config section", () => {
     const TICKETS = Symbol('TICKETS');
-    const ticketsSection = defineConfigSection({
-      key: 'tickets',
-      token: TICKETS,
-      keys: { baseUrl: true, retries: true },
-      parse: (section) => {
-        const retries = (section as { retries?: unknown } | undefined)?.retries ?? 3;
-        if (typeof retries !== 'number') throw new Error('Invalid configuration: tickets.retries: must be a number');
-        return { retries };
-      },
-    });
+    class TicketsConfig {
+      @IsOptional() @IsString() baseUrl?: string;
+      @IsNumber() retries = 3;
+    }
+    const ticketsSection = defineConfigSection({ key: 'tickets', type: TicketsConfig, token: TICKETS });
     @Module({ providers: [registerConfigSection(ticketsSection)], exports: [TICKETS] })
     class TicketsModule {}
 

@@ -1,12 +1,27 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Type } from 'class-transformer';
+import { IsArray, IsInt, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { defineConfigSection } from './config-section.js';
 import { ConfigError, jsonPosition, loadGatewayConfig, validateGatewayConfig } from './config.loader.js';
 import { tempDir } from '../../test/support/temp-dir.js';
 
+class PlanetSize {
+  @IsOptional() @IsInt() radiusKm?: number;
+}
+
 /** A module's section as a module would declare it, to show the loader treats it as its own. */
+class Planet {
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) moons?: string[];
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => PlanetSize) size?: PlanetSize;
+  @IsOptional() @IsArray() rings?: Array<{ width?: number }>;
+  @IsOptional() @IsObject() labels?: Record<string, unknown>;
+}
+
 const planetSection = defineConfigSection({
   key: 'planet',
+  type: Planet,
   token: Symbol('PLANET'),
   env: [
     { env: 'PLANET_NAME', path: 'name', kind: 'string' },
@@ -14,11 +29,7 @@ const planetSection = defineConfigSection({
     { env: 'PLANET_RADIUS_KM', path: 'size.radiusKm', kind: 'int' },
   ],
   keys: { name: true, moons: true, size: { radiusKm: true }, rings: [{ width: true }], labels: { '*': true } },
-  parse: (section) => {
-    const name = (section as { name?: string } | undefined)?.name;
-    if (name === 'pluto') throw new Error('Invalid configuration: planet.name: must not be "pluto"');
-    return section;
-  },
+  check: (planet) => (planet.name === 'pluto' ? ['planet.name: must not be "pluto"'] : []),
 });
 
 describe('loadGatewayConfig', () => {

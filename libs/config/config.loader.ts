@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import { SECRET_SETTING } from './class-config-section.js';
 import type { ConfigSection, Env, SectionEnvSetting } from './config-section.js';
 import { defaultListenHost } from './exposure.js';
 import { DEFAULT_DATA_DIR, GatewayConfig } from './gateway-config.js';
 import { knownKeysOnly, unknownKeysByClass, unknownKeysByShape } from './unknown-keys.js';
-import { gotPart, violations } from './validation-messages.js';
+import { SECRET_SETTING, gotPart, violations } from './validation-messages.js';
 
 /** A configuration the gateway refuses to boot with; the message names the setting. */
 export class ConfigError extends Error {}
@@ -271,7 +270,7 @@ function sectionProblems(section: ConfigSection, config: GatewayConfig): string[
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    // A multi-line message opens with a heading of its own ("Invalid MCP configuration:").
+    // A multi-line message opens with a heading of its own ("Invalid configuration:").
     const details = lines.length > 1 && /:$/.test(lines[0]) ? lines.slice(1) : lines;
     return details.map((line) => sectionEnvName(section, line.replace(/^Invalid configuration:\s*/, '')));
   }

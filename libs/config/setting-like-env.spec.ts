@@ -1,4 +1,4 @@
-import { defineClassSection } from './class-config-section.js';
+import { defineConfigSection } from './config-section.js';
 import { settingLikeVariables } from './setting-like-env.js';
 
 class Demo {
@@ -6,7 +6,7 @@ class Demo {
 }
 
 const section = {
-  ...defineClassSection({ key: 'demo', type: Demo, token: Symbol('demo'), env: [{ env: 'DEMO_ENABLED', path: 'enabled', kind: 'bool' }] }),
+  ...defineConfigSection({ key: 'demo', type: Demo, token: Symbol('demo'), env: [{ env: 'DEMO_ENABLED', path: 'enabled', kind: 'bool' }] }),
   fromEnv: (env: Record<string, string | undefined>) => (env.DEMO_PROVIDER_URL ? { url: env.DEMO_PROVIDER_URL } : undefined),
 };
 

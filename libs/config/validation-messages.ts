@@ -118,3 +118,9 @@ export function violations(errors: readonly ValidationError[], prefix = ''): { p
     return [...here, ...violations(e.children ?? [], path)];
   });
 }
+
+/**
+ * Settings whose value never appears in a message (keys, secrets, passwords):
+ * a property named like a credential.
+ */
+export const SECRET_SETTING = /(key|keys|secret|password|token|(redis|postgres|nats|database)url)$/i;

@@ -1,5 +1,5 @@
 import { IsBoolean } from 'class-validator';
-import { classSectionKeys, defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 
 /**
@@ -24,20 +24,11 @@ function adminKeysOf(config: GatewayConfig | undefined): unknown[] {
   return Array.isArray(keys) ? keys.filter((k) => typeof k === 'string' && k !== '') : [];
 }
 
-const section = defineClassSection({
+export const consoleConfigSection = defineConfigSection({
   key: 'console',
   type: ConsoleConfig,
   token: CONSOLE_SETTINGS,
   env: [{ env: 'CONSOLE_ENABLED', path: 'enabled', kind: 'bool' }],
-  keys: classSectionKeys(ConsoleConfig) as Record<string, true>,
-});
-
-export const consoleConfigSection: typeof section = {
-  ...section,
   // A console nobody can open is a mistake in the configuration, found where every other one is.
-  parse: (raw: unknown, config?: GatewayConfig): ConsoleConfig => {
-    const settings = section.parse(raw);
-    if (settings.enabled && config && adminKeysOf(config).length === 0) throw new Error(`Invalid configuration: ${CONSOLE_WITHOUT_ADMIN_KEY}`);
-    return settings;
-  },
-};
+  check: (settings, config) => (settings.enabled === true && config && adminKeysOf(config).length === 0 ? [CONSOLE_WITHOUT_ADMIN_KEY] : []),
+});

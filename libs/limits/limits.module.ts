@@ -1,8 +1,7 @@
 import { Global, Inject, Module, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { registerConfigSection } from '#config/config-section.js';
 import { REQUEST_LIMITER, type RequestLimiter } from '#core/loop/request-limiter.interface.js';
-import { LIMITS_SETTINGS, limitsConfigSection } from './limits.config-section.js';
-import type { LimitsSettings } from './limits.settings.js';
+import { LIMITS_SETTINGS, type LimitsSettings, limitsConfigSection } from './limits.settings.js';
 import { MemoryLimiter } from './memory.limiter.js';
 import { LIMITS_SERVICE, PrimaryLimiter } from './primary.limiter.js';
 import { primaryOffers } from '#core/cluster/primary-channel.js';

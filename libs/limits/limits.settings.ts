@@ -1,5 +1,5 @@
 import { IsIn, IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 
 export const ADMISSION_ESTIMATES = ['prompt_and_output', 'prompt', 'none'] as const;
@@ -34,18 +34,33 @@ export class LimitsSettings {
   @IsString() keyPrefix = 'switchyard:limits:';
 }
 
-export const LIMITS_KEYS = Object.keys(classSectionKeys(LimitsSettings));
+/** Nest token for the validated `limits` section; null when no limit is set. */
+export const LIMITS_SETTINGS = Symbol('LIMITS_SETTINGS');
 
-/** Null when no limit is set: then nothing is counted at all. */
+const noLimitSet = (s: LimitsSettings): boolean => s.concurrentRequests === null && s.requestsPerMinute === null && s.tokensPerMinute === null && s.tokensPerDay === null;
+
+/** The `limits` section: per-owner request and token limits, and the Redis that shares their counters. */
+export const limitsConfigSection = defineConfigSection({
+  key: 'limits',
+  type: LimitsSettings,
+  token: LIMITS_SETTINGS,
+  env: [
+    { env: 'LIMIT_CONCURRENT_REQUESTS', path: 'concurrentRequests', kind: 'int' },
+    { env: 'LIMIT_REQUESTS_PER_MINUTE', path: 'requestsPerMinute', kind: 'int' },
+    { env: 'LIMIT_TOKENS_PER_MINUTE', path: 'tokensPerMinute', kind: 'int' },
+    { env: 'LIMIT_TOKENS_PER_DAY', path: 'tokensPerDay', kind: 'int' },
+    { env: 'LIMIT_ADMISSION_ESTIMATE', path: 'admissionEstimate', kind: 'string' },
+    { env: 'LIMITS_REDIS_URL', path: 'redisUrl', kind: 'string', secret: true },
+  ],
+  // Null when no limit is set: then nothing is counted at all.
+  settings: (s): LimitsSettings | null => (noLimitSet(s) ? null : s),
+});
+
+/** The `limits` settings of a gateway config, for the primary of worker mode (outside the Nest container). */
 export function readLimitsSettings(config: GatewayConfig): LimitsSettings | null {
-  const section = config.limits;
-  if (section === undefined || section === null) return null;
-  let settings: LimitsSettings;
   try {
-    settings = parseClassSection('limits', LimitsSettings, section);
+    return limitsConfigSection.read(config);
   } catch (err) {
     throw new LimitsConfigError((err as Error).message);
   }
-  if (settings.concurrentRequests === null && settings.requestsPerMinute === null && settings.tokensPerMinute === null && settings.tokensPerDay === null) return null;
-  return settings;
 }

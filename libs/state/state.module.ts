@@ -6,7 +6,6 @@ import { ApiKeyAuthModule } from './auth/api-key-auth.module.js';
 import { CompactionInputItem } from './compaction/compaction-input-item.js';
 import { CompactionService } from './compaction/compaction.service.js';
 import { registerConfigSection } from '#config/config-section.js';
-import { stateConfigSection } from './config/state.config-section.js';
 import { ConversationsController } from './http/conversations.controller.js';
 import { StoredResponsesController } from './http/stored-responses.controller.js';
 import { StoredResponseState } from './persistence/stored-response.state.js';
@@ -14,7 +13,7 @@ import { ResponsesWebSocketServer } from './websocket/responses-websocket.server
 import { BackgroundRunService } from './background/background-run.service.js';
 import { BACKGROUND_RUNNER } from '#core/loop/background-runner.interface.js';
 import { REASONING_SEALER } from '#core/loop/reasoning-sealer.interface.js';
-import { STATE_SETTINGS, type StateSettings } from './config/state-settings.js';
+import { STATE_SETTINGS, type StateSettings, stateConfigSection } from './config/state-settings.js';
 import { ReasoningTokenCodec } from './reasoning/reasoning-token.codec.js';
 
 /**

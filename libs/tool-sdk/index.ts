@@ -64,14 +64,19 @@ export { assertStorableText, isStorableText, unstorableTextError } from './stora
 
 // Configuration: a module declares its own section; the gateway validates it at boot.
 export { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
-export { defineConfigSection, registerConfigSection, type ConfigSection, type KeyShape, type SectionEnvSetting } from '#config/config-section.js';
+export {
+  defineConfigSection,
+  registerConfigSection,
+  classSectionKeys,
+  type ClassSectionDeclaration,
+  type ConfigSection,
+  type EntriesSectionDeclaration,
+  type KeyShape,
+  type SectionEnvSetting,
+} from '#config/config-section.js';
 export { redactUrl, urlSecrets } from '#config/url-redaction.js';
 /** Whether a tool that runs code may run on this gateway (off beyond loopback without credentials). */
 export { codeExecutionRefusal } from '#config/exposure.js';
-export { defineClassSection, classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-/** For a section whose shape class-validator cannot say alone (MCP servers): unknown keys and value messages worded like every other section's. */
-export { unknownKeysByShape } from '#config/unknown-keys.js';
-export { violations } from '#config/validation-messages.js';
 
 // HTTP routes of a module's own (Files, Vector Stores, Containers): the gateway's auth, text checks and error envelope apply.
 export { GatewayRoutes, GATEWAY_ROUTES, ROUTE_ERROR_FILTER } from './routes/gateway-routes.js';

@@ -1,5 +1,5 @@
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
-import { defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import type { Env } from '#config/config-section.js';
 
 /** The `observability` section: request log, metrics, traces. */
@@ -45,7 +45,7 @@ function tracesUrlFromBase(env: Env): Record<string, unknown> | undefined {
   return { otlpTracesUrl: `${base.replace(/\/+$/, '')}/v1/traces` };
 }
 
-export const observabilityConfigSection = defineClassSection({
+export const observabilityConfigSection = defineConfigSection({
   key: 'observability',
   type: ObservabilityConfig,
   token: OBSERVABILITY_SETTINGS,

@@ -1,5 +1,4 @@
-import { fileSearchConfigSection } from '#tools/file-search/config/file-search.config-section.js';
-import { parseFileSearchSettings } from '#tools/file-search/config/file-search-settings.js';
+import { fileSearchConfigSection, parseFileSearchSettings } from '#tools/file-search/config/file-search-settings.js';
 import { FileSearchToolHandler } from '#tools/file-search/file-search.tool-handler.js';
 import { validateGatewayConfig } from '#config/config.loader.js';
 import { authConfigSection } from '#state/auth/auth.config-section.js';

@@ -1,5 +1,5 @@
 import { IsArray, IsBoolean, IsString } from 'class-validator';
-import { classSectionKeys, defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 
 /** The `usage` section: per-owner token usage kept in the store, and who may read everyone's. */
 export class UsageConfig {
@@ -16,7 +16,7 @@ export class UsageConfig {
 /** Nest token for the validated `usage` section. */
 export const USAGE_SETTINGS = Symbol('USAGE_SETTINGS');
 
-export const usageConfigSection = defineClassSection({
+export const usageConfigSection = defineConfigSection({
   key: 'usage',
   type: UsageConfig,
   token: USAGE_SETTINGS,
@@ -24,5 +24,4 @@ export const usageConfigSection = defineClassSection({
     { env: 'USAGE_RECORD', path: 'record', kind: 'bool' },
     { env: 'USAGE_ADMIN_KEYS', path: 'adminKeys', kind: 'list', secret: true },
   ],
-  keys: classSectionKeys(UsageConfig) as Record<string, true>,
 });

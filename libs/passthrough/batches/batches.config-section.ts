@@ -1,5 +1,5 @@
 import { IsInt, IsNumber, Max, Min } from 'class-validator';
-import { defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 
 /** `batches`: how `POST /v1/batches` jobs run on this gateway. */
 export class BatchesConfig {
@@ -27,7 +27,7 @@ export class BatchesConfig {
 
 export const BATCHES_SETTINGS = Symbol('BATCHES_SETTINGS');
 
-export const batchesConfigSection = defineClassSection({
+export const batchesConfigSection = defineConfigSection({
   key: 'batches',
   type: BatchesConfig,
   token: BATCHES_SETTINGS,

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsString, IsUrl, Max, Min } from 'class-validator';
-import { defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 
 /** Broker transports the deployable gateway serves the Responses patterns on, besides HTTP. */
 export class TransportsConfig {
@@ -26,7 +26,7 @@ export class TransportsConfig {
 /** Nest token for the validated `transports` section. */
 export const TRANSPORTS_SETTINGS = Symbol('TRANSPORTS_SETTINGS');
 
-export const transportsConfigSection = defineClassSection({
+export const transportsConfigSection = defineConfigSection({
   key: 'transports',
   type: TransportsConfig,
   token: TRANSPORTS_SETTINGS,

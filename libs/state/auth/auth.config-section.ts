@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsArray, IsInt, IsOptional, IsString, IsUrl, Min, ValidateNested } from 'class-validator';
-import { classSectionKeys, defineClassSection } from '#config/class-config-section.js';
+import { classSectionKeys, defineConfigSection } from '#config/config-section.js';
 
 /** OpenID Connect bearer tokens (JWTs) accepted beside static API keys. */
 export class OidcConfig {
@@ -33,7 +33,7 @@ export class AuthConfig {
 /** Nest token for the validated `auth` section. */
 export const AUTH_SETTINGS = Symbol('AUTH_SETTINGS');
 
-export const authConfigSection = defineClassSection({
+export const authConfigSection = defineConfigSection({
   key: 'auth',
   type: AuthConfig,
   token: AUTH_SETTINGS,

@@ -1,6 +1,5 @@
 import { loadGatewayConfig, validateGatewayConfig } from '#config/config.loader.js';
-import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings } from './state-settings.js';
-import { stateConfigSection } from './state.config-section.js';
+import { DEFAULT_BACKGROUND_SETTINGS, DEFAULT_SOCKET_CACHE_SIZE, readStateSettings, stateConfigSection } from './state-settings.js';
 
 // The parser alone: the section is put on a config core validated, as the module's provider receives it.
 const read = (state: unknown) => readStateSettings(Object.assign(validateGatewayConfig({}), { state }));

@@ -1,7 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { classSectionKeys, parseClassSection } from '#config/class-config-section.js';
-import type { KeyShape } from '#config/config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 import type { GatewayConfig } from '#config/gateway-config.js';
 
 /**
@@ -51,23 +50,25 @@ export class StateSettings {
 
 export const DEFAULT_BACKGROUND_SETTINGS: BackgroundSettings = Object.freeze(new BackgroundSettings());
 
-/** The keys of `state`, read from the classes. */
-export const STATE_KEYS: KeyShape = { ...(classSectionKeys(StateSettings) as Record<string, KeyShape>), background: classSectionKeys(BackgroundSettings) };
+/** The `state` section: compaction, the WebSocket cache, background runs. */
+export const stateConfigSection = defineConfigSection({
+  key: 'state',
+  type: StateSettings,
+  token: STATE_SETTINGS,
+  env: [
+    { env: 'COMPACTION_KEY', path: 'compactionKey', kind: 'string', secret: true },
+    { env: 'BACKGROUND_MAX_RUNS', path: 'background.maxRuns', kind: 'int' },
+    { env: 'BACKGROUND_MAX_RUNS_PER_OWNER', path: 'background.maxRunsPerOwner', kind: 'int' },
+    { env: 'BACKGROUND_LEASE_MS', path: 'background.leaseMs', kind: 'int' },
+  ],
+  // `null` in a file means "the default", as it did before the section had a class.
+  nullMeansDefault: true,
+});
 
-/** `null` in a file means "the default", as it did before the section had a class. */
-function withoutNulls(value: unknown): unknown {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, withoutNulls(v)]])));
-}
-
-export function parseStateSettings(section: unknown): StateSettings {
+export function readStateSettings(config: GatewayConfig): StateSettings {
   try {
-    return parseClassSection('state', StateSettings, withoutNulls(section));
+    return stateConfigSection.read(config);
   } catch (err) {
     throw new StateConfigError((err as Error).message);
   }
-}
-
-export function readStateSettings(config: GatewayConfig): StateSettings {
-  return parseStateSettings((config as GatewayConfig & { state?: unknown }).state);
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { IsIn, IsInt, IsOptional, IsString, Min } from 'class-validator';
-import { defineClassSection } from '#config/class-config-section.js';
+import { defineConfigSection } from '#config/config-section.js';
 
 /** The `storage` section: where stored responses, conversations and background runs live. */
 export class StorageConfig {
@@ -25,10 +25,10 @@ function postgresNeedsUrl(storage: StorageConfig): string[] {
   return ['storage.postgresUrl (DATABASE_URL) is required when storage.driver (STORAGE_DRIVER) is postgres: set DATABASE_URL=postgres://user:password@host:5432/database'];
 }
 
-export const storageConfigSection = defineClassSection({
+export const storageConfigSection = defineConfigSection({
   key: 'storage',
   type: StorageConfig,
-  extra: postgresNeedsUrl,
+  check: postgresNeedsUrl,
   token: STORAGE_SETTINGS,
   fromDataDir: (dataDir) => ({ sqlitePath: join(dataDir, 'state.sqlite') }),
   env: [

@@ -7,6 +7,8 @@ export interface SqliteConnectionOptions {
   path: string;
   /** How long a write waits for another connection's lock before failing; default 5 s. */
   busyTimeoutMs?: number;
+  /** Each statement as SQLite runs it, transaction boundaries included (better-sqlite3's `verbose`): a diagnostic log. */
+  trace?: (sql: string) => void;
 }
 
 /**
@@ -43,7 +45,8 @@ export class SqliteConnection {
     if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(resolve(path)), { recursive: true });
     let db: Database.Database;
     try {
-      db = new Database(path, { timeout: busyTimeoutMs(options) });
+      const trace = options.trace;
+      db = new Database(path, { timeout: busyTimeoutMs(options), ...(trace ? { verbose: (sql?: unknown) => trace(String(sql)) } : {}) });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       const hint = /bindings|dlopen|NODE_MODULE_VERSION/i.test(message) ? ' The better-sqlite3 native addon is not built for this Node.js; run `npm rebuild better-sqlite3`.' : '';

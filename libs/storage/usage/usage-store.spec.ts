@@ -2,10 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jest } from '@jest/globals';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { SqliteConnection } from '../sqlite/sqlite-connection.js';
 import { hasTimelines, RUN_TIMELINE_RETENTION_MS, type RunTimeline, type RunTimelineStore, type UsageEntry, type UsageStore } from '../usage-store.interface.js';
 import { MemoryUsageStore } from './memory-usage.store.js';
 import { PostgresUsageStore } from './postgres-usage.store.js';
@@ -40,18 +38,54 @@ afterAll(async () => {
 /** A window no test waits out: what is written under it was written by a read, a close or the row bound. */
 const LONG_WINDOW = { windowMs: 600_000 };
 
-const drivers: Array<[string, (batch?: UsageBatchOptions) => UsageStore]> = [
+const drivers: Array<[string, (batch?: UsageBatchOptions, log?: WriteLog) => UsageStore]> = [
   ['memory', () => new MemoryUsageStore()],
-  ['sqlite', (batch) => new SqliteUsageStore({ path: join(dir, 'state.sqlite') }, batch)],
+  ['sqlite', (batch, log) => new SqliteUsageStore({ path: join(dir, 'state.sqlite'), trace: log?.trace }, batch)],
   ['postgres', (batch) => new PostgresUsageStore({ connectionString: url, schema }, batch)],
 ];
 
-/** The store's usage writes, counted where they reach the database: SQLite transactions, PostgreSQL upserts. */
-function countWrites(driver: string): { count(): number; restore(): void } {
-  const spy = driver === 'sqlite' ? jest.spyOn(SqliteConnection.prototype, 'tryWrite') : jest.spyOn(pg.Pool.prototype as { query(text: unknown): unknown }, 'query');
-  const writes = () => spy.mock.calls.filter((args) => driver === 'sqlite' || String(args[0]).startsWith('INSERT INTO usage_minutes')).length;
-  return { count: writes, restore: () => spy.mockRestore() };
+/** The transactions that wrote usage rows, as the database saw them. */
+interface WriteLog {
+  /** SQLite: the statements of the store's own connection, given to it when it is made. */
+  trace?: (sql: string) => void;
+  count(): Promise<number>;
+  stop(): Promise<void>;
 }
+
+/** SQLite: a transaction counts when its statements, between BEGIN and COMMIT, include a usage upsert. */
+function sqliteWriteLog(): WriteLog {
+  let wrote: boolean | undefined;
+  let count = 0;
+  const trace = (sql: string): void => {
+    if (sql.startsWith('BEGIN')) wrote = false;
+    else if (wrote !== undefined && sql.startsWith('INSERT INTO usage_minutes')) wrote = true;
+    else if (sql.startsWith('COMMIT') && wrote !== undefined) {
+      count += wrote ? 1 : 0;
+      wrote = undefined;
+    }
+  };
+  return { trace, count: async () => count, stop: async () => undefined };
+}
+
+/** PostgreSQL: a statement trigger on the usage table logs the writing transaction's id; distinct ids are transactions. */
+async function postgresWriteLog(): Promise<WriteLog> {
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  await admin.query(`CREATE TABLE IF NOT EXISTS ${schema}.usage_write_log (tx bigint NOT NULL)`);
+  await admin.query(`TRUNCATE ${schema}.usage_write_log`);
+  await admin.query(
+    `CREATE OR REPLACE FUNCTION ${schema}.log_usage_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ${schema}.usage_write_log VALUES (txid_current()); RETURN NULL; END $$`,
+  );
+  await admin.query(`CREATE TRIGGER usage_write_log AFTER INSERT OR UPDATE ON ${schema}.usage_minutes FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.log_usage_write()`);
+  return {
+    count: async () => Number((await admin.query<{ n: string }>(`SELECT count(DISTINCT tx) AS n FROM ${schema}.usage_write_log`)).rows[0].n),
+    stop: async () => {
+      await admin.query(`DROP TRIGGER IF EXISTS usage_write_log ON ${schema}.usage_minutes`);
+      await admin.end();
+    },
+  };
+}
+
+const writeLog = (driver: string): Promise<WriteLog> => (driver === 'sqlite' ? Promise.resolve(sqliteWriteLog()) : postgresWriteLog());
 
 describe.each(drivers)('usage store (%s)', (driver, make) => {
   let store: UsageStore;
@@ -189,9 +223,9 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
     });
 
     it('writes the entries of one window, from many ticks, in one transaction', async () => {
-      const windowed = make({ windowMs: 500 });
+      const writes = await writeLog(driver);
+      const windowed = make({ windowMs: 500 }, writes);
       await windowed.init();
-      const writes = countWrites(driver);
       try {
         const recorded: Array<Promise<void>> = [];
         for (let i = 0; i < 30; i++) {
@@ -199,9 +233,9 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
           await new Promise((r) => setImmediate(r));
         }
         await Promise.all(recorded);
-        expect(writes.count()).toBe(1);
+        expect(await writes.count()).toBe(1);
       } finally {
-        writes.restore();
+        await writes.stop();
         await windowed.close();
       }
       const rows = await store.query({ from: day0, to: day0 + DAY, owner: 'windowed', bucketMs: DAY, limit: 10 });
@@ -229,19 +263,20 @@ describe.each(drivers)('usage store (%s)', (driver, make) => {
 
   if (driver !== 'memory') {
     it('writes a batch early once it holds 256 distinct rows', async () => {
-      const windowed = make(LONG_WINDOW);
+      const writes = await writeLog(driver);
+      const windowed = make(LONG_WINDOW, writes);
       await windowed.init();
-      const writes = countWrites(driver);
       try {
         const minute = day0 + 9 * 60_000;
         const recorded = Array.from({ length: 256 }, (_, i) => windowed.record(entry({ owner: 'bounded', at: minute, model: `m${i}` })));
         await Promise.all(recorded);
-        expect(writes.count()).toBe(1);
+        expect(await writes.count()).toBe(1);
+        // Written before the window (ten minutes) and without a read or a close: another connection already sees every row.
+        expect(await store.query({ from: day0, to: day0 + DAY, owner: 'bounded', bucketMs: DAY, limit: 1_000 })).toHaveLength(256);
       } finally {
-        writes.restore();
+        await writes.stop();
         await windowed.close();
       }
-      expect(await store.query({ from: day0, to: day0 + DAY, owner: 'bounded', bucketMs: DAY, limit: 1_000 })).toHaveLength(256);
     });
   }
 

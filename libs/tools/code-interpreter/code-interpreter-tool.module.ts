@@ -4,8 +4,7 @@ import { type CatalogQuery, type ContainerRecordStore, registerConfigSection, TO
 import { InternalNode } from './homes/internal-node.js';
 import { CodeInterpreterExecutor } from './code-interpreter.executor.js';
 import { CodeInterpreterToolHandler } from './code-interpreter.tool-handler.js';
-import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from './config/code-interpreter-settings.js';
-import { codeInterpreterConfigSection } from './config/code-interpreter.config-section.js';
+import { CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings, codeInterpreterConfigSection } from './config/code-interpreter-settings.js';
 import { ContainerStore } from './containers/container-store.service.js';
 import { ContainersConsoleSection } from './console/containers.console-section.js';
 import { ContainersController } from './containers/containers.controller.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { registerConfigSection } from '#tool-sdk/index.js';
-import { mcpConfigSection } from './mcp.config-section.js';
+import { mcpConfigSection } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
 import { McpGatewayExecutor } from './mcp.gateway-executor.js';
 import { McpToolHandler } from './mcp.tool-handler.js';

@@ -1,7 +1,7 @@
-import { Type, plainToInstance } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
 import { allowedHostProblem } from './mcp-host.policy.js';
-import { classSectionKeys, type KeyShape, unknownKeysByShape, violations } from '#tool-sdk/index.js';
+import { classSectionKeys, defineConfigSection } from '#tool-sdk/index.js';
 
 /** A `server_label` as declarations and operator config spell it. */
 export const SERVER_LABEL = /^[a-zA-Z0-9_-]+$/;
@@ -50,9 +50,6 @@ export class McpSettings {
    */
   @IsBoolean() toolsListUntilChanged = true;
 }
-
-/** The keys the section accepts, read from the classes (maps such as `headers` and `env` take any key). */
-export const MCP_SETTINGS_KEYS: KeyShape = { ...(classSectionKeys(McpSettings) as Record<string, KeyShape>), servers: [classSectionKeys(OperatorServerConfig)] };
 
 /** Nest token for the validated `mcp` section. */
 export const MCP_SETTINGS = Symbol('MCP_SETTINGS');
@@ -125,19 +122,26 @@ function sectionProblems(section: McpSettings): string[] {
 }
 
 /**
- * Validates `config.mcp`: every problem at once, unknown keys among them.
- * Values never appear in the message: header values and `env` entries are
- * secrets.
+ * The `mcp` section: operator-configured servers and the hosts requests may
+ * name. Every problem at once, unknown keys among them. Values never appear
+ * in a message: header values and `env` entries are secrets.
  */
+export const mcpConfigSection = defineConfigSection({
+  key: 'mcp',
+  type: McpSettings,
+  token: MCP_SETTINGS,
+  env: [{ env: 'MCP_ALLOWED_HOSTS', path: 'allowedHosts', kind: 'list' }],
+  // A server entry's own keys; maps such as `headers` and `env` take any key.
+  keys: { ...classSectionKeys(McpSettings), servers: [classSectionKeys(OperatorServerConfig)] },
+  secretValues: true,
+  check: sectionProblems,
+});
+
+/** Validates a raw `mcp` section (defaults when absent), outside the Nest container. */
 export function parseMcpSettings(raw: unknown): McpSettings {
-  if (raw instanceof McpSettings) return raw;
-  if (raw !== undefined && raw !== null && !isRecord(raw)) throw new McpConfigError('Invalid MCP configuration:\n  mcp: must be an object of settings');
-  const settings = plainToInstance(McpSettings, raw ?? {}, { exposeDefaultValues: true });
-  const problems = [
-    ...unknownKeysByShape(raw, MCP_SETTINGS_KEYS, 'mcp'),
-    ...violations(validateSync(settings, { forbidUnknownValues: false }), 'mcp').map((v) => `${v.path}: ${v.message}`),
-    ...sectionProblems(settings),
-  ];
-  if (problems.length > 0) throw new McpConfigError(`Invalid MCP configuration:\n  ${[...new Set(problems)].join('\n  ')}`);
-  return settings;
+  try {
+    return mcpConfigSection.parse(raw);
+  } catch (err) {
+    throw new McpConfigError((err as Error).message);
+  }
 }

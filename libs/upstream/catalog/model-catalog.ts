@@ -1,3 +1,4 @@
+import { IsInt, IsOptional, Min, ValidateBy } from 'class-validator';
 import { defineConfigSection } from '#config/config-section.js';
 
 /** Reasoning efforts a catalog entry may list (OpenAI's names, which the clients send). */
@@ -51,57 +52,52 @@ export class ModelCatalog {
 
 export const MODEL_CATALOG = Symbol('MODEL_CATALOG');
 
-const ENTRY_KEYS = ['upstreamModel', 'contextWindow', 'maxOutputTokens', 'inputModalities', 'reasoning'] as const;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value);
+/** A rule phrased as the catalog has always phrased it. */
+function Is(name: string, message: string, valid: (value: unknown) => boolean): PropertyDecorator {
+  return ValidateBy({ name, validator: { validate: valid } }, { message });
 }
 
-function positiveInteger(value: unknown): boolean {
-  return Number.isInteger(value) && (value as number) > 0;
+const isOneOf = (values: readonly string[]) => (v: unknown) => values.includes(v as string);
+
+/** One entry of `models`, under the public name clients use. */
+export class CatalogEntry {
+  @Is('isUpstreamModel', "must be the model server's name for it", (v) => typeof v === 'string' && v.trim() !== '') upstreamModel!: string;
+  @IsOptional() @IsInt({ message: 'must be a positive integer' }) @Min(1, { message: 'must be a positive integer' }) contextWindow?: number;
+  @IsOptional() @IsInt({ message: 'must be a positive integer' }) @Min(1, { message: 'must be a positive integer' }) maxOutputTokens?: number;
+  @IsOptional()
+  @Is('isModalities', `must be a non-empty list of ${INPUT_MODALITIES.join(', ')}`, (v) => Array.isArray(v) && v.length > 0 && v.every(isOneOf(INPUT_MODALITIES)))
+  inputModalities?: Array<(typeof INPUT_MODALITIES)[number]>;
+  @IsOptional()
+  @Is(
+    'isReasoning',
+    `must be true, false or a list of efforts (${REASONING_EFFORTS.join(', ')})`,
+    (v) => typeof v === 'boolean' || (Array.isArray(v) && v.every(isOneOf(REASONING_EFFORTS))),
+  )
+  reasoning?: boolean | Array<(typeof REASONING_EFFORTS)[number]>;
 }
 
-export function parseModelCatalog(section: unknown): ModelCatalog {
-  if (section === undefined || section === null) return new ModelCatalog();
-  if (!isObject(section)) throw new Error('models must be an object keyed by the public model name');
-  const problems: string[] = [];
-  const models: CatalogModel[] = [];
-  for (const [name, raw] of Object.entries(section)) {
-    const at = `models.${name}`;
-    if (!name.trim()) problems.push('models: a model name must not be empty');
-    if (!isObject(raw)) {
-      problems.push(`${at} must be an object with at least upstreamModel`);
-      continue;
-    }
-    if (typeof raw.upstreamModel !== 'string' || !raw.upstreamModel.trim()) problems.push(`${at}.upstreamModel must be the model server's name for it`);
-    for (const field of ['contextWindow', 'maxOutputTokens'] as const) {
-      if (raw[field] !== undefined && !positiveInteger(raw[field])) problems.push(`${at}.${field} must be a positive integer`);
-    }
-    const modalities = raw.inputModalities;
-    if (modalities !== undefined && (!Array.isArray(modalities) || modalities.length === 0 || !modalities.every((m) => (INPUT_MODALITIES as readonly unknown[]).includes(m)))) {
-      problems.push(`${at}.inputModalities must be a non-empty list of ${INPUT_MODALITIES.join(', ')}`);
-    }
-    const reasoning = raw.reasoning;
-    if (
-      reasoning !== undefined &&
-      typeof reasoning !== 'boolean' &&
-      (!Array.isArray(reasoning) || !reasoning.every((e) => (REASONING_EFFORTS as readonly unknown[]).includes(e)))
-    ) {
-      problems.push(`${at}.reasoning must be true, false or a list of efforts (${REASONING_EFFORTS.join(', ')})`);
-    }
-    if (positiveInteger(raw.contextWindow) && positiveInteger(raw.maxOutputTokens) && (raw.maxOutputTokens as number) > (raw.contextWindow as number)) {
-      problems.push(`${at}.maxOutputTokens must not exceed its contextWindow`);
-    }
-    models.push({ name, ...(raw as Omit<CatalogModel, 'name'>) });
-  }
-  if (problems.length > 0) throw new Error(problems.join('\n'));
-  return new ModelCatalog(models);
+/** Rules across an entry's settings, and the names themselves. */
+function catalogProblems(entries: Record<string, CatalogEntry>): string[] {
+  return Object.entries(entries).flatMap(([name, entry]) => [
+    ...(name.trim() ? [] : ['models: a model name must not be empty']),
+    ...(Number.isInteger(entry.contextWindow) && Number.isInteger(entry.maxOutputTokens) && entry.maxOutputTokens! > entry.contextWindow!
+      ? [`models.${name}.maxOutputTokens: must not exceed its contextWindow (${entry.contextWindow})`]
+      : []),
+  ]);
 }
 
-/** The `models` section (`--config FILE`); it has no environment variables. */
-export const modelsConfigSection = defineConfigSection<ModelCatalog>({
+/** The catalog of validated entries; a setting left out stays out of `/v1/models`. */
+function catalogOf(entries: Record<string, CatalogEntry>): ModelCatalog {
+  return new ModelCatalog(
+    Object.entries(entries).map(([name, entry]) => ({ name, ...(Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined)) as Omit<CatalogModel, 'name'>) })),
+  );
+}
+
+/** The `models` section (`--config FILE`): public names, each an entry; it has no environment variables. */
+export const modelsConfigSection = defineConfigSection({
   key: 'models',
+  entryType: CatalogEntry,
   token: MODEL_CATALOG,
-  keys: { '*': Object.fromEntries(ENTRY_KEYS.map((key) => [key, true as const])) },
-  parse: (section) => parseModelCatalog(section),
+  check: catalogProblems,
+  settings: catalogOf,
 });

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { classSectionKeys, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
+import { defineConfigSection } from '#tool-sdk/index.js';
 
 /**
  * The `codeInterpreter` section of the gateway config, owned by this module
@@ -132,15 +133,6 @@ export class CodeInterpreterSettings {
 
 export const DEFAULT_CODE_INTERPRETER_SETTINGS: CodeInterpreterSettings = new CodeInterpreterSettings();
 
-/** The keys of `codeInterpreter`, read from the classes. */
-export const CODE_INTERPRETER_KEYS: KeyShape = {
-  ...(classSectionKeys(CodeInterpreterSettings) as Record<string, KeyShape>),
-  cpython: classSectionKeys(CpythonSettings),
-  kernel: classSectionKeys(KernelSettings),
-  sandbox: classSectionKeys(SandboxBoundarySettings),
-  internal: classSectionKeys(InternalSettings),
-};
-
 /** Rules across settings, and the wheels' files: pure-Python ones only (imported from the zip as they are, nothing compiled), present at boot. */
 function crossProblems(s: CodeInterpreterSettings): string[] {
   const problems: string[] = [];
@@ -157,14 +149,33 @@ function crossProblems(s: CodeInterpreterSettings): string[] {
   return problems;
 }
 
+/** The `codeInterpreter` section: the sandbox backend and its bounds. */
+export const codeInterpreterConfigSection = defineConfigSection({
+  key: 'codeInterpreter',
+  type: CodeInterpreterSettings,
+  token: CODE_INTERPRETER_SETTINGS,
+  env: [
+    { env: 'CODE_INTERPRETER_BACKEND', path: 'backend', kind: 'string' },
+    { env: 'CODE_INTERPRETER_MAX_CONTAINERS_PER_OWNER', path: 'maxContainersPerOwner', kind: 'int' },
+    { env: 'CODE_INTERPRETER_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
+    // Made by the primary of worker mode for its workers (handed over with the other secrets); replicas are given the same value.
+    { env: 'SWITCHYARD_INTERNAL_SECRET', path: 'internal.secret', kind: 'string', secret: true },
+    { env: 'SWITCHYARD_INTERNAL_URL', path: 'internal.url', kind: 'string' },
+  ],
+  fromDataDir: (dataDir) => ({ dataDir: join(dataDir, 'containers') }),
+  check: crossProblems,
+  settings: (settings) => {
+    // Joined with paths later: one trailing slash or none must give the same origin.
+    if (settings.internal.url) settings.internal.url = settings.internal.url.replace(/\/$/, '');
+    return settings;
+  },
+});
+
+/** Validates a raw `codeInterpreter` section (defaults when absent), outside the Nest container. */
 export function parseCodeInterpreterSettings(raw: Record<string, unknown> | undefined): CodeInterpreterSettings {
-  let settings: CodeInterpreterSettings;
   try {
-    settings = parseClassSection('codeInterpreter', CodeInterpreterSettings, raw, crossProblems);
+    return codeInterpreterConfigSection.parse(raw);
   } catch (err) {
     throw new CodeInterpreterConfigError((err as Error).message);
   }
-  // Joined with paths later: one trailing slash or none must give the same origin.
-  if (settings.internal.url) settings.internal.url = settings.internal.url.replace(/\/$/, '');
-  return settings;
 }

@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { classSectionKeys, type GatewayConfig, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
+import { classSectionKeys, defineConfigSection, type GatewayConfig } from '#tool-sdk/index.js';
 
 export const FILE_SEARCH_SETTINGS = Symbol('FILE_SEARCH_SETTINGS');
 
@@ -109,30 +109,17 @@ export class FileSearchSection {
   @IsObject() @ValidateNested() @Type(() => IngestionSection) ingestion = new IngestionSection();
 }
 
-/** The keys of `fileSearch`, read from the classes. */
-export const FILE_SEARCH_KEYS: KeyShape = {
-  ...(classSectionKeys(FileSearchSection) as Record<string, KeyShape>),
-  embeddings: classSectionKeys(EmbeddingsSection),
-  ingestion: classSectionKeys(IngestionSection),
-};
-
 function requiredModel(section: FileSearchSection): string[] {
   const e = section.embeddings;
   return e && typeof e === 'object' && e.model === undefined ? ['fileSearch.embeddings.model: is required when fileSearch.embeddings is set'] : [];
 }
 
 /**
- * `config.fileSearch`, validated when the module's providers are built so
- * that a bad value stops the boot with the setting's name. Where the index
- * lives follows the gateway's own `storage` section (`ToolStorage`).
+ * The settings the module uses: embeddings on the upstream's URL and key
+ * unless given their own. Where the index lives follows the gateway's own
+ * `storage` section (`ToolStorage`).
  */
-export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
-  let section: FileSearchSection;
-  try {
-    section = parseClassSection('fileSearch', FileSearchSection, config.fileSearch ?? undefined, requiredModel);
-  } catch (err) {
-    throw new FileSearchSettingsError((err as Error).message);
-  }
+function resolvedSettings(section: FileSearchSection, config: GatewayConfig): FileSearchSettings {
   const e = section.embeddings;
   const embeddings: EmbeddingSettings | undefined = e?.model
     ? {
@@ -155,4 +142,36 @@ export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettin
     resultBudgetChars: section.resultBudgetChars,
     ingestion: { ...ingestion },
   };
+}
+
+/** The `fileSearch` section: its database, the embeddings endpoint, and ingestion. */
+export const fileSearchConfigSection = defineConfigSection({
+  key: 'fileSearch',
+  type: FileSearchSection,
+  token: FILE_SEARCH_SETTINGS,
+  env: [
+    { env: 'FILE_SEARCH_EMBEDDING_MODEL', path: 'embeddings.model', kind: 'string' },
+    { env: 'FILE_SEARCH_EMBEDDING_BASE_URL', path: 'embeddings.baseUrl', kind: 'string' },
+    { env: 'FILE_SEARCH_EMBEDDING_API_KEY', path: 'embeddings.apiKey', kind: 'string', secret: true },
+    { env: 'FILE_SEARCH_EMBEDDING_BATCH_SIZE', path: 'embeddings.batchSize', kind: 'int' },
+    { env: 'FILE_SEARCH_EMBEDDING_DIMENSIONS', path: 'embeddings.dimensions', kind: 'int' },
+    { env: 'FILE_SEARCH_EMBEDDING_TIMEOUT_MS', path: 'embeddings.timeoutMs', kind: 'int' },
+    { env: 'FILE_SEARCH_INGESTION_CONCURRENCY', path: 'ingestion.concurrency', kind: 'int' },
+    { env: 'FILE_SEARCH_INGESTION_NICENESS', path: 'ingestion.niceness', kind: 'int' },
+    { env: 'FILES_MAX_PER_OWNER', path: 'maxFilesPerOwner', kind: 'int' },
+    { env: 'FILES_MAX_BYTES_PER_OWNER', path: 'maxBytesPerOwner', kind: 'int' },
+  ],
+  // `embeddings` has no default to read its keys from.
+  keys: { ...classSectionKeys(FileSearchSection), embeddings: classSectionKeys(EmbeddingsSection) },
+  check: requiredModel,
+  settings: resolvedSettings,
+});
+
+/** `config.fileSearch`, validated, for code outside the Nest container. */
+export function parseFileSearchSettings(config: GatewayConfig): FileSearchSettings {
+  try {
+    return fileSearchConfigSection.read(config);
+  } catch (err) {
+    throw new FileSearchSettingsError((err as Error).message);
+  }
 }

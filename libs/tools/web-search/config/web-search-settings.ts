@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateBy, ValidateNested } from 'class-validator';
-import { classSectionKeys, type KeyShape, parseClassSection } from '#tool-sdk/index.js';
+import { type ConfigSection, type SectionEnvSetting, classSectionKeys, defineConfigSection } from '#tool-sdk/index.js';
 
 /**
  * The `webSearch` section of the gateway config, owned by this module and
@@ -99,12 +99,6 @@ function sectionClassFor(names: readonly string[]): new () => WebSearchSection {
   return cls;
 }
 
-/** The keys of `webSearch` for these providers, read from the classes. */
-export function webSearchKeys(providers: ReadonlyMap<string, ProviderRequirements>): KeyShape {
-  const endpoint = classSectionKeys(ProviderEndpointSection);
-  return { ...(classSectionKeys(WebSearchSection) as Record<string, KeyShape>), ...Object.fromEntries([...providers.keys()].map((name) => [name, endpoint])) };
-}
-
 const endpointOf = (section: WebSearchSection, name: string) => (section as unknown as Record<string, ProviderEndpointSection | null | undefined>)[name] ?? undefined;
 
 /**
@@ -129,19 +123,8 @@ function providerRules(providers: ReadonlyMap<string, ProviderRequirements>) {
   };
 }
 
-/**
- * Validates `config.webSearch`. `providers` maps each known provider name to
- * what its section needs; a section is accepted for every known provider (so a
- * config can carry several and switch with `provider`), but only the selected
- * one must be complete.
- */
-export function parseWebSearchSettings(raw: unknown, providers: ReadonlyMap<string, ProviderRequirements>): WebSearchSettings {
-  let section: WebSearchSection;
-  try {
-    section = parseClassSection('webSearch', sectionClassFor([...providers.keys()]), raw ?? undefined, providerRules(providers));
-  } catch (err) {
-    throw new WebSearchConfigError((err as Error).message);
-  }
+/** The settings searches use: the selected provider's endpoint with its defaults, and the budgets. */
+function resolvedSettings(section: WebSearchSection, providers: ReadonlyMap<string, ProviderRequirements>): WebSearchSettings {
   const settings: WebSearchSettings = {
     provider: null,
     endpoint: null,
@@ -162,4 +145,57 @@ export function parseWebSearchSettings(raw: unknown, providers: ReadonlyMap<stri
     ...(given?.apiKeyInBody ? { apiKeyInBody: true } : {}),
   };
   return settings;
+}
+
+const WEB_SEARCH_ENV: readonly SectionEnvSetting[] = [{ env: 'WEB_SEARCH_PROVIDER', path: 'provider', kind: 'string' }];
+
+/** The provider's own endpoint and key go under its name, which only the environment knows. */
+function providerFromEnv(env: Record<string, string | undefined>): Record<string, unknown> | undefined {
+  const provider = env.WEB_SEARCH_PROVIDER;
+  if (!provider) return undefined;
+  const endpoint = {
+    ...(env.WEB_SEARCH_URL ? { baseUrl: env.WEB_SEARCH_URL } : {}),
+    ...(env.WEB_SEARCH_API_KEY ? { apiKey: env.WEB_SEARCH_API_KEY } : {}),
+  };
+  return Object.keys(endpoint).length > 0 ? { [provider]: endpoint } : undefined;
+}
+
+const sections = new Map<string, ConfigSection<WebSearchSettings>>();
+
+/**
+ * The `webSearch` section for a set of providers: the selected provider, its
+ * endpoint, and the per-call budgets. A section is accepted for every known
+ * provider (so a config can carry several and switch with `provider`), but
+ * only the selected one must be complete.
+ */
+export function webSearchSection(providers: ReadonlyMap<string, ProviderRequirements>): ConfigSection<WebSearchSettings> {
+  const names = [...providers.keys()];
+  const id = names.join(',');
+  let section = sections.get(id);
+  if (!section) {
+    const endpoint = classSectionKeys(ProviderEndpointSection);
+    section = defineConfigSection({
+      key: 'webSearch',
+      type: sectionClassFor(names),
+      token: WEB_SEARCH_SETTINGS,
+      env: WEB_SEARCH_ENV,
+      fromEnv: providerFromEnv,
+      secretEnv: ['WEB_SEARCH_API_KEY'],
+      // Each provider's endpoint is checked against its own keys.
+      keys: { ...classSectionKeys(WebSearchSection), ...Object.fromEntries(names.map((name) => [name, endpoint])) },
+      check: providerRules(providers),
+      settings: (written) => resolvedSettings(written, providers),
+    });
+    sections.set(id, section);
+  }
+  return section;
+}
+
+/** Validates a raw `webSearch` section (see `webSearchSection`), outside the Nest container. */
+export function parseWebSearchSettings(raw: unknown, providers: ReadonlyMap<string, ProviderRequirements>): WebSearchSettings {
+  try {
+    return webSearchSection(providers).parse(raw ?? undefined);
+  } catch (err) {
+    throw new WebSearchConfigError((err as Error).message);
+  }
 }

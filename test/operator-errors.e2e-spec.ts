@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { spawnGateway } from './support/process/gateway-process.js';
 
@@ -156,9 +157,11 @@ describe('the switchyard command', () => {
     } finally {
       await gateway.kill();
     }
-    const reachable = await startStack();
+    // A simulated upstream alone: the gateway of a whole stack in front of it went unused.
+    const reachable = new SimulatedUpstream();
+    const { url: reachableUrl } = await reachable.listen(0, '127.0.0.1');
     try {
-      const healthy = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', UPSTREAM_URL: reachable.simulator.url! });
+      const healthy = spawnGateway({ HOST: '127.0.0.1', PORT: '0', STORAGE_DRIVER: 'memory', UPSTREAM_URL: reachableUrl });
       try {
         await healthy.waitForLine((line) => line.includes('"msg":"listening"'));
         // The look takes one round trip to the simulator: give it that before reading the log.

@@ -1,44 +1,31 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { childEnv, compileProject, npmInstall, packedTarball, REPO as repo, repoPackage, writeConsumerTsconfig } from './support/packed-package.js';
 
 /**
- * The package as a consumer gets it: `npm pack`, installed from the tarball
- * into a scratch Nest application outside the repository (the example app's
- * sources, which import only `switchyard-gateway` and `switchyard-gateway/microservice`),
- * compiled with `tsc` against the shipped declarations, booted, and used.
- * The npm cache is reused (`--prefer-offline`): nothing here needs the network
- * once the repository's own install has run.
+ * The package as a consumer gets it: `npm pack` (shared with the plugin-project
+ * test: one pack of this tree), installed from the tarball into a scratch Nest
+ * application outside the repository (the example app's sources, which import
+ * only `switchyard-gateway` and `switchyard-gateway/microservice`), compiled
+ * with `tsc` against the shipped declarations, booted, and used. The npm cache
+ * is reused (`--prefer-offline`): nothing here needs the network once the
+ * repository's own install has run.
  */
 const run = promisify(execFile);
-/**
- * Packing, installing and compiling are CPU-heavy. They run at normal
- * priority: at a low one, a machine whose cores are taken by other work
- * (a CPU hog beside the suite) starved them past any timeout. The suites
- * beside this one assert behaviour, not speed, so they do not mind.
- */
-const runHeavy = (command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; maxBuffer?: number }) => run(command, args, { ...options, encoding: 'utf8' });
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const repoPackage = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
 const NATS_URL = 'nats://127.0.0.1:4222';
 
 /** The host's dependencies, at the versions the repository itself is tested with. */
 function hostDependencies(tarball: string): Record<string, string> {
-  const dev = repoPackage.devDependencies;
+  const dev = repoPackage.devDependencies as Record<string, string>;
   const pick = ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', '@nestjs/microservices', '@nats-io/transport-node', 'rxjs', 'reflect-metadata', '@types/node'];
   return { 'switchyard-gateway': `file:${tarball}`, ...Object.fromEntries(pick.map((name) => [name, dev[name]])) };
-}
-
-/** Only what a child needs to run; nothing of this test's own settings leaks in. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache, ...extra };
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
@@ -80,38 +67,16 @@ describe('the published package, from outside the repository', () => {
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-host-'));
-    // `prepack` builds the package (tsc, declarations included).
-    const { stdout } = await runHeavy('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: repo, maxBuffer: 16 * 1024 * 1024 });
-    tarball = join(scratch, stdout.trim().split('\n').at(-1)!);
+    // `prepack` builds the package (tsc, declarations included) when a source changed.
+    tarball = await packedTarball();
     const app = join(scratch, 'app');
     cpSync(join(repo, 'apps/example/src'), join(app, 'src'), { recursive: true, filter: (f) => !f.endsWith('.spec.ts') && !f.endsWith('.test.ts') });
     writeFileSync(
       join(app, 'package.json'),
       JSON.stringify({ name: 'scratch-host', private: true, type: 'module', dependencies: hostDependencies(tarball), overrides: repoPackage.overrides }, null, 2),
     );
-    writeFileSync(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2023',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          skipLibCheck: true,
-          types: ['node'],
-          rootDir: 'src',
-          outDir: 'dist',
-        },
-        include: ['src'],
-      }),
-    );
-    await runHeavy('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
-      cwd: app,
-      env: childEnv({}),
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    writeConsumerTsconfig(app);
+    await npmInstall(app);
     simulator = new SimulatedUpstream();
     simulatorUrl = (await simulator.listen(0, '127.0.0.1')).url;
   }, 1_200_000);
@@ -155,8 +120,7 @@ describe('the published package, from outside the repository', () => {
   });
 
   it('compiles with tsc against the shipped types', async () => {
-    const tsc = join(repo, 'node_modules/typescript/bin/tsc');
-    await expect(runHeavy(process.execPath, [tsc, '-p', join(app(), 'tsconfig.json')], { cwd: app() })).resolves.toBeDefined();
+    await expect(compileProject(app())).resolves.toBeUndefined();
     expect(readdirSync(join(app(), 'dist')).sort()).toEqual(expect.arrayContaining(['main.js', 'dice.tool-module.js', 'nats-client.js']));
   }, 600_000);
 
@@ -219,18 +183,13 @@ describe('the published package, from outside the repository', () => {
     const plugin = join(scratch, 'plugin');
     cpSync(join(repo, 'apps/example/plugin/package.json'), join(plugin, 'package.json'));
     for (const file of ['plugin.ts', 'dice.tool-module.ts']) cpSync(join(repo, 'apps/example/src', file), join(plugin, 'src', file));
-    const tsconfig = JSON.parse(readFileSync(join(app(), 'tsconfig.json'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(join(plugin, 'tsconfig.json'), JSON.stringify(tsconfig));
+    writeConsumerTsconfig(plugin);
     symlinkSync(join(app(), 'node_modules'), join(plugin, 'node_modules'));
-    await runHeavy(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(plugin, 'tsconfig.json')], { cwd: plugin });
+    await compileProject(plugin);
     rmSync(join(plugin, 'node_modules'));
-    const { stdout: packed } = await runHeavy('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: plugin, env: childEnv({}) });
+    const { stdout: packed } = await run('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: plugin, env: childEnv({}), encoding: 'utf8' });
     const pluginTarball = join(scratch, packed.trim().split('\n').at(-1)!);
-    await runHeavy('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', `file:${pluginTarball}`], {
-      cwd: app(),
-      env: childEnv({}),
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await npmInstall(app(), [`file:${pluginTarball}`]);
     expect(existsSync(join(app(), 'node_modules/switchyard-example-dice/dist/plugin.js'))).toBe(true);
 
     const bin = join(app(), 'node_modules/.bin/switchyard');

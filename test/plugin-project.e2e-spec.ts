@@ -2,11 +2,11 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { childEnv, compileProject, npmInstall, packedTarball, REPO as repo, repoPackage, writeConsumerTsconfig } from './support/packed-package.js';
 
 /**
  * A tool type built, tested and loaded the way an outside team does it: the
@@ -16,21 +16,15 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
  * spec runs there on the package's testing kit, and this repository's
  * gateway entry point (as the pack built it) loads its build with `--plugin <path>`.
  *
- * One pack and one install serve the whole file: they are the slow part
- * (a build when the sources changed, then an install that reuses npm's cache).
+ * One install serves the whole file, and the pack is the one the package
+ * test uses too (a build when the sources changed, one `npm pack` of the tree,
+ * then an install that reuses npm's cache): they are the slow part.
  */
 const run = promisify(execFile);
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const repoPackage = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-
-/** Only what a child needs to run; nothing of this test's own settings leaks in. */
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache, ...extra };
-}
 
 /** What a plugin project depends on: the gateway package, and Nest at the versions the repository is tested with. */
 function pluginDependencies(tarball: string): Record<string, string> {
-  const dev = repoPackage.devDependencies;
+  const dev = repoPackage.devDependencies as Record<string, string>;
   const pick = ['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'rxjs', 'reflect-metadata', '@types/node'];
   return { 'switchyard-gateway': `file:${tarball}`, ...Object.fromEntries(pick.map((name) => [name, dev[name]])) };
 }
@@ -44,39 +38,17 @@ describe('a plugin built and tested in its own project', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-plugin-project-'));
     // `prepack` builds the package (tsc, declarations included) when a source changed.
-    const { stdout } = await run('npm', ['pack', '--pack-destination', scratch, '--silent'], { cwd: repo, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-    const tarball = join(scratch, stdout.trim().split('\n').at(-1)!);
+    const tarball = await packedTarball();
 
     plugin = join(scratch, 'dice-plugin');
     mkdirSync(join(plugin, 'src'), { recursive: true });
     for (const file of ['plugin.ts', 'dice.tool-module.ts', 'dice.tool-module.test.ts']) cpSync(join(repo, 'apps/example/src', file), join(plugin, 'src', file));
     const manifest = JSON.parse(readFileSync(join(repo, 'apps/example/plugin/package.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(plugin, 'package.json'), JSON.stringify({ ...manifest, dependencies: pluginDependencies(tarball), overrides: repoPackage.overrides }, null, 2));
-    writeFileSync(
-      join(plugin, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2023',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          strict: true,
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          skipLibCheck: true,
-          types: ['node'],
-          rootDir: 'src',
-          outDir: 'dist',
-        },
-        include: ['src'],
-      }),
-    );
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
-      cwd: plugin,
-      env: childEnv(),
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    writeConsumerTsconfig(plugin);
+    await npmInstall(plugin);
     // Compiled against the copy of the package the project installed, with its shipped declarations.
-    await run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(plugin, 'tsconfig.json')], { cwd: plugin });
+    await compileProject(plugin);
 
     simulator = new SimulatedUpstream();
     upstreamUrl = (await simulator.listen(0, '127.0.0.1')).url;

@@ -74,6 +74,30 @@ describe.each(['kernel', 'cpython'] as const)('the %s backend inside its resourc
     return { item, logs: String(logs), read: JSON.parse((stack.simulator.requests.at(-1)!.body as any).input.at(-1).output) };
   }
 
+  // The kernel backend's host (one Jupyter server for all the kernels) holds a token. This file's kernel gateway
+  // serves to check where it is: a gateway of its own for this test alone started a second host and kernel.
+  if (backend === 'kernel') {
+    it("keeps the kernel host's token on no command line and in no environment: only in a 0600 file", async () => {
+      const { item } = await call('print(1)');
+      expect(item.status).toBe('completed');
+      const host = (stack.app.get(SANDBOX_BACKEND) as any).host;
+      const token: string = host.token;
+      expect(token.length).toBeGreaterThanOrEqual(32);
+      expect(processesWith(token)).toEqual([]);
+      const environs = readdirSync('/proc').filter((n) => {
+        try {
+          return /^\d+$/.test(n) && readFileSync(`/proc/${n}/environ`).includes(token);
+        } catch {
+          return false;
+        }
+      });
+      expect(environs).toEqual([]);
+      const file = join(host.root, 'config', 'jupyter_server_config.json');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).toContain(token);
+    }, 240_000);
+  }
+
   it('runs as an unprivileged host uid, and a fork bomb (400 attempts) fails at the process cap', async () => {
     const code = [
       'import os, time',
@@ -178,41 +202,6 @@ describe.each(['kernel', 'cpython'] as const)('the %s backend inside its resourc
     await client.containers.delete(id);
     expect(existsSync(join(dataDir, id))).toBe(false);
     if (backend === 'kernel') expect(existsSync(join(PIDS_PARENT, `sy-k-${kernelId}`))).toBe(false);
-  }, 240_000);
-});
-
-describe("the kernel host's token", () => {
-  it('is on no command line and in no environment: only in a 0600 file', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sy-boundary-token-'));
-    const stack = await startStack({ config: { codeInterpreter: { backend: 'kernel', dataDir, nice: 0, sandbox: { cpuWeight: 99 }, kernel: { warm: 0 } } } });
-    try {
-      const client = new OpenAI({ baseURL: stack.url, apiKey: 'sk-test', maxRetries: 0, timeout: 180_000 });
-      const r = await client.responses.create({
-        model: MODEL,
-        input: `Go. ${run('print(1)')}`,
-        tools: [{ type: 'code_interpreter', container: { type: 'auto' } }],
-        include: OUTPUTS,
-      });
-      expect((r.output[0] as any).status).toBe('completed');
-      const host = (stack.app.get(SANDBOX_BACKEND) as any).host;
-      const token: string = host.token;
-      expect(token.length).toBeGreaterThanOrEqual(32);
-      expect(processesWith(token)).toEqual([]);
-      const environs = readdirSync('/proc').filter((n) => {
-        try {
-          return /^\d+$/.test(n) && readFileSync(`/proc/${n}/environ`).includes(token);
-        } catch {
-          return false;
-        }
-      });
-      expect(environs).toEqual([]);
-      const file = join(host.root, 'config', 'jupyter_server_config.json');
-      expect(statSync(file).mode & 0o777).toBe(0o600);
-      expect(readFileSync(file, 'utf8')).toContain(token);
-    } finally {
-      await stack.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
   }, 240_000);
 });
 

@@ -1,34 +1,46 @@
 // Jest orders a run by the timings of the last one, and a fresh checkout (CI)
 // has none, so it falls back to file size: the slowest files, which are small
-// (a 10,000-file growth test, the entry points, the package install), then
-// start last and one worker runs them alone while the other idles. These go
-// first; everything else keeps Jest's own order.
+// (the package install, the entry points, kernels and sandboxes), then start
+// last and one worker runs them alone while the other idles. These go first;
+// everything else keeps Jest's own order.
+//
+// Ordered by the CPU each file took alone (user+sys of the whole process tree,
+// kernels and sandboxes included, read from a cgroup of its own; `jest
+// --maxWorkers=1 <file>`, 2026-12-07, on the shared 2-core machine): the suite's
+// length is its CPU, the cores being busy most of a run. Seconds in the comments.
+// Two files wait more than they compute (the CPython backend's spec: 4 s of CPU
+// in 90 s; the file-search store's: 5 s in 55 s); they keep a place in the list.
 import Sequencer from '@jest/test-sequencer';
 
 const SLOW_FIRST = [
-  'test/package.e2e-spec.ts',
-  'libs/tools/code-interpreter/sandbox/kernel/kernel-sandbox.backend.spec.ts',
-  'test/entry-points.e2e-spec.ts',
-  'test/broker-scale.e2e-spec.ts',
-  'libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.spec.ts',
-  'test/code-interpreter-kernel.e2e-spec.ts',
-  'test/code-interpreter.e2e-spec.ts',
-  'test/code-interpreter-jupyter.e2e-spec.ts',
-  'test/image-assumptions.e2e-spec.ts',
-  'test/operator-errors.e2e-spec.ts',
-  'libs/tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.spec.ts',
-  'test/sandbox-growth.e2e-spec.ts',
-  'test/file-search-jobs.e2e-spec.ts',
-  'test/file-search-api.e2e-spec.ts',
-  'test/graceful-drain.e2e-spec.ts',
-  'test/containers-many-processes.e2e-spec.ts',
-  'libs/tools/file-search/storage/file-search.store.spec.ts',
-  'test/workers-shared.e2e-spec.ts',
-  'test/backpressure.e2e-spec.ts',
-  'test/ingestion-event-loop.e2e-spec.ts',
+  'libs/tools/code-interpreter/sandbox/kernel/kernel-sandbox.backend.spec.ts', // 31
+  'test/operator-errors.e2e-spec.ts', // 29
+  'test/code-interpreter.e2e-spec.ts', // 28
+  'libs/tools/code-interpreter/sandbox/pyodide/pyodide-sandbox.backend.spec.ts', // 26
+  'test/package.e2e-spec.ts', // 26
+  'test/code-interpreter-kernel.e2e-spec.ts', // 26
+  'test/broker-rolling-restart.e2e-spec.ts', // 19
+  'test/entry-points.e2e-spec.ts', // 19
+  'test/plugin-project.e2e-spec.ts', // 17
+  'test/sandbox-resource-boundary.e2e-spec.ts', // 16
+  'test/broker-scale.e2e-spec.ts', // 16
+  'test/containers-many-processes.e2e-spec.ts', // 15
+  'test/code-interpreter-jupyter.e2e-spec.ts', // 14
+  'test/ingestion-event-loop.e2e-spec.ts', // 14
+  'test/sandbox-growth.e2e-spec.ts', // 11
+  'test/file-search-api.e2e-spec.ts', // 11
+  'test/file-search-jobs.e2e-spec.ts', // 11
+  'test/image-assumptions.e2e-spec.ts', // 11
+  'test/graceful-drain.e2e-spec.ts', // 11
+  'test/workers-shared.e2e-spec.ts', // 10
+  'test/batches.e2e-spec.ts', // 8
+  'test/backpressure.e2e-spec.ts', // 8
+  'test/batches-fairness.e2e-spec.ts', // 8
+  'libs/tools/code-interpreter/sandbox/cpython/cpython-sandbox.backend.spec.ts', // 4 (90 s of wall)
+  'libs/tools/file-search/storage/file-search.store.spec.ts', // 5 (55 s of wall)
+  // Not measured on 2026-12-07; in their earlier order.
   'test/usage-prometheus.e2e-spec.ts',
   'test/primary-modules.e2e-spec.ts',
-  'test/batches.e2e-spec.ts',
   'test/openapi.e2e-spec.ts',
 ];
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { WORKER_SEMI_SPACE_MIB } from '../apps/gateway/src/workers.js';
 import { spawnGateway } from './support/process/gateway-process.js';
 
 const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', import.meta.url));
@@ -38,6 +39,14 @@ describe('the primary of worker mode loads no app module', () => {
       const openai = new OpenAI({ baseURL: `${startup.listen}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 30_000 });
       const response = await openai.responses.create({ model: 'm', input: 'hello' });
       expect(response.status).toBe('completed');
+
+      // Its workers run with the young generation capped (see WORKER_SEMI_SPACE_MIB), the ts loader kept.
+      const workers = readFileSync(`/proc/${gateway.child.pid}/task/${gateway.child.pid}/children`, 'utf8').split(/\s+/).filter(Boolean);
+      expect(workers).toHaveLength(2);
+      for (const pid of workers) {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        expect(argv).toEqual(expect.arrayContaining(['--import', `--max-semi-space-size=${WORKER_SEMI_SPACE_MIB}`]));
+      }
 
       gateway.child.kill('SIGUSR2');
       let seen: { modules: string[] } | undefined;

@@ -49,7 +49,7 @@ export function workerCount(configured: number | undefined, cgroupRoot?: string)
  * it grow to 16 MiB (32 MiB for the pair) while the app's modules load and
  * keeps it, about a quarter of an idle worker's RSS; 8 halves that, and the
  * measured CPU per request (blocking, streaming, an MCP round) did not change
- * beyond the run-to-run noise (bench/README.md, "Memory"). 4 cost streaming more.
+ * beyond the run-to-run noise (bench/README.md, "Memory"); at 4 it looked dearer.
  */
 export const WORKER_SEMI_SPACE_MIB = 8;
 

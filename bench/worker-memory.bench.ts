@@ -5,46 +5,71 @@ import { join, resolve } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { makePdf } from '../test/support/file-search/documents.js';
+import { descendants } from './lib/proc-stats.js';
 import { median } from './lib/stats.js';
 
 /**
- * `node scripts/run-built.mjs bench/worker-memory.bench [--root=DIR] [--idle-wait=S]`:
- * the resident memory of one gateway process (`WORKERS=1`: what each worker
- * of the default deployment runs), built at DIR (default: this checkout's
- * `dist`), SQLite storage, tracing off. RSS (from /proc, median of 5 samples
- * 200 ms apart) idle after one plain request; right after one PDF is ingested
- * and searched; and again after `--idle-wait` seconds (default 35, past the
- * 30 s `fileSearch.ingestion.threadIdleMs`), when released threads are gone.
+ * `node --import ./test/support/process/ts-register.mjs bench/worker-memory.bench.ts
+ * [--root=DIR] [--workers=N] [--idle-wait=S] [--env=NAME=VALUE ...]`:
+ * the resident memory of the gateway's process tree as `npm start` runs it,
+ * built at DIR (default: this checkout's `dist`), SQLite storage, tracing off.
+ * Without `--workers` the default deployment (a primary and one worker per
+ * core); `--workers=1` one process. RSS of each process (from /proc, median of
+ * 5 samples 200 ms apart) idle after one plain request; right after one PDF is
+ * ingested and searched; and again after `--idle-wait` seconds (default 35,
+ * past the 30 s `fileSearch.ingestion.threadIdleMs`), when released threads
+ * are gone. `--env` adds a variable to the gateway's environment (e.g.
+ * `--env=NODE_OPTIONS=--max-semi-space-size=4` to compare V8 flags).
  */
-const ROOT = resolve(process.argv.find((a) => a.startsWith('--root='))?.slice(7) ?? process.cwd());
-const IDLE_WAIT_S = Number(process.argv.find((a) => a.startsWith('--idle-wait='))?.slice(12) ?? 35);
+const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const ROOT = resolve(flag('root') ?? process.cwd());
+const WORKERS = flag('workers');
+const IDLE_WAIT_S = Number(flag('idle-wait') ?? 35);
+const EXTRA_ENV = Object.fromEntries(process.argv.filter((a) => a.startsWith('--env=')).map((a) => [a.slice(6, a.indexOf('=', 6)), a.slice(a.indexOf('=', 6) + 1)]));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
-  return Number(line![1]) / 1024;
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
+    return Number(line![1]) / 1024;
+  } catch {
+    return 0;
+  }
 }
 
-async function sampledRss(pid: number): Promise<number> {
-  const samples: number[] = [];
+/** Each process of the tree (the root first), by the median of 5 samples, and their sum. */
+async function sampledTree(rootPid: number): Promise<{ each: number[]; total: number }> {
+  const pids = descendants(rootPid);
+  const samples: number[][] = pids.map(() => []);
   for (let i = 0; i < 5; i++) {
-    samples.push(rssMiB(pid));
+    pids.forEach((pid, k) => samples[k].push(rssMiB(pid)));
     await sleep(200);
   }
-  return median(samples);
+  const each = samples.map(median);
+  return { each, total: each.reduce((s, v) => s + v, 0) };
 }
+
+const mib = (v: number) => v.toFixed(1);
+const describeTree = (tree: { each: number[]; total: number }, oneProcess: boolean) =>
+  oneProcess ? `${mib(tree.each[0])}` : `${mib(tree.each[0])} / ${tree.each.slice(1).map(mib).join(' + ')} = **${mib(tree.total)}**`;
 
 async function main(): Promise<void> {
   const simulator = new SimulatedUpstream({});
   const { url: upstreamUrl } = await simulator.listen(0, '127.0.0.1');
   const dir = mkdtempSync(join(os.tmpdir(), 'switchyard-worker-memory-'));
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/gateway/src/main.js')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', WORKERS: '1', HOST: '127.0.0.1', PORT: '0', UPSTREAM_URL: upstreamUrl, STORAGE_DRIVER: 'sqlite', SWITCHYARD_DATA_DIR: dir },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    UPSTREAM_URL: upstreamUrl,
+    STORAGE_DRIVER: 'sqlite',
+    SWITCHYARD_DATA_DIR: dir,
+    ...EXTRA_ENV,
+  };
+  if (WORKERS !== undefined) env.WORKERS = WORKERS;
+  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/gateway/src/main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
-    const listen = await new Promise<string>((done, fail) => {
+    const started = await new Promise<{ listen: string; workers?: number }>((done, fail) => {
       let buffered = '';
       const timer = setTimeout(() => fail(new Error('the gateway did not start in 120 s')), 120_000);
       child.stdout!.setEncoding('utf8');
@@ -53,14 +78,16 @@ async function main(): Promise<void> {
         const line = buffered.split('\n').find((l) => l.includes('"msg":"listening"'));
         if (line) {
           clearTimeout(timer);
-          done(JSON.parse(line).listen as string);
+          done(JSON.parse(line));
         }
       });
     });
-    const openai = new OpenAI({ baseURL: `${listen}/v1`, apiKey: 'sk-bench', maxRetries: 0, timeout: 60_000 });
-    await openai.responses.create({ model: 'm', input: 'hello' });
+    const oneProcess = (started.workers ?? 1) <= 1;
+    const openai = new OpenAI({ baseURL: `${started.listen}/v1`, apiKey: 'sk-bench', maxRetries: 0, timeout: 60_000 });
+    // One plain request per worker (connections are spread over the workers).
+    for (let i = 0; i < (started.workers ?? 1) * 2; i++) await openai.responses.create({ model: 'm', input: 'hello' });
     await sleep(2000);
-    const idle = await sampledRss(child.pid!);
+    const idle = await sampledTree(child.pid!);
 
     const lines = Array.from({ length: 400 }, (_, i) => `Line ${i}: the pump manual describes impellers, seals and bearings.`);
     const file = await openai.files.create({ file: await toFile(await makePdf(lines), 'manual.pdf'), purpose: 'assistants' });
@@ -70,16 +97,26 @@ async function main(): Promise<void> {
     const hits = await openai.vectorStores.search(store.id, { query: 'bearings' });
     if (hits.data.length === 0) throw new Error('the search found nothing');
     await sleep(1000);
-    const ingested = await sampledRss(child.pid!);
+    const ingested = await sampledTree(child.pid!);
     await sleep(IDLE_WAIT_S * 1000);
-    const later = await sampledRss(child.pid!);
+    const later = await sampledTree(child.pid!);
 
-    const [load1] = os.loadavg();
-    console.log(`root ${ROOT}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, load average ${load1.toFixed(1)}, Node ${process.version}`);
-    console.log(`| idle | after one PDF ingestion + search | ${IDLE_WAIT_S} s later |`);
-    console.log(`| ${idle.toFixed(1)} MiB | ${ingested.toFixed(1)} MiB | ${later.toFixed(1)} MiB |`);
+    const [load1, load5] = os.loadavg();
+    const extra = Object.entries(EXTRA_ENV)
+      .map(([k, v]) => ` ${k}=${v}`)
+      .join('');
+    console.log(`root ${ROOT}${extra}; ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, load average ${load1.toFixed(1)} ${load5.toFixed(1)}, Node ${process.version}`);
+    console.log(oneProcess ? '| idle | after one PDF ingestion + search | later |' : '| primary / workers = total, idle | after one PDF ingestion + search | later |');
+    console.log(`| ${describeTree(idle, oneProcess)} | ${describeTree(ingested, oneProcess)} | ${describeTree(later, oneProcess)} (${IDLE_WAIT_S} s) |`);
   } finally {
-    child.kill('SIGKILL');
+    // The whole tree: a primary killed alone would leave its workers behind.
+    for (const pid of descendants(child.pid!).reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     await simulator.close();
     rmSync(dir, { recursive: true, force: true });
   }

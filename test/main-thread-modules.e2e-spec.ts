@@ -1,5 +1,4 @@
-import { rmSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -15,7 +14,10 @@ const HEAVY = ['pdf-parse', 'pdfjs-dist', 'mammoth', 'html-to-text', 'htmlparser
  * The gateway's main thread, after serving uploads, ingestion of every
  * format, a search and a file_search tool call, has loaded none of the
  * parsers, the tokenizer or Pyodide (issue 29: pdf.js's polyfills replace
- * `Array.prototype.push` process-wide once pdf-parse is imported).
+ * `Array.prototype.push` process-wide once pdf-parse is imported). Nor has
+ * any thread of the process loaded Skia (`@napi-rs/canvas`, which pdf.js
+ * requires for rendering): a native addon is never unloaded, so it would
+ * hold ~20 MiB after the ingestion thread had ended (issue 53).
  */
 describe('heavy dependencies stay off the main thread', () => {
   it('after uploads, ingestion of PDF, DOCX, HTML and text, a search and a file_search call', async () => {
@@ -53,6 +55,15 @@ describe('heavy dependencies stay off the main thread', () => {
       expect(seen.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
       const heavy = seen.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
       expect(heavy).toEqual([]);
+      // Native libraries the process mapped, from any thread: SQLite's is there, Skia's is not.
+      const libraries = new Set(
+        readFileSync(`/proc/${gateway.child.pid}/maps`, 'utf8')
+          .split('\n')
+          .map((line) => line.split(/\s+/)[5])
+          .filter((path) => !!path && /\.(node|so)\b/.test(path)),
+      );
+      expect([...libraries].some((path) => path.endsWith('/better_sqlite3.node'))).toBe(true);
+      expect([...libraries].filter((path) => /@napi-rs\/canvas|skia/.test(path))).toEqual([]);
       expect(seen.pushIsNative).toBe(true);
       expect(seen.parseIsNative).toBe(true);
     } finally {

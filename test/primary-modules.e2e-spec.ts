@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { WORKER_SEMI_SPACE_MIB } from '../apps/gateway/src/workers.js';
 import { spawnGateway } from './support/process/gateway-process.js';
 
 const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', import.meta.url));
@@ -12,7 +13,8 @@ const RECORDER = fileURLToPath(new URL('./support/process/module-recorder.mjs', 
  * The primary of worker mode only forks, watches and merges: after its two
  * workers have started and served, it has loaded neither Nest nor any
  * gateway module nor the validation packages the config sections use (the
- * config is read in a short-lived child). Issue 29: its RSS was 175-205 MiB.
+ * config is read in a short-lived child), and no metrics package before
+ * anything scrapes. Issue 29: its RSS was 175-205 MiB; issue 53: at most 60.
  */
 describe('the primary of worker mode loads no app module', () => {
   it('after both workers listen and a response is served', async () => {
@@ -38,6 +40,14 @@ describe('the primary of worker mode loads no app module', () => {
       const response = await openai.responses.create({ model: 'm', input: 'hello' });
       expect(response.status).toBe('completed');
 
+      // Its workers run with the young generation capped (see WORKER_SEMI_SPACE_MIB), the ts loader kept.
+      const workers = readFileSync(`/proc/${gateway.child.pid}/task/${gateway.child.pid}/children`, 'utf8').split(/\s+/).filter(Boolean);
+      expect(workers).toHaveLength(2);
+      for (const pid of workers) {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        expect(argv).toEqual(expect.arrayContaining(['--import', `--max-semi-space-size=${WORKER_SEMI_SPACE_MIB}`]));
+      }
+
       gateway.child.kill('SIGUSR2');
       let seen: { modules: string[] } | undefined;
       for (let i = 0; i < 200 && !seen; i++) {
@@ -55,6 +65,8 @@ describe('the primary of worker mode loads no app module', () => {
       const app = seen!.modules.filter(
         (u) =>
           /\/node_modules\/(@nestjs\/|class-validator\/|class-transformer\/|rxjs\/|express\/)/.test(u) ||
+          // prom-client (and the @opentelemetry/api it requires) loads at the first scrape of the merged metrics.
+          /\/node_modules\/(prom-client|@opentelemetry)\//.test(u) ||
           /\/(libs\/tools|libs\/core\/loop|libs\/responses|libs\/storage|libs\/upstream)\//.test(u) ||
           /\/src\/(gateway\.module|gateway-config\.loader|config-sections)\.ts$/.test(u) ||
           u.endsWith('/apps/gateway/src/gateway-app.ts'),

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cgroupCpuLimit, workerCount } from './workers.js';
+import { WORKER_SEMI_SPACE_MIB, cgroupCpuLimit, workerCount, workerExecArgv } from './workers.js';
 
 describe('the default worker count follows the cgroup CPU quota', () => {
   const roots: string[] = [];
@@ -51,4 +51,19 @@ describe('the primary of worker mode', () => {
     expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^The gateway could not start: worker \d+ exited during start-up \(exit code 3\)\.$/)]);
     expect(code).toBe(3);
   }, 60_000);
+});
+
+describe("a worker's Node options", () => {
+  const cap = `--max-semi-space-size=${WORKER_SEMI_SPACE_MIB}`;
+
+  it("are the primary's, with the young generation capped", () => {
+    expect(workerExecArgv(['--import', 'x.mjs'], undefined)).toEqual(['--import', 'x.mjs', cap]);
+    expect(workerExecArgv([], '--enable-source-maps')).toEqual([cap]);
+  });
+
+  it("keep the operator's own semi-space size, given on the command line or in NODE_OPTIONS", () => {
+    expect(workerExecArgv(['--max-semi-space-size=16'], undefined)).toEqual(['--max-semi-space-size=16']);
+    expect(workerExecArgv(['--max_semi_space_size', '2'], undefined)).toEqual(['--max_semi_space_size', '2']);
+    expect(workerExecArgv([], '--enable-source-maps  --max-semi-space-size=32')).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import { notifyPrimary, type PrimaryService } from '#core/cluster/primary-channel.js';
-import { AggregatorRegistry, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 
 /** The primary service's name in worker mode (see `#core/cluster/primary-channel.js`). */
 export const METRICS_SERVICE = 'metrics';
@@ -11,6 +11,9 @@ const ANSWER = 'switchyard:metrics-answer';
 
 type WorkerMetrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 type MetricsCall = { op: 'ready' } | { op: 'scrape' };
+
+/** prom-client's `Registry.PROMETHEUS_CONTENT_TYPE`, which the merged exposition is written in. */
+const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /**
  * In the primary of worker mode: every worker's series merged into one view
@@ -42,7 +45,7 @@ export class ClusterMetrics {
   }
 
   get contentType(): string {
-    return Registry.PROMETHEUS_CONTENT_TYPE;
+    return EXPOSITION_CONTENT_TYPE;
   }
 
   async scrape(): Promise<string> {
@@ -61,6 +64,8 @@ export class ClusterMetrics {
       if (workers.length === 0) return finish(null);
       for (const worker of workers) worker.send({ type: REQUEST, id });
     });
+    // Loaded at the first scrape: the primary holds prom-client (~10 MiB resident) only where metrics are read.
+    const { AggregatorRegistry } = await import('prom-client');
     return AggregatorRegistry.aggregate(answers as never).metrics();
   }
 

@@ -138,6 +138,8 @@ async function extract(filename, bytes, limits) {
   switch (kind) {
     case 'pdf': {
       bounded(() => boundPdfInflation(bytes, filename, limits.maxInflatedBytes));
+      // Before pdf.js loads: it would otherwise load Skia, which then stays in the process (see the module).
+      await import('./without-canvas.mjs');
       const { PDFParse } = await import('pdf-parse');
       const pdf = new PDFParse({ data: bytes });
       try {

@@ -49,18 +49,6 @@ export function unstorableTextError(param: string | null): InvalidRequestError {
   return new InvalidRequestError(`${where}: text must be valid Unicode without NUL (\\u0000) characters or unpaired surrogates (\\ud800-\\udfff).`, param, 'unsupported_unicode');
 }
 
-/**
- * Parsed bodies whose raw bytes showed no string could be unstorable (see
- * `utf8BytesAreStorable`): the walk over them is skipped. Keyed by the parsed
- * object, so the mark lives and dies with that one request's body; it is
- * only ever set by the HTTP body parser's hook, right after parsing.
- */
-const storableBodies = new WeakSet<object>();
-
-export function noteStorableBody(body: unknown): void {
-  if (body !== null && typeof body === 'object') storableBodies.add(body);
-}
-
 const BACKSLASH = 0x5c;
 const LOWER_U = 0x75;
 
@@ -90,7 +78,6 @@ export function utf8BytesAreStorable(bytes: Buffer): boolean {
 
 /** Refuses `value` (a body, a query, a field) when any string in it is not storable text; `prefix` names where it sits. */
 export function assertStorableText(value: unknown, prefix = ''): void {
-  if (value !== null && typeof value === 'object' && storableBodies.has(value)) return;
   const path = unstorableTextPath(value, prefix);
   if (path !== null) throw unstorableTextError(path || prefix || null);
 }

@@ -140,7 +140,12 @@ function toChatContent(content: string | ContentPart[]): ChatContent {
   return parts;
 }
 
-/** The chat form of each kept (frozen) tool list, made once: see `mapFrozenOnce`. */
+/**
+ * The chat form of each kept (frozen) tool list, made once: see `mapFrozenOnce`.
+ * A cache keyed by the sealed registry's frozen function list, not a note on
+ * a request: a list that is not frozen is mapped afresh, and a miss only maps
+ * again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
+ */
 const chatTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
 
 export function toChatTool(tool: FunctionToolDef): JsonObject {

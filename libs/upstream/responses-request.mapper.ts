@@ -32,7 +32,12 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
   });
 }
 
-/** The wire form of each kept (frozen) tool list, made once: see `mapFrozenOnce`. */
+/**
+ * The wire form of each kept (frozen) tool list, made once: see `mapFrozenOnce`.
+ * A cache keyed by the sealed registry's frozen function list, not a note on
+ * a request: a list that is not frozen is mapped afresh, and a miss only maps
+ * again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
+ */
 const wireTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
 
 function toReasoningOptions(reasoning: ModelRequest['reasoning']): JsonObject | undefined {

@@ -51,7 +51,14 @@ export class ModelContextService {
   }
 }
 
-/** Serialized sizes of transcript items and tools: a run's transcript only grows, so each item is measured once. */
+/**
+ * Serialized sizes of transcript items and tools: a run's transcript only
+ * grows, so each item is measured once. A cache of what `bytesOf` computes
+ * from the item alone (items are not changed once in a transcript, and a
+ * kept list's functions are frozen), not state a layer leaves for another:
+ * a miss measures again. Its callers are the round's budget fitting
+ * (round.ts), which would own a per-run table if it passed one.
+ */
 const jsonBytes = new WeakMap<object, number>();
 
 function bytesOf(value: object): number {

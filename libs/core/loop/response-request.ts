@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
+import type { JsonSource } from '../protocol/json-source.js';
 
 /**
  * The HTTP request a run or relayed call answers, when it answers one: the
@@ -32,6 +33,14 @@ export interface ResponseRequest {
   instructions: string | null;
   /** Raw tool declarations, validated per type by their handlers during preparation. */
   tools: JsonObject[];
+  /**
+   * The bytes `tools` was read from, when the HTTP body reader saw them
+   * (`ScannedBody`): the tool preparation keys and prepares the list from
+   * them rather than serializing and hashing it again. Its `value` is the
+   * `tools` array it describes; a request whose `tools` was replaced since
+   * (a continuation inheriting the stored ones) leaves it unused.
+   */
+  toolsSource?: JsonSource;
   toolChoice: PublicToolChoice;
   parallelToolCalls: boolean;
   temperature: number | null;

@@ -114,6 +114,7 @@ export async function prepareRun(edge: RunEdge, request: ResponseRequest, prior:
     requestId: edge.id,
     owner: request.owner,
     trace: edge.trace,
+    toolsSource: request.toolsSource,
   });
   const choice = resolveToolChoice(request.toolChoice, registry, services.explorer);
   const transcript: ModelItem[] = [...prior.modelItems];

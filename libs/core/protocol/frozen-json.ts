@@ -5,6 +5,12 @@
  * request) splice the text in instead of serializing the same values again
  * on every request. Keyed by the value itself, so the text lives as long as
  * the value does.
+ *
+ * A cache, not state a request leaves for a later layer: the text is what
+ * `JSON.stringify` gives for a value that cannot change, so a writer that
+ * misses it serializes the value and writes the same bytes; a request's own
+ * (unfrozen) values are never in it. It is keyed by identity because the
+ * writers meet the frozen values deep inside bodies they did not build.
  */
 const texts = new WeakMap<object, string>();
 
@@ -25,7 +31,7 @@ export function stringifyJson(value: unknown, depth = 2): string {
   return out;
 }
 
-/** UTF-8 bytes of the remembered texts, made when a body is first written as bytes. */
+/** UTF-8 bytes of the remembered texts, made when a body is first written as bytes: a cache beside `texts`, for the same values. */
 const textBytes = new WeakMap<object, Buffer>();
 
 /**

@@ -10,7 +10,7 @@ import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handl
 import { WebSearchToolHandler } from '#tools/web-search/web-search.tool-handler.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { FunctionToolDef, JsonObject, PublicItem } from '#tool-sdk/items.js';
-import { contentDigest, noteJsonSource } from '../protocol/json-source.js';
+import { contentDigest, type JsonSource } from '../protocol/json-source.js';
 import { explorerWith, testConfig } from '../testing/fixtures.js';
 import { ToolPreparationService } from './tool-preparation.service.js';
 import type { ToolRegistry } from './tool-registry.js';
@@ -109,19 +109,39 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
   it('keys a list the body parser read on its bytes, and prepares it from them', async () => {
     const { prep, functions } = service();
     const bytes = Buffer.from(JSON.stringify(tools(), null, 2));
-    const parsed = (): JsonObject[] => {
+    const parsed = (): { list: JsonObject[]; toolsSource: JsonSource } => {
       const list = JSON.parse(bytes.toString('utf8')) as JsonObject[];
-      noteJsonSource(list, bytes);
-      return list;
+      return { list, toolsSource: { value: list, bytes, digest: contentDigest(bytes) } };
     };
-    const first = await prep.prepare(parsed(), ctx);
-    const second = await prep.prepare(parsed(), ctx);
+    const read = [parsed(), parsed(), parsed()];
+    const first = await prep.prepare(read[0].list, { ...ctx, toolsSource: read[0].toolsSource });
+    const second = await prep.prepare(read[1].list, { ...ctx, toolsSource: read[1].toolsSource });
     expect(functions.validated).toBe(2);
     expect(second.lookup('lookup')).toBe(first.lookup('lookup'));
     expect(shape(first)).toEqual(shape(await service().prep.prepare(tools(), ctx)));
     // Another owner, the same bytes: prepared for that owner.
-    await prep.prepare(parsed(), { ...ctx, owner: 'key_b' });
+    await prep.prepare(read[2].list, { ...ctx, owner: 'key_b', toolsSource: read[2].toolsSource });
     expect(functions.validated).toBe(4);
+  });
+
+  it("keys a list on its source's digest, not hashed again, and ignores a source that describes another list", async () => {
+    const { prep, functions } = service();
+    const bytes = Buffer.from(JSON.stringify(tools()));
+    // A digest no hash gives: a hit under it shows the given digest was the key, the list not hashed again.
+    const source = (value: JsonObject[]): JsonSource => ({ value, bytes, digest: 'given-digest' });
+    const first = tools();
+    await prep.prepare(first, { ...ctx, toolsSource: source(first) });
+    const again = tools();
+    const hit = await prep.prepare(again, { ...ctx, toolsSource: source(again) });
+    expect(functions.validated).toBe(2);
+    expect(prep.keptList(null, 'given-digest')).toEqual(tools());
+    expect(prep.keptList(null, contentDigest(bytes))).toBeUndefined();
+    expect(hit.functions.map((f) => f.name)).toEqual(['lookup', 'save', 'patch']);
+    // A source whose value is another array (the request's tools replaced since) is not the list's: it is serialized.
+    const replaced = [fn('other')];
+    const own = await prep.prepare(replaced, { ...ctx, toolsSource: source(tools()) });
+    expect(own.functions.map((f) => f.name)).toEqual(['other']);
+    expect(prep.keptList(null, contentDigest(JSON.stringify(replaced)))).toEqual(replaced);
   });
 
   it('keeps the client-owned types a coding agent declares every turn (shell, apply_patch, local_shell, computer)', async () => {
@@ -171,8 +191,7 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     expect(prep.keptList('key_b', digest)).toBeUndefined();
     expect(prep.keptList(null, digest)).toBeUndefined();
     // Handed to the owner's next request as its own list (what the body parser does): its registry, parsed never again.
-    noteJsonSource(kept as JsonObject[], Buffer.from(text));
-    const registry = await prep.prepare(kept as JsonObject[], { ...ctx, owner: 'key_a' });
+    const registry = await prep.prepare(kept as JsonObject[], { ...ctx, owner: 'key_a', toolsSource: { value: kept, bytes: Buffer.from(text), digest } });
     expect(shape(registry)).toEqual(shape(await service().prep.prepare(tools(), ctx)));
     expect(functions.validated).toBe(2);
     // Not cacheable, or nothing kept at all: no list.
@@ -187,20 +206,20 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
   it("names an owner's lately used lists read from bodies, most recent first, at most four, and none of another owner's", async () => {
     const { prep } = service();
     const bodies: Buffer[] = [];
-    const fromBody = (list: JsonObject[]): { list: JsonObject[] } => {
+    /** The arguments of `prepare` for `list` read from a body of `owner`'s. */
+    const fromBody = (list: JsonObject[], owner: string): Parameters<ToolPreparationService['prepare']> => {
       const body = Buffer.from(`{"tools":${JSON.stringify(list)}}`);
       bodies.push(body);
-      // A view into the body, as the body guard notes it: the kept bytes must be a copy of their own.
+      // A view into the body, as the body guard reads it: the kept bytes must be a copy of their own.
       const bytes = body.subarray(9, body.length - 1);
       const parsed = JSON.parse(bytes.toString('utf8')) as JsonObject[];
-      noteJsonSource(parsed, bytes);
-      return { list: parsed };
+      return [parsed, { ...ctx, owner, toolsSource: { value: parsed, bytes, digest: contentDigest(bytes) } }];
     };
     const lists = ['a', 'b', 'c', 'd', 'e'].map((name) => [fn(name)]);
     expect(prep.recentLists('key_a')).toEqual([]);
-    for (const list of lists) await prep.prepare(fromBody(list).list, { ...ctx, owner: 'key_a' });
+    for (const list of lists) await prep.prepare(...fromBody(list, 'key_a'));
     // Used again: first.
-    await prep.prepare(fromBody(lists[2]).list, { ...ctx, owner: 'key_a' });
+    await prep.prepare(...fromBody(lists[2], 'key_a'));
     // The bodies are reused (the guard blanks kept lists in them): what is kept does not change with them.
     for (const body of bodies) body.fill(0x20);
     const recent = prep.recentLists('key_a');
@@ -213,8 +232,8 @@ describe('ToolPreparationService: the prepared-tools cache', () => {
     expect(prep.recentLists('key_c')).toEqual([]);
     // A list that left the cache is no longer named.
     const small = service({ tools: { declarationCacheEntries: 1 } }).prep;
-    await small.prepare(fromBody(lists[0]).list, { ...ctx, owner: 'key_a' });
-    await small.prepare(fromBody(lists[1]).list, { ...ctx, owner: 'key_b' });
+    await small.prepare(...fromBody(lists[0], 'key_a'));
+    await small.prepare(...fromBody(lists[1], 'key_b'));
     expect(small.recentLists('key_a')).toEqual([]);
     expect(small.recentLists('key_b')).toHaveLength(1);
   });

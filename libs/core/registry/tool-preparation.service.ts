@@ -3,7 +3,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool, ToolRequestContext } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
-import { contentDigest, jsonSourceOf } from '../protocol/json-source.js';
+import { contentDigest, type JsonSource } from '../protocol/json-source.js';
 import { freezeJson } from '../protocol/frozen-json.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
@@ -189,10 +189,12 @@ export class ToolPreparationService {
       trace?: RunTrace;
       /** The request's context for its tool types, shared with its calls' execution; made here when not given. */
       request?: ToolRequestContext;
+      /** The bytes `tools` was read from (`ResponseRequest.toolsSource`), used when its `value` is `tools`. */
+      toolsSource?: JsonSource;
     },
   ): Promise<ToolRegistry> {
     // The request's own declarations are checked first (kept or not), then those its history loaded.
-    const cached = this.fromCache(tools, ctx.owner ?? null);
+    const cached = this.fromCache(tools, ctx.owner ?? null, ctx.toolsSource?.value === tools ? ctx.toolsSource : undefined);
     const declarations = cached ? [] : this.validate(tools);
     const loaded = this.historyDeclarations(ctx.history, ctx.inputStart ?? 0);
     if (cached) return this.withLoaded(ToolRegistry.over(cached), loaded);
@@ -211,11 +213,10 @@ export class ToolPreparationService {
    * same errors as `validate` would on the request's list (same content,
    * same paths); a list that fails is not kept.
    */
-  private fromCache(tools: JsonObject[], owner: string | null): ToolRegistry | undefined {
+  private fromCache(tools: JsonObject[], owner: string | null, read: JsonSource | undefined): ToolRegistry | undefined {
     if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
     this.assertToolCount(tools);
-    // The bytes the body parser read the list from, else its serialization: either is its content.
-    const read = jsonSourceOf(tools);
+    // The bytes the body reader read the list from, else its serialization: either is its content.
     const source = read?.bytes ?? JSON.stringify(tools);
     const digest = read?.digest ?? contentDigest(source);
     const key = cacheKey(owner, digest);

@@ -41,7 +41,7 @@ export class InputTokensCounter {
       throw new InvalidRequestError("'previous_response_id' is not supported when counting: send the items to count as 'input'.", 'previous_response_id', 'unsupported_parameter');
     if (request.conversationId)
       throw new InvalidRequestError("'conversation' is not supported when counting: send the items to count as 'input'.", 'conversation', 'unsupported_parameter');
-    const registry = await this.preparation.prepare(request.tools, { history: request.input, signal, requestId: newId('count') });
+    const registry = await this.preparation.prepare(request.tools, { history: request.input, signal, requestId: newId('count'), toolsSource: request.toolsSource });
     const items: ModelItem[] = [];
     new HistoryTranslator(registry, this.explorer, this.reasoning).translate(request.input, items);
     const prompt: TokenizeRequest = { model: request.model, instructions: request.instructions, input: items, tools: registry.functions };

@@ -11,6 +11,7 @@ import { answerOverHttp, respondOverHttp, type HttpExchange } from '#edge/respon
 import { responsesSurface } from '#edge/responder/responses.surface.js';
 import { forwardedHeaders } from '#edge/request/forwarded-headers.js';
 import { requestOwner } from '#tool-sdk/routes/request-owner.js';
+import { scannedBodyOf } from '#tool-sdk/routes/scanned-body.js';
 import { GatewayRoutes } from '#tool-sdk/routes/gateway-routes.js';
 import { sendJson } from '#edge/response/send-json.js';
 import { reasoningEventsFor } from '#edge/request/reasoning-events.js';
@@ -43,7 +44,7 @@ export class ResponsesController {
   @Post('input_tokens')
   @HttpCode(200)
   async inputTokens(@Body() body: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const request = this.parser.parse(body, requestOwner(req));
+    const request = this.parser.parse(body, requestOwner(req), scannedBodyOf(req));
     const ac = new AbortController();
     res.on('close', () => ac.abort());
     const count = await this.counter.count(request, ac.signal);
@@ -54,7 +55,7 @@ export class ResponsesController {
   @Post()
   @HttpCode(200)
   create(@Body() body: unknown, @Req() req: Request, @Res() res: Response): HttpExchange {
-    const request = this.parser.parse(body, requestOwner(req));
+    const request = this.parser.parse(body, requestOwner(req), scannedBodyOf(req));
     request.forwardedHeaders = forwardedHeaders(req.headers, this.config.upstream.forwardHeaders ?? []);
     request[SERVED_REQUEST] = req;
     const reasoningEvents = reasoningEventsHeader(req);

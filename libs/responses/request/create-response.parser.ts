@@ -6,12 +6,13 @@ import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import { REASONING_SEALER, type ReasoningSealer } from '#core/loop/reasoning-sealer.interface.js';
 import { plainCreateFields, toCreateResponseDto } from './create-response.dto.js';
-import { isShapeChecked, jsonShapeViolation } from './json-shape.js';
+import { jsonShapeViolation } from './json-shape.js';
 import { shapeError } from './json-shape.scanner.js';
 import { parseInputItems } from './input-items.parser.js';
 import { parseMetadata } from './metadata.parser.js';
 import { requestBody, validateFields } from '#tool-sdk/routes/request-validation.js';
 import { assertStorableText } from '#tool-sdk/storable-text.js';
+import type { ScannedBody } from '#tool-sdk/routes/scanned-body.js';
 
 function unsupported(param: string, why: string): never {
   throw new InvalidRequestError(`'${param}' is not supported by this gateway: ${why}`, param, 'unsupported_parameter');
@@ -43,7 +44,9 @@ function servedTier(tier: string | null | undefined): string {
 /**
  * Turns a raw JSON body into a `ResponseRequest`, or a 400 that names the
  * offending field. Fields the gateway cannot honour are refused here, loudly,
- * rather than ignored.
+ * rather than ignored. `scanned` is what the HTTP body reader learnt of
+ * `body` from its bytes (`scannedBodyOf(req)`): the checks it answered are
+ * not run again, and the bytes of its `tools` go on with the request.
  */
 @Injectable()
 export class CreateResponseParser {
@@ -53,13 +56,14 @@ export class CreateResponseParser {
     @Optional() @Inject(REASONING_SEALER) private readonly reasoning?: ReasoningSealer,
   ) {}
 
-  parse(body: unknown, owner: string | null = null): ResponseRequest {
+  parse(body: unknown, owner: string | null = null, scanned?: ScannedBody): ResponseRequest {
     const raw = requestBody(body);
-    // The HTTP body parser already refused these on the bytes; frames and embedding hosts arrive here parsed.
-    const shape = isShapeChecked(raw) ? null : jsonShapeViolation(raw);
+    const read = scanned?.body === raw ? scanned : undefined;
+    // The HTTP body reader already refused these on the bytes; frames and embedding hosts arrive here parsed.
+    const shape = read ? null : jsonShapeViolation(raw);
     if (shape) throw shapeError(shape);
     // HTTP routes checked this in their guard; WebSocket frames and RPC requests are checked here.
-    assertStorableText(raw);
+    if (read?.storableText !== true) assertStorableText(raw);
     const dto = plainCreateFields(raw) ? toCreateResponseDto(raw) : validateFields(toCreateResponseDto(raw));
 
     if (raw.background === true && raw.store === false) {
@@ -81,7 +85,7 @@ export class CreateResponseParser {
       if (!previousResponseId && !conversationId) throw new InvalidRequestError("'input' is required.", 'input');
     }
 
-    return {
+    const request: ResponseRequest = {
       model,
       input: raw.input === undefined || raw.input === null ? [] : parseInputItems(raw.input, this.explorer, 'input', this.reasoning),
       instructions: dto.instructions ?? null,
@@ -115,6 +119,9 @@ export class CreateResponseParser {
       compactThreshold: this.compactThreshold(raw.context_management),
       generate: dto.generate ?? true,
     };
+    // `tools` is the body's own array (`this.tools` hands it on as it is), so its bytes describe it.
+    if (read?.tools && read.tools.value === raw.tools) request.toolsSource = read.tools;
+    return request;
   }
 
   /**

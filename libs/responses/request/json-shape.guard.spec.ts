@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
 import { hostileJsonShapeGuard, type KnownArray } from './json-shape.scanner.js';
-import { contentDigest, jsonSourceOf } from '#core/protocol/json-source.js';
+import { contentDigest } from '#core/protocol/json-source.js';
+import { SCANNED_BODY, scannedBodyOf } from '#tool-sdk/routes/scanned-body.js';
 import { freezeJson } from '#core/protocol/frozen-json.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 
@@ -18,6 +19,8 @@ async function serve(
   recentTools: readonly KnownArray[] = [],
   /** Runs between the scan and the parser: what the scan left on the request. */
   beforeParser?: (req: express.Request) => void,
+  /** The guard's hash of a `tools` array's bytes. */
+  digest: (bytes: Uint8Array) => string = contentDigest,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const guard = hostileJsonShapeGuard(
     3,
@@ -26,6 +29,7 @@ async function serve(
       res.end(JSON.stringify({ error: { message: err.message, param: err.param } }));
     },
     keptTools && { list: keptTools, recent: () => recentTools },
+    digest,
   );
   const app = express();
   app.use(guard.scanWhileReading);
@@ -127,6 +131,59 @@ describe('hostileJsonShapeGuard over HTTP', () => {
     }
   });
 
+  it("leaves on the request what a body's bytes showed, for that body only, its tools' bytes hashed once", async () => {
+    const hashed: string[] = [];
+    const digest = (bytes: Uint8Array) => {
+      hashed.push(Buffer.from(bytes).toString('utf8'));
+      return contentDigest(bytes);
+    };
+    const server = await serve(
+      (req) => {
+        const scanned = scannedBodyOf(req);
+        const tools = scanned?.tools;
+        return {
+          about: scanned?.body === req.body,
+          storable: scanned?.storableText ?? null,
+          toolsBytes: tools ? Buffer.from(tools.bytes).toString('utf8') : null,
+          toolsDigest: tools ? tools.digest : null,
+          toolsValue: tools ? tools.value === (req.body as { tools: unknown }).tools : null,
+        };
+      },
+      undefined,
+      [],
+      [],
+      undefined,
+      digest,
+    );
+    try {
+      const tools = '[{"type":"function","name":"a"}]';
+      // Small, announced, and large, read as it arrives: the same facts, the list hashed once per request.
+      for (const body of [`{"input":"hi","tools":${tools}}`, JSON.stringify({ input: 'x'.repeat(200_000), tools: JSON.parse(tools) as unknown })]) {
+        hashed.length = 0;
+        const answer = await postJson(server.url, body);
+        expect(await answer.json()).toEqual({ about: true, storable: true, toolsBytes: tools, toolsDigest: contentDigest(tools), toolsValue: true });
+        expect(hashed).toEqual([tools]);
+      }
+      hashed.length = 0;
+      const chunked = await postChunked(server.url, `{"tools":${tools}}`);
+      expect(JSON.parse(chunked.body)).toMatchObject({ about: true, storable: true, toolsBytes: tools });
+      expect(hashed).toEqual([tools]);
+      // An escape that could make NUL: the bytes do not vouch for the text, the walk decides.
+      const risky = await postJson(server.url, '{"input":"\\u0000"}');
+      expect(await risky.json()).toEqual({ about: true, storable: false, toolsBytes: null, toolsDigest: null, toolsValue: null });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('says nothing of a body replaced after it was read', () => {
+    const body = { input: 'read' };
+    const req = { body, [SCANNED_BODY]: { body, storableText: true } };
+    expect(scannedBodyOf(req)?.storableText).toBe(true);
+    req.body = { input: 'replaced by a later middleware' };
+    expect(scannedBodyOf(req)).toBeUndefined();
+  });
+
   describe('with kept tool lists', () => {
     const declarations = [
       { type: 'function', name: 'a', parameters: { type: 'object' } },
@@ -135,10 +192,12 @@ describe('hostileJsonShapeGuard over HTTP', () => {
     const toolsJson = JSON.stringify(declarations);
     const kept = freezeJson(structuredClone(declarations));
     const post = (url: string, body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    /** What the handler sees: whether `tools` is the kept list itself, and the bytes noted as its source. */
+    /** What the handler sees: whether `tools` is the kept list itself, and the bytes the request says it was read from. */
     const seen = (req: express.Request) => {
       const body = req.body as { tools: unknown[]; input?: unknown };
-      return { isKept: body.tools === kept, tools: body.tools, input: body.input ?? null, source: Buffer.from(jsonSourceOf(body.tools)!.bytes).toString('utf8') };
+      const source = scannedBodyOf(req)!.tools!;
+      expect(source.value).toBe(body.tools);
+      return { isKept: body.tools === kept, tools: body.tools, input: body.input ?? null, source: Buffer.from(source.bytes).toString('utf8') };
     };
 
     it('hands a request the kept list for its bytes, noting the bytes as they were sent', async () => {
@@ -174,7 +233,7 @@ describe('hostileJsonShapeGuard over HTTP', () => {
       let sourceBytes: Uint8Array | undefined;
       const server = await serve(
         (req) => {
-          sourceBytes = jsonSourceOf((req.body as { tools: unknown[] }).tools)?.bytes;
+          sourceBytes = scannedBodyOf(req)?.tools?.bytes;
           return seen(req);
         },
         (_req, digest) => {

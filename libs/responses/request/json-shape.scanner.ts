@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
-import { noteStorableBody, utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
-import { MAX_OBJECT_KEYS, noteShapeChecked, type JsonShapeViolation } from './json-shape.js';
-import { contentDigest, noteJsonSource } from '#core/protocol/json-source.js';
+import { utf8BytesAreStorable } from '#tool-sdk/storable-text.js';
+import { SCANNED_BODY, type JsonSource, type ScannedRequest } from '#tool-sdk/routes/scanned-body.js';
+import { MAX_OBJECT_KEYS, type JsonShapeViolation } from './json-shape.js';
+import { contentDigest } from '#core/protocol/json-source.js';
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '#core/protocol/json-chars.js';
 
 export interface JsonShapeLimits {
@@ -319,10 +320,13 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * end. `verify` is the parser's hook: it refuses such a body before it is
  * parsed, and scans a compressed body, whose chunks on the wire are not JSON,
  * once inflated. body-parser passes that error on with its own status.
- * `noteParsed`, mounted right after the parser, marks a body that passed
- * `verify` as shape-checked, and as storable text when its bytes show no
- * escape that could make NUL or a lone surrogate, so the later walks over
- * the parsed object (the text-integrity guard, the create parser) are skipped.
+ * `noteParsed`, mounted right after the parser, leaves what the bytes showed
+ * on the request beside the parsed body (`ScannedBody`, tool-sdk/routes/scanned-body.ts):
+ * that it passed the shape limits, whether its bytes could hold unstorable
+ * text (no escape that could make NUL or a lone surrogate), and the bytes
+ * of its `tools` array, so the later walks over the parsed object (the
+ * text-integrity guard, the create parser) and the tool preparation's hash
+ * are skipped by whoever reads it.
  *
  * `keptTools.list` (the tool preparation's `keptList`, for the request's
  * owner) gives the parsed, frozen declarations of a `tools` array whose bytes
@@ -334,6 +338,9 @@ export function shapeError(shape: JsonShapeViolation): InvalidRequestError {
  * declarations again, and `noteParsed` puts the kept list in its place. An
  * agent sends the same list on every turn; parsing it was a tenth of such a
  * request's CPU.
+ *
+ * `digest` hashes a `tools` array's bytes (`contentDigest`); given, so that a
+ * test can count that a request's list is hashed once.
  */
 export function hostileJsonShapeGuard(
   maxTools: number,
@@ -343,6 +350,7 @@ export function hostileJsonShapeGuard(
     /** The bytes of the lists kept lately for the request's owner, compared instead of scanned. */
     recent: (req: IncomingMessage) => readonly KnownArray[];
   },
+  digest: (bytes: Uint8Array) => string = contentDigest,
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
@@ -351,12 +359,6 @@ export function hostileJsonShapeGuard(
   blankedSpan: (req: IncomingMessage) => { start: number; end: number } | undefined;
 } {
   const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
-  /** Bodies being scanned as they arrive, with the way to stop listening once the body is complete. */
-  const scanners = new WeakMap<IncomingMessage, { scanner: JsonShapeScanner; stop: () => void }>();
-  /** Requests whose body passed `verify`: true when its bytes are also known to be storable text. */
-  const verified = new WeakMap<IncomingMessage, boolean>();
-  /** A verified body's top-level `tools` array: its bytes, their digest, and the kept list for them if any. */
-  const toolsRead = new WeakMap<IncomingMessage, ToolsSource>();
   const newScanner = (req: IncomingMessage) => new JsonShapeScanner(limits, keptTools && { tools: () => keptTools.recent(req) });
   return {
     scanWhileReading(req, res, next) {
@@ -374,18 +376,19 @@ export function hostileJsonShapeGuard(
         };
         // The parser, mounted next, adds its own listener in the same tick, so both see every chunk.
         req.on('data', onData);
-        scanners.set(req, { scanner, stop: () => req.off('data', onData) });
+        (req as GuardedRequest)[SCANNING] = { scanner, stop: () => req.off('data', onData) };
       }
       next();
     },
     verify(req, _res, body, encoding) {
+      const guarded = req as GuardedRequest;
       // The body is complete: a scan that ran while it arrived lets go of the request, which a
       // stream keeps open for as long as it runs.
-      const reading = scanners.get(req);
+      const reading = guarded[SCANNING];
       let scanner: JsonShapeScanner;
       if (reading) {
         reading.stop();
-        scanners.delete(req);
+        guarded[SCANNING] = undefined;
         scanner = reading.scanner;
       } else {
         scanner = newScanner(req);
@@ -394,31 +397,52 @@ export function hostileJsonShapeGuard(
       if (scanner.result) throw shapeError(scanner.result);
       // The byte tests hold for UTF-8 only; another charset's bytes are decoded first, then walked.
       const utf8 = encoding.toLowerCase() === 'utf-8';
-      verified.set(req, utf8 && utf8BytesAreStorable(body));
-      const tools = utf8 ? scanner.span('tools') : undefined;
-      if (tools) toolsRead.set(req, readTools(body, tools, scanner.knownArray('tools'), keptTools && ((digest) => keptTools.list(req, digest))));
+      const span = utf8 ? scanner.span('tools') : undefined;
+      guarded[VERIFIED] = {
+        storableText: utf8 && utf8BytesAreStorable(body),
+        tools: span && readTools(body, span, scanner.knownArray('tools'), digest, keptTools && ((d) => keptTools.list(req, d))),
+      };
     },
     noteParsed(req, _res, next) {
-      const storable = verified.get(req);
-      if (storable !== undefined) {
-        verified.delete(req);
-        noteShapeChecked(req.body);
-        if (storable) noteStorableBody(req.body);
+      const guarded = req as GuardedRequest;
+      const verified = guarded[VERIFIED];
+      if (verified !== undefined) {
+        guarded[VERIFIED] = undefined;
         const body = req.body as { tools?: unknown } | null;
-        const read = toolsRead.get(req);
-        toolsRead.delete(req);
-        if (read && body && Array.isArray(body.tools)) {
-          // The body's last `tools` key is the one scanned and blanked, and JSON keeps a repeated key's last value.
-          if (read.kept) body.tools = read.kept;
-          noteJsonSource(body.tools as unknown[], read.bytes, read.digest);
+        if (body !== null && typeof body === 'object') {
+          const read = verified.tools;
+          let tools: JsonSource | undefined;
+          if (read && Array.isArray(body.tools)) {
+            // The body's last `tools` key is the one scanned and blanked, and JSON keeps a repeated key's last value.
+            if (read.kept) body.tools = read.kept;
+            tools = { value: body.tools as unknown[], bytes: read.bytes, digest: read.digest };
+          }
+          guarded[SCANNED_BODY] = { body, storableText: verified.storableText, tools };
         }
       }
       next();
     },
     blankedSpan(req) {
-      return toolsRead.get(req)?.blanked;
+      return (req as GuardedRequest)[VERIFIED]?.tools?.blanked;
     },
   };
+}
+
+/**
+ * The guard's steps are express middleware and the body parser's hook,
+ * which share nothing but the request: each hands the next what it found
+ * on the request itself. While the body arrives, the scan reading it
+ * (`SCANNING`); once `verify` passed it, what its bytes showed (`VERIFIED`);
+ * once parsed, the `ScannedBody` the rest of the gateway reads.
+ */
+const SCANNING = 'switchyardShapeScan';
+const VERIFIED = 'switchyardVerifiedBody';
+
+interface GuardedRequest extends IncomingMessage, ScannedRequest {
+  /** A body being scanned as it arrives, with the way to stop listening once it is complete. */
+  [SCANNING]?: { scanner: JsonShapeScanner; stop: () => void };
+  /** A body that passed `verify`, not parsed yet. */
+  [VERIFIED]?: { storableText: boolean; tools: ToolsSource | undefined };
 }
 
 interface ToolsSource {
@@ -436,9 +460,15 @@ interface ToolsSource {
  * Bytes the scan found equal to a known array are not hashed or copied
  * again: the known array's digest and bytes are theirs.
  */
-function readTools(body: Buffer, span: { start: number; end: number }, known: KnownArray | undefined, keptTools?: (digest: string) => readonly object[] | undefined): ToolsSource {
+function readTools(
+  body: Buffer,
+  span: { start: number; end: number },
+  known: KnownArray | undefined,
+  digestOf: (bytes: Uint8Array) => string,
+  keptTools?: (digest: string) => readonly object[] | undefined,
+): ToolsSource {
   const bytes = body.subarray(span.start, span.end);
-  const digest = known?.digest ?? contentDigest(bytes);
+  const digest = known?.digest ?? digestOf(bytes);
   const kept = keptTools?.(digest);
   if (!kept) return { bytes, digest };
   const own = known?.bytes ?? Buffer.from(bytes);

@@ -34,21 +34,6 @@ function pathOf(frame: Frame): string | null {
 }
 
 /**
- * Parsed bodies whose bytes the HTTP body parser's hook already scanned
- * against the default limits (json-shape.scanner.ts): the parser skips its
- * walk over them. Keyed by the parsed object, set right after parsing.
- */
-const shapeCheckedBodies = new WeakSet<object>();
-
-export function noteShapeChecked(body: unknown): void {
-  if (body !== null && typeof body === 'object') shapeCheckedBodies.add(body);
-}
-
-export function isShapeChecked(body: unknown): boolean {
-  return body !== null && typeof body === 'object' && shapeCheckedBodies.has(body);
-}
-
-/**
  * The first way `value` is too deep or too wide for the gateway, or null.
  * One iterative pass, linear in the size of the value, never recursing.
  */

@@ -1,6 +1,7 @@
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { assertStorableText } from '../storable-text.js';
+import { scannedBodyOf } from './scanned-body.js';
 
 /**
  * Every gateway route (`@GatewayRoutes()`) refuses NUL and unpaired
@@ -8,7 +9,9 @@ import { assertStorableText } from '../storable-text.js';
  * the field, before the controller runs: a lookup, a save or a model run
  * never sees text that one store keeps and the other refuses. Runs after
  * routing, so that a path id is named by its route parameter. Multipart
- * bodies are read by their routes, which check their own fields.
+ * bodies are read by their routes, which check their own fields. A body
+ * whose bytes the body reader found free of such escapes (`ScannedBody`) is
+ * not walked again.
  */
 export class TextIntegrityGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
@@ -16,7 +19,7 @@ export class TextIntegrityGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     for (const [name, value] of Object.entries(req.params ?? {})) assertStorableText(value, name);
     assertStorableText(req.query ?? {});
-    if (req.body !== undefined) assertStorableText(req.body);
+    if (req.body !== undefined && scannedBodyOf(req)?.storableText !== true) assertStorableText(req.body);
     return true;
   }
 }

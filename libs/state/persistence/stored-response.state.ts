@@ -3,17 +3,19 @@ import { conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors
 import type { PriorState, PublicToolChoice, ResponseRequest } from '#core/loop/response-request.js';
 import type { CompletedRun, ResponseStateStore } from '#core/loop/response-state.interface.js';
 import type { JsonObject, ModelItem, PublicItem } from '#tool-sdk/items.js';
-import { STATE_STORE, type StateStore, type StoredResponse } from '#storage/index.js';
+import { DEFAULT_CHAIN_DEPTH, STATE_STORE, type StateStore, type StoredResponse } from '#storage/index.js';
 import { CompactionService } from '../compaction/compaction.service.js';
 import { readConversationItems } from './conversation-items.util.js';
 import { resolveItemReferences } from './item-references.util.js';
 import { storableTools } from './tool-declarations.util.js';
+import { BASE_MODEL_ITEMS, extendChain, PreparedChainCache, prepareChain, type PreparedChain } from './prepared-chain.cache.js';
 
 /**
- * `extra` key of a response whose run continued from a compacted transcript:
- * those model items stand in for everything before the response in its chain.
+ * How many items (model and public, summed over chains) this process keeps prepared. Chains that
+ * extend one another share their items, so this bounds the arrays, and the items held alive by
+ * chains no longer continued.
  */
-const BASE_MODEL_ITEMS = 'baseModelItems';
+const PREPARED_CHAIN_ITEMS = 20_000;
 
 function outputOf(response: JsonObject): PublicItem[] {
   return Array.isArray(response.output) ? (response.output as PublicItem[]) : [];
@@ -27,6 +29,8 @@ function outputOf(response: JsonObject): PublicItem[] {
  */
 @Injectable()
 export class StoredResponseState implements ResponseStateStore {
+  private readonly chains = new PreparedChainCache(PREPARED_CHAIN_ITEMS, DEFAULT_CHAIN_DEPTH);
+
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,
     private readonly compaction: CompactionService,
@@ -44,23 +48,12 @@ export class StoredResponseState implements ResponseStateStore {
   /** The stored state a request continues from, oldest first; null when it starts afresh. */
   async rehydrate(request: Pick<ResponseRequest, 'previousResponseId' | 'conversationId' | 'owner'>): Promise<PriorState | null> {
     if (request.previousResponseId) {
-      const chain = await this.store.getChain(request.previousResponseId, request.owner);
-      if (!chain || chain.length === 0) throw previousResponseNotFound(request.previousResponseId);
-      let modelItems: ModelItem[] = [];
-      const publicItems: PublicItem[] = [];
-      for (const stored of chain) {
-        const base = stored.extra?.[BASE_MODEL_ITEMS];
-        if (Array.isArray(base)) modelItems = [...(base as ModelItem[])];
-        modelItems.push(...stored.modelItems);
-        // Input and output both: MCP discovery is not repeated and approval requests are found.
-        publicItems.push(...stored.inputItems, ...outputOf(stored.response));
-      }
-      const head = chain[chain.length - 1];
+      const chain = await this.preparedChain(request.previousResponseId, request.owner);
       return {
-        modelItems,
-        publicItems,
-        tools: head.tools,
-        toolChoice: (head.toolChoice ?? undefined) as PublicToolChoice | undefined,
+        modelItems: chain.modelItems as ModelItem[],
+        publicItems: chain.publicItems as PublicItem[],
+        tools: chain.tools,
+        toolChoice: (chain.toolChoice ?? undefined) as PublicToolChoice | undefined,
       };
     }
     if (request.conversationId) {
@@ -69,6 +62,36 @@ export class StoredResponseState implements ResponseStateStore {
       return { modelItems: [], publicItems: items, untranslated: items };
     }
     return null;
+  }
+
+  /**
+   * The chain ending at `id`, prepared: kept from an earlier request on this
+   * process when the store confirms all of it is still there; else the head
+   * alone read and appended to its parent's kept chain (a client continuing
+   * the response it was just given); else the whole chain read.
+   */
+  private async preparedChain(id: string, owner: string | null): Promise<PreparedChain> {
+    const kept = this.chains.get(id, owner);
+    if (kept && (await this.intact(kept))) return kept;
+    if (this.store.responsesPresent) {
+      const [head] = (await this.store.getChain(id, owner, 1)) ?? [];
+      if (!head) throw previousResponseNotFound(id);
+      const parent = head.previousResponseId === null ? undefined : this.chains.get(head.previousResponseId, owner);
+      if (parent && this.chains.canExtend(parent) && (await this.intact(parent))) {
+        const chain = extendChain(parent, head);
+        this.chains.set(chain);
+        return chain;
+      }
+    }
+    const stored = await this.store.getChain(id, owner);
+    if (!stored || stored.length === 0) throw previousResponseNotFound(id);
+    const chain = prepareChain(stored);
+    if (this.store.responsesPresent) this.chains.set(chain);
+    return chain;
+  }
+
+  private async intact(chain: PreparedChain): Promise<boolean> {
+    return (await this.store.responsesPresent?.(chain.ids, chain.owner)) ?? false;
   }
 
   async resolveReferences(request: ResponseRequest): Promise<PublicItem[]> {

@@ -1,0 +1,123 @@
+import type { ModelItem, PublicItem, JsonObject } from '#tool-sdk/items.js';
+import type { StoredResponse } from '#storage/index.js';
+
+/**
+ * `extra` key of a response whose run continued from a compacted transcript:
+ * those model items stand in for everything before the response in its chain.
+ */
+export const BASE_MODEL_ITEMS = 'baseModelItems';
+
+/**
+ * A `previous_response_id` chain as the loop needs it: every response's model
+ * items and public items, oldest first, and the head's tools. What a
+ * continuation used to rebuild from the stored JSON of every earlier response,
+ * on each turn.
+ */
+export interface PreparedChain {
+  owner: string | null;
+  /** The chain's response ids, oldest first: what must still be stored for it to hold. */
+  ids: readonly string[];
+  /** The oldest response continues nothing: the chain is whole, not cut short by the store's walk. */
+  whole: boolean;
+  modelItems: readonly ModelItem[];
+  publicItems: readonly PublicItem[];
+  tools: JsonObject[];
+  toolChoice: unknown;
+}
+
+function outputOf(response: JsonObject): PublicItem[] {
+  return Array.isArray(response.output) ? (response.output as PublicItem[]) : [];
+}
+
+/** The chain `start` (possibly none) followed by `stored`: a left fold, so extending a prepared chain equals preparing it whole. */
+export function extendChain(start: PreparedChain | undefined, stored: StoredResponse): PreparedChain {
+  const base = stored.extra?.[BASE_MODEL_ITEMS];
+  const earlier = Array.isArray(base) ? (base as ModelItem[]) : (start?.modelItems ?? []);
+  return {
+    owner: stored.owner,
+    ids: [...(start?.ids ?? []), stored.id],
+    whole: start ? start.whole : stored.previousResponseId === null,
+    modelItems: [...earlier, ...stored.modelItems],
+    // Input and output both: MCP discovery is not repeated and approval requests are found.
+    publicItems: [...(start?.publicItems ?? []), ...stored.inputItems, ...outputOf(stored.response)],
+    tools: stored.tools,
+    toolChoice: stored.toolChoice,
+  };
+}
+
+export function prepareChain(chain: readonly StoredResponse[]): PreparedChain {
+  let prepared: PreparedChain | undefined;
+  for (const stored of chain) prepared = extendChain(prepared, stored);
+  return prepared!;
+}
+
+/**
+ * Objects shared by every later request on the chain: frozen, so a run that
+ * changed one in place would fail loudly instead of altering another's history.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as object)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Prepared chains of this process by head response id, least recently used
+ * dropped first, bounded by the items they hold. A cache only: the store stays
+ * the record, and an entry is used only after the store confirms that every
+ * response of the chain is still there for the same owner (stored responses
+ * never change, they can only be deleted or moved to another key), so a chain
+ * continued on another worker or replica reads the same history from the
+ * store. Chains the store's walk cut short (an ancestor gone, or the depth
+ * bound) are not kept: their extension would differ from a fresh walk.
+ */
+export class PreparedChainCache {
+  private readonly entries = new Map<string, PreparedChain>();
+  private items = 0;
+
+  constructor(
+    private readonly maxItems: number,
+    private readonly maxDepth: number,
+  ) {}
+
+  get(id: string, owner: string | null): PreparedChain | undefined {
+    const entry = this.entries.get(id);
+    if (!entry || entry.owner !== owner) return undefined;
+    // Most recently used last.
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry;
+  }
+
+  /** Whether a chain one response longer than `chain` may still be kept (the store would walk it whole). */
+  canExtend(chain: PreparedChain): boolean {
+    return chain.whole && chain.ids.length < this.maxDepth;
+  }
+
+  set(chain: PreparedChain): void {
+    if (!chain.whole || chain.ids.length > this.maxDepth) return;
+    const size = sizeOf(chain);
+    if (size > this.maxItems) return;
+    const head = chain.ids[chain.ids.length - 1];
+    this.delete(head);
+    this.entries.set(head, deepFreeze(chain));
+    this.items += size;
+    for (const id of this.entries.keys()) {
+      if (this.items <= this.maxItems) break;
+      this.delete(id);
+    }
+  }
+
+  delete(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    this.items -= sizeOf(entry);
+  }
+}
+
+function sizeOf(chain: PreparedChain): number {
+  return chain.modelItems.length + chain.publicItems.length;
+}

@@ -81,7 +81,8 @@ describe('prepared chains', () => {
   it('does not keep or extend a chain the store would cut at its depth bound', () => {
     const cache = new PreparedChainCache(100, 2);
     const two = prepareChain(chainOf(2));
-    expect(cache.canExtend(two)).toBe(false);
+    expect(cache.canExtend(two, 1)).toBe(false);
+    expect(cache.canExtend(prepareChain(chainOf(1)), 1)).toBe(true);
     cache.set(prepareChain(chainOf(3)));
     cache.set(two);
     expect(cache.get(two.ids[1], 'o')).toBe(two);

@@ -36,7 +36,8 @@ export function extendChain(start: PreparedChain | undefined, stored: StoredResp
   return {
     owner: stored.owner,
     ids: [...(start?.ids ?? []), stored.id],
-    whole: start ? start.whole : stored.previousResponseId === null,
+    // Absent or null: a record written by another store may carry either.
+    whole: start ? start.whole : !stored.previousResponseId,
     modelItems: [...earlier, ...stored.modelItems],
     // Input and output both: MCP discovery is not repeated and approval requests are found.
     publicItems: [...(start?.publicItems ?? []), ...stored.inputItems, ...outputOf(stored.response)],
@@ -91,9 +92,9 @@ export class PreparedChainCache {
     return entry;
   }
 
-  /** Whether a chain one response longer than `chain` may still be kept (the store would walk it whole). */
-  canExtend(chain: PreparedChain): boolean {
-    return chain.whole && chain.ids.length < this.maxDepth;
+  /** Whether `chain` made `by` responses longer may still be kept (the store would walk it whole). */
+  canExtend(chain: PreparedChain, by: number): boolean {
+    return chain.whole && chain.ids.length + by <= this.maxDepth;
   }
 
   set(chain: PreparedChain): void {

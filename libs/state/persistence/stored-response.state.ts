@@ -17,6 +17,13 @@ import { BASE_MODEL_ITEMS, extendChain, PreparedChainCache, prepareChain, type P
  */
 const PREPARED_CHAIN_ITEMS = 20_000;
 
+/**
+ * How many of a chain's newest responses a continuation reads before looking
+ * for a kept chain they extend: the turns between two requests of one client
+ * that another worker or replica served.
+ */
+const RECENT_TURNS = 4;
+
 function outputOf(response: JsonObject): PublicItem[] {
   return Array.isArray(response.output) ? (response.output as PublicItem[]) : [];
 }
@@ -66,27 +73,42 @@ export class StoredResponseState implements ResponseStateStore {
 
   /**
    * The chain ending at `id`, prepared: kept from an earlier request on this
-   * process when the store confirms all of it is still there; else the head
-   * alone read and appended to its parent's kept chain (a client continuing
-   * the response it was just given); else the whole chain read.
+   * process when the store confirms all of it is still there; else its last
+   * few responses read and appended to the kept chain of the one before them
+   * (a client continuing the response it was just given, whichever worker
+   * served the turns between); else the whole chain read.
    */
   private async preparedChain(id: string, owner: string | null): Promise<PreparedChain> {
+    if (!this.store.responsesPresent) return prepareChain(await this.storedChain(id, owner));
     const kept = this.chains.get(id, owner);
     if (kept && (await this.intact(kept))) return kept;
-    if (this.store.responsesPresent) {
-      const [head] = (await this.store.getChain(id, owner, 1)) ?? [];
-      if (!head) throw previousResponseNotFound(id);
-      const parent = head.previousResponseId === null ? undefined : this.chains.get(head.previousResponseId, owner);
-      if (parent && this.chains.canExtend(parent) && (await this.intact(parent))) {
-        const chain = extendChain(parent, head);
-        this.chains.set(chain);
-        return chain;
-      }
+    const recent = await this.storedChain(id, owner, RECENT_TURNS);
+    const oldest = recent[0];
+    // The walk reached the chain's start, or stopped where the store's full walk stops too.
+    const complete = !oldest.previousResponseId || recent.length < RECENT_TURNS;
+    let chain: PreparedChain | undefined;
+    if (complete) chain = prepareChain(recent);
+    else {
+      const base = this.extendable(recent, owner);
+      if (base && (await this.intact(base.chain))) chain = recent.slice(base.from).reduce(extendChain, base.chain);
     }
-    const stored = await this.store.getChain(id, owner);
-    if (!stored || stored.length === 0) throw previousResponseNotFound(id);
-    const chain = prepareChain(stored);
-    if (this.store.responsesPresent) this.chains.set(chain);
+    chain ??= prepareChain(await this.storedChain(id, owner));
+    this.chains.set(chain);
+    return chain;
+  }
+
+  /** The newest kept chain that `recent` (oldest first) continues, and where in `recent` its continuation starts. */
+  private extendable(recent: readonly StoredResponse[], owner: string | null): { chain: PreparedChain; from: number } | undefined {
+    for (let i = recent.length - 1; i >= 0; i--) {
+      const chain = this.chains.get(i === 0 ? recent[0].previousResponseId! : recent[i - 1].id, owner);
+      if (chain && this.chains.canExtend(chain, recent.length - i)) return { chain, from: i };
+    }
+    return undefined;
+  }
+
+  private async storedChain(id: string, owner: string | null, maxDepth?: number): Promise<StoredResponse[]> {
+    const chain = await this.store.getChain(id, owner, maxDepth);
+    if (!chain || chain.length === 0) throw previousResponseNotFound(id);
     return chain;
   }
 

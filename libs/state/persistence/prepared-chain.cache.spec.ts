@@ -49,27 +49,34 @@ describe('prepared chains', () => {
     expect(prepareChain([first, second]).modelItems).toEqual([...base, ...second.modelItems]);
   });
 
-  it('keeps only whole chains, for their owner, and drops the least recently used past its item budget', () => {
-    const cache = new PreparedChainCache(12, 1000);
+  it('keeps only whole chains, for their owner, and drops the least recently used past its size budget', () => {
+    const probe = new PreparedChainCache(Number.MAX_SAFE_INTEGER, 1000);
+    probe.set(prepareChain(chainOf(1)));
+    const one = probe.heldSize;
+    expect(one).toBeGreaterThan(0);
+
+    const cache = new PreparedChainCache(Math.floor(2.5 * one), 1000);
     const cut = chainOf(3).slice(1);
     cache.set(prepareChain(cut));
     expect(cache.get(cut[1].id, 'o')).toBeUndefined();
+    expect(cache.heldSize).toBe(0);
 
-    const first = prepareChain(chainOf(1));
-    const second = prepareChain(chainOf(1));
-    const third = prepareChain(chainOf(1));
+    const [first, second, third] = [prepareChain(chainOf(1)), prepareChain(chainOf(1)), prepareChain(chainOf(1))];
     for (const chain of [first, second]) cache.set(chain);
     expect(cache.get(first.ids[0], 'someone else')).toBeUndefined();
     expect(cache.get(first.ids[0], 'o')).toBe(first);
-    // 4 items each: the third goes past 12 and the least recently used (second) is dropped.
+    // A third goes past the budget: the least recently used (second) is dropped.
     cache.set(third);
-    cache.set(prepareChain(chainOf(1)));
     expect(cache.get(second.ids[0], 'o')).toBeUndefined();
     expect(cache.get(first.ids[0], 'o')).toBe(first);
+    expect(cache.get(third.ids[0], 'o')).toBe(third);
+    // A chain larger than the whole budget is not kept.
+    cache.set(prepareChain(chainOf(3)));
+    expect(cache.get(third.ids[0], 'o')).toBe(third);
   });
 
   it('freezes what it keeps, so a run changing an item in place fails instead of altering later history', () => {
-    const cache = new PreparedChainCache(100, 1000);
+    const cache = new PreparedChainCache(Number.MAX_SAFE_INTEGER, 1000);
     const chain = prepareChain(chainOf(1));
     cache.set(chain);
     expect(() => (chain.modelItems as unknown[]).push({})).toThrow(TypeError);
@@ -79,7 +86,7 @@ describe('prepared chains', () => {
   });
 
   it('does not keep or extend a chain the store would cut at its depth bound', () => {
-    const cache = new PreparedChainCache(100, 2);
+    const cache = new PreparedChainCache(Number.MAX_SAFE_INTEGER, 2);
     const two = prepareChain(chainOf(2));
     expect(cache.canExtend(two, 1)).toBe(false);
     expect(cache.canExtend(prepareChain(chainOf(1)), 1)).toBe(true);

@@ -52,16 +52,44 @@ export function prepareChain(chain: readonly StoredResponse[]): PreparedChain {
   return prepared!;
 }
 
+/** About how much memory an item holds (characters of its strings, a few words per slot), reckoned once as it is frozen. */
+const itemSizes = new WeakMap<object, number>();
+
 /**
- * Objects shared by every later request on the chain: frozen, so a run that
- * changed one in place would fail loudly instead of altering another's history.
+ * Freezes a kept item all the way down and reckons its size: requests share
+ * it from now on, so a run that changed one in place fails loudly instead of
+ * altering another request's history.
  */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as object)) deepFreeze(v);
+function freezeItem(item: object): number {
+  let size = itemSizes.get(item);
+  if (size !== undefined) return size;
+  size = 0;
+  const stack: unknown[] = [item];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += v.length + 16;
+    else if (v !== null && typeof v === 'object') {
+      size += 16;
+      Object.freeze(v);
+      for (const child of Object.values(v)) stack.push(child);
+    } else size += 8;
   }
-  return value;
+  itemSizes.set(item, size);
+  return size;
+}
+
+/** Freezes a chain and its items; gives its size (items a chain shares with another are counted in both). */
+function freezeChain(chain: PreparedChain): number {
+  let size = 0;
+  for (const item of chain.modelItems) size += freezeItem(item);
+  for (const item of chain.publicItems) size += freezeItem(item);
+  for (const tool of chain.tools) freezeItem(tool);
+  Object.freeze(chain.modelItems);
+  Object.freeze(chain.publicItems);
+  Object.freeze(chain.tools);
+  Object.freeze(chain.ids);
+  Object.freeze(chain);
+  return size;
 }
 
 /**
@@ -73,23 +101,29 @@ function deepFreeze<T>(value: T): T {
  * continued on another worker or replica reads the same history from the
  * store. Chains the store's walk cut short (an ancestor gone, or the depth
  * bound) are not kept: their extension would differ from a fresh walk.
+ * Bounded by the approximate memory of the items (`maxSize`, characters).
  */
 export class PreparedChainCache {
-  private readonly entries = new Map<string, PreparedChain>();
-  private items = 0;
+  private readonly entries = new Map<string, { chain: PreparedChain; size: number }>();
+  private size = 0;
 
   constructor(
-    private readonly maxItems: number,
+    private readonly maxSize: number,
     private readonly maxDepth: number,
   ) {}
 
+  /** The reckoned size of the chains kept (tests read it). */
+  get heldSize(): number {
+    return this.size;
+  }
+
   get(id: string, owner: string | null): PreparedChain | undefined {
     const entry = this.entries.get(id);
-    if (!entry || entry.owner !== owner) return undefined;
+    if (!entry || entry.chain.owner !== owner) return undefined;
     // Most recently used last.
     this.entries.delete(id);
     this.entries.set(id, entry);
-    return entry;
+    return entry.chain;
   }
 
   /** Whether `chain` made `by` responses longer may still be kept (the store would walk it whole). */
@@ -99,14 +133,14 @@ export class PreparedChainCache {
 
   set(chain: PreparedChain): void {
     if (!chain.whole || chain.ids.length > this.maxDepth) return;
-    const size = sizeOf(chain);
-    if (size > this.maxItems) return;
+    const size = freezeChain(chain);
+    if (size > this.maxSize) return;
     const head = chain.ids[chain.ids.length - 1];
     this.delete(head);
-    this.entries.set(head, deepFreeze(chain));
-    this.items += size;
+    this.entries.set(head, { chain, size });
+    this.size += size;
     for (const id of this.entries.keys()) {
-      if (this.items <= this.maxItems) break;
+      if (this.size <= this.maxSize) break;
       this.delete(id);
     }
   }
@@ -115,10 +149,6 @@ export class PreparedChainCache {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
-    this.items -= sizeOf(entry);
+    this.size -= entry.size;
   }
-}
-
-function sizeOf(chain: PreparedChain): number {
-  return chain.modelItems.length + chain.publicItems.length;
 }

@@ -11,11 +11,12 @@ import { storableTools } from './tool-declarations.util.js';
 import { BASE_MODEL_ITEMS, extendChain, PreparedChainCache, prepareChain, type PreparedChain } from './prepared-chain.cache.js';
 
 /**
- * How many items (model and public, summed over chains) this process keeps prepared. Chains that
- * extend one another share their items, so this bounds the arrays, and the items held alive by
- * chains no longer continued.
+ * About how much memory (characters of the items' strings) the chains this
+ * process keeps prepared may hold: a chain of 20 short turns is some 10 KB, so
+ * hundreds of conversations, while a few long agent transcripts with large
+ * tool outputs push each other out rather than grow a worker.
  */
-const PREPARED_CHAIN_ITEMS = 20_000;
+const PREPARED_CHAIN_SIZE = 8 * 1024 * 1024;
 
 /**
  * How many of a chain's newest responses a continuation reads before looking
@@ -36,7 +37,7 @@ function outputOf(response: JsonObject): PublicItem[] {
  */
 @Injectable()
 export class StoredResponseState implements ResponseStateStore {
-  private readonly chains = new PreparedChainCache(PREPARED_CHAIN_ITEMS, DEFAULT_CHAIN_DEPTH);
+  private readonly chains = new PreparedChainCache(PREPARED_CHAIN_SIZE, DEFAULT_CHAIN_DEPTH);
 
   constructor(
     @Inject(STATE_STORE) private readonly store: StateStore,
@@ -90,7 +91,11 @@ export class StoredResponseState implements ResponseStateStore {
     if (complete) chain = prepareChain(recent);
     else {
       const base = this.extendable(recent, owner);
-      if (base && (await this.intact(base.chain))) chain = recent.slice(base.from).reduce(extendChain, base.chain);
+      if (base && (await this.intact(base.chain))) {
+        chain = recent.slice(base.from).reduce(extendChain, base.chain);
+        // The longer chain holds all of it: one entry per chain a client moves along, not one per turn.
+        this.chains.delete(base.chain.ids[base.chain.ids.length - 1]);
+      }
     }
     chain ??= prepareChain(await this.storedChain(id, owner));
     this.chains.set(chain);

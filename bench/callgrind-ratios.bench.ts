@@ -4,7 +4,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { ChildService } from './lib/child-service.js';
 import { runLoad } from './lib/load-generator.js';
-import { ratioCases } from './lib/ratio-cases.js';
+import { chainCases, chainTurnBody, continuedBody, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
 import { arg } from './lib/flags.js';
 
@@ -122,12 +122,15 @@ async function main(): Promise<void> {
   targets.push(...(await Promise.all(starting)));
   const proxy = targets.find((t) => t.label === 'proxy')!;
   const builds = targets.filter((t) => t !== proxy);
-  const cases = ratioCases(mcp.url).filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const cases = [...ratioCases(mcp.url), ...chainCases()].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  // Each gateway's own chains (their stores are apart), made once: every load continues the same head.
+  const heads = new Map<string, string>();
+  for (const c of cases.filter((c) => c.chain)) for (const build of builds) heads.set(`${c.name}${build.label}`, await storeChain(build.child.url, c.chain!));
   const samples = new Map<string, number[]>();
   const push = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
-  const loadOf = (c: (typeof cases)[number], target: { child: ChildService }) => ({
+  const loadOf = (c: (typeof cases)[number], target: { label: string; child: ChildService }) => ({
     url: `${target.child.url}/responses`,
-    body: c.body,
+    body: c.chain ? continuedBody(c, heads.get(`${c.name}${target.label}`)!) : c.body,
     concurrency: 4,
     expect: c.expect,
     maxDurationMs: 600_000,
@@ -175,7 +178,18 @@ async function main(): Promise<void> {
   }
 }
 
-function report(cases: ReturnType<typeof ratioCases>, builds: Array<{ label: string }>, samples: Map<string, number[]>): void {
+/** Stores a `previous_response_id` chain of `length` responses on a gateway; the id of its last. */
+async function storeChain(gatewayUrl: string, length: number): Promise<string> {
+  let head: string | undefined;
+  for (let i = 0; i < length; i++) {
+    const res = await fetch(`${gatewayUrl}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chainTurnBody(head) });
+    if (!res.ok) throw new Error(`storing a chain: HTTP ${res.status} ${await res.text()}`);
+    head = ((await res.json()) as { id: string }).id;
+  }
+  return head!;
+}
+
+function report(cases: RatioCase[], builds: Array<{ label: string }>, samples: Map<string, number[]>): void {
   const med = (key: string) => median(samples.get(key) ?? [NaN]);
   const k = (v: number) => Math.round(v / 1000);
   console.log(
@@ -196,7 +210,7 @@ function report(cases: ReturnType<typeof ratioCases>, builds: Array<{ label: str
     console.log(`| --- | ${labels.map(() => '---').join(' | ')} |${versus.map(() => ' --- |').join('')}`);
     for (const c of cases) {
       if (c.proxy) {
-        console.log(`| proxy | ${k(med('proxy' + threads))} |${[...labels.slice(1), ...versus].map(() => ' |').join('')}`);
+        console.log(`| ${c.name} | ${k(med(c.name + threads))} |${[...labels.slice(1), ...versus].map(() => ' |').join('')}`);
         continue;
       }
       const cells = labels.map((l) => `${k(med(c.name + l + threads))}`);
@@ -213,10 +227,17 @@ function report(cases: ReturnType<typeof ratioCases>, builds: Array<{ label: str
     if (!samples.has(num + labels[0]) || (!samples.has(den + labels[0]) && !samples.has(den))) return;
     console.log(`| ${name} | ${labels.map((l) => `${value(l)}×`).join(' | ')} | ${target} |`);
   };
-  ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 4×');
+  ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 3.5×');
+  ratio('streaming `store: false` / proxy streaming', 'streaming', 'proxy-streaming', '≤ 4×');
   ratio('blocking stored / not stored', 'blocking-stored', 'blocking', '≤ 1.2×');
   ratio('streaming stored / not stored', 'streaming-stored', 'streaming', '≤ 1.2×');
   ratio('100 tools / none', 'tools-100', 'blocking', '≤ 1.3×');
+  ratio('chain of 1 / stored with nothing before it', 'chain-1', 'blocking-stored', '≤ 1.1×');
+  if (samples.has(`chain-20${labels[0]}`) && samples.has(`chain-1${labels[0]}`)) {
+    // Not a ratio: what each earlier turn adds, (chain of 20 − chain of 1) / 19, in thousands of instructions.
+    const perTurn = (l: string) => round((med(`chain-20${l}`) - med(`chain-1${l}`)) / 19 / 1000, 1);
+    console.log(`| each earlier turn of a chain, (chain of 20 − chain of 1) / 19, k instructions | ${labels.map((l) => `${perTurn(l)}`).join(' | ')} | (≤ 5 µs) |`);
+  }
   ratio('MCP round / plain', 'mcp-round', 'blocking', '≤ 2×');
 }
 

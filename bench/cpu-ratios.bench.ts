@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
-import { floorCases, mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
+import { chainCases, chainTurnBody, continuedBody, floorCases, mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
 import { median, round } from './lib/stats.js';
 import { arg } from './lib/flags.js';
 
@@ -38,7 +38,9 @@ type Case = RatioCase;
  *                  the longer of --ms and 5 ms per request). The optimizing compiler is still at
  *                  work on a tool round's paths after 300, and its threads' CPU counts as the
  *                  gateway's: a long warm-up measures the steady state
- *   --cases=LIST   only these cases (names as in the table)
+ *   --cases=LIST   only these cases (names as in the table). `proxy-streaming` is the proxy moving
+ *                  the streamed answer (streaming's floor); `chain-1` and `chain-20` continue a stored
+ *                  `previous_response_id` chain of 1 and 20 responses made on each gateway at the start
  *   --profile      gateway and floor children run with --cpu-prof (profiles in the cwd)
  *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,
  *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them);
@@ -110,7 +112,11 @@ async function main(): Promise<void> {
       }),
     });
   const mcpTool = mcpToolOf(mcp.url);
-  const cases: Case[] = [...ratioCases(mcp.url), ...floorCases(mcp.url)].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const cases: Case[] = [...ratioCases(mcp.url), ...chainCases(), ...floorCases(mcp.url)].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  // Each gateway's own chains (their stores are apart), made once: every load continues the same head.
+  const heads = new Map<string, string>();
+  for (const c of cases.filter((c) => c.chain)) for (const build of builds) heads.set(`${c.name}${build.label}`, await storeChain(build.gateway.url, c.chain!));
+  const bodyOf = (c: Case, label: string) => (c.chain ? continuedBody(c, heads.get(`${c.name}${label}`)!) : c.body);
   const floors = new Map<string, ChildService>();
   for (const mode of new Set(cases.flatMap((c) => (c.floor ? [c.floor] : [])))) {
     floors.set(mode, await ChildService.start(`${mode} floor`, { script: 'framework-floor-child.js', config: { upstreamUrl: sim.url, mode }, execArgv }));
@@ -122,7 +128,7 @@ async function main(): Promise<void> {
       for (const c of cases) {
         const floor = c.floor ? floors.get(c.floor) : undefined;
         for (const build of c.proxy ? [{ label: '', gateway: proxy }] : floor ? [{ label: '', gateway: floor }] : builds) {
-          const load = { url: `${build.gateway.url}/responses`, body: c.body, concurrency: 16, expect: c.expect };
+          const load = { url: `${build.gateway.url}/responses`, body: bodyOf(c, build.label), concurrency: 16, expect: c.expect };
           await runLoad({ ...load, maxRequests: WARMUP, maxDurationMs: Math.max(DURATION_MS, WARMUP * 5) });
           const sampled = allocProfile && (c.proxy || floor ? false : true);
           if (sampled) await build.gateway.call('alloc-sampling-start', { promotedOnly });
@@ -216,6 +222,16 @@ async function toolRoundLatency(gatewayUrl: string, mcpUrl: string, mcpTool: unk
   return { gatewayRound: median(gatewayTimes), clientDriven: median(clientTimes) };
 }
 
+/** Stores a `previous_response_id` chain of `length` responses on a gateway; the id of its last. */
+async function storeChain(gatewayUrl: string, length: number): Promise<string> {
+  let head: string | undefined;
+  for (let i = 0; i < length; i++) {
+    const answer = await post(new URL(`${gatewayUrl}/responses`), Buffer.from(chainTurnBody(head)));
+    head = answer.id as string;
+  }
+  return head!;
+}
+
 async function post(target: URL, body: Buffer): Promise<Record<string, unknown>> {
   const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
@@ -281,10 +297,13 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
     const cells = labels.flatMap((l) => [`${value(l)}×`, ...(paced ? [`${value(l, PACED)}×`] : [])]);
     console.log(`| ${name} | ${cells.join(' | ')} | ${target} |`);
   };
-  ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 4×');
+  ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 3.5×');
+  ratio('streaming `store: false` / proxy streaming', 'streaming', 'proxy-streaming', '≤ 4×');
   ratio('blocking stored / not stored', 'blocking-stored', 'blocking', '≤ 1.2×');
   ratio('streaming stored / not stored', 'streaming-stored', 'streaming', '≤ 1.2×');
   ratio('100 tools / none', 'tools-100', 'blocking', '≤ 1.3×');
+  ratio('chain of 1 / stored with nothing before it', 'chain-1', 'blocking-stored', '≤ 1.1×');
+  perTurn();
   ratio('MCP round / plain', 'mcp-round', 'blocking', '≤ 2×');
   ratio('express hop / proxy (the stack alone)', 'express-hop', 'proxy', '');
   ratio('Nest hop / proxy (the stack alone)', 'nest-hop', 'proxy', '');
@@ -295,9 +314,16 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   ratio('100 tools / none through Nest alone (the bytes, parsed and re-sent)', 'nest-hop-tools-100', 'nest-hop', '');
   ratio('MCP round / plain through Nest alone (the round’s exchanges, nothing else)', 'nest-hop-mcp-round', 'nest-hop', '');
   ratio('MCP round / its exchanges through Nest (the gateway’s own work on a round)', 'mcp-round', 'nest-hop-mcp-round', '');
+  /** Not a ratio: what each earlier turn of a chain adds, (chain of 20 − chain of 1) / 19, in µs. */
+  function perTurn(): void {
+    if (!samples.has(`chain-20${labels[0]}`) || !samples.has(`chain-1${labels[0]}`)) return;
+    const value = (l: string, at = '') => round((med(`chain-20${l}${at}`) - med(`chain-1${l}${at}`)) / 19);
+    const cells = labels.flatMap((l) => [`${value(l)} µs`, ...(paced ? [`${value(l, PACED)} µs`] : [])]);
+    console.log(`| each earlier turn of a chain, (chain of 20 − chain of 1) / 19 | ${cells.join(' | ')} | ≤ 5 µs |`);
+  }
   if (samples.has(`c1-gateway-round${labels[0]}`)) {
     console.log(
-      `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})`).join(' | ')} | ≤ +1 ms |`,
+      `| c=1 MCP round minus client-driven (ms) | ${labels.map((l) => `${round(med(`c1-gateway-round${l}`) - med(`c1-client-driven${l}`))} (${round(med(`c1-gateway-round${l}`))} vs ${round(med(`c1-client-driven${l}`))})${paced ? ' | (c=1, not paced)' : ''}`).join(' | ')} | ≤ +1 ms |`,
     );
   }
 }

@@ -58,4 +58,37 @@ describe('two gateway replicas on one PostgreSQL database', () => {
     const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.responses`);
     expect(rows[0].n).toBe(5);
   });
+
+  it('sends the model the same history for a chain whichever replica continues it, and forgets a deleted turn on both', async () => {
+    /** The upstream `input` of continuing `previous` with `say` on `replica`. */
+    const continued = async (replica: GatewayStack, previous: string, say: string) => {
+      const answer = await replica.openai.responses.create({ model: 'm', previous_response_id: previous, input: `[[say ${say}]]` });
+      expect(answer.output_text).toBe(say);
+      return { id: answer.id, input: (replica.simulator.requests.at(-1)!.body as any).input as unknown[] };
+    };
+    const texts = (input: unknown[]) => input.map((item: any) => (typeof item.content === 'string' ? item.content : item.content.map((c: any) => c.text).join('')));
+
+    const one = await a.openai.responses.create({ model: 'm', input: '[[say one]]' });
+    const two = await continued(a, one.id, 'two');
+    const three = await continued(a, two.id, 'three');
+    // A has read this chain turn by turn; B has never seen it.
+    const onA = await continued(a, three.id, 'four');
+    const onB = await continued(b, three.id, 'four');
+    expect(onB.input).toEqual(onA.input);
+    expect(texts(onA.input)).toEqual(['[[say one]]', 'one', '[[say two]]', 'two', '[[say three]]', 'three', '[[say four]]']);
+
+    // A turn stored by B, continued on A (which extends the chain it holds) and on B.
+    const fourOnB = await continued(b, three.id, 'four b');
+    const fiveOnA = await continued(a, fourOnB.id, 'five');
+    const fiveOnB = await continued(b, fourOnB.id, 'five');
+    expect(fiveOnA.input).toEqual(fiveOnB.input);
+    expect(texts(fiveOnA.input).slice(-3)).toEqual(['[[say four b]]', 'four b', '[[say five]]']);
+
+    // Deleted on B: neither replica shows the model that turn (or anything before it) any more.
+    await b.openai.responses.delete(two.id);
+    const afterA = await continued(a, fourOnB.id, 'six');
+    const afterB = await continued(b, fourOnB.id, 'six');
+    expect(afterA.input).toEqual(afterB.input);
+    expect(texts(afterA.input)).toEqual(['[[say three]]', 'three', '[[say four b]]', 'four b', '[[say six]]']);
+  });
 });

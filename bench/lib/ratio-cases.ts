@@ -8,6 +8,19 @@ export interface RatioCase {
   proxy?: boolean;
   /** A framework floor (`framework-floor-child.ts`) rather than a gateway. */
   floor?: 'express' | 'nest' | 'nest-gateway-adapter';
+  /**
+   * A `previous_response_id` chain of this many stored responses is made on each gateway before
+   * its loads, and `body` continues its last one (see `continuedBody`).
+   */
+  chain?: number;
+}
+
+/** Where a chain case's body names the response it continues, replaced per gateway by `continuedBody`. */
+const CHAIN_HEAD = '__CHAIN_HEAD__';
+
+/** A chain case's body continuing `head` (a response stored on the gateway the body goes to). */
+export function continuedBody(c: RatioCase, head: string): string {
+  return c.body.replace(CHAIN_HEAD, head);
 }
 
 export function hundredTools(): unknown[] {
@@ -36,11 +49,31 @@ export function ratioCases(mcpUrl: string): RatioCase[] {
     { name: 'blocking-stored', body: plain({ store: true }), expect: '"completed"' },
     { name: 'streaming', body: plain({ store: false, stream: true }), expect: 'response.completed' },
     { name: 'streaming-stored', body: plain({ store: true, stream: true }), expect: 'response.completed' },
+    // The same streamed answer through the proxy: the floor that streaming is held against.
+    { name: 'proxy-streaming', body: plain({ store: false, stream: true }), expect: 'response.completed', proxy: true },
     { name: 'tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"' },
     // The same bytes through the proxy: what 100 declarations cost before anyone reads them.
     { name: 'proxy-tools-100', body: plain({ store: false, tools: hundredTools() }), expect: '"completed"', proxy: true },
     { name: 'mcp-round', body: mcpRoundBody(mcpUrl), expect: '"completed"' },
   ];
+}
+
+/**
+ * Continuation: a stored request continuing a chain of one stored response (against `blocking-stored`,
+ * the same request with nothing before it) and of twenty (the difference over 19 is what each earlier
+ * turn costs). Every request continues the same head, so the chain does not grow during a load.
+ */
+export function chainCases(): RatioCase[] {
+  const body = JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: true, previous_response_id: CHAIN_HEAD });
+  return [
+    { name: 'chain-1', body, expect: '"completed"', chain: 1 },
+    { name: 'chain-20', body, expect: '"completed"', chain: 20 },
+  ];
+}
+
+/** The first request of a chain and each one continuing it: what `chain` responses are made of. */
+export function chainTurnBody(previous: string | undefined): string {
+  return JSON.stringify({ model: 'bench', input: '[[tokens 20]]', store: true, ...(previous ? { previous_response_id: previous } : {}) });
 }
 
 /**

@@ -112,6 +112,13 @@ export interface StateStore {
    * (default `DEFAULT_CHAIN_DEPTH`), keeping the most recent ones.
    */
   getChain(id: string, owner: string | null, maxDepth?: number): Promise<StoredResponse[] | null>;
+  /**
+   * Whether every one of these responses (distinct ids) is still stored and owned by `owner`: stored
+   * responses never change, only go (deleted, or moved to another key), so a chain read earlier is
+   * still what `getChain` would read when all its responses are present. One indexed lookup per id,
+   * nothing parsed. Optional: without it, chains are read whole each time.
+   */
+  responsesPresent?(ids: readonly string[], owner: string | null): Promise<boolean>;
 
   /**
    * The caller's own stored items with these ids, for `item_reference`:

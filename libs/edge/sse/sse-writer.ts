@@ -9,10 +9,14 @@ import { stringifyJson } from '#core/protocol/frozen-json.js';
  * whenever the stream has been quiet too long.
  *
  * Two write modes (`server.sseWrites`):
- * - `event` (default): each event is exactly one `write`, never split or
- *   merged, so anything reading write by write sees whole events. The socket
- *   is corked for the rest of the tick, so the events of one upstream chunk
- *   still leave in one vectored socket write.
+ * - `event` (default): each event is exactly one HTTP chunk, never split or
+ *   merged, so anything reading chunk by chunk sees whole events. The events
+ *   of one tick (one upstream chunk) still leave in one socket write: on a
+ *   chunked response the writer frames each event as its chunk itself and
+ *   hands the tick's frames over in one `write` (the same bytes Node would
+ *   frame, without Node's four socket writes per event); on a response Node
+ *   does not chunk (an HTTP/1.0 client) each event is one `write` on a socket
+ *   corked for the rest of the tick.
  * - `tick`: the events of one tick are joined into one `write`. About twice
  *   the relay throughput on long streams (bench/README.md), for deployments
  *   that do not need write-per-event framing.
@@ -25,6 +29,8 @@ export class SseWriter {
   private corked = false;
   private pending = '';
   private written = 0;
+  /** `event` mode on a chunked response: `pending` holds the tick's events framed as HTTP chunks. */
+  private framed = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -61,6 +67,12 @@ export class SseWriter {
       // Reverse proxies (nginx) otherwise buffer the whole stream.
       'X-Accel-Buffering': 'no',
     });
+    // Node decided on chunked framing as it stored the head; from here the writer frames the body itself.
+    const node = this.res as ServerResponse & { chunkedEncoding?: boolean };
+    if (this.mode === 'event' && node.chunkedEncoding === true) {
+      node.chunkedEncoding = false;
+      this.framed = true;
+    }
     this.res.socket?.setNoDelay(true);
     this.keepAlive = setInterval(
       () => {
@@ -80,9 +92,10 @@ export class SseWriter {
   end(): void {
     this.stop();
     if (this.res.writableEnded || this.res.destroyed) return;
-    const rest = this.pending;
+    // The last chunk of a body the writer frames: Node no longer writes it.
+    const rest = this.framed ? `${this.pending}0\r\n\r\n` : this.pending;
     this.pending = '';
-    // The last events (joined or corked) and the end of the chunked body leave together.
+    // The last events (joined, framed or corked) and the end of the chunked body leave together.
     if (rest) this.res.end(rest);
     else this.res.end();
   }
@@ -95,7 +108,13 @@ export class SseWriter {
   private raw(chunk: string): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.lastWrite = Date.now();
-    this.written += Buffer.byteLength(chunk);
+    const length = Buffer.byteLength(chunk);
+    this.written += length;
+    if (this.framed) {
+      if (!this.pending) process.nextTick(this.flush);
+      this.pending += `${length.toString(16)}\r\n${chunk}\r\n`;
+      return;
+    }
     if (this.mode === 'tick') {
       if (!this.pending) process.nextTick(this.flush);
       this.pending += chunk;

@@ -76,6 +76,31 @@ describe('StoredResponseState', () => {
     expect(after!.publicItems).toHaveLength(6);
   });
 
+  it('continues a chain turn by turn on two workers alternately: the same history a fresh read gives, reading only the newest turns once warm', async () => {
+    const other = new StoredResponseState(store, compaction);
+    const depths: Array<number | undefined> = [];
+    const getChain = store.getChain.bind(store);
+    store.getChain = (id, owner, maxDepth) => {
+      depths.push(maxDepth);
+      return getChain(id, owner, maxDepth);
+    };
+    let previous: string | undefined;
+    for (let turn = 0; turn < 10; turn++) {
+      const worker = turn % 2 === 0 ? state : other;
+      const req = request({ input: [msg('user', `q${turn}`)], previousResponseId: previous });
+      const prior = previous ? await worker.load(req) : null;
+      const fresh = previous ? await new StoredResponseState(store, compaction).load(req) : null;
+      expect(prior).toEqual(fresh);
+      if (prior) expect(prior.modelItems).toHaveLength(2 * turn);
+      const done = run(req, [msg('assistant', `a${turn}`)]);
+      await (worker as StoredResponseState).save(done);
+      previous = done.response.id as string;
+    }
+    // Each worker extends the chain it kept two turns before, reading the newest turns only: the whole
+    // walks are the fresh readers', once a chain is longer than the turns read first (turns 5 to 9).
+    expect(depths.filter((d) => d === undefined)).toHaveLength(5);
+  });
+
   it('throws previous_response_not_found and conversation_not_found', async () => {
     await expect(answerOf(state.load(request({ previousResponseId: 'resp_x' })))).resolves.toMatchObject({ status: 404, code: 'previous_response_not_found' });
     await expect(answerOf(state.load(request({ conversationId: 'conv_x' })))).resolves.toMatchObject({ status: 404, code: 'conversation_not_found' });

@@ -108,6 +108,10 @@ export class MemoryStateStore implements StateStore, StateCatalog {
     return chain.reverse().map((r) => clone(r));
   }
 
+  async responsesPresent(ids: readonly string[], owner: string | null): Promise<boolean> {
+    return ids.every((id) => this.ownedResponse(id, owner) !== undefined);
+  }
+
   async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
     const record: ConversationRecord = { conversation: clone(c), nextPosition: 0, items: [] };
     const staged = this.stageItems(record, items);

@@ -408,6 +408,14 @@ export class PostgresStateStore implements StateStore, StateCatalog {
     return chain.reverse();
   }
 
+  async responsesPresent(ids: readonly string[], owner: string | null): Promise<boolean> {
+    const { rows } = await this.query<{ n: number }>(this.open(), 'SELECT count(*)::int AS n FROM responses WHERE id = ANY($1::text[]) AND owner IS NOT DISTINCT FROM $2', [
+      [...ids],
+      owner,
+    ]);
+    return rows[0].n === new Set(ids).size;
+  }
+
   async createConversation(c: Conversation, items: PublicItem[]): Promise<Conversation> {
     return this.transaction(async (client) => {
       let row: ConversationRow;

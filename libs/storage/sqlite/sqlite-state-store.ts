@@ -251,6 +251,14 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     return this.read(() => this.chain(id, owner, maxDepth));
   }
 
+  async responsesPresent(ids: readonly string[], owner: string | null): Promise<boolean> {
+    // The ids go over as one JSON array, whatever their number (no bound-parameter limit).
+    const row = this.read(
+      () => this.stmt('SELECT count(*) AS n FROM responses WHERE id IN (SELECT value FROM json_each(?)) AND owner IS ?').get(toJson(ids), owner) as { n: number },
+    );
+    return row.n === new Set(ids).size;
+  }
+
   private chain(id: string, owner: string | null, maxDepth: number): StoredResponse[] | null {
     const rows = this.stmt(
       `WITH RECURSIVE chain (id, previous_response_id, depth) AS (

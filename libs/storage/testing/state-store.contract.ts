@@ -258,6 +258,19 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         await store.saveResponse(mine);
         expect((await store.getChain(mine.id, A))!.map((r) => r.id)).toEqual([mine.id]);
       });
+
+      it('tells whether every response of a chain is still stored for its owner', async () => {
+        if (!store.responsesPresent) throw new Error('this store does not implement responsesPresent');
+        const a = response();
+        const b = response({ previousResponseId: a.id });
+        for (const r of [a, b]) await store.saveResponse(r);
+        expect(await store.responsesPresent([a.id, b.id], A)).toBe(true);
+        expect(await store.responsesPresent([a.id, b.id], B)).toBe(false);
+        expect(await store.responsesPresent([a.id, 'resp_missing'], A)).toBe(false);
+        await store.deleteResponse(a.id, A);
+        expect(await store.responsesPresent([a.id, b.id], A)).toBe(false);
+        expect(await store.responsesPresent([b.id], A)).toBe(true);
+      });
     });
 
     describe('conversations', () => {

@@ -114,7 +114,7 @@ export class ServerConfig {
    * the OpenAI SDK's names.
    */
   @IsIn(['auto', 'openai', 'openresponses']) reasoningEvents: 'auto' | 'openai' | 'openresponses' = 'auto';
-  /** `event`: one write per SSE event (corked per tick); `tick`: the events of a tick joined into one write. */
+  /** `event`: each SSE event its own HTTP chunk, a tick's chunks sent in one socket write; `tick`: a tick's events joined into one chunk. */
   @IsIn(['event', 'tick']) sseWrites: 'event' | 'tick' = 'event';
   /**
    * On SIGTERM the host stops taking connections and lets open requests and

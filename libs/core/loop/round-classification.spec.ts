@@ -5,10 +5,20 @@ import { NamespaceToolHandler } from '#tools/namespace/namespace.tool-handler.js
 import { ToolSearchToolHandler } from '#tools/tool-search/tool-search.tool-handler.js';
 import type { ModelEvent } from '../protocol/model-events.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
-import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { ToolEntry, ToolRegistry } from '../registry/tool-registry.js';
 import { callEvents, explorerWith, finished, messageEvents, testConfig, usageEvent } from '../testing/fixtures.js';
 import { ProbeExecutor, ProbeToolHandler } from '../testing/probe-tool.js';
-import { initialRoundState, roundReducer, UPSTREAM_END, type ClassificationOptions, type DetectedGatewayCall, type RoundInput } from './round-classification.js';
+import {
+  initialRoundState,
+  roundItemIds,
+  roundReducer,
+  UPSTREAM_END,
+  type ClassificationOptions,
+  type DetectedGatewayCall,
+  type RoundInput,
+  type RoundState,
+  type RoundStep,
+} from './round-classification.js';
 import { type ReasoningEventStyle, type ResponseStreamEvent } from './response-events.js';
 import { ResponseOutput } from './response-output.js';
 import type { ResponseRequest } from './response-request.js';
@@ -442,5 +452,86 @@ describe('the round classification', () => {
       round.end();
       expect(emitted).toHaveLength(before);
     });
+  });
+});
+
+describe('the round reducer is a pure function of (state, input)', () => {
+  /** A round with every kind of item, a gateway call, usage, finish, and a message the upstream left open. */
+  const inputs: RoundInput[] = [
+    { type: 'reasoning.start', key: 'r' },
+    { type: 'reasoning.delta', key: 'r', delta: 'plan' },
+    { type: 'reasoning.done', key: 'r', text: 'plan', summary: ['short'] },
+    ...callEvents('c', 'call_c', 'run_shell', ['{"cmd":', '"ls"}']),
+    ...callEvents('p', 'call_p', 'apply_patch', ['{"input":"a', 'b"}']),
+    ...callEvents('g', 'call_g', 'lookup', ['{"q":"x"}']),
+    ...messageEvents('m', ['Hel', 'lo']),
+    usageEvent(3, 2),
+    finished,
+    { type: 'message.start', key: 'cut' },
+    { type: 'message.delta', key: 'cut', delta: 'half' },
+    UPSTREAM_END,
+  ];
+
+  /** Frozen all the way down: a reducer that wrote to its input or its options would throw (modules run strict). */
+  function deepFreeze<T>(value: T): T {
+    if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+      Object.freeze(value);
+      for (const inner of Object.values(value)) deepFreeze(inner);
+    }
+    return value;
+  }
+
+  /** A state as plain text, tools by name: what an in-place write to it would change. */
+  function fingerprint(state: RoundState): string {
+    return JSON.stringify(state, (key, value: unknown) => {
+      if (key === 'entry') return (value as ToolEntry | undefined)?.modelName;
+      return value;
+    });
+  }
+
+  function fold(reduce: ReturnType<typeof roundReducer>): RoundStep[] {
+    const steps: RoundStep[] = [];
+    inputs.reduce((state, input) => {
+      const step = reduce(state, input);
+      steps.push(step);
+      return step.state;
+    }, initialRoundState);
+    return steps;
+  }
+
+  it('folds the same events twice into equal steps, and each step again from its own state and input', () => {
+    deepFreeze(inputs);
+    const options = deepFreeze({ include: ['reasoning.encrypted_content'], reasoningEvents: 'openai' as const, summary: true, ids: roundItemIds() });
+    const reduce = roundReducer(registry, options);
+    const first = fold(reduce);
+    const prints = first.map((step) => fingerprint(step.state));
+    const second = fold(reduce);
+
+    expect(second).toEqual(first);
+    // Every public item, the gateway call and the open message's close came out of the fold.
+    expect(first.flatMap((step) => step.calls).map((call) => call.callId)).toEqual(['call_g']);
+    expect(first.flatMap((step) => step.events).filter((event) => event.type === 'response.output_item.done')).toHaveLength(5);
+    const last = first[first.length - 1].state;
+    expect(last.open).toEqual([]);
+    expect(last.modelItems.map((item) => item.type)).toEqual(['reasoning', 'function_call', 'function_call', 'function_call', 'message', 'message']);
+    expect(last).toMatchObject({ clientCalls: 2, usage: { total_tokens: 5 }, finish: { status: 'completed' } });
+
+    // Replayed out of order, long after the fold went past it, a state and its input give the same step.
+    const states = [initialRoundState, ...first.map((step) => step.state)];
+    for (let i = inputs.length - 1; i >= 0; i--) expect(reduce(states[i], inputs[i])).toEqual(first[i]);
+    // No step wrote to a state it was given, nor to one it returned earlier.
+    expect(first.map((step) => fingerprint(step.state))).toEqual(prints);
+    expect(fingerprint(initialRoundState)).toBe(fingerprint({ open: [], modelItems: [], clientCalls: 0, usage: null, finish: null, opened: 0, started: false }));
+  });
+
+  it('takes its item ids from the id table by the order items open, not from a clock', () => {
+    const ids = roundItemIds();
+    const one = fold(roundReducer(registry, { include: [], reasoningEvents: 'openai', ids }));
+    const other = fold(roundReducer(registry, { include: [], reasoningEvents: 'openai', ids: roundItemIds() }));
+    const itemIds = (steps: RoundStep[]) =>
+      steps.flatMap((step) => step.events).flatMap((event) => (event.type === 'response.output_item.added' ? [(event.item as { id: string }).id] : []));
+    expect(itemIds(one)).toEqual([ids('rs', 0), ids('fc', 1), ids('ctc', 2), ids('msg', 3), ids('msg', 4)]);
+    // Another round draws its own.
+    expect(itemIds(other).some((id) => itemIds(one).includes(id))).toBe(false);
   });
 });

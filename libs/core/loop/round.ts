@@ -1,4 +1,4 @@
-import { type Observable, ReplaySubject, concat, concatMap, connect, defer, endWith, filter, finalize, from, last, merge, mergeMap, scan, tap } from 'rxjs';
+import { type Observable, concatMap, concatWith, connect, defer, endWith, filter, from, merge, mergeMap, scan, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
@@ -42,7 +42,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
     const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
     const { request, promptEstimate } = modelRequest(ctx, state, number);
     const reduce = roundReducer(ctx.registry, classificationOptions(ctx, batch));
-    // The trace's one read of the state: a round cut short (cancelled, failed) still reports what the upstream said it used.
+    // The state after the last step: the result's source, and what a round cut short (cancelled, failed) reports to its trace.
     let classified: RoundState = initialRoundState;
     let traced = false;
     // Once, when the round's result is known: the next round starts from the round's end, before its teardown.
@@ -68,33 +68,17 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
       return incompleteReason ? [CUT_SHORT, { type: 'round.end', result }] : [{ type: 'round.end', result }];
     };
     // Items the upstream never finished (stream cut short) are closed by the last step, before the calls settle.
-    const steps = infer$(ctx, request, roundTrace, state.usage).pipe(
+    return infer$(ctx, request, roundTrace, state.usage).pipe(
       endWith(UPSTREAM_END),
       scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
+      // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
       tap((step) => (classified = step.state)),
-    );
-    return steps.pipe(
-      // The steps once: their events and calls as they come, and the last step (kept by the
-      // replay) read again once every call has finished, for the round's result.
-      connect(
-        (steps) =>
-          concat(
-            steps.pipe(
-              mergeMap((step, index) => stepValues(step, index === 0, batch)),
-              runCalls(batch),
-            ),
-            steps.pipe(
-              last(),
-              mergeMap((step) => end(step.state)),
-            ),
-          ),
-        {
-          connector: () => new ReplaySubject<RoundStep>(1),
-        },
-      ),
+      mergeMap((step, index) => stepValues(step, index === 0, batch)),
+      runCalls(batch),
+      // Once every call has finished: the round's result, from the last step's state.
+      concatWith(defer(() => end(classified))),
       // A failed round is traced before anyone hears of it; one cut short after the chain's own teardown.
-      tap({ error: endTrace }),
-      finalize(endTrace),
+      tap({ error: endTrace, finalize: endTrace }),
     );
   });
 }
@@ -150,8 +134,11 @@ function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace |
       upstreamTrace?.end(outcome);
     };
     return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
-      tap({ error: (err: unknown) => endTrace({ error: err }), complete: () => endTrace({ cancelled: false }) }),
-      finalize(() => endTrace({ cancelled: ctx.abandoned() })),
+      tap({
+        error: (err: unknown) => endTrace({ error: err }),
+        complete: () => endTrace({ cancelled: false }),
+        finalize: () => endTrace({ cancelled: ctx.abandoned() }),
+      }),
     );
   });
   // Once earlier rounds used tokens their cost is known: a budget they used up stops the run before the next call.

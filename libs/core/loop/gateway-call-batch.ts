@@ -241,9 +241,14 @@ export class GatewayCallBatch {
   }
 }
 
-/** What a batch's caller hands on: a call for the scheduler, or a public event. */
+/**
+ * What a batch's caller hands on: a call for the scheduler, or a public
+ * event (every event has a `type`, a call none). Asked of every streamed
+ * event: one property read, where `'slot' in value` went through V8's
+ * megamorphic `in` for the events' many shapes.
+ */
 export function isScheduled(value: ScheduledCall | EventInit): value is ScheduledCall {
-  return 'slot' in value && 'call' in value;
+  return (value as { type?: unknown }).type === undefined;
 }
 
 function plannedEvent(planned: PlannedEvent, itemId: string): EventInit {

@@ -156,7 +156,14 @@ interface Classifier {
 /** What one step writes as it goes: fresh per step, handed out as the step's `events` and `calls`. */
 interface StepOut {
   readonly events: EventInit[];
-  readonly calls: DetectedGatewayCall[];
+  /** Made with the first call: most steps complete none. */
+  calls: DetectedGatewayCall[] | null;
+}
+
+const NO_CALLS: readonly DetectedGatewayCall[] = Object.freeze([]);
+
+function handOver(out: StepOut, call: DetectedGatewayCall): void {
+  (out.calls ??= []).push(call);
 }
 
 /**
@@ -177,9 +184,9 @@ interface StepOut {
 export function roundReducer(registry: ToolRegistry, options: ClassificationOptions): (state: RoundState, input: RoundInput) => RoundStep {
   const cx: Classifier = { registry, options, ids: options.ids ?? roundItemIds(), reasoningNames: reasoningEventNames(options.reasoningEvents) };
   return (state, input) => {
-    const out: StepOut = { events: [], calls: [] };
+    const out: StepOut = { events: [], calls: null };
     const next = classify(cx, state, input, out);
-    return { state: next, events: out.events, calls: out.calls };
+    return { state: next, events: out.events, calls: out.calls ?? NO_CALLS };
   };
 }
 
@@ -239,17 +246,23 @@ function changed(state: RoundState, change: StateChange): RoundState {
 }
 
 function openAt(state: RoundState, key: string): OpenItem | undefined {
-  for (const item of state.open) if (item.key === key) return item;
+  // An index loop: `for...of` builds an iterator, three times per delta.
+  for (let i = 0; i < state.open.length; i++) if (state.open[i].key === key) return state.open[i];
   return undefined;
 }
 
-/** The state with `item` open: in place of the item of its key, or after the others. */
+/**
+ * The state with `item` open: in place of the item of its key, or after the
+ * others. Once per delta, so the state is written out here rather than
+ * through `changed`, whose `change` takes a different shape at each caller.
+ */
 function withOpen(state: RoundState, item: OpenItem): RoundState {
   const open = state.open.slice();
   const at = open.findIndex((other) => other.key === item.key);
   if (at < 0) open.push(item);
   else open[at] = item;
-  return changed(state, { open });
+  const { modelItems, clientCalls, usage, finish, opened, started } = state;
+  return { open, modelItems, clientCalls, usage, finish, opened, started };
 }
 
 /** The state with the item of `key` finished, and what the model wrote for it, if anything. */
@@ -507,7 +520,7 @@ function finishCall(cx: Classifier, state: RoundState, key: string, callId: stri
       const { rest } = finishField(open.stream.field, args);
       if (rest) out.events.push({ type: open.stream.delta, item_id: open.stream.opened.itemId, output_index: UNSTAMPED, delta: rest });
     }
-    out.calls.push({ entry: open.entry, callId, modelName: name, arguments: args, modelCall, opened: open.stream?.opened });
+    handOver(out, { entry: open.entry, callId, modelName: name, arguments: args, modelCall, opened: open.stream?.opened });
     return closed(started, key, modelCall);
   }
   if (open.kind !== 'client_call') return closed(started, key);
@@ -539,7 +552,7 @@ function finishRestoredCall(state: RoundState, open: OpenClientCall, modelCall: 
   const restored = open.entry?.handler.clientCalls?.restore(modelCall.arguments, open.shape) ?? { fields: { arguments: parsedArguments(modelCall.arguments) } };
   if ('error' in restored) {
     const { entry } = open;
-    if (entry) out.calls.push({ entry, callId: modelCall.call_id, modelName: modelCall.name, arguments: modelCall.arguments, modelCall, rejected: restored.error });
+    if (entry) handOver(out, { entry, callId: modelCall.call_id, modelName: modelCall.name, arguments: modelCall.arguments, modelCall, rejected: restored.error });
     return state;
   }
   const started = { ...open.item, ...restored.fields, ...open.shape.trailingFields, status: 'in_progress' };

@@ -1,9 +1,8 @@
-import { type Observable, connect, defer, filter, from, merge, of } from 'rxjs';
+import { type Observable, concat, concatMap, connect, defer, filter, from, merge, of } from 'rxjs';
 import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.js';
 import type { PublicItem } from '#tool-sdk/items.js';
-import { GatewayCallBatch } from './gateway-call-batch.js';
+import { GatewayCallBatch, isScheduled } from './gateway-call-batch.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { emitEach } from './run-operators.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import type { RunContext } from './run-context.js';
 import { withApprovalOutputs, type RunState } from './run-state.js';
@@ -32,13 +31,12 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
     const batch = new GatewayCallBatch(ctx, state.calls);
     const running = new Map<ApprovalSlot, number>();
     // The calls' public starts are emitted as values ahead of what the scheduler runs.
-    const start = (approval: ApprovalSlot, emit: (value: ScheduledCall | EventInit) => void) => {
+    const start = (approval: ApprovalSlot): Array<ScheduledCall | EventInit> => {
       const verdict = verdicts.get(approval)!;
-      if (verdict.kind !== 'approved') return;
+      if (verdict.kind !== 'approved') return [];
       const { index, scheduled, events } = batch.startApproved(verdict.entry, approval.answer.requestId, verdict.arguments);
       running.set(approval, index);
-      for (const event of events) emit(event);
-      emit(scheduled);
+      return [...events, scheduled];
     };
     const answered = () =>
       live.map((approval) => {
@@ -47,23 +45,14 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
         return { approval, output: index !== undefined ? batch.outputOf(index) : verdict.kind === 'denied' ? verdict.output : '' };
       });
     // Each call starts as the previous one went to the scheduler, as the model's calls do in a round.
-    return from(live).pipe(
-      emitEach(start),
-      connect((values) =>
-        merge(
-          values.pipe(filter((value): value is EventInit => !isScheduled(value))),
-          values.pipe(
-            filter(isScheduled),
-            batch.execute((): ApprovalsEnd => ({ type: 'approvals.end', state: withApprovalOutputs(state, answered(), batch.count) })),
-          ),
-        ),
+    return concat(
+      from(live).pipe(
+        concatMap(start),
+        connect((values) => merge(values.pipe(filter((value): value is EventInit => !isScheduled(value))), values.pipe(filter(isScheduled), batch.execute()))),
       ),
+      defer(() => of<ApprovalsEnd>({ type: 'approvals.end', state: withApprovalOutputs(state, answered(), batch.count) })),
     );
   });
-}
-
-function isScheduled(value: ScheduledCall | EventInit): value is ScheduledCall {
-  return 'slot' in value && 'call' in value;
 }
 
 /** One verdict per answer, each module deciding its own answers in their given order. */

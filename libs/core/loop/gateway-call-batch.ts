@@ -1,11 +1,10 @@
-import { type OperatorFunction, pipe } from 'rxjs';
+import { type OperatorFunction, mergeMap, pipe } from 'rxjs';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '#tool-sdk/contract/index.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { FunctionCallItem, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
-import type { DetectedGatewayCall, OpenedGatewayItem } from './gateway-accumulator.js';
+import type { DetectedGatewayCall, OpenedGatewayItem } from './round-classification.js';
 import type { ScheduledCall, ScheduledResult } from './gateway-scheduler.service.js';
-import { emitEach } from './run-operators.js';
 import { UNSTAMPED, wholeItemEvents, type EventInit } from './response-events.js';
 import { startEvents } from './run-values.js';
 import type { RunContext } from './run-context.js';
@@ -46,9 +45,8 @@ interface CallSlot {
  * whatever order they complete in.
  *
  * `start` turns a call into what the scheduler runs, with the public events
- * it makes at once; `execute(then)` is the operator that runs them and emits
- * each call's public finish, then `then()`. Unsubscribing from it stops every
- * call in flight.
+ * it makes at once; `execute()` is the operator that runs them and emits
+ * each call's public finish. Unsubscribing from it stops every call in flight.
  */
 export class GatewayCallBatch {
   private readonly slots: CallSlot[] = [];
@@ -148,13 +146,16 @@ export class GatewayCallBatch {
     return { index: scheduled.slot, scheduled, events };
   }
 
+  /** Calls that became approval requests instead of running. */
+  get approvalsRequested(): number {
+    return this.rekeyed?.size ?? 0;
+  }
+
   /**
    * Runs the started calls through the scheduler and emits each one's public
-   * finish, in model order; once all are done, emits `then()` (what the round
-   * or the approvals leave behind). One step does both: a stream holds its
-   * round's chain, and each step in it is a subscriber with its own teardown list.
+   * finish, in model order, as the results that make them due come in.
    */
-  execute<R>(then: () => R): OperatorFunction<ScheduledCall, R | EventInit> {
+  execute(): OperatorFunction<ScheduledCall, EventInit> {
     const { ctx, roundTrace } = this;
     const trace = ctx.trace;
     return pipe(
@@ -164,13 +165,10 @@ export class GatewayCallBatch {
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
       }),
-      emitEach<ScheduledResult, R | EventInit>(
-        ({ slot, result }, emit) => {
-          this.slots[slot].result = result;
-          for (const event of this.flush()) emit(event);
-        },
-        (emit) => emit(then()),
-      ),
+      mergeMap(({ slot, result }: ScheduledResult) => {
+        this.slots[slot].result = result;
+        return this.flush();
+      }),
     );
   }
 
@@ -241,6 +239,16 @@ export class GatewayCallBatch {
     const item = { ...produced, id: call.itemId, status: produced.status ?? (result.status === 'completed' ? 'completed' : 'failed') } as PublicItem;
     events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
   }
+}
+
+/**
+ * What a batch's caller hands on: a call for the scheduler, or a public
+ * event (every event has a `type`, a call none). Asked of every streamed
+ * event: one property read, where `'slot' in value` went through V8's
+ * megamorphic `in` for the events' many shapes.
+ */
+export function isScheduled(value: ScheduledCall | EventInit): value is ScheduledCall {
+  return (value as { type?: unknown }).type === undefined;
 }
 
 function plannedEvent(planned: PlannedEvent, itemId: string): EventInit {

@@ -1,9 +1,15 @@
-import { JsonStringFieldStreamer } from './json-string-field.streamer.js';
+import { finishField, pushField, startField, type FieldStream } from './json-string-field.streamer.js';
 
-/** Feeds `pieces` one by one and returns what each push produced. */
-function feed(pieces: string[], field = 'input'): { streamer: JsonStringFieldStreamer; outputs: string[] } {
-  const streamer = new JsonStringFieldStreamer(field);
-  return { streamer, outputs: pieces.map((p) => streamer.push(p)) };
+/** Feeds `pieces` one by one and returns what each push produced, and the finish of the stream they left. */
+function feed(pieces: string[], field = 'input'): { streamer: { finish: (full: string) => ReturnType<typeof finishField> }; outputs: string[] } {
+  let stream: FieldStream = startField(field);
+  const outputs = pieces.map((p) => {
+    const pushed = pushField(stream, p);
+    stream = pushed.stream;
+    return pushed.decoded;
+  });
+  const last = stream;
+  return { streamer: { finish: (full) => finishField(last, full) }, outputs };
 }
 
 /** Every way of cutting `text` in two, pushed as two pieces. */
@@ -11,7 +17,7 @@ function everySplit(text: string): Array<[string, string]> {
   return Array.from({ length: text.length + 1 }, (_, i) => [text.slice(0, i), text.slice(i)]);
 }
 
-describe('JsonStringFieldStreamer', () => {
+describe('the JSON string-field stream', () => {
   it('streams the field value as the JSON arrives', () => {
     const { streamer, outputs } = feed(['{"in', 'put": "he', 'llo wo', 'rld"}']);
     expect(outputs).toEqual(['', 'he', 'llo wo', 'rld']);

@@ -3,7 +3,7 @@ import type { JsonObject } from '#tool-sdk/items.js';
 import { ToolPreparationService } from '../registry/tool-preparation.service.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { callEvents, explorerWith, testConfig } from '../testing/fixtures.js';
-import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
+import { initialRoundState, roundReducer, UPSTREAM_END, type DetectedGatewayCall, type RoundInput } from './round-classification.js';
 import { type ResponseStreamEvent } from './response-events.js';
 import { ResponseOutput } from './response-output.js';
 import type { ResponseRequest } from './response-request.js';
@@ -51,20 +51,21 @@ function accumulate(events: ReturnType<typeof callEvents>, close = false) {
   const detected: DetectedGatewayCall[] = [];
   // The run's edge numbers the events and keeps the output, as it does for a run.
   const ledger = new ResponseOutput('resp_test', 0, {} as ResponseRequest);
-  const acc = new RoundAccumulator(
-    registry,
-    (e) => void emitted.push(ledger.stamp(e)!),
-    (c) => detected.push(c),
-    { include: [], reasoningEvents: 'openai' },
-  );
-  for (const event of events) acc.handle(event);
-  if (close) acc.closeDangling();
-  return { acc, emitted, detected };
+  const reduce = roundReducer(registry, { include: [], reasoningEvents: 'openai' });
+  const inputs: RoundInput[] = close ? [...events, UPSTREAM_END] : events;
+  let round = initialRoundState;
+  for (const input of inputs) {
+    const step = reduce(round, input);
+    round = step.state;
+    for (const e of step.events) emitted.push(ledger.stamp(e)!);
+    detected.push(...step.calls);
+  }
+  return { round, emitted, detected };
 }
 
 describe('client calls restored by their handler', () => {
   it('announce the item once the arguments are complete: added, the planned events, done, with the fields in place of arguments', () => {
-    const { acc, emitted, detected } = accumulate(callEvents('k', 'call_1', 'dial', ['{"n": ', '42}']));
+    const { round, emitted, detected } = accumulate(callEvents('k', 'call_1', 'dial', ['{"n": ', '42}']));
     expect(emitted.map((e) => e.type)).toEqual(['response.output_item.added', 'response.dial_call.ringing', 'response.output_item.done']);
     const done = emitted[2].item as JsonObject;
     expect(done).toMatchObject({ type: 'dial_call', status: 'completed', call_id: 'call_1', number: 42, line: 1 });
@@ -72,25 +73,25 @@ describe('client calls restored by their handler', () => {
     expect(done).not.toHaveProperty('name');
     expect(String(done.id)).toMatch(/^dl_/);
     expect(emitted[1]).toMatchObject({ item_id: done.id, output_index: 0, digits: 2 });
-    expect(acc.clientCalls).toBe(1);
+    expect(round.clientCalls).toBe(1);
     expect(detected).toEqual([]);
-    expect(acc.modelItems).toEqual([{ type: 'function_call', call_id: 'call_1', name: 'dial', arguments: '{"n": 42}' }]);
+    expect(round.modelItems).toEqual([{ type: 'function_call', call_id: 'call_1', name: 'dial', arguments: '{"n": 42}' }]);
   });
 
   it('a refused call emits nothing public and goes to the batch with the text the model reads', () => {
-    const { acc, emitted, detected } = accumulate(callEvents('k', 'call_2', 'dial', ['{"n": "x"}']));
+    const { round, emitted, detected } = accumulate(callEvents('k', 'call_2', 'dial', ['{"n": "x"}']));
     expect(emitted).toEqual([]);
-    expect(acc.clientCalls).toBe(0);
+    expect(round.clientCalls).toBe(0);
     expect(detected).toHaveLength(1);
     expect(detected[0]).toMatchObject({ callId: 'call_2', rejected: 'n must be a number', entry: { toolType: 'dial' } });
     // The model's call stays in its transcript; the batch adds the refusal as its output.
-    expect(acc.modelItems).toEqual([{ type: 'function_call', call_id: 'call_2', name: 'dial', arguments: '{"n": "x"}' }]);
+    expect(round.modelItems).toEqual([{ type: 'function_call', call_id: 'call_2', name: 'dial', arguments: '{"n": "x"}' }]);
   });
 
   it('a restored call cut short was never announced, so nothing is closed for it', () => {
     const [start, delta] = callEvents('k', 'call_3', 'dial', ['{"n": 4']);
-    const { acc, emitted } = accumulate([start, delta], true);
+    const { round, emitted } = accumulate([start, delta], true);
     expect(emitted).toEqual([]);
-    expect(acc.clientCalls).toBe(0);
+    expect(round.clientCalls).toBe(0);
   });
 });

@@ -1,13 +1,12 @@
-import { Observable, concatMap, defer, from } from 'rxjs';
+import { type Observable, concatMap, concatWith, connect, defer, endWith, filter, from, merge, mergeMap, scan, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
-import { RoundAccumulator, type DetectedGatewayCall } from './gateway-accumulator.js';
-import { GatewayCallBatch } from './gateway-call-batch.js';
+import { GatewayCallBatch, isScheduled } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { EachObserver } from './run-operators.js';
+import { UPSTREAM_END, initialRoundState, initialRoundStep, roundReducer, type ClassificationOptions, type RoundState, type RoundStep } from './round-classification.js';
 import type { RunContext } from './run-context.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
@@ -27,137 +26,120 @@ const CUT_SHORT: EventInit = { type: 'run.cut_short' };
 
 /**
  * One round as a cold Observable of its public events and then its result:
- * infer, classify the model's events (the one classification, shared by
- * streaming and blocking), start each gateway call as it is detected, run
- * them through the scheduler while the model still streams, and end with
- * what the round leaves behind (`round.end`).
+ * infer, fold the model's events through the one classification (`scan`
+ * over `roundReducer`, shared by streaming and blocking), start each gateway
+ * call as a step completes it, run them through the scheduler while the
+ * model still streams, and end with what the final state and the batch
+ * leave behind (`round.end`).
  *
  * Unsubscribing at any point is the one cancellation path: the upstream
  * request is dropped and the round's calls are stopped by the same teardown.
  */
 export function round$(ctx: RunContext, state: RunState): Observable<RoundValue> {
-  return new Observable<RoundValue>((subscriber) => {
+  return defer(() => {
     const number = state.rounds + 1;
     const roundTrace = ctx.trace?.round(number);
+    const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
+    const { request, promptEstimate } = modelRequest(ctx, state, number);
+    const reduce = roundReducer(ctx.registry, classificationOptions(ctx, batch));
+    // The state after the last step: the result's source, and what a round cut short (cancelled, failed) reports to its trace.
+    let classified: RoundState = initialRoundState;
     let traced = false;
     // Once, when the round's result is known: the next round starts from the round's end, before its teardown.
     const endTrace = () => {
       if (traced) return;
       traced = true;
-      // What the upstream reported for this round, also when the round was cut short (cancelled, failed).
-      roundTrace?.usage?.(accumulator.usage);
+      roundTrace?.usage?.(classified.usage);
       roundTrace?.end();
     };
-    const batch = new GatewayCallBatch(ctx, state.calls, roundTrace);
-    let approvalsRequested = 0;
-    const detected: DetectedGatewayCall[] = [];
-    // The round's public events go to its own subscriber as they are made; the calls to the scheduler.
-    const publish = (event: EventInit) => subscriber.next(event);
-    const accumulator = new RoundAccumulator(ctx.registry, publish, (call) => detected.push(call), {
-      include: ctx.request.include,
-      // A client may choose its reasoning event names per request (`x-switchyard-reasoning-events`).
-      // `auto` is decided at the HTTP edge; other transports (WebSocket, broker) keep the OpenAI SDK's names.
-      reasoningEvents: ctx.request.reasoningEvents ?? (ctx.services.config.server.reasoningEvents === 'auto' ? 'openai' : ctx.services.config.server.reasoningEvents),
-      annotate: (text) => batch.annotate(text),
-      summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
-      seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,
-    });
-    // Each call detected in an event goes to the scheduler as it is started, before the next one starts.
-    let started = false;
-    const classify = (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => {
-      if (!started) {
-        started = true;
-        for (const start of startEvents()) publish(start);
-      }
-      accumulator.handle(event);
-      if (detected.length > 0) for (const call of detected.splice(0)) start(call, emit);
-    };
-    const start = (call: DetectedGatewayCall, emit: (scheduled: ScheduledCall) => void) => {
-      const { events, started } = batch.start(call);
-      for (const event of events) publish(event);
-      if (started === 'approval') approvalsRequested++;
-      else if (started) emit(started);
-    };
-    const result = (): RoundEnd => {
-      const incompleteReason = accumulator.finish?.status === 'incomplete' ? (accumulator.finish.reason ?? 'max_output_tokens') : null;
-      if (incompleteReason) publish(CUT_SHORT);
+    const end = (final: RoundState): RoundValue[] => {
+      const incompleteReason = final.finish?.status === 'incomplete' ? (final.finish.reason ?? 'max_output_tokens') : null;
       endTrace();
-      return {
-        type: 'round.end',
-        result: {
-          modelItems: batch.rekey(accumulator.modelItems),
-          outputs: batch.outputs(),
-          usage: accumulator.usage,
-          calls: batch.count,
-          clientAction: accumulator.clientCalls > 0 || approvalsRequested > 0,
-          gatewayResults: batch.results,
-          incompleteReason,
-          promptEstimate,
-        },
+      const result: RoundResult = {
+        modelItems: batch.rekey(final.modelItems),
+        outputs: batch.outputs(),
+        usage: final.usage,
+        calls: batch.count,
+        clientAction: final.clientCalls > 0 || batch.approvalsRequested > 0,
+        gatewayResults: batch.results,
+        incompleteReason,
+        promptEstimate,
       };
+      return incompleteReason ? [CUT_SHORT, { type: 'round.end', result }] : [{ type: 'round.end', result }];
     };
-    const { request, promptEstimate } = modelRequest(ctx, state, number);
-    // Items the upstream never finished (stream cut short) are closed before the calls settle.
-    const chain = infer$(ctx, request, roundTrace, state.usage, classify, () => accumulator.closeDangling())
-      .pipe(batch.execute(result))
-      .subscribe({
-        next: (value) => subscriber.next(value),
-        // A failed round is traced before anyone hears of it, also when it fails while it subscribes.
-        error: (err: unknown) => {
-          endTrace();
-          subscriber.error(err);
-        },
-        complete: () => subscriber.complete(),
-      });
-    // After the chain's own teardown, as `finalize` would: a round cut short is traced too.
-    return () => {
-      chain.unsubscribe();
-      endTrace();
-    };
+    // Items the upstream never finished (stream cut short) are closed by the last step, before the calls settle.
+    return infer$(ctx, request, roundTrace, state.usage).pipe(
+      endWith(UPSTREAM_END),
+      scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
+      // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
+      tap((step) => (classified = step.state)),
+      mergeMap((step, index) => stepValues(step, index === 0, batch)),
+      runCalls(batch),
+      // Once every call has finished: the round's result, from the last step's state.
+      concatWith(defer(() => end(classified))),
+      // A failed round is traced before anyone hears of it; one cut short after the chain's own teardown.
+      tap({ error: endTrace, finalize: endTrace }),
+    );
   });
 }
 
+/** What the round's classification decides, with the batch's citations for the messages. */
+function classificationOptions(ctx: RunContext, batch: GatewayCallBatch): ClassificationOptions {
+  return {
+    include: ctx.request.include,
+    // A client may choose its reasoning event names per request (`x-switchyard-reasoning-events`).
+    // `auto` is decided at the HTTP edge; other transports (WebSocket, broker) keep the OpenAI SDK's names.
+    reasoningEvents: ctx.request.reasoningEvents ?? (ctx.services.config.server.reasoningEvents === 'auto' ? 'openai' : ctx.services.config.server.reasoningEvents),
+    annotate: (text) => batch.annotate(text),
+    summary: SUMMARY_MODES.has(ctx.request.reasoning?.summary ?? ''),
+    seal: ctx.services.reasoning ? (reasoning) => ctx.services.reasoning!.seal(reasoning) : undefined,
+  };
+}
+
 /**
- * The upstream stream of this round, traced from subscription to its end
- * however it ends, each event classified as it arrives (`classify` writes the
- * calls to start) and `end` run once the upstream finished: `emitEach`'s
- * observer fed from the upstream's own subscriber, rather than an `emitEach`
- * step after it, since a stream holds every subscriber for as long as it is
- * open. A throw from either ends the round with that error.
+ * One step's values in order: the run's start with the first model event,
+ * the step's public events, then each call it completed, started in the
+ * batch (its public start, then what the scheduler runs), one after another.
  */
-function infer$(
-  ctx: RunContext,
-  request: ModelRequest,
-  roundTrace: RoundTrace | undefined,
-  spent: Usage,
-  classify: (event: ModelEvent, emit: (scheduled: ScheduledCall) => void) => void,
-  end: (emit: (scheduled: ScheduledCall) => void) => void,
-): Observable<ScheduledCall> {
-  const call = new Observable<ScheduledCall>((subscriber) => {
+function stepValues(step: RoundStep, first: boolean, batch: GatewayCallBatch): ReadonlyArray<EventInit | ScheduledCall> {
+  const events = first && step.state.started ? [...startEvents(), ...step.events] : step.events;
+  if (step.calls.length === 0) return events;
+  const values: Array<EventInit | ScheduledCall> = [...events];
+  for (const call of step.calls) {
+    const { events: started, started: scheduled } = batch.start(call);
+    values.push(...started);
+    if (scheduled && scheduled !== 'approval') values.push(scheduled);
+  }
+  return values;
+}
+
+/** Public events pass on; calls go to the scheduler, whose public finishes follow in model order. */
+function runCalls(batch: GatewayCallBatch) {
+  return connect((values: Observable<EventInit | ScheduledCall>) =>
+    merge(values.pipe(filter((value): value is EventInit => !isScheduled(value))), values.pipe(filter(isScheduled), batch.execute())),
+  );
+}
+
+/**
+ * The upstream stream of this round, its trace's span ending with it
+ * however it ends, before the round goes on with what it sent.
+ */
+function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace | undefined, spent: Usage): Observable<ModelEvent> {
+  const call = defer(() => {
     const upstreamTrace = roundTrace?.upstream();
     let traced = false;
-    // The upstream's span ends with the upstream, before the round goes on with what it sent.
     const endTrace = (outcome: { error: unknown } | { cancelled: boolean }) => {
       if (traced) return;
       traced = true;
       upstreamTrace?.end(outcome);
     };
-    const each = new EachObserver(subscriber, classify, end);
-    const upstream = ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).subscribe({
-      next: (event) => each.next(event),
-      error: (err: unknown) => {
-        endTrace({ error: err });
-        each.error(err);
-      },
-      complete: () => {
-        endTrace({ cancelled: false });
-        each.complete();
-      },
-    });
-    return () => {
-      upstream.unsubscribe();
-      endTrace({ cancelled: ctx.abandoned() });
-    };
+    return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
+      tap({
+        error: (err: unknown) => endTrace({ error: err }),
+        complete: () => endTrace({ cancelled: false }),
+        finalize: () => endTrace({ cancelled: ctx.abandoned() }),
+      }),
+    );
   });
   // Once earlier rounds used tokens their cost is known: a budget they used up stops the run before the next call.
   const budget = ctx.budget;

@@ -1,5 +1,5 @@
-import { EmptyError, Observable, Subject, concatMap, concatWith, defer, finalize, from, of, throwError, type Observer } from 'rxjs';
-import { continueFrom, emitEach } from './run-operators.js';
+import { EmptyError, Observable, Subject, defer, finalize, from, of, throwError, type Observer } from 'rxjs';
+import { continueFrom } from './run-operators.js';
 
 /** Everything a subscriber saw, in order, as one log. */
 function record<T>(log: string[]): Partial<Observer<T>> {
@@ -17,101 +17,6 @@ function watched<T>(source: Observable<T>, log: string[], name = 'source'): Obse
     return source;
   }).pipe(finalize(() => log.push(`${name} torn down`)));
 }
-
-describe('emitEach', () => {
-  it('writes what each step emits in order, then what the end emits, as concatMap over arrays and concatWith would', () => {
-    const step = (n: number): number[] => Array.from({ length: n }, (_, i) => n * 10 + i);
-    const viaRx: string[] = [];
-    from([2, 0, 3])
-      .pipe(concatMap(step), concatWith(defer(() => of(-1))))
-      .subscribe(record(viaRx));
-    const viaEach: string[] = [];
-    from([2, 0, 3])
-      .pipe(
-        emitEach<number, number>(
-          (n, emit) => step(n).forEach(emit),
-          (emit) => emit(-1),
-        ),
-      )
-      .subscribe(record(viaEach));
-    expect(viaEach).toEqual(viaRx);
-    expect(viaEach).toEqual(['next 20', 'next 21', 'next 30', 'next 31', 'next 32', 'next -1', 'complete']);
-  });
-
-  it('delivers each output before the step goes on to the next one', () => {
-    const log: string[] = [];
-    of('a')
-      .pipe(
-        emitEach<string, string>((value, emit) => {
-          log.push('step starts');
-          emit(`${value}1`);
-          log.push('between');
-          emit(`${value}2`);
-        }),
-      )
-      .subscribe(record(log));
-    expect(log).toEqual(['step starts', 'next a1', 'between', 'next a2', 'complete']);
-  });
-
-  it('ends with the error a step throws and lets go of the source, which sends no more', () => {
-    const log: string[] = [];
-    const source = new Subject<number>();
-    watched(source, log)
-      .pipe(
-        emitEach<number, number>((n, emit) => {
-          if (n === 2) throw new Error('bad value');
-          emit(n);
-        }),
-      )
-      .subscribe(record(log));
-    source.next(1);
-    source.next(2);
-    source.next(3);
-    expect(log).toEqual(['source subscribed', 'next 1', 'error bad value', 'source torn down']);
-    expect(source.observed).toBe(false);
-  });
-
-  it('ends with the error the end throws instead of completing', () => {
-    const log: string[] = [];
-    of(1)
-      .pipe(
-        emitEach<number, number>(
-          (n, emit) => emit(n),
-          () => {
-            throw new Error('no end');
-          },
-        ),
-      )
-      .subscribe(record(log));
-    expect(log).toEqual(['next 1', 'error no end']);
-  });
-
-  it("passes the source's error on without running the end, and leaving unsubscribes the source", () => {
-    const log: string[] = [];
-    watched(
-      throwError(() => new Error('upstream')),
-      log,
-    )
-      .pipe(
-        emitEach<never, string>(
-          () => undefined,
-          (emit) => emit('end'),
-        ),
-      )
-      .subscribe(record(log));
-    expect(log).toEqual(['source subscribed', 'error upstream', 'source torn down']);
-
-    const left: string[] = [];
-    const open = new Subject<number>();
-    const subscription = watched(open, left)
-      .pipe(emitEach<number, number>((n, emit) => emit(n)))
-      .subscribe(record(left));
-    open.next(7);
-    subscription.unsubscribe();
-    expect(left).toEqual(['source subscribed', 'next 7', 'source torn down']);
-    expect(open.observed).toBe(false);
-  });
-});
 
 type Step = { type: 'event'; n: number } | { type: 'end'; n: number };
 const isStepEnd = (value: Step): value is Extract<Step, { type: 'end' }> => value.type === 'end';

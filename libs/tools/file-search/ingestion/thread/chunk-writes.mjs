@@ -28,6 +28,15 @@ function inserter(head, columns) {
     return sql;
   };
 }
+/**
+ * A file's earlier index entries in one store. `store_id || ''` keeps
+ * SQLite's planner on `fs_postings_file` (file, store): given `store_id = ?`
+ * it walked the primary key's store prefix instead, every entry of the
+ * store, so that each file cost as much as the store it joined and a
+ * store's ingestion grew with the square of its size.
+ */
+export const FILE_POSTINGS_DELETE = `DELETE FROM fs_postings WHERE file_id = ? AND store_id || '' = ?`;
+
 const insertChunks = inserter('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding, terms)', 6);
 const insertPostings = inserter('INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len)', 6);
 
@@ -50,10 +59,7 @@ export async function completeWithChunks(t, job, chunks, pause, rowsPerPause = 2
   // An earlier ingestion of the same file in the same store. Without one (the usual case) there is nothing to delete.
   const earlier = await t.all('SELECT id FROM fs_chunks WHERE store_id = ? AND file_id = ? LIMIT 1', [storeId, fileId]);
   if (earlier.length > 0) {
-    // `store_id || ''` keeps SQLite's planner on the file's index: given `store_id = ?` it walks the
-    // primary key's store prefix instead, every entry of the store, which made each file cost as much
-    // as the store it joins.
-    await t.run(`DELETE FROM fs_postings WHERE file_id = ? AND store_id || '' = ?`, [fileId, storeId]);
+    await t.run(FILE_POSTINGS_DELETE, [fileId, storeId]);
     await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
   }
   let sincePause = 0;

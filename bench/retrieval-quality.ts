@@ -21,12 +21,15 @@ import { CORPUS_PATH, evaluateRetrieval, loadLabelledCorpus, type LabelledCorpus
 import { indexWithWinkChunked, rankWithWinkBm25 } from './lib/wink-baseline.js';
 
 /**
- * `npm run bench:retrieval [-- --postgres=URL]`: recall@5 and MRR@5 of
- * file search on the labelled corpus, lexical (BM25) and hybrid (BM25 +
- * vectors from the simulated upstream's deterministic embeddings, fused by
- * RRF), on SQLite and, when reachable, PostgreSQL (a schema of its own,
- * dropped afterwards). Times are reported as ratios to the lexical run of
- * the same backend in the same process, never as absolute targets.
+ * `npm run bench:retrieval [-- --only=PARTS] [--postgres=URL] [--pairs=N]`
+ * runs, in this order (`PARTS` below; bench/README.md says the same):
+ * `labelled`, recall@5 and MRR@5 of file search on the labelled corpus,
+ * lexical (BM25) and hybrid (BM25 + vectors from the simulated upstream's
+ * deterministic embeddings), on SQLite and, when reachable, PostgreSQL (a
+ * schema of its own, dropped afterwards), with times as ratios to the
+ * lexical run of the same backend, never as absolute targets; `cranfield`
+ * and `debian-man`, the judged collections beside wink's whole-document
+ * BM25; `ingest-cpu`, ingestion CPU against wink's chunked indexing.
  */
 function flag(name: string): string | undefined {
   const hit = process.argv.slice(2).find((a) => a.startsWith(`--${name}=`));

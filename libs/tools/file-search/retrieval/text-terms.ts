@@ -4,6 +4,8 @@ import type { ChunkTerms } from '../storage/file-search-rows.js';
 /** The shared analyzer (`ingestion/thread/text-terms.mjs`), as the main thread sees it. */
 export interface TextTerms {
   termCounts(text: string): ChunkTerms;
+  /** `termCounts` as the ingestion thread's index line: the length, then each term and its count, space-separated. */
+  termCountsLine(text: string): string;
   queryTerms(query: string): string[];
 }
 

@@ -18,6 +18,8 @@ export interface ChunkWriteTx {
 
 /** The shared completion (`ingestion/thread/chunk-writes.mjs`), as the main thread sees it. */
 export interface ChunkWrites {
+  /** The statement that removes a file's earlier index entries in a store (`file_id`, `store_id`). */
+  FILE_POSTINGS_DELETE: string;
   completeWithChunks(
     t: ChunkWriteTx,
     job: { storeId: string; fileId: string; worker: string; usageBytes: number },

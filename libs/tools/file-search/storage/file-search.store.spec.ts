@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
+import { chunkWrites } from './chunk-writes.js';
 import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
 import { migrateFileSearch } from './file-search.migrations.js';
 import { FileSearchStore, nextSeq } from './file-search.store.js';
@@ -272,6 +273,60 @@ describe.each([
     expect(await store.deleteStore('vs_b', 'key-b')).toBe(true);
     // The job path reads a file whoever owns it: its job was made by the owner's request.
     expect((await store.fileForIngestion('file-a'))?.content).toEqual(Buffer.from('a'));
+  });
+});
+
+describe.each([
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
+])('FileSearchStore completing a file ingested before, on %s', (name, make) => {
+  let backend: Backend;
+  let store: FileSearchStore;
+
+  beforeAll(async () => {
+    backend = make();
+    [store] = await backend.open();
+    await store.init();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await backend?.cleanup();
+  });
+
+  const indexed = (position: number, text: string) => {
+    const words = text.split(' ');
+    return { position, text, terms: { length: words.length, counts: words.map((w) => [w, 1] as const) } };
+  };
+  const postingsOf = async (fileId: string) =>
+    (await store.db.all<{ term: string }>('SELECT term FROM fs_postings WHERE store_id = ? AND file_id = ? ORDER BY term', ['vs_redo', fileId])).map((r) => r.term);
+
+  it("replaces the file's chunks and index entries, leaves the other files' alone, and finds the earlier entries through the file's index", async () => {
+    await store.insertStore({ id: 'vs_redo', owner: '', name: null, description: null, metadata: {}, createdAt: now(), seq: nextSeq(), lastActiveAt: now(), expiresAfter: null });
+    for (const id of ['file-redo', 'file-kept'])
+      await store.insertFile({ id, owner: '', filename: `${id}.txt`, purpose: 'assistants', bytes: 1, createdAt: now(), seq: nextSeq(), expiresAt: null }, Buffer.from('x'));
+    await store.addStoreFiles([job('vs_redo', 'file-redo'), job('vs_redo', 'file-kept')]);
+    const first = await store.claimJob('w', Date.now(), 60_000);
+    expect(await store.completeJob(first!, 'w', [indexed(0, 'alpha beta'), indexed(1, 'beta gamma')], 10)).toBe(true);
+    const kept = await store.claimJob('w', Date.now(), 60_000);
+    expect(await store.completeJob(kept!, 'w', [indexed(0, 'alpha delta')], 5)).toBe(true);
+    expect([first!.fileId, kept!.fileId]).toEqual(['file-redo', 'file-kept']);
+
+    // Queued again (as a retried or re-added file is) and completed with other content.
+    await store.db.run(`UPDATE fs_store_files SET status = 'in_progress' WHERE store_id = ? AND file_id = ?`, ['vs_redo', 'file-redo']);
+    const again = await store.claimJob('w', Date.now(), 60_000);
+    expect(await store.completeJob(again!, 'w', [indexed(0, 'epsilon zeta')], 5)).toBe(true);
+
+    expect(await store.chunkTexts('vs_redo', 'file-redo')).toEqual(['epsilon zeta']);
+    expect(await postingsOf('file-redo')).toEqual(['epsilon', 'zeta']);
+    expect(await postingsOf('file-kept')).toEqual(['alpha', 'delta']);
+    // The earlier content is found no more; the other file's still is.
+    expect(await store.lexical({ storeIds: ['vs_redo'] }, ['beta'], 5)).toEqual([]);
+    expect(await store.lexical({ storeIds: ['vs_redo'] }, ['alpha'], 5)).toHaveLength(1);
+    if (name === 'SQLite') {
+      const { FILE_POSTINGS_DELETE } = await chunkWrites();
+      const plan = await store.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${FILE_POSTINGS_DELETE}`, ['file-redo', 'vs_redo']);
+      expect(plan.map((p) => p.detail)).toEqual(['SEARCH fs_postings USING INDEX fs_postings_file (file_id=?)']);
+    }
   });
 });
 

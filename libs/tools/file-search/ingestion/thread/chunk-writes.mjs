@@ -15,6 +15,32 @@ export const POSTINGS_PER_STATEMENT = 250;
 const values = (rows, columns) => Array.from({ length: rows }, () => `(${Array.from({ length: columns }, () => '?').join(', ')})`).join(', ');
 
 /**
+ * An INSERT of `rows` rows, its text built once per row count: a statement of
+ * 250 rows is a few kilobytes of SQL, and building it for every statement
+ * of a file's hundreds of thousands of index rows cost as much as a good
+ * part of the inserts themselves.
+ */
+function inserter(head, columns) {
+  const built = new Map();
+  return (rows) => {
+    let sql = built.get(rows);
+    if (sql === undefined) built.set(rows, (sql = `${head} VALUES ${values(rows, columns)}`));
+    return sql;
+  };
+}
+/**
+ * A file's earlier index entries in one store. `store_id || ''` keeps
+ * SQLite's planner on `fs_postings_file` (file, store): given `store_id = ?`
+ * it walked the primary key's store prefix instead, every entry of the
+ * store, so that each file cost as much as the store it joined and a
+ * store's ingestion grew with the square of its size.
+ */
+export const FILE_POSTINGS_DELETE = `DELETE FROM fs_postings WHERE file_id = ? AND store_id || '' = ?`;
+
+const insertChunks = inserter('INSERT INTO fs_chunks (store_id, file_id, position, text, embedding, terms)', 6);
+const insertPostings = inserter('INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len)', 6);
+
+/**
  * Marks the job completed and writes its chunks, only if `job.worker` still
  * holds it and nobody cancelled or removed it meanwhile (false otherwise,
  * and nothing is written). `chunks` are `{ position, text, embedding
@@ -30,17 +56,22 @@ export async function completeWithChunks(t, job, chunks, pause, rowsPerPause = 2
     [usageBytes, storeId, fileId, worker],
   );
   if (Number(updated) === 0) return false;
-  // An earlier ingestion of the same file in the same store.
-  await t.run('DELETE FROM fs_postings WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
-  await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+  // An earlier ingestion of the same file in the same store. Without one (the usual case) there is nothing to delete.
+  const earlier = await t.all('SELECT id FROM fs_chunks WHERE store_id = ? AND file_id = ? LIMIT 1', [storeId, fileId]);
+  if (earlier.length > 0) {
+    await t.run(FILE_POSTINGS_DELETE, [fileId, storeId]);
+    await t.run('DELETE FROM fs_chunks WHERE store_id = ? AND file_id = ?', [storeId, fileId]);
+  }
   let sincePause = 0;
+  // Index rows waiting for a full statement, as its flat parameter list (six a row).
   let postings = [];
   const flushPostings = async (all) => {
+    const perStatement = POSTINGS_PER_STATEMENT * 6;
     let from = 0;
-    while (postings.length - from >= POSTINGS_PER_STATEMENT || (all && postings.length > from)) {
-      const slice = postings.slice(from, (from += POSTINGS_PER_STATEMENT));
-      await t.run(`INSERT INTO fs_postings (store_id, term, chunk_id, file_id, tf, len) VALUES ${values(slice.length, 6)}`, slice.flat());
-      sincePause += slice.length;
+    while (postings.length - from >= perStatement || (all && postings.length > from)) {
+      const params = postings.slice(from, (from += perStatement));
+      await t.run(insertPostings(params.length / 6), params);
+      sincePause += params.length / 6;
       if (pause && sincePause >= rowsPerPause) {
         sincePause = 0;
         await pause();
@@ -52,11 +83,11 @@ export async function completeWithChunks(t, job, chunks, pause, rowsPerPause = 2
     const slice = chunks.slice(i, i + CHUNKS_PER_STATEMENT);
     const params = slice.flatMap((c) => [storeId, fileId, c.position, c.text, c.embedding ?? null, c.terms.length]);
     // RETURNING's row order is not promised: each id is matched to its chunk by position (unique in a file).
-    const rows = await t.all(`INSERT INTO fs_chunks (store_id, file_id, position, text, embedding, terms) VALUES ${values(slice.length, 6)} RETURNING id, position`, params);
+    const rows = await t.all(`${insertChunks(slice.length)} RETURNING id, position`, params);
     const idAt = new Map(rows.map((r) => [Number(r.position), Number(r.id)]));
     for (const c of slice) {
       const chunkId = idAt.get(c.position);
-      for (const [term, tf] of c.terms.counts) postings.push([storeId, term, chunkId, fileId, tf, c.terms.length]);
+      for (const [term, tf] of c.terms.counts) postings.push(storeId, term, chunkId, fileId, tf, c.terms.length);
     }
     sincePause += slice.length;
     await flushPostings(false);

@@ -13,7 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { decode, encode } from 'gpt-tokenizer';
 import { Parser } from 'htmlparser2';
 import { boundPdfInflation, boundZipInflation } from './inflation-bound.mjs';
-import { termCounts } from './text-terms.mjs';
+import { termCountsLine } from './text-terms.mjs';
 
 /**
  * Ingestion is background work: on Linux a thread's nice value is its own,
@@ -253,12 +253,7 @@ parentPort?.postMessage({ ready: true, niceness });
  * letters and digits only). One string crosses threads as one copy.
  */
 function indexLines(chunks) {
-  return chunks
-    .map((c) => {
-      const { length, counts } = termCounts(c);
-      return `${length}${counts.map(([t, n]) => ` ${t} ${n}`).join('')}`;
-    })
-    .join('\n');
+  return chunks.map(termCountsLine).join('\n');
 }
 
 /** The pool's chunk writer (`chunk-writer-thread.mjs`), reached through a port of this thread's own; none when jobs are written on the main thread. */

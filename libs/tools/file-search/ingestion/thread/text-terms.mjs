@@ -23,25 +23,73 @@ export const MAX_TERM_CHARS = 40;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
+/**
+ * Stems of words seen recently. A text repeats its words, and with chunks
+ * overlapping by half every word is analyzed twice: the stemmer's suffix
+ * rules (a dozen regular expressions a word) ran for each occurrence.
+ * Bounded: emptied when full, so a file of random words cannot grow it.
+ */
+const stems = new Map();
+const MAX_REMEMBERED_STEMS = 50_000;
+
+function stemOf(word) {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
+    stems.set(word, (stem = stemmer(word)));
+  }
+  return stem;
+}
+
+/** Calls `each` with the terms of a text, in order, repeats kept. */
+function eachTerm(text, each) {
+  WORD.lastIndex = 0;
+  const lower = text.toLowerCase();
+  for (let m = WORD.exec(lower); m !== null; m = WORD.exec(lower)) {
+    const word = m[0];
+    if (word.length > MAX_TERM_CHARS || STOP_WORDS.has(word)) continue;
+    each(stemOf(word));
+  }
+}
+
 /** The terms of a text, in order, repeats kept. */
 export function analyze(text) {
   const out = [];
-  for (const [word] of text.toLowerCase().matchAll(WORD)) {
-    if (word.length > MAX_TERM_CHARS || STOP_WORDS.has(word)) continue;
-    out.push(stemmer(word));
-  }
+  eachTerm(text, (term) => out.push(term));
   return out;
 }
 
 /**
- * What the index keeps of a chunk: its distinct terms with their counts,
- * and its length in terms (BM25's length normalisation).
+ * What the index keeps of a chunk: its distinct terms with their counts
+ * (in order of first occurrence), and its length in terms (BM25's length
+ * normalisation).
  */
 export function termCounts(text) {
-  const terms = analyze(text);
+  let length = 0;
   const counts = new Map();
-  for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
-  return { length: terms.length, counts: [...counts] };
+  eachTerm(text, (term) => {
+    length++;
+    counts.set(term, (counts.get(term) ?? 0) + 1);
+  });
+  return { length, counts: [...counts] };
+}
+
+/**
+ * `termCounts` as the one line the ingestion thread sends for a chunk: its
+ * length, then each distinct term and its count, space-separated (terms
+ * are letters and digits only). Written straight from the counts, without
+ * a pair array per term.
+ */
+export function termCountsLine(text) {
+  let length = 0;
+  const counts = new Map();
+  eachTerm(text, (term) => {
+    length++;
+    counts.set(term, (counts.get(term) ?? 0) + 1);
+  });
+  let line = `${length}`;
+  for (const [term, n] of counts) line += ` ${term} ${n}`;
+  return line;
 }
 
 /**

@@ -9,6 +9,8 @@ import { MODULE_RECORDER, readModuleRecord } from './support/process/module-reco
 
 /** Packages that must load in worker threads or child processes only, never on the event loop's thread. */
 const HEAVY = ['pdf-parse', 'pdfjs-dist', 'mammoth', 'html-to-text', 'htmlparser2', 'gpt-tokenizer', 'pyodide'];
+/** Loaded by the feature that needs it, which this gateway (configured by its environment) never uses. */
+const ON_FIRST_USE = ['yaml'];
 
 /**
  * The gateway's main thread, after serving uploads, ingestion of every
@@ -55,6 +57,7 @@ describe('heavy dependencies stay off the main thread', () => {
       expect(seen.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
       const heavy = seen.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
       expect(heavy).toEqual([]);
+      expect(seen.modules.filter((u) => ON_FIRST_USE.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
       // Native libraries the process mapped, from any thread: SQLite's is there, Skia's is not.
       const libraries = new Set(
         readFileSync(`/proc/${gateway.child.pid}/maps`, 'utf8')

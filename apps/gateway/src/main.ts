@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { fileURLToPath } from 'node:url';
 import { notifyPrimary, primaryOffers } from '#core/cluster/primary-channel.js';
 import { HELP, UsageError, packageVersion, parseArgs } from './cli-args.js';
+import { withLazyDateFormats } from './lazy-date-formats.js';
 import { StartupError } from './startup-failure.js';
 import { STARTUP_ERROR_SERVICE, isWorker } from './workers.js';
 
@@ -44,6 +45,8 @@ async function main(argv: readonly string[]): Promise<void> {
       const worker = { entry: fileURLToPath(import.meta.url), args: argv };
       if (!isWorker() && process.env.WORKERS?.trim() !== '1' && (await startedAsPrimary(command, worker))) return;
       // Loaded here so that --help, --version, check-config and the primary of worker mode run without loading Nest.
+      // Nest first, so that its loggers' date formatters are built only if they are ever used (lazy-date-formats.ts).
+      await withLazyDateFormats(() => import('@nestjs/common'));
       const { startGateway } = await import('./gateway-app.js');
       await startGateway({ env: process.env, configFile: command.configFile, port: command.port, plugins: command.plugins, worker });
     }

@@ -122,12 +122,21 @@ const PURGES: Record<SqlDatabase['kind'], readonly string[]> = {
   ],
 };
 
+/**
+ * Version 5: the next waiting file is found in upload order through an
+ * index, not by sorting every waiting row on each claim (`claimJob`): with
+ * only `(status, lease_until)` a batch of N files cost N sorts of up to N
+ * rows on the gateway's main thread.
+ */
+const WAITING_ORDER = [`CREATE INDEX IF NOT EXISTS fs_store_files_waiting ON fs_store_files (status, seq)`];
+
 /** Applied in order, each once; a database at version 1 gets only what came after. */
 const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabase['kind']) => readonly string[] }> = [
   { version: 1, statements: (kind) => (kind === 'sqlite' ? SQLITE : POSTGRES) },
   { version: 2, statements: () => OWNERS },
   { version: 3, statements: (kind) => STORE_INDEX[kind] },
   { version: 4, statements: (kind) => PURGES[kind] },
+  { version: 5, statements: () => WAITING_ORDER },
 ];
 
 /** `upTo` stops at an older version: how the upgrade path is tested. */

@@ -7,7 +7,7 @@ import { AUTO_CHUNKING } from '../ingestion/ingestion-contract.js';
 import { chunkWrites } from './chunk-writes.js';
 import type { ClaimedJob, StoreFileRow } from './file-search-rows.js';
 import { migrateFileSearch } from './file-search.migrations.js';
-import { FileSearchStore, nextSeq } from './file-search.store.js';
+import { FileSearchStore, nextSeq, nextWaitingFileQuery } from './file-search.store.js';
 import { PostgresDatabase, SqliteDatabase } from '#storage/sql/sql-database.js';
 
 const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -74,7 +74,7 @@ function job(storeId: string, fileId: string): StoreFileRow {
 describe.each([
   ['SQLite', sqlite],
   ['PostgreSQL', postgres],
-])('FileSearchStore ingestion jobs on %s', (_name, make) => {
+])('FileSearchStore ingestion jobs on %s', (name, make) => {
   let backend: Backend;
   let a: FileSearchStore;
   let b: FileSearchStore;
@@ -115,6 +115,21 @@ describe.each([
     expect(claimed.every((c) => c.job.attempts === 1)).toBe(true);
     // A claimed job is not offered again while its lease runs.
     expect(await a.claimJob('late', Date.now(), 60_000)).toBeUndefined();
+  });
+
+  it('claims waiting files in upload order, found through the waiting-order index rather than a sort of every waiting row', async () => {
+    const ids = await seed('vs_order', 30);
+    const order: string[] = [];
+    for (let j = await a.claimJob('w-order', Date.now(), 60_000); j; j = await a.claimJob('w-order', Date.now(), 60_000)) if (j.storeId === 'vs_order') order.push(j.fileId);
+    expect(order).toEqual(ids);
+    if (name === 'SQLite') {
+      for (const skipped of [0, 2]) {
+        const plan = await a.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${nextWaitingFileQuery('sqlite', skipped)}`, [Date.now(), ...Array(skipped).fill('x')]);
+        const steps = plan.map((p) => p.detail);
+        expect(steps).toContain('SEARCH f USING INDEX fs_store_files_waiting (status=?)');
+        expect(steps.some((s) => s.includes('TEMP B-TREE'))).toBe(false);
+      }
+    }
   });
 
   it("passes over the owners a worker names (at their share of its threads) for another owner's job, and says whose a job is", async () => {
@@ -242,7 +257,7 @@ describe.each([
     expect(await store.getFile('file-old', 'key-a')).toBeUndefined();
     await store.init();
     const versions = await store.db.all<{ version: unknown }>('SELECT version FROM fs_schema_migrations ORDER BY version');
-    expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3, 4]);
+    expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('reads, lists and deletes files and stores for their owner only', async () => {

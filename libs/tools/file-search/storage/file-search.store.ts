@@ -618,11 +618,7 @@ export class FileSearchStore {
    */
   async claimJob(worker: string, nowMs: number, leaseMs: number, maxAttempts = Number.MAX_SAFE_INTEGER, skipOwners: readonly string[] = []): Promise<ClaimedJob | undefined> {
     // `skipOwners`: owners already holding their share of this worker's threads; their next file waits, another owner's goes first.
-    const skip = skipOwners.length > 0 ? ` AND v.owner NOT IN (${skipOwners.map(() => '?').join(', ')})` : '';
-    const pick =
-      `SELECT f.store_id, f.file_id, f.attempts, v.owner FROM fs_store_files f JOIN fs_vector_stores v ON v.id = f.store_id
-       WHERE f.status = 'in_progress' AND (f.lease_until IS NULL OR f.lease_until < ?)${skip} ORDER BY f.seq LIMIT 1` +
-      (this.db.kind === 'postgres' ? ' FOR UPDATE OF f SKIP LOCKED' : '');
+    const pick = nextWaitingFileQuery(this.db.kind, skipOwners.length);
     let owner = '';
     const claimed = await this.db.tx(async (t) => {
       for (;;) {
@@ -896,3 +892,17 @@ export class FileSearchStore {
 }
 
 export type { ChunkingStrategy };
+
+/**
+ * The next waiting file in upload order, not leased, not of an owner in the
+ * skipped list (`skipped` placeholders after the time): walked in
+ * `fs_store_files_waiting` order, so a claim reads the few leased rows ahead
+ * of it rather than sorting every waiting file.
+ */
+export function nextWaitingFileQuery(kind: SqlDatabase['kind'], skipped: number): string {
+  const skip = skipped > 0 ? ` AND v.owner NOT IN (${Array.from({ length: skipped }, () => '?').join(', ')})` : '';
+  return (
+    `SELECT f.store_id, f.file_id, f.attempts, v.owner FROM fs_store_files f JOIN fs_vector_stores v ON v.id = f.store_id
+       WHERE f.status = 'in_progress' AND (f.lease_until IS NULL OR f.lease_until < ?)${skip} ORDER BY f.seq LIMIT 1` + (kind === 'postgres' ? ' FOR UPDATE OF f SKIP LOCKED' : '')
+  );
+}

@@ -153,17 +153,29 @@ interface Classifier {
   readonly reasoningNames: { delta: string; done: string };
 }
 
-/** What one step writes as it goes: fresh per step, handed out as the step's `events` and `calls`. */
+/**
+ * The step being made, written as it goes and handed out as it is once
+ * `classify` returns (never written after). Its lists start shared and
+ * empty: most steps complete no call, and a delta's one event becomes its
+ * list, sized to it (a list grown by `push` from empty reserves 17 slots).
+ */
 interface StepOut {
-  readonly events: EventInit[];
-  /** Made with the first call: most steps complete none. */
-  calls: DetectedGatewayCall[] | null;
+  state: RoundState;
+  events: readonly EventInit[];
+  calls: readonly DetectedGatewayCall[];
 }
 
+const NO_EVENTS: readonly EventInit[] = Object.freeze([]);
 const NO_CALLS: readonly DetectedGatewayCall[] = Object.freeze([]);
 
+function emit(out: StepOut, ...events: EventInit[]): void {
+  if (out.events === NO_EVENTS) out.events = events;
+  else (out.events as EventInit[]).push(...events);
+}
+
 function handOver(out: StepOut, call: DetectedGatewayCall): void {
-  (out.calls ??= []).push(call);
+  if (out.calls === NO_CALLS) out.calls = [call];
+  else (out.calls as DetectedGatewayCall[]).push(call);
 }
 
 /**
@@ -184,9 +196,9 @@ function handOver(out: StepOut, call: DetectedGatewayCall): void {
 export function roundReducer(registry: ToolRegistry, options: ClassificationOptions): (state: RoundState, input: RoundInput) => RoundStep {
   const cx: Classifier = { registry, options, ids: options.ids ?? roundItemIds(), reasoningNames: reasoningEventNames(options.reasoningEvents) };
   return (state, input) => {
-    const out: StepOut = { events: [], calls: null };
-    const next = classify(cx, state, input, out);
-    return { state: next, events: out.events, calls: out.calls ?? NO_CALLS };
+    const out: StepOut = { state, events: NO_EVENTS, calls: NO_CALLS };
+    out.state = classify(cx, state, input, out);
+    return out;
   };
 }
 
@@ -258,9 +270,9 @@ function openAt(state: RoundState, key: string): OpenItem | undefined {
  */
 function withOpen(state: RoundState, item: OpenItem): RoundState {
   const open = state.open.slice();
-  const at = open.findIndex((other) => other.key === item.key);
-  if (at < 0) open.push(item);
-  else open[at] = item;
+  let at = 0;
+  while (at < open.length && open[at].key !== item.key) at++;
+  open[at] = item;
   const { modelItems, clientCalls, usage, finish, opened, started } = state;
   return { open, modelItems, clientCalls, usage, finish, opened, started };
 }
@@ -281,7 +293,8 @@ function startMessage(cx: Classifier, state: RoundState, key: string, out: StepO
   const [id, counted] = nextId(cx, state, 'msg');
   const item: Record<string, unknown> = { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] };
   if (phase) item.phase = phase;
-  out.events.push(
+  emit(
+    out,
     { type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item, content: [] } },
     { type: 'response.content_part.added', item_id: id, output_index: UNSTAMPED, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
   );
@@ -300,7 +313,7 @@ function openMessage(state: RoundState, key: string): OpenMessage {
 function messageDelta(cx: Classifier, state: RoundState, key: string, delta: string, out: StepOut): RoundState {
   const opened = ensureMessage(cx, state, key, out);
   const open = openMessage(opened, key);
-  out.events.push({ type: 'response.output_text.delta', item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, delta, logprobs: [] });
+  emit(out, { type: 'response.output_text.delta', item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, delta, logprobs: [] });
   return withOpen(opened, { kind: 'message', key, item: open.item, text: open.text + delta });
 }
 
@@ -314,8 +327,9 @@ function finishMessage(cx: Classifier, state: RoundState, key: string, text: str
   const annotations = cx.options.annotate?.(finalText) ?? [];
   const part = { type: 'output_text', text: finalText, annotations, logprobs: [] };
   const base = { item_id: open.item.id, output_index: UNSTAMPED, content_index: 0 };
-  annotations.forEach((annotation, i) => out.events.push({ type: 'response.output_text.annotation.added', ...base, annotation_index: i, annotation }));
-  out.events.push(
+  annotations.forEach((annotation, i) => emit(out, { type: 'response.output_text.annotation.added', ...base, annotation_index: i, annotation }));
+  emit(
+    out,
     { type: 'response.output_text.done', ...base, text: finalText, logprobs: [] },
     { type: 'response.content_part.done', ...base, part },
     { type: 'response.output_item.done', output_index: UNSTAMPED, item: { ...open.item, status, content: [part] } },
@@ -328,7 +342,7 @@ function finishMessage(cx: Classifier, state: RoundState, key: string, text: str
 function startReasoning(cx: Classifier, state: RoundState, key: string, out: StepOut): RoundState {
   const [id, counted] = nextId(cx, state, 'rs');
   const item: Record<string, unknown> = { id, type: 'reasoning', status: 'in_progress', summary: [], content: [] };
-  out.events.push({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item, content: [] } });
+  emit(out, { type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item, content: [] } });
   return withOpen(counted, { kind: 'reasoning', key, item, text: '', partOpen: false });
 }
 
@@ -348,14 +362,14 @@ function openReasoning(state: RoundState, key: string): OpenReasoning {
  */
 function openReasoningPart(open: OpenReasoning, out: StepOut): OpenReasoning {
   if (open.partOpen) return open;
-  out.events.push({ type: 'response.content_part.added', item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+  emit(out, { type: 'response.content_part.added', item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, part: { type: 'reasoning_text', text: '' } });
   return { kind: 'reasoning', key: open.key, item: open.item, text: open.text, partOpen: true };
 }
 
 function reasoningDelta(cx: Classifier, state: RoundState, key: string, delta: string, out: StepOut): RoundState {
   const opened = ensureReasoning(cx, state, key, out);
   const open = openReasoningPart(openReasoning(opened, key), out);
-  out.events.push({ type: cx.reasoningNames.delta, item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, delta });
+  emit(out, { type: cx.reasoningNames.delta, item_id: open.item.id, output_index: UNSTAMPED, content_index: 0, delta });
   return withOpen(opened, { kind: 'reasoning', key, item: open.item, text: open.text + delta, partOpen: true });
 }
 
@@ -376,7 +390,7 @@ function finishReasoning(
   // An item without text (encrypted or summary only) never opened a part: nothing to close.
   if (open.partOpen) {
     const base = { item_id: open.item.id, output_index: UNSTAMPED, content_index: 0 };
-    out.events.push({ type: cx.reasoningNames.done, ...base, text: finalText }, { type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
+    emit(out, { type: cx.reasoningNames.done, ...base, text: finalText }, { type: 'response.content_part.done', ...base, part: { type: 'reasoning_text', text: finalText } });
   }
   const shownSummary = reasoningSummary(cx, open, summary, finalText, out);
   const item: Record<string, unknown> = {
@@ -395,7 +409,7 @@ function finishReasoning(
     const sealed = cx.options.seal ? cx.options.seal(forModel) : encrypted;
     if (sealed) item.encrypted_content = sealed;
   }
-  out.events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
+  emit(out, { type: 'response.output_item.done', output_index: UNSTAMPED, item });
   return closed(s, key, forModel);
 }
 
@@ -413,7 +427,8 @@ function reasoningSummary(cx: Classifier, open: OpenReasoning, given: string[] |
   if (!cx.options.summary) return given ?? [];
   parts.forEach((part, summaryIndex) => {
     const base = { item_id: open.item.id, output_index: UNSTAMPED, summary_index: summaryIndex };
-    out.events.push(
+    emit(
+      out,
       { type: 'response.reasoning_summary_part.added', ...base, part: { type: 'summary_text', text: '' } },
       { type: 'response.reasoning_summary_text.delta', ...base, delta: part },
       { type: 'response.reasoning_summary_text.done', ...base, text: part },
@@ -460,7 +475,7 @@ function startCall(cx: Classifier, state: RoundState, key: string, callId: strin
           events: { delta: `response.${shape.kind}_${relay.field}.delta`, done: `response.${shape.kind}_${relay.field}.done` },
         }
       : undefined;
-  out.events.push({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item } });
+  emit(out, { type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...item } });
   return withOpen(counted, { kind: 'client_call', key, announced: true, item, shape, relay, args: '', field });
 }
 
@@ -478,8 +493,8 @@ function streamGatewayCall(cx: Classifier, state: RoundState, entry: ToolEntry, 
   const call = { callId, itemId, modelName: entry.modelName, toolName: entry.toolName, scope: entry.scope, arguments: '' };
   const plan = binding.executor.planEvents(call, binding.params, { include: cx.options.include, streamed: true });
   const startedItem = { ...plan.startedItem, id: itemId, status: 'in_progress' } as PublicItem;
-  out.events.push({ type: 'response.output_item.added', output_index: UNSTAMPED, item: startedItem });
-  for (const { type, ...rest } of stream.opening) out.events.push({ type, item_id: itemId, output_index: UNSTAMPED, ...rest });
+  emit(out, { type: 'response.output_item.added', output_index: UNSTAMPED, item: startedItem });
+  for (const { type, ...rest } of stream.opening) emit(out, { type, item_id: itemId, output_index: UNSTAMPED, ...rest });
   return [counted, { opened: { itemId, startedItem }, field: startField(stream.field), delta: stream.delta }];
 }
 
@@ -489,7 +504,7 @@ function callDelta(state: RoundState, key: string, delta: string, out: StepOut):
     if (!open.stream) return state;
     const { opened, delta: deltaType } = open.stream;
     const { stream: field, decoded } = pushField(open.stream.field, delta);
-    if (decoded) out.events.push({ type: deltaType, item_id: opened.itemId, output_index: UNSTAMPED, delta: decoded });
+    if (decoded) emit(out, { type: deltaType, item_id: opened.itemId, output_index: UNSTAMPED, delta: decoded });
     return withOpen(state, { kind: 'gateway_call', key, entry: open.entry, stream: { opened, field, delta: deltaType } });
   }
   if (open?.kind !== 'client_call') return state;
@@ -498,10 +513,10 @@ function callDelta(state: RoundState, key: string, delta: string, out: StepOut):
   if (open.relay.kind === 'json' || open.relay.kind === 'restored') return withOpen(state, withArgs(open, args, open.field));
   if (open.field) {
     const { stream, decoded } = pushField(open.field.stream, delta);
-    if (decoded) out.events.push({ type: open.field.events.delta, item_id: open.item.id, output_index: UNSTAMPED, delta: decoded });
+    if (decoded) emit(out, { type: open.field.events.delta, item_id: open.item.id, output_index: UNSTAMPED, delta: decoded });
     return withOpen(state, withArgs(open, args, { name: open.field.name, stream, soFar: open.field.soFar + decoded, events: open.field.events }));
   }
-  out.events.push({ type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: UNSTAMPED, delta });
+  emit(out, { type: 'response.function_call_arguments.delta', item_id: open.item.id, output_index: UNSTAMPED, delta });
   return withOpen(state, withArgs(open, args, undefined));
 }
 
@@ -518,7 +533,7 @@ function finishCall(cx: Classifier, state: RoundState, key: string, callId: stri
     if (open.stream) {
       // An upstream that sent the arguments whole (or held some back) streams the rest now.
       const { rest } = finishField(open.stream.field, args);
-      if (rest) out.events.push({ type: open.stream.delta, item_id: open.stream.opened.itemId, output_index: UNSTAMPED, delta: rest });
+      if (rest) emit(out, { type: open.stream.delta, item_id: open.stream.opened.itemId, output_index: UNSTAMPED, delta: rest });
     }
     handOver(out, { entry: open.entry, callId, modelName: name, arguments: args, modelCall, opened: open.stream?.opened });
     return closed(started, key, modelCall);
@@ -529,17 +544,17 @@ function finishCall(cx: Classifier, state: RoundState, key: string, callId: stri
   let item: Record<string, unknown>;
   if (open.field) {
     const { value, rest } = finishField(open.field.stream, args);
-    if (rest) out.events.push({ type: open.field.events.delta, ...base, delta: rest });
-    out.events.push({ type: open.field.events.done, ...base, [open.field.name]: value });
+    if (rest) emit(out, { type: open.field.events.delta, ...base, delta: rest });
+    emit(out, { type: open.field.events.done, ...base, [open.field.name]: value });
     item = { ...open.item, status: 'completed', [open.field.name]: value };
   } else if (open.relay.kind === 'json') {
     item = { ...open.item, status: 'completed', arguments: parsedArguments(args) };
   } else {
-    if (open.args.length === 0 && args.length > 0) out.events.push({ type: 'response.function_call_arguments.delta', ...base, delta: args });
-    out.events.push({ type: 'response.function_call_arguments.done', ...base, name: open.shape.name, arguments: args });
+    if (open.args.length === 0 && args.length > 0) emit(out, { type: 'response.function_call_arguments.delta', ...base, delta: args });
+    emit(out, { type: 'response.function_call_arguments.done', ...base, name: open.shape.name, arguments: args });
     item = { ...open.item, status: 'completed', arguments: args };
   }
-  out.events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
+  emit(out, { type: 'response.output_item.done', output_index: UNSTAMPED, item });
   return changed(closed(started, key, modelCall), { clientCalls: started.clientCalls + 1 });
 }
 
@@ -556,9 +571,9 @@ function finishRestoredCall(state: RoundState, open: OpenClientCall, modelCall: 
     return state;
   }
   const started = { ...open.item, ...restored.fields, ...open.shape.trailingFields, status: 'in_progress' };
-  out.events.push({ type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...started } });
-  for (const { type, ...rest } of restored.events ?? []) out.events.push({ type, item_id: open.item.id, output_index: UNSTAMPED, ...rest });
-  out.events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item: { ...started, status: 'completed' } });
+  emit(out, { type: 'response.output_item.added', output_index: UNSTAMPED, item: { ...started } });
+  for (const { type, ...rest } of restored.events ?? []) emit(out, { type, item_id: open.item.id, output_index: UNSTAMPED, ...rest });
+  emit(out, { type: 'response.output_item.done', output_index: UNSTAMPED, item: { ...started, status: 'completed' } });
   return changed(state, { clientCalls: state.clientCalls + 1 });
 }
 
@@ -571,11 +586,11 @@ function closeDangling(cx: Classifier, state: RoundState, out: StepOut): RoundSt
     else if (open.kind === 'gateway_call' && open.stream) {
       // A streamed call cut short never runs: its item ends incomplete.
       const item = { ...open.stream.opened.startedItem, status: 'incomplete' } as PublicItem;
-      out.events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
+      emit(out, { type: 'response.output_item.done', output_index: UNSTAMPED, item });
     } else if (open.kind === 'client_call' && open.announced) {
       // A restored call cut short was never announced. A call cut short cannot be run: its public item ends incomplete and nothing is handed back.
       const partial = open.field ? { [open.field.name]: open.field.soFar } : { arguments: open.relay.kind === 'json' ? parsedArguments(open.args) : open.args };
-      out.events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item: { ...open.item, status: 'incomplete', ...partial } });
+      emit(out, { type: 'response.output_item.done', output_index: UNSTAMPED, item: { ...open.item, status: 'incomplete', ...partial } });
     }
   }
   return s.open.length === 0 ? s : changed(s, { open: [] });

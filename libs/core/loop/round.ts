@@ -1,4 +1,4 @@
-import { type Observable, concatMap, concatWith, connect, defer, endWith, filter, from, merge, mergeMap, scan, tap } from 'rxjs';
+import { type Observable, concatMap, concatWith, connect, defer, endWith, filter, from, map, merge, mergeMap, type OperatorFunction, scan, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
@@ -73,8 +73,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
       scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
       // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
       tap((step) => (classified = step.state)),
-      mergeMap((step, index) => stepValues(step, index === 0, batch)),
-      runCalls(batch),
+      flattenSteps(batch, ctx.registry.size > 0 ? runCalls(batch) : filter(isEvent)),
       // Once every call has finished: the round's result, from the last step's state.
       concatWith(defer(() => end(classified))),
       // A failed round is traced before anyone hears of it; one cut short after the chain's own teardown.
@@ -111,6 +110,47 @@ function stepValues(step: RoundStep, first: boolean, batch: GatewayCallBatch): R
     if (scheduled && scheduled !== 'approval') values.push(scheduled);
   }
   return values;
+}
+
+/**
+ * Each step's values, one after another. Most model events (a text or
+ * arguments delta) make one public event and complete no call: that event
+ * passes on through `filter` and `map`, without the inner subscription
+ * `mergeMap` makes for every array it flattens (bench/README.md, "Why some
+ * pieces are hand-written", `round-flatten.bench.ts`). The first step (the
+ * run's start goes out with it) and every step with more values or a call
+ * are flattened in order, their calls then go through `calls`; a step with
+ * nothing adds nothing.
+ */
+function flattenSteps(batch: GatewayCallBatch, calls: OperatorFunction<EventInit | ScheduledCall, EventInit>) {
+  return connect((steps: Observable<RoundStep>) =>
+    merge(
+      steps.pipe(filter(isLoneEvent), map(loneEvent)),
+      // Every first step comes this way, so this branch's first step is the round's.
+      steps.pipe(
+        filter(isSeveralValues),
+        mergeMap((step, index) => stepValues(step, index === 0, batch)),
+        calls,
+      ),
+    ),
+  );
+}
+
+function isLoneEvent(step: RoundStep, index: number): boolean {
+  return index > 0 && step.calls.length === 0 && step.events.length === 1;
+}
+
+function isSeveralValues(step: RoundStep, index: number): boolean {
+  return index === 0 || step.calls.length > 0 || step.events.length > 1;
+}
+
+function loneEvent(step: RoundStep): EventInit {
+  return step.events[0];
+}
+
+/** A request without tools starts no calls: its rounds set up no scheduler. */
+function isEvent(value: EventInit | ScheduledCall): value is EventInit {
+  return !isScheduled(value);
 }
 
 /** Public events pass on; calls go to the scheduler, whose public finishes follow in model order. */

@@ -4,7 +4,8 @@ import { type Observable, concatMap, connect, filter, last, merge, type Operator
  * Steps of a run, made of standard operators. (`emitEach`, a hand-written
  * operator that flattened per-event outputs without an inner subscription,
  * went with the round's reducer: the round flattens its steps with
- * `mergeMap`, measured in bench/README.md, "Why some pieces are hand-written".)
+ * `filter` + `map` for a lone event and `mergeMap` for the rest (`flattenSteps`),
+ * measured in bench/README.md, "Why some pieces are hand-written".)
  */
 
 /**

@@ -51,14 +51,8 @@ describe('heavy dependencies stay off the main thread', () => {
       expect(response.output[0]).toMatchObject({ type: 'file_search_call', status: 'completed' });
       expect((response.output[0] as any).results[0].file_id).toBe(ids[1]);
 
-      const seen = await readModuleRecord(gateway, record, 'SIGUSR2');
-      // The recorder sees the gateway's own modules, so an empty list cannot pass for a clean one.
-      expect(seen.modules.some((u) => u.includes('/libs/tools/file-search/ingestion/extraction-pool'))).toBe(true);
-      expect(seen.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
-      const heavy = seen.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
-      expect(heavy).toEqual([]);
-      expect(seen.modules.filter((u) => ON_FIRST_USE.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
-      // Native libraries the process mapped, from any thread: SQLite's is there, Skia's is not.
+      // Native libraries the process mapped, from any thread: SQLite's is there, Skia's is not. Read
+      // while it runs: SIGUSR2 below is also one of Nest's shutdown signals, and an exited process maps nothing.
       const libraries = new Set(
         readFileSync(`/proc/${gateway.child.pid}/maps`, 'utf8')
           .split('\n')
@@ -67,6 +61,14 @@ describe('heavy dependencies stay off the main thread', () => {
       );
       expect([...libraries].some((path) => path.endsWith('/better_sqlite3.node'))).toBe(true);
       expect([...libraries].filter((path) => /@napi-rs\/canvas|skia/.test(path))).toEqual([]);
+
+      const seen = await readModuleRecord(gateway, record, 'SIGUSR2');
+      // The recorder sees the gateway's own modules, so an empty list cannot pass for a clean one.
+      expect(seen.modules.some((u) => u.includes('/libs/tools/file-search/ingestion/extraction-pool'))).toBe(true);
+      expect(seen.modules.some((u) => u.includes('/node_modules/@nestjs/core/'))).toBe(true);
+      const heavy = seen.modules.filter((u) => HEAVY.some((name) => u.includes(`/node_modules/${name}/`)));
+      expect(heavy).toEqual([]);
+      expect(seen.modules.filter((u) => ON_FIRST_USE.some((name) => u.includes(`/node_modules/${name}/`)))).toEqual([]);
       expect(seen.pushIsNative).toBe(true);
       expect(seen.parseIsNative).toBe(true);
     } finally {

@@ -1,3 +1,4 @@
+import { StreamLines } from '#core/protocol/stream-lines.js';
 import type { Usage } from '#tool-sdk/items.js';
 
 /** Longest partial SSE line carried between chunks while looking for usage; a longer one is passed on, never held. */
@@ -43,7 +44,7 @@ function isUsageChunk(chunk: unknown): boolean {
  * its end arrives (never longer than `MAX_CARRY_CHARS`).
  */
 export class UsageSniffer {
-  private carry = '';
+  private readonly lines = new StreamLines(MAX_CARRY_CHARS);
   /** The last whole line was the stripped usage chunk. */
   private dropped = false;
   usage: Usage | null = null;
@@ -52,29 +53,28 @@ export class UsageSniffer {
 
   /** Takes an upstream chunk; returns what to write to the client. */
   push(chunk: string): string {
-    const lines = (this.carry + chunk).split('\n');
-    let tail = lines.pop() ?? '';
     let out = '';
-    for (const line of lines) {
-      const keep = this.line(line);
-      // The blank line that ended a stripped event goes with it: the client's stream is the one it asked for, byte for byte.
-      const ending = this.dropped && line === '';
-      this.dropped = !keep;
-      if (this.strip && keep && !ending) out += `${line}\n`;
-    }
-    if (tail.length > MAX_CARRY_CHARS) {
-      // Too long to be a usage chunk: passed on as it is, not held; its rest begins the next "line".
-      out += tail;
-      tail = '';
-    }
-    this.carry = tail;
+    this.lines.push(
+      chunk,
+      (line) => {
+        const keep = this.line(line);
+        // The blank line that ended a stripped event goes with it: the client's stream is the one it asked for, byte for byte.
+        const ending = this.dropped && line === '';
+        this.dropped = !keep;
+        if (this.strip && keep && !ending) out += `${line}\n`;
+      },
+      (raw) => {
+        // Too long to be a usage chunk: passed on as it is, not held.
+        this.dropped = false;
+        out += raw;
+      },
+    );
     return this.strip ? out : chunk;
   }
 
   /** The stream ended: what was still held (a last line without its newline; without `strip` it was passed on already). */
   end(): string {
-    const last = this.carry;
-    this.carry = '';
+    const last = this.lines.end();
     return this.line(last) && this.strip ? last : '';
   }
 

@@ -1,3 +1,4 @@
+import { StreamLines } from '#core/protocol/stream-lines.js';
 import type { RelayBody } from '#core/upstream/upstream-relay.interface.js';
 
 /** Longest partial SSE line held back while waiting for its end; a longer one is passed on as it is. */
@@ -30,44 +31,26 @@ export function withModelName(json: string, name: string): string {
 
 /**
  * Rewrites an event stream's `data:` lines as they pass, holding only a
- * line whose end has not come yet (never longer than `MAX_CARRY_CHARS`: a
- * longer line is passed on as it is, and so is the rest of it).
+ * line whose end has not come yet (`StreamLines`).
  */
 export class ModelNameRewriter {
-  private carry = '';
-  /** Inside a line too long to hold: pass text on until its end. */
-  private passing = false;
+  private readonly lines = new StreamLines(MAX_CARRY_CHARS);
 
   constructor(private readonly name: string) {}
 
   push(chunk: string): string {
-    let text = chunk;
     let out = '';
-    if (this.passing) {
-      const end = text.indexOf('\n');
-      if (end < 0) return text;
-      out += text.slice(0, end + 1);
-      text = text.slice(end + 1);
-      this.passing = false;
-    }
-    const lines = (this.carry + text).split('\n');
-    const tail = lines.pop() ?? '';
-    for (const line of lines) out += `${this.line(line)}\n`;
-    if (tail.length > MAX_CARRY_CHARS) {
-      out += tail;
-      this.carry = '';
-      this.passing = true;
-    } else {
-      this.carry = tail;
-    }
+    this.lines.push(
+      chunk,
+      (line) => (out += `${this.line(line)}\n`),
+      (raw) => (out += raw),
+    );
     return out;
   }
 
   /** The stream ended: a last line without its newline. */
   end(): string {
-    const last = this.carry;
-    this.carry = '';
-    return this.line(last);
+    return this.line(this.lines.end());
   }
 
   private line(line: string): string {

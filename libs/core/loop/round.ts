@@ -148,16 +148,14 @@ function loneEvent(step: RoundStep): EventInit {
   return step.events[0];
 }
 
-/** A request without tools starts no calls: its rounds set up no scheduler. */
+/** A public event, not a call for the scheduler (a request without tools has only these: its rounds set up no scheduler). */
 function isEvent(value: EventInit | ScheduledCall): value is EventInit {
   return !isScheduled(value);
 }
 
 /** Public events pass on; calls go to the scheduler, whose public finishes follow in model order. */
 function runCalls(batch: GatewayCallBatch) {
-  return connect((values: Observable<EventInit | ScheduledCall>) =>
-    merge(values.pipe(filter((value): value is EventInit => !isScheduled(value))), values.pipe(filter(isScheduled), batch.execute())),
-  );
+  return connect((values: Observable<EventInit | ScheduledCall>) => merge(values.pipe(filter(isEvent)), values.pipe(filter(isScheduled), batch.execute())));
 }
 
 /**

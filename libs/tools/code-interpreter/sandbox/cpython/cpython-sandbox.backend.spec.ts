@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
 import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
 import { CpythonSandboxBackend } from './cpython-sandbox.backend.js';
+import { matplotlibFontCache } from './font-cache.js';
 
 // Imports of numpy/pandas/matplotlib take seconds with both cores busy; limit tests set their own.
 const limits = { timeoutMs: 60_000, graceMs: 1_000, memoryLimitMb: 1024, maxOutputBytes: 4096, maxFileBytes: 4 << 20 };
@@ -53,8 +54,8 @@ plt.plot(df.n, df.square)
 plt.show()
 int(df.square.sum())`,
     );
-    // Matplotlib prints this notice when building its font list takes over 5 s (a loaded machine); nothing else may be on stderr.
-    expect(r.stderr.replace(/^Matplotlib is building the font cache; this may take a moment\.\n/m, '')).toBe('');
+    // Nothing on stderr: not even matplotlib's notice that it is building its font list, which it no longer does per call.
+    expect(r.stderr).toBe('');
     expect(r).toMatchObject({ status: 'ok', stdout: '55\n' });
     expect(r.changedFiles.sort()).toEqual(['figure_1.png', 'squares.csv']);
     expect(readFileSync(join(root, 'ds', 'squares.csv'), 'utf8')).toBe('n,square\n1,1\n2,4\n3,9\n4,16\n5,25\n');
@@ -63,6 +64,26 @@ int(df.square.sum())`,
         .subarray(1, 4)
         .toString(),
     ).toBe('PNG');
+  }, 120_000);
+
+  it("loads matplotlib's font list built once on the host, read-only, instead of scanning the fonts in every call", async () => {
+    const fonts = await matplotlibFontCache(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython.python);
+    expect(fonts?.name).toMatch(/^fontlist-v\d+\.json$/);
+    // matplotlib logs at debug level whether it used a list it found or built one (which takes seconds).
+    const code = `import io, logging, os
+log = io.StringIO()
+logger = logging.getLogger("matplotlib.font_manager")
+logger.addHandler(logging.StreamHandler(log))
+logger.setLevel(logging.DEBUG)
+import matplotlib.font_manager
+print("read" if "Using fontManager instance from /tmp/${fonts!.name}" in log.getvalue() else "built: " + log.getvalue())
+print(os.access("/tmp/${fonts!.name}", os.W_OK))`;
+    for (const session of ['fonts-1', 'fonts-2']) {
+      const r = await run(session, code);
+      expect(r).toMatchObject({ status: 'ok', stdout: 'read\nFalse\n', stderr: '' });
+    }
+    // The same list for every call and every backend of this process.
+    expect(await matplotlibFontCache(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython.python)).toBe(fonts);
   }, 120_000);
 
   it('keeps no interpreter state between calls, only files', async () => {

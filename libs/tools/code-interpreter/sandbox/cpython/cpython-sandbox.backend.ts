@@ -6,6 +6,7 @@ import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
 import type { SandboxCgroup } from '../cgroups/sandbox-cgroups.js';
 import { ContainerDir } from '../container-fs.js';
 import { CPYTHON_RUNNER, CPYTHON_SUPERVISOR } from '../python-runner.js';
+import { type FontCacheFile, matplotlibFontCache } from './font-cache.js';
 import type { SandboxBackend, SandboxRunRequest, SandboxRunResult, SandboxStatus } from '../sandbox-backend.interface.js';
 import { applyReport, type ReportedFile } from '../workspace-files.js';
 
@@ -30,6 +31,8 @@ export interface SandboxShape {
   binds?: Array<{ host: string; inside: string }>;
   /** Files copied in from a descriptor bubblewrap is given (a Jupyter kernel's connection file, into the sandbox's own /tmp). */
   fileFds?: Array<{ fd: string; inside: string }>;
+  /** Host files bound read-only into the sandbox's /tmp (matplotlib's font list, `font-cache.ts`). */
+  readOnlyFiles?: Array<{ host: string; inside: string }>;
   /** Variables set inside besides the fixed ones. */
   env?: Record<string, string>;
 }
@@ -88,6 +91,7 @@ export function sandboxArgs(shape: SandboxShape): string[] {
     '--tmpfs',
     '/tmp',
     ...(shape.fileFds ?? []).flatMap((f) => ['--file', f.fd, f.inside]),
+    ...(shape.readOnlyFiles ?? []).flatMap((f) => ['--ro-bind', f.host, f.inside]),
     '--size',
     String(shape.workspaceBytes),
     '--tmpfs',
@@ -130,10 +134,16 @@ export function sandboxArgs(shape: SandboxShape): string[] {
   ];
 }
 
+/** Where a sandbox's matplotlib finds the host's font list: its `MPLCONFIGDIR` is the sandbox's /tmp. */
+export function fontCacheFiles(fonts: FontCacheFile | null): Array<{ host: string; inside: string }> {
+  return fonts ? [{ host: fonts.host, inside: `/tmp/${fonts.name}` }] : [];
+}
+
 /** bubblewrap arguments for one `cpython` call: the supervisor around the runner (the container's files come on descriptor 5). */
-export function bwrapArgs(settings: CodeInterpreterSettings, limits: SandboxRunRequest['limits'], workspaceBytes: number): string[] {
+export function bwrapArgs(settings: CodeInterpreterSettings, limits: SandboxRunRequest['limits'], workspaceBytes: number, fonts: FontCacheFile | null = null): string[] {
   return sandboxArgs({
     workspaceBytes,
+    readOnlyFiles: fontCacheFiles(fonts),
     memoryLimitMb: limits.memoryLimitMb,
     cpuSeconds: Math.max(1, Math.ceil((limits.timeoutMs + limits.graceMs) / 1000)),
     nice: settings.nice,
@@ -201,7 +211,8 @@ export class CpythonSandboxBackend implements SandboxBackend {
   }
 
   private async runIn(cgroup: SandboxCgroup | undefined, req: SandboxRunRequest, workspaceBytes: number, files: string[]): Promise<SandboxRunResult> {
-    const [command, ...args] = this.boundary.wrap(cgroup, [this.settings.cpython.bwrap, ...bwrapArgs(this.settings, req.limits, workspaceBytes)]);
+    const fonts = await matplotlibFontCache(this.settings.cpython.python);
+    const [command, ...args] = this.boundary.wrap(cgroup, [this.settings.cpython.bwrap, ...bwrapArgs(this.settings, req.limits, workspaceBytes, fonts)]);
     const child = spawn(command, args, {
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
       // bubblewrap and the program get nothing of the gateway's environment (--clearenv inside, too).

@@ -5,7 +5,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
-import { sandboxArgs } from '../cpython/cpython-sandbox.backend.js';
+import { fontCacheFiles, sandboxArgs } from '../cpython/cpython-sandbox.backend.js';
+import { type FontCacheFile, matplotlibFontCache } from '../cpython/font-cache.js';
 import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
 import { CONNECTION_MARK, IPC_MARK, KERNEL_LAUNCHER, KERNEL_NAME, SERVER_KERNEL_MANAGER } from './jupyter-python.js';
 
@@ -63,6 +64,7 @@ export function writeKernelHost(
   settings: CodeInterpreterSettings,
   token: string,
   boundary: SandboxBoundary = SandboxBoundary.for(settings),
+  fonts: FontCacheFile | null = null,
 ): { root: string; env: NodeJS.ProcessEnv } {
   const root = hostRoot(settings);
   const spec = join(root, 'share', 'jupyter', 'kernels', KERNEL_NAME);
@@ -81,6 +83,8 @@ export function writeKernelHost(
     binds: [{ host: IPC_MARK, inside: '/run/jupyter' }],
     // In the sandbox's own /tmp: ipykernel rewrites it once its sockets are bound, and the socket directory is closed to it by then.
     fileFds: [{ fd: CONNECTION_MARK, inside: '/tmp/kernel.json' }],
+    // matplotlib's font list, built once on the host: a kernel's first plot does not scan every font.
+    readOnlyFiles: fontCacheFiles(fonts),
     env: {
       // IPython's and Jupyter's own directories in the sandbox's /tmp, never in the workspace.
       IPYTHONDIR: '/tmp/.ipython',
@@ -223,7 +227,7 @@ export class JupyterHost {
 
   private async start(): Promise<JupyterEndpoint> {
     // A server that was stopped took its directory with it (switchyard_jupyter's _end_with_the_gateway).
-    if (!this.dir || !existsSync(this.dir.root)) this.dir = writeKernelHost(this.settings, this.token);
+    if (!this.dir || !existsSync(this.dir.root)) this.dir = writeKernelHost(this.settings, this.token, undefined, await matplotlibFontCache(this.settings.cpython.python));
     const dir = this.dir;
     const port = await freePort();
     const generation = ++this.generation;

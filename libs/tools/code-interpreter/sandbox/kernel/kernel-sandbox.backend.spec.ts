@@ -5,6 +5,7 @@ import type { KernelConnection, KernelMessage } from '@jupyterlab/services';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS, type CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import type { SandboxRunRequest } from '../sandbox-backend.interface.js';
 import { KernelSandboxBackend } from './kernel-sandbox.backend.js';
+import { matplotlibFontCache } from '../cpython/font-cache.js';
 
 // Imports take seconds with both cores busy; the time-limit test sets its own.
 const limits = { timeoutMs: 60_000, graceMs: 1_000, memoryLimitMb: 1024, maxOutputBytes: 4096, maxFileBytes: 4 << 20 };
@@ -70,6 +71,22 @@ describe('KernelSandboxBackend (one long-lived Python per container, bubblewrap)
     // Drawing on the kept figure shows it once more.
     const r3 = await run('g', 'fig.axes[0].plot([3, 2, 1])');
     expect(r3.changedFiles).toEqual(['figure_2.png']);
+  }, 120_000);
+
+  it("reads matplotlib's font list built on the host, which the kernel cannot change", async () => {
+    const fonts = await matplotlibFontCache(DEFAULT_CODE_INTERPRETER_SETTINGS.cpython.python);
+    const r = await run(
+      'fonts',
+      `import io, logging, os, matplotlib.font_manager as fm
+log = io.StringIO()
+logger = logging.getLogger("matplotlib.font_manager")
+logger.addHandler(logging.StreamHandler(log))
+logger.setLevel(logging.DEBUG)
+fm._load_fontmanager(try_read_cache=True)
+print("read" if "Using fontManager instance from /tmp/${fonts!.name}" in log.getvalue() else "built: " + log.getvalue())
+print(os.access("/tmp/${fonts!.name}", os.W_OK))`,
+    );
+    expect(r).toMatchObject({ status: 'ok', stdout: 'read\nFalse\n' });
   }, 120_000);
 
   it('says MemoryError for memory exhaustion and resets the session, telling the model which files remain', async () => {

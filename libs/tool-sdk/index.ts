@@ -84,7 +84,7 @@ export { requestBody, validateFields, listQuery, ListQueryDto } from './routes/r
 export { requestOwner } from './routes/request-owner.js';
 
 // Ports the gateway provides: its storage, the Files API's files.
-export { TOOL_STORAGE, type ToolStorage, type SqlDatabase, type Row, type SqlValue } from './ports/tool-storage.js';
+export { TOOL_STORAGE, type ToolStorage, type SqlDatabase, type Row, type SqlValue, type TxOptions } from './ports/tool-storage.js';
 /** Taking a PostgreSQL advisory lock for a migration without the per-statement timeout: replicas starting together. */
 export { takeAdvisoryXactLock, waitForLock, LockWaitTimeoutError, SCHEMA_LOCK_WAIT_MS, type LockQuery } from './ports/lock-wait.js';
 export type * from './ports/container-records.js';

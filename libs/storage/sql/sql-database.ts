@@ -39,7 +39,7 @@ export function driverInstalled(pkg: string): boolean {
   }
 }
 export type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
-import type { Row, SqlDatabase, SqlValue } from '#tool-sdk/ports/tool-storage.js';
+import type { Row, SqlDatabase, SqlValue, TxOptions } from '#tool-sdk/ports/tool-storage.js';
 
 /** How long a statement waits for another connection's write lock before failing, as `busy_timeout` did. */
 const LOCK_WAIT_MS = 5000;
@@ -180,12 +180,23 @@ function numbered(sql: string): string {
 class PostgresClientDb implements SqlDatabase {
   readonly kind = 'postgres' as const;
   readonly hasVectorFunctions = false;
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    /** The transaction's own bound per statement (`TxOptions`); the pool's when absent. */
+    private readonly queryTimeoutMs?: number,
+  ) {}
   all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return translated(async () => (await this.client.query(numbered(sql), params as unknown[])).rows as T[]);
+    return translated(async () => (await this.query(sql, params)).rows as T[]);
   }
   run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    return translated(async () => (await this.client.query(numbered(sql), params as unknown[])).rowCount ?? 0);
+    return translated(async () => (await this.query(sql, params)).rowCount ?? 0);
+  }
+  private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+    const values = params as unknown[];
+    if (this.queryTimeoutMs === undefined) return this.client.query(numbered(sql), values);
+    // node-postgres reads a query's own `query_timeout` before the pool's (lib/client.js); its types do not list it.
+    const config: pg.QueryConfig & { query_timeout: number } = { text: numbered(sql), values, query_timeout: this.queryTimeoutMs };
+    return this.client.query(config);
   }
   tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
     return fn(this);
@@ -239,7 +250,7 @@ export class PostgresDatabase implements SqlDatabase {
     return translated(async () => (await this.pool.query(numbered(sql), params as unknown[])).rowCount ?? 0);
   }
 
-  async tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (db: SqlDatabase) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const client = await translated(() => this.pool.connect());
     let broken: Error | undefined;
     // A checked-out connection the server drops emits 'error' with no pool listener on it, which
@@ -248,7 +259,7 @@ export class PostgresDatabase implements SqlDatabase {
     client.on('error', dropped);
     try {
       await translated(() => client.query('BEGIN'));
-      const out = await fn(new PostgresClientDb(client));
+      const out = await fn(new PostgresClientDb(client, options.queryTimeoutMs));
       await translated(() => client.query('COMMIT'));
       return out;
     } catch (e) {

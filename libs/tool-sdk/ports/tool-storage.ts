@@ -23,8 +23,18 @@ export interface SqlDatabase {
   all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
   /** Runs `fn` in one transaction; other statements wait for it on SQLite's single connection. */
-  tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T>;
+  tx<T>(fn: (db: SqlDatabase) => Promise<T>, options?: TxOptions): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface TxOptions {
+  /**
+   * How long each statement of the transaction may wait for its answer on
+   * PostgreSQL, instead of `storage.queryTimeoutMs` (5 s), which bounds a
+   * request's queries. A schema change at start-up may wait longer: for
+   * locks other sessions hold on its tables, on a busy database server.
+   */
+  queryTimeoutMs?: number;
 }
 
 /**

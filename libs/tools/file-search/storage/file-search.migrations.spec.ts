@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateFileSearch } from './file-search.migrations.js';
 import { PostgresDatabase } from '#storage/sql/sql-database.js';
+import { StoreUnavailableError } from '#tool-sdk/errors.js';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -47,6 +48,56 @@ describe('file-search migrations on PostgreSQL, while another process holds the 
       // A second start finds nothing left to do.
       await migrateFileSearch(db);
       expect(await db.all('SELECT version FROM fs_schema_migrations')).toHaveLength(5);
+    } finally {
+      await holder.end();
+      await db.close();
+    }
+  }, 20_000);
+});
+
+/**
+ * A statement of the schema change waits for a table lock another session
+ * holds (a long query, a busy server) past the query timeout that bounds a
+ * request's queries; requests keep that bound.
+ */
+describe('file-search migrations on PostgreSQL, while another session holds a lock on their tables', () => {
+  const schema = `fs_tablelock_${randomBytes(4).toString('hex')}`;
+  const inSchema = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const admin = new pg.Client({ connectionString: url });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  });
+  afterAll(async () => {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  it('waits past the pool query timeout for the lock, while a request query is still cut at it', async () => {
+    const holder = new pg.Client({ connectionString: inSchema });
+    await holder.connect();
+    const db = new PostgresDatabase({ connectionString: inSchema, queryTimeoutMs: 300 });
+    try {
+      // An older gateway's schema, then a session holding its version table.
+      await migrateFileSearch(db, 4);
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE fs_schema_migrations IN ACCESS EXCLUSIVE MODE');
+      const order: string[] = [];
+      const migrated = migrateFileSearch(db).then(
+        () => order.push('migrated'),
+        (e: Error) => order.push(`failed: ${e.message}`),
+      );
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(order).toEqual([]);
+      await holder.query('COMMIT');
+      order.push('released');
+      await migrated;
+      expect(order).toEqual(['released', 'migrated']);
+      const versions = await db.all<{ version: number }>('SELECT version FROM fs_schema_migrations ORDER BY version');
+      expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3, 4, 5]);
+      // Outside the schema change the pool's bound holds: a request's slow query answers 503, it does not wait.
+      await expect(db.all('SELECT pg_sleep(1)')).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await holder.end();
       await db.close();

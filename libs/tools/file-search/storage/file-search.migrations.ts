@@ -139,17 +139,24 @@ const MIGRATIONS: ReadonlyArray<{ version: number; statements: (kind: SqlDatabas
   { version: 5, statements: () => WAITING_ORDER },
 ];
 
+/** How long one statement of the schema change may wait for its answer (the lock between replicas is waited for apart: `takeAdvisoryXactLock`). */
+export const SCHEMA_QUERY_TIMEOUT_MS = 120_000;
+
 /** `upTo` stops at an older version: how the upgrade path is tested. */
 export async function migrateFileSearch(db: SqlDatabase, upTo = MIGRATIONS.at(-1)!.version): Promise<void> {
-  await db.tx(async (t) => {
-    // Replicas starting together: one applies the schema, the others wait and find it done.
-    if (t.kind === 'postgres') await takeAdvisoryXactLock((sql) => t.all(sql), `hashtext('switchyard:fs_schema:' || current_schema())`, 'the file-search schema');
-    await t.run('CREATE TABLE IF NOT EXISTS fs_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
-    const done = new Set((await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations')).map((r) => Number(r.version)));
-    for (const m of MIGRATIONS) {
-      if (done.has(m.version) || m.version > upTo) continue;
-      for (const statement of m.statements(t.kind)) await t.run(statement);
-      await t.run('INSERT INTO fs_schema_migrations (version, applied_at) VALUES (?, ?)', [m.version, Date.now()]);
-    }
-  });
+  await db.tx(
+    async (t) => {
+      // Replicas starting together: one applies the schema, the others wait and find it done.
+      if (t.kind === 'postgres') await takeAdvisoryXactLock((sql) => t.all(sql), `hashtext('switchyard:fs_schema:' || current_schema())`, 'the file-search schema');
+      await t.run('CREATE TABLE IF NOT EXISTS fs_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
+      const done = new Set((await t.all<{ version: number }>('SELECT version FROM fs_schema_migrations')).map((r) => Number(r.version)));
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version) || m.version > upTo) continue;
+        for (const statement of m.statements(t.kind)) await t.run(statement);
+        await t.run('INSERT INTO fs_schema_migrations (version, applied_at) VALUES (?, ?)', [m.version, Date.now()]);
+      }
+    },
+    // Start-up, not a request: a statement may wait for locks other sessions hold on these tables, however busy the server.
+    { queryTimeoutMs: SCHEMA_QUERY_TIMEOUT_MS },
+  );
 }

@@ -12,7 +12,7 @@ export class StorageConfig {
    * unreachable database then answers 503 quickly instead of holding requests.
    */
   @IsInt() @Min(1) connectTimeoutMs = 3_000;
-  /** PostgreSQL: longest wait for one query's answer. */
+  /** PostgreSQL: longest wait for one query's answer (a schema change at start-up may wait longer for its locks). */
   @IsInt() @Min(1) queryTimeoutMs = 5_000;
 }
 

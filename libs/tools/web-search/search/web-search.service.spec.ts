@@ -78,6 +78,25 @@ describe('WebSearchService', () => {
     expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(['other.org', 'notspam.com']);
   });
 
+  // A block list grown 10× and 100× (the declaration's cap): every blocked domain and subdomain is still dropped, nothing else is,
+  // and the engine gets -site: terms only while they fit a query (past 10 the list is enforced here alone).
+  it.each([1, 10, 100])('drops every blocked domain of a list of %i, keeps the rest in the engine order', async (n) => {
+    const blocked = Array.from({ length: n }, (_, i) => `blocked${i}.test`);
+    api.handler = (r, res) =>
+      sendJson(
+        res,
+        200,
+        searxngBody(
+          r.query.q,
+          blocked.flatMap((d, i) => [...hits('b', 1, d), ...hits('s', 1, `www.${d}`), ...hits('c', 1, `clean${i}.org`), ...hits('l', 1, `not${d}`)]),
+        ),
+      );
+    const out = await run(new WebSearchService(settings(api)), ['q'], { contextSize: 'high', blockedDomains: blocked });
+    expect(api.last.query.q).toBe(n <= 10 ? `q ${blocked.map((d) => `-site:${d}`).join(' ')}` : 'q');
+    const kept = blocked.flatMap((d, i) => [`clean${i}.org`, `not${d}`]).slice(0, 10);
+    expect(out.results.map((r) => new URL(r.url).hostname)).toEqual(kept);
+  });
+
   it('applies both lists: allowed domains first, then a blocked subdomain of one is still dropped', async () => {
     api.handler = (r, res) => sendJson(res, 200, searxngBody(r.query.q, [...hits('a', 1, 'docs.example.com'), ...hits('b', 1, 'ads.example.com'), ...hits('c', 1, 'other.org')]));
     const out = await run(new WebSearchService(settings(api)), ['q'], { contextSize: 'medium', allowedDomains: ['example.com'], blockedDomains: ['ads.example.com'] });

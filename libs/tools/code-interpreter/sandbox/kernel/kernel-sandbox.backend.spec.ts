@@ -200,6 +200,26 @@ describe("KernelSandboxBackend's output", () => {
     }
     expect(written.filter((l) => /Starting WebSocket|^Kernel: /.test(l))).toEqual([]);
   }, 120_000);
+
+  it('closes right after a call, while the kernel taking the warm place is being created, without a traceback on stderr', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'switchyard-kernel-close-'));
+    const backend = backendWith({ maxLive: 2, warm: 1 });
+    const written: string[] = [];
+    const saved = console.error;
+    console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    try {
+      await backend.warmUp();
+      // The call takes the warm kernel; another starts in its place, and the backend closes while it does.
+      const r = await backend.run({ session: 'c', workspaceDir: root, code: 'print(1)', limits, signal: new AbortController().signal });
+      expect(r).toMatchObject({ status: 'ok', stdout: '1\n' });
+      expect(backend.stats().pooled).toBe(1);
+      await backend.close();
+    } finally {
+      console.error = saved;
+      rmSync(root, { recursive: true, force: true });
+    }
+    expect(written).toEqual([]);
+  }, 120_000);
 });
 
 describe('KernelSandboxBackend bounds: live kernels and idle expiry', () => {

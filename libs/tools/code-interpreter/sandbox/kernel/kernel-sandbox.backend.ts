@@ -10,6 +10,9 @@ import { KERNEL_PACKAGES } from './kernel-availability.js';
 
 /** Containers whose lost kernel is remembered for the next call's notice, at most (the oldest are forgotten first). */
 const MAX_LOST = 10_000;
+/** How long closing waits for pre-started kernels still being created. */
+const CLOSE_WAIT_MS = 10_000;
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 /** After the driver's own interrupt and the grace, how long before the gateway stops the kernel itself. */
 const REPORT_MS = 5_000;
 /**
@@ -145,9 +148,13 @@ export class KernelSandboxBackend implements SandboxBackend {
       if (this.sessionsOutliveHomes) k.detach();
       else k.kill();
     }
-    for (const k of this.pool.splice(0)) k.kill();
+    const starting = this.pool.splice(0);
+    for (const k of starting) k.kill();
     this.live.clear();
     for (const w of this.waiters.splice(0)) w();
+    // A pre-started kernel the server is still creating is let finish (then shut down) before the server stops:
+    // stopped midway, the server fails the creation and the Jupyter client prints its traceback to stderr.
+    if (this.host && starting.length > 0) await Promise.race([Promise.all(starting.map((k) => k.ready)), delay(CLOSE_WAIT_MS)]);
     await this.host?.close();
   }
 

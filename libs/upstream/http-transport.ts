@@ -112,7 +112,7 @@ export class HttpTransport {
     this.displayUrl = redactUrl(this.baseUrl);
     this.secure = new URL(this.baseUrl).protocol === 'https:';
     const options: http.AgentOptions = { keepAlive: true, maxSockets: upstream.maxSockets, scheduling: 'lifo' };
-    this.agent = this.secure ? new https.Agent(options) : new http.Agent(options);
+    this.agent = withPlainOptions(this.secure ? new https.Agent(options) : new http.Agent(options));
   }
 
   /**
@@ -154,9 +154,14 @@ export class HttpTransport {
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
     const target = this.targetOf(call);
-    const { protocol, hostname, port, path, auth } = target.options;
+    const { hostname, port, path, auth } = target.options;
     // A literal, not the target's options spread and then grown: that was most of this function's own time.
-    const options: http.RequestOptions = { protocol, hostname, port, path, auth, method: call.method, headers: payload ? headerList(headers, target) : headers, agent: this.agent };
+    // Node copies these into new objects twice more per request (the request's, then the agent's with
+    // its own options), member by member: only what it needs goes in. The protocol is the agent's, and
+    // a request whose headers are a list carries the URL's credentials in it.
+    const options: http.RequestOptions = payload
+      ? { hostname, port, path, method: call.method, headers: headerList(headers, target), agent: this.agent }
+      : { hostname, port, path, auth, method: call.method, headers, agent: this.agent };
     // The retry after a stale pooled socket takes a new connection: the pool's other idle sockets
     // went quiet at the same time as the first and are likely closed by the server too.
     const dispatch = (fresh = false): http.ClientRequest => {
@@ -188,6 +193,20 @@ export class HttpTransport {
   poolStats(): UpstreamPoolStats {
     return { active: countSockets(this.agent.sockets), idle: countSockets(this.agent.freeSockets), queued: countSockets(this.agent.requests) };
   }
+}
+
+/**
+ * The agent with its options as an ordinary object. Node keeps them in an
+ * object without a prototype, which V8 stores as a dictionary, and spreads
+ * them with the request's options into a new object on every request
+ * (`Agent#addRequest`); from a dictionary that copy takes V8's slow path,
+ * from an ordinary object its fast one. The same members, so every read of
+ * them (their own members only, as spreads read) is unchanged.
+ */
+function withPlainOptions<A extends http.Agent>(agent: A): A {
+  const held = agent as unknown as { options?: object };
+  if (held.options) held.options = { ...held.options };
+  return agent;
 }
 
 /**

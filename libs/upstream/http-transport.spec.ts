@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { FlowGate } from '#core/protocol/flow-gate.js';
 import { freezeJson, rememberJson } from '#core/protocol/frozen-json.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
@@ -109,6 +111,52 @@ describe('HttpTransport', () => {
     await transport.json({ method: 'GET', path: '/models?limit=2' });
     expect(upstream.requests[0].url).toBe('/v1/models?limit=2');
     expect(upstream.requests[0].headers.authorization).toBe(`Basic ${Buffer.from('vllm:s@cret').toString('base64')}`);
+  });
+
+  it("writes the request head Node writes for the same headers as an object: order, Host, and the URL's credentials", async () => {
+    // The transport hands Node its headers as a name/value list; Node's own object path is the reference.
+    const heads: string[][] = [];
+    const server = http.createServer((req, res) => {
+      heads.push(req.rawHeaders);
+      req.resume();
+      req.on('end', () => sendJson(res, 200, {}));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const reference = (headers: http.OutgoingHttpHeaders, auth?: string) =>
+      new Promise<void>((resolve, reject) => {
+        const agent = new http.Agent({ keepAlive: true });
+        const req = http.request({ hostname: '127.0.0.1', port, path: '/v1/responses', method: 'POST', headers, auth, agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            agent.destroy();
+            resolve();
+          });
+        });
+        req.on('error', reject);
+        req.end(Buffer.from('{"a":1}'));
+      });
+    const framing = { accept: 'application/json', 'content-type': 'application/json', 'content-length': 7 };
+    const cases: Array<{ apiKey?: string; credentials: boolean; context: Record<string, string>; node: http.OutgoingHttpHeaders }> = [
+      { credentials: false, context: { 'X-Tenant': 'acme' }, node: { 'x-tenant': 'acme', ...framing } },
+      { credentials: true, context: { 'X-Tenant': 'acme' }, node: { 'x-tenant': 'acme', ...framing } },
+      { apiKey: 'sk-test', credentials: true, context: { authorization: 'Bearer other' }, node: { authorization: 'Bearer sk-test', ...framing } },
+      // An empty authorization header: Node puts the credentials in its place.
+      { credentials: true, context: { authorization: '' }, node: { authorization: '', ...framing } },
+    ];
+    try {
+      for (const c of cases) {
+        const base = `http://${c.credentials ? 'vllm:s%40cret@' : ''}127.0.0.1:${port}/v1`;
+        const sending = new HttpTransport(upstreamConfig(base, c.apiKey ? { apiKey: c.apiKey } : {}), testTimeouts());
+        await sending.json({ method: 'POST', path: '/responses', body: { a: 1 }, headers: c.context });
+        sending.close();
+        await reference(c.node, c.credentials ? 'vllm:s@cret' : undefined);
+        const [sent, node] = heads.splice(0, 2);
+        expect(sent).toEqual(node);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('sends no authorization header without an API key', async () => {

@@ -80,6 +80,10 @@ interface Target {
   readonly options: http.RequestOptions;
   /** The URL as messages show it (`redactUrl`). */
   readonly display: string;
+  /** The `Host` header Node writes for `options` (see `headerList`). */
+  readonly host: string;
+  /** The `Authorization` header Node writes for the URL's credentials, when it has any. */
+  readonly basic?: string;
 }
 
 /** Error codes that mean a pooled socket was closed by the server while idle. */
@@ -108,7 +112,7 @@ export class HttpTransport {
     this.displayUrl = redactUrl(this.baseUrl);
     this.secure = new URL(this.baseUrl).protocol === 'https:';
     const options: http.AgentOptions = { keepAlive: true, maxSockets: upstream.maxSockets, scheduling: 'lifo' };
-    this.agent = this.secure ? new https.Agent(options) : new http.Agent(options);
+    this.agent = withPlainOptions(this.secure ? new https.Agent(options) : new http.Agent(options));
   }
 
   /**
@@ -121,7 +125,13 @@ export class HttpTransport {
     let target = this.targets.get(key);
     if (!target) {
       const url = new URL((call.fromRoot ? this.baseUrl.replace(/\/v1$/, '') : this.baseUrl) + call.path);
-      target = { options: urlToHttpOptions(url), display: redactUrl(url.href) };
+      const options = urlToHttpOptions(url);
+      target = {
+        options,
+        display: redactUrl(url.href),
+        host: hostHeader(options, this.secure ? 443 : 80),
+        basic: options.auth ? `Basic ${Buffer.from(options.auth).toString('base64')}` : undefined,
+      };
       if (this.targets.size < MAX_KEPT_TARGETS) this.targets.set(key, target);
     }
     return target;
@@ -144,9 +154,14 @@ export class HttpTransport {
     }
     if (this.upstream.apiKey) headers.authorization = `Bearer ${this.upstream.apiKey}`;
     const target = this.targetOf(call);
-    const { protocol, hostname, port, path, auth } = target.options;
+    const { hostname, port, path, auth } = target.options;
     // A literal, not the target's options spread and then grown: that was most of this function's own time.
-    const options: http.RequestOptions = { protocol, hostname, port, path, auth, method: call.method, headers, agent: this.agent };
+    // Node copies these into new objects twice more per request (the request's, then the agent's with
+    // its own options), member by member: only what it needs goes in. The protocol is the agent's, and
+    // a request whose headers are a list carries the URL's credentials in it.
+    const options: http.RequestOptions = payload
+      ? { hostname, port, path, method: call.method, headers: headerList(headers, target), agent: this.agent }
+      : { hostname, port, path, auth, method: call.method, headers, agent: this.agent };
     // The retry after a stale pooled socket takes a new connection: the pool's other idle sockets
     // went quiet at the same time as the first and are likely closed by the server too.
     const dispatch = (fresh = false): http.ClientRequest => {
@@ -178,6 +193,57 @@ export class HttpTransport {
   poolStats(): UpstreamPoolStats {
     return { active: countSockets(this.agent.sockets), idle: countSockets(this.agent.freeSockets), queued: countSockets(this.agent.requests) };
   }
+}
+
+/**
+ * The agent with its options as an ordinary object. Node keeps them in an
+ * object without a prototype, which V8 stores as a dictionary, and spreads
+ * them with the request's options into a new object on every request
+ * (`Agent#addRequest`); from a dictionary that copy takes V8's slow path,
+ * from an ordinary object its fast one. The same members, so every read of
+ * them (their own members only, as spreads read) is unchanged.
+ */
+function withPlainOptions<A extends http.Agent>(agent: A): A {
+  const held = agent as unknown as { options?: object };
+  if (held.options) held.options = { ...held.options };
+  return agent;
+}
+
+/**
+ * `headers` as the name/value list Node writes as it is: what `http.request`
+ * writes for the headers object, in the same order (the object's headers,
+ * then `Host`, then the URL's credentials unless an authorization header is
+ * set), checked the same way, without Node keeping each by name first and
+ * looking three of them up again. Only for a request with a body, whose
+ * `content-length` is among them: Node frames a bodiless request by what
+ * `end()` is given, which a list written up front cannot know.
+ */
+function headerList(headers: http.OutgoingHttpHeaders, target: Target): string[] {
+  const basic = headers.authorization ? undefined : target.basic;
+  const list: string[] = [];
+  let basicWritten = false;
+  for (const name of Object.keys(headers)) {
+    // An empty authorization header is replaced where it stands, as `setHeader` replaces it.
+    if (basic !== undefined && name === 'authorization') {
+      list.push('Authorization', basic);
+      basicWritten = true;
+    } else {
+      list.push(name, String(headers[name]));
+    }
+  }
+  list.push('Host', target.host);
+  if (basic !== undefined && !basicWritten) list.push('Authorization', basic);
+  return list;
+}
+
+/** The `Host` header Node's `ClientRequest` makes for these options (an IPv6 address in brackets, a port other than the default). */
+function hostHeader(options: http.RequestOptions, defaultPort: number): string {
+  let host = options.hostname || options.host || 'localhost';
+  const colon = host.indexOf(':');
+  if (colon !== -1 && host.includes(':', colon + 1) && host.charCodeAt(0) !== 91 /* [ */) host = `[${host}]`;
+  const port = options.port || defaultPort;
+  if (port && +port !== defaultPort) host += `:${port}`;
+  return host;
 }
 
 export interface UpstreamPoolStats {
@@ -544,8 +610,11 @@ class Exchange implements UpstreamBody {
     this.onEnd = undefined;
   }
 
+  /** Starts the idle clock, or starts it over: each chunk of a body restarts the one timer rather than making another. */
   private armIdle(): void {
-    this.arm('idle', this.limits.idleMs);
+    const timer = this.timers.idle;
+    if (timer) timer.refresh();
+    else this.arm('idle', this.limits.idleMs);
   }
 
   /** The timer carries the exchange and the deadline's name, so arming one makes no closure. */

@@ -99,6 +99,7 @@ function startAnswer<F extends EdgeFrame>(
   const logger = options.logger ?? defaultLogger;
   const folder = options.mode === 'fold' ? surface.folder?.() : undefined;
   if (options.mode === 'fold' && !folder) throw new Error(`The ${surface.name} surface cannot fold a run into one answer.`);
+  const eventsAreFrames = surface.eventsAreFrames === true;
   let run: Subscription | undefined;
   let done = false;
 
@@ -134,9 +135,15 @@ function startAnswer<F extends EdgeFrame>(
   run = events.subscribe({
     next: (event) => {
       try {
-        for (const frame of surface.frames(event)) {
+        if (eventsAreFrames) {
+          const frame = event as unknown as F;
           if (folder) folder.add(frame);
           else sink.frame(frame);
+        } else {
+          for (const frame of surface.frames(event)) {
+            if (folder) folder.add(frame);
+            else sink.frame(frame);
+          }
         }
       } catch (err) {
         // A translator that throws must not leave the run going with nobody told.

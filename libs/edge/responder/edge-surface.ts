@@ -29,6 +29,12 @@ export interface EdgeSurface<F extends EdgeFrame = EdgeFrame> {
   readonly name: string;
   /** What one loop event becomes here: none, one or several frames (translators may keep state per run). */
   frames(event: ResponseStreamEvent): Iterable<F>;
+  /**
+   * Each loop event is its own one frame (`frames` gives `[event]`): the
+   * responder then passes events on as they are, without the array and its
+   * iteration per event.
+   */
+  readonly eventsAreFrames?: boolean;
   /** The error as a whole answer, while nothing has been sent yet. */
   errorAnswer(err: unknown): EdgeAnswer;
   /** The error as the frame that ends a stream already under way. */

@@ -37,7 +37,7 @@ export function respondOverHttp<F extends EdgeFrame>(res: Response, events: Obse
 
 /** One value as the whole answer (a background response's `queued` object): 200 with it, or the surface's error answer. */
 export function answerOverHttp(res: Response, value: Observable<unknown>, surface: EdgeSurface): HttpExchange {
-  const single: EdgeSurface = { ...surface, frames: (event) => [event], folder: () => new LastValueFolder() };
+  const single: EdgeSurface = { ...surface, frames: (event) => [event], eventsAreFrames: true, folder: () => new LastValueFolder() };
   return exchange(value.pipe(map(asValueFrame)), single, new JsonSink(res), { mode: 'fold', stopped });
 }
 

@@ -24,6 +24,7 @@ class TerminalResponseFolder implements EdgeFolder<ResponseStreamEvent> {
 export const responsesSurface: EdgeSurface<ResponseStreamEvent> = {
   name: 'Responses',
   frames: (event) => [event],
+  eventsAreFrames: true,
   errorAnswer: (err) => toErrorEnvelope(err),
   errorFrame: (err) => ({ type: 'error', sequence_number: -1, error: { ...toErrorEnvelope(err).body.error } }),
   folder: () => new TerminalResponseFolder(),

@@ -15,7 +15,6 @@ export type ToolCallCounts = Record<string, Record<string, number>>;
  */
 export class RequestRecord {
   readonly startedAt = performance.now();
-  readonly startedWall = new Date();
   status?: number;
   responseId?: string;
   responseStatus?: string;

@@ -59,15 +59,19 @@ export class RequestTelemetry implements InteractiveLoad {
 
   openMiddleware(): RequestHandler {
     return (req: Request, res: Response, next: NextFunction) => {
-      const record = new RequestRecord(req.method, req.path, req);
+      // Read once: express parses it from the URL on each read.
+      const path = req.path;
+      const record = new RequestRecord(req.method, path, req);
       (req as unknown as Record<symbol, RequestRecord>)[RECORD_PROPERTY] = record;
       const incoming = this.tracing.extract(req.headers);
-      record.incomingTrace = incoming?.headers;
-      record.traceContext = incoming?.context;
+      if (incoming) {
+        record.incomingTrace = incoming.headers;
+        record.traceContext = incoming.context;
+      }
       // Scrapes and probes come every few seconds and say nothing about the traffic: no span.
-      if (!UNTRACED.has(req.path)) record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': req.path }, SpanKind.SERVER);
+      if (this.tracing.enabled && !UNTRACED.has(path)) record.span = this.tracing.start(`${req.method}`, incoming?.context, { 'url.path': path }, SpanKind.SERVER);
       this.open.add(record);
-      if (req.method === 'POST' && MODEL_ROUTES.has(req.path)) this.interactive.add(record);
+      if (req.method === 'POST' && MODEL_ROUTES.has(path)) this.interactive.add(record);
       if (this.drain.draining) res.setHeader('Connection', 'close');
       let finished = false;
       const finish = (): void => {
@@ -81,9 +85,11 @@ export class RequestTelemetry implements InteractiveLoad {
         record.errorDetail ??= typeof res.locals?.errorDetail === 'string' ? res.locals.errorDetail : undefined;
         this.record(record, req);
       };
-      res.once('finish', finish);
-      res.once('close', finish);
-      if (this.drain.draining && req.path === '/ready') {
+      // `on`, not `once`: `finished` already makes the second call a no-op, and a response emits
+      // each event once, so the wrappers `once` makes per listener would only be garbage.
+      res.on('finish', finish);
+      res.on('close', finish);
+      if (this.drain.draining && path === '/ready') {
         // The load balancer should stop sending here while open requests finish.
         res.status(503).json({ status: 'draining' });
         return;
@@ -114,9 +120,10 @@ export class RequestTelemetry implements InteractiveLoad {
 
   private record(record: RequestRecord, req: Request): void {
     record.finished = true;
-    record.owner = requestOwner(req);
+    const owner = requestOwner(req);
+    record.owner = owner;
     this.metrics.recordHttpRequest(record.method, record.route(), record.status, record.elapsedMs() / 1000);
-    this.log.finish(record, requestOwner(req));
+    this.log.finish(record, owner);
     this.open.delete(record);
     if (this.interactive.delete(record)) {
       this.lastInteractiveEndedAt = Date.now();

@@ -16,10 +16,10 @@ export class RequestLog {
   ) {}
 
   finish(record: RequestRecord, owner: string | null | undefined): void {
-    const fields = requestLogFields(record, owner);
+    // The line's fields only when there is a line to write them to.
     if (this.settings.requestLog) {
       const level = (record.status ?? 0) >= 500 ? 'error' : 'info';
-      this.writer.write(level, 'request', fields);
+      this.writer.write(level, 'request', requestLogFields(record, owner));
     }
     if (record.span) {
       record.span.updateName(`${record.method} ${record.route()}`);

@@ -1,4 +1,5 @@
 import type { GatewayMetrics } from '../metrics/gateway-metrics.service.js';
+import type { UsageEntry } from '#storage/usage-store.interface.js';
 import type { UsageRecorder } from '../usage/usage-recorder.service.js';
 import { anyTokens, type TokenCounts } from './token-usage.js';
 
@@ -22,7 +23,9 @@ export interface TokenCharge {
 export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | undefined, { owner, model, surface, tokens, failed, durationMs }: TokenCharge): void {
   if (anyTokens(tokens)) metrics.tokens.count(model, surface, owner ? `owner:${owner.slice(0, 16)}` : 'anonymous', tokens);
   // Every run counts in the usage store (its duration and whether it failed); only runs with tokens count as model requests.
-  usage?.record({
+  if (!usage) return;
+  // Optional members assigned rather than spread in: the spreads made two objects per run.
+  const entry: UsageEntry = {
     owner,
     model,
     surface,
@@ -31,7 +34,8 @@ export function countTokens(metrics: GatewayMetrics, usage: UsageRecorder | unde
     cachedInputTokens: tokens.cachedInput,
     outputTokens: tokens.output,
     reasoningTokens: tokens.reasoning,
-    ...(failed ? { failed } : {}),
-    ...(durationMs === undefined ? {} : { durationMs }),
-  });
+  };
+  if (failed) entry.failed = failed;
+  if (durationMs !== undefined) entry.durationMs = durationMs;
+  usage.record(entry);
 }

@@ -22,7 +22,7 @@ export class UsageRecorder {
 
   record(entry: UsageEntry): void {
     if (!this.store) return;
-    this.track(this.store.record(entry), 'usage not recorded', { model: entry.model, surface: entry.surface });
+    this.track(this.store.record(entry), 'usage not recorded', entry);
   }
 
   /** From now on, each run's timeline is written too (the console's run view reads them). */
@@ -36,11 +36,24 @@ export class UsageRecorder {
 
   recordTimeline(timeline: RunTimeline): void {
     if (!this.timelines || !hasTimelines(this.store)) return;
-    this.track(this.store.recordTimeline(timeline), 'run timeline not recorded', { model: timeline.model, surface: timeline.surface });
+    this.track(this.store.recordTimeline(timeline), 'run timeline not recorded', timeline);
   }
 
-  private track(write: Promise<void>, warning: string, fields: Record<string, string>): void {
-    const tracked = write.catch((err: unknown) => this.log.write('warn', warning, { ...fields, error_code: errorCodeOf(err) })).finally(() => this.pending.delete(tracked));
+  /** Keeps `write` until it settles; a failure is a warning line naming the run's model and surface. */
+  private track(write: Promise<void>, warning: string, run: { model: string; surface: string }): void {
+    // One reaction per write (not a catch and then a finally): this runs for every request.
+    const tracked: Promise<void> = write.then(
+      () => {
+        this.pending.delete(tracked);
+      },
+      (err: unknown) => {
+        try {
+          this.log.write('warn', warning, { model: run.model, surface: run.surface, error_code: errorCodeOf(err) });
+        } finally {
+          this.pending.delete(tracked);
+        }
+      },
+    );
     this.pending.add(tracked);
   }
 

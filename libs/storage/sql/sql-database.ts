@@ -46,6 +46,9 @@ const LOCK_WAIT_MS = 5000;
 /** Pause between two tries for the lock: short, since a lock held by a small write is gone in a millisecond or two. */
 const LOCK_RETRY_MS = [1, 2, 5, 10, 20, 50];
 
+/** Distinct statement texts a database keeps prepared (see `SqliteDatabase.statement`). */
+const MAX_KEPT_STATEMENTS = 256;
+
 const isBusy = (e: unknown): boolean => (e as { code?: unknown }).code === 'SQLITE_BUSY';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -66,6 +69,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class SqliteDatabase implements SqlDatabase {
   readonly kind = 'sqlite' as const;
   private opened?: { db: Database.Database; vec: boolean };
+  /** Prepared statements by their text (see `statement`). */
+  private readonly statements = new Map<string, Database.Statement>();
   private chain: Promise<unknown> = Promise.resolve();
   private readonly direct: SqlDatabase;
 
@@ -81,8 +86,8 @@ export class SqliteDatabase implements SqlDatabase {
       get hasVectorFunctions() {
         return self.hasVectorFunctions;
       },
-      all: async (sql, params = []) => self.db.prepare(sql).all(...(params as SqlValue[])) as never,
-      run: async (sql, params = []) => self.db.prepare(sql).run(...(params as SqlValue[])).changes,
+      all: async (sql, params = []) => self.statement(sql).all(...(params as SqlValue[])) as never,
+      run: async (sql, params = []) => self.statement(sql).run(...(params as SqlValue[])).changes,
       tx: (fn) => fn(self.direct),
       close: async () => undefined,
     };
@@ -121,6 +126,24 @@ export class SqliteDatabase implements SqlDatabase {
     this.db.exec(sql);
   }
 
+  /**
+   * The prepared statement for `sql`, prepared on first use and kept: the
+   * stores run a handful of fixed statements, some on timers (a batch
+   * runner's poll and lease renewal, the ingestion queue's claim), and
+   * SQLite parsing and planning one again on every call was most of what
+   * such a call cost. SQLite prepares a kept statement again by itself when
+   * the schema changed. A store that made ever new texts would keep only
+   * the first `MAX_KEPT_STATEMENTS`; the rest are prepared per call.
+   */
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      if (this.statements.size < MAX_KEPT_STATEMENTS) this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
     const next = this.chain.then(work, work);
     this.chain = next.catch(() => undefined);
@@ -145,11 +168,11 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   all<T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.enqueue(() => this.whenUnlocked(() => this.db.prepare(sql).all(...(params as SqlValue[])) as T[]));
+    return this.enqueue(() => this.whenUnlocked(() => this.statement(sql).all(...(params as SqlValue[])) as T[]));
   }
 
   run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    return this.enqueue(() => this.whenUnlocked(() => this.db.prepare(sql).run(...(params as SqlValue[])).changes));
+    return this.enqueue(() => this.whenUnlocked(() => this.statement(sql).run(...(params as SqlValue[])).changes));
   }
 
   tx<T>(fn: (db: SqlDatabase) => Promise<T>): Promise<T> {

@@ -15,6 +15,9 @@ import { UsageBatch, type UsageBatchOptions, type UsageSum, usageSumValues } fro
 import { USAGE_MIGRATIONS, USAGE_ON_CONFLICT, USAGE_SUMS, USAGE_UPSERT_COLUMNS, USAGE_WIDTH, type UsageSqlRow } from './usage.migrations.js';
 import { toUsageRow } from './usage-row.util.js';
 
+/** A minute's row added to: made once, not per batch (the statement cache then finds it by the same string). */
+const UPSERT_SQL = `INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (${Array.from({ length: USAGE_WIDTH }, () => '?').join(', ')}) ${USAGE_ON_CONFLICT}`;
+
 /** How long a batch waits before it tries another worker's write lock again. */
 const LOCK_RETRY_MS = 1;
 
@@ -58,9 +61,8 @@ export class SqliteUsageStore implements UsageStore, RunTimelineStore {
   }
 
   private writeSums(sums: UsageSum[]): Promise<void> {
-    const placeholders = Array.from({ length: USAGE_WIDTH }, () => '?').join(', ');
     return this.writeLocked((db) => {
-      const upsert = db.stmt(`INSERT INTO usage_minutes (${USAGE_UPSERT_COLUMNS}) VALUES (${placeholders}) ${USAGE_ON_CONFLICT}`);
+      const upsert = db.stmt(UPSERT_SQL);
       sums.forEach((s) => upsert.run(...usageSumValues(s)));
     });
   }

@@ -17,7 +17,7 @@ const EVENT_RESPONSE_TOOLS = ['response', 'tools'] as const;
  * of an event): an output item's own `tools` (an MCP listing) is left alone.
  * The echo is looked for only in vLLM's compact form (`"tools":[{`): text
  * without it (no tools declared, every delta event, JSON written with spaces)
- * costs one native search and is parsed whole, as is text that is not what it
+ * costs one or two native searches and is parsed whole, as is text that is not what it
  * looks like, so `JSON.parse` still reports malformed JSON as before. Nothing
  * reads the echo, so an uncut one is only slower.
  */
@@ -48,7 +48,9 @@ export class EchoedToolsCutter {
   knownCuts = 0;
 
   parse(text: string, of: 'response' | 'event'): unknown {
-    if (!text.includes('"tools":[{')) return JSON.parse(text);
+    // `[{` first: JSON writes it only where a list of objects opens (never in a delta event), and a search
+    // for it skips the quotes the whole pattern starts with, which are everywhere (stream-read.bench: 8× less).
+    if (!text.includes('[{') || !text.includes('"tools":[{')) return JSON.parse(text);
     let known = false;
     const span = arraySpanAt(text, of === 'response' ? RESPONSE_TOOLS : EVENT_RESPONSE_TOOLS, (at) => {
       const end = this.keptEndAt(text, at);

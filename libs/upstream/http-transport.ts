@@ -11,6 +11,7 @@ import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { AbortLike } from '#core/protocol/cancellation.js';
 import { chunksLength, endWithChunks, jsonChunks } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
+import { Utf8StreamDecoder } from './utf8-stream.decoder.js';
 
 export interface HttpCall {
   method: 'GET' | 'POST';
@@ -359,15 +360,15 @@ class Exchange implements UpstreamBody {
   }
 
   text(onText: (chunk: string) => void): Promise<void> {
-    const decoder = new TextDecoder('utf-8');
+    // Keeps a multi-byte character split across chunks intact, as `TextDecoder` with `stream: true` does.
+    const decoder = new Utf8StreamDecoder();
     return this.consume<void>(
       (chunk) => {
-        // `stream: true` keeps a multi-byte character split across chunks intact.
-        const text = decoder.decode(chunk, { stream: true });
+        const text = decoder.decode(chunk);
         if (text) onText(text);
       },
       () => {
-        const rest = decoder.decode();
+        const rest = decoder.end();
         if (rest) onText(rest);
         return undefined;
       },

@@ -1,4 +1,4 @@
-import { type Observable, type OperatorFunction, catchError, concatMap, connect, defer, filter, from, map, merge, takeUntil, throwError, timer, EMPTY } from 'rxjs';
+import { type Observable, type OperatorFunction, catchError, concatMap, concatWith, connect, defer, filter, from, map, merge, takeUntil, throwError, timer, EMPTY } from 'rxjs';
 import { isGatewayError } from '#tool-sdk/errors.js';
 import { emptyUsage, type JsonObject, type PublicItem, type Usage } from '#tool-sdk/items.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
@@ -25,26 +25,27 @@ export interface ResponseEdgeOptions {
  */
 export function responseEvents(output: ResponseOutput, options: ResponseEdgeOptions): OperatorFunction<RunValue, ResponseStreamEvent> {
   return (values) =>
-    values.pipe(
-      connect((shared) =>
-        merge(
-          merge(shared, keepAlive(shared, options.keepAliveMs)).pipe(
-            map((value) => output.stamp(value)),
-            filter((event): event is ResponseStreamEvent => event !== null),
-          ),
-          shared.pipe(
-            filter((value): value is RunFinished => value.type === 'run.finished'),
-            concatMap((finished) => defer(() => output.finish(options.state, finished))),
-          ),
-        ),
-      ),
-      catchError((err: unknown) => (options.stream && output.hasStarted ? defer(() => output.fail(options.state, err)) : throwError(() => err))),
-    );
+    defer(() => {
+      // The turn's end, noted as it goes by: it is the run's last value, so its terminal event follows once the run completed.
+      let finished: RunFinished | undefined;
+      const stamp = (value: RunValue): ResponseStreamEvent | null => {
+        if (value.type === 'run.finished') finished = value as RunFinished;
+        return output.stamp(value);
+      };
+      const numbered = (run: Observable<RunValue>) =>
+        run.pipe(
+          map(stamp),
+          filter((event): event is ResponseStreamEvent => event !== null),
+          concatWith(defer(() => (finished ? output.finish(options.state, finished) : EMPTY))),
+        );
+      // Only a stream has the keep-alive, which reads the run's values too: a blocking run is not shared.
+      const { keepAliveMs } = options;
+      return keepAliveMs === null ? numbered(values) : values.pipe(connect((shared) => numbered(merge(shared, keepAlive(shared, keepAliveMs)))));
+    }).pipe(catchError((err: unknown) => (options.stream && output.hasStarted ? defer(() => output.fail(options.state, err)) : throwError(() => err))));
 }
 
 /** A stream says it started before its first output, so that a slow tool preparation still sends bytes. */
-function keepAlive(run: Observable<RunValue>, ms: number | null): Observable<EventInit> {
-  if (ms === null) return EMPTY;
+function keepAlive(run: Observable<RunValue>, ms: number): Observable<EventInit> {
   // Once the run has started the timer has nothing left to do: an open stream need not hold it.
   const started = run.pipe(filter((value) => value.type === 'response.created'));
   return timer(ms).pipe(

@@ -45,7 +45,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
     // The state after the last step: the result's source, and what a round cut short (cancelled, failed) reports to its trace.
     let classified: RoundState = initialRoundState;
     let traced = false;
-    // Once, when the round's result is known: the next round starts from the round's end, before its teardown.
+    // Once, when the round's result is known (before `round.end` goes out), or when the round fails or is left.
     const endTrace = () => {
       if (traced) return;
       traced = true;

@@ -25,10 +25,10 @@ const endOf = (n: number): Step => ({ type: 'end', n });
 const shown = (value: Step | string) => (typeof value === 'string' ? value : `${value.type} ${value.n}`);
 
 describe('continueFrom', () => {
-  it('passes the stage on, then subscribes the next stage from its closing value once it completed', () => {
+  it('passes the stage on, then subscribes the next stage from its closing value once it completed and let go', () => {
     const log: string[] = [];
     const first = new Subject<Step>();
-    first
+    watched(first, log, 'stage')
       .pipe(continueFrom(isStepEnd, ({ n }) => watched(of(`next stage from ${n}`), log, 'next')))
       .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
     first.next(ev(1));
@@ -36,7 +36,27 @@ describe('continueFrom', () => {
     first.next(endOf(3));
     log.push('end seen');
     first.complete();
-    expect(log).toEqual(['event 1', 'event 2', 'end seen', 'next subscribed', 'next stage from 3', 'next torn down', 'complete']);
+    // A next stage that completes as it is subscribed (`of`) is torn down after the completion it sent, as in `concat`.
+    expect(log).toEqual(['stage subscribed', 'event 1', 'event 2', 'end seen', 'stage torn down', 'next subscribed', 'next stage from 3', 'complete', 'next torn down']);
+  });
+
+  it('tears a next stage that completes later down before the completion', () => {
+    const log: string[] = [];
+    const later = new Subject<string>();
+    of(ev(1), endOf(2))
+      .pipe(continueFrom(isStepEnd, () => watched(later, log, 'next')))
+      .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
+    later.next('saved');
+    later.complete();
+    expect(log).toEqual(['event 1', 'next subscribed', 'saved', 'next torn down', 'complete']);
+  });
+
+  it('takes the last closing value when a stage sends more than one, as last() does', () => {
+    const log: string[] = [];
+    of(endOf(1), ev(2), endOf(3))
+      .pipe(continueFrom(isStepEnd, ({ n }) => of(`next stage from ${n}`)))
+      .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
+    expect(log).toEqual(['event 2', 'next stage from 3', 'complete']);
   });
 
   it('fails a stage that completes without its closing value with EmptyError, as last() does', () => {

@@ -1,6 +1,6 @@
 import type { FunctionToolDef, ModelItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
-import { freezeJson, jsonChunks } from '#core/protocol/frozen-json.js';
+import { freezeJson, jsonChunks, rememberJson } from '#core/protocol/frozen-json.js';
 import { toResponsesRequest } from '#upstream/responses-request.mapper.js';
 import { toChatCompletionRequest } from '#upstream/chat-request.mapper.js';
 import { median } from './lib/stats.js';
@@ -17,6 +17,10 @@ import { arg } from './lib/flags.js';
  * paid without the cache: the list mapped, serialized and encoded). Batches
  * of the two alternate (paired), so a busy machine slows both alike; the
  * figure is the median CPU time per request over the rounds.
+ *
+ * The answer cases write a completed response object the way the HTTP
+ * responder does (`jsonChunks`): echoing the kept list (its kept bytes
+ * spliced in) and, for the floor, the same object declaring nothing.
  */
 
 const ROUNDS = Number(arg('rounds') ?? 15);
@@ -37,6 +41,49 @@ const kept = freezeJson(tools(100));
 const request = (list: readonly FunctionToolDef[]): ModelRequest =>
   ({ model: 'm', input, instructions: null, tools: list, tool_choice: 'auto', parallel_tool_calls: true, stream: true }) as unknown as ModelRequest;
 
+/** A completed blocking answer of 20 tokens, as the gateway writes one, echoing `declared`. */
+const answer = (declared: readonly unknown[]) => ({
+  id: 'resp_68f0c2a4d1e84b5c9a7e3f21b6d40c87',
+  object: 'response',
+  created_at: 1765100000,
+  status: 'completed',
+  background: false,
+  completed_at: 1765100001,
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  max_output_tokens: null,
+  max_tool_calls: null,
+  model: 'bench',
+  output: [
+    {
+      id: 'msg_5d2e8a0f7c3b41e69a1d',
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'token '.repeat(20), annotations: [], logprobs: [] }],
+    },
+  ],
+  parallel_tool_calls: true,
+  previous_response_id: null,
+  reasoning: { effort: null, summary: null },
+  service_tier: 'auto',
+  store: false,
+  temperature: 1,
+  text: { format: { type: 'text' }, verbosity: 'medium' },
+  tool_choice: 'auto',
+  tools: declared,
+  top_logprobs: 0,
+  top_p: 1,
+  truncation: 'disabled',
+  usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 32 },
+  user: null,
+  metadata: {},
+});
+/** The sealed registry's public declarations: frozen, their text kept (`ToolRegistry.seal`). */
+const echoed = freezeJson(tools(100));
+rememberJson(echoed);
+
 /** CPU microseconds per request of `BATCH` bodies built and encoded by `build`. */
 function perRequestUs(build: () => unknown): number {
   const start = process.cpuUsage();
@@ -53,7 +100,10 @@ function main(): void {
     'responses, unfrozen copy': () => toResponsesRequest(request([...kept])),
     'chat, kept (cache hit)': () => toChatCompletionRequest(request(kept)),
     'chat, unfrozen copy': () => toChatCompletionRequest(request([...kept])),
+    'answer echoing the kept list': () => answer(echoed),
+    'answer declaring nothing': () => answer([]),
   };
+  if (!Buffer.concat(jsonChunks(answer(echoed))).equals(Buffer.from(JSON.stringify(answer(echoed))))) throw new Error('the spliced answer differs from its JSON');
   // Both forms give the same bytes: the cache changes the cost, not the body.
   for (const [hit, miss] of [
     ['responses, kept (cache hit)', 'responses, unfrozen copy'],

@@ -47,6 +47,19 @@ describe('stringifyJson', () => {
   });
 });
 
+describe('stringifyJson where a copy with placeholders cannot stand in', () => {
+  it('writes a body whose remembered value sits under an own `__proto__` key, or inside an object with `toJSON`, as JSON.stringify does', () => {
+    const tools = deepFreeze([{ type: 'function', name: 'a' }]);
+    rememberJson(tools, '["spliced"]');
+    const odd = JSON.parse('{"id":"r","__proto__":null}') as Record<string, unknown>;
+    Object.defineProperty(odd, '__proto__', { value: tools, enumerable: true });
+    expect(stringifyJson(odd)).toBe('{"id":"r","__proto__":["spliced"]}');
+    const custom = { id: 'r', inner: { tools, toJSON: () => 'custom' }, tools };
+    expect(stringifyJson(custom)).toBe('{"id":"r","inner":"custom","tools":["spliced"]}');
+    expect(jsonBytes(custom).toString('utf8')).toBe('{"id":"r","inner":"custom","tools":["spliced"]}');
+  });
+});
+
 describe('jsonChunks', () => {
   it('gives the UTF-8 bytes of what stringifyJson gives, remembered texts as their kept bytes, at any depth it splices', () => {
     const tools = deepFreeze([{ type: 'function', name: 'météo', description: '天気 ☀️' }]);

@@ -214,17 +214,21 @@ export class ToolPreparationService {
    * same paths); a list that fails is not kept.
    */
   private fromCache(tools: JsonObject[], owner: string | null, read: JsonSource | undefined): ToolRegistry | undefined {
-    if (!this.prepared.enabled || tools.length === 0 || !this.cacheable(tools)) return undefined;
+    if (!this.prepared.enabled || tools.length === 0) return undefined;
+    // Bytes kept for this owner before: their list passed the checks below when it was kept (the
+    // handlers and limits are fixed for the process), so a hit skips a handler lookup per declaration.
+    if (read) {
+      const hit = this.hit(owner, read.digest);
+      if (hit) return hit;
+    }
+    if (!this.cacheable(tools)) return undefined;
     this.assertToolCount(tools);
     // The bytes the body reader read the list from, else its serialization: either is its content.
     const source = read?.bytes ?? JSON.stringify(tools);
     const digest = read?.digest ?? contentDigest(source);
     const key = cacheKey(owner, digest);
-    const hit = this.prepared.get(key);
-    if (hit) {
-      this.noteUsed(owner, key);
-      return hit.registry;
-    }
+    const hit = read ? undefined : this.hit(owner, digest);
+    if (hit) return hit;
     const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
@@ -233,6 +237,15 @@ export class ToolPreparationService {
     const entry: PreparedList = { registry: registry.seal(), declarations: freezeJson(copy), source: read && { bytes: Buffer.from(read.bytes), digest } };
     if (this.prepared.set(key, entry, source.length * HEAP_BYTES_PER_JSON_CHAR)) this.noteUsed(owner, key);
     return registry;
+  }
+
+  /** The sealed registry kept for this owner and digest, now the most recently used; undefined when none is. */
+  private hit(owner: string | null, digest: string): ToolRegistry | undefined {
+    const key = cacheKey(owner, digest);
+    const hit = this.prepared.get(key);
+    if (!hit) return undefined;
+    this.noteUsed(owner, key);
+    return hit.registry;
   }
 
   /** Every declaration an object whose type's handler says its prepared form depends on its content alone. */

@@ -35,6 +35,20 @@ describe('plainCreateFields (the create route skips class-validator when it hold
     expect(plainCreateFields({ model: 'm', tools: {} })).toBe(false);
   });
 
+  it('holds for a continuation and the bounded strings agents send, within their bounds only', () => {
+    const bounded = { previous_response_id: 'resp_1', prompt_cache_key: 'k', safety_identifier: 's', user: 'u' };
+    expect(plainCreateFields({ model: 'm', input: 'hi', store: true, ...bounded })).toBe(true);
+    expect(plainCreateFields({ previous_response_id: 'x'.repeat(256) })).toBe(true);
+    expect(plainCreateFields({ previous_response_id: 'x'.repeat(257) })).toBe(false);
+    expect(plainCreateFields({ prompt_cache_key: 'x'.repeat(1025) })).toBe(false);
+    expect(plainCreateFields({ previous_response_id: 42 })).toBe(false);
+    expect(plainCreateFields({ user: ['u'] })).toBe(false);
+    // Over the bound in UTF-16 units but not in class-validator's count: left to class-validator, which passes it.
+    const pairs = { user: '\u{1F600}'.repeat(200) };
+    expect(plainCreateFields(pairs)).toBe(false);
+    expect(violations(pairs)).toEqual([]);
+  });
+
   it('never holds for a body class-validator would refuse', () => {
     const value = fc.oneof(
       fc.string({ maxLength: 300 }),
@@ -53,6 +67,10 @@ describe('plainCreateFields (the create route skips class-validator when it hold
       'parallel_tool_calls',
       'background',
       'generate',
+      'previous_response_id',
+      'prompt_cache_key',
+      'safety_identifier',
+      'user',
       'temperature',
       'include',
       'input',

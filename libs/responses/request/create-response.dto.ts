@@ -105,13 +105,28 @@ export function toCreateResponseDto(raw: Record<string, unknown>): CreateRespons
 const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
 
 /**
+ * `@IsString() @MaxLength(max)`, or stricter: class-validator counts a surrogate pair (and an emoji
+ * presentation selector) as no more than one character, so a string within `max` UTF-16 units is
+ * within its bound too; a longer one goes to class-validator, which has the last word.
+ */
+const stringUpTo =
+  (max: number) =>
+  (v: unknown): boolean =>
+    typeof v === 'string' && v.length <= max;
+
+/**
  * Fields whose whole rule above is a type check (and a length bound): what
  * nearly every request sends. Each test is at least as strict as the
  * decorators, so passing it means class-validator would pass the field too.
  */
 const PLAIN_RULES: Readonly<Record<string, (v: unknown) => boolean>> = {
-  model: (v) => typeof v === 'string' && v.length <= 256,
+  model: stringUpTo(256),
   instructions: (v) => typeof v === 'string',
+  // A continuation names its previous response; agents send the other three on every turn.
+  previous_response_id: stringUpTo(256),
+  prompt_cache_key: stringUpTo(1024),
+  safety_identifier: stringUpTo(256),
+  user: stringUpTo(256),
   tools: (v) => Array.isArray(v),
   store: isBoolean,
   stream: isBoolean,

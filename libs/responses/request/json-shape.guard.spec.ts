@@ -259,6 +259,19 @@ describe('hostileJsonShapeGuard over HTTP', () => {
       }
     });
 
+    it("blanks a kept list's bytes for a parser that reads the whole body, and leaves them to a reader that cuts their span out", () => {
+      const guard = hostileJsonShapeGuard(3, () => undefined, { list: (_req, digest) => (digest === contentDigest(toolsJson) ? kept : undefined), recent: () => [] });
+      const text = `{"input":"hi","tools":${toolsJson},"after":true}`;
+      for (const blank of [true, false]) {
+        const body = Buffer.from(text);
+        const req = {} as http.IncomingMessage;
+        guard.verify(req, undefined, body, 'utf-8', blank);
+        const span = guard.blankedSpan(req)!;
+        expect(span).toEqual({ start: text.indexOf('['), end: text.indexOf('[') + toolsJson.length });
+        expect(body.toString('utf8')).toBe(blank ? text.replace(toolsJson, `[${' '.repeat(toolsJson.length - 2)}]`) : text);
+      }
+    });
+
     it('keeps JSON semantics: of a repeated `tools` key the last one counts, kept or not', async () => {
       const server = await serve(seen, (_req, digest) => (digest === contentDigest(toolsJson) ? kept : undefined));
       try {

@@ -353,9 +353,10 @@ export function hostileJsonShapeGuard(
   digest: (bytes: Uint8Array) => string = contentDigest,
 ): {
   scanWhileReading: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
-  verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
+  /** `blank: false` leaves a kept list's bytes in `body` as they are, for a reader that parses the body without them (`blankedSpan`). */
+  verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string, blank?: boolean) => void;
   noteParsed: (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: () => void) => void;
-  /** After `verify`: the span of the body it blanked (a kept tool list, brackets included), which a parser may skip. */
+  /** After `verify`: the span of the body it blanked or left to cut out (a kept tool list, brackets included), which a parser must skip. */
   blankedSpan: (req: IncomingMessage) => { start: number; end: number } | undefined;
 } {
   const limits: JsonShapeLimits = { topLevelArrays: { tools: maxTools } };
@@ -380,7 +381,7 @@ export function hostileJsonShapeGuard(
       }
       next();
     },
-    verify(req, _res, body, encoding) {
+    verify(req, _res, body, encoding, blank = true) {
       const guarded = req as GuardedRequest;
       // The body is complete: a scan that ran while it arrived lets go of the request, which a
       // stream keeps open for as long as it runs.
@@ -400,7 +401,7 @@ export function hostileJsonShapeGuard(
       const span = utf8 ? scanner.span('tools') : undefined;
       guarded[VERIFIED] = {
         storableText: utf8 && utf8BytesAreStorable(body),
-        tools: span && readTools(body, span, scanner.knownArray('tools'), digest, keptTools && ((d) => keptTools.list(req, d))),
+        tools: span && readTools(body, span, scanner.knownArray('tools'), digest, keptTools && ((d) => keptTools.list(req, d)), blank),
       };
     },
     noteParsed(req, _res, next) {
@@ -449,16 +450,19 @@ interface ToolsSource {
   bytes: Uint8Array;
   digest: string;
   kept?: readonly object[];
-  /** Where the kept list's bytes were blanked in the body, brackets included. */
+  /** Where the kept list's bytes lie in the body, brackets included: blanked, or left for the reader to cut out. */
   blanked?: { start: number; end: number };
 }
 
 /**
  * The `tools` array at `span` of a verified body. When its list is kept, its
  * bytes are copied aside and blanked in the body the parser reads next (the
- * brackets stay, spaces between them); otherwise they are the body's own.
- * Bytes the scan found equal to a known array are not hashed or copied
- * again: the known array's digest and bytes are theirs.
+ * brackets stay, spaces between them), or, for a reader that cuts the span
+ * out of the text it parses (`blank: false`, the small-body reader), left as
+ * they are: 30 KB of blanks for 100 tools were written only to be skipped.
+ * Otherwise they are the body's own. Bytes the scan found equal to a known
+ * array are not hashed or copied again: the known array's digest and bytes
+ * are theirs.
  */
 function readTools(
   body: Buffer,
@@ -466,11 +470,13 @@ function readTools(
   known: KnownArray | undefined,
   digestOf: (bytes: Uint8Array) => string,
   keptTools?: (digest: string) => readonly object[] | undefined,
+  blank = true,
 ): ToolsSource {
   const bytes = body.subarray(span.start, span.end);
   const digest = known?.digest ?? digestOf(bytes);
   const kept = keptTools?.(digest);
   if (!kept) return { bytes, digest };
+  if (!blank) return { bytes: known?.bytes ?? bytes, digest, kept, blanked: span };
   const own = known?.bytes ?? Buffer.from(bytes);
   body.fill(0x20, span.start + 1, span.end - 1);
   return { bytes: own, digest, kept, blanked: span };

@@ -3,9 +3,9 @@ import { announcedSmall, readsAsJson } from './json-shape.scanner.js';
 
 /** What the reader needs of the shape guard (json-shape.scanner.ts). */
 export interface SmallBodyChecks {
-  /** The guard's check of the whole body; throws the error to answer with. */
-  verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string) => void;
-  /** The span `verify` blanked (a kept tool list, brackets included), left out of the text parsed. */
+  /** The guard's check of the whole body; throws the error to answer with. `blank: false`: a kept tool list's bytes are left in `body`. */
+  verify: (req: IncomingMessage, res: unknown, body: Buffer, encoding: string, blank?: boolean) => void;
+  /** The span of a kept tool list `verify` found (brackets included), left out of the text parsed. */
   blankedSpan: (req: IncomingMessage) => { start: number; end: number } | undefined;
 }
 
@@ -50,7 +50,8 @@ export function smallJsonBodyReader(checks: SmallBodyChecks, options: { limit: n
       // Node's parser holds a body to its content-length; a shorter one ends in `aborted`, not here.
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
       try {
-        checks.verify(req, res, body, 'utf-8');
+        // Not blanked: `textOf` leaves the kept list's span out of the text anyway.
+        checks.verify(req, res, body, 'utf-8', false);
       } catch (err) {
         return next(err);
       }

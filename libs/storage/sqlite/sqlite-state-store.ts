@@ -251,11 +251,15 @@ export class SqliteStateStore implements StateStore, StateCatalog {
     return this.read(() => this.chain(id, owner, maxDepth));
   }
 
+  /**
+   * One statement, so one snapshot without a transaction around it (BEGIN and COMMIT were as
+   * much SQLite work as the lookup). A chain of one, the common continuation, is one primary-key
+   * probe; longer chains send their ids over as one JSON array, whatever their number (no
+   * bound-parameter limit).
+   */
   async responsesPresent(ids: readonly string[], owner: string | null): Promise<boolean> {
-    // The ids go over as one JSON array, whatever their number (no bound-parameter limit).
-    const row = this.read(
-      () => this.stmt('SELECT count(*) AS n FROM responses WHERE id IN (SELECT value FROM json_each(?)) AND owner IS ?').get(toJson(ids), owner) as { n: number },
-    );
+    if (ids.length === 1) return this.stmt('SELECT 1 FROM responses WHERE id = ? AND owner IS ?').get(ids[0], owner) !== undefined;
+    const row = this.stmt('SELECT count(*) AS n FROM responses WHERE id IN (SELECT value FROM json_each(?)) AND owner IS ?').get(toJson(ids), owner) as { n: number };
     return row.n === new Set(ids).size;
   }
 

@@ -267,7 +267,12 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         expect(await store.responsesPresent([a.id, b.id], A)).toBe(true);
         expect(await store.responsesPresent([a.id, b.id], B)).toBe(false);
         expect(await store.responsesPresent([a.id, 'resp_missing'], A)).toBe(false);
+        // A chain of one, the common continuation, alone.
+        expect(await store.responsesPresent([a.id], A)).toBe(true);
+        expect(await store.responsesPresent([a.id], B)).toBe(false);
+        expect(await store.responsesPresent(['resp_missing'], A)).toBe(false);
         await store.deleteResponse(a.id, A);
+        expect(await store.responsesPresent([a.id], A)).toBe(false);
         expect(await store.responsesPresent([a.id, b.id], A)).toBe(false);
         expect(await store.responsesPresent([b.id], A)).toBe(true);
       });

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
@@ -39,6 +38,8 @@ interface Connection {
   via: 'streamable-http' | 'sse' | 'stdio';
   /** Aborted when the connection dies, so requests waiting on it stop at once. */
   lost: AbortController;
+  /** The linked signals of the requests in flight on it (see `linkSignals`), aborted with `lost`. */
+  inFlight: Set<AbortController>;
   inUse: number;
   lastUsed: number;
   closed: boolean;
@@ -86,25 +87,27 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
- * A signal that fires when either input does, detached again by `dispose`.
- * Not `AbortSignal.any`: the SDK never removes the abort listener it adds to
- * a request's signal, so a signal still linked to the connection's `lost`
- * after its request finished would make a later `lost` send a cancellation
- * for every request the connection ever carried.
+ * A signal that fires when the caller's does or the connection dies,
+ * detached again by `dispose`. Not `AbortSignal.any`: the SDK never removes
+ * the abort listener it adds to a request's signal, so a signal still linked
+ * to the connection after its request finished would make a later loss send
+ * a cancellation for every request the connection ever carried. The
+ * connection side is its set of requests in flight, which `retire` aborts,
+ * rather than a listener on `lost` per request: adding and removing an
+ * `AbortSignal` listener is most of what linking costs on every call.
  */
-function linkSignals(caller: AbortSignal, lost: AbortSignal): { signal: AbortSignal; dispose(): void } {
+function linkSignals(caller: AbortSignal, conn: Connection): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const fromCaller = () => controller.abort(caller.reason);
-  const fromLost = () => controller.abort(lost.reason);
   if (caller.aborted) fromCaller();
-  else if (lost.aborted) fromLost();
+  else if (conn.lost.signal.aborted) controller.abort(conn.lost.signal.reason);
   caller.addEventListener('abort', fromCaller, { once: true });
-  lost.addEventListener('abort', fromLost, { once: true });
+  conn.inFlight.add(controller);
   return {
     signal: controller.signal,
     dispose: () => {
       caller.removeEventListener('abort', fromCaller);
-      lost.removeEventListener('abort', fromLost);
+      conn.inFlight.delete(controller);
     },
   };
 }
@@ -184,10 +187,10 @@ export class McpConnectionPool implements OnModuleDestroy {
    */
   async use<T>(target: McpTarget, signal: AbortSignal, op: (client: Client, signal: AbortSignal) => Promise<T>, options: { retryStale?: boolean } = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const { conn, fresh } = await this.acquire(target, signal);
+      const { conn, fresh } = this.pooled(target) ?? (await this.acquire(target, signal));
       conn.inUse++;
       conn.lastUsed = Date.now();
-      const linked = linkSignals(signal, conn.lost.signal);
+      const linked = linkSignals(signal, conn);
       try {
         return await op(conn.client, linked.signal);
       } catch (err) {
@@ -237,6 +240,13 @@ export class McpConnectionPool implements OnModuleDestroy {
 
   // --- connecting -----------------------------------------------------------
 
+  /** The target's live pooled connection, taken without a turn of the event loop: most calls find one. */
+  private pooled(target: McpTarget): { conn: Connection; fresh: false } | undefined {
+    if (this.destroyed) return undefined;
+    const existing = this.connections.get(target.key);
+    return existing && !existing.closed ? { conn: existing, fresh: false } : undefined;
+  }
+
   /** `fresh` is false for a connection that was already pooled when the caller asked. */
   private async acquire(target: McpTarget, signal: AbortSignal): Promise<{ conn: Connection; fresh: boolean }> {
     if (this.destroyed) throw new McpConnectError('The MCP connection pool is shut down.');
@@ -279,10 +289,7 @@ export class McpConnectionPool implements OnModuleDestroy {
         await client.close().catch(() => undefined);
         throw err;
       }
-      const lost = new AbortController();
-      // One listener per in-flight request; many overlapping calls are normal, not a leak.
-      setMaxListeners(0, lost.signal);
-      return { target, client, transport, via, lost, inUse: 0, lastUsed: Date.now(), closed: false };
+      return { target, client, transport, via, lost: new AbortController(), inFlight: new Set(), inUse: 0, lastUsed: Date.now(), closed: false };
     };
 
     let conn: Connection;
@@ -366,6 +373,8 @@ export class McpConnectionPool implements OnModuleDestroy {
     this.toolLists.invalidate(conn.client);
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
     conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.publicName()} was lost.`));
+    for (const linked of conn.inFlight) linked.abort(conn.lost.signal.reason);
+    conn.inFlight.clear();
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
     if (graceful && conn.transport instanceof McpHttpTransport) {
       // Lets the server free the session now instead of at its own timeout.

@@ -113,6 +113,20 @@ function linkSignals(caller: AbortSignal, conn: Connection): { signal: AbortSign
 }
 
 /**
+ * The agent with its options as an ordinary object, as the upstream transport
+ * keeps its own (see bench/README.md, "Why some pieces are hand-written"):
+ * Node holds them in an object without a prototype, which V8 stores as a
+ * dictionary, and `Agent#addRequest` spreads them with the request's options
+ * into a new object on every exchange, through V8's slow path from a
+ * dictionary. The same own members, so every read of them is unchanged.
+ */
+function withPlainOptions<A extends http.Agent>(agent: A): A {
+  const held = agent as unknown as { options?: object };
+  if (held.options) held.options = { ...held.options };
+  return agent;
+}
+
+/**
  * MCP client connections, shared across requests.
  *
  * Operator-configured servers are connected on first use and kept; a
@@ -129,10 +143,10 @@ export class McpConnectionPool implements OnModuleDestroy {
   private readonly byClient = new WeakMap<object, Connection>();
   private readonly policy: HostPolicy;
   /** Own agents, so request-declared sockets are only ever opened through the guarded lookup. */
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly httpAgent = withPlainOptions(new http.Agent({ keepAlive: true }));
+  private readonly httpsAgent = withPlainOptions(new https.Agent({ keepAlive: true }));
   /** Operator servers' sockets, apart: an agent pools by host and port, not by lookup. */
-  private readonly operatorAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly operatorAgents = { http: withPlainOptions(new http.Agent({ keepAlive: true })), https: withPlainOptions(new https.Agent({ keepAlive: true })) };
   private readonly operatorTargets = new Map<string, McpTarget>();
   private readonly sweeper: NodeJS.Timeout;
   private destroyed = false;

@@ -80,6 +80,35 @@ describe('McpConnectionPool', () => {
     }
   });
 
+  it('fails the calls in flight when their connection is retired, and leaves finished calls alone', async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
+    try {
+      const target = McpTarget.remote('demo', new URL(server.url), { 'X-Key': 'retired' });
+      const hang = () => pool.use(target, new AbortController().signal, (client, s) => client.callTool({ name: 'hang', arguments: { ms: 30_000 } }, undefined, { signal: s }));
+      // A finished call's signal is detached: aborting it later sends the server nothing (no late cancellation).
+      const earlier = new AbortController();
+      await pool.use(target, earlier.signal, (client, s) => client.listTools({}, { signal: s }));
+      const exchanges = server.log.httpRequests.length;
+      earlier.abort(new Error('client went away afterwards'));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(server.log.httpRequests.length).toBe(exchanges);
+      const calls = server.log.calls.length;
+      const first = hang();
+      const second = hang();
+      for (let i = 0; i < 200 && server.log.calls.length < calls + 2; i++) await new Promise((r) => setTimeout(r, 10));
+      const started = Date.now();
+      pool.discard(target, 'test');
+      await expect(first).rejects.toThrow(/was lost/);
+      await expect(second).rejects.toThrow(/was lost/);
+      // Failed by the retirement, not by the tool's 30 s.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // The next use connects again.
+      await expect(listTools(pool, target)).resolves.toMatchObject({ tools: expect.any(Array) });
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+
   it('lets a waiting caller give up without failing the shared connect', async () => {
     const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
     try {

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
@@ -39,6 +38,8 @@ interface Connection {
   via: 'streamable-http' | 'sse' | 'stdio';
   /** Aborted when the connection dies, so requests waiting on it stop at once. */
   lost: AbortController;
+  /** The linked signals of the requests in flight on it (see `linkSignals`), aborted with `lost`. */
+  inFlight: Set<AbortController>;
   inUse: number;
   lastUsed: number;
   closed: boolean;
@@ -86,27 +87,43 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
- * A signal that fires when either input does, detached again by `dispose`.
- * Not `AbortSignal.any`: the SDK never removes the abort listener it adds to
- * a request's signal, so a signal still linked to the connection's `lost`
- * after its request finished would make a later `lost` send a cancellation
- * for every request the connection ever carried.
+ * A signal that fires when the caller's does or the connection dies,
+ * detached again by `dispose`. Not `AbortSignal.any`: the SDK never removes
+ * the abort listener it adds to a request's signal, so a signal still linked
+ * to the connection after its request finished would make a later loss send
+ * a cancellation for every request the connection ever carried. The
+ * connection side is its set of requests in flight, which `retire` aborts,
+ * rather than a listener on `lost` per request: adding and removing an
+ * `AbortSignal` listener is most of what linking costs on every call.
  */
-function linkSignals(caller: AbortSignal, lost: AbortSignal): { signal: AbortSignal; dispose(): void } {
+function linkSignals(caller: AbortSignal, conn: Connection): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const fromCaller = () => controller.abort(caller.reason);
-  const fromLost = () => controller.abort(lost.reason);
   if (caller.aborted) fromCaller();
-  else if (lost.aborted) fromLost();
+  else if (conn.lost.signal.aborted) controller.abort(conn.lost.signal.reason);
   caller.addEventListener('abort', fromCaller, { once: true });
-  lost.addEventListener('abort', fromLost, { once: true });
+  conn.inFlight.add(controller);
   return {
     signal: controller.signal,
     dispose: () => {
       caller.removeEventListener('abort', fromCaller);
-      lost.removeEventListener('abort', fromLost);
+      conn.inFlight.delete(controller);
     },
   };
+}
+
+/**
+ * The agent with its options as an ordinary object, as the upstream transport
+ * keeps its own (see bench/README.md, "Why some pieces are hand-written"):
+ * Node holds them in an object without a prototype, which V8 stores as a
+ * dictionary, and `Agent#addRequest` spreads them with the request's options
+ * into a new object on every exchange, through V8's slow path from a
+ * dictionary. The same own members, so every read of them is unchanged.
+ */
+function withPlainOptions<A extends http.Agent>(agent: A): A {
+  const held = agent as unknown as { options?: object };
+  if (held.options) held.options = { ...held.options };
+  return agent;
 }
 
 /**
@@ -126,10 +143,10 @@ export class McpConnectionPool implements OnModuleDestroy {
   private readonly byClient = new WeakMap<object, Connection>();
   private readonly policy: HostPolicy;
   /** Own agents, so request-declared sockets are only ever opened through the guarded lookup. */
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private readonly httpAgent = withPlainOptions(new http.Agent({ keepAlive: true }));
+  private readonly httpsAgent = withPlainOptions(new https.Agent({ keepAlive: true }));
   /** Operator servers' sockets, apart: an agent pools by host and port, not by lookup. */
-  private readonly operatorAgents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly operatorAgents = { http: withPlainOptions(new http.Agent({ keepAlive: true })), https: withPlainOptions(new https.Agent({ keepAlive: true })) };
   private readonly operatorTargets = new Map<string, McpTarget>();
   private readonly sweeper: NodeJS.Timeout;
   private destroyed = false;
@@ -184,10 +201,10 @@ export class McpConnectionPool implements OnModuleDestroy {
    */
   async use<T>(target: McpTarget, signal: AbortSignal, op: (client: Client, signal: AbortSignal) => Promise<T>, options: { retryStale?: boolean } = {}): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const { conn, fresh } = await this.acquire(target, signal);
+      const { conn, fresh } = this.pooled(target) ?? (await this.acquire(target, signal));
       conn.inUse++;
       conn.lastUsed = Date.now();
-      const linked = linkSignals(signal, conn.lost.signal);
+      const linked = linkSignals(signal, conn);
       try {
         return await op(conn.client, linked.signal);
       } catch (err) {
@@ -237,6 +254,13 @@ export class McpConnectionPool implements OnModuleDestroy {
 
   // --- connecting -----------------------------------------------------------
 
+  /** The target's live pooled connection, taken without a turn of the event loop: most calls find one. */
+  private pooled(target: McpTarget): { conn: Connection; fresh: false } | undefined {
+    if (this.destroyed) return undefined;
+    const existing = this.connections.get(target.key);
+    return existing && !existing.closed ? { conn: existing, fresh: false } : undefined;
+  }
+
   /** `fresh` is false for a connection that was already pooled when the caller asked. */
   private async acquire(target: McpTarget, signal: AbortSignal): Promise<{ conn: Connection; fresh: boolean }> {
     if (this.destroyed) throw new McpConnectError('The MCP connection pool is shut down.');
@@ -279,10 +303,7 @@ export class McpConnectionPool implements OnModuleDestroy {
         await client.close().catch(() => undefined);
         throw err;
       }
-      const lost = new AbortController();
-      // One listener per in-flight request; many overlapping calls are normal, not a leak.
-      setMaxListeners(0, lost.signal);
-      return { target, client, transport, via, lost, inUse: 0, lastUsed: Date.now(), closed: false };
+      return { target, client, transport, via, lost: new AbortController(), inFlight: new Set(), inUse: 0, lastUsed: Date.now(), closed: false };
     };
 
     let conn: Connection;
@@ -366,6 +387,8 @@ export class McpConnectionPool implements OnModuleDestroy {
     this.toolLists.invalidate(conn.client);
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
     conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.publicName()} was lost.`));
+    for (const linked of conn.inFlight) linked.abort(conn.lost.signal.reason);
+    conn.inFlight.clear();
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
     if (graceful && conn.transport instanceof McpHttpTransport) {
       // Lets the server free the session now instead of at its own timeout.

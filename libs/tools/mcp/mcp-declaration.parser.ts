@@ -124,7 +124,8 @@ function parseServerUrl(value: string, param: string): URL {
   if (url.username || url.password) {
     fail(`${param} must not carry credentials; send them in headers or authorization, which are never echoed.`, param);
   }
-  url.hash = '';
+  // Only a URL with a fragment has one to drop (the setter re-serializes the URL even when it has none).
+  if (value.includes('#')) url.hash = '';
   return url;
 }
 

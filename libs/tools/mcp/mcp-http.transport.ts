@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -85,11 +86,15 @@ export class McpHttpTransport implements Transport {
   private HttpError: McpSdk['StreamableHTTPError'] | undefined;
   private readonly headers: Record<string, string>;
   private readonly maxChars: number;
+  /** Where every exchange goes, as request options: read from the URL once (see `exchange`). */
+  private readonly endpoint: Pick<http.RequestOptions, 'hostname' | 'port' | 'path' | 'auth'>;
 
   constructor(private readonly options: McpHttpTransportOptions) {
     // Lower-cased once, so the protocol's own headers below replace a caller's of any spelling.
     this.headers = Object.fromEntries(Object.entries(options.headers).map(([name, value]) => [name.toLowerCase(), value]));
     this.maxChars = options.maxMessageChars ?? MAX_MCP_MESSAGE_CHARS;
+    const { hostname, port, path, auth } = urlToHttpOptions(options.url);
+    this.endpoint = { hostname, port, path, auth };
   }
 
   get sessionId(): string | undefined {
@@ -349,10 +354,19 @@ export class McpHttpTransport implements Transport {
     const { url, agents, guard } = this.options;
     const secure = url.protocol === 'https:';
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    // A literal of the endpoint's fields rather than the URL: Node turns a URL into options with a
+    // spread of a null-prototype object, which V8 keeps as a dictionary, and every read of the
+    // request's options in ClientRequest and the agent then took a slow lookup. Node copies these
+    // member by member twice more per exchange, so no protocol: the agent's (chosen by scheme) is it.
+    const { hostname, port, path, auth } = this.endpoint;
+    const agent = secure ? agents.https : agents.http;
+    const options: http.RequestOptions = guard
+      ? { hostname, port, path, auth, method, headers, agent, lookup: guard.lookup }
+      : { hostname, port, path, auth, method, headers, agent };
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
       let cancelled = false;
-      const request = (secure ? https : http).request(url, { method, headers, agent: secure ? agents.https : agents.http, lookup: guard?.lookup }, (res) => {
+      const request = (secure ? https : http).request(options, (res) => {
         response = res;
         // Redirects are never followed; one towards a refused destination fails outright.
         const refusal = guard && refusedRedirect(res, url, guard.policy, guard.onRefusal);

@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { urlSecrets } from '#tool-sdk/index.js';
 import type { OperatorServerConfig } from './mcp.config.js';
+
+/** The pool key's digest of a declaration without headers: what `remote` would compute for `[]`. */
+const NO_HEADERS_DIGEST = hash('sha256', JSON.stringify([]), 'hex');
 
 /**
  * One MCP server as the pool knows it: what to connect to, and the key its
@@ -38,7 +41,8 @@ export class McpTarget {
     const canonical = Object.entries(headers)
       .map(([k, v]) => [k.toLowerCase(), v])
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const digest = createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+    // Per request: a declaration without headers has a fixed digest, others the one-shot hash (not a Hash object).
+    const digest = canonical.length === 0 ? NO_HEADERS_DIGEST : hash('sha256', JSON.stringify(canonical), 'hex');
     return new McpTarget(`remote:${url.href}#${digest}`, label, 'remote', url, undefined, headers);
   }
 
@@ -69,9 +73,7 @@ export class McpTarget {
     const headers = Object.entries(this.#headers)
       .map(([k, v]) => [k.toLowerCase(), v])
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return createHash('sha256')
-      .update(JSON.stringify([this.kind, this.label, this.url?.href ?? null, this.operator?.command ?? null, headers]))
-      .digest('hex');
+    return hash('sha256', JSON.stringify([this.kind, this.label, this.url?.href ?? null, this.operator?.command ?? null, headers]), 'hex');
   }
 
   /** True when calls carry request-declared credentials: headers, or secrets in the URL's query. */

@@ -65,6 +65,16 @@ export function mcpModelName(serverLabel: string, toolName: string): string {
   return modelVisibleName([serverLabel, toolName], new Set());
 }
 
+/**
+ * Whether `redactUrl` could change `url`: only a URL with user info, a query or
+ * a fragment has anything to hide, and each needs its `@`, `?` or `#` in the
+ * text. Asked first because parsing the URL is most of what echoing a
+ * declaration costs, on every request that declares a server.
+ */
+function mayCarrySecrets(url: string): boolean {
+  return url.includes('@') || url.includes('?') || url.includes('#');
+}
+
 /** The listing cache's key within a connection: what was dropped for one declaration may be offered to another. */
 function listingFilter(params: McpDeclaration): string {
   return JSON.stringify(params.allowedTools ?? null);
@@ -127,7 +137,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   publicDeclaration(_params: McpDeclaration, declaration: JsonObject): JsonObject {
     const { headers: _headers, authorization: _authorization, ...rest } = declaration;
     // A query string is as secret as a header (`?token=...`): its values are never echoed or stored.
-    if (typeof rest.server_url === 'string') rest.server_url = redactUrl(rest.server_url);
+    if (typeof rest.server_url === 'string' && mayCarrySecrets(rest.server_url)) rest.server_url = redactUrl(rest.server_url);
     return rest;
   }
 

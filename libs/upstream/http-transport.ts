@@ -12,6 +12,7 @@ import type { AbortLike } from '#core/protocol/cancellation.js';
 import { chunksLength, endWithChunks, jsonChunks } from '#core/protocol/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 import { Utf8StreamDecoder } from './utf8-stream.decoder.js';
+import { withPlainOptions } from '#tool-sdk/helpers/plain-agent-options.js';
 
 export interface HttpCall {
   method: 'GET' | 'POST';
@@ -194,20 +195,6 @@ export class HttpTransport {
   poolStats(): UpstreamPoolStats {
     return { active: countSockets(this.agent.sockets), idle: countSockets(this.agent.freeSockets), queued: countSockets(this.agent.requests) };
   }
-}
-
-/**
- * The agent with its options as an ordinary object. Node keeps them in an
- * object without a prototype, which V8 stores as a dictionary, and spreads
- * them with the request's options into a new object on every request
- * (`Agent#addRequest`); from a dictionary that copy takes V8's slow path,
- * from an ordinary object its fast one. The same members, so every read of
- * them (their own members only, as spreads read) is unchanged.
- */
-function withPlainOptions<A extends http.Agent>(agent: A): A {
-  const held = agent as unknown as { options?: object };
-  if (held.options) held.options = { ...held.options };
-  return agent;
 }
 
 /**

@@ -13,6 +13,7 @@ import { CompiledSchemaCache } from './mcp-schema-validator.js';
 import { loadMcpSdk, loadedMcpSdk, type McpSdk } from './mcp-sdk.js';
 import { McpTarget } from './mcp-target.js';
 import { McpToolListCache } from './mcp-tool-list.cache.js';
+import { withPlainOptions } from '#tool-sdk/helpers/plain-agent-options.js';
 
 /** The connection to a server went away while a request was using it. */
 export class McpConnectionLostError extends Error {}
@@ -110,20 +111,6 @@ function linkSignals(caller: AbortSignal, conn: Connection): { signal: AbortSign
       conn.inFlight.delete(controller);
     },
   };
-}
-
-/**
- * The agent with its options as an ordinary object, as the upstream transport
- * keeps its own (see bench/README.md, "Why some pieces are hand-written"):
- * Node holds them in an object without a prototype, which V8 stores as a
- * dictionary, and `Agent#addRequest` spreads them with the request's options
- * into a new object on every exchange, through V8's slow path from a
- * dictionary. The same own members, so every read of them is unchanged.
- */
-function withPlainOptions<A extends http.Agent>(agent: A): A {
-  const held = agent as unknown as { options?: object };
-  if (held.options) held.options = { ...held.options };
-  return agent;
 }
 
 /**

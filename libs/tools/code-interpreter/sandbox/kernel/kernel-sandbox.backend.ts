@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CodeInterpreterSettings } from '../../config/code-interpreter-settings.js';
 import { SandboxBoundary } from '../cgroups/sandbox-boundary.js';
 import { containerMemory } from '../cpython/cpython-sandbox.backend.js';
@@ -12,7 +13,6 @@ import { KERNEL_PACKAGES } from './kernel-availability.js';
 const MAX_LOST = 10_000;
 /** How long closing waits for pre-started kernels still being created. */
 const CLOSE_WAIT_MS = 10_000;
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 /** After the driver's own interrupt and the grace, how long before the gateway stops the kernel itself. */
 const REPORT_MS = 5_000;
 /**
@@ -154,7 +154,7 @@ export class KernelSandboxBackend implements SandboxBackend {
     for (const w of this.waiters.splice(0)) w();
     // A pre-started kernel the server is still creating is let finish (then shut down) before the server stops:
     // stopped midway, the server fails the creation and the Jupyter client prints its traceback to stderr.
-    if (this.host && starting.length > 0) await Promise.race([Promise.all(starting.map((k) => k.ready)), delay(CLOSE_WAIT_MS)]);
+    if (this.host && starting.length > 0) await Promise.race([Promise.all(starting.map((k) => k.ready)), sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
     await this.host?.close();
   }
 

@@ -8,6 +8,7 @@ import type { GatewayStack } from './support/gateway-harness.js';
 import { startInterpreterStack, type InterpreterStack } from './support/code-interpreter/interpreter-stack.js';
 import { spawnGateway, type GatewayProcess } from './support/process/gateway-process.js';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
+import { workersAnswering } from './support/process/workers-answering.js';
 
 const validator = new OpenResponsesValidator();
 const MODEL = 'switchyard-sim';
@@ -139,12 +140,10 @@ describe('the kernel backend with two workers on one port (SQLite shared)', () =
       config,
     ]);
     baseURL = `http://127.0.0.1:${port}/v1`;
-    const up = new Set<string>();
-    for (let i = 0; i < 1_600 && up.size < 2; i++) {
-      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } }).catch(() => null);
-      if (health?.status === 200) up.add(String(health.headers.get('x-switchyard-worker')));
-      else await new Promise((r) => setTimeout(r, 50));
-    }
+    const up = await workersAnswering(async () => {
+      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } });
+      return health.status === 200 ? String(health.headers.get('x-switchyard-worker')) : null;
+    }, 2);
     expect(up.size).toBe(2);
   }, 120_000);
 

@@ -202,10 +202,18 @@ describe('code_interpreter over the openai client (Pyodide backend)', () => {
       expect((copied.output[0] as any).outputs).toEqual([{ type: 'logs', logs: `${n} ${expected}\n` }]);
       expect(other.output_text).toBe('still served');
     }
+    // The three programs in one container (the first makes it): what grows is the program, not the number of interpreters started.
+    let container: string | { type: 'auto' } = { type: 'auto' };
     for (const size of [1_000, 10_000, 100_000]) {
       const literal = 'a'.repeat(size);
-      const r = await client.responses.create({ model: MODEL, input: `Long. ${run(`s = "${literal}"\nprint(len(s))`)}`, tools: [TOOL], include: OUTPUTS });
+      const r: OpenAI.Responses.Response = await client.responses.create({
+        model: MODEL,
+        input: `Long. ${run(`s = "${literal}"\nprint(len(s))`)}`,
+        tools: [{ type: 'code_interpreter', container }],
+        include: OUTPUTS,
+      });
       expect((r.output[0] as any).outputs).toEqual([{ type: 'logs', logs: `${size}\n` }]);
+      container = (r.output[0] as any).container_id;
     }
   }, 120_000);
 

@@ -9,6 +9,7 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { WRITE_CSV } from './support/code-interpreter/python-snippets.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
 import { spawnGateway, startProcessPair, type GatewayProcess, type ProcessPair } from './support/process/gateway-process.js';
+import { workersAnswering } from './support/process/workers-answering.js';
 
 const MODEL = 'switchyard-sim';
 const TOOL = { type: 'code_interpreter' as const, container: { type: 'auto' as const } };
@@ -105,12 +106,10 @@ describe('containers with two workers on one port (SQLite shared)', () => {
     ]);
     baseURL = `http://127.0.0.1:${port}/v1`;
     // Both workers boot on their own: wait until each has answered.
-    const up = new Set<string>();
-    for (let i = 0; i < 1_600 && up.size < 2; i++) {
-      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } }).catch(() => null);
-      if (health?.status === 200) up.add(String(health.headers.get('x-switchyard-worker')));
-      else await new Promise((r) => setTimeout(r, 50));
-    }
+    const up = await workersAnswering(async () => {
+      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } });
+      return health.status === 200 ? String(health.headers.get('x-switchyard-worker')) : null;
+    }, 2);
     expect(up.size).toBe(2);
   }, 120_000);
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { workersAnswering } from './support/process/workers-answering.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const KEY = 'sk-prom-usage-31';
@@ -82,12 +83,10 @@ describe('token metrics scraped by a real Prometheus from a gateway of two worke
       { stdio: 'ignore' },
     );
     // Both workers boot on their own: wait until each has answered a fresh connection.
-    const up = new Set<string>();
-    for (let i = 0; i < 1_600 && up.size < 2; i++) {
-      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } }).catch(() => null);
-      if (health?.status === 200) up.add(String(((await health.json()) as { worker: number }).worker));
-      else await new Promise((r) => setTimeout(r, 50));
-    }
+    const up = await workersAnswering(async () => {
+      const health = await fetch(`http://127.0.0.1:${port}/health`, { headers: { connection: 'close' } });
+      return health.status === 200 ? String(((await health.json()) as { worker: number }).worker) : null;
+    }, 2);
     expect(up.size).toBe(2);
   }, 90_000);
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
+import { workersAnswering } from './support/process/workers-answering.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -63,12 +64,10 @@ describe('worker mode: one command, two gateway processes on one port (SQLite sh
     });
     gateway.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // Both workers boot on their own (each compiles the sources): wait until each has answered.
-    const up = new Set<string>();
-    for (let i = 0; i < 1_600 && up.size < 2; i++) {
-      const health = await call(port, 'GET', '/health').catch(() => null);
-      if (health?.status === 200) up.add(String(health.json.worker));
-      else await new Promise((r) => setTimeout(r, 50));
-    }
+    await workersAnswering(async () => {
+      const health = await call(port, 'GET', '/health');
+      return health.status === 200 ? String(health.json.worker) : null;
+    }, 2);
   }, 90_000);
 
   afterAll(async () => {

@@ -123,7 +123,13 @@ describe('remembered values inside arrays', () => {
     const body = { model: 'm', input: [{ role: 'user', content: 'hi' }], tools: [fn, { type: 'function', name: 'b' }] };
     expect(jsonChunks(body)).toHaveLength(3);
     expect(stringifyJson(body)).toBe(JSON.stringify(body));
-    const answer = { id: 'r', output: [{ type: 'listing', tools: listed }, { type: 'message', content: [{ text: 'x' }] }] };
+    const answer = {
+      id: 'r',
+      output: [
+        { type: 'listing', tools: listed },
+        { type: 'message', content: [{ text: 'x' }] },
+      ],
+    };
     expect(jsonChunks(answer, 3)).toHaveLength(3);
     expect(jsonChunks(answer, 2)).toHaveLength(1);
     expect(Buffer.concat(jsonChunks(answer, 3)).toString('utf8')).toBe(JSON.stringify(answer));

@@ -1,6 +1,6 @@
 import type { FunctionToolDef, ModelItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
-import { freezeJson, jsonChunks, rememberJson } from '#core/protocol/frozen-json.js';
+import { freezeJson, jsonChunks, rememberJson } from '#tool-sdk/helpers/frozen-json.js';
 import { toResponsesRequest } from '#upstream/responses-request.mapper.js';
 import { toChatCompletionRequest } from '#upstream/chat-request.mapper.js';
 import { median } from './lib/stats.js';

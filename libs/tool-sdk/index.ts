@@ -60,6 +60,8 @@ export {
 } from './helpers/declaration-validation.js';
 export { modelVisibleName, MAX_MODEL_NAME_LENGTH, type TakenNames } from './helpers/model-names.js';
 export { newId } from './ids.js';
+/** Kept (frozen) values whose JSON text is written once: a handler that keeps what it lists shares it between requests. */
+export { freezeJson, frozenForms, mapFrozenOnce, type FrozenForms } from './helpers/frozen-json.js';
 export { assertStorableText, isStorableText, unstorableTextError } from './storable-text.js';
 
 // Configuration: a module declares its own section; the gateway validates it at boot.

@@ -1,6 +1,6 @@
 import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ModelToolChoice } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
-import { mapFrozenOnce } from '#core/protocol/frozen-json.js';
+import { frozenForms, mapFrozenOnce } from '#tool-sdk/helpers/frozen-json.js';
 import { isJsonObject, omitNullish } from './wire-values.js';
 
 type ChatContent = string | JsonObject[] | null;
@@ -142,11 +142,11 @@ function toChatContent(content: string | ContentPart[]): ChatContent {
 
 /**
  * The chat form of each kept (frozen) tool list, made once: see `mapFrozenOnce`.
- * A cache keyed by the sealed registry's frozen function list, not a note on
- * a request: a list that is not frozen is mapped afresh, and a miss only maps
- * again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
+ * A cache keyed by the sealed registry's frozen function list (or by a frozen
+ * function in a request's own list), not a note on a request: what is not
+ * frozen is mapped afresh, and a miss only maps again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
  */
-const chatTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
+const chatTools = frozenForms<FunctionToolDef, JsonObject>();
 
 export function toChatTool(tool: FunctionToolDef): JsonObject {
   return {

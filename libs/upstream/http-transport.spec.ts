@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FlowGate } from '#core/protocol/flow-gate.js';
-import { freezeJson, rememberJson } from '#core/protocol/frozen-json.js';
+import { freezeJson, rememberJson } from '#tool-sdk/helpers/frozen-json.js';
 import { HttpTransport, upstreamErrorMessage } from './http-transport.js';
 import { deadPort, ScriptedUpstream, sendJson, sleep, SHORT_MS, startSse, testTimeouts, upstreamConfig } from './testing/scripted-upstream.server.js';
 import { answered, answerOf } from '#edge/testing/answered.js';

@@ -9,7 +9,7 @@ import { UpstreamHttpError, UpstreamTimeoutError, UpstreamUnavailableError } fro
 import { contextOverflowError } from './context-overflow.js';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
 import type { AbortLike } from '#core/protocol/cancellation.js';
-import { chunksLength, endWithChunks, jsonChunks } from '#core/protocol/frozen-json.js';
+import { chunksLength, endWithChunks, jsonChunks } from '#tool-sdk/helpers/frozen-json.js';
 import { isJsonObject } from './wire-values.js';
 import { Utf8StreamDecoder } from './utf8-stream.decoder.js';
 import { withPlainOptions } from '#tool-sdk/helpers/plain-agent-options.js';

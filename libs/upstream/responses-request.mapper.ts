@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ReasoningItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
-import { mapFrozenOnce } from '#core/protocol/frozen-json.js';
+import { frozenForms, mapFrozenOnce } from '#tool-sdk/helpers/frozen-json.js';
 import { omitNullish } from './wire-values.js';
 
 /**
@@ -34,11 +34,11 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
 
 /**
  * The wire form of each kept (frozen) tool list, made once: see `mapFrozenOnce`.
- * A cache keyed by the sealed registry's frozen function list, not a note on
- * a request: a list that is not frozen is mapped afresh, and a miss only maps
- * again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
+ * A cache keyed by the sealed registry's frozen function list (or by a frozen
+ * function in a request's own list), not a note on a request: what is not
+ * frozen is mapped afresh, and a miss only maps again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
  */
-const wireTools = new WeakMap<readonly FunctionToolDef[], readonly JsonObject[]>();
+const wireTools = frozenForms<FunctionToolDef, JsonObject>();
 
 function toReasoningOptions(reasoning: ModelRequest['reasoning']): JsonObject | undefined {
   const options = reasoning ? omitNullish({ ...reasoning }) : {};

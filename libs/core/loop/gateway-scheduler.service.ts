@@ -180,6 +180,7 @@ function executeWithDeadline(scheduled: ScheduledCall, request: ToolRequestConte
       const produced = binding.executor.execute(call, binding.params, {
         request,
         signal: controller.signal,
+        abort: (reason) => controller.abort(reason),
         deadline: Date.now() + binding.timeoutMs,
         requestId: request.requestId,
         include,

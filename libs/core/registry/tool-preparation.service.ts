@@ -4,7 +4,7 @@ import { InvalidRequestError } from '#tool-sdk/errors.js';
 import type { AnyToolHandler, DiscoveryResult, NormalizedTool, ToolRequestContext } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { contentDigest, type JsonSource } from '../protocol/json-source.js';
-import { freezeJson } from '../protocol/frozen-json.js';
+import { freezeJson } from '#tool-sdk/helpers/frozen-json.js';
 import type { JsonObject, PublicItem } from '#tool-sdk/items.js';
 import type { RunTrace } from '../loop/run-observer.interface.js';
 import { BoundedLru } from './bounded-lru.js';

@@ -1,7 +1,7 @@
 import type { FunctionToolDef, PublicItem } from '#tool-sdk/items.js';
 import type { ClientCallShape } from '#tool-sdk/contract/declaration.js';
 import type { ToolEntry } from '#tool-sdk/contract/entry.js';
-import { freezeJson, rememberJson } from '../protocol/frozen-json.js';
+import { freezeJson, rememberJson } from '#tool-sdk/helpers/frozen-json.js';
 
 export type { GatewayBinding, ToolEntry, ToolOwnership } from '#tool-sdk/contract/entry.js';
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FlowGate } from '#core/protocol/flow-gate.js';
-import { stringifyJson } from '#core/protocol/frozen-json.js';
+import { stringifyJson } from '#tool-sdk/helpers/frozen-json.js';
 
 /**
  * Writes Server-Sent Events to one HTTP response (`event:` line + `data:`
@@ -85,8 +85,10 @@ export class SseWriter {
 
   event(type: string, payload: unknown): void {
     this.commit();
-    // The response events echo the declared tools: a kept list's text is spliced in (frozen-json.ts).
-    this.raw(`event: ${type}\ndata: ${stringifyJson(payload)}\n\n`);
+    // The response events echo the declared tools, and `response.completed` holds the output items, a
+    // kept tool listing among them (`response.output[i].tools`, four levels down): a kept list's text is
+    // spliced in (frozen-json.ts).
+    this.raw(`event: ${type}\ndata: ${stringifyJson(payload, 4)}\n\n`);
   }
 
   end(): void {

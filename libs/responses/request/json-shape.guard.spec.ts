@@ -4,7 +4,7 @@ import express from 'express';
 import { hostileJsonShapeGuard, type KnownArray } from './json-shape.scanner.js';
 import { contentDigest } from '#core/protocol/json-source.js';
 import { SCANNED_BODY, scannedBodyOf } from '#tool-sdk/routes/scanned-body.js';
-import { freezeJson } from '#core/protocol/frozen-json.js';
+import { freezeJson } from '#tool-sdk/helpers/frozen-json.js';
 import { toErrorEnvelope } from '#edge/errors/error-envelope.js';
 
 /**

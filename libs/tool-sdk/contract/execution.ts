@@ -47,6 +47,15 @@ export interface ExecutionContext {
   request: ToolRequestContext;
   /** Aborted on client disconnect or deadline; executors must stop work when it fires. */
   signal: AbortSignal;
+  /**
+   * Aborts `signal` with `reason`. The signal is this call's alone, so an
+   * executor whose call must also stop when something under it fails (a
+   * pooled connection that is lost) can abort it instead of making and
+   * linking a signal of its own (an `AbortController` and a listener per
+   * call). Only the executor's own work reads the signal: the call still
+   * ends with what the executor returns or throws.
+   */
+  abort?(reason: unknown): void;
   /** Epoch milliseconds after which the call counts as timed out. */
   deadline: number;
   requestId: string;

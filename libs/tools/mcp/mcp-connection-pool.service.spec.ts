@@ -109,6 +109,43 @@ describe('McpConnectionPool', () => {
     }
   });
 
+  it("uses a call's own signal as it is (ownSignal): aborts it when the connection is retired, never once the call finished", async () => {
+    const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
+    try {
+      const target = McpTarget.remote('demo', new URL(server.url), { 'X-Key': 'own' });
+      const own = (controller: AbortController) => ({ ownSignal: (reason: unknown) => controller.abort(reason) });
+      const finished = new AbortController();
+      let handed: AbortSignal | undefined;
+      await pool.use(
+        target,
+        finished.signal,
+        (client, s) => {
+          handed = s;
+          return client.listTools({}, { signal: s });
+        },
+        own(finished),
+      );
+      expect(handed).toBe(finished.signal);
+      const calls = server.log.calls.length;
+      const hanging = new AbortController();
+      const call = pool.use(target, hanging.signal, (client, s) => client.callTool({ name: 'hang', arguments: { ms: 30_000 } }, undefined, { signal: s }), own(hanging));
+      for (let i = 0; i < 200 && server.log.calls.length < calls + 1; i++) await new Promise((r) => setTimeout(r, 10));
+      pool.discard(target, 'test');
+      await expect(call).rejects.toThrow(/was lost/);
+      expect(hanging.signal.aborted).toBe(true);
+      expect(String(hanging.signal.reason)).toMatch(/was lost/);
+      // The call that finished before the loss is out of the connection's set: its signal is untouched.
+      expect(finished.signal.aborted).toBe(false);
+      // A caller that gives up still gets its own reason.
+      const leaving = new AbortController();
+      const left = pool.use(target, leaving.signal, (client, s) => client.callTool({ name: 'hang', arguments: { ms: 30_000 } }, undefined, { signal: s }), own(leaving));
+      leaving.abort(new Error('client went away'));
+      await expect(left).rejects.toThrow('client went away');
+    } finally {
+      await pool.onModuleDestroy();
+    }
+  });
+
   it('lets a waiting caller give up without failing the shared connect', async () => {
     const pool = new McpConnectionPool(parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`] }));
     try {

@@ -39,8 +39,8 @@ interface Connection {
   via: 'streamable-http' | 'sse' | 'stdio';
   /** Aborted when the connection dies, so requests waiting on it stop at once. */
   lost: AbortController;
-  /** The linked signals of the requests in flight on it (see `linkSignals`), aborted with `lost`. */
-  inFlight: Set<AbortController>;
+  /** How to abort the signal of each request in flight on it (see `linkSignals`), called with `lost`'s reason. */
+  inFlight: Set<(reason: unknown) => void>;
   inUse: number;
   lastUsed: number;
   closed: boolean;
@@ -96,19 +96,30 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * connection side is its set of requests in flight, which `retire` aborts,
  * rather than a listener on `lost` per request: adding and removing an
  * `AbortSignal` listener is most of what linking costs on every call.
+ *
+ * A caller whose signal is the request's own (`ownSignal`: nothing else
+ * listens to it, and the caller lets the pool abort it) gets it back as it
+ * is, in the set of requests in flight until `dispose`: no controller, and
+ * no listener on the caller's signal.
  */
-function linkSignals(caller: AbortSignal, conn: Connection): { signal: AbortSignal; dispose(): void } {
+function linkSignals(caller: AbortSignal, conn: Connection, ownSignal: ((reason: unknown) => void) | undefined): { signal: AbortSignal; dispose(): void } {
+  if (ownSignal) {
+    if (!caller.aborted && conn.lost.signal.aborted) ownSignal(conn.lost.signal.reason);
+    conn.inFlight.add(ownSignal);
+    return { signal: caller, dispose: () => conn.inFlight.delete(ownSignal) };
+  }
   const controller = new AbortController();
   const fromCaller = () => controller.abort(caller.reason);
   if (caller.aborted) fromCaller();
   else if (conn.lost.signal.aborted) controller.abort(conn.lost.signal.reason);
   caller.addEventListener('abort', fromCaller, { once: true });
-  conn.inFlight.add(controller);
+  const abort = (reason: unknown) => controller.abort(reason);
+  conn.inFlight.add(abort);
   return {
     signal: controller.signal,
     dispose: () => {
       caller.removeEventListener('abort', fromCaller);
-      conn.inFlight.delete(controller);
+      conn.inFlight.delete(abort);
     },
   };
 }
@@ -185,17 +196,28 @@ export class McpConnectionPool implements OnModuleDestroy {
    * answer runs once more on a fresh connection: a server that restarted
    * without the pool noticing forgets its sessions. Only for idempotent
    * requests such as `tools/list`; a tool call is never sent twice.
+   *
+   * With `ownSignal`, `signal` is the request's own and `ownSignal` aborts it:
+   * `op` gets it as it is, and a lost connection aborts it (see `linkSignals`).
+   * Not with `retryStale`: a signal the loss aborted could not carry the retry.
    */
-  async use<T>(target: McpTarget, signal: AbortSignal, op: (client: Client, signal: AbortSignal) => Promise<T>, options: { retryStale?: boolean } = {}): Promise<T> {
+  async use<T>(
+    target: McpTarget,
+    signal: AbortSignal,
+    op: (client: Client, signal: AbortSignal) => Promise<T>,
+    options: { retryStale?: boolean; ownSignal?: (reason: unknown) => void } = {},
+  ): Promise<T> {
+    const ownSignal = options.retryStale ? undefined : options.ownSignal;
     for (let attempt = 0; ; attempt++) {
       const { conn, fresh } = this.pooled(target) ?? (await this.acquire(target, signal));
       conn.inUse++;
       conn.lastUsed = Date.now();
-      const linked = linkSignals(signal, conn);
+      const linked = linkSignals(signal, conn, ownSignal);
       try {
         return await op(conn.client, linked.signal);
       } catch (err) {
-        if (signal.aborted) throw err;
+        // The caller gave up (an own signal the loss aborted carries the loss's reason: that is the loss below).
+        if (signal.aborted && signal.reason !== conn.lost.signal.reason) throw err;
         const lost = conn.lost.signal.aborted;
         if (!lost && isServerReportedError(err)) throw err;
         if (!lost) void this.retire(conn, `request failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -374,7 +396,7 @@ export class McpConnectionPool implements OnModuleDestroy {
     this.toolLists.invalidate(conn.client);
     if (this.connections.get(conn.target.key) === conn) this.connections.delete(conn.target.key);
     conn.lost.abort(new McpConnectionLostError(`The connection to MCP server ${conn.target.publicName()} was lost.`));
-    for (const linked of conn.inFlight) linked.abort(conn.lost.signal.reason);
+    for (const abort of conn.inFlight) abort(conn.lost.signal.reason);
     conn.inFlight.clear();
     if (!graceful) this.logger.warn(`MCP server ${conn.target.describe()} connection retired: ${conn.target.redact(reason)}`);
     if (graceful && conn.transport instanceof McpHttpTransport) {

@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { type GatewayCall, type GatewayCallResult, newId, type PublicItem, type ToolOutput } from '#tool-sdk/index.js';
+import { frozenForms, type GatewayCall, type GatewayCallResult, mapFrozenOnce, newId, type PublicItem, type ToolOutput } from '#tool-sdk/index.js';
 import { boundApprovalRequestId } from './mcp-approval-binding.js';
 import type { McpTarget } from './mcp-target.js';
 
@@ -12,23 +12,32 @@ import type { McpTarget } from './mcp-target.js';
  * Absent fields are omitted, as OpenAI omits them: clients with strict
  * schemas (the AI SDK's) refuse `null` for a tool's `description` or
  * `annotations` and for the item's `error`.
+ *
+ * A kept (frozen) listing's `tools` are made once, frozen, with their JSON
+ * text kept: the answer and its events splice that text in instead of
+ * serializing every input schema again on each request the listing serves.
  */
 export function listToolsItem(serverLabel: string, tools: readonly Tool[], error: string | null): PublicItem {
   const item: PublicItem = {
     id: newId('mcpl'),
     type: 'mcp_list_tools',
     server_label: serverLabel,
-    tools: tools.map((tool) => {
-      const listed: Record<string, unknown> = { name: tool.name };
-      if (typeof tool.description === 'string') listed.description = tool.description;
-      listed.input_schema = tool.inputSchema;
-      const annotations = openAiAnnotations(tool.annotations);
-      if (annotations) listed.annotations = annotations;
-      return listed;
-    }),
+    tools: mapFrozenOnce(listedForms, tools, listedTool),
   };
   if (error !== null) item.error = error;
   return item;
+}
+
+/** The listed form of each kept listing: a cache keyed by the frozen listing (see `mapFrozenOnce`). */
+const listedForms = frozenForms<Tool, Record<string, unknown>>();
+
+function listedTool(tool: Tool): Record<string, unknown> {
+  const listed: Record<string, unknown> = { name: tool.name };
+  if (typeof tool.description === 'string') listed.description = tool.description;
+  listed.input_schema = tool.inputSchema;
+  const annotations = openAiAnnotations(tool.annotations);
+  if (annotations) listed.annotations = annotations;
+  return listed;
 }
 
 /** MCP's behaviour hints, named as OpenAI names them on a listed tool (`readOnlyHint` → `read_only`...). */

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { freezeJson } from '#tool-sdk/index.js';
 
 interface Entry {
   tools: Tool[];
@@ -25,6 +26,12 @@ interface Entry {
  * one owner's or one credential's session is never handed to another. A
  * connection that is retired takes its listings with it, and a server's
  * `notifications/tools/list_changed` drops them at once.
+ *
+ * A kept listing is frozen (`freezeJson`): every request it serves reads the
+ * same array, so what is made from it (its functions for the model, its
+ * `mcp_list_tools` item's `tools`, and their JSON text) is made once per
+ * listing rather than per request (see `McpToolHandler.normalize` and
+ * `listToolsItem`).
  *
  * Why the time-based cache is opt-in: a fresh listing is also how a request
  * notices a server that restarted or went away before it calls a tool (the
@@ -70,7 +77,7 @@ export class McpToolListCache {
       byFilter = new Map();
       this.lists.set(connection, byFilter);
     }
-    byFilter.set(filter, { tools, expiresAt: now + this.ttlMs, watch });
+    byFilter.set(filter, { tools: freezeJson(tools), expiresAt: now + this.ttlMs, watch });
   }
 
   invalidate(connection: object): void {

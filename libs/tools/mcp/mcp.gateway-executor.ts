@@ -50,16 +50,21 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
     const args = parseArguments(call.arguments);
     if (typeof args === 'string') return { isError: true, text: `${args} The call to "${params.toolName}" was not sent.` };
     try {
-      const result = await this.pool.use(params.target, ctx.signal, (client, signal) =>
-        // `undefined`: the SDK's default result schema (CallToolResultSchema), so that no SDK value is imported here.
-        client.callTool({ name: params.toolName, arguments: args }, undefined, {
-          // The scheduler aborts the signal at the deadline, which cancels the
-          // request (the SDK sends notifications/cancelled to the server). The
-          // SDK's own timer is a backstop set just past the deadline, so that the
-          // scheduler's timeout, not a race between two timers, decides the outcome.
-          signal,
-          timeout: Math.max(1, ctx.deadline - Date.now()) + DEADLINE_GRACE_MS,
-        }),
+      const result = await this.pool.use(
+        params.target,
+        ctx.signal,
+        (client, signal) =>
+          // `undefined`: the SDK's default result schema (CallToolResultSchema), so that no SDK value is imported here.
+          client.callTool({ name: params.toolName, arguments: args }, undefined, {
+            // The scheduler aborts the signal at the deadline, which cancels the
+            // request (the SDK sends notifications/cancelled to the server). The
+            // SDK's own timer is a backstop set just past the deadline, so that the
+            // scheduler's timeout, not a race between two timers, decides the outcome.
+            signal,
+            timeout: Math.max(1, ctx.deadline - Date.now()) + DEADLINE_GRACE_MS,
+          }),
+        // The call's signal is its own: a lost connection aborts it, rather than a signal linked to it.
+        { ownSignal: ctx.abort },
       );
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {

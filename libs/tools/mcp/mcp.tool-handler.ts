@@ -4,6 +4,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
   type DiscoveryContext,
   type DiscoveryResult,
+  freezeJson,
+  type FunctionToolDef,
   type HistoryContext,
   InvalidRequestError,
   type JsonObject,
@@ -205,11 +207,11 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     const own = new Set<string>();
     const taken: TakenNames = { has: (name) => own.has(name) || ctx.takenNames.has(name) };
     const context = params.serverDescription ?? params.target.operator?.description;
-    return (discovered?.tools ?? []).map((tool): NormalizedTool<McpExecutionParams> => {
+    const tools = discovered?.tools ?? [];
+    const kept = Object.isFrozen(tools) ? keptFunctions(tools, params.serverLabel, context) : undefined;
+    return tools.map((tool, i): NormalizedTool<McpExecutionParams> => {
       const name = modelVisibleName([params.serverLabel, tool.name], taken);
       own.add(name);
-      const ownDescription = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
-      const description = context ? `[MCP server ${params.serverLabel}: ${context}] ${ownDescription}`.trim() : ownDescription || null;
       const executionParams: McpExecutionParams = {
         target: params.target,
         serverLabel: params.serverLabel,
@@ -218,7 +220,8 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
         readOnlyHint: tool.annotations?.readOnlyHint === true,
       };
       return {
-        fn: { type: 'function', name, description, parameters: tool.inputSchema as JsonObject, strict: false },
+        // The kept listing's shared function when this request names the tool as it did.
+        fn: kept?.[i].name === name ? kept[i] : functionFor(tool, name, params.serverLabel, context),
         scope: params.serverLabel,
         toolName: tool.name,
         executionParams,
@@ -312,6 +315,45 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     }
     return tools;
   }
+}
+
+/** The function the model is offered for a server's tool, under `name`. */
+function functionFor(tool: Tool, name: string, serverLabel: string, context: string | undefined): FunctionToolDef {
+  const ownDescription = tool.description ?? tool.title ?? tool.annotations?.title ?? '';
+  const description = context ? `[MCP server ${serverLabel}: ${context}] ${ownDescription}`.trim() : ownDescription || null;
+  return { type: 'function', name, description, parameters: tool.inputSchema as JsonObject, strict: false };
+}
+
+/**
+ * Per kept (frozen) listing, per server label and description, its functions,
+ * frozen and shared by every request the listing serves: the upstream writer
+ * then keeps each one's wire form and JSON text (`mapFrozenOnce`) instead of
+ * serializing every input schema in every model request. Named as a request
+ * with no other tools names them; a request whose names differ (another
+ * declaration took one) gets functions of its own for those.
+ */
+const listingFunctions = new WeakMap<readonly Tool[], Map<string, readonly FunctionToolDef[]>>();
+
+function keptFunctions(tools: readonly Tool[], serverLabel: string, context: string | undefined): readonly FunctionToolDef[] {
+  let byServer = listingFunctions.get(tools);
+  if (!byServer) {
+    byServer = new Map();
+    listingFunctions.set(tools, byServer);
+  }
+  const key = JSON.stringify([serverLabel, context ?? null]);
+  let functions = byServer.get(key);
+  if (!functions) {
+    const own = new Set<string>();
+    functions = freezeJson(
+      tools.map((tool) => {
+        const name = modelVisibleName([serverLabel, tool.name], own);
+        own.add(name);
+        return functionFor(tool, name, serverLabel, context);
+      }),
+    );
+    byServer.set(key, functions);
+  }
+  return functions;
 }
 
 /**

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { chunksLength, freezeJson, jsonChunks, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
+import { chunksLength, freezeJson, frozenForms, jsonChunks, mapFrozenOnce, rememberJson, stringifyJson } from './frozen-json.js';
 
 /** The bytes `jsonChunks` gives, joined. */
 const jsonBytes = (value: unknown): Buffer => Buffer.concat(jsonChunks(value));
@@ -80,7 +80,7 @@ describe('jsonChunks', () => {
 
 describe('mapFrozenOnce', () => {
   it('maps a frozen list once, into a frozen list whose text is spliced; a list that is not frozen every time', () => {
-    const forms = new WeakMap<readonly { n: number }[], readonly { m: number }[]>();
+    const forms = frozenForms<{ n: number }, { m: number }>();
     let mapped = 0;
     const double = (item: { n: number }) => (mapped++, { m: item.n * 2 });
     const kept = freezeJson([{ n: 1 }, { n: 2 }]);
@@ -92,5 +92,82 @@ describe('mapFrozenOnce', () => {
     const open = [{ n: 3 }];
     expect(mapFrozenOnce(forms, open, double)).not.toBe(mapFrozenOnce(forms, open, double));
     expect(mapped).toBe(4);
+  });
+
+  it('maps each frozen item of a list that is not frozen once, into a frozen item whose text is spliced; its other items every time', () => {
+    const forms = frozenForms<{ n: number }, { m: number }>();
+    let mapped = 0;
+    const double = (item: { n: number }) => (mapped++, { m: item.n * 2 });
+    const kept = freezeJson({ n: 1 });
+    const open = { n: 2 };
+    const first = mapFrozenOnce(forms, [kept, open], double);
+    const second = mapFrozenOnce(forms, [open, kept], double);
+    expect(second[1]).toBe(first[0]);
+    expect(second[0]).not.toBe(first[1]);
+    expect(mapped).toBe(3);
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(Object.isFrozen(first)).toBe(false);
+    const [, kept0] = jsonChunks({ tools: first });
+    expect(kept0.toString('utf8')).toBe('{"m":2}');
+    expect(stringifyJson({ tools: second })).toBe('{"tools":[{"m":4},{"m":2}]}');
+  });
+});
+
+describe('remembered values inside arrays', () => {
+  const listed = freezeJson([{ name: 'a', input_schema: { type: 'object', properties: { q: { type: 'string' } } } }]);
+  rememberJson(listed);
+  const fn = freezeJson({ type: 'function', name: 'a', parameters: { type: 'object' } });
+  rememberJson(fn);
+
+  it('splices an array element and a member of an element, down to the depth asked', () => {
+    const body = { model: 'm', input: [{ role: 'user', content: 'hi' }], tools: [fn, { type: 'function', name: 'b' }] };
+    expect(jsonChunks(body)).toHaveLength(3);
+    expect(stringifyJson(body)).toBe(JSON.stringify(body));
+    const answer = {
+      id: 'r',
+      output: [
+        { type: 'listing', tools: listed },
+        { type: 'message', content: [{ text: 'x' }] },
+      ],
+    };
+    expect(jsonChunks(answer, 3)).toHaveLength(3);
+    expect(jsonChunks(answer, 2)).toHaveLength(1);
+    expect(Buffer.concat(jsonChunks(answer, 3)).toString('utf8')).toBe(JSON.stringify(answer));
+    const event = { type: 'response.completed', response: answer };
+    expect(jsonChunks(event, 4)).toHaveLength(3);
+    expect(stringifyJson(event, 4)).toBe(JSON.stringify(event));
+    expect(stringifyJson([fn, 1, listed], 1)).toBe(JSON.stringify([fn, 1, listed]));
+  });
+
+  it('writes arrays member by member, as JSON.stringify does, when a copy with placeholders cannot stand in', () => {
+    // An own `__proto__` key holding a remembered value sends the whole body member by member.
+    const odd = JSON.parse('{"id":"l"}') as Record<string, unknown>;
+    Object.defineProperty(odd, '__proto__', { value: listed, enumerable: true });
+    const sparse: unknown[] = [fn];
+    sparse[3] = () => 1;
+    const body = { output: [odd, sparse, undefined, 1, { tools: listed, note: undefined }], tools: [fn] };
+    const expected = JSON.stringify(body);
+    expect(expected).toContain(`"id":"l","__proto__":${JSON.stringify(listed)}`);
+    expect(stringifyJson(body, 3)).toBe(expected);
+    const chunks = jsonChunks(body, 3);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
+    // Each remembered value is still a chunk of its own: the listing twice and the function twice.
+    expect(chunks).toHaveLength(9);
+  });
+
+  it('gives what JSON.stringify gives for any JSON-like arrays holding remembered values', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.jsonValue(), fc.constant(undefined))), fc.array(fc.jsonValue()), fc.nat(3), (outer, inner, at) => {
+        const frozen = deepFreeze(structuredClone({ inner }));
+        rememberJson(frozen);
+        const items = [...outer];
+        items.splice(Math.min(at, items.length), 0, frozen, { tools: [frozen, ...inner] });
+        const body = { output: items, tools: [frozen] };
+        for (const depth of [1, 2, 3, 4]) {
+          expect(stringifyJson(body, depth)).toBe(JSON.stringify(body));
+          expect(Buffer.concat(jsonChunks(body, depth)).equals(Buffer.from(JSON.stringify(body)))).toBe(true);
+        }
+      }),
+    );
   });
 });

@@ -26,7 +26,7 @@ export function rememberJson(value: object, text: string = JSON.stringify(value)
 /** What `JSON.stringify(value)` gives, with the remembered texts of values at most `depth` objects down spliced in. */
 export function stringifyJson(value: unknown, depth = 2): string {
   if (!carriesRemembered(value, depth)) return JSON.stringify(value);
-  const pieces = splicedPieces(value as Record<string, unknown>, depth);
+  const pieces = splicedPieces(value as object, depth);
   let out = '';
   for (const piece of pieces) out += typeof piece === 'string' ? piece : texts.get(piece)!;
   return out;
@@ -46,7 +46,7 @@ const textBytes = new WeakMap<object, Buffer>();
  */
 export function jsonChunks(value: unknown, depth = 2): Buffer[] {
   if (!carriesRemembered(value, depth)) return [Buffer.from(JSON.stringify(value))];
-  return splicedPieces(value as Record<string, unknown>, depth).map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : keptBytes(piece)));
+  return splicedPieces(value as object, depth).map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : keptBytes(piece)));
 }
 
 /**
@@ -75,15 +75,27 @@ function keptBytes(value: object): Buffer {
   return bytes;
 }
 
-/** True when a plain object, or one of its object-valued members down to `depth`, has a remembered text. */
+/**
+ * True when an object or array, or one of its object-valued members or
+ * elements down to `depth`, has a remembered text. An array is a level like
+ * an object: a kept list inside an answer's `output` item is two levels below
+ * `output`'s owner.
+ */
 function carriesRemembered(value: unknown, depth: number): boolean {
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || depth <= 0) return false;
-  for (const key in value) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member === null || typeof member !== 'object') continue;
-    if (texts.has(member) || carriesRemembered(member, depth - 1)) return true;
+  if (value === null || typeof value !== 'object' || depth <= 0) return false;
+  if (Array.isArray(value)) {
+    // An index loop: `for...in` over an array enumerates its indices as strings.
+    for (let i = 0; i < value.length; i++) if (isOrCarriesRemembered(value[i], depth)) return true;
+    return false;
   }
+  for (const key in value) if (isOrCarriesRemembered((value as Record<string, unknown>)[key], depth)) return true;
   return false;
+}
+
+/** A member (of a value `depth` levels from its limit) that is remembered itself or carries a remembered value. */
+function isOrCarriesRemembered(member: unknown, depth: number): boolean {
+  if (member === null || typeof member !== 'object') return false;
+  return texts.has(member) || carriesRemembered(member, depth - 1);
 }
 
 /**
@@ -104,7 +116,7 @@ const PLACEHOLDER = Object.freeze({ toJSON: () => PLACEHOLDER_TEXT });
  * for the value. Serializing member by member (the fallback) cost about as
  * much again as the whole body's `JSON.stringify`, in two calls per member.
  */
-function splicedPieces(value: Record<string, unknown>, depth: number): Array<string | object> {
+function splicedPieces(value: object, depth: number): Array<string | object> {
   const kept: object[] = [];
   const copy = withPlaceholders(value, depth, kept);
   if (copy !== undefined) {
@@ -124,58 +136,67 @@ function splicedPieces(value: Record<string, unknown>, depth: number): Array<str
 
 /**
  * `value` with each remembered value down to `depth` replaced by `PLACEHOLDER` (collected in
- * `kept`, in the order `JSON.stringify` writes them), copying only the objects on the way to
- * one; undefined for a key the copy cannot hold as it is (`__proto__`). An object with its
+ * `kept`, in the order `JSON.stringify` writes them), copying only the objects and arrays on the
+ * way to one; undefined for a key the copy cannot hold as it is (`__proto__`). An object with its
  * own `toJSON` is serialized whole, as `JSON.stringify` does.
  */
-function withPlaceholders(value: Record<string, unknown>, depth: number, kept: object[]): Record<string, unknown> | undefined {
-  if (typeof value.toJSON === 'function') return value;
+function withPlaceholders<T extends object>(value: T, depth: number, kept: object[]): T | undefined {
+  const members = value as Record<string, unknown>;
+  if (typeof members.toJSON === 'function') return value;
   let copy: Record<string, unknown> | undefined;
+  // An array's keys are its indices, in order, as `JSON.stringify` writes them.
   for (const key of Object.keys(value)) {
-    const member = value[key];
+    const member = members[key];
     if (member === null || typeof member !== 'object') continue;
-    let replaced: Record<string, unknown> | undefined;
+    let replaced: object | undefined;
     if (texts.has(member)) {
       kept.push(member);
       replaced = PLACEHOLDER;
     } else if (carriesRemembered(member, depth - 1)) {
-      replaced = withPlaceholders(member as Record<string, unknown>, depth - 1, kept);
+      replaced = withPlaceholders(member, depth - 1, kept);
       if (replaced === undefined) return undefined;
     } else continue;
     // Assigning `__proto__` would set the copy's prototype rather than a member.
     if (key === '__proto__') return undefined;
-    copy ??= { ...value };
+    copy ??= (Array.isArray(value) ? value.slice() : { ...value }) as Record<string, unknown>;
     copy[key] = replaced;
   }
-  return copy ?? value;
+  return (copy as T | undefined) ?? value;
 }
 
 /** `splicedPieces` member by member: appends `value`'s pieces to `pieces`, `pending` being text not yet pushed; gives the text still pending after it. */
-function splicedInto(value: Record<string, unknown>, depth: number, pieces: Array<string | object>, pending: string): string {
-  if (typeof value.toJSON === 'function') return pending + JSON.stringify(value);
-  let out = `${pending}{`;
+function splicedInto(value: object, depth: number, pieces: Array<string | object>, pending: string): string {
+  const members = value as Record<string, unknown>;
+  if (typeof members.toJSON === 'function') return pending + JSON.stringify(value);
+  const array = Array.isArray(value);
+  let out = pending + (array ? '[' : '{');
   let first = true;
-  for (const key of Object.keys(value)) {
-    const member = value[key];
+  for (const key of array ? value.keys() : Object.keys(value)) {
+    const member = members[key as string];
+    const name = array ? '' : `${JSON.stringify(key)}:`;
     if (member !== null && typeof member === 'object') {
       if (texts.has(member)) {
-        pieces.push(`${out}${first ? '' : ','}${JSON.stringify(key)}:`, member);
+        pieces.push(`${out}${first ? '' : ','}${name}`, member);
         out = '';
         first = false;
         continue;
       }
       if (carriesRemembered(member, depth - 1)) {
-        out = splicedInto(member as Record<string, unknown>, depth - 1, pieces, `${out}${first ? '' : ','}${JSON.stringify(key)}:`);
+        out = splicedInto(member, depth - 1, pieces, `${out}${first ? '' : ','}${name}`);
         first = false;
         continue;
       }
     }
-    const json = JSON.stringify(member);
-    if (json === undefined) continue;
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${json}`;
+    let json = JSON.stringify(member);
+    if (json === undefined) {
+      // A member JSON cannot hold is left out of an object, and is `null` in an array.
+      if (!array) continue;
+      json = 'null';
+    }
+    out += `${first ? '' : ','}${name}${json}`;
     first = false;
   }
-  return `${out}}`;
+  return out + (array ? ']' : '}');
 }
 
 /** Freezes JSON-like data all the way down (declarations, schemas, functions) and gives it back. */
@@ -192,18 +213,45 @@ export function freezeJson<T>(value: T): T {
 }
 
 /**
+ * The wire forms a writer keeps (one pair per wire form): of each frozen
+ * list, and of each frozen item of a list that is not frozen itself.
+ */
+export interface FrozenForms<T extends object, R> {
+  readonly lists: WeakMap<readonly T[], readonly R[]>;
+  readonly items: WeakMap<T, R>;
+}
+
+/** An empty `FrozenForms`, for a writer's module to keep. */
+export function frozenForms<T extends object, R>(): FrozenForms<T, R> {
+  return { lists: new WeakMap(), items: new WeakMap() };
+}
+
+/**
  * `list.map(map)`, made once per frozen list and kept frozen with its text:
  * a kept tool list is the same array on every request that declares it, and
- * its wire form is the same too. A list that is not frozen is mapped afresh.
- * `forms` is the caller's own (one per wire form).
+ * its wire form is the same too. A list that is not frozen is mapped afresh,
+ * except for its frozen items, each mapped once and kept with its text: a
+ * request's own list can be made of items kept elsewhere (the functions of a
+ * tool listing a handler keeps), and a writer then splices each one's text.
  */
-export function mapFrozenOnce<T, R>(forms: WeakMap<readonly T[], readonly R[]>, list: readonly T[], map: (item: T) => R): readonly R[] {
-  if (!Object.isFrozen(list)) return list.map(map);
-  let mapped = forms.get(list);
+export function mapFrozenOnce<T extends object, R>(forms: FrozenForms<T, R>, list: readonly T[], map: (item: T) => R): readonly R[] {
+  if (!Object.isFrozen(list)) return list.map((item) => (Object.isFrozen(item) ? mapItemOnce(forms.items, item, map) : map(item)));
+  let mapped = forms.lists.get(list);
   if (!mapped) {
     mapped = freezeJson(list.map(map));
     rememberJson(mapped);
-    forms.set(list, mapped);
+    forms.lists.set(list, mapped);
+  }
+  return mapped;
+}
+
+/** `map(item)` of a frozen item, made once, frozen, and its text kept. */
+function mapItemOnce<T extends object, R>(items: WeakMap<T, R>, item: T, map: (item: T) => R): R {
+  let mapped = items.get(item);
+  if (mapped === undefined) {
+    mapped = freezeJson(map(item));
+    if (mapped !== null && typeof mapped === 'object') rememberJson(mapped);
+    items.set(item, mapped);
   }
   return mapped;
 }

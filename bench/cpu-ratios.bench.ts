@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { ChildService } from './lib/child-service.js';
 import { keepAliveAgent, runLoad, sendOnce } from './lib/load-generator.js';
 import { chainCases, chainTurnBody, continuedBody, floorCases, mcpToolOf, ratioCases, type RatioCase } from './lib/ratio-cases.js';
-import { median, round } from './lib/stats.js';
+import { median, pairedRatio, round } from './lib/stats.js';
 import { arg } from './lib/flags.js';
 
 type Case = RatioCase;
@@ -56,8 +56,23 @@ type Case = RatioCase;
  *                  event loop, JIT and GC amortised differently), so full-load ratios compare cases
  *                  at different rates. N must be below the slowest case's full-load rate; the table
  *                  prints the rate each case reached and marks one that fell more than 5 % short
+ *
+ * Ratios are printed as the ratio of the two cases' medians over the rounds and, for the pairs in
+ * `PAIRED`, beside it in brackets as the median of each round's own ratio (`pairedRatio`).
  */
 type CpuUsage = NodeJS.CpuUsage;
+/**
+ * Ratios (numerator, denominator case) also given as the median of each round's own ratio: the two
+ * sides of each are measured close together in every round (see `runOrder`), and samples spread by
+ * ±20 % between rounds on a shared host, which a ratio of two medians carries from both sides.
+ */
+const PAIRED: ReadonlyArray<readonly [string, string]> = [
+  ['chain-1', 'blocking-stored'],
+  ['mcp-round', 'blocking'],
+  ['blocking', 'proxy'],
+  ['streaming', 'proxy-streaming'],
+  ['tools-100', 'blocking'],
+];
 const ROUNDS = Number(arg('rounds') ?? 3);
 const DURATION_MS = Number(arg('ms') ?? 3000);
 const WARMUP = Number(arg('warmup') ?? 300);
@@ -112,7 +127,7 @@ async function main(): Promise<void> {
       }),
     });
   const mcpTool = mcpToolOf(mcp.url);
-  const cases: Case[] = [...ratioCases(mcp.url), ...chainCases(), ...floorCases(mcp.url)].filter((c) => !onlyCases || onlyCases.includes(c.name));
+  const cases: Case[] = runOrder(ratioCases(mcp.url), chainCases(), floorCases(mcp.url)).filter((c) => !onlyCases || onlyCases.includes(c.name));
   // Each gateway's own chains (their stores are apart), made once: every load continues the same head.
   const heads = new Map<string, string>();
   for (const c of cases.filter((c) => c.chain)) for (const build of builds) heads.set(`${c.name}${build.label}`, await storeChain(build.gateway.url, c.chain!));
@@ -222,6 +237,16 @@ async function toolRoundLatency(gatewayUrl: string, mcpUrl: string, mcpTool: unk
   return { gatewayRound: median(gatewayTimes), clientDriven: median(clientTimes) };
 }
 
+/**
+ * The cases in the order each round measures them: the chain cases right after `blocking-stored`,
+ * the side their ratio divides by, so that the two are measured next to each other in a round and
+ * the paired ratio (`pairedRatio`) compares loads minutes apart at most.
+ */
+function runOrder(ratio: Case[], chains: Case[], floors: Case[]): Case[] {
+  const at = ratio.findIndex((c) => c.name === 'blocking-stored') + 1;
+  return [...ratio.slice(0, at), ...chains, ...ratio.slice(at), ...floors];
+}
+
 /** Stores a `previous_response_id` chain of `length` responses on a gateway; the id of its last. */
 async function storeChain(gatewayUrl: string, length: number): Promise<string> {
   let head: string | undefined;
@@ -253,6 +278,9 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
   const list = (key: string) => (samples.get(key) ?? []).map(Math.round).join(', ');
   console.log(`Run ${new Date().toISOString()}`);
   console.log(`${ROUNDS} rounds, ${DURATION_MS} ms per load at c=16 after ${WARMUP} warm-up requests, upstream dialect ${DIALECT}; medians of the rounds (samples in brackets)`);
+  console.log(
+    `Ratios: the ratio of the two cases' medians; in brackets, for ${PAIRED.map(([n, d]) => `${n} / ${d}`).join(', ')}, the median of each round's own ratio (paired: drift between rounds cancels)`,
+  );
   if (EQUAL_RATE !== undefined)
     console.log(`Each load run twice per round: at full load (closed loop, as fast as the target answers) and paced to ${EQUAL_RATE} req/s (equal rate)`);
   console.log(`\n${hostLine()}\n`);
@@ -282,19 +310,27 @@ function report(cases: Case[], builds: Array<{ label: string }>, samples: Map<st
     console.log(`| ${c.name} | ${cells.join(' | ')} |${labels.length > 1 ? ` ${round(med(c.name + 'A') / med(c.name + 'B'))} |` : ''}`);
   }
   console.log(`\n${hostLine()}\n`);
-  const ratioColumns = labels.flatMap((l) => [`${l} (full load)`, ...(paced ? [`${l} (equal rate ${EQUAL_RATE}/s)`] : [])]);
+  // A cell is the ratio of the two sides' medians; for the pairs in `PAIRED`, then the median of
+  // each round's own ratio (both sides measured in the same round), in which drift between rounds cancels.
+  const ratioColumns = labels.flatMap((l) =>
+    [`${l} (full load)`, ...(paced ? [`${l} (equal rate ${EQUAL_RATE}/s)`] : [])].map((h) => `${h}: medians' ratio (paired, where given)`),
+  );
   console.log('| ratio | ' + ratioColumns.join(' | ') + ' | target |');
   console.log('| --- | ' + ratioColumns.map(() => '---').join(' | ') + ' | --- |');
   const ratio = (name: string, num: string, den: string, target: string) => {
     // A ratio whose either side was not measured (`--cases`) is left out rather than printed as NaN.
     const measured = (name: string) => samples.has(name + labels[0]) || samples.has(name);
     if (!measured(num) || !measured(den)) return;
+    // A proxy or floor case has one series, without a build's label.
+    const series = (name: string, l: string, at: string) => samples.get(samples.has(name + l) ? name + l + at : name + at) ?? [];
+    const paired = PAIRED.some(([n, d]) => n === num && d === den);
     const value = (l: string, at = '') => {
-      const n = samples.has(num + l) ? med(num + l + at) : med(num + at);
-      const d = samples.has(den + l) ? med(den + l + at) : med(den + at);
-      return round(n / d);
+      const n = series(num, l, at);
+      const d = series(den, l, at);
+      const ratioOfMedians = `${round(median(n) / median(d))}×`;
+      return paired ? `${ratioOfMedians} (${round(pairedRatio(n, d))}×)` : ratioOfMedians;
     };
-    const cells = labels.flatMap((l) => [`${value(l)}×`, ...(paced ? [`${value(l, PACED)}×`] : [])]);
+    const cells = labels.flatMap((l) => [value(l), ...(paced ? [value(l, PACED)] : [])]);
     console.log(`| ${name} | ${cells.join(' | ')} | ${target} |`);
   };
   ratio('blocking `store: false` / proxy', 'blocking', 'proxy', '≤ 3.5×');

@@ -4,6 +4,7 @@ import { SimulatedUpstream } from '../apps/simulator/src/simulated-upstream.js';
 import { bodyOf, messageAt } from '../bench/lib/http1-framing.js';
 import { ReplayUpstream } from '../bench/lib/replay-upstream.js';
 import { runSocketLoad } from '../bench/lib/socket-load.js';
+import { median, pairedRatio } from '../bench/lib/stats.js';
 
 /**
  * The lean harness of `bench/scale.bench.ts`: its two-worker ratio is only as
@@ -32,6 +33,33 @@ describe('bench harness: HTTP/1.1 framing', () => {
 
   it('refuses a response framed by closing the connection', () => {
     expect(() => messageAt(bytes('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil close'), 0, true)).toThrow(/content-length or chunked/);
+  });
+});
+
+describe('bench harness: the paired ratio of `cpu-ratios`', () => {
+  it("is the median of each round's own ratio, not the ratio of the two sides' medians", () => {
+    // Round 3's denominator ran high and round 2's numerator too: the medians come from different rounds.
+    const chain = [110, 230, 160];
+    const stored = [100, 200, 170];
+    expect(pairedRatio(chain, stored)).toBeCloseTo(1.1, 10);
+    expect(median(chain) / median(stored)).toBeCloseTo(160 / 170, 10);
+  });
+
+  it('cancels a drift that scales both sides of a round alike', () => {
+    const drift = [1, 2.5, 0.7, 1.8, 1.2];
+    const num = drift.map((f, i) => 1.08 * 500 * f * (i === 2 ? 1.02 : 1));
+    const den = drift.map((f) => 500 * f);
+    expect(pairedRatio(num, den)).toBeCloseTo(1.08, 10);
+  });
+
+  it('leaves out a round whose either side is missing or not positive, and is NaN when none is left', () => {
+    expect(pairedRatio([110, NaN, 120, 90, 100], [100, 100, 0, 100, 100])).toBeCloseTo(1, 10);
+    expect(pairedRatio([NaN], [100])).toBeNaN();
+    expect(pairedRatio([], [])).toBeNaN();
+  });
+
+  it('refuses sides with different numbers of rounds: index i must be round i on both', () => {
+    expect(() => pairedRatio([1, 2, 3], [1, 2])).toThrow(/3 rounds against 2/);
   });
 });
 

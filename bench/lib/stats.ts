@@ -66,3 +66,23 @@ export function linearFit(xs: readonly number[], ys: readonly number[]): LinearF
 }
 
 export const round = (value: number, digits = 2): number => (Number.isFinite(value) ? Number(value.toFixed(digits)) : value);
+
+/**
+ * The median over rounds of each round's own ratio, `numerators[i] / denominators[i]`: the two
+ * sides of one round were measured next to each other, so what drifts between rounds (other
+ * load on the host, the JIT's and the GC's state, the clock) divides out, where the ratio of
+ * the two sides' medians carries each side's spread. Index `i` is round `i` on both sides; a
+ * round whose either side is not a positive finite number is left out (NaN when none is left).
+ */
+export function pairedRatio(numerators: readonly number[], denominators: readonly number[]): number {
+  if (numerators.length !== denominators.length) {
+    throw new Error(`paired ratio: ${numerators.length} rounds against ${denominators.length}; each round must measure both sides`);
+  }
+  const ratios: number[] = [];
+  for (let i = 0; i < numerators.length; i++) {
+    const n = numerators[i];
+    const d = denominators[i];
+    if (Number.isFinite(n) && Number.isFinite(d) && n > 0 && d > 0) ratios.push(n / d);
+  }
+  return median(ratios);
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ContentPart, FunctionToolDef, JsonObject, ModelItem, ReasoningItem } from '#tool-sdk/items.js';
 import type { ModelRequest } from '#core/protocol/model-events.js';
-import { frozenForms, mapFrozenOnce } from '#tool-sdk/helpers/frozen-json.js';
+import { freezeJson, frozenForms, mapFrozenOnce } from '#tool-sdk/helpers/frozen-json.js';
 import { omitNullish } from './wire-values.js';
 
 /**
@@ -12,7 +12,7 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
   const hasTools = request.tools.length > 0;
   return omitNullish({
     model: request.model || defaultModel,
-    input: request.input.map(toInputItem).filter((item): item is JsonObject => item !== undefined),
+    input: request.input.map(wireItemOf).filter((item): item is JsonObject => item !== undefined),
     instructions: request.instructions || undefined,
     tools: hasTools ? mapFrozenOnce(wireTools, request.tools, (tool) => omitNullish({ ...tool })) : undefined,
     // vLLM rejects `tool_choice` without `tools`; without tools neither means anything.
@@ -39,6 +39,25 @@ export function toResponsesRequest(request: ModelRequest, defaultModel?: string)
  * frozen is mapped afresh, and a miss only maps again. What it saves is in bench/README.md ("Kept tool lists' wire forms").
  */
 const wireTools = frozenForms<FunctionToolDef, JsonObject>();
+
+/**
+ * The wire form of each kept (frozen) model item, made once: a continued chain's earlier items are
+ * the same frozen objects on every turn (`PreparedChainCache`), so their wire forms are not rebuilt
+ * per turn and per earlier turn. A cache keyed by the item: a request's own (unfrozen) items are
+ * mapped afresh, and a miss only maps again. Null: the item has no wire form (it is left out).
+ */
+const wireItems = new WeakMap<ModelItem, JsonObject | null>();
+
+function wireItemOf(item: ModelItem): JsonObject | undefined {
+  // A reasoning item without an id gets one made per mapping: not a form to keep.
+  if (!Object.isFrozen(item) || (item.type === 'reasoning' && !item.id)) return toInputItem(item);
+  let wire = wireItems.get(item);
+  if (wire === undefined) {
+    wire = freezeJson(toInputItem(item)) ?? null;
+    wireItems.set(item, wire);
+  }
+  return wire ?? undefined;
+}
 
 function toReasoningOptions(reasoning: ModelRequest['reasoning']): JsonObject | undefined {
   const options = reasoning ? omitNullish({ ...reasoning }) : {};

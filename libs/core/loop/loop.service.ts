@@ -260,7 +260,8 @@ export class LoopService {
       record: {
         modelItems: transcript.slice(ctx.turnStart),
         tools: ctx.registry.continuationTools,
-        prior: priorOf(ctx.prior, transcript.slice(0, ctx.turnStart)),
+        // Nothing untranslated: the transcript began as the prior's model items, which are shared rather than copied.
+        prior: priorOf(ctx.prior, ctx.prior.untranslated?.length ? transcript.slice(0, ctx.turnStart) : ctx.prior.modelItems),
       },
     };
     return from<RunValue[]>([...startEvents(), finished]);

@@ -29,6 +29,8 @@ export function assertOutputsAnswerCalls(
   /** Input item types that answer a call the model made, by `call_id`. */
   callOutputTypes: ReadonlySet<string> = new Set([MODEL_CALL_OUTPUT]),
 ): void {
+  // Most requests answer no call: the prior items' call ids (all of a continued chain's) are not gathered for them.
+  if (!input.some((item) => callOutputTypes.has(item.type))) return;
   const known = new Set<string>();
   for (const item of priorPublic) {
     const id = callIdOf(item);

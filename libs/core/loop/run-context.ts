@@ -89,7 +89,8 @@ export async function effectiveRequest(edge: RunEdge, received: ResponseRequest)
   assertOutputsAnswerCalls(request.input, prior.publicItems, prior.modelItems, edge.services.explorer.callOutputTypes());
   if (prior.tools && !request.toolsSupplied && request.tools.length === 0) {
     const toolChoice = request.toolChoiceSupplied || prior.toolChoice === undefined ? request.toolChoice : prior.toolChoice;
-    request = { ...request, tools: prior.tools, toolChoice };
+    // Inheriting no tools and the choice it already has changes nothing: no copy of the request's every field.
+    if (prior.tools.length > 0 || toolChoice !== request.toolChoice) request = { ...request, tools: prior.tools, toolChoice };
   }
   return { request, prior };
 }

@@ -408,7 +408,15 @@ export class PostgresStateStore implements StateStore, StateCatalog {
     return chain.reverse();
   }
 
+  /**
+   * A chain of one, the common continuation, is a primary-key probe with a text parameter: no
+   * array for the driver to serialize and the server to parse and unnest.
+   */
   async responsesPresent(ids: readonly string[], owner: string | null): Promise<boolean> {
+    if (ids.length === 1) {
+      const probe = await this.query(this.open(), 'SELECT 1 FROM responses WHERE id = $1 AND owner IS NOT DISTINCT FROM $2', [ids[0], owner]);
+      return probe.rows.length > 0;
+    }
     const { rows } = await this.query<{ n: number }>(this.open(), 'SELECT count(*)::int AS n FROM responses WHERE id = ANY($1::text[]) AND owner IS NOT DISTINCT FROM $2', [
       [...ids],
       owner,

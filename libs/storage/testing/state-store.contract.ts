@@ -271,6 +271,7 @@ export function describeStateStoreContract(name: string, factory: () => StateSto
         expect(await store.responsesPresent([a.id], A)).toBe(true);
         expect(await store.responsesPresent([a.id], B)).toBe(false);
         expect(await store.responsesPresent(['resp_missing'], A)).toBe(false);
+        expect(await store.responsesPresent([a.id], null)).toBe(false);
         await store.deleteResponse(a.id, A);
         expect(await store.responsesPresent([a.id], A)).toBe(false);
         expect(await store.responsesPresent([a.id, b.id], A)).toBe(false);

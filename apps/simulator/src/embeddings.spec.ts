@@ -1,5 +1,6 @@
 import { SimulatedUpstream } from './simulated-upstream.js';
 import { embedText } from './embeddings.js';
+import { until } from '../../../test/support/until.js';
 
 const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
 
@@ -38,6 +39,68 @@ describe('simulated upstream /v1/embeddings', () => {
     expect(cosine(a, b)).toBeLessThan(0.5);
     expect(sim.embeddingRequests.at(-1)!.body).toMatchObject({ input: ['kettle warranty', 'courier delivery'] });
     expect(sim.stats.requests).toBe(0);
+  });
+
+  it('counts the requests in flight from arrival to reply and tells each as it comes', async () => {
+    const seen: Array<[unknown, number]> = [];
+    const listener = (r: { body: unknown }) => void seen.push([(r.body as { input: unknown }).input, sim.embeddingsActive]);
+    sim.on('embedding', listener);
+    try {
+      expect((await post({ model: 'switchyard-sim', input: 'one' })).status).toBe(200);
+      expect((await post({ model: 'other', input: 'two' })).status).toBe(400);
+      // Each was the only one in flight when it came; the reply's end takes it off the count.
+      expect(seen).toEqual([
+        ['one', 1],
+        ['two', 1],
+      ]);
+      await until(
+        () => sim.embeddingsActive,
+        (n) => n === 0,
+        'the replies to end',
+      );
+    } finally {
+      sim.off('embedding', listener);
+    }
+  });
+
+  it('with embeddingDelayMs, holds each reply that long: requests overlap, and one whose client leaves stops counting', async () => {
+    const slow = new SimulatedUpstream({ embeddingDelayMs: 120_000 });
+    const { url: slowUrl } = await slow.listen();
+    const seen: number[] = [];
+    slow.on('embedding', () => void seen.push(slow.embeddingsActive));
+    const leave = new AbortController();
+    const send = (input: string) =>
+      fetch(`${slowUrl}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'switchyard-sim', input }),
+        signal: leave.signal,
+      }).catch((err: unknown) => err);
+    try {
+      const first = send('one');
+      await until(
+        () => seen.length,
+        (n) => n === 1,
+        'the first request',
+      );
+      const second = send('two');
+      await until(
+        () => seen.length,
+        (n) => n === 2,
+        'the second request',
+      );
+      expect(seen).toEqual([1, 2]);
+      leave.abort();
+      expect(await first).toMatchObject({ name: 'AbortError' });
+      expect(await second).toMatchObject({ name: 'AbortError' });
+      await until(
+        () => slow.embeddingsActive,
+        (n) => n === 0,
+        'the two to stop counting',
+      );
+    } finally {
+      await slow.close();
+    }
   });
 
   it('is deterministic and puts texts sharing words or stems close together', () => {

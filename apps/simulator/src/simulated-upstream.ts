@@ -21,6 +21,8 @@ export interface SimulatedUpstreamOptions {
   ttftMs?: number;
   /** Wait before every later delta. */
   tokenDelayMs?: number;
+  /** Wait before answering an `/v1/embeddings` request (a real server's compute time): callers' requests then overlap as they would there. */
+  embeddingDelayMs?: number;
   /** Characters per streamed delta; default 4, roughly one real token. */
   chunkChars?: number;
   /** Fault applied to every inference request (`[[fault ...]]` syntax or an object); a prompt's own fault wins. */
@@ -60,6 +62,8 @@ export interface RecordedRequest {
 
 export interface SimulatorEvents {
   request: [RecordedRequest];
+  /** An `/v1/embeddings` request, once its body is read (`embeddingsActive` counts it from its arrival to its reply's end). */
+  embedding: [RecordedRequest];
   aborted: [RecordedRequest];
   completed: [RecordedRequest & { status: number }];
 }
@@ -136,6 +140,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   private readonly directiveFaultUses = new Map<string, number>();
   private readonly counters: SimulatorStats = { requests: 0, active: 0, completed: 0, aborted: 0, faulted: 0 };
   private readonly inFlight = new Set<InFlight>();
+  private embeddingsInFlight = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly startedAt = Math.floor(Date.now() / 1000);
   private closing = false;
@@ -148,6 +153,7 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
       reasoning: options.reasoning ?? false,
       ttftMs: nonNegative(options.ttftMs, 'ttftMs') ?? 0,
       tokenDelayMs: nonNegative(options.tokenDelayMs, 'tokenDelayMs') ?? 0,
+      embeddingDelayMs: nonNegative(options.embeddingDelayMs, 'embeddingDelayMs') ?? 0,
       chunkChars: Math.max(1, nonNegative(options.chunkChars, 'chunkChars') ?? 4),
       sseEventLines: options.sseEventLines ?? false,
       maxModelLen: options.maxModelLen ?? DEFAULT_MAX_MODEL_LEN,
@@ -162,6 +168,14 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
   /** Snapshot of the counters. */
   get stats(): Readonly<SimulatorStats> {
     return { ...this.counters };
+  }
+
+  /**
+   * `/v1/embeddings` requests still being answered, kept apart from `stats` (they are not inference):
+   * how many a client has in flight at once, as a server sees it (a gateway's background batch lines).
+   */
+  get embeddingsActive(): number {
+    return this.embeddingsInFlight;
   }
 
   /** Base URL including `/v1`, once listening. */
@@ -259,11 +273,24 @@ export class SimulatedUpstream extends EventEmitter<SimulatorEvents> {
 
   /** `/v1/embeddings` (see embeddings.ts); recorded in `embeddingRequests`, not counted as inference. */
   private async embed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.embeddingsInFlight++;
+    res.on('close', () => this.embeddingsInFlight--);
     const parsed = await readJsonBody(req, res);
     if (!parsed) return;
     const { body } = parsed;
-    this.embeddingRequests.push({ path: '/v1/embeddings', body, headers: { ...req.headers }, receivedAt: Date.now() });
+    const record: RecordedRequest = { path: '/v1/embeddings', body, headers: { ...req.headers }, receivedAt: Date.now() };
+    this.embeddingRequests.push(record);
     if (this.embeddingRequests.length > REQUEST_LOG_LIMIT) this.embeddingRequests.shift();
+    this.emit('embedding', record);
+    if (this.options.embeddingDelayMs > 0) {
+      const gone = new AbortController();
+      res.on('close', () => gone.abort(new Error('connection closed')));
+      try {
+        await this.sleep(this.options.embeddingDelayMs, gone.signal);
+      } catch {
+        return;
+      }
+    }
     try {
       sendJson(res, 200, embeddingsBody(body, this.model));
     } catch (error) {

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Server as SdkServer, type Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CancelledNotificationSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type HistoryContext, InvalidRequestError, type JsonObject, type PublicItem } from '#tool-sdk/index.js';
 import { RequestToolContext } from '#tool-sdk/index.js';
@@ -193,6 +194,54 @@ describe('McpToolHandler', () => {
       const result = await discover(validate({ server_label: 'paged', server_url: paged.url }));
       expect(result.state.tools.map((t) => t.name)).toEqual(Array.from({ length: 12 }, (_, i) => `tool_${String(i).padStart(3, '0')}`));
       expect(paged.log.calls.filter((c) => c.name === 'tools/list').map((c) => c.args.cursor)).toEqual([null, '10']);
+    });
+
+    it('cancels only the page in flight when a paged listing is aborted, not the pages already answered', async () => {
+      // Pages of one tool each; the third hangs until the test lets it go. The server notes every cancellation.
+      const cancelled: Array<string | number> = [];
+      let hungId: string | number | undefined;
+      let letGo!: () => void;
+      const hung = new Promise<void>((resolve) => (letGo = resolve));
+      const server = await StreamableTestServer.start((log) => {
+        const s = new SdkServer({ name: 'slow-pages', version: '1.0.0' }, { capabilities: { tools: {} } });
+        s.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+          const page = Number(request.params?.cursor ?? 0);
+          log.record('tools/list', { cursor: request.params?.cursor ?? null });
+          if (page === 2) {
+            hungId = extra.requestId;
+            await hung;
+          }
+          return { tools: [{ name: `tool_${page}`, inputSchema: { type: 'object' as const } }], nextCursor: String(page + 1) };
+        });
+        s.setNotificationHandler(CancelledNotificationSchema, (n) => void cancelled.push(n.params.requestId!));
+        return s;
+      });
+      const own = parseMcpSettings({ allowedHosts: [`127.0.0.1:${server.port}`], discoveryTimeoutMs: 30_000 });
+      const ownPool = new McpConnectionPool(own);
+      const leave = new AbortController();
+      try {
+        const request = new RequestToolContext('resp_abort');
+        const params = new McpToolHandler(ownPool, own).validate({ type: 'mcp', server_label: 'slow', server_url: server.url }, 'tools[0]');
+        const discovery = new McpToolHandler(ownPool, own).discover(params, { request, signal: leave.signal, history: [], requestId: request.requestId });
+        await until(
+          () => server.log.calls.filter((c) => c.name === 'tools/list').length,
+          (n) => n === 3,
+          'the third page to be asked for',
+        );
+        leave.abort(new Error('client went away'));
+        await expect(discovery).rejects.toThrow('client went away');
+        // Cancellations are sent in the order the requests were made: the answered pages' (if any) come first.
+        await until(
+          () => cancelled,
+          (ids) => ids.includes(hungId!),
+          "the hung page's cancellation",
+        );
+        expect(cancelled).toEqual([hungId]);
+      } finally {
+        letGo();
+        await ownPool.onModuleDestroy();
+        await server.close();
+      }
     });
 
     it('filters with allowed_tools: a list, tool_names, and read_only across pages', async () => {

@@ -297,7 +297,9 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: this.settings.discoveryTimeoutMs });
+      const result = await onePage(signal, (pageSignal) =>
+        client.listTools(cursor === undefined ? {} : { cursor }, { signal: pageSignal, timeout: this.settings.discoveryTimeoutMs }),
+      );
       for (const tool of result.tools) {
         // A name listed twice would route calls ambiguously: the first listing wins.
         if (names.has(tool.name)) continue;
@@ -354,6 +356,25 @@ function keptFunctions(tools: readonly Tool[], serverLabel: string, context: str
     byServer.set(key, functions);
   }
   return functions;
+}
+
+/**
+ * One request of the listing under a signal of its own, unlinked from the
+ * listing's once answered. The SDK adds an abort listener to the signal it
+ * is given for each request and never removes it: on one shared signal a
+ * listing of many pages piled up a listener per page, and an abort then sent
+ * the server a `notifications/cancelled` for every page already answered.
+ */
+async function onePage<T>(signal: AbortSignal, request: (pageSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const page = new AbortController();
+  const forward = () => page.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await request(page.signal);
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { MemoryContainerRecordStore } from '#storage/memory/memory-container-rec
 import { InternalNode } from '../homes/internal-node.js';
 import { CpythonSandboxBackend } from '../sandbox/cpython/cpython-sandbox.backend.js';
 import { ContainerFullError, ContainerStore } from './container-store.service.js';
+import { until } from '../../../../test/support/until.js';
 
 describe('ContainerStore', () => {
   let dir: string;
@@ -75,10 +76,15 @@ describe('ContainerStore', () => {
   it('expires an idle container with its files and tells the listeners', async () => {
     const c = await store.create({ owner: null, idleExpiryMs: 1_000 });
     writeFileSync(join(c.dir, 'f.txt'), 'x');
+    let dirWhenTold: boolean | undefined;
+    store.onExpire((id) => {
+      if (id === c.id) dirWhenTold = existsSync(c.dir);
+    });
     await records.update(c.id, c.home, { lastActiveAt: Date.now() - 2_000 });
     expect(await store.get(c.id)).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 50));
+    // `get` answers at once and leaves the removal (files, then listeners) to run on its own: wait for it.
+    await until(() => expired.includes(c.id), Boolean, 'the expiry listeners to be told');
     expect(existsSync(c.dir)).toBe(false);
-    expect(expired).toContain(c.id);
-  });
+    expect(dirWhenTold).toBe(false);
+  }, 40_000);
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DEFAULT_CODE_INTERPRETER_SETTINGS } from '../../config/code-interpreter-settings.js';
 import { SandboxBoundary } from './sandbox-boundary.js';
 import { CgroupHost, parseProcCgroup } from './sandbox-cgroups.js';
+import { until } from '../../../../../test/support/until.js';
 
 const limits = { maxProcesses: 16, memoryBytes: 64 * 1024 * 1024, cpuWeight: 10 };
 /** A process that exists and is not a zombie. */
@@ -15,6 +16,18 @@ function running(pid: number): boolean {
   } catch {
     return false;
   }
+}
+/** The command names of `pids` (from /proc/<pid>/comm), sorted; a process gone meanwhile has none. */
+function names(pids: number[]): string[] {
+  return pids
+    .flatMap((pid) => {
+      try {
+        return [readFileSync(`/proc/${pid}/comm`, 'utf8').trim()];
+      } catch {
+        return [];
+      }
+    })
+    .sort();
 }
 const name = () => `spec-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -115,18 +128,29 @@ describe('CgroupHost on this host', () => {
       // top (the wrapper's shell) → "init" → "kernel" (a sleep, exec'd), which first started a background sleep and an
       // orphaned one (its parent subshell exits): those two go, the chain stays.
       const sh = shellIn(boundary, cg, 'sh -c "sh -c \\"sleep 30 & (sleep 30 &); exec sleep 30\\"; sleep 30" ; sleep 30');
-      for (let i = 0; i < 200 && cg.pids().length < 5; i++) await new Promise((r) => setTimeout(r, 20));
-      const before = cg.pids();
-      expect(before.length).toBe(5);
+      // Five processes can be counted before this (the subshell still there, or a child not yet exec'd into `sleep`):
+      // two shells and three sleeps are there only once the kernel has exec'd, after its subshell was reaped.
+      await until(
+        () => names(cg.running()),
+        (n) => n.join() === 'sh,sh,sleep,sleep,sleep',
+        'the two shells and three sleeps',
+      );
+      const before = cg.running();
+      expect(before).toHaveLength(5);
       expect(await cg.killAllButKernel()).toBe(2);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(cg.running().length).toBe(3);
-      expect(cg.running().every((p) => before.includes(p))).toBe(true);
-      void sh;
+      // SIGKILLed processes exit on the kernel's time: wait for them to be gone, then the chain is what is left.
+      const left = await until(
+        () => cg.running(),
+        (pids) => pids.length <= 3,
+        'the two killed processes to be gone',
+      );
+      expect(left.every((p) => before.includes(p))).toBe(true);
+      expect(names(left)).toEqual(['sh', 'sh', 'sleep']);
+      expect(sh.child.exitCode).toBeNull();
     } finally {
       await cg.remove();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('CgroupHost where the root is not a cgroup file system', () => {

@@ -44,11 +44,12 @@ describe('a kept MCP listing on the wire', () => {
     await server.close();
   });
 
-  const declaration = () => handler.validate({ type: 'mcp', server_label: 'kept', server_url: server.url }, 'tools[0]');
-
   /** One request's discovery and normalization: its listing item and its functions. */
-  async function prepare(takenNames: ReadonlySet<string> = new Set()): Promise<{ item: ListingItem; functions: FunctionToolDef[] }> {
-    const params = declaration();
+  async function prepare(takenNames: ReadonlySet<string> = new Set(), serverDescription?: string): Promise<{ item: ListingItem; functions: FunctionToolDef[] }> {
+    const params = handler.validate(
+      { type: 'mcp', server_label: 'kept', server_url: server.url, ...(serverDescription === undefined ? {} : { server_description: serverDescription }) },
+      'tools[0]',
+    );
     const { state, items } = await handler.discover(params, {
       request: new RequestToolContext('r', 'alice'),
       signal: new AbortController().signal,
@@ -173,5 +174,19 @@ describe('a kept MCP listing on the wire', () => {
     expect(written(response)).toEqual({ text: JSON.stringify(response), chunks: 1 });
     open.tools[0].name = 'changed';
     expect(stringifyJson(answer(open), 3)).toContain('"name":"changed"');
+  });
+
+  it('keeps the functions of a few descriptions per listing, and names the rest per request: a tenant varying them grows nothing', async () => {
+    const described = [];
+    for (let i = 0; i < 40; i++) described.push(await prepare(new Set(), `variant ${i}`));
+    const again = await prepare(new Set(), 'variant 0');
+    expect(again.functions[0]).toBe(described[0].functions[0]);
+    const late = described[39].functions;
+    expect(Object.isFrozen(late[0])).toBe(false);
+    expect(late[0].description).toContain('variant 39');
+    expect((await prepare(new Set(), 'variant 39')).functions[0]).not.toBe(late[0]);
+    const kept = described.filter(({ functions }) => Object.isFrozen(functions[0])).length;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(40);
   });
 });

@@ -335,8 +335,9 @@ function functionFor(tool: Tool, name: string, serverLabel: string, context: str
  * declaration took one) gets functions of its own for those.
  */
 const listingFunctions = new WeakMap<readonly Tool[], Map<string, readonly FunctionToolDef[]>>();
+const KEPT_NAMINGS_PER_LISTING = 16;
 
-function keptFunctions(tools: readonly Tool[], serverLabel: string, context: string | undefined): readonly FunctionToolDef[] {
+function keptFunctions(tools: readonly Tool[], serverLabel: string, context: string | undefined): readonly FunctionToolDef[] | undefined {
   let byServer = listingFunctions.get(tools);
   if (!byServer) {
     byServer = new Map();
@@ -344,6 +345,9 @@ function keptFunctions(tools: readonly Tool[], serverLabel: string, context: str
   }
   const key = JSON.stringify([serverLabel, context ?? null]);
   let functions = byServer.get(key);
+  // Labels and descriptions come from requests: past a few per listing, new ones are not kept (a tenant
+  // varying them per request would otherwise grow this map for as long as the listing is kept).
+  if (!functions && byServer.size >= KEPT_NAMINGS_PER_LISTING) return undefined;
   if (!functions) {
     const own = new Set<string>();
     functions = freezeJson(

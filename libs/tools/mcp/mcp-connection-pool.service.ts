@@ -273,8 +273,8 @@ export class McpConnectionPool implements OnModuleDestroy {
   /** `fresh` is false for a connection that was already pooled when the caller asked. */
   private async acquire(target: McpTarget, signal: AbortSignal): Promise<{ conn: Connection; fresh: boolean }> {
     if (this.destroyed) throw new McpConnectError('The MCP connection pool is shut down.');
-    const existing = this.connections.get(target.key);
-    if (existing && !existing.closed) return { conn: existing, fresh: false };
+    const existing = this.pooled(target);
+    if (existing) return existing;
     let pending = this.connecting.get(target.key);
     if (!pending) {
       // The connect runs under the pool's own deadline, not the first caller's

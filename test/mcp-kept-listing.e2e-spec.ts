@@ -76,4 +76,27 @@ describe('MCP rounds from a kept listing, on the wire', () => {
     expect(response.response.output[0].type).toBe('mcp_list_tools');
     expect(response.response.output[0].tools!.length).toBeGreaterThan(0);
   });
+
+  it('reads as OpenAI answers through the openai SDK, blocking and streamed, on rounds from the kept listing', async () => {
+    const params = {
+      model: MODEL,
+      input: 'Add. [[call kept__add {"a":2,"b":3}]]',
+      tools: [{ type: 'mcp' as const, server_label: 'kept', server_url: server.url, require_approval: 'never' as const }],
+    };
+    await stack.openai.responses.create(params);
+    const blocking = await stack.openai.responses.create(params);
+    expect(blocking.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    const listing = blocking.output[0] as { tools: Array<{ name: string; input_schema: unknown }> };
+    expect(listing.tools.map((tool) => tool.name)).toContain('add');
+    expect(listing.tools.every((tool) => typeof tool.input_schema === 'object')).toBe(true);
+
+    const stream = stack.openai.responses.stream(params);
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const streamed = await stream.finalResponse();
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    expect(streamed.output.map((item) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect((streamed.output[0] as { tools: unknown[] }).tools).toEqual(listing.tools);
+  });
 });

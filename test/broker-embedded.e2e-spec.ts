@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import { Socket } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type ClientProxy, ClientProxyFactory, Transport } from '@nestjs/microservices';
@@ -96,6 +97,61 @@ describe('one prefix, served and locked the same way (embedded hosts on Redis)',
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill('completed'));
     // Counted at the upstream: each request ran exactly once.
     expect(simulator.stats.requests - before).toBe(10);
+  }, 60_000);
+});
+
+describe('a closed gateway leaves nothing on Redis', () => {
+  const simulator = new SimulatedUpstream();
+  let upstream: string;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    ({ url: upstream } = await simulator.listen(0, '127.0.0.1'));
+    admin = new Redis(REDIS_URL);
+  });
+
+  afterAll(async () => {
+    await admin?.quit();
+    await simulator.close();
+  });
+
+  /** The names of the connections Redis holds for the gateway serving `prefix` (see `redisConnectionName`). */
+  async function namedFor(prefix: string): Promise<string[]> {
+    const list = (await admin.client('LIST')) as string;
+    const names = list.split('\n').map((line) => / name=(\S*)/.exec(line)?.[1] ?? '');
+    return names.filter((name) => name.startsWith('switchyard:') && name.endsWith(`:${prefix}.responses.create`)).sort();
+  }
+
+  /** This process's open sockets to the Redis port, by local port. */
+  function redisSockets(): number[] {
+    const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+    return handles
+      .filter((h): h is Socket => h instanceof Socket && h.remotePort === 6379 && !h.destroyed)
+      .map((s) => s.localPort!)
+      .sort();
+  }
+
+  it('app.close() closes its lease and transport connections and gives the lease up, so a replacement on the prefix starts at once', async () => {
+    const prefix = prefixOf();
+    const pattern = `${prefix}.responses.create`;
+    const config = { upstream: { baseUrl: upstream }, transports: { redisUrl: REDIS_URL, patternPrefix: prefix } };
+    await admin.ping();
+    const before = redisSockets();
+
+    const app = await host(config);
+    // Named, so that their absence below means closed: the lease's connection, the transport's subscriber and publisher.
+    expect(await namedFor(prefix)).toEqual([`switchyard:lease:${pattern}`, `switchyard:rpc:${pattern}`, `switchyard:rpc:${pattern}`]);
+    expect(redisSockets()).toHaveLength(before.length + 3);
+    await closeHost(app);
+
+    await until(async () => (await namedFor(prefix)).length === 0, "the closed gateway's connections to leave Redis");
+    await until(() => redisSockets().join() === before.join(), "the closed gateway's sockets to close");
+    expect(await admin.get(`switchyard:serving:${pattern}`)).toBeNull();
+    // A rolling restart: the next gateway on the prefix serves at once, rather than being refused as a second live holder.
+    const next = await host(config);
+    expect(await namedFor(prefix)).toHaveLength(3);
+    await closeHost(next);
+    await until(async () => (await namedFor(prefix)).length === 0, "the replacement's connections to leave Redis");
   }, 60_000);
 });
 

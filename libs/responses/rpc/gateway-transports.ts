@@ -1,13 +1,17 @@
 import type { INestApplication } from '@nestjs/common';
 import { type MicroserviceOptions, Transport } from '@nestjs/microservices';
 import { GATEWAY_CONFIG, type GatewayConfig } from '#config/gateway-config.js';
-import { RedisServeLock } from './redis-serve-lock.js';
+import { RedisServeLock, redisConnectionName } from './redis-serve-lock.js';
 import { SERVED_RESPONSES_PATTERNS, type ResponsesPatterns, servedPatterns } from './responses-rpc.patterns.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
+import { ServeLeaseHolder } from './serve-lease.holder.js';
 import { type TransportsConfig, readTransportsSettings } from './transports.config-section.js';
 
-/** Nest microservice options for the configured brokers (`transports.natsUrl`, `transports.redisUrl`). */
-export function gatewayTransports(transports: TransportsConfig | undefined): MicroserviceOptions[] {
+/**
+ * Nest microservice options for the configured brokers (`transports.natsUrl`, `transports.redisUrl`).
+ * Given the patterns served, the Redis connections are named after them (see `redisConnectionName`).
+ */
+export function gatewayTransports(transports: TransportsConfig | undefined, patterns?: ResponsesPatterns): MicroserviceOptions[] {
   const out: MicroserviceOptions[] = [];
   // A queue group: several gateways on one NATS share the requests instead of each running every one.
   if (transports?.natsUrl) out.push({ transport: Transport.NATS, options: { servers: [transports.natsUrl], queue: transports.natsQueue || undefined } });
@@ -23,6 +27,7 @@ export function gatewayTransports(transports: TransportsConfig | undefined): Mic
         password: url.password ? decodeURIComponent(url.password) : undefined,
         db: db ? Number(db) : undefined,
         tls: url.protocol === 'rediss:' ? {} : undefined,
+        connectionName: patterns ? redisConnectionName('rpc', patterns.create) : undefined,
       },
     });
   }
@@ -40,29 +45,25 @@ export function gatewayTransports(transports: TransportsConfig | undefined): Mic
  * leaves the NATS queue group and unsubscribes the Redis request channels
  * (then gives the lease up, to a gateway waiting for it), while the runs it
  * holds finish and reply over the connections, which stay open until close.
+ * `app.close()` closes them and gives the lease up (`ServeLeaseHolder`).
  */
 export async function connectGatewayTransports(app: INestApplication): Promise<number> {
   const config = app.get<GatewayConfig>(GATEWAY_CONFIG);
   const settings = readTransportsSettings(config);
-  const transports = gatewayTransports(settings);
-  if (transports.length === 0) return 0;
+  if (gatewayTransports(settings).length === 0) return 0;
   const patterns = servedBy(app, settings);
+  const transports = gatewayTransports(settings, patterns);
+  // Both looked up before the lease is taken: an app without the module fails here, holding nothing.
+  const runs = app.get(RpcRunRegistry, { strict: false });
+  const leases = app.get(ServeLeaseHolder, { strict: false });
   let lock: RedisServeLock | undefined;
   if (settings.redisUrl) {
     lock = await RedisServeLock.acquire(settings.redisUrl, patterns.create, { waitMs: settings.redisLeaseWaitMs });
-    const held = lock;
-    const close = app.close.bind(app);
-    app.close = async () => {
-      try {
-        await close();
-      } finally {
-        await held.release();
-      }
-    };
+    // Given up by app.close() (the holder's shutdown hook), also when starting the transports below fails.
+    leases.hold(lock);
   }
   for (const options of transports) app.connectMicroservice<MicroserviceOptions>(options, { inheritAppConfig: true });
   await app.startAllMicroservices();
-  const runs = app.get(RpcRunRegistry, { strict: false });
   runs.onDrain(async () => {
     await Promise.all(app.getMicroservices().map((microservice) => stopTakingRequests(microservice.getTransportServer(), patterns)));
     await lock?.release();

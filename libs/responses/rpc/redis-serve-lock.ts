@@ -10,6 +10,15 @@ const POLL_MS = 200;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
+/**
+ * The name (`CLIENT SETNAME`) of a gateway's Redis connections: `switchyard:<role>:<pattern>`, so
+ * that `CLIENT LIST` tells which gateway, and which part of it, holds a connection. Redis refuses
+ * names with spaces or characters outside printable ASCII, so those become `_`.
+ */
+export function redisConnectionName(role: 'lease' | 'rpc', pattern: string): string {
+  return `switchyard:${role}:${pattern}`.replace(/[^!-~]/g, '_');
+}
+
 /** A second gateway on the same Redis patterns, whose holder is alive: refused at boot. */
 export class RedisPatternsTakenError extends Error {
   override readonly name = 'RedisPatternsTakenError';
@@ -41,10 +50,11 @@ export class RedisServeLock {
   static async acquire(redisUrl: string, pattern: string, options: { waitMs?: number } = {}): Promise<RedisServeLock> {
     // Loaded only here: ioredis is an optional peer of the package, needed only with REDIS_URL.
     const { Redis } = await import('ioredis');
-    const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-    await redis.connect();
+    const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: redisConnectionName('lease', pattern) });
     const lock = new RedisServeLock(redis, `switchyard:serving:${pattern}`);
     try {
+      // Inside the try: a failed first connect leaves ioredis reconnecting in the background, which keeps the process alive.
+      await redis.connect();
       await lock.take(pattern, options.waitMs ?? 0);
     } catch (err) {
       redis.disconnect();

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { RESPONSES_PATTERNS, SERVED_RESPONSES_PATTERNS, servedPatterns } from './responses-rpc.patterns.js';
 import { ResponsesRpcController, responsesRpcController } from './responses.rpc-controller.js';
 import { RpcRunRegistry } from './rpc-run.registry.js';
+import { ServeLeaseHolder } from './serve-lease.holder.js';
 import { TRANSPORTS_SETTINGS, type TransportsConfig } from './transports.config-section.js';
 
 /**
@@ -14,7 +15,7 @@ import { TRANSPORTS_SETTINGS, type TransportsConfig } from './transports.config-
  */
 @Module({
   controllers: [ResponsesRpcController],
-  providers: [RpcRunRegistry, { provide: SERVED_RESPONSES_PATTERNS, useValue: RESPONSES_PATTERNS }],
+  providers: [RpcRunRegistry, ServeLeaseHolder, { provide: SERVED_RESPONSES_PATTERNS, useValue: RESPONSES_PATTERNS }],
   exports: [RpcRunRegistry, SERVED_RESPONSES_PATTERNS],
 })
 export class GatewayMicroserviceModule {
@@ -25,6 +26,7 @@ export class GatewayMicroserviceModule {
       controllers: [responsesRpcController(RESPONSES_PATTERNS)],
       providers: [
         RpcRunRegistry,
+        ServeLeaseHolder,
         {
           provide: SERVED_RESPONSES_PATTERNS,
           useFactory: (transports?: TransportsConfig) => servedPatterns(options.prefix, transports?.patternPrefix),

@@ -42,6 +42,8 @@ type Case = RatioCase;
  *                  the streamed answer (streaming's floor); `chain-1` and `chain-20` continue a stored
  *                  `previous_response_id` chain of 1 and 20 responses made on each gateway at the start
  *   --profile      gateway and floor children run with --cpu-prof (profiles in the cwd)
+ *   --load-profile each gateway's CPU during each measured full load only, into `cpu-<case><build>-<round>.cpuprofile`
+ *                  in the cwd, with the load's request count printed (`profile-summary.js FILE top REQUESTS`)
  *   --alloc-profile[=promoted]  each gateway's allocations during each measured load, collected ones included,
  *                  sampled into `alloc-<case><build>-<round>.heapprofile` in the cwd (`alloc-summary.js` reads them);
  *                  `=promoted`: only what outlived the young generation (promoted, then garbage or kept)
@@ -82,6 +84,7 @@ const onlyCases = arg('cases')?.split(',');
 const profile = process.argv.includes('--profile');
 const allocProfile = process.argv.some((a) => a === '--alloc-profile' || a.startsWith('--alloc-profile='));
 const promotedOnly = arg('alloc-profile') === 'promoted';
+const loadProfile = process.argv.includes('--load-profile');
 const MCP_LIST_CACHE_MS = Number(arg('mcp-list-cache-ms') ?? 0);
 const DIALECT = arg('dialect') ?? 'responses';
 const SECTIONS = JSON.parse(arg('sections') ?? '{}') as Record<string, Record<string, unknown>>;
@@ -147,9 +150,16 @@ async function main(): Promise<void> {
           await runLoad({ ...load, maxRequests: WARMUP, maxDurationMs: Math.max(DURATION_MS, WARMUP * 5) });
           const sampled = allocProfile && (c.proxy || floor ? false : true);
           if (sampled) await build.gateway.call('alloc-sampling-start', { promotedOnly });
+          const profiled = loadProfile && !c.proxy && !floor;
+          if (profiled) await build.gateway.call('cpu-profile-start');
           const before = await build.gateway.call<CpuUsage>('cpu');
           const result = await runLoad({ ...load, maxRequests: 1_000_000, maxDurationMs: DURATION_MS });
           const after = await build.gateway.call<CpuUsage>('cpu');
+          if (profiled) {
+            const path = join(process.cwd(), `cpu-${c.name}${build.label}-${r + 1}.cpuprofile`);
+            await build.gateway.call('cpu-profile-stop', { path }, 120_000);
+            console.error(`${path}: ${result.requests} requests`);
+          }
           if (sampled) {
             const path = join(process.cwd(), `alloc-${c.name}${build.label}-${r + 1}.heapprofile`);
             await build.gateway.call('alloc-sampling-stop', { path }, 120_000);

@@ -6,7 +6,10 @@ import { codeOrigin } from './lib/code-origin.js';
  * --profile` writes them to bench/results/profiles): self time by function
  * and by package, idle and GC shown apart.
  *
- *   node dist/bench/profile-summary.js bench/results/profiles/<file>.cpuprofile [top=30]
+ *   node dist/bench/profile-summary.js bench/results/profiles/<file>.cpuprofile [top=30] [requests]
+ *
+ * With the number of requests the profile covers (`cpu-ratios --load-profile`
+ * prints it), each line also gives its µs per request.
  *
  * Inclusive time (a function and everything it called) is counted once per
  * stack, at the outermost frame of that function, so recursion is not double-counted.
@@ -27,12 +30,13 @@ interface CpuProfile {
 }
 
 function main(): void {
-  const [file, topArg] = process.argv.slice(2);
+  const [file, topArg, requestsArg] = process.argv.slice(2);
   if (!file) {
-    console.error('usage: node dist/bench/profile-summary.js FILE.cpuprofile [top]');
+    console.error('usage: node dist/bench/profile-summary.js FILE.cpuprofile [top] [requests]');
     process.exit(2);
   }
   const top = Number(topArg ?? 30);
+  const requests = requestsArg === undefined ? undefined : Number(requestsArg);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
@@ -74,8 +78,11 @@ function main(): void {
     return sum;
   };
   walk(profile.nodes[0].id, new Set());
-  const line = (us: number) => `${(us / 1000).toFixed(0).padStart(8)} ms ${((us / busy) * 100).toFixed(1).padStart(5)} %`;
-  console.log(`profile ${(total / 1e6).toFixed(1)} s; busy ${(busy / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms (shares below are of busy time)\n`);
+  const perRequest = (us: number) => (requests ? `${(us / requests).toFixed(1).padStart(8)} µs/req` : '');
+  const line = (us: number) => `${(us / 1000).toFixed(0).padStart(8)} ms ${((us / busy) * 100).toFixed(1).padStart(5)} %${perRequest(us)}`;
+  console.log(
+    `profile ${(total / 1e6).toFixed(1)} s; busy ${(busy / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms (shares below are of busy time)${requests ? `; ${(busy / requests).toFixed(0)} µs busy per request over ${requests}` : ''}\n`,
+  );
   console.log('by package / file:');
   for (const [k, us] of [...pkg].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${line(us)}  ${k}`);
   console.log('\nby function (self time):');

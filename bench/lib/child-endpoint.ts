@@ -39,6 +39,9 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
     // Where the garbage comes from: sampled allocations, those the scavenger already collected included.
     'alloc-sampling-start': (arg) => allocationSampling.start((arg as { promotedOnly?: boolean } | undefined)?.promotedOnly ?? false),
     'alloc-sampling-stop': (arg) => allocationSampling.stop((arg as { path: string }).path),
+    // Where the CPU goes during one measured load only (`--cpu-prof` also profiles the start-up).
+    'cpu-profile-start': () => cpuProfiling.start(),
+    'cpu-profile-stop': (arg) => cpuProfiling.stop((arg as { path: string }).path),
     ...handlers,
   };
   process.on('message', async (message: CallMessage) => {
@@ -87,6 +90,29 @@ const allocationSampling = {
     const session = this.session;
     if (!session) throw new Error('alloc-sampling-start first');
     const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: unknown };
+    session.disconnect();
+    this.session = undefined;
+    writeFileSync(path, JSON.stringify(profile));
+  },
+};
+
+/**
+ * V8's CPU profiler over the inspector for a window the parent chooses (one
+ * case's measured load), written as a `.cpuprofile` that DevTools and
+ * `bench/profile-summary` read.
+ */
+const cpuProfiling = {
+  session: undefined as Session | undefined,
+  async start(): Promise<void> {
+    const session = (this.session ??= new Session());
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  },
+  async stop(path: string): Promise<void> {
+    const session = this.session;
+    if (!session) throw new Error('cpu-profile-start first');
+    const { profile } = (await session.post('Profiler.stop')) as { profile: unknown };
     session.disconnect();
     this.session = undefined;
     writeFileSync(path, JSON.stringify(profile));

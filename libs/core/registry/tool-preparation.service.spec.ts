@@ -321,6 +321,38 @@ describe('ToolPreparationService', () => {
       expect(registry.discoveryItems.map((i) => i.id)).toEqual(['a', 'b', 'c']);
     });
 
+    it("reads the run's signal only when a discovery asks for it", async () => {
+      const listing = new ListingHandler();
+      const { prep } = service({ listing });
+      const signal = new AbortController().signal;
+      let reads = 0;
+      const lazy = {
+        history: [] as PublicItem[],
+        requestId: 'resp_lazy',
+        get signal() {
+          reads++;
+          return signal;
+        },
+      };
+      const prepared = prep.prepare(
+        [
+          { type: 'listing', server_label: 'a' },
+          { type: 'listing', server_label: 'b' },
+        ],
+        lazy,
+      );
+      await flush();
+      // Both discoveries started (a kept listing answers without asking for the signal): none made it.
+      expect(listing.contexts).toHaveLength(2);
+      expect(reads).toBe(0);
+      // A discovery that goes to its server asks, and gets the run's own signal.
+      expect(listing.contexts[1].signal).toBe(signal);
+      expect(reads).toBe(1);
+      listing.pending.get('a')!.resolve({ state: [] });
+      listing.pending.get('b')!.resolve({ state: [] });
+      await prepared;
+    });
+
     it('fails the preparation when a discovery fails', async () => {
       const listing = new ListingHandler();
       const { prep } = service({ listing });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { InvalidRequestError } from '#tool-sdk/errors.js';
-import type { AnyToolHandler, DiscoveryResult, NormalizedTool, ToolRequestContext } from '#tool-sdk/contract/index.js';
+import type { AnyToolHandler, DiscoveryContext, DiscoveryResult, NormalizedTool, ToolRequestContext } from '#tool-sdk/contract/index.js';
 import { ToolHandlerExplorer } from '../handlers/tool-handler.explorer.js';
 import { contentDigest, type JsonSource } from '../protocol/json-source.js';
 import { freezeJson } from '#tool-sdk/helpers/frozen-json.js';
@@ -265,14 +265,11 @@ export class ToolPreparationService {
     ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace; request?: ToolRequestContext },
   ): Promise<void> {
     const request = ctx.request ?? new RequestToolContext(ctx.requestId, ctx.owner ?? null);
+    const discovery = discoveryContext(ctx, request);
     // Stage 2: discovery runs concurrently across declarations (each lists its own server).
     const discovered = await Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
-        d.handler.discover
-          ? this.traced(d, ctx.trace, () =>
-              d.handler.discover!(d.params, { request, signal: ctx.signal, history: ctx.history, requestId: ctx.requestId, owner: ctx.owner ?? null }),
-            )
-          : Promise.resolve(undefined),
+        d.handler.discover ? this.traced(d, ctx.trace, () => d.handler.discover!(d.params, discovery)) : Promise.resolve(undefined),
       ),
     );
 
@@ -412,4 +409,23 @@ function cacheKey(owner: string | null, digest: string): string {
 /** An owner as the caches key it: as JSON, so that `null` (no authentication) is an owner of its own. */
 function ownerKey(owner: string | null): string {
   return JSON.stringify(owner);
+}
+
+/**
+ * What every declaration's discovery is given. Its `signal` is read from the
+ * preparation's context when a discovery asks for it: the run's signal is
+ * made on first use (`Cancellation`), and a discovery answered from what its
+ * module keeps (an MCP listing kept until the server announces a change)
+ * never asks, so a request whose tools are all kept makes none.
+ */
+function discoveryContext(ctx: { signal: AbortSignal; history: readonly PublicItem[]; requestId: string; owner?: string | null }, request: ToolRequestContext): DiscoveryContext {
+  return {
+    request,
+    get signal() {
+      return ctx.signal;
+    },
+    history: ctx.history,
+    requestId: ctx.requestId,
+    owner: ctx.owner ?? null,
+  };
 }

@@ -8,7 +8,7 @@ import { GatewayScheduler, type ScheduledCall, type ScheduledResult } from '#cor
 import { SseTestServer, StreamableTestServer } from '../../../test/support/mcp/mcp-test-servers.js';
 import { parseMcpSettings } from './mcp.config.js';
 import { McpConnectionPool } from './mcp-connection-pool.service.js';
-import { McpGatewayExecutor } from './mcp.gateway-executor.js';
+import { McpGatewayExecutor, backstopMs } from './mcp.gateway-executor.js';
 import { McpToolHandler, type McpExecutionParams } from './mcp.tool-handler.js';
 import { approvalBindingHolds } from './mcp-approval-binding.js';
 import { McpTarget } from './mcp-target.js';
@@ -202,6 +202,24 @@ describe('McpGatewayExecutor against real MCP servers', () => {
       const tools = await toolsOf({ server_label: 'everything' });
       expect([...tools.keys()]).toEqual(expect.arrayContaining(['echo', 'get-sum']));
       await expect(run(tools.get('echo')!, { message: 'hello everything' })).resolves.toMatchObject({ text: 'Echo: hello everything', isError: false });
+    });
+  });
+
+  describe("the SDK's backstop timer", () => {
+    it('runs out a grace past the deadline, in whole seconds, so that calls share a few timer durations', () => {
+      const now = 1_000_000;
+      // Never before the deadline, never more than a second and the grace after it.
+      for (const left of [1, 999, 1_000, 1_001, 29_999, 30_000, 30_001]) {
+        const ms = backstopMs(now + left, now);
+        expect(ms).toBeGreaterThanOrEqual(left + 1_000);
+        expect(ms).toBeLessThan(left + 2_000);
+        expect(ms % 1_000).toBe(0);
+      }
+      // Calls started within the same second of their deadlines get one duration, not one each.
+      const durations = new Set(Array.from({ length: 200 }, (_, i) => backstopMs(now + 29_001 + i * 5, now)));
+      expect(durations).toEqual(new Set([31_000]));
+      // A deadline already past still gives the server the grace.
+      expect(backstopMs(now - 50, now)).toBe(2_000);
     });
   });
 

@@ -18,6 +18,16 @@ import { MCP } from './mcp.tool-type.js';
 
 const DEADLINE_GRACE_MS = 1_000;
 
+/**
+ * The SDK's own timer for a call: past the deadline by the grace, rounded up
+ * to a whole second. Node keeps one list per timer duration, and a duration
+ * no other timer has makes (and then drops) a list of its own, as the
+ * milliseconds left before each call's deadline would for nearly every call.
+ */
+export function backstopMs(deadline: number, now = Date.now()): number {
+  return Math.ceil(Math.max(1, deadline - now) / 1_000) * 1_000 + DEADLINE_GRACE_MS;
+}
+
 function parseArguments(raw: string): Record<string, unknown> | string {
   if (raw.trim() === '') return {};
   try {
@@ -61,7 +71,7 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
             // SDK's own timer is a backstop set just past the deadline, so that the
             // scheduler's timeout, not a race between two timers, decides the outcome.
             signal,
-            timeout: Math.max(1, ctx.deadline - Date.now()) + DEADLINE_GRACE_MS,
+            timeout: backstopMs(ctx.deadline),
           }),
         // The call's signal is its own: a lost connection aborts it, rather than a signal linked to it.
         { ownSignal: ctx.abort },

@@ -415,7 +415,7 @@ function ownerKey(owner: string | null): string {
  * What every declaration's discovery is given. Its `signal` is read from the
  * preparation's context when a discovery asks for it: the run's signal is
  * made on first use (`Cancellation`), and a discovery answered from what its
- * module keeps (an MCP listing kept until the server announces a change)
+ * module keeps (a server listing kept until the server announces a change)
  * never asks, so a request whose tools are all kept makes none.
  */
 function discoveryContext(ctx: { signal: AbortSignal; history: readonly PublicItem[]; requestId: string; owner?: string | null }, request: ToolRequestContext): DiscoveryContext {

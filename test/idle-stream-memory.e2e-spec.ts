@@ -20,7 +20,7 @@ const MANY = 100;
  * this process (the simulator's exchange and this test's client request are
  * in both). Measured here (Node 20): 60-66 KiB when the run was a chain of
  * standard RxJS operators, each keeping its own subscriber and closures
- * while it waits, and 36-40 KiB with the relays of
+ * while it waits, and 36-42 KiB with the relays of
  * `libs/core/loop/run-operators.ts`. The bound sits between the two, a
  * quarter above the second: half of that regression back trips it.
  */

@@ -1,4 +1,4 @@
-import { Observable, type ObservableInput, type Subscriber, concatMap, connect, defer, filter, from, identity, merge, type OperatorFunction } from 'rxjs';
+import { type Observable, concatMap, connect, defer, endWith, filter, from, map, merge, mergeMap, type OperatorFunction, scan, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
@@ -6,9 +6,9 @@ import { GatewayCallBatch, isScheduled } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
-import { UPSTREAM_END, initialRoundState, roundReducer, type ClassificationOptions, type RoundInput, type RoundState, type RoundStep } from './round-classification.js';
+import { UPSTREAM_END, initialRoundState, initialRoundStep, roundReducer, type ClassificationOptions, type RoundState, type RoundStep } from './round-classification.js';
 import type { RunContext } from './run-context.js';
-import { StageRelay, then } from './run-operators.js';
+import { then } from './run-operators.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
 import type { EventInit } from './response-events.js';
@@ -70,12 +70,14 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
     };
     // Items the upstream never finished (stream cut short) are closed by the last step, before the calls settle.
     return infer$(ctx, request, roundTrace, state.usage).pipe(
-      // The last state is kept for the result and the trace: a round cut short has no step left to carry it.
-      foldSteps(reduce, batch, (step) => (classified = step)),
-      // A request without tools has no calls: its rounds set up no scheduler.
-      ctx.registry.size > 0 ? runCalls(batch) : (identity as OperatorFunction<EventInit | ScheduledCall, EventInit>),
-      // Once every call has finished: the round's result, from the last step's state.
-      // A failed round is traced before anyone hears of it; one cut short after the chain's own teardown.
+      endWith(UPSTREAM_END),
+      scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
+      // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
+      tap((step) => (classified = step.state)),
+      flattenSteps(batch, ctx.registry.size > 0 ? runCalls(batch) : filter(isEvent)),
+      // Once every call has finished: the round's result, from the last step's state. A failed round is traced
+      // before anyone hears of it; one cut short after the chain's own teardown. `then` in place of
+      // `concatWith(defer(...))` + `tap({ error, finalize })`: 2 KiB less per waiting stream (run-operators.ts).
       then(() => end(classified), { error: endTrace, finalize: endTrace }),
     );
   });
@@ -112,55 +114,39 @@ function stepValues(step: RoundStep, first: boolean, batch: GatewayCallBatch): R
 }
 
 /**
- * The round's classification folded over the model's events and then the
- * upstream's end (`scan` over `roundReducer` with `endWith(UPSTREAM_END)`),
- * each step's values passed on in order as it is made (`stepValues`), the
- * items the upstream never finished closed by the last step. Hand-written
- * for what a waiting round holds (run-operators.ts): `endWith`, `scan`,
- * `tap` and a `connect` of `filter` / `map` / `mergeMap` kept about 10 KiB
- * per idle stream. A step of one public event and no call, most model
- * events, costs one call per event here and no inner subscription.
+ * Each step's values, one after another. Most model events (a text or
+ * arguments delta) make one public event and complete no call: that event
+ * passes on through `filter` and `map`, without the inner subscription
+ * `mergeMap` makes for every array it flattens (bench/README.md, "Why some
+ * pieces are hand-written", `round-flatten.bench.ts`). The first step (the
+ * run's start goes out with it) and every step with more values or a call
+ * are flattened in order, their calls then go through `calls`; a step with
+ * nothing adds nothing.
  */
-function foldSteps(
-  reduce: (state: RoundState, input: RoundInput) => RoundStep,
-  batch: GatewayCallBatch,
-  noteState: (state: RoundState) => void,
-): OperatorFunction<ModelEvent, EventInit | ScheduledCall> {
-  return (events) => new Observable<EventInit | ScheduledCall>((destination) => new StepFold(destination, reduce, batch, noteState).follow(events));
+function flattenSteps(batch: GatewayCallBatch, calls: OperatorFunction<EventInit | ScheduledCall, EventInit>) {
+  return connect((steps: Observable<RoundStep>) =>
+    merge(
+      steps.pipe(filter(isLoneEvent), map(loneEvent)),
+      // Every first step comes this way, so this branch's first step is the round's.
+      steps.pipe(
+        filter(isSeveralValues),
+        mergeMap((step, index) => stepValues(step, index === 0, batch)),
+        calls,
+      ),
+    ),
+  );
 }
 
-class StepFold extends StageRelay<ModelEvent, EventInit | ScheduledCall> {
-  private state: RoundState = initialRoundState;
-  private firstStep = true;
+function isLoneEvent(step: RoundStep, index: number): boolean {
+  return index > 0 && step.calls.length === 0 && step.events.length === 1;
+}
 
-  constructor(
-    destination: Subscriber<EventInit | ScheduledCall>,
-    private readonly reduce: (state: RoundState, input: RoundInput) => RoundStep,
-    private readonly batch: GatewayCallBatch,
-    private readonly noteState: (state: RoundState) => void,
-  ) {
-    super(destination);
-  }
+function isSeveralValues(step: RoundStep, index: number): boolean {
+  return index === 0 || step.calls.length > 0 || step.events.length > 1;
+}
 
-  protected first(event: ModelEvent): void {
-    this.step(event);
-  }
-
-  protected following(): ObservableInput<EventInit | ScheduledCall> | null {
-    this.step(UPSTREAM_END);
-    return null;
-  }
-
-  private step(input: RoundInput): void {
-    const step = this.reduce(this.state, input);
-    this.state = step.state;
-    this.noteState(step.state);
-    const first = this.firstStep;
-    this.firstStep = false;
-    // The lone public event of most model events goes on as it is.
-    const values = !first && step.calls.length === 0 ? step.events : stepValues(step, first, this.batch);
-    for (let i = 0; i < values.length; i++) this.destination.next(values[i]);
-  }
+function loneEvent(step: RoundStep): EventInit {
+  return step.events[0];
 }
 
 /** A public event, not a call for the scheduler (a request without tools has only these: its rounds set up no scheduler). */
@@ -186,20 +172,12 @@ function infer$(ctx: RunContext, request: ModelRequest, roundTrace: RoundTrace |
       traced = true;
       upstreamTrace?.end(outcome);
     };
-    const events = ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) });
-    if (!upstreamTrace) return events;
-    // `then` for `tap({ error, complete, finalize })`, which an open stream would hold (run-operators.ts).
-    return events.pipe(
-      then<ModelEvent, never>(
-        () => {
-          endTrace({ cancelled: false });
-          return null;
-        },
-        {
-          error: (err: unknown) => endTrace({ error: err }),
-          finalize: () => endTrace({ cancelled: ctx.abandoned() }),
-        },
-      ),
+    return ctx.services.upstream.infer(request, { flow: ctx.flow, context: upstreamContext(ctx, upstreamTrace?.headers) }).pipe(
+      tap({
+        error: (err: unknown) => endTrace({ error: err }),
+        complete: () => endTrace({ cancelled: false }),
+        finalize: () => endTrace({ cancelled: ctx.abandoned() }),
+      }),
     );
   });
   // Once earlier rounds used tokens their cost is known: a budget they used up stops the run before the next call.

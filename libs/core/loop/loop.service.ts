@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { Observable, type Subscription, concat, concatMap, from, of, startWith, tap, throwError } from 'rxjs';
+import { Observable, type Subscription, from, tap, throwError } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import { UPSTREAM_CLIENT, type UpstreamClient } from '../upstream/upstream-client.interface.js';
 import { InvalidRequestError, conversationNotFound, previousResponseNotFound } from '#tool-sdk/errors.js';
@@ -23,7 +23,7 @@ import { MESSAGE_FILES, type MessageFiles } from '#tool-sdk/ports/message-files.
 import { withRoundUsage } from './round-usage.trace.js';
 import { REQUEST_LIMITER, type RequestLease, type RequestLimiter } from './request-limiter.interface.js';
 import { round$, type RoundEnd } from './round.js';
-import { continueFrom } from './run-operators.js';
+import { continueFrom, continueWith, valuesThen } from './run-operators.js';
 import { effectiveRequest, prepareRun, type PreparedRun, type RunContext, type RunEdge, type RunServices } from './run-context.js';
 import { startEvents, type RunDescribed, type RunFinished, type RunUsage, type RunValue } from './run-values.js';
 import { RUN_OBSERVER, type RunObserver } from './run-observer.interface.js';
@@ -192,11 +192,8 @@ export class LoopService {
   private drive(edge: RunEdge, received: ResponseRequest): Observable<RunValue> {
     // Each I/O step owns its cancellation: leaving during it aborts it.
     return abortable(() => effectiveRequest(edge, received)).pipe(
-      concatMap(({ request, prior }) =>
-        abortable((cancel) => prepareRun(edge, request, prior, cancel)).pipe(
-          concatMap((prepared) => this.turn(prepared)),
-          startWith<RunValue>(described(request)),
-        ),
+      continueWith(({ request, prior }) =>
+        valuesThen<RunValue, RunValue>([described(request)], abortable((cancel) => prepareRun(edge, request, prior, cancel)).pipe(continueWith((prepared) => this.turn(prepared)))),
       ),
     );
   }
@@ -210,13 +207,13 @@ export class LoopService {
   private turn({ ctx, transcript, approvals }: PreparedRun): Observable<RunValue> {
     const { registry, request } = ctx;
     const opening: RunValue[] = [described(request, registry.publicTools)];
-    if (request.generate === false) return concat(from(opening), this.prepareOnly(ctx, initialState(transcript), approvals.length > 0 ? approvals[0].itemType : null));
+    if (request.generate === false) return valuesThen(opening, this.prepareOnly(ctx, initialState(transcript), approvals.length > 0 ? approvals[0].itemType : null));
     if (registry.discoveryItems.length > 0 || approvals.length > 0) opening.push(...startEvents());
     for (const item of registry.discoveryItems) opening.push(...discoveryItemEvents(item));
-    return concat(
-      from(opening),
+    return valuesThen(
+      opening,
       answerApprovals$(ctx, initialState(transcript), approvals).pipe(
-        continueFrom(isEnd<ApprovalsEnd>('approvals.end'), ({ state }) => concat(of(usageOf(state)), this.rounds(ctx, state))),
+        continueFrom(isEnd<ApprovalsEnd>('approvals.end'), ({ state }) => valuesThen([usageOf(state)], this.rounds(ctx, state))),
       ),
     );
   }
@@ -226,7 +223,7 @@ export class LoopService {
     return round$(ctx, state).pipe(
       continueFrom(isEnd<RoundEnd>('round.end'), ({ result }) => {
         const step = decide(state, result, this.config.tools.maxRounds);
-        return concat(of(usageOf(step.state)), step.decision === LoopDecision.Continue ? this.rounds(ctx, step.state) : this.end(ctx, step));
+        return valuesThen([usageOf(step.state)], step.decision === LoopDecision.Continue ? this.rounds(ctx, step.state) : this.end(ctx, step));
       }),
     );
   }

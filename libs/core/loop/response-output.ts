@@ -1,10 +1,11 @@
-import { type Observable, type OperatorFunction, catchError, concatMap, concatWith, connect, defer, filter, from, map, merge, takeUntil, throwError, timer, EMPTY } from 'rxjs';
+import { Observable, type ObservableInput, type OperatorFunction, type Subscriber } from 'rxjs';
 import { isGatewayError } from '#tool-sdk/errors.js';
 import { emptyUsage, type JsonObject, type PublicItem, type Usage } from '#tool-sdk/items.js';
 import { buildResponseObject, type ResponseStatus } from './response-object.js';
 import { UNSTAMPED, type EventInit, type ResponseStreamEvent } from './response-events.js';
 import type { ResponseRequest } from './response-request.js';
 import type { ResponseStateStore } from './response-state.interface.js';
+import { StageRelay } from './run-operators.js';
 import { startEvents, type RunFinished, type RunValue } from './run-values.js';
 
 export interface ResponseEdgeOptions {
@@ -24,34 +25,81 @@ export interface ResponseEdgeOptions {
  * (or discarded, for `response.failed`).
  */
 export function responseEvents(output: ResponseOutput, options: ResponseEdgeOptions): OperatorFunction<RunValue, ResponseStreamEvent> {
-  return (values) =>
-    defer(() => {
-      // The turn's end, noted as it goes by: it is the run's last value, so its terminal event follows once the run completed.
-      let finished: RunFinished | undefined;
-      const stamp = (value: RunValue): ResponseStreamEvent | null => {
-        if (value.type === 'run.finished') finished = value as RunFinished;
-        return output.stamp(value);
-      };
-      const numbered = (run: Observable<RunValue>) =>
-        run.pipe(
-          map(stamp),
-          filter((event): event is ResponseStreamEvent => event !== null),
-          concatWith(defer(() => (finished ? output.finish(options.state, finished) : EMPTY))),
-        );
-      // Only a stream has the keep-alive, which reads the run's values too: a blocking run is not shared.
-      const { keepAliveMs } = options;
-      return keepAliveMs === null ? numbered(values) : values.pipe(connect((shared) => numbered(merge(shared, keepAlive(shared, keepAliveMs)))));
-    }).pipe(catchError((err: unknown) => (options.stream && output.hasStarted ? defer(() => output.fail(options.state, err)) : throwError(() => err))));
+  return (values) => new Observable<ResponseStreamEvent>((destination) => new EdgeRelay(destination, output, options).begin(values));
 }
 
-/** A stream says it started before its first output, so that a slow tool preparation still sends bytes. */
-function keepAlive(run: Observable<RunValue>, ms: number): Observable<EventInit> {
-  // Once the run has started the timer has nothing left to do: an open stream need not hold it.
-  const started = run.pipe(filter((value) => value.type === 'response.created'));
-  return timer(ms).pipe(
-    concatMap(() => from(startEvents())),
-    takeUntil(started),
-  );
+/**
+ * `responseEvents` as one relay (run-operators.ts says why): the run's
+ * values stamped (`map` + `filter`), the terminal event once the run
+ * completed (`concatWith`), `response.failed` for a stream that fails after
+ * its start (`catchError`), and the keep-alive: a timer that sends the
+ * start events if nothing started the response first, dropped as soon as
+ * something has (a `connect`, `merge`, `timer` and `takeUntil` of the same
+ * values kept about 5 KiB per open stream).
+ */
+class EdgeRelay extends StageRelay<RunValue, ResponseStreamEvent> {
+  private finished: RunFinished | undefined;
+  private keepAlive: ReturnType<typeof setTimeout> | undefined;
+  private failing = false;
+
+  constructor(
+    destination: Subscriber<ResponseStreamEvent>,
+    private readonly output: ResponseOutput,
+    private readonly options: ResponseEdgeOptions,
+  ) {
+    super(destination);
+    // The terminal event's stage fails into `response.failed` too.
+    this.relaysNextStage = true;
+  }
+
+  begin(values: Observable<RunValue>): this {
+    if (this.options.keepAliveMs !== null) this.keepAlive = setTimeout(sendStart, this.options.keepAliveMs, this);
+    return this.follow(values);
+  }
+
+  /** The keep-alive fired before the run started: the start events go out as if the run had sent them. */
+  start(): void {
+    this.keepAlive = undefined;
+    for (const value of startEvents()) this.next(value);
+  }
+
+  protected first(value: RunValue): void {
+    // The turn's end, noted as it goes by: it is the run's last value, so its terminal event follows once the run completed.
+    if (value.type === 'run.finished') this.finished = value as RunFinished;
+    const event = this.output.stamp(value);
+    if (event !== null) this.destination.next(event);
+    if (this.keepAlive !== undefined && this.output.hasStarted) this.stopKeepAlive();
+  }
+
+  protected following(): ObservableInput<ResponseStreamEvent> | null {
+    this.stopKeepAlive();
+    return this.finished ? this.output.finish(this.options.state, this.finished) : null;
+  }
+
+  protected override failed(err: unknown): void {
+    this.stopKeepAlive();
+    if (this.failing || !this.options.stream || !this.output.hasStarted) return this.destination.error(err);
+    // As `catchError`: the failed stage is let go of, then the failure is announced in its place.
+    this.failing = true;
+    this.later = true;
+    this.dropStage();
+    this.follow(this.output.fail(this.options.state, err));
+  }
+
+  override unsubscribe(): void {
+    this.stopKeepAlive();
+    super.unsubscribe();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive === undefined) return;
+    clearTimeout(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+}
+
+function sendStart(edge: EdgeRelay): void {
+  edge.start();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type Observable, concatMap, concatWith, connect, defer, endWith, filter, from, map, merge, mergeMap, type OperatorFunction, scan, tap } from 'rxjs';
+import { type Observable, concatMap, connect, defer, endWith, filter, from, map, merge, mergeMap, type OperatorFunction, scan, tap } from 'rxjs';
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
@@ -8,6 +8,7 @@ import { truncateOldest } from './truncation.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
 import { UPSTREAM_END, initialRoundState, initialRoundStep, roundReducer, type ClassificationOptions, type RoundState, type RoundStep } from './round-classification.js';
 import type { RunContext } from './run-context.js';
+import { then } from './run-operators.js';
 import type { RoundTrace } from './run-observer.interface.js';
 import type { RoundResult, RunState } from './run-state.js';
 import type { EventInit } from './response-events.js';
@@ -74,10 +75,10 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
       // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
       tap((step) => (classified = step.state)),
       flattenSteps(batch, ctx.registry.size > 0 ? runCalls(batch) : filter(isEvent)),
-      // Once every call has finished: the round's result, from the last step's state.
-      concatWith(defer(() => end(classified))),
-      // A failed round is traced before anyone hears of it; one cut short after the chain's own teardown.
-      tap({ error: endTrace, finalize: endTrace }),
+      // Once every call has finished: the round's result, from the last step's state. A failed round is traced
+      // before anyone hears of it; one cut short after the chain's own teardown. `then` in place of
+      // `concatWith(defer(...))` + `tap({ error, finalize })`: 2 KiB less per waiting stream (run-operators.ts).
+      then(() => end(classified), { error: endTrace, finalize: endTrace }),
     );
   });
 }

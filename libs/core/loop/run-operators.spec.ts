@@ -1,5 +1,5 @@
-import { EmptyError, Observable, Subject, defer, finalize, from, of, throwError, type Observer } from 'rxjs';
-import { continueFrom } from './run-operators.js';
+import { EmptyError, Observable, Subject, defer, finalize, from, of, take, throwError, type Observer } from 'rxjs';
+import { continueFrom, continueWith, then, valuesThen } from './run-operators.js';
 
 /** Everything a subscriber saw, in order, as one log. */
 function record<T>(log: string[]): Partial<Observer<T>> {
@@ -40,7 +40,7 @@ describe('continueFrom', () => {
     expect(log).toEqual(['stage subscribed', 'event 1', 'event 2', 'end seen', 'stage torn down', 'next subscribed', 'next stage from 3', 'complete', 'next torn down']);
   });
 
-  it('tears a next stage that completes later down before the completion', () => {
+  it('runs the next stage on the subscriber: its teardown follows its completion, and a stage above lets go of it before going on', () => {
     const log: string[] = [];
     const later = new Subject<string>();
     of(ev(1), endOf(2))
@@ -48,7 +48,29 @@ describe('continueFrom', () => {
       .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
     later.next('saved');
     later.complete();
-    expect(log).toEqual(['event 1', 'next subscribed', 'saved', 'next torn down', 'complete']);
+    expect(log).toEqual(['event 1', 'next subscribed', 'saved', 'complete', 'next torn down']);
+
+    // Nested as the run nests its rounds: the inner next stage is torn down before the outer next stage starts.
+    const nested: string[] = [];
+    const inner = new Subject<Step>();
+    const stage = of(endOf(1)).pipe(continueFrom(isStepEnd, () => watched(inner, nested, 'inner next')));
+    watched(stage, nested, 'stage')
+      .pipe(continueFrom(isStepEnd, ({ n }) => watched(of(`after ${n}`), nested, 'after')))
+      .subscribe({ ...record<string>(nested), next: (value: Step | string) => nested.push(shown(value)) });
+    inner.next(ev(2));
+    inner.next(endOf(3));
+    inner.complete();
+    expect(nested).toEqual([
+      'stage subscribed',
+      'inner next subscribed',
+      'event 2',
+      'inner next torn down',
+      'stage torn down',
+      'after subscribed',
+      'after 3',
+      'complete',
+      'after torn down',
+    ]);
   });
 
   it('takes the last closing value when a stage sends more than one, as last() does', () => {
@@ -113,5 +135,129 @@ describe('continueFrom', () => {
     finishing.next('ignored');
     expect(later).toEqual(['next subscribed', 'next saving', 'next torn down']);
     expect(finishing.observed).toBe(false);
+  });
+});
+
+describe('continueFrom: steps that throw', () => {
+  it('fails the run with what a closing-value predicate throws, and lets the stage go', () => {
+    const log: string[] = [];
+    const source = new Subject<Step>();
+    watched(source, log)
+      .pipe(
+        continueFrom(
+          (value: Step): value is Extract<Step, { type: 'end' }> => {
+            if (value.n === 2) throw new Error('bad step');
+            return value.type === 'end';
+          },
+          () => of('never'),
+        ),
+      )
+      .subscribe({ ...record<string>(log), next: (value: Step | string) => log.push(shown(value)) });
+    source.next(ev(1));
+    source.next(ev(2));
+    source.next(ev(3));
+    expect(log).toEqual(['source subscribed', 'event 1', 'error bad step', 'source torn down']);
+    expect(source.observed).toBe(false);
+  });
+});
+
+describe('continueWith', () => {
+  it('turns the one value of a step into the next stage, after the step let go', async () => {
+    const log: string[] = [];
+    await new Promise<void>((done) =>
+      watched(
+        defer(() => Promise.resolve(2)),
+        log,
+        'step',
+      )
+        .pipe(continueWith((n) => watched(of(n * 10, n * 20), log, 'next')))
+        .subscribe({ ...record<number>(log), complete: () => (log.push('complete'), done()) }),
+    );
+    expect(log).toEqual(['step subscribed', 'step torn down', 'next subscribed', 'next 20', 'next 40', 'complete', 'next torn down']);
+  });
+
+  it('leaving during the step tears it down and never makes the next stage', () => {
+    const log: string[] = [];
+    const step = new Subject<number>();
+    let made = false;
+    const subscription = watched(step, log, 'step')
+      .pipe(
+        continueWith(() => {
+          made = true;
+          return of(1);
+        }),
+      )
+      .subscribe(record(log));
+    subscription.unsubscribe();
+    step.next(1);
+    step.complete();
+    expect(log).toEqual(['step subscribed', 'step torn down']);
+    expect(made).toBe(false);
+  });
+});
+
+describe('then', () => {
+  it('passes the stage on, then the stage made once it completed; null adds nothing', () => {
+    const log: string[] = [];
+    watched(of('a', 'b'), log)
+      .pipe(then(() => watched(of('c'), log, 'next')))
+      .subscribe(record(log));
+    of('x')
+      .pipe(then(() => null))
+      .subscribe(record(log));
+    expect(log).toEqual(['source subscribed', 'next a', 'next b', 'source torn down', 'next subscribed', 'next c', 'complete', 'next torn down', 'next x', 'complete']);
+  });
+
+  it('hears a failure before the subscriber, and the end of the run after the teardown, as tap({ error, finalize }) after it', () => {
+    const log: string[] = [];
+    const ends = { error: (err: unknown) => log.push(`ends: error ${(err as Error).message}`), finalize: () => log.push('ends: finalize') };
+    watched(
+      throwError(() => new Error('upstream')),
+      log,
+    )
+      .pipe(then(() => of('never'), ends))
+      .subscribe(record(log));
+    expect(log).toEqual(['source subscribed', 'ends: error upstream', 'error upstream', 'source torn down', 'ends: finalize']);
+
+    const left: string[] = [];
+    const source = new Subject<string>();
+    const subscription = watched(source, left)
+      .pipe(then(() => of('never'), { finalize: () => left.push('ends: finalize') }))
+      .subscribe(record(left));
+    source.next('a');
+    subscription.unsubscribe();
+    expect(left).toEqual(['source subscribed', 'next a', 'source torn down', 'ends: finalize']);
+  });
+
+  it('fails the run with what the next stage factory throws', () => {
+    const log: string[] = [];
+    of('a')
+      .pipe(
+        then(() => {
+          throw new Error('no result');
+        }),
+      )
+      .subscribe(record(log));
+    expect(log).toEqual(['next a', 'error no result']);
+  });
+});
+
+describe('valuesThen', () => {
+  it('sends the values, then runs the rest on the subscriber', () => {
+    const log: string[] = [];
+    valuesThen(['a', 'b'], watched(of('c'), log, 'rest')).subscribe(record(log));
+    expect(log).toEqual(['next a', 'next b', 'rest subscribed', 'next c', 'complete', 'rest torn down']);
+  });
+
+  it('stops sending, and never subscribes the rest, once the subscriber left', () => {
+    const log: string[] = [];
+    let subscribed = false;
+    const rest = defer(() => {
+      subscribed = true;
+      return of('c');
+    });
+    valuesThen(['a', 'b'], rest).pipe(take(1)).subscribe(record(log));
+    expect(log).toEqual(['next a', 'complete']);
+    expect(subscribed).toBe(false);
   });
 });

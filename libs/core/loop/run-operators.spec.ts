@@ -260,4 +260,16 @@ describe('valuesThen', () => {
     expect(log).toEqual(['next a', 'complete']);
     expect(subscribed).toBe(false);
   });
+
+  it('never subscribes the rest when the subscriber left on the last value', () => {
+    const log: string[] = [];
+    let subscribed = false;
+    const rest = defer(() => {
+      subscribed = true;
+      return of('c');
+    });
+    valuesThen(['a', 'b'], rest).pipe(take(2)).subscribe(record(log));
+    expect(log).toEqual(['next a', 'next b', 'complete']);
+    expect(subscribed).toBe(false);
+  });
 });

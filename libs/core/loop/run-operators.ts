@@ -223,6 +223,7 @@ export function valuesThen<T, R>(values: readonly T[], rest: Observable<R>): Obs
       if (destination.closed) return;
       destination.next(values[i]);
     }
-    rest.subscribe(destination);
+    // Left on the last value: `rest` is not started, as `concat` would not start it.
+    if (!destination.closed) rest.subscribe(destination);
   });
 }

@@ -40,7 +40,7 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
     'alloc-sampling-start': (arg) => allocationSampling.start((arg as { promotedOnly?: boolean } | undefined)?.promotedOnly ?? false),
     'alloc-sampling-stop': (arg) => allocationSampling.stop((arg as { path: string }).path),
     // Where the CPU goes during one measured load only (`--cpu-prof` also profiles the start-up).
-    'cpu-profile-start': () => cpuProfiling.start(),
+    'cpu-profile-start': () => cpuProfiling.start(undefined),
     'cpu-profile-stop': (arg) => cpuProfiling.stop((arg as { path: string }).path),
     ...handlers,
   };
@@ -66,6 +66,29 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
 }
 
 /**
+ * A profile the parent starts and stops over the inspector, written to the
+ * path it names: `begin` enables and starts the profiler on a fresh session,
+ * `end` is the inspector method that stops it and answers with `{ profile }`.
+ */
+function inspectorWindow<A = void>(name: string, begin: (session: Session, options: A) => Promise<void>, end: string) {
+  let session: Session | undefined;
+  return {
+    async start(options: A): Promise<void> {
+      session = new Session();
+      session.connect();
+      await begin(session, options);
+    },
+    async stop(path: string): Promise<void> {
+      if (!session) throw new Error(`${name}-start first`);
+      const { profile } = (await session.post(end as never)) as unknown as { profile: unknown };
+      session.disconnect();
+      session = undefined;
+      writeFileSync(path, JSON.stringify(profile));
+    },
+  };
+}
+
+/**
  * V8's sampling heap profiler over the inspector, keeping the samples of
  * objects already collected (`--heap-prof` keeps only the live ones, which
  * says nothing about per-request garbage). With `promotedOnly`, objects the
@@ -74,11 +97,9 @@ export function serveParent(url: string, handlers: Handlers, shutdown: () => Pro
  * The profile is written as a `.heapprofile` that DevTools and
  * `bench/alloc-summary` read.
  */
-const allocationSampling = {
-  session: undefined as Session | undefined,
-  async start(promotedOnly: boolean): Promise<void> {
-    const session = (this.session ??= new Session());
-    session.connect();
+const allocationSampling = inspectorWindow<boolean>(
+  'alloc-sampling',
+  async (session, promotedOnly) => {
     await session.post('HeapProfiler.enable');
     await session.post('HeapProfiler.startSampling', {
       samplingInterval: 4096,
@@ -86,35 +107,19 @@ const allocationSampling = {
       includeObjectsCollectedByMinorGC: !promotedOnly,
     } as never);
   },
-  async stop(path: string): Promise<void> {
-    const session = this.session;
-    if (!session) throw new Error('alloc-sampling-start first');
-    const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: unknown };
-    session.disconnect();
-    this.session = undefined;
-    writeFileSync(path, JSON.stringify(profile));
-  },
-};
+  'HeapProfiler.stopSampling',
+);
 
 /**
  * V8's CPU profiler over the inspector for a window the parent chooses (one
  * case's measured load), written as a `.cpuprofile` that DevTools and
  * `bench/profile-summary` read.
  */
-const cpuProfiling = {
-  session: undefined as Session | undefined,
-  async start(): Promise<void> {
-    const session = (this.session ??= new Session());
-    session.connect();
+const cpuProfiling = inspectorWindow(
+  'cpu-profile',
+  async (session) => {
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
   },
-  async stop(path: string): Promise<void> {
-    const session = this.session;
-    if (!session) throw new Error('cpu-profile-start first');
-    const { profile } = (await session.post('Profiler.stop')) as { profile: unknown };
-    session.disconnect();
-    this.session = undefined;
-    writeFileSync(path, JSON.stringify(profile));
-  },
-};
+  'Profiler.stop',
+);

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import type OpenAI from 'openai';
 import { OpenResponsesValidator } from './support/openresponses-validator.js';
 import { startStack, type GatewayStack } from './support/gateway-harness.js';
@@ -5,6 +6,7 @@ import { collect } from './support/fixtures.js';
 import { Injectable, Module } from '@nestjs/common';
 import { ToolHandlerProvider } from '#tool-sdk/decorators.js';
 import type { NormalizedTool, ToolHandler } from '#tool-sdk/contract/index.js';
+import { GatewayScheduler } from '#core/loop/gateway-scheduler.service.js';
 
 /**
  * A gateway-owned type whose module brings no executor (every built-in
@@ -171,5 +173,23 @@ describe.each(['responses', 'chat'] as const)('client-owned custom and namespace
     expect(response.output_text).toContain('tool_not_available');
     // Not offered to the model: the type has no model-facing implementation here.
     expect(stack.simulator.requests.slice(-1)[0].body).not.toHaveProperty('tools');
+  });
+  it("a round whose tools are all the client's sets up no scheduler; one with a gateway tool does", async () => {
+    const scheduler = stack.app.get(GatewayScheduler);
+    const schedule = jest.spyOn(scheduler, 'schedule');
+    try {
+      const functions = Array.from({ length: 100 }, (_, i) => ({ type: 'function', name: `fn_${i}`, parameters: { type: 'object', properties: {} } }) as any);
+      const handedBack = await client.responses.create({ model: 'm', input: 'Call. [[call fn_42 {}]]', tools: [...functions, applyPatch, shellNamespace] });
+      expect(handedBack.output.find((i) => i.type === 'function_call')).toMatchObject({ name: 'fn_42', arguments: '{}', status: 'completed' });
+      const streamed = await collect(await client.responses.create({ model: 'm', input: 'Call. [[call fn_7 {}]]', tools: functions, stream: true }));
+      expect(streamed.map((e: any) => e.type).at(-1)).toBe('response.completed');
+      expect(schedule).not.toHaveBeenCalled();
+      // The same request with one gateway-owned tool besides: its calls go through the scheduler.
+      const ran = await client.responses.create({ model: 'm', input: '[[call placeholder {}]]', tools: [...functions, { type: 'placeholder' } as any] });
+      expect(ran.output.find((i) => (i.type as string) === 'placeholder_call')).toMatchObject({ status: 'failed' });
+      expect(schedule).toHaveBeenCalled();
+    } finally {
+      schedule.mockRestore();
+    }
   });
 });

@@ -74,7 +74,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
       scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
       // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
       tap((step) => (classified = step.state)),
-      flattenSteps(batch, ctx.registry.size > 0 ? runCalls(batch) : filter(isEvent)),
+      flattenSteps(batch, ctx.registry.runsGatewayTools ? runCalls(batch) : filter(isEvent)),
       // Once every call has finished: the round's result, from the last step's state. A failed round is traced
       // before anyone hears of it; one cut short after the chain's own teardown. `then` in place of
       // `concatWith(defer(...))` + `tap({ error, finalize })`: 2 KiB less per waiting stream (run-operators.ts).
@@ -149,7 +149,7 @@ function loneEvent(step: RoundStep): EventInit {
   return step.events[0];
 }
 
-/** A public event, not a call for the scheduler (a request without tools has only these: its rounds set up no scheduler). */
+/** A public event, not a call for the scheduler (a request without gateway tools has only these: its rounds set up no scheduler). */
 function isEvent(value: EventInit | ScheduledCall): value is EventInit {
   return !isScheduled(value);
 }

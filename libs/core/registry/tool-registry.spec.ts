@@ -62,3 +62,44 @@ describe('ToolRegistry (empty tables shared until written)', () => {
     expect(reader.functions.map((f) => f.name)).toEqual(['lookup', 'loaded']);
   });
 });
+
+describe('ToolRegistry.runsGatewayTools', () => {
+  const gatewayEntry = (name: string): ToolEntry => ({
+    ...clientEntry(name),
+    toolType: 'nap',
+    ownership: { kind: 'gateway', binding: undefined } as never,
+  });
+
+  it('is false for client tools alone and true once a gateway tool is added', () => {
+    const registry = new ToolRegistry();
+    expect(registry.runsGatewayTools).toBe(false);
+    for (let i = 0; i < 100; i++) registry.add(clientEntry(`f${i}`), fn(`f${i}`));
+    expect(registry.runsGatewayTools).toBe(false);
+    registry.add(gatewayEntry('nap_a'));
+    expect(registry.runsGatewayTools).toBe(true);
+  });
+
+  it('follows a name registered again under the other ownership', () => {
+    const registry = new ToolRegistry();
+    registry.add(gatewayEntry('same'));
+    registry.add(clientEntry('same'));
+    expect(registry.runsGatewayTools).toBe(false);
+    registry.add(gatewayEntry('same'));
+    registry.add(gatewayEntry('same'));
+    expect(registry.runsGatewayTools).toBe(true);
+    registry.add(clientEntry('same'));
+    expect(registry.runsGatewayTools).toBe(false);
+  });
+
+  it('is read through a registry over a sealed one, and a loaded gateway tool counts for the reader alone', () => {
+    const declared = new ToolRegistry();
+    declared.add(clientEntry('lookup'), fn('lookup'));
+    const sealed = declared.seal();
+    const reader = ToolRegistry.over(sealed);
+    expect(reader.runsGatewayTools).toBe(false);
+    reader.add(gatewayEntry('nap_a'));
+    expect(reader.runsGatewayTools).toBe(true);
+    expect(sealed.runsGatewayTools).toBe(false);
+    expect(ToolRegistry.over(sealed).runsGatewayTools).toBe(false);
+  });
+});

@@ -12,6 +12,8 @@ interface Routes {
   readonly byClientShape: Map<string, ToolEntry>;
   readonly takenNames: Set<string>;
   readonly functions: FunctionToolDef[];
+  /** Entries the gateway runs: a round whose registry has none never starts a call, so it sets up no scheduler. */
+  gatewayEntries: number;
 }
 
 /** The request's own declarations and what their discovery found. */
@@ -26,7 +28,7 @@ interface Declared {
  * registry and copied on its first write like a sealed registry's: most
  * requests declare no tools, and a stream keeps its registry while it runs.
  */
-const NO_ROUTES: Routes = { entries: new Map(), byIdentity: new Map(), byClientShape: new Map(), takenNames: new Set(), functions: [] };
+const NO_ROUTES: Routes = { entries: new Map(), byIdentity: new Map(), byClientShape: new Map(), takenNames: new Set(), functions: [], gatewayEntries: 0 };
 const NOTHING_DECLARED: Declared = { publicTools: [], continuationTools: [], discoveryItems: [] };
 
 /**
@@ -82,6 +84,8 @@ export class ToolRegistry {
 
   add(entry: ToolEntry, fn?: FunctionToolDef): void {
     const t = this.writableRoutes();
+    if (t.entries.get(entry.modelName)?.ownership.kind === 'gateway') t.gatewayEntries--;
+    if (entry.ownership.kind === 'gateway') t.gatewayEntries++;
     t.entries.set(entry.modelName, entry);
     t.takenNames.add(entry.modelName);
     t.byIdentity.set(identityKey(entry.toolType, entry.toolName, entry.scope), entry);
@@ -164,6 +168,15 @@ export class ToolRegistry {
     return this.routes.entries.size;
   }
 
+  /**
+   * Whether any entry is run by the gateway. A request that declares only
+   * the client's own tools (an agent's function list) has none: its model
+   * calls are handed back, never scheduled.
+   */
+  get runsGatewayTools(): boolean {
+    return this.routes.gatewayEntries > 0;
+  }
+
   /** The routing tables this registry may write: its own, copied from the sealed ones on the first write. */
   private writableRoutes(): Routes {
     this.assertOpen();
@@ -175,6 +188,7 @@ export class ToolRegistry {
         byClientShape: new Map(t.byClientShape),
         takenNames: new Set(t.takenNames),
         functions: [...t.functions],
+        gatewayEntries: t.gatewayEntries,
       };
       this.borrowed.routes = false;
     }

@@ -178,8 +178,9 @@ export class ToolsConfig {
    * Prepared tool lists kept across requests, keyed by owner and content: an
    * agent sends the same declarations every turn, and the cache spares
    * validating and normalizing them again. Only types whose handler marks its
-   * declarations cacheable are kept (no discovery, nothing per request). 0
-   * disables the cache.
+   * declarations cacheable are kept (no discovery, nothing per request), and
+   * lists that also discover states their handler keeps (`keptDiscovery`),
+   * per kept state. 0 disables the cache.
    */
   @IsInt() @Min(0) @Max(1_000_000) declarationCacheEntries = 256;
   /** The most the kept tool lists may hold, estimated from their JSON text; 0 disables the cache. */

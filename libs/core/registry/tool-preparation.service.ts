@@ -18,6 +18,26 @@ interface PreparedList {
   source: { bytes: Uint8Array; digest: string } | undefined;
 }
 
+/**
+ * A kept list that discovers (see `ToolHandler.keptDiscovery`): its
+ * declarations validated once, from a private frozen copy, and, once its
+ * discoveries gave kept states, the registry prepared from those states,
+ * sealed, with their identities. The registry serves a request whose
+ * discoveries give the very same identities.
+ */
+interface DiscoveringList {
+  validated: readonly ValidatedDeclaration[];
+  prepared?: { registry: ToolRegistry; kept: ReadonlyArray<object | undefined> };
+  /** Its declarations' weight in the cache (`HEAP_BYTES_PER_JSON_CHAR`), without its registry's. */
+  bytes: number;
+}
+
+/** A discovering list found kept, or validated now and to be kept once a preparation of it succeeds. */
+interface DiscoveringCandidate {
+  key: string;
+  list: DiscoveringList;
+}
+
 /** Lists per owner that the body guard compares a request's `tools` bytes with: an agent alternates between few. */
 const RECENT_LISTS_PER_OWNER = 4;
 
@@ -42,6 +62,15 @@ interface ValidatedDeclaration {
 const HEAP_BYTES_PER_JSON_CHAR = 7;
 
 /**
+ * A discovering list's registry in the cache, per registered tool: its entry,
+ * binding and execution parameters and its slots in the routing tables. The
+ * functions themselves are not counted: they are made from the discovered
+ * state, which its module keeps (and shares) whether or not this cache does.
+ * An estimate on the generous side, not a measurement.
+ */
+const HEAP_BYTES_PER_DISCOVERED_TOOL = 1024;
+
+/**
  * Pipeline stages 1–4, once per request: parse and validate each declaration
  * with its type's handler, discover (remote tool listings), normalize to function tools, and
  * register every model-visible name with explicit ownership.
@@ -55,8 +84,12 @@ const HEAP_BYTES_PER_JSON_CHAR = 7;
  */
 @Injectable()
 export class ToolPreparationService {
-  /** Cacheable tool lists by `cacheKey`: each one's sealed registry, and its parsed, frozen declarations (see `keptList`). */
-  private readonly prepared: BoundedLru<string, PreparedList>;
+  /**
+   * Cacheable tool lists by `cacheKey`, each one's sealed registry and its
+   * parsed, frozen declarations (see `keptList`); and lists that discover
+   * kept states by `discoveringKey` (see `discovering`), under the same bounds.
+   */
+  private readonly prepared: BoundedLru<string, PreparedList | DiscoveringList>;
   /** Per owner (as JSON), the cache keys of the lists it used lately, most recent first (see `recentLists`). */
   private readonly recentByOwner = new Map<string, string[]>();
 
@@ -79,7 +112,13 @@ export class ToolPreparationService {
    * declarations from the cache, so sharing them between requests is safe.
    */
   keptList(owner: string | null, digest: string): readonly JsonObject[] | undefined {
-    return this.prepared.get(cacheKey(owner, digest))?.declarations;
+    return this.keptPrepared(cacheKey(owner, digest))?.declarations;
+  }
+
+  /** The cacheable list kept at `key`, now the most recently used (a discovering list is never under such a key). */
+  private keptPrepared(key: string): PreparedList | undefined {
+    const kept = this.prepared.get(key);
+    return kept && 'declarations' in kept ? kept : undefined;
   }
 
   /**
@@ -93,7 +132,8 @@ export class ToolPreparationService {
     if (!keys) return [];
     const lists: Array<{ bytes: Uint8Array; digest: string }> = [];
     for (const key of keys) {
-      const source = this.prepared.peek(key)?.source;
+      const kept = this.prepared.peek(key);
+      const source = kept && 'source' in kept ? kept.source : undefined;
       if (source) lists.push(source);
     }
     return lists;
@@ -194,10 +234,14 @@ export class ToolPreparationService {
     },
   ): Promise<ToolRegistry> {
     // The request's own declarations are checked first (kept or not), then those its history loaded.
-    const cached = this.fromCache(tools, ctx.owner ?? null, ctx.toolsSource?.value === tools ? ctx.toolsSource : undefined);
-    const declarations = cached ? [] : this.validate(tools);
+    const owner = ctx.owner ?? null;
+    const read = ctx.toolsSource?.value === tools ? ctx.toolsSource : undefined;
+    const cached = this.fromCache(tools, owner, read);
+    const discovering = cached ? undefined : this.discovering(tools, owner, read);
+    const declarations = cached || discovering ? [] : this.validate(tools);
     const loaded = this.historyDeclarations(ctx.history, ctx.inputStart ?? 0);
     if (cached) return this.withLoaded(ToolRegistry.over(cached), loaded);
+    if (discovering) return this.withLoaded(await this.declareDiscovering(discovering, ctx), loaded);
     const registry = new ToolRegistry();
     if (declarations.length === 0 && loaded.length === 0) return registry;
     await this.declare(registry, declarations, ctx);
@@ -242,10 +286,108 @@ export class ToolPreparationService {
   /** The sealed registry kept for this owner and digest, now the most recently used; undefined when none is. */
   private hit(owner: string | null, digest: string): ToolRegistry | undefined {
     const key = cacheKey(owner, digest);
-    const hit = this.prepared.get(key);
+    const hit = this.keptPrepared(key);
     if (!hit) return undefined;
     this.noteUsed(owner, key);
     return hit.registry;
+  }
+
+  /**
+   * A list whose declarations discover kept states (`keptDiscovery`) and are
+   * otherwise cacheable: the one kept for this owner and content, or its
+   * declarations validated now from a private copy, to be kept once a
+   * preparation of it succeeds. Undefined when the list is empty or is not
+   * such a list, or the cache is off. Validating throws the same errors as
+   * `validate` would on the request's list (same content, same paths).
+   */
+  private discovering(tools: JsonObject[], owner: string | null, read: JsonSource | undefined): DiscoveringCandidate | undefined {
+    if (!this.prepared.enabled || tools.length === 0) return undefined;
+    if (read) {
+      const hit = this.keptDiscovering(owner, read.digest);
+      if (hit) return hit;
+    }
+    if (!this.keepsDiscovery(tools)) return undefined;
+    this.assertToolCount(tools);
+    const source = read?.bytes ?? JSON.stringify(tools);
+    const digest = read?.digest ?? contentDigest(source);
+    const hit = read ? undefined : this.keptDiscovering(owner, digest);
+    if (hit) return hit;
+    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
+    const validated = this.validate(copy);
+    // Frozen: these declarations, and what their params hold of them, now serve every request of this list.
+    freezeJson(copy);
+    return { key: discoveringKey(owner, digest), list: { validated, bytes: source.length * HEAP_BYTES_PER_JSON_CHAR } };
+  }
+
+  /** The discovering list kept for this owner and digest, now the most recently used. */
+  private keptDiscovering(owner: string | null, digest: string): DiscoveringCandidate | undefined {
+    const key = discoveringKey(owner, digest);
+    const kept = this.prepared.get(key);
+    return kept && 'validated' in kept ? { key, list: kept } : undefined;
+  }
+
+  /**
+   * Every declaration an object whose type's handler either discovers a
+   * state it may say is kept, or is cacheable; and at least one of the former
+   * (a list of the latter alone is `fromCache`'s).
+   */
+  private keepsDiscovery(tools: readonly JsonObject[]): boolean {
+    let discovers = false;
+    for (const declaration of tools) {
+      if (declaration === null || typeof declaration !== 'object' || Array.isArray(declaration)) return false;
+      const type = declaration.type;
+      const handler = typeof type === 'string' ? this.explorer.handlerForWireTag(type) : undefined;
+      if (!handler) return false;
+      if (handler.discover && handler.keptDiscovery) discovers = true;
+      else if (handler.declarationsCacheable !== true) return false;
+    }
+    return discovers;
+  }
+
+  /**
+   * Stages 2–4 for a discovering list. Discovery runs for every request; when
+   * each declaration's state is the kept one the list was prepared from
+   * (the same object), the sealed registry serves, read through the
+   * request's overlay on which this request's discovery items are added in
+   * declaration order. Otherwise the list is prepared afresh, and kept
+   * sealed when every state is kept. A preparation that throws keeps
+   * nothing, and drops what was kept for the list.
+   */
+  private async declareDiscovering(
+    candidate: DiscoveringCandidate,
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace; request?: ToolRequestContext },
+  ): Promise<ToolRegistry> {
+    const { key, list } = candidate;
+    const validated = list.validated;
+    let discovered: ReadonlyArray<DiscoveryResult | undefined>;
+    try {
+      discovered = await this.discoverAll(validated, ctx);
+    } catch (error) {
+      this.dropDiscovering(key, list);
+      throw error;
+    }
+    const kept = validated.map((d, i) => {
+      const result = discovered[i];
+      return result && d.handler.keptDiscovery ? d.handler.keptDiscovery(result.state) : undefined;
+    });
+    if (list.prepared && sameIdentities(list.prepared.kept, kept)) return withDiscoveryItems(ToolRegistry.over(list.prepared.registry), discovered);
+    const allKept = validated.every((d, i) => !d.handler.discover || kept[i] !== undefined);
+    const registry = new ToolRegistry();
+    try {
+      // Kept states: the registry is prepared without this request's items, which go on its overlay.
+      this.normalizeAll(registry, validated, allKept ? discovered.map((result) => result && { state: result.state }) : discovered);
+    } catch (error) {
+      this.dropDiscovering(key, list);
+      throw error;
+    }
+    const next: DiscoveringList = { validated, prepared: allKept ? { registry: registry.seal(), kept } : undefined, bytes: list.bytes };
+    this.prepared.set(key, next, list.bytes + (allKept ? registry.size * HEAP_BYTES_PER_DISCOVERED_TOOL : 0));
+    return allKept ? withDiscoveryItems(ToolRegistry.over(registry), discovered) : registry;
+  }
+
+  /** Forgets the list kept at `key`, unless another request has replaced it meanwhile. */
+  private dropDiscovering(key: string, list: DiscoveringList): void {
+    if (this.prepared.peek(key) === list) this.prepared.delete(key);
   }
 
   /** Every declaration an object whose type's handler says its prepared form depends on its content alone. */
@@ -264,20 +406,25 @@ export class ToolPreparationService {
     declarations: ValidatedDeclaration[],
     ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace; request?: ToolRequestContext },
   ): Promise<void> {
+    this.normalizeAll(registry, declarations, await this.discoverAll(declarations, ctx));
+  }
+
+  /** Stage 2: discovery runs concurrently across declarations (each lists its own server). */
+  private discoverAll(
+    declarations: readonly ValidatedDeclaration[],
+    ctx: { history: readonly PublicItem[]; signal: AbortSignal; requestId: string; owner?: string | null; trace?: RunTrace; request?: ToolRequestContext },
+  ): Promise<Array<DiscoveryResult | undefined>> {
     const request = ctx.request ?? new RequestToolContext(ctx.requestId, ctx.owner ?? null);
     const discovery = discoveryContext(ctx, request);
-    // Stage 2: discovery runs concurrently across declarations (each lists its own server).
-    const discovered = await Promise.all(
+    return Promise.all(
       declarations.map((d): Promise<DiscoveryResult | undefined> =>
         d.handler.discover ? this.traced(d, ctx.trace, () => d.handler.discover!(d.params, discovery)) : Promise.resolve(undefined),
       ),
     );
-
-    this.normalizeAll(registry, declarations, discovered);
   }
 
   /** Stages 3–4: normalize in declaration order so names are stable, then register. */
-  private normalizeAll(registry: ToolRegistry, declarations: ValidatedDeclaration[], discovered: ReadonlyArray<DiscoveryResult | undefined>): void {
+  private normalizeAll(registry: ToolRegistry, declarations: readonly ValidatedDeclaration[], discovered: ReadonlyArray<DiscoveryResult | undefined>): void {
     declarations.forEach((d, i) => {
       const result = discovered[i];
       if (result?.items) registry.addDiscoveryItems(result.items);
@@ -404,6 +551,25 @@ export class ToolPreparationService {
  */
 function cacheKey(owner: string | null, digest: string): string {
   return `${ownerKey(owner)}\n${digest}`;
+}
+
+/**
+ * The key of a discovering list: its own kind of key, so that a lookup of a
+ * cacheable list's (`keptList`, the body guard's) never finds one.
+ */
+function discoveringKey(owner: string | null, digest: string): string {
+  return `${cacheKey(owner, digest)}\ndiscovering`;
+}
+
+/** Whether each declaration's kept state is the very object the registry was prepared from. */
+function sameIdentities(prepared: ReadonlyArray<object | undefined>, now: ReadonlyArray<object | undefined>): boolean {
+  return prepared.length === now.length && prepared.every((identity, i) => identity === now[i]);
+}
+
+/** A request's overlay with its own discovery items, in declaration order as a preparation afresh would add them. */
+function withDiscoveryItems(registry: ToolRegistry, discovered: ReadonlyArray<DiscoveryResult | undefined>): ToolRegistry {
+  for (const result of discovered) if (result?.items?.length) registry.addDiscoveryItems(result.items);
+  return registry;
 }
 
 /** An owner as the caches key it: as JSON, so that `null` (no authentication) is an owner of its own. */

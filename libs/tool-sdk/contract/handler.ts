@@ -51,6 +51,29 @@ export interface DeclarationCapability<P = unknown, D = unknown, E = unknown> {
   validate(declaration: JsonObject, path: string): P;
   /** Optional discovery (MCP `tools/list`). */
   discover?(params: P, ctx: DiscoveryContext): Promise<DiscoveryResult<D>>;
+  /**
+   * The identity of a discovered state that is kept and shared: an object
+   * that stays the same (`===`) for as long as the state it stands for is
+   * valid (MCP: a server's listing kept until the server announces a
+   * change, which is then a new array), or undefined when this discovery's
+   * state is the request's own (listed afresh, failed, or shaped by anything
+   * of this request but its owner). Optional; absent means always the
+   * request's own.
+   *
+   * When every declaration of a list that discovers gives one, and every
+   * other is `declarationsCacheable`, the gateway prepares the list once per
+   * owner, content and kept states: later requests of the same owner that
+   * declare the same list reuse its `validate` results and its normalized,
+   * sealed functions while their discoveries give the same identities.
+   * `discover` still runs for every request, and the `items` it returns stay
+   * that request's own. Implementing this promises what
+   * `declarationsCacheable` promises of everything but discovery: `validate`,
+   * `normalize` (given the same state), `publicDeclaration` and
+   * `continuationDeclaration` depend on the declaration's content, this
+   * gateway's configuration and the discovered state alone; and `discover`
+   * leaves `params` as it found them, since they then serve many requests.
+   */
+  keptDiscovery?(state: D): object | undefined;
   /** Model-visible functions for this declaration. May return none (type not modelled). */
   normalize(params: P, discovered: D | undefined, ctx: { takenNames: ReadonlySet<string> }): NormalizedTool<E>[];
   /** The declaration as echoed in `response.tools` and stored: secrets removed. */

@@ -540,7 +540,8 @@ describe('McpToolHandler', () => {
       const first = await discoverAs('alice');
       const second = await discoverAs('alice');
       expect(listings() - before).toBe(1);
-      expect(second.state).toEqual(first.state);
+      // The same listing, now the connection's kept one.
+      expect(second.state).toEqual({ ...first.state, kept: true });
       expect(second.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'cached', tools: (first.items![0] as JsonObject).tools })]);
     });
 
@@ -577,6 +578,28 @@ describe('McpToolHandler', () => {
         'a listing after tools/list_changed',
       );
       expect(listings() - before).toBe(1);
+    });
+
+    it("names a kept listing's identity, the same array while it is kept, and none for a listing made for the request", async () => {
+      const params = cached.validate({ type: 'mcp', server_label: 'cached', server_url: server.url, allowed_tools: ['tool_002'] }, 'tools[0]');
+      const ctx = (owner: string) => ({ request: new RequestToolContext('r', owner), signal: new AbortController().signal, history: [], requestId: 'r', owner });
+      const fresh = await cached.discover(params, ctx('frida'));
+      const kept = await cached.discover(params, ctx('frida'));
+      const again = await cached.discover(params, ctx('frida'));
+      expect(cached.keptDiscovery(fresh.state)).toBeUndefined();
+      expect(cached.keptDiscovery(kept.state)).toBe(kept.state.tools);
+      expect(cached.keptDiscovery(again.state)).toBe(cached.keptDiscovery(kept.state));
+      // The params serve every request of a kept list: discovery leaves them as they were, the owner's target in its state.
+      expect(params.target.key).not.toContain('@');
+      expect(again.state.target.key).toBe(`${params.target.key}@frida`);
+      const [tool] = cached.normalize(params, again.state, { takenNames: new Set() });
+      expect(tool.executionParams?.target).toBe(again.state.target);
+      cachedPool.discard(again.state.target, 'test');
+      const relisted = await cached.discover(params, ctx('frida'));
+      expect(cached.keptDiscovery(relisted.state)).toBeUndefined();
+      const keptAnew = await cached.discover(params, ctx('frida'));
+      expect(cached.keptDiscovery(keptAnew.state)).toBeDefined();
+      expect(cached.keptDiscovery(keptAnew.state)).not.toBe(cached.keptDiscovery(kept.state));
     });
 
     it('lists again on a new connection once the old one is retired', async () => {

@@ -48,6 +48,14 @@ export interface McpExecutionParams {
 export interface McpDiscovery {
   tools: Tool[];
   error: string | null;
+  /**
+   * The server as this request's owner reaches it (`McpTarget.forOwner`):
+   * what its tools' calls use. Carried here rather than written back into
+   * the declaration's params, which may serve many requests.
+   */
+  target: McpTarget;
+  /** True when `tools` is the connection's kept listing, shared by every request it serves (see `keptDiscovery`). */
+  kept: boolean;
 }
 
 /** The servers one request's declarations claimed so far, shared by all of them through the request context. */
@@ -157,7 +165,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   async discover(params: McpDeclaration, ctx: DiscoveryContext): Promise<DiscoveryResult<McpDiscovery>> {
     // Request-declared servers get a connection per owner: one tenant's calls
     // (and their failures) never share a session with another tenant's.
-    params.target = params.target.forOwner(ctx.owner ?? null);
+    const target = params.target.forOwner(ctx.owner ?? null);
     const claims = this.claim(params, ctx.request.local(REQUEST_CLAIMS));
     // Core starts every declaration's discovery before awaiting any, so after
     // one tick the count covers the whole request: refuse before connecting.
@@ -173,31 +181,40 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     const listed = ctx.history.some((item) => item.type === 'mcp_list_tools' && item.server_label === params.serverLabel && !item.error);
     const filter = listingFilter(params);
     // A kept listing needs no exchange, so neither the deadline nor the connection's signals.
-    const kept = this.pool.keptListing(params.target, filter);
-    const discovery: McpDiscovery = kept ? { tools: kept, error: null } : await this.listOverConnection(params, filter, ctx.signal);
+    const kept = this.pool.keptListing(target, filter);
+    const discovery: McpDiscovery = kept ? { tools: kept, error: null, target, kept: true } : await this.listOverConnection(params, target, filter, ctx.signal);
     // A failed listing is always reported; a successful one once per conversation.
     const items = discovery.error !== null || !listed ? [listToolsItem(params.serverLabel, discovery.tools, discovery.error)] : [];
     return { state: discovery, items };
   }
 
-  /** The server's listing over its pooled connection, under the discovery deadline; a failure is the discovery's error. */
-  private async listOverConnection(params: McpDeclaration, filter: string, requestSignal: AbortSignal): Promise<McpDiscovery> {
+  /**
+   * The identity of a listing served from the connection's kept one: the
+   * kept array itself, which a refresh or a retired connection replaces.
+   * A listing made for this request, or one that failed, is its own.
+   */
+  keptDiscovery(state: McpDiscovery): object | undefined {
+    return state.kept && state.error === null ? state.tools : undefined;
+  }
+
+  /** The server's listing over the owner's pooled connection, under the discovery deadline; a failure is the discovery's error. */
+  private async listOverConnection(params: McpDeclaration, target: McpTarget, filter: string, requestSignal: AbortSignal): Promise<McpDiscovery> {
     const timeout = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
     const signal = AbortSignal.any([requestSignal, timeout]);
     try {
-      const tools = await this.pool.use(params.target, signal, (client, s) => this.cachedListTools(client, s, params, filter), { retryStale: true });
-      return { tools, error: null };
+      const tools = await this.pool.use(target, signal, (client, s) => this.cachedListTools(client, s, params, target, filter), { retryStale: true });
+      return { tools, error: null, target, kept: false };
     } catch (err) {
       if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code).withDetail(err.detail ?? err.message);
       if (requestSignal.aborted) throw err;
       // A server that does not answer tools/list in time is not worth keeping a connection to.
-      if (timeout.aborted) this.pool.discard(params.target, 'tools/list timed out');
+      if (timeout.aborted) this.pool.discard(target, 'tools/list timed out');
       const { message, detail } = timeout.aborted
-        ? { message: mcpFailureMessage(params.target, 'unreachable'), detail: `no tools/list answer within ${this.settings.discoveryTimeoutMs} ms` }
-        : describeFailure(err, params.target);
+        ? { message: mcpFailureMessage(target, 'unreachable'), detail: `no tools/list answer within ${this.settings.discoveryTimeoutMs} ms` }
+        : describeFailure(err, target);
       // The tenant's item says unreachable / not an MCP server; the log keeps where and what the transport said.
-      this.logger.warn(`discovery failed for ${params.target.describe()}: ${detail}`);
-      return { tools: [], error: message };
+      this.logger.warn(`discovery failed for ${target.describe()}: ${detail}`);
+      return { tools: [], error: message, target, kept: false };
     }
   }
 
@@ -207,13 +224,15 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     const own = new Set<string>();
     const taken: TakenNames = { has: (name) => own.has(name) || ctx.takenNames.has(name) };
     const context = params.serverDescription ?? params.target.operator?.description;
+    // The owner's target from discovery: calls go over that owner's connection.
+    const target = discovered?.target ?? params.target;
     const tools = discovered?.tools ?? [];
     const kept = Object.isFrozen(tools) ? keptFunctions(tools, params.serverLabel, context) : undefined;
     return tools.map((tool, i): NormalizedTool<McpExecutionParams> => {
       const name = modelVisibleName([params.serverLabel, tool.name], taken);
       own.add(name);
       const executionParams: McpExecutionParams = {
-        target: params.target,
+        target,
         serverLabel: params.serverLabel,
         toolName: tool.name,
         approval: params.approval,
@@ -275,22 +294,22 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   }
 
   /** `listTools`, answered from the connection's listing while `McpToolListCache` may keep it. */
-  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration, filter: string): Promise<Tool[]> {
+  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration, target: McpTarget, filter: string): Promise<Tool[]> {
     const cache = this.pool.toolLists;
     // Again on the connection: another request's listing may have been kept while this one waited for it.
     const cached = cache.get(client, filter);
     if (cached) return cached;
     // Taken before listing: a notification stream that ends meanwhile must not vouch for this answer.
     const keeps = cache.keeps(client);
-    if (!keeps) return this.listTools(client, signal, params);
+    if (!keeps) return this.listTools(client, signal, params, target);
     const generation = cache.generation(client);
-    const tools = await this.listTools(client, signal, params);
+    const tools = await this.listTools(client, signal, params, target);
     cache.set(client, filter, tools, generation, keeps.watch);
     return tools;
   }
 
   /** All pages of `tools/list`, filtered by `allowed_tools` and capped at `maxToolsPerServer`. */
-  private async listTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
+  private async listTools(client: Client, signal: AbortSignal, params: McpDeclaration, target: McpTarget): Promise<Tool[]> {
     const max = this.settings.maxToolsPerServer;
     const tools: Tool[] = [];
     const names = new Set<string>();
@@ -305,7 +324,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
         if (names.has(tool.name)) continue;
         if (params.allowedTools && !filterAdmits(params.allowedTools, tool.name, tool.annotations?.readOnlyHint === true)) continue;
         if (tools.length >= max) {
-          this.logger.warn(`MCP server ${params.target.describe()} offers more than ${max} tools; the rest are not offered (mcp.maxToolsPerServer).`);
+          this.logger.warn(`MCP server ${target.describe()} offers more than ${max} tools; the rest are not offered (mcp.maxToolsPerServer).`);
           return tools;
         }
         tools.push(tool);

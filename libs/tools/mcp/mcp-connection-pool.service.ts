@@ -32,10 +32,18 @@ export class McpConnectError extends Error {
   }
 }
 
+/** What an operation on a pooled connection may use besides its SDK client. */
+export interface PooledConnection {
+  readonly transport: Transport;
+  readonly schemas: CompiledSchemaCache;
+}
+
 interface Connection {
   target: McpTarget;
   client: Client;
   transport: Transport;
+  /** The output-schema validators the client compiled for this connection's listings, for calls that check results themselves. */
+  schemas: CompiledSchemaCache;
   via: 'streamable-http' | 'sse' | 'stdio';
   /** Aborted when the connection dies, so requests waiting on it stop at once. */
   lost: AbortController;
@@ -204,7 +212,7 @@ export class McpConnectionPool implements OnModuleDestroy {
   async use<T>(
     target: McpTarget,
     signal: AbortSignal,
-    op: (client: Client, signal: AbortSignal) => Promise<T>,
+    op: (client: Client, signal: AbortSignal, connection: PooledConnection) => Promise<T>,
     options: { retryStale?: boolean; ownSignal?: (reason: unknown) => void } = {},
   ): Promise<T> {
     const ownSignal = options.retryStale ? undefined : options.ownSignal;
@@ -214,7 +222,7 @@ export class McpConnectionPool implements OnModuleDestroy {
       conn.lastUsed = Date.now();
       const linked = linkSignals(signal, conn, ownSignal);
       try {
-        return await op(conn.client, linked.signal);
+        return await op(conn.client, linked.signal, conn);
       } catch (err) {
         // The caller gave up (an own signal the loss aborted carries the loss's reason: that is the loss below).
         if (signal.aborted && signal.reason !== conn.lost.signal.reason) throw err;
@@ -305,14 +313,15 @@ export class McpConnectionPool implements OnModuleDestroy {
 
     const attempt = async (via: Connection['via']): Promise<Connection> => {
       const transport = this.transportFor(sdk, target, via, guardedFetch, (e) => (refusal ??= e));
-      const client = new sdk.Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new CompiledSchemaCache() });
+      const schemas = new CompiledSchemaCache();
+      const client = new sdk.Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: schemas });
       try {
         await client.connect(transport, { signal: deadline, timeout: this.settings.discoveryTimeoutMs });
       } catch (err) {
         await client.close().catch(() => undefined);
         throw err;
       }
-      return { target, client, transport, via, lost: new AbortController(), inFlight: new Set(), inUse: 0, lastUsed: Date.now(), closed: false };
+      return { target, client, transport, schemas, via, lost: new AbortController(), inFlight: new Set(), inUse: 0, lastUsed: Date.now(), closed: false };
     };
 
     let conn: Connection;

@@ -166,6 +166,82 @@ describe('McpHttpTransport against the SDK server (real sockets)', () => {
   });
 });
 
+describe('McpHttpTransport.request: a call whose answer the caller reads itself (the SDK server, real sockets)', () => {
+  let server: StreamableTestServer;
+  beforeAll(async () => {
+    server = await StreamableTestServer.start();
+  });
+  afterAll(() => server.close());
+
+  it('resolves with the answer, under an id of its own, and never hands it to the SDK', async () => {
+    const { client, transport, errors } = await connected(server.url);
+    const seen: JSONRPCMessage[] = [];
+    const onmessage = transport.onmessage;
+    transport.onmessage = (m: JSONRPCMessage) => {
+      seen.push(m);
+      onmessage?.(m);
+    };
+    try {
+      const answers = await Promise.all([
+        transport.request('tools/call', { name: 'add', arguments: { a: 2, b: 3 } }, new AbortController().signal),
+        transport.request('tools/call', { name: 'echo', arguments: { text: 'x' } }, new AbortController().signal),
+      ]);
+      expect(answers[0]).toMatchObject({ result: { structuredContent: { sum: 5 } } });
+      expect(answers[1]).toMatchObject({ result: { content: [{ type: 'text', text: 'echo: x' }] } });
+      expect(answers.map((a) => a.id)).toEqual([expect.stringMatching(/^switchyard-\d+$/), expect.stringMatching(/^switchyard-\d+$/)]);
+      expect(answers[0].id).not.toBe(answers[1].id);
+      // The SDK's own requests on the same session go on as before, numbered by the SDK.
+      expect((await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } })).structuredContent).toEqual({ sum: 2 });
+      expect(seen.filter((m) => 'id' in m && String(m.id).startsWith('switchyard-'))).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers a JSON-RPC error as the server sent it', async () => {
+    const { client, transport } = await connected(server.url);
+    try {
+      const answer = await transport.request('tools/call', { name: 'no_such_tool', arguments: {} }, new AbortController().signal);
+      // The SDK's server reports an unknown tool either as an error answer or as an isError result, by version.
+      const text = JSON.stringify(answer.error ?? answer.result);
+      expect(text).toContain('no_such_tool');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('an aborted request rejects with the reason, ends its exchange and tells the server; the session goes on', async () => {
+    const { client, transport, errors } = await connected(server.url);
+    try {
+      const abort = new AbortController();
+      const call = transport.request('tools/call', { name: 'hang', arguments: { ms: 30_000 } }, abort.signal);
+      await server.log.waitForCall('hang');
+      const reason = new Error('caller left');
+      abort.abort(reason);
+      await expect(call).rejects.toBe(reason);
+      await until(() => server.log.cancelled.includes('hang'));
+      expect(server.log.cancelled).toContain('hang');
+      await expect(transport.request('tools/call', { name: 'add', arguments: { a: 1, b: 2 } }, new AbortController().signal)).resolves.toMatchObject({
+        result: { structuredContent: { sum: 3 } },
+      });
+      await expect(transport.request('tools/call', { name: 'add', arguments: { a: 1, b: 2 } }, AbortSignal.abort(reason))).rejects.toBe(reason);
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a request still waiting when the transport closes fails as the SDK fails its own (connection closed)', async () => {
+    const { client, transport } = await connected(server.url);
+    const call = transport.request('tools/call', { name: 'hang', arguments: { ms: 30_000 } }, new AbortController().signal);
+    await server.log.waitForCall('hang');
+    await client.close();
+    await expect(call).rejects.toMatchObject({ code: -32000, message: expect.stringMatching(/Connection closed/) });
+    await expect(transport.request('tools/call', { name: 'add', arguments: {} }, new AbortController().signal)).rejects.toMatchObject({ code: -32000 });
+  });
+});
+
 describe('McpHttpTransport, protocol edges (real HTTP servers)', () => {
   it('reads answers sent as JSON instead of SSE', async () => {
     const jsonServer = await listen((req, res) => {

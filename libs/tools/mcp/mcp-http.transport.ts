@@ -17,6 +17,13 @@ const RECONNECT = { maxRetries: 2, initialDelayMs: 1_000, maxDelayMs: 30_000, gr
 
 type RequestId = string | number;
 
+/** A JSON-RPC answer as the server sent it: `result` or `error`, under the request's id. */
+export interface JsonRpcAnswer {
+  id: RequestId;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
 export interface McpHttpTransportOptions {
   url: URL;
   /** Sent with every request (the declaration's credentials, operator headers). */
@@ -77,6 +84,10 @@ export class McpHttpTransport implements Transport {
   private readonly open = new Set<http.ClientRequest>();
   /** Per request id, how to end the POST that carries it. */
   private readonly carriers = new Map<RequestId, () => void>();
+  /** The gateway's own requests (`request`) waiting for their answers, by id; their answers never reach `onmessage`. */
+  private readonly awaited = new Map<RequestId, { resolve(answer: JsonRpcAnswer): void; reject(err: unknown): void }>();
+  /** Ids of `request`s: strings, so that they never meet the SDK's numeric ids on the same session. */
+  private ownIds = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   /** Whether the standalone GET stream is open now, and how many times one has ended. */
   private listening = false;
@@ -84,6 +95,8 @@ export class McpHttpTransport implements Transport {
   private serverRetryMs: number | undefined;
   /** The SDK's error class for a refused exchange, as callers test for it; set by `start`. */
   private HttpError: McpSdk['StreamableHTTPError'] | undefined;
+  /** The SDK, for the error a request still waiting when the transport closes fails with; set by `start`. */
+  private sdk: McpSdk | undefined;
   private readonly headers: Record<string, string>;
   private readonly maxChars: number;
   /** Where every exchange goes, as request options: read from the URL once (see `exchange`). */
@@ -122,7 +135,8 @@ export class McpHttpTransport implements Transport {
     if (this.started) throw new Error('McpHttpTransport already started');
     this.started = true;
     // Already loaded when the pool is the caller; the SDK is never imported at boot (see mcp-sdk.ts).
-    this.HttpError = (await loadMcpSdk()).StreamableHTTPError;
+    this.sdk = await loadMcpSdk();
+    this.HttpError = this.sdk.StreamableHTTPError;
   }
 
   async send(message: JSONRPCMessage, options?: { resumptionToken?: string }): Promise<void> {
@@ -147,7 +161,63 @@ export class McpHttpTransport implements Transport {
     for (const request of this.open) request.destroy();
     this.open.clear();
     this.carriers.clear();
+    // As the SDK fails the requests it still waits for when its transport closes.
+    const waiting = [...this.awaited.values()];
+    this.awaited.clear();
+    for (const { reject } of waiting) reject(this.sdk ? new this.sdk.McpError(this.sdk.ErrorCode.ConnectionClosed, 'Connection closed') : new Error('Connection closed'));
     this.onclose?.();
+  }
+
+  /**
+   * Sends one request whose answer the caller reads itself: resolved with
+   * the server's answer (`result` or `error`, unchecked), never handed to
+   * `onmessage`. The SDK's protocol layer, by which a session's other
+   * messages still go, checks each incoming message against up to four
+   * schemas and the result against the method's, and keeps a timer, an
+   * abort listener and handlers per request: for a tool call, whose result
+   * its caller checks anyway, that was a tenth of an MCP round's JavaScript
+   * (bench/README.md, "An MCP call without the SDK's request layer").
+   *
+   * `signal` stops it as the SDK stops a request: the exchange carrying it
+   * ends quietly, the server is told (`notifications/cancelled`), and the
+   * promise rejects with the signal's reason. Messages the server sends on
+   * the request's stream before its answer (its own requests, notifications)
+   * go to `onmessage` as ever.
+   */
+  request(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<JsonRpcAnswer> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.closed) return Promise.reject(this.sdk ? new this.sdk.McpError(this.sdk.ErrorCode.ConnectionClosed, 'Connection closed') : new Error('Connection closed'));
+    const id = `switchyard-${++this.ownIds}`;
+    return new Promise<JsonRpcAnswer>((resolve, reject) => {
+      const done = () => {
+        this.awaited.delete(id);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => {
+        done();
+        const reason: unknown = signal.reason;
+        // `post` ends the exchange that carries the request when it sends this.
+        const cancelled = {
+          jsonrpc: '2.0' as const,
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: String(reason instanceof Error ? reason.message : reason) },
+        };
+        this.send(cancelled).catch(() => undefined);
+        reject(reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.awaited.set(id, {
+        resolve: (answer) => {
+          done();
+          resolve(answer);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+      });
+      this.send({ jsonrpc: '2.0', id, method, params }).catch((err: unknown) => this.awaited.get(id)?.reject(err));
+    });
   }
 
   /** Ends the session on the server (DELETE); a 405 means the server does not offer that. */
@@ -331,6 +401,8 @@ export class McpHttpTransport implements Transport {
       this.onerror?.(new Error(`MCP server sent a message that is not JSON-RPC 2.0: ${preview(message)}`));
       return;
     }
+    const waiting = isAnswer(message) ? this.awaited.get(message.id as RequestId) : undefined;
+    if (waiting) return waiting.resolve(message as unknown as JsonRpcAnswer);
     this.onmessage?.(message as unknown as JSONRPCMessage);
   }
 

@@ -12,6 +12,8 @@ import { McpGatewayExecutor, backstopMs } from './mcp.gateway-executor.js';
 import { McpToolHandler, type McpExecutionParams } from './mcp.tool-handler.js';
 import { approvalBindingHolds } from './mcp-approval-binding.js';
 import { McpTarget } from './mcp-target.js';
+import { loadMcpSdk } from './mcp-sdk.js';
+import { jest } from '@jest/globals';
 
 const SECRET = 'sk-executor-secret-456';
 const STDIO_SERVER = resolve(process.cwd(), 'test/support/mcp/stdio-test-server.mjs');
@@ -160,6 +162,21 @@ describe('McpGatewayExecutor against real MCP servers', () => {
   it('calls tools over the legacy SSE transport', async () => {
     const tools = await toolsOf({ server_label: 'legacy', server_url: sse.url });
     await expect(run(tools.get('echo')!, { text: 'via sse' })).resolves.toMatchObject({ text: 'echo: via sse', isError: false });
+  });
+
+  it("reads a call's answer itself over streamable HTTP, and through the SDK client over the legacy SSE transport", async () => {
+    const { Client } = await loadMcpSdk();
+    const callTool = jest.spyOn(Client.prototype, 'callTool');
+    try {
+      const direct = await toolsOf({ server_label: 'direct', server_url: streamable.url });
+      await expect(run(direct.get('add')!, { a: 1, b: 2 })).resolves.toMatchObject({ text: '{"sum":3}', isError: false });
+      expect(callTool).not.toHaveBeenCalled();
+      const legacy = await toolsOf({ server_label: 'legacy2', server_url: sse.url });
+      await expect(run(legacy.get('add')!, { a: 1, b: 2 })).resolves.toMatchObject({ text: '{"sum":3}', isError: false });
+      expect(callTool).toHaveBeenCalledTimes(1);
+    } finally {
+      callTool.mockRestore();
+    }
   });
 
   it('fails a call whose HTTP server dies mid-call, then reconnects to the restarted server', async () => {

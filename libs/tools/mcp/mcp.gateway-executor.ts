@@ -11,6 +11,8 @@ import {
 } from '#tool-sdk/index.js';
 import { McpConnectError, McpConnectionLostError, McpConnectionPool } from './mcp-connection-pool.service.js';
 import { mcpFailureDetail, mcpFailureVerdict } from './mcp-failure.js';
+import { checkedCallResult } from './mcp-call-result.js';
+import { McpHttpTransport } from './mcp-http.transport.js';
 import { callItem, finishedCallItem, toToolOutput } from './mcp-items.js';
 import { loadedMcpSdk } from './mcp-sdk.js';
 import type { McpExecutionParams } from './mcp.tool-handler.js';
@@ -63,16 +65,24 @@ export class McpGatewayExecutor implements GatewayExecutor<McpExecutionParams> {
       const result = await this.pool.use(
         params.target,
         ctx.signal,
-        (client, signal) =>
+        (client, signal, connection) => {
+          // Over streamable HTTP the call's answer is read by the gateway itself (`McpHttpTransport.request`),
+          // held to what the SDK's client holds it to (`checkedCallResult`). The scheduler aborts the signal at
+          // the deadline, which ends the exchange and tells the server (notifications/cancelled).
+          const sdk = loadedMcpSdk();
+          if (connection.transport instanceof McpHttpTransport && sdk && !params.taskRequired) {
+            return connection.transport
+              .request('tools/call', { name: params.toolName, arguments: args }, signal)
+              .then((answer) => checkedCallResult(answer, params, connection.schemas, sdk));
+          }
           // `undefined`: the SDK's default result schema (CallToolResultSchema), so that no SDK value is imported here.
-          client.callTool({ name: params.toolName, arguments: args }, undefined, {
-            // The scheduler aborts the signal at the deadline, which cancels the
-            // request (the SDK sends notifications/cancelled to the server). The
-            // SDK's own timer is a backstop set just past the deadline, so that the
+          return client.callTool({ name: params.toolName, arguments: args }, undefined, {
+            // The SDK's own timer is a backstop set just past the deadline, so that the
             // scheduler's timeout, not a race between two timers, decides the outcome.
             signal,
             timeout: backstopMs(ctx.deadline),
-          }),
+          });
+        },
         // The call's signal is its own: a lost connection aborts it, rather than a signal linked to it.
         { ownSignal: ctx.abort },
       );

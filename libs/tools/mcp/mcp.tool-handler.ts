@@ -43,6 +43,10 @@ export interface McpExecutionParams {
   toolName: string;
   approval: ApprovalPolicy;
   readOnlyHint: boolean;
+  /** The tool's `outputSchema` as its listing gave it: a call's structured result is checked against it. */
+  outputSchema?: Tool['outputSchema'];
+  /** The tool runs only as a task (`execution.taskSupport: "required"`), which the SDK's client refuses to call directly. */
+  taskRequired?: boolean;
 }
 
 export interface McpDiscovery {
@@ -237,6 +241,8 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
         toolName: tool.name,
         approval: params.approval,
         readOnlyHint: tool.annotations?.readOnlyHint === true,
+        outputSchema: tool.outputSchema,
+        taskRequired: tool.execution?.taskSupport === 'required',
       };
       return {
         // The kept listing's shared function when this request names the tool as it did.

@@ -1,4 +1,4 @@
-import { EchoedToolsCutter, arraySpanAt, parseWithoutEchoedTools } from './echoed-tools.js';
+import { EchoedToolsCutter, arraySpanAt, parseBytesWithoutEchoedTools, parseWithoutEchoedTools } from './echoed-tools.js';
 import { loadVllmFixture } from './testing/upstream-test.helpers.js';
 
 /** What the cut must give: the whole parse, with only the echo emptied. */
@@ -142,5 +142,96 @@ describe('parseWithoutEchoedTools', () => {
       }
       expect(cutter.knownCuts).toBeGreaterThan(300);
     });
+  });
+});
+
+describe('parseBytesWithoutEchoedTools: a response object still in bytes', () => {
+  const declared = (names: string[]) => names.map((name) => ({ type: 'function', name, description: `finds ${name} — vite`, parameters: { type: 'object' } }));
+  const answer = (tools: unknown[], output: unknown[] = [{ type: 'message', content: [{ type: 'output_text', text: 'ok é \u2028 "tools":[{' }] }]) => ({
+    id: 'resp_1',
+    output,
+    tools,
+    top_p: 1,
+  });
+  const bytesOf = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+
+  it("empties a recorded vLLM response's echo as the text reader does", () => {
+    const body = loadVllmFixture('tool-call-required-Qwen-Qwen3-30B-A3B-FP8-nonstreaming.yaml').turns[0].response.body;
+    expect(parseBytesWithoutEchoedTools(bytesOf(body))).toEqual(withEmptyTools(body, ['tools']));
+  });
+
+  it('agrees with the text reader and a whole parse on random response objects, multi-byte characters included', () => {
+    let seed = 17;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pieces = ['tools', '"', '\\', '[', ']', '{', '}', ':', ',', 'x', ' ', 'é', '\u2028', '😀'];
+    const text = (): string => Array.from({ length: Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+    const value = (depth: number): unknown => {
+      const pick = random();
+      if (depth > 3 || pick < 0.3) return text();
+      if (pick < 0.45) return Math.floor(random() * 100);
+      if (pick < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [random() < 0.3 ? 'tools' : text(), value(depth + 1)]));
+    };
+    const bytesReader = new EchoedToolsCutter();
+    for (let i = 0; i < 500; i++) {
+      const response: Record<string, unknown> = { id: `r${i}`, output: [value(1)], note: value(1) };
+      if (random() < 0.8) response.tools = Array.from({ length: Math.floor(random() * 4) }, () => (random() < 0.7 ? { name: text(), schema: value(2) } : value(1)));
+      const json = JSON.stringify(response);
+      expect(bytesReader.parseBytes(Buffer.from(json, 'utf8'))).toEqual(parseWithoutEchoedTools(json, 'response'));
+    }
+  });
+
+  it('leaves malformed JSON for JSON.parse to refuse', () => {
+    for (const text of ['{"tools":[{"a":1}', '{"tools":[{"a":"1]}', '{"tools":[1}]', '{"tools":', '"tools":[]', '{"tools":[]}}']) {
+      expect(() => parseBytesWithoutEchoedTools(Buffer.from(text))).toThrow(SyntaxError);
+    }
+  });
+
+  it('takes a repeated echo from the kept one, whichever reader kept it, and never decodes the echo again', () => {
+    const cutter = new EchoedToolsCutter();
+    const tools = declared(['a', 'b', 'c']);
+    // Kept by the text reader (a streamed answer), matched in bytes, and the other way round.
+    cutter.parse(JSON.stringify(answer(tools)), 'response');
+    const body = answer(tools);
+    const bytes = bytesOf(body);
+    const decoded: Array<[number, number]> = [];
+    const toString = Buffer.prototype.toString;
+    Buffer.prototype.toString = function (this: Buffer, ...args: any[]) {
+      const [, start = 0, end = this.length] = args as [string?, number?, number?];
+      if (this === bytes) decoded.push([start, end]);
+      return toString.apply(this, args as any);
+    } as typeof toString;
+    try {
+      expect(cutter.parseBytes(bytes)).toEqual(withEmptyTools(body, ['tools']));
+    } finally {
+      Buffer.prototype.toString = toString;
+    }
+    expect(cutter.knownCuts).toBe(1);
+    // Only the text around the echo (and the keys on its path) was decoded; none of the echo's bytes.
+    const echoStart = bytes.lastIndexOf('"tools":[{') + '"tools":'.length;
+    const echoEnd = echoStart + Buffer.byteLength(JSON.stringify(tools));
+    expect(decoded.length).toBeGreaterThan(0);
+    expect(decoded.filter(([start, end]) => start < echoEnd && end > echoStart)).toEqual([]);
+    expect(decoded.reduce((sum, [start, end]) => sum + end - start, 0)).toBeLessThan(bytes.length - (echoEnd - echoStart) + 32);
+
+    const other = declared(['x', 'y']);
+    cutter.parseBytes(bytesOf(answer(other)));
+    expect(cutter.knownCuts).toBe(1);
+    const streamed = { type: 'response.completed', response: answer(other, []) };
+    expect(cutter.parse(JSON.stringify(streamed), 'event')).toEqual(withEmptyTools(streamed, ['response', 'tools']));
+    expect(cutter.knownCuts).toBe(2);
+  });
+
+  it("scans an echo that only begins like a kept one, and leaves an MCP listing's own tools whole", () => {
+    const cutter = new EchoedToolsCutter();
+    cutter.parseBytes(bytesOf(answer(declared(['a', 'b']))));
+    const longer = answer(declared(['a', 'b', 'c']));
+    expect(cutter.parseBytes(bytesOf(longer))).toEqual(withEmptyTools(longer, ['tools']));
+    expect(cutter.knownCuts).toBe(0);
+    const tools = declared(['a', 'b', 'c']);
+    const listing = answer(declared(['z']), [{ type: 'mcp_list_tools', id: 'mcpl_1', server_label: 's', tools }]);
+    const parsed = cutter.parseBytes(bytesOf(listing)) as { output: Array<{ tools: unknown[] }> };
+    expect(parsed.output[0].tools).toEqual(tools);
+    expect(parsed).toEqual(withEmptyTools(listing, ['tools']));
   });
 });

@@ -42,8 +42,12 @@ export interface UpstreamBody {
   readonly url: string;
   readonly status: number;
   readonly contentType: string;
-  /** The whole body as JSON (read by `parse`, `JSON.parse` unless given); `upstream_bad_response` when it is not JSON. */
+  /**
+   * The whole body as JSON (read by `parse`, `JSON.parse` unless given); `upstream_bad_response` when it is not JSON.
+   * With `bytes: true`, `parse` is given the body's bytes undecoded (a reader that decodes only part of it).
+   */
   json(parse?: (text: string) => unknown): Promise<unknown>;
+  json(parse: (bytes: Buffer) => unknown, bytes: true): Promise<unknown>;
   /**
    * The body as decoded text chunks until it ends. A throw from `onText`
    * aborts the exchange and rejects with the thrown error.
@@ -330,15 +334,17 @@ class Exchange implements UpstreamBody {
     });
   }
 
-  json(parse: (text: string) => unknown = JSON.parse): Promise<unknown> {
+  json(parse?: (text: string) => unknown): Promise<unknown>;
+  json(parse: (bytes: Buffer) => unknown, bytes: true): Promise<unknown>;
+  json(parse: ((text: string) => unknown) | ((bytes: Buffer) => unknown) = JSON.parse, bytes = false): Promise<unknown> {
     const chunks: Buffer[] = [];
     return this.consume(
       (chunk) => chunks.push(chunk),
       () => {
-        // Most answers arrive in one chunk, decoded as it is rather than copied into a new buffer first.
-        const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
+        // Most answers arrive in one chunk, read as it is rather than copied into a new buffer first.
+        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         try {
-          return parse(text);
+          return bytes ? (parse as (bytes: Buffer) => unknown)(body) : (parse as (text: string) => unknown)(body.toString('utf8'));
         } catch {
           throw new UpstreamUnavailableError('The model server answered with a body that is not valid JSON.', 'upstream_bad_response').withDetail(`upstream ${this.url}`);
         }

@@ -7,9 +7,8 @@ import { readJsonEventStream } from './json-event-stream.reader.js';
 import { ResponsesEventDecoder } from './responses-event.decoder.js';
 import { toResponsesRequest } from './responses-request.mapper.js';
 import { isJsonObject } from './wire-values.js';
-import { parseWithoutEchoedTools } from './echoed-tools.js';
+import { parseBytesWithoutEchoedTools, parseWithoutEchoedTools } from './echoed-tools.js';
 
-const parseResponse = (text: string) => parseWithoutEchoedTools(text, 'response');
 const parseEvent = (data: string) => parseWithoutEchoedTools(data, 'event');
 
 /** An upstream that speaks `POST /responses` itself (vLLM). */
@@ -31,7 +30,7 @@ export class ResponsesDialectClient extends TransportDialectClient {
       // Returned, not awaited: this function's frame is not held for as long as the stream runs.
       return readJsonEventStream(body, (event) => decoder.push(event), parseEvent).then(() => decoder.end());
     }
-    const response = await body.json(parseResponse);
+    const response = await body.json(parseBytesWithoutEchoedTools, true);
     if (!isJsonObject(response)) {
       throw new UpstreamUnavailableError('The model server answered with JSON that is not a response object.', 'upstream_bad_response').withDetail(`upstream ${body.url}`);
     }

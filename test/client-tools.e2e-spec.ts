@@ -176,7 +176,7 @@ describe.each(['responses', 'chat'] as const)('client-owned custom and namespace
   });
   it("a round whose tools are all the client's sets up no scheduler; one with a gateway tool does", async () => {
     const scheduler = stack.app.get(GatewayScheduler);
-    const schedule = jest.spyOn(scheduler, 'schedule');
+    const schedule = jest.spyOn(scheduler, 'scheduleAmong');
     try {
       const functions = Array.from({ length: 100 }, (_, i) => ({ type: 'function', name: `fn_${i}`, parameters: { type: 'object', properties: {} } }) as any);
       const handedBack = await client.responses.create({ model: 'm', input: 'Call. [[call fn_42 {}]]', tools: [...functions, applyPatch, shellNamespace] });

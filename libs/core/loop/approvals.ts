@@ -1,7 +1,7 @@
-import { type Observable, concat, concatMap, connect, defer, filter, from, merge, of } from 'rxjs';
+import { type Observable, concat, concatMap, defer, from, of } from 'rxjs';
 import type { AnyToolHandler, ApprovalVerdict } from '#tool-sdk/contract/index.js';
 import type { PublicItem } from '#tool-sdk/items.js';
-import { GatewayCallBatch, isScheduled } from './gateway-call-batch.js';
+import { GatewayCallBatch } from './gateway-call-batch.js';
 import type { ScheduledCall } from './gateway-scheduler.service.js';
 import type { ApprovalSlot } from './history-to-model.js';
 import type { RunContext } from './run-context.js';
@@ -46,10 +46,7 @@ export function answerApprovals$(ctx: RunContext, state: RunState, approvals: re
       });
     // Each call starts as the previous one went to the scheduler, as the model's calls do in a round.
     return concat(
-      from(live).pipe(
-        concatMap(start),
-        connect((values) => merge(values.pipe(filter((value): value is EventInit => !isScheduled(value))), values.pipe(filter(isScheduled), batch.execute()))),
-      ),
+      from(live).pipe(concatMap(start), batch.execute()),
       defer(() => of<ApprovalsEnd>({ type: 'approvals.end', state: withApprovalOutputs(state, answered(), batch.count) })),
     );
   });

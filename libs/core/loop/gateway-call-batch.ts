@@ -1,10 +1,10 @@
-import { type OperatorFunction, mergeMap, pipe } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import type { GatewayCall, GatewayCallResult, GatewayEventPlan, GatewayExecutor, PlannedEvent } from '#tool-sdk/contract/index.js';
 import { newId } from '#tool-sdk/ids.js';
 import type { FunctionCallItem, ModelItem, PublicItem } from '#tool-sdk/items.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import type { DetectedGatewayCall, OpenedGatewayItem } from './round-classification.js';
-import type { ScheduledCall, ScheduledResult } from './gateway-scheduler.service.js';
+import type { ScheduledCall } from './gateway-scheduler.service.js';
 import { UNSTAMPED, wholeItemEvents, type EventInit } from './response-events.js';
 import { startEvents } from './run-values.js';
 import type { RunContext } from './run-context.js';
@@ -153,22 +153,24 @@ export class GatewayCallBatch {
 
   /**
    * Runs the started calls through the scheduler and emits each one's public
-   * finish, in model order, as the results that make them due come in.
+   * finish, in model order, as the results that make them due come in. The
+   * public events among the calls (their starts, the model's own) pass on in
+   * their place, ahead of what a call they precede emits.
    */
-  execute(): OperatorFunction<ScheduledCall, EventInit> {
+  execute(): OperatorFunction<EventInit | ScheduledCall, EventInit> {
     const { ctx, roundTrace } = this;
     const trace = ctx.trace;
-    return pipe(
-      ctx.services.scheduler.schedule({
+    return ctx.services.scheduler.scheduleAmong<EventInit, EventInit>(
+      {
         requestId: ctx.id,
         request: ctx.toolRequest,
         include: ctx.request.include,
         onCall: trace ? (call, entry) => trace.toolCall(call, entry.toolType, roundTrace) : undefined,
-      }),
-      mergeMap(({ slot, result }: ScheduledResult) => {
+      },
+      ({ slot, result }) => {
         this.slots[slot].result = result;
         return this.flush();
-      }),
+      },
     );
   }
 
@@ -239,16 +241,6 @@ export class GatewayCallBatch {
     const item = { ...produced, id: call.itemId, status: produced.status ?? (result.status === 'completed' ? 'completed' : 'failed') } as PublicItem;
     events.push({ type: 'response.output_item.done', output_index: UNSTAMPED, item });
   }
-}
-
-/**
- * What a batch's caller hands on: a call for the scheduler, or a public
- * event (every event has a `type`, a call none). Asked of every streamed
- * event: one property read, where `'slot' in value` went through V8's
- * megamorphic `in` for the events' many shapes.
- */
-export function isScheduled(value: ScheduledCall | EventInit): value is ScheduledCall {
-  return (value as { type?: unknown }).type === undefined;
 }
 
 function plannedEvent(planned: PlannedEvent, itemId: string): EventInit {

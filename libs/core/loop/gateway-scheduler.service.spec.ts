@@ -1,4 +1,4 @@
-import { Observable, Subject, of } from 'rxjs';
+import { Observable, Subject, of, throwError } from 'rxjs';
 import type { AnyToolHandler, ExecutionContext, GatewayCall, GatewayEventPlan, GatewayExecutor, ToolOutput } from '#tool-sdk/contract/index.js';
 import type { ToolEntry } from '../registry/tool-registry.js';
 import { deferred, flush, sleep, until, type Deferred } from '../testing/deferred.js';
@@ -421,6 +421,23 @@ describe('GatewayScheduler (the operator)', () => {
     expect(done).toBe(true);
   });
 
+  it('tells its observer of a call as it starts, not while it waits for a window slot or its tool', async () => {
+    const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
+    const exec = new RecordingExecutor();
+    const observed: string[] = [];
+    const source = new Subject<ScheduledCall>();
+    source.pipe(scheduler.schedule({ requestId: 'r', include: [], window: 1, onCall: (c) => void observed.push(c.callId) })).subscribe();
+    source.next({ slot: 0, call: call('w1', 'tool_a'), entry: entry('tool_a', exec) });
+    source.next({ slot: 1, call: call('w2', 'tool_b'), entry: entry('tool_b', exec) });
+    source.complete();
+    await flush();
+    expect(observed).toEqual(['w1']);
+    exec.finish('w1');
+    await until(() => exec.started.length === 2);
+    expect(observed).toEqual(['w1', 'w2']);
+    exec.finish('w2');
+  });
+
   it('runs calls a source sends while it is being subscribed, queued per tool, and completes after them', async () => {
     const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
     const exec = new RecordingExecutor();
@@ -440,5 +457,120 @@ describe('GatewayScheduler (the operator)', () => {
     exec.finish('s2');
     await until(() => completed);
     expect(results).toEqual(['s1', 's2']);
+  });
+});
+
+/** A public event among the calls: the values `scheduleAmong` passes on. */
+interface Shown {
+  readonly type: string;
+}
+
+describe('GatewayScheduler.scheduleAmong (calls among public events)', () => {
+  /** Feeds events and calls in one stream; each result becomes `finish:<callId>`, or what `finish` makes of it. */
+  function among(finish: (result: ScheduledResult) => Shown[] = (r) => [{ type: `finish:${r.result.call.callId}` }]) {
+    const scheduler = new GatewayScheduler(testConfig({ tools: { maxConcurrentGatewayCalls: 7 } }));
+    const source = new Subject<Shown | ScheduledCall>();
+    const seen: string[] = [];
+    let slot = 0;
+    const subscription = source.pipe(scheduler.scheduleAmong<Shown, Shown>({ requestId: 'r', include: [] }, finish)).subscribe({
+      next: (value) => seen.push(value.type),
+      error: (err: Error) => seen.push(`error:${err.message}`),
+      complete: () => seen.push('complete'),
+    });
+    const event = (type: string) => source.next({ type });
+    const submit = (callId: string, e: ToolEntry) => source.next({ slot: slot++, call: call(callId, e.modelName), entry: e });
+    return { source, seen, subscription, event, submit };
+  }
+
+  it('passes events on in their place, a synchronous call finishing at once, a later one after the events that came before it', async () => {
+    const exec = new RecordingExecutor();
+    exec.behaviour = (c) => {
+      if (c.callId !== 'slow') return of({ text: 'now' });
+      const d = deferred<ToolOutput>();
+      exec.pending.set(c.callId, d);
+      return d.promise;
+    };
+    const { source, seen, event, submit } = among();
+    const tool = entry('tool', exec, { parallel: true });
+    event('e1');
+    submit('sync', tool);
+    event('e2');
+    submit('slow', tool);
+    event('e3');
+    source.complete();
+    expect(seen).toEqual(['e1', 'finish:sync', 'e2', 'e3']);
+    exec.finish('slow');
+    await until(() => seen.includes('complete'));
+    expect(seen).toEqual(['e1', 'finish:sync', 'e2', 'e3', 'finish:slow', 'complete']);
+  });
+
+  it('hands on every value `finish` makes of a result, in order, and nothing for a result that makes none', async () => {
+    const exec = new RecordingExecutor();
+    const { source, seen, submit } = among((r) => (r.slot === 0 ? [] : [{ type: `a:${r.result.call.callId}` }, { type: `b:${r.result.call.callId}` }]));
+    submit('c0', entry('t0', exec));
+    submit('c1', entry('t1', exec));
+    source.complete();
+    await flush();
+    exec.finish('c0');
+    await flush();
+    expect(seen).toEqual([]);
+    exec.finish('c1');
+    await until(() => seen.includes('complete'));
+    expect(seen).toEqual(['a:c1', 'b:c1', 'complete']);
+  });
+
+  it('completes with its source when no call came, without opening a window', () => {
+    const { source, seen, event } = among();
+    event('e1');
+    source.complete();
+    expect(seen).toEqual(['e1', 'complete']);
+  });
+
+  it('unsubscribing stops every call in flight and passes nothing more on', async () => {
+    const exec = new RecordingExecutor();
+    const { seen, event, submit, subscription } = among();
+    submit('a', entry('ta', exec));
+    submit('b', entry('tb', exec));
+    event('e1');
+    await flush();
+    subscription.unsubscribe();
+    expect(['a', 'b'].map((id) => exec.contexts.get(id)!.signal.aborted)).toEqual([true, true]);
+    event('e2');
+    expect(seen).toEqual(['e1']);
+  });
+
+  it("fails with its source's error, stopping the calls in flight", async () => {
+    const exec = new RecordingExecutor();
+    const { source, seen, submit } = among();
+    submit('a', entry('ta', exec));
+    await flush();
+    source.error(new Error('upstream gone'));
+    expect(seen).toEqual(['error:upstream gone']);
+    expect(exec.contexts.get('a')!.signal.aborted).toBe(true);
+  });
+
+  it('fails when `finish` throws, stopping the other calls in flight', async () => {
+    const exec = new RecordingExecutor();
+    const { seen, submit } = among((r) => {
+      if (r.result.call.callId === 'bad') throw new Error('finish failed');
+      return [];
+    });
+    submit('bad', entry('tbad', exec));
+    submit('other', entry('tother', exec));
+    await flush();
+    exec.finish('bad');
+    await until(() => seen.length > 0);
+    expect(seen).toEqual(['error:finish failed']);
+    expect(exec.contexts.get('other')!.signal.aborted).toBe(true);
+  });
+
+  it('an executor that fails synchronously still finishes in its place', () => {
+    const exec = new RecordingExecutor();
+    exec.behaviour = () => throwError(() => new Error('refused'));
+    const { source, seen, event, submit } = among((r) => [{ type: `${r.result.status}:${r.result.call.callId}` }]);
+    submit('x', entry('tx', exec));
+    event('e1');
+    source.complete();
+    expect(seen).toEqual(['failed:x', 'e1', 'complete']);
   });
 });

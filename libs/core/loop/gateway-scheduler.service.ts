@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Observable, Subject, type OperatorFunction, defer, from, isObservable, mergeMap, finalize, take } from 'rxjs';
+import { Observable, type Observer, Subject, type OperatorFunction, from, isObservable, mergeMap, finalize, take } from 'rxjs';
 import { GATEWAY_CONFIG, GatewayConfig } from '#config/gateway-config.js';
 import type { GatewayCall, GatewayCallResult, ToolOutput, ToolRequestContext } from '#tool-sdk/contract/index.js';
 import { RequestToolContext } from '#tool-sdk/request-local.js';
@@ -52,8 +52,36 @@ export class GatewayScheduler {
   }
 
   schedule(options: ScheduleOptions): OperatorFunction<ScheduledCall, ScheduledResult> {
-    return scheduleCalls({ ...options, window: options.window ?? this.window });
+    return scheduleCalls<never, ScheduledResult>({ ...options, window: options.window ?? this.window }, (result) => [result]);
   }
+
+  /**
+   * The schedule for a stream of calls among other values (a round's public
+   * events): those pass on as they come, each call runs as above, and each
+   * result becomes the values `finish` makes of it (none, until a result
+   * makes a finish due). One operator where a split of the stream
+   * (`connect` + `merge` + two `filter`s) and a `mergeMap` over each
+   * result's values took 11 more subscriptions per round and about three
+   * more hops per value (bench/README.md, "Why some pieces are
+   * hand-written", `round-calls.bench.ts`).
+   */
+  scheduleAmong<T extends Passing, R>(options: ScheduleOptions, finish: (result: ScheduledResult) => readonly R[]): OperatorFunction<T | ScheduledCall, T | R> {
+    return scheduleCalls({ ...options, window: options.window ?? this.window }, finish);
+  }
+}
+
+/** A value a schedule passes on rather than runs: it has a `type`, which a call never has. */
+export interface Passing {
+  readonly type: string;
+}
+
+/**
+ * A call for the scheduler, not a value it passes on. Asked of every
+ * streamed event: one property read, where `'slot' in value` went through
+ * V8's megamorphic `in` for the events' many shapes.
+ */
+export function isScheduled(value: ScheduledCall | Passing): value is ScheduledCall {
+  return (value as { type?: unknown }).type === undefined;
 }
 
 /** Per-tool serialization: which tools are busy, and the calls waiting for each. */
@@ -83,9 +111,17 @@ class ToolQueues {
   }
 }
 
-export function scheduleCalls(options: ScheduleOptions & { window: number }): OperatorFunction<ScheduledCall, ScheduledResult> {
-  return (calls) =>
-    new Observable<ScheduledResult>((subscriber) => {
+/**
+ * Values that are not calls pass through in their order; each result goes
+ * out as what `finish` makes of it, synchronously when the executor is.
+ * Completes once the source has and every call it sent has finished.
+ */
+export function scheduleCalls<T extends Passing, R>(
+  options: ScheduleOptions & { window: number },
+  finish: (result: ScheduledResult) => readonly R[],
+): OperatorFunction<T | ScheduledCall, T | R> {
+  return (values) =>
+    new Observable<T | R>((subscriber) => {
       let submitted = 0;
       let finished = 0;
       let sourceDone = false;
@@ -100,12 +136,27 @@ export function scheduleCalls(options: ScheduleOptions & { window: number }): Op
         const request = options.request ?? new RequestToolContext(options.requestId, null);
         const ready = new Subject<ScheduledCall>();
         const queues = new ToolQueues();
-        // Subscribed with the subscriber itself, so its teardown stops every call in flight.
-        ready
+        const results: Observer<ScheduledResult> = {
+          next: (result) => {
+            let made: readonly R[];
+            try {
+              made = finish(result);
+            } catch (err) {
+              return subscriber.error(err);
+            }
+            for (const value of made) subscriber.next(value);
+          },
+          error: (err: unknown) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        };
+        // Added to the subscriber, so its teardown stops every call in flight.
+        const running = ready
           .pipe(
+            // `mergeMap` calls this only once a slot is free (a call over the window waits as a value), so the
+            // observer hears of a call as it starts, without a `defer` around it.
             mergeMap(
               (scheduled) =>
-                defer(() => executeWithDeadline(scheduled, request, options.include, options.onCall?.(scheduled.call, scheduled.entry))).pipe(
+                executeWithDeadline(scheduled, request, options.include, options.onCall?.(scheduled.call, scheduled.entry)).pipe(
                   finalize(() => {
                     finished++;
                     const next = queues.release(scheduled);
@@ -116,11 +167,14 @@ export function scheduleCalls(options: ScheduleOptions & { window: number }): Op
               options.window,
             ),
           )
-          .subscribe(subscriber);
+          .subscribe(results);
+        subscriber.add(running);
         return { ready, queues };
       };
-      return calls.subscribe({
-        next: (scheduled) => {
+      return values.subscribe({
+        next: (value) => {
+          if (!isScheduled(value)) return subscriber.next(value);
+          const scheduled = value;
           submitted++;
           window ??= open();
           if (window.queues.admit(scheduled)) window.ready.next(scheduled);

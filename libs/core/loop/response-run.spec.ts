@@ -1,7 +1,7 @@
 import { TOOL_STORAGE } from '#tool-sdk/ports/tool-storage.js';
 import { parseStorageSettings } from '#storage/config/storage.config-section.js';
 import { toolStorage } from '#storage/tool-storage.js';
-import { NEVER, Observable, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
+import { NEVER, Observable, concat, from, lastValueFrom, of, throwError, toArray } from 'rxjs';
 import { CustomToolModule } from '#tools/custom/custom-tool.module.js';
 import { FileSearchToolModule } from '#tools/file-search/file-search-tool.module.js';
 import { FunctionToolModule } from '#tools/function/function-tool.module.js';
@@ -161,6 +161,27 @@ describe('LoopService / ResponseRun (real core, scripted upstream, no HTTP)', ()
       input_tokens_details: { cached_tokens: 7 },
       output_tokens_details: { reasoning_tokens: 4 },
     });
+  });
+
+  it("finishes a round's gateway calls in model order, a synchronous call at once, one that waits after the starts that came before it", async () => {
+    await setUp([
+      [
+        ...callEvents('s1', 'call_s1', 'lookup', ['{"q":"now"}']),
+        ...callEvents('a', 'call_a', 'lookup', ['{"q":"slow"}']),
+        ...callEvents('s2', 'call_s2', 'lookup', ['{"q":"now"}']),
+        finished,
+      ],
+      [...messageEvents('m', ['Done']), finished],
+    ]);
+    executor.behaviour = (call) =>
+      call.arguments.includes('slow') ? new Promise<ToolOutput>((resolve) => setTimeout(() => resolve({ text: 'late' }), 20)) : of({ text: 'at once' });
+    const events = await run({ tools: [probe('lookup', { parallel: true })] });
+    const lifecycle = events
+      .filter((e) => (e.type === 'response.output_item.added' || e.type === 'response.output_item.done') && (e.item as PublicItem).type === 'probe_call')
+      .map((e) => `${e.type === 'response.output_item.added' ? 'start' : 'finish'} ${e.output_index}`);
+    // The second synchronous call finished before the one that waits; its finish waits for that one's, in model order.
+    expect(lifecycle).toEqual(['start 0', 'finish 0', 'start 1', 'start 2', 'finish 1', 'finish 2']);
+    expect((responseOf(events).output as any[]).slice(0, 3).map((item) => item.output)).toEqual(['at once', 'late', 'at once']);
   });
 
   it('applies a forcing tool_choice to the first round only', async () => {

@@ -2,10 +2,10 @@ import { type Observable, concatMap, connect, defer, endWith, filter, from, map,
 import type { UpstreamCallContext } from '../upstream/upstream-client.interface.js';
 import type { ModelToolChoice, Usage } from '#tool-sdk/items.js';
 import type { ModelEvent, ModelRequest } from '../protocol/model-events.js';
-import { GatewayCallBatch, isScheduled } from './gateway-call-batch.js';
+import { GatewayCallBatch } from './gateway-call-batch.js';
 import { clampOutputBudget, estimateItemTokens, estimatePromptTokens, usefulOutputFloor } from './model-context.service.js';
 import { truncateOldest } from './truncation.js';
-import type { ScheduledCall } from './gateway-scheduler.service.js';
+import { isScheduled, type ScheduledCall } from './gateway-scheduler.service.js';
 import { UPSTREAM_END, initialRoundState, initialRoundStep, roundReducer, type ClassificationOptions, type RoundState, type RoundStep } from './round-classification.js';
 import type { RunContext } from './run-context.js';
 import { then } from './run-operators.js';
@@ -74,7 +74,7 @@ export function round$(ctx: RunContext, state: RunState): Observable<RoundValue>
       scan((step: RoundStep, input) => reduce(step.state, input), initialRoundStep),
       // The last state, kept for the result and the trace: a round cut short has no step left to carry it.
       tap((step) => (classified = step.state)),
-      flattenSteps(batch, ctx.registry.runsGatewayTools ? runCalls(batch) : filter(isEvent)),
+      flattenSteps(batch, ctx.registry.runsGatewayTools ? batch.execute() : filter(isEvent)),
       // Once every call has finished: the round's result, from the last step's state. A failed round is traced
       // before anyone hears of it; one cut short after the chain's own teardown. `then` in place of
       // `concatWith(defer(...))` + `tap({ error, finalize })`: 2 KiB less per waiting stream (run-operators.ts).
@@ -120,8 +120,9 @@ function stepValues(step: RoundStep, first: boolean, batch: GatewayCallBatch): R
  * `mergeMap` makes for every array it flattens (bench/README.md, "Why some
  * pieces are hand-written", `round-flatten.bench.ts`). The first step (the
  * run's start goes out with it) and every step with more values or a call
- * are flattened in order, their calls then go through `calls`; a step with
- * nothing adds nothing.
+ * are flattened in order, then go through `calls` (the batch's `execute()`,
+ * which passes their public events on in place and runs their calls); a
+ * step with nothing adds nothing.
  */
 function flattenSteps(batch: GatewayCallBatch, calls: OperatorFunction<EventInit | ScheduledCall, EventInit>) {
   return connect((steps: Observable<RoundStep>) =>
@@ -152,11 +153,6 @@ function loneEvent(step: RoundStep): EventInit {
 /** A public event, not a call for the scheduler (a request without gateway tools has only these: its rounds set up no scheduler). */
 function isEvent(value: EventInit | ScheduledCall): value is EventInit {
   return !isScheduled(value);
-}
-
-/** Public events pass on; calls go to the scheduler, whose public finishes follow in model order. */
-function runCalls(batch: GatewayCallBatch) {
-  return connect((values: Observable<EventInit | ScheduledCall>) => merge(values.pipe(filter(isEvent)), values.pipe(filter(isScheduled), batch.execute())));
 }
 
 /**

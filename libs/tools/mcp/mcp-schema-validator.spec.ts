@@ -47,4 +47,31 @@ describe('CompiledSchemaCache', () => {
     expect(fourth({}).valid).toBe(false);
     expect(fourth({ f3: 1 }).valid).toBe(true);
   });
+
+  it('finds a frozen schema by identity, without serializing it again, and forgets it when it starts over', () => {
+    const cache = new CompiledSchemaCache(2);
+    const kept = Object.freeze(sum());
+    const first = cache.getValidator(kept);
+    const stringify = JSON.stringify;
+    let serialized = 0;
+    JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+      serialized++;
+      return stringify(...args);
+    }) as typeof JSON.stringify;
+    try {
+      expect(cache.getValidator(kept)).toBe(first);
+      expect(serialized).toBe(0);
+      // An unfrozen object with the same text still finds it by text.
+      expect(cache.getValidator(sum())).toBe(first);
+      expect(serialized).toBe(1);
+    } finally {
+      JSON.stringify = stringify;
+    }
+    cache.getValidator({ type: 'string' });
+    cache.getValidator({ type: 'number' });
+    // Started over past its bound: the frozen schema is compiled afresh, not served from before.
+    const again = cache.getValidator(kept);
+    expect(again).not.toBe(first);
+    expect(again({ sum: 1 }).valid).toBe(true);
+  });
 });

@@ -24,10 +24,15 @@ const DEFAULT_MAX_SCHEMAS = 1_024;
 export class CompiledSchemaCache implements jsonSchemaValidator {
   private inner: AjvJsonSchemaValidator | undefined;
   private readonly compiled = new Map<string, JsonSchemaValidator<unknown>>();
+  /** Validators of frozen schema objects by identity (a kept listing's, see `getValidator`); emptied with `compiled`. */
+  private bySchema = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
   constructor(private readonly maxSchemas = DEFAULT_MAX_SCHEMAS) {}
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    // A kept listing's schemas are frozen and the same objects on every call: found by identity, not re-serialized.
+    const known = Object.isFrozen(schema) ? this.bySchema.get(schema) : undefined;
+    if (known) return known as JsonSchemaValidator<T>;
     const key = JSON.stringify(schema);
     let validator = this.compiled.get(key);
     if (!validator) {
@@ -36,6 +41,7 @@ export class CompiledSchemaCache implements jsonSchemaValidator {
       validator = this.inner.getValidator<unknown>(schema);
       this.compiled.set(key, validator);
     }
+    if (Object.isFrozen(schema)) this.bySchema.set(schema, validator);
     return validator as JsonSchemaValidator<T>;
   }
 
@@ -47,6 +53,7 @@ export class CompiledSchemaCache implements jsonSchemaValidator {
   /** A server whose schemas keep changing must not grow the cache without bound: a fresh Ajv drops its compiled code too. */
   private startOver(): void {
     this.compiled.clear();
+    this.bySchema = new WeakMap();
     this.inner = newAjvValidator();
   }
 }

@@ -80,7 +80,7 @@ export class GatewayCallBatch {
 
   /** Each call's output for the model, in model order. */
   outputs(): ModelItem[] {
-    // A loop, not `flatMap` with an array per slot: that was a line of its own in an MCP round's profile.
+    // A loop, not `flatMap` with an array per slot: that was a line of its own in a tool round's profile.
     const outputs: ModelItem[] = [];
     for (const slot of this.slots) if (slot.result) outputs.push({ type: 'function_call_output', call_id: slot.call.callId, output: slot.result.output.text });
     return outputs;

@@ -10,6 +10,27 @@ function withEmptyTools(value: any, path: string[]): any {
   return copy;
 }
 
+/**
+ * Random response objects (seeded): strings full of JSON's own characters, nested values, `tools`
+ * keys at any depth and, mostly, an echo of a few declarations; each with its JSON text.
+ */
+function randomResponses(count: number, seed: number, pieces: readonly string[]): Array<{ response: Record<string, unknown>; json: string }> {
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const text = (): string => Array.from({ length: Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+  const value = (depth: number): unknown => {
+    const pick = random();
+    if (depth > 3 || pick < 0.3) return text();
+    if (pick < 0.45) return Math.floor(random() * 100);
+    if (pick < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+    return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [random() < 0.3 ? 'tools' : text(), value(depth + 1)]));
+  };
+  return Array.from({ length: count }, (_, i) => {
+    const response: Record<string, unknown> = { id: `r${i}`, output: [value(1)], note: value(1) };
+    if (random() < 0.8) response.tools = Array.from({ length: Math.floor(random() * 4) }, () => (random() < 0.7 ? { name: text(), schema: value(2) } : value(1)));
+    return { response, json: JSON.stringify(response) };
+  });
+}
+
 describe('parseWithoutEchoedTools', () => {
   it("empties a recorded vLLM response's echo of eight declared tools and keeps every other field", () => {
     const body = loadVllmFixture('tool-call-required-Qwen-Qwen3-30B-A3B-FP8-nonstreaming.yaml').turns[0].response.body;
@@ -65,21 +86,7 @@ describe('parseWithoutEchoedTools', () => {
   });
 
   it('agrees with a whole parse on random response objects', () => {
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const pieces = ['tools', '"', '\\', '[', ']', '{', '}', ':', ',', 'x', ' ', 'é', '\u2028'];
-    const text = (): string => Array.from({ length: Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
-    const value = (depth: number): unknown => {
-      const pick = random();
-      if (depth > 3 || pick < 0.3) return text();
-      if (pick < 0.45) return Math.floor(random() * 100);
-      if (pick < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [random() < 0.3 ? 'tools' : text(), value(depth + 1)]));
-    };
-    for (let i = 0; i < 500; i++) {
-      const response: Record<string, unknown> = { id: `r${i}`, output: [value(1)], note: value(1) };
-      if (random() < 0.8) response.tools = Array.from({ length: Math.floor(random() * 4) }, () => (random() < 0.7 ? { name: text(), schema: value(2) } : value(1)));
-      const json = JSON.stringify(response);
+    for (const { json } of randomResponses(500, 7, ['tools', '"', '\\', '[', ']', '{', '}', ':', ',', 'x', ' ', 'é', '\u2028'])) {
       const whole = JSON.parse(json);
       // Cut when the compact form is there at all (the echo's or a nested list's) and the echo is an array.
       const expected = Array.isArray(whole.tools) && json.includes('"tools":[{') ? withEmptyTools(whole, ['tools']) : whole;
@@ -161,22 +168,8 @@ describe('parseBytesWithoutEchoedTools: a response object still in bytes', () =>
   });
 
   it('agrees with the text reader and a whole parse on random response objects, multi-byte characters included', () => {
-    let seed = 17;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const pieces = ['tools', '"', '\\', '[', ']', '{', '}', ':', ',', 'x', ' ', 'é', '\u2028', '😀'];
-    const text = (): string => Array.from({ length: Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
-    const value = (depth: number): unknown => {
-      const pick = random();
-      if (depth > 3 || pick < 0.3) return text();
-      if (pick < 0.45) return Math.floor(random() * 100);
-      if (pick < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [random() < 0.3 ? 'tools' : text(), value(depth + 1)]));
-    };
     const bytesReader = new EchoedToolsCutter();
-    for (let i = 0; i < 500; i++) {
-      const response: Record<string, unknown> = { id: `r${i}`, output: [value(1)], note: value(1) };
-      if (random() < 0.8) response.tools = Array.from({ length: Math.floor(random() * 4) }, () => (random() < 0.7 ? { name: text(), schema: value(2) } : value(1)));
-      const json = JSON.stringify(response);
+    for (const { json } of randomResponses(500, 17, ['tools', '"', '\\', '[', ']', '{', '}', ':', ',', 'x', ' ', 'é', '\u2028', '😀'])) {
       expect(bytesReader.parseBytes(Buffer.from(json, 'utf8'))).toEqual(parseWithoutEchoedTools(json, 'response'));
     }
   });

@@ -43,11 +43,10 @@ export interface UpstreamBody {
   readonly status: number;
   readonly contentType: string;
   /**
-   * The whole body as JSON (read by `parse`, `JSON.parse` unless given); `upstream_bad_response` when it is not JSON.
-   * With `bytes: true`, `parse` is given the body's bytes undecoded (a reader that decodes only part of it).
+   * The whole body as JSON, read by `parse` from its bytes (`JSON.parse` of its UTF-8 text unless given: a
+   * reader may decode only part of it); `upstream_bad_response` when it is not JSON.
    */
-  json(parse?: (text: string) => unknown): Promise<unknown>;
-  json(parse: (bytes: Buffer) => unknown, bytes: true): Promise<unknown>;
+  json(parse?: (body: Buffer) => unknown): Promise<unknown>;
   /**
    * The body as decoded text chunks until it ends. A throw from `onText`
    * aborts the exchange and rejects with the thrown error.
@@ -59,6 +58,11 @@ export interface UpstreamBody {
    * keep-alive socket can be reused instead of destroyed.
    */
   release(): void;
+}
+
+/** A body's JSON, from its UTF-8 text: what `json` reads without a parser of its own. */
+function parseUtf8Json(body: Buffer): unknown {
+  return JSON.parse(body.toString('utf8'));
 }
 
 /** Bytes of an error body kept for its message; the rest is read and discarded. */
@@ -334,9 +338,7 @@ class Exchange implements UpstreamBody {
     });
   }
 
-  json(parse?: (text: string) => unknown): Promise<unknown>;
-  json(parse: (bytes: Buffer) => unknown, bytes: true): Promise<unknown>;
-  json(parse: ((text: string) => unknown) | ((bytes: Buffer) => unknown) = JSON.parse, bytes = false): Promise<unknown> {
+  json(parse: (body: Buffer) => unknown = parseUtf8Json): Promise<unknown> {
     const chunks: Buffer[] = [];
     return this.consume(
       (chunk) => chunks.push(chunk),
@@ -344,7 +346,7 @@ class Exchange implements UpstreamBody {
         // Most answers arrive in one chunk, read as it is rather than copied into a new buffer first.
         const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         try {
-          return bytes ? (parse as (bytes: Buffer) => unknown)(body) : (parse as (text: string) => unknown)(body.toString('utf8'));
+          return parse(body);
         } catch {
           throw new UpstreamUnavailableError('The model server answered with a body that is not valid JSON.', 'upstream_bad_response').withDetail(`upstream ${this.url}`);
         }

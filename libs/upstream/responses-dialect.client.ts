@@ -30,7 +30,7 @@ export class ResponsesDialectClient extends TransportDialectClient {
       // Returned, not awaited: this function's frame is not held for as long as the stream runs.
       return readJsonEventStream(body, (event) => decoder.push(event), parseEvent).then(() => decoder.end());
     }
-    const response = await body.json(parseBytesWithoutEchoedTools, true);
+    const response = await body.json(parseBytesWithoutEchoedTools);
     if (!isJsonObject(response)) {
       throw new UpstreamUnavailableError('The model server answered with JSON that is not a response object.', 'upstream_bad_response').withDetail(`upstream ${body.url}`);
     }

@@ -258,29 +258,52 @@ export class ToolPreparationService {
    * same paths); a list that fails is not kept.
    */
   private fromCache(tools: JsonObject[], owner: string | null, read: JsonSource | undefined): ToolRegistry | undefined {
-    if (!this.prepared.enabled || tools.length === 0) return undefined;
-    // Bytes kept for this owner before: their list passed the checks below when it was kept (the
-    // handlers and limits are fixed for the process), so a hit skips a handler lookup per declaration.
-    if (read) {
-      const hit = this.hit(owner, read.digest);
-      if (hit) return hit;
-    }
-    if (!this.cacheable(tools)) return undefined;
-    this.assertToolCount(tools);
-    // The bytes the body reader read the list from, else its serialization: either is its content.
-    const source = read?.bytes ?? JSON.stringify(tools);
-    const digest = read?.digest ?? contentDigest(source);
+    const found = this.keptOrFresh(
+      tools,
+      read,
+      (digest) => this.hit(owner, digest),
+      (list) => this.cacheable(list),
+    );
+    if (!found || 'kept' in found) return found?.kept;
+    const { copy, digest, weight } = found.fresh;
     const key = cacheKey(owner, digest);
-    const hit = read ? undefined : this.hit(owner, digest);
-    if (hit) return hit;
-    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
     const registry = new ToolRegistry();
     this.normalizeAll(registry, this.validate(copy), []);
     // The copy is the sealed registry's own declarations: freezing it freezes nothing they still change.
     // Bytes from a body are copied: they are a view into the whole body, which the cache must not keep.
     const entry: PreparedList = { registry: registry.seal(), declarations: freezeJson(copy), source: read && { bytes: Buffer.from(read.bytes), digest } };
-    if (this.prepared.set(key, entry, source.length * HEAP_BYTES_PER_JSON_CHAR)) this.noteUsed(owner, key);
+    if (this.prepared.set(key, entry, weight)) this.noteUsed(owner, key);
     return registry;
+  }
+
+  /**
+   * The first steps of both kinds of kept list: what `find` keeps under the
+   * digest the body reader gave (bytes kept for this owner before passed
+   * the checks when they were kept, and the handlers and limits are fixed
+   * for the process, so a hit skips a handler lookup per declaration); else,
+   * for a list `admits`, what it keeps under the digest of the list's
+   * content, or that content to prepare: a private parsed copy (the request
+   * may still change its own objects), its digest and its weight in the
+   * cache. Undefined when the list is empty or not admitted, or the cache is off.
+   */
+  private keptOrFresh<T>(
+    tools: JsonObject[],
+    read: JsonSource | undefined,
+    find: (digest: string) => T | undefined,
+    admits: (tools: readonly JsonObject[]) => boolean,
+  ): { kept: T } | { fresh: { copy: JsonObject[]; digest: string; weight: number } } | undefined {
+    if (!this.prepared.enabled || tools.length === 0) return undefined;
+    const byRead = read && find(read.digest);
+    if (byRead) return { kept: byRead };
+    if (!admits(tools)) return undefined;
+    this.assertToolCount(tools);
+    // The bytes the body reader read the list from, else its serialization: either is its content.
+    const source = read?.bytes ?? JSON.stringify(tools);
+    const digest = read?.digest ?? contentDigest(source);
+    const byContent = read ? undefined : find(digest);
+    if (byContent) return { kept: byContent };
+    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
+    return { fresh: { copy, digest, weight: source.length * HEAP_BYTES_PER_JSON_CHAR } };
   }
 
   /** The sealed registry kept for this owner and digest, now the most recently used; undefined when none is. */
@@ -301,22 +324,18 @@ export class ToolPreparationService {
    * `validate` would on the request's list (same content, same paths).
    */
   private discovering(tools: JsonObject[], owner: string | null, read: JsonSource | undefined): DiscoveringCandidate | undefined {
-    if (!this.prepared.enabled || tools.length === 0) return undefined;
-    if (read) {
-      const hit = this.keptDiscovering(owner, read.digest);
-      if (hit) return hit;
-    }
-    if (!this.keepsDiscovery(tools)) return undefined;
-    this.assertToolCount(tools);
-    const source = read?.bytes ?? JSON.stringify(tools);
-    const digest = read?.digest ?? contentDigest(source);
-    const hit = read ? undefined : this.keptDiscovering(owner, digest);
-    if (hit) return hit;
-    const copy = JSON.parse(typeof source === 'string' ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength).toString('utf8')) as JsonObject[];
+    const found = this.keptOrFresh(
+      tools,
+      read,
+      (digest) => this.keptDiscovering(owner, digest),
+      (list) => this.keepsDiscovery(list),
+    );
+    if (!found || 'kept' in found) return found?.kept;
+    const { copy, digest, weight } = found.fresh;
     const validated = this.validate(copy);
     // Frozen: these declarations, and what their params hold of them, now serve every request of this list.
     freezeJson(copy);
-    return { key: discoveringKey(owner, digest), list: { validated, bytes: source.length * HEAP_BYTES_PER_JSON_CHAR } };
+    return { key: discoveringKey(owner, digest), list: { validated, bytes: weight } };
   }
 
   /** The discovering list kept for this owner and digest, now the most recently used. */

@@ -206,7 +206,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
     const timeout = AbortSignal.timeout(this.settings.discoveryTimeoutMs);
     const signal = AbortSignal.any([requestSignal, timeout]);
     try {
-      const tools = await this.pool.use(target, signal, (client, s) => this.cachedListTools(client, s, params, target, filter), { retryStale: true });
+      const tools = await this.pool.use(target, signal, (client, s) => this.cachedListTools(client, s, params, filter), { retryStale: true });
       return { tools, error: null, target, kept: false };
     } catch (err) {
       if (err instanceof RefusedDestinationError) throw new InvalidRequestError(err.message, `${params.path}.server_url`, err.code).withDetail(err.detail ?? err.message);
@@ -300,22 +300,22 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
   }
 
   /** `listTools`, answered from the connection's listing while `McpToolListCache` may keep it. */
-  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration, target: McpTarget, filter: string): Promise<Tool[]> {
+  private async cachedListTools(client: Client, signal: AbortSignal, params: McpDeclaration, filter: string): Promise<Tool[]> {
     const cache = this.pool.toolLists;
     // Again on the connection: another request's listing may have been kept while this one waited for it.
     const cached = cache.get(client, filter);
     if (cached) return cached;
     // Taken before listing: a notification stream that ends meanwhile must not vouch for this answer.
     const keeps = cache.keeps(client);
-    if (!keeps) return this.listTools(client, signal, params, target);
+    if (!keeps) return this.listTools(client, signal, params);
     const generation = cache.generation(client);
-    const tools = await this.listTools(client, signal, params, target);
+    const tools = await this.listTools(client, signal, params);
     cache.set(client, filter, tools, generation, keeps.watch);
     return tools;
   }
 
   /** All pages of `tools/list`, filtered by `allowed_tools` and capped at `maxToolsPerServer`. */
-  private async listTools(client: Client, signal: AbortSignal, params: McpDeclaration, target: McpTarget): Promise<Tool[]> {
+  private async listTools(client: Client, signal: AbortSignal, params: McpDeclaration): Promise<Tool[]> {
     const max = this.settings.maxToolsPerServer;
     const tools: Tool[] = [];
     const names = new Set<string>();
@@ -330,7 +330,7 @@ export class McpToolHandler implements ToolHandler<McpDeclaration, McpDiscovery,
         if (names.has(tool.name)) continue;
         if (params.allowedTools && !filterAdmits(params.allowedTools, tool.name, tool.annotations?.readOnlyHint === true)) continue;
         if (tools.length >= max) {
-          this.logger.warn(`MCP server ${target.describe()} offers more than ${max} tools; the rest are not offered (mcp.maxToolsPerServer).`);
+          this.logger.warn(`MCP server ${params.target.describe()} offers more than ${max} tools; the rest are not offered (mcp.maxToolsPerServer).`);
           return tools;
         }
         tools.push(tool);
